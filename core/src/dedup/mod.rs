@@ -1,0 +1,188 @@
+//! Dedup and idempotency keys, and a bounded in-memory dedup window.
+//!
+//! Every key is `<prefix>_` followed by 64 lowercase hex characters of SHA-256 over
+//! length-prefixed fields (each field: its byte length as 8 bytes big-endian, then the bytes),
+//! starting with a domain tag. The encoding is unambiguous (no two field lists give the same
+//! bytes), stable across languages and versions, and documented so any implementation can
+//! reproduce it.
+//!
+//! | key | prefix | fields after the tag |
+//! |---|---|---|
+//! | delivery | `dlv` | namespace, `Service-Webhook-Id` |
+//! | content | `cnt` | HMAC-SHA256 of `<timestamp>.<body>` under the first secret (32 bytes) |
+//! | event | `evt` | namespace, event name, resource type, resource reference, `occurred_at` as sent |
+//! | idempotency | `idem` | tenant, operation id, canonical body |
+//!
+//! Why three webhook keys: `Service-Webhook-Id` is not covered by the signature, so someone
+//! who captured a genuine delivery can resend it under a fresh id within the tolerance window;
+//! the content key is derived from what *is* signed, so checking it too stops that replay. An
+//! operator replay (`replay_of`) is a new delivery with a new id and new signed content, but
+//! the same event: the event key makes it apply once.
+
+mod window;
+
+pub use window::{DedupWindow, MAX_CAPACITY, MAX_KEY_BYTES};
+
+use crate::webhook::{WebhookError, WebhookEvent};
+use crate::ArgumentError;
+use sha2::{Digest, Sha256};
+
+const TAG_DELIVERY: &[u8] = b"royaltykit/delivery/v1";
+const TAG_CONTENT: &[u8] = b"royaltykit/content/v1";
+const TAG_EVENT: &[u8] = b"royaltykit/event/v1";
+const TAG_IDEMPOTENCY: &[u8] = b"royaltykit/idempotency/v1";
+
+/// Longest namespace, tenant or operation id accepted, in bytes.
+pub const MAX_NAME_BYTES: usize = 1024;
+
+fn hash_fields(prefix: &str, tag: &[u8], fields: &[&[u8]]) -> String {
+    let mut h = Sha256::new();
+    for f in std::iter::once(&tag).chain(fields.iter()) {
+        h.update((f.len() as u64).to_be_bytes());
+        h.update(f);
+    }
+    format!("{prefix}_{}", hex::encode(h.finalize()))
+}
+
+fn name_arg(name: &'static str, value: &str) -> Result<(), ArgumentError> {
+    if value.is_empty() {
+        return Err(ArgumentError::new(name, "must not be empty"));
+    }
+    if value.len() > MAX_NAME_BYTES {
+        return Err(ArgumentError::new(
+            name,
+            format!("must be at most {MAX_NAME_BYTES} bytes"),
+        ));
+    }
+    Ok(())
+}
+
+/// The delivery key: `Service-Webhook-Id` inside a namespace the host chooses (organization,
+/// subscription or tenant), so one shared store never mixes tenants. A replay has a new
+/// delivery id and so a new delivery key. Promises: `invalid_argument` for an empty or
+/// over-long namespace or delivery id.
+pub fn delivery_key(namespace: &str, delivery_id: &str) -> Result<String, ArgumentError> {
+    name_arg("namespace", namespace)?;
+    name_arg("delivery_id", delivery_id)?;
+    Ok(hash_fields(
+        "dlv",
+        TAG_DELIVERY,
+        &[namespace.as_bytes(), delivery_id.as_bytes()],
+    ))
+}
+
+/// The content key from the MAC of the signed content under the first secret.
+pub(crate) fn content_key_from_mac(mac: &[u8; 32]) -> String {
+    hash_fields("cnt", TAG_CONTENT, &[mac])
+}
+
+/// The content key of a delivery: derived from the HMAC-SHA256 of `<timestamp>.<body>` under
+/// `secret` — the same value [`crate::webhook::VerifiedWebhook::content_key`] carries when
+/// `secret` is the first secret given to verification. It depends only on what the signature
+/// covers, so a captured delivery resent under a new `Service-Webhook-Id` keeps its content key.
+/// Keep the current secret first when verifying, so the key does not change with the order.
+/// Promises: `invalid_secret` for an unusable secret.
+pub fn content_key(secret: &str, timestamp: &str, body: &[u8]) -> Result<String, WebhookError> {
+    let mac = crate::webhook::mac_with_secret(secret.as_bytes(), timestamp, body)?;
+    Ok(content_key_from_mac(&mac))
+}
+
+/// The event key: the event's identity (name, resource type, resource reference, `occurred_at`
+/// as sent) inside a namespace. An original delivery and its replay (`replay_of`) have the same
+/// event key, so an event applies once however often it is delivered. Promises:
+/// `invalid_argument` for an empty or over-long namespace.
+pub fn event_key(namespace: &str, event: &WebhookEvent) -> Result<String, ArgumentError> {
+    event_key_parts(
+        namespace,
+        event.name.as_str(),
+        &event.resource_type,
+        &event.resource_reference,
+        &event.occurred_at_text,
+    )
+}
+
+/// [`event_key`] from the fields themselves, for hosts that store events rather than
+/// [`WebhookEvent`] values.
+pub fn event_key_parts(
+    namespace: &str,
+    name: &str,
+    resource_type: &str,
+    resource_reference: &str,
+    occurred_at: &str,
+) -> Result<String, ArgumentError> {
+    name_arg("namespace", namespace)?;
+    Ok(hash_fields(
+        "evt",
+        TAG_EVENT,
+        &[
+            namespace.as_bytes(),
+            name.as_bytes(),
+            resource_type.as_bytes(),
+            resource_reference.as_bytes(),
+            occurred_at.as_bytes(),
+        ],
+    ))
+}
+
+/// The idempotency key for a request: deterministic from the tenant, the operation id and the
+/// canonical request body, so a retry after a timeout sends the same key and a different
+/// request never does. A body that is JSON is canonicalised first (object members sorted by
+/// key, no insignificant whitespace, numbers and strings as serde_json writes them), so member
+/// order and formatting do not change the key; any other body (including empty) is used as is.
+/// The key is 69 ASCII characters. Promises: `invalid_argument` for an empty or over-long
+/// tenant or operation id.
+pub fn idempotency_key(
+    tenant: &str,
+    operation_id: &str,
+    body: &[u8],
+) -> Result<String, ArgumentError> {
+    name_arg("tenant", tenant)?;
+    name_arg("operation_id", operation_id)?;
+    let canonical = canonical_json(body);
+    let body_bytes = canonical.as_deref().map_or(body, str::as_bytes);
+    Ok(hash_fields(
+        "idem",
+        TAG_IDEMPOTENCY,
+        &[tenant.as_bytes(), operation_id.as_bytes(), body_bytes],
+    ))
+}
+
+/// The canonical form of a JSON body, or `None` when the body is not JSON.
+fn canonical_json(body: &[u8]) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_slice(body).ok()?;
+    let mut out = String::with_capacity(body.len());
+    write_canonical(&value, &mut out).ok()?;
+    Some(out)
+}
+
+fn write_canonical(value: &serde_json::Value, out: &mut String) -> Result<(), serde_json::Error> {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<_> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            out.push('{');
+            for (i, (k, v)) in entries.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&serde_json::to_string(k)?);
+                out.push(':');
+                write_canonical(v, out)?;
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, v) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(v, out)?;
+            }
+            out.push(']');
+        }
+        scalar => out.push_str(&serde_json::to_string(scalar)?),
+    }
+    Ok(())
+}

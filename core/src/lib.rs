@@ -1,0 +1,29 @@
+//! royaltykit: the pure core for two HTTP services — the tenant reporting API and the
+//! enterprise organization API.
+//!
+//! This crate does no I/O: no sockets, no files, no clock and no randomness. Time enters as a
+//! `now` argument (Unix seconds) and randomness as a caller-supplied value or seed, so every
+//! result is reproducible from its inputs. The Node, Python and Kotlin packages wrap this crate
+//! thinly; every rule of the APIs lives here.
+//!
+//! Capabilities:
+//! - [`webhook`]: verify and sign enterprise outbound webhook deliveries, secret rotation,
+//!   event payloads.
+//! - [`dedup`]: delivery, content, event and idempotency keys, and a bounded in-memory
+//!   [`dedup::DedupWindow`].
+#![forbid(unsafe_code)]
+#![cfg_attr(
+    test,
+    allow(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing
+    )
+)]
+
+pub mod dedup;
+mod error;
+pub mod webhook;
+
+pub use error::{seconds_from_f64, ArgumentError};

@@ -1,0 +1,185 @@
+//! The webhook event payload: `event`, `resource.{type,reference,url}`, `occurred_at`,
+//! optional `replay_of`. Unknown event names are kept, never rejected.
+
+use super::WebhookError;
+use serde::Deserialize;
+use std::fmt;
+
+/// An event name. The names the spec lists are variants; any other name is kept in
+/// [`EventName::Other`] so a new server event never breaks a receiver.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum EventName {
+    /// `ddex.delivery.status_changed`
+    DdexDeliveryStatusChanged,
+    /// `ddex.delivery.blocked`
+    DdexDeliveryBlocked,
+    /// `ddex.delivery.acknowledged`
+    DdexDeliveryAcknowledged,
+    /// `ddex.delivery.rejected`
+    DdexDeliveryRejected,
+    /// `ddex.delivery.failed`
+    DdexDeliveryFailed,
+    /// `ddex.import.completed`
+    DdexImportCompleted,
+    /// `ddex.import.failed`
+    DdexImportFailed,
+    /// `ddex.connection.degraded`
+    DdexConnectionDegraded,
+    /// `enterprise.webhook.test`, sent by the subscription's test endpoint.
+    EnterpriseWebhookTest,
+    /// Any name the spec does not list, exactly as sent.
+    Other(String),
+}
+
+const KNOWN: [(&str, EventName); 9] = [
+    (
+        "ddex.delivery.status_changed",
+        EventName::DdexDeliveryStatusChanged,
+    ),
+    ("ddex.delivery.blocked", EventName::DdexDeliveryBlocked),
+    (
+        "ddex.delivery.acknowledged",
+        EventName::DdexDeliveryAcknowledged,
+    ),
+    ("ddex.delivery.rejected", EventName::DdexDeliveryRejected),
+    ("ddex.delivery.failed", EventName::DdexDeliveryFailed),
+    ("ddex.import.completed", EventName::DdexImportCompleted),
+    ("ddex.import.failed", EventName::DdexImportFailed),
+    (
+        "ddex.connection.degraded",
+        EventName::DdexConnectionDegraded,
+    ),
+    ("enterprise.webhook.test", EventName::EnterpriseWebhookTest),
+];
+
+impl EventName {
+    /// Maps a wire name to a variant; unknown names become [`EventName::Other`].
+    pub fn parse(name: &str) -> Self {
+        KNOWN
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.clone())
+            .unwrap_or_else(|| Self::Other(name.to_owned()))
+    }
+
+    /// The wire name, exactly as the service sends it.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Other(s) => s,
+            known => KNOWN
+                .iter()
+                .find(|(_, v)| v == known)
+                .map_or("", |(n, _)| n),
+        }
+    }
+
+    /// Whether the spec lists this name.
+    pub fn is_known(&self) -> bool {
+        !matches!(self, Self::Other(_))
+    }
+}
+
+impl fmt::Display for EventName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A parsed webhook event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WebhookEvent {
+    /// The event name (`event`).
+    pub name: EventName,
+    /// `resource.type`, e.g. `ddex_message`; kept as sent.
+    pub resource_type: String,
+    /// `resource.reference`, the resource's public reference (a UUID), kept as sent.
+    pub resource_reference: String,
+    /// `resource.url`: the canonical API path to fetch before any irreversible decision.
+    pub resource_url: String,
+    /// `occurred_at` as Unix seconds (fractions dropped).
+    pub occurred_at: i64,
+    /// `occurred_at` exactly as sent (RFC 3339); the event key uses this text.
+    pub occurred_at_text: String,
+    /// `replay_of`: the original delivery reference, present only on replays.
+    pub replay_of: Option<String>,
+}
+
+impl WebhookEvent {
+    /// True for `enterprise.webhook.test`: acknowledge it, do not act on it.
+    pub fn is_test(&self) -> bool {
+        self.name == EventName::EnterpriseWebhookTest
+    }
+
+    /// Parses a payload. Promises: unknown members and unknown event names are accepted;
+    /// a missing or mistyped required member, a non-UTF-8 or non-JSON body, or an
+    /// `occurred_at` that is not RFC 3339 gives `invalid_payload` naming the member.
+    pub fn parse(body: &[u8]) -> Result<Self, WebhookError> {
+        let invalid = |reason: String| WebhookError::InvalidPayload { reason };
+        let text = std::str::from_utf8(body).map_err(|e| {
+            invalid(format!(
+                "the body is not UTF-8 (invalid byte at offset {})",
+                e.valid_up_to()
+            ))
+        })?;
+        let raw: RawEvent = serde_json::from_str(text).map_err(|e| invalid(describe(&e)))?;
+        let require = |value: Option<String>, member: &str| {
+            value
+                .filter(|v| !v.is_empty())
+                .ok_or_else(|| invalid(format!("member `{member}` is missing or empty")))
+        };
+        let resource = raw
+            .resource
+            .ok_or_else(|| invalid("member `resource` is missing".to_owned()))?;
+        let occurred_at_text = require(raw.occurred_at, "occurred_at")?;
+        let occurred_at = time::OffsetDateTime::parse(
+            &occurred_at_text,
+            &time::format_description::well_known::Rfc3339,
+        )
+        .map_err(|_| {
+            invalid(format!(
+                "member `occurred_at` is not an RFC 3339 timestamp: {}",
+                super::error::quote(&occurred_at_text)
+            ))
+        })?
+        .unix_timestamp();
+        Ok(Self {
+            name: EventName::parse(&require(raw.event, "event")?),
+            resource_type: require(resource.kind, "resource.type")?,
+            resource_reference: require(resource.reference, "resource.reference")?,
+            resource_url: require(resource.url, "resource.url")?,
+            occurred_at,
+            occurred_at_text,
+            replay_of: raw.replay_of.filter(|s| !s.is_empty()),
+        })
+    }
+}
+
+#[derive(Deserialize)]
+struct RawEvent {
+    event: Option<String>,
+    resource: Option<RawResource>,
+    occurred_at: Option<String>,
+    replay_of: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct RawResource {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    reference: Option<String>,
+    url: Option<String>,
+}
+
+/// A serde_json error as a message that names the problem and position but never echoes more
+/// than a few characters of the payload.
+fn describe(e: &serde_json::Error) -> String {
+    use serde_json::error::Category;
+    let what = match e.classify() {
+        Category::Syntax => "the body is not valid JSON",
+        Category::Eof => "the body is truncated JSON",
+        Category::Data => "a member has the wrong type (the payload must be an object with string members event, resource.type, resource.reference, resource.url, occurred_at)",
+        Category::Io => "the body could not be read",
+    };
+    format!("{what} (line {}, column {})", e.line(), e.column())
+}

@@ -1,0 +1,392 @@
+//! Enterprise outbound webhooks: verify deliveries, sign test deliveries, rotate secrets.
+//!
+//! A delivery carries three headers — [`HEADER_ID`], [`HEADER_TIMESTAMP`] and
+//! [`HEADER_SIGNATURE`] — and a JSON body. The signature is lowercase hex HMAC-SHA256, keyed
+//! with the subscription's signing secret (its UTF-8 bytes as is), over
+//! `<timestamp>.<raw body>`. During a secret rotation the header carries two `v1=` values for
+//! five minutes.
+//!
+//! Verification checks, in this order, so that every language reports the same code for the
+//! same input: required headers present → secrets usable → body size → timestamp well-formed →
+//! signature header well-formed → a signature matches → timestamp inside the tolerance →
+//! payload parses. A forged request therefore always reports `no_matching_signature`; only a
+//! genuine but late delivery reports a timestamp error.
+
+mod error;
+mod event;
+mod headers;
+mod signature;
+
+pub use error::WebhookError;
+pub use event::{EventName, WebhookEvent};
+pub use headers::{HeaderMap, MAX_DELIVERY_ID_BYTES, MAX_VALUES_PER_HEADER};
+pub use signature::{
+    MAX_SIGNATURE_HEADER_BYTES, MAX_SIGNATURE_VALUES, MAX_TIMESTAMP_DIGITS, SIGNATURE_HEX_LEN,
+};
+
+use crate::{dedup, ArgumentError};
+use hmac::Mac;
+use signature::HmacSha256;
+use std::fmt;
+
+/// The delivery reference header; a replay gets a new one.
+pub const HEADER_ID: &str = "Service-Webhook-Id";
+/// The Unix-seconds timestamp header (decimal), part of the signed content.
+pub const HEADER_TIMESTAMP: &str = "Service-Webhook-Timestamp";
+/// The signature header: comma-separated `v1=<hex>` values.
+pub const HEADER_SIGNATURE: &str = "Service-Webhook-Signature";
+/// The three delivery headers, in the order verification checks them.
+pub const HEADER_NAMES: [&str; 3] = [HEADER_ID, HEADER_TIMESTAMP, HEADER_SIGNATURE];
+
+/// Default timestamp tolerance: five minutes, as the spec requires of receivers.
+pub const DEFAULT_TOLERANCE_SECONDS: u64 = 300;
+/// Largest tolerance accepted: one day.
+pub const MAX_TOLERANCE_SECONDS: u64 = 86_400;
+/// Default body limit: 256 KiB (the service sends at most 256 KB).
+pub const DEFAULT_MAX_BODY_BYTES: usize = 256 * 1024;
+/// Largest body limit accepted: 64 MiB.
+pub const MAX_MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
+/// Most secrets accepted at once (current and previous are two).
+pub const MAX_SECRETS: usize = 8;
+/// Longest secret accepted, in bytes.
+pub const MAX_SECRET_BYTES: usize = 1024;
+
+/// Verification options. Build with [`VerifyOptions::default`] or [`VerifyOptions::new`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VerifyOptions {
+    tolerance_seconds: u64,
+    max_body_bytes: usize,
+}
+
+impl Default for VerifyOptions {
+    fn default() -> Self {
+        Self {
+            tolerance_seconds: DEFAULT_TOLERANCE_SECONDS,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+        }
+    }
+}
+
+impl VerifyOptions {
+    /// Options with a tolerance (0 to 86,400 s) and a body limit (0 to 64 MiB). Signed
+    /// arguments so that every binding passes host numbers through and gets the same
+    /// `invalid_argument` error for out-of-range values.
+    pub fn new(tolerance_seconds: i64, max_body_bytes: i64) -> Result<Self, ArgumentError> {
+        let tolerance = u64::try_from(tolerance_seconds)
+            .ok()
+            .filter(|t| *t <= MAX_TOLERANCE_SECONDS)
+            .ok_or_else(|| {
+                ArgumentError::new(
+                    "tolerance_seconds",
+                    format!(
+                        "must be 0 to {MAX_TOLERANCE_SECONDS} seconds, got {tolerance_seconds}"
+                    ),
+                )
+            })?;
+        let max_body = usize::try_from(max_body_bytes)
+            .ok()
+            .filter(|m| *m <= MAX_MAX_BODY_BYTES)
+            .ok_or_else(|| {
+                ArgumentError::new(
+                    "max_body_bytes",
+                    format!("must be 0 to {MAX_MAX_BODY_BYTES} bytes, got {max_body_bytes}"),
+                )
+            })?;
+        Ok(Self {
+            tolerance_seconds: tolerance,
+            max_body_bytes: max_body,
+        })
+    }
+
+    /// The timestamp tolerance in seconds.
+    pub fn tolerance_seconds(&self) -> u64 {
+        self.tolerance_seconds
+    }
+
+    /// The body limit in bytes.
+    pub fn max_body_bytes(&self) -> usize {
+        self.max_body_bytes
+    }
+}
+
+/// A delivery that passed verification.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerifiedWebhook {
+    /// `Service-Webhook-Id`: the delivery reference. Dedup with [`dedup::delivery_key`].
+    pub delivery_id: String,
+    /// `Service-Webhook-Timestamp`, Unix seconds.
+    pub timestamp: i64,
+    /// Index, in the secrets given, of the secret that matched (0 = the first). When every
+    /// delivery matches the current secret, a rotation is complete.
+    pub secret_index: usize,
+    /// A key derived from the signed content (timestamp and body), see [`dedup::content_key`].
+    /// Unlike the delivery id it cannot be changed by someone replaying a captured delivery.
+    pub content_key: String,
+    /// The parsed event.
+    pub event: WebhookEvent,
+}
+
+/// A verifier holding its secrets (as keyed HMAC states) and options; build it once and reuse
+/// it for every delivery. It is `Send + Sync` and never exposes the secrets.
+#[derive(Clone)]
+pub struct WebhookVerifier {
+    keys: Vec<HmacSha256>,
+    options: VerifyOptions,
+}
+
+impl fmt::Debug for WebhookVerifier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WebhookVerifier")
+            .field("secrets", &format_args!("[{} redacted]", self.keys.len()))
+            .field("options", &self.options)
+            .finish()
+    }
+}
+
+impl WebhookVerifier {
+    /// A verifier for one or more secrets (current first, then previous). Promises:
+    /// `invalid_secret` when the list is empty, longer than [`MAX_SECRETS`], or a secret is
+    /// empty or longer than [`MAX_SECRET_BYTES`].
+    pub fn new<S: AsRef<[u8]>>(
+        secrets: &[S],
+        options: VerifyOptions,
+    ) -> Result<Self, WebhookError> {
+        Ok(Self {
+            keys: keys_for(secrets)?,
+            options,
+        })
+    }
+
+    /// The options this verifier applies.
+    pub fn options(&self) -> VerifyOptions {
+        self.options
+    }
+
+    /// Verifies one delivery: `headers` as received, `body` as the exact raw bytes, `now` in
+    /// Unix seconds. See the module documentation for the order of checks.
+    pub fn verify<H: HeaderMap + ?Sized>(
+        &self,
+        headers: &H,
+        body: &[u8],
+        now: i64,
+    ) -> Result<VerifiedWebhook, WebhookError> {
+        let collected = headers::collect(headers)?;
+        verify_collected(&collected, &self.keys, body, now, self.options)
+    }
+}
+
+/// Verifies one delivery against one or more secrets (current first). Equivalent to
+/// [`WebhookVerifier::new`] then [`WebhookVerifier::verify`], except that missing headers are
+/// reported before unusable secrets, as the check order requires.
+pub fn verify<H: HeaderMap + ?Sized, S: AsRef<[u8]>>(
+    headers: &H,
+    body: &[u8],
+    secrets: &[S],
+    now: i64,
+    options: VerifyOptions,
+) -> Result<VerifiedWebhook, WebhookError> {
+    let collected = headers::collect(headers)?;
+    let keys = keys_for(secrets)?;
+    verify_collected(&collected, &keys, body, now, options)
+}
+
+/// Step 2: secrets usable, each keyed once.
+fn keys_for<S: AsRef<[u8]>>(secrets: &[S]) -> Result<Vec<HmacSha256>, WebhookError> {
+    if secrets.is_empty() {
+        return Err(WebhookError::InvalidSecret {
+            index: None,
+            reason: "no secret given".to_owned(),
+        });
+    }
+    if secrets.len() > MAX_SECRETS {
+        return Err(WebhookError::InvalidSecret {
+            index: None,
+            reason: format!("{} secrets given, at most {MAX_SECRETS}", secrets.len()),
+        });
+    }
+    secrets
+        .iter()
+        .enumerate()
+        .map(|(index, s)| {
+            key_for(s.as_ref()).map_err(|reason| WebhookError::InvalidSecret {
+                index: Some(index),
+                reason: format!("secret #{index} {reason}"),
+            })
+        })
+        .collect()
+}
+
+/// The MAC of `<timestamp>.<body>` under one secret, with the secret checked as verification
+/// checks it (`invalid_secret` with index 0).
+pub(crate) fn mac_with_secret(
+    secret: &[u8],
+    timestamp: &str,
+    body: &[u8],
+) -> Result<[u8; 32], WebhookError> {
+    let key = keys_for(&[secret])?;
+    let key = key.first().ok_or_else(|| WebhookError::InvalidSecret {
+        index: None,
+        reason: "no secret given".to_owned(),
+    })?;
+    Ok(signature::mac(key, timestamp, body))
+}
+
+fn key_for(secret: &[u8]) -> Result<HmacSha256, String> {
+    if secret.is_empty() {
+        return Err("is empty".to_owned());
+    }
+    if secret.len() > MAX_SECRET_BYTES {
+        return Err(format!("is longer than {MAX_SECRET_BYTES} bytes"));
+    }
+    HmacSha256::new_from_slice(secret).map_err(|_| "cannot key HMAC-SHA256".to_owned())
+}
+
+/// Steps 3 to 8.
+fn verify_collected(
+    c: &headers::Collected<'_>,
+    keys: &[HmacSha256],
+    body: &[u8],
+    now: i64,
+    options: VerifyOptions,
+) -> Result<VerifiedWebhook, WebhookError> {
+    if body.len() > options.max_body_bytes {
+        return Err(WebhookError::PayloadTooLarge {
+            size: body.len() as u64,
+            limit: options.max_body_bytes as u64,
+        });
+    }
+    let (ts_text, timestamp) = signature::parse_timestamp(&c.timestamp)?;
+    let candidates = signature::parse_signatures(&c.signature)?;
+
+    // Each secret's MAC is computed once; the first secret's MAC is always computed because the
+    // content key is derived from it.
+    let mut first_mac = None;
+    let mut matched = None;
+    for (index, key) in keys.iter().enumerate() {
+        let mac = signature::mac(key, ts_text, body);
+        if index == 0 {
+            first_mac = Some(mac);
+        }
+        if signature::any_matches(&mac, &candidates) {
+            matched = Some(index);
+            break;
+        }
+    }
+    let (Some(secret_index), Some(first_mac)) = (matched, first_mac) else {
+        return Err(WebhookError::NoMatchingSignature {
+            candidates: candidates.len(),
+            secrets: keys.len(),
+        });
+    };
+
+    let skew = i128::from(now) - i128::from(timestamp);
+    let tolerance = i128::from(options.tolerance_seconds);
+    let clamp = |v: i128| i64::try_from(v).unwrap_or(i64::MAX);
+    if skew > tolerance {
+        return Err(WebhookError::TimestampTooOld {
+            skew_seconds: clamp(skew),
+            tolerance_seconds: options.tolerance_seconds,
+        });
+    }
+    if -skew > tolerance {
+        return Err(WebhookError::TimestampTooNew {
+            skew_seconds: clamp(-skew),
+            tolerance_seconds: options.tolerance_seconds,
+        });
+    }
+
+    let event = WebhookEvent::parse(body)?;
+    Ok(VerifiedWebhook {
+        delivery_id: c.delivery_id.to_owned(),
+        timestamp,
+        secret_index,
+        content_key: dedup::content_key_from_mac(&first_mac),
+        event,
+    })
+}
+
+/// The three headers of a signed delivery.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignedHeaders {
+    /// Value of `Service-Webhook-Id`.
+    pub id: String,
+    /// Value of `Service-Webhook-Timestamp`.
+    pub timestamp: String,
+    /// Value of `Service-Webhook-Signature`: one `v1=<hex>` per secret, comma-separated.
+    pub signature: String,
+}
+
+impl SignedHeaders {
+    /// The headers as `(name, value)` pairs, ready to send.
+    pub fn pairs(&self) -> [(&'static str, &str); 3] {
+        [
+            (HEADER_ID, &self.id),
+            (HEADER_TIMESTAMP, &self.timestamp),
+            (HEADER_SIGNATURE, &self.signature),
+        ]
+    }
+}
+
+/// Signs a body as the service would: for test senders, simulators and receivers' own tests.
+/// With two secrets the signature header carries two values, as during a rotation.
+/// Promises: `invalid_secret` as for verification; `invalid_argument` for a negative
+/// timestamp or an empty, over-long or control-character delivery id.
+pub fn sign<S: AsRef<[u8]>>(
+    secrets: &[S],
+    body: &[u8],
+    timestamp: i64,
+    delivery_id: &str,
+) -> Result<SignedHeaders, WebhookError> {
+    let keys = keys_for(secrets)?;
+    if timestamp < 0 {
+        return Err(ArgumentError::new("timestamp", "must be non-negative Unix seconds").into());
+    }
+    if delivery_id.is_empty()
+        || delivery_id.len() > MAX_DELIVERY_ID_BYTES
+        || delivery_id.chars().any(char::is_control)
+        || headers::trim_ows(delivery_id) != delivery_id
+    {
+        return Err(ArgumentError::new(
+            "delivery_id",
+            format!("must be 1 to {MAX_DELIVERY_ID_BYTES} bytes, without control characters or surrounding spaces"),
+        )
+        .into());
+    }
+    let ts = timestamp.to_string();
+    let signature = keys
+        .iter()
+        .map(|k| format!("v1={}", hex::encode(signature::mac(k, &ts, body))))
+        .collect::<Vec<_>>()
+        .join(",");
+    Ok(SignedHeaders {
+        id: delivery_id.to_owned(),
+        timestamp: ts,
+        signature,
+    })
+}
+
+/// The secrets to verify with at `now` during a rotation: the current one, and the previous
+/// one while `now <= previous_valid_until` (the service signs with both for five minutes after
+/// `rotate-secret`, and returns `previous_secret_valid_until`).
+/// Promises: `invalid_argument` when exactly one of `previous` and `previous_valid_until` is
+/// given.
+pub fn active_secrets<'a>(
+    current: &'a str,
+    previous: Option<&'a str>,
+    previous_valid_until: Option<i64>,
+    now: i64,
+) -> Result<Vec<&'a str>, ArgumentError> {
+    match (previous, previous_valid_until) {
+        (None, None) => Ok(vec![current]),
+        (Some(prev), Some(until)) if now <= until => Ok(vec![current, prev]),
+        (Some(_), Some(_)) => Ok(vec![current]),
+        (Some(_), None) => Err(ArgumentError::new(
+            "previous_valid_until",
+            "is required with a previous secret (the service returns it as previous_secret_valid_until)",
+        )),
+        (None, Some(_)) => Err(ArgumentError::new(
+            "previous",
+            "previous_valid_until was given without the previous secret",
+        )),
+    }
+}

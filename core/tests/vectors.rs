@@ -1,0 +1,197 @@
+//! Runs the shared vectors in tests/vectors/ (the same files the Node, Python and Kotlin suites
+//! run). Expected values come from tests/vectors/gen_vectors.py, not from this crate.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+use royaltykit::dedup::{self, DedupWindow};
+use royaltykit::webhook::{self, VerifyOptions};
+use serde_json::Value;
+
+fn load(name: &str) -> Value {
+    let path = format!("{}/../tests/vectors/{name}", env!("CARGO_MANIFEST_DIR"));
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn body(v: &Value) -> Vec<u8> {
+    if let Some(s) = v.get("utf8") {
+        s.as_str().unwrap().as_bytes().to_vec()
+    } else {
+        let h = v["hex"].as_str().unwrap();
+        (0..h.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&h[i..i + 2], 16).unwrap())
+            .collect()
+    }
+}
+
+fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn webhook_vectors() {
+    let file = load("webhook.json");
+    let cases = file["cases"].as_array().unwrap();
+    assert!(cases.len() >= 60, "at least 60 webhook cases");
+    let mut failures = Vec::new();
+    for case in cases {
+        let id = case["tcId"].as_u64().unwrap();
+        let input = &case["input"];
+        let headers: Vec<(String, String)> = input["headers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                (
+                    p[0].as_str().unwrap().to_owned(),
+                    p[1].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect();
+        let body = body(&input["body"]);
+        let secrets = strings(&input["secrets"]);
+        let now = input["now"].as_i64().unwrap();
+        let options = VerifyOptions::new(
+            input.get("tolerance").map_or(300, |v| v.as_i64().unwrap()),
+            input
+                .get("max_body_bytes")
+                .map_or(262_144, |v| v.as_i64().unwrap()),
+        )
+        .unwrap();
+        let got = webhook::verify(&headers, &body, &secrets, now, options);
+        // The reusable verifier must agree whenever the secrets are usable.
+        if let Ok(verifier) = webhook::WebhookVerifier::new(&secrets, options) {
+            let again = verifier.verify(&headers, &body, now);
+            if again.as_ref().map_err(|e| e.code()) != got.as_ref().map_err(|e| e.code()) {
+                failures.push(format!("tcId {id}: WebhookVerifier disagrees with verify"));
+            }
+        }
+        match (case["result"].as_str().unwrap(), got) {
+            ("valid", Ok(v)) => {
+                let e = &case["expected"];
+                let ev = &e["event"];
+                let checks = [
+                    v.delivery_id == e["delivery_id"].as_str().unwrap(),
+                    v.timestamp == e["timestamp"].as_i64().unwrap(),
+                    v.secret_index as u64 == e["secret_index"].as_u64().unwrap(),
+                    v.content_key == e["content_key"].as_str().unwrap(),
+                    v.event.name.as_str() == ev["name"].as_str().unwrap(),
+                    v.event.resource_type == ev["resource_type"].as_str().unwrap(),
+                    v.event.resource_reference == ev["resource_reference"].as_str().unwrap(),
+                    v.event.resource_url == ev["resource_url"].as_str().unwrap(),
+                    v.event.occurred_at == ev["occurred_at"].as_i64().unwrap(),
+                    v.event.replay_of.as_deref() == ev["replay_of"].as_str(),
+                    v.event.is_test() == ev["is_test"].as_bool().unwrap(),
+                ];
+                if checks.iter().any(|ok| !ok) {
+                    failures.push(format!("tcId {id}: result differs: {v:?} vs {e}"));
+                }
+            }
+            ("invalid", Err(err)) => {
+                if err.code() != case["error"].as_str().unwrap() {
+                    failures.push(format!(
+                        "tcId {id} ({}): expected {}, got {} ({err})",
+                        case["comment"],
+                        case["error"],
+                        err.code()
+                    ));
+                }
+            }
+            (want, got) => failures.push(format!(
+                "tcId {id} ({}): expected {want}, got {:?}",
+                case["comment"],
+                got.map(|_| "valid").map_err(|e| e.code())
+            )),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+fn check<T: PartialEq<String> + std::fmt::Debug>(
+    case: &Value,
+    got: Result<T, &'static str>,
+    failures: &mut Vec<String>,
+) {
+    let ok = match (case.get("expected"), &got) {
+        (Some(exp), Ok(v)) => *v == exp.as_str().unwrap().to_owned(),
+        (None, Err(code)) => case["error"].as_str() == Some(*code),
+        _ => false,
+    };
+    if !ok {
+        failures.push(format!("{}: got {got:?}", case["comment"]));
+    }
+}
+
+#[test]
+fn dedup_vectors() {
+    let file = load("dedup.json");
+    let mut failures = Vec::new();
+    for c in file["delivery_key"].as_array().unwrap() {
+        let i = &c["input"];
+        let got = dedup::delivery_key(
+            i["namespace"].as_str().unwrap(),
+            i["delivery_id"].as_str().unwrap(),
+        );
+        check(c, got.map_err(|e| e.code()), &mut failures);
+    }
+    for c in file["event_key"].as_array().unwrap() {
+        let i = &c["input"];
+        let s = |k: &str| i[k].as_str().unwrap();
+        let got = dedup::event_key_parts(
+            s("namespace"),
+            s("name"),
+            s("resource_type"),
+            s("resource_reference"),
+            s("occurred_at"),
+        );
+        check(c, got.map_err(|e| e.code()), &mut failures);
+    }
+    for c in file["content_key"].as_array().unwrap() {
+        let i = &c["input"];
+        let got = dedup::content_key(
+            i["secret"].as_str().unwrap(),
+            i["timestamp"].as_str().unwrap(),
+            &body(&i["body"]),
+        );
+        check(c, got.map_err(|e| e.code()), &mut failures);
+    }
+    for c in file["idempotency_key"].as_array().unwrap() {
+        let i = &c["input"];
+        let got = dedup::idempotency_key(
+            i["tenant"].as_str().unwrap(),
+            i["operation_id"].as_str().unwrap(),
+            &body(&i["body"]),
+        );
+        check(c, got.map_err(|e| e.code()), &mut failures);
+    }
+    for c in file["window"].as_array().unwrap() {
+        let w = DedupWindow::new(
+            c["capacity"].as_i64().unwrap(),
+            c["ttl_seconds"].as_i64().unwrap(),
+            [42; 16],
+        );
+        match (w, c.get("error")) {
+            (Ok(mut w), None) => {
+                for op in c["ops"].as_array().unwrap() {
+                    let got = w
+                        .check_and_insert(op["key"].as_str().unwrap(), op["now"].as_i64().unwrap())
+                        .unwrap();
+                    if got != op["expected"].as_bool().unwrap() {
+                        failures.push(format!("window {}: op {op} gave {got}", c["comment"]));
+                    }
+                }
+            }
+            (Err(e), Some(code)) if code.as_str() == Some(e.code()) => {}
+            (w, _) => failures.push(format!("window {}: {:?}", c["comment"], w.err())),
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

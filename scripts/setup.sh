@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Idempotent set-up for `make test` / `make demo` / `make package` on a fresh machine of
+# this project's kind. Everything lands in ignored folders inside the repo (.build/, target/)
+# except the rustup targets and the Debian jars, which have no repo-local form.
+# A second run only checks and returns in a few seconds.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+BUILD=$ROOT/.build
+mkdir -p "$BUILD"
+
+log() { printf '[setup] %s\n' "$*" >&2; }
+
+# 1. Rust targets: wasm for the npm package, aarch64-linux-android for the Android check.
+installed_targets=$(rustup target list --installed)
+for t in wasm32-unknown-unknown aarch64-linux-android; do
+  if ! grep -qx "$t" <<<"$installed_targets"; then
+    log "rustup target add $t"
+    rustup target add "$t"
+  fi
+done
+
+# 2. Debian jars for the Kotlin suite: JNA (runtime), JUnit 4 + hamcrest (tests), Gson (test-only vector reader).
+need_apt=()
+[ -f /usr/share/java/jna.jar ] || need_apt+=(libjna-java)
+[ -f /usr/share/java/junit4.jar ] || need_apt+=(junit4)
+[ -f /usr/share/java/hamcrest-core.jar ] || [ -f /usr/share/java/hamcrest.jar ] || need_apt+=(libhamcrest-java)
+[ -f /usr/share/java/gson.jar ] || need_apt+=(libgoogle-gson-java)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  log "apt-get install ${need_apt[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
+
+# 3. wasm-bindgen-cli at exactly the version of the wasm-bindgen crate in Cargo.lock.
+wb_version=$(awk '/^name = "wasm-bindgen"$/{getline; gsub(/version = |"/,""); print; exit}' Cargo.lock)
+if [ -z "$wb_version" ]; then echo "setup: wasm-bindgen not found in Cargo.lock" >&2; exit 1; fi
+if ! "$BUILD/tools/bin/wasm-bindgen" --version 2>/dev/null | grep -q " $wb_version\$"; then
+  log "cargo install wasm-bindgen-cli $wb_version (about 150 s cold)"
+  # --locked fails here: the CLI's own lockfile pins a crate version the registry lacks.
+  cargo install wasm-bindgen-cli --version "=$wb_version" --root "$BUILD/tools" --quiet
+fi
+
+# 4. npm tools: binaryen (wasm-opt) and kotlin-compiler (kotlinc + kotlin-test jars), pinned by tools/package-lock.json.
+if [ ! -x "$BUILD/node/node_modules/.bin/wasm-opt" ] || [ ! -f "$BUILD/node/node_modules/kotlin-compiler/bin/kotlinc" ] \
+   || ! cmp -s tools/package.json "$BUILD/node/package.json"; then
+  log "npm ci (binaryen, kotlin-compiler)"
+  mkdir -p "$BUILD/node"
+  cp tools/package.json tools/package-lock.json "$BUILD/node/"
+  (cd "$BUILD/node" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+fi
+chmod +x "$BUILD/node/node_modules/kotlin-compiler/bin/"* 2>/dev/null || true
+
+# 5. Python venv with maturin, pytest, mypy (pinned in tools/requirements-dev.txt).
+if [ ! -x "$BUILD/venv/bin/python" ]; then
+  log "python venv"
+  python3 -m venv "$BUILD/venv"
+fi
+if ! cmp -s tools/requirements-dev.txt "$BUILD/venv/.requirements"; then
+  log "pip install -r tools/requirements-dev.txt"
+  "$BUILD/venv/bin/pip" install --quiet --disable-pip-version-check -r tools/requirements-dev.txt
+  cp tools/requirements-dev.txt "$BUILD/venv/.requirements"
+fi
+log "ok"
