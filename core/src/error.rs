@@ -52,6 +52,16 @@ pub fn seconds_from_f64(name: &'static str, value: f64) -> Result<i64, ArgumentE
     Ok(floored as i64)
 }
 
+/// Converts a host number that must be a whole number (a capacity, a tolerance, a byte limit)
+/// to `i64`. Promises: NaN, infinities, fractions and values beyond ±2^53 give
+/// `invalid_argument` naming `name`; range checks are left to the function that uses it.
+pub fn integer_from_f64(name: &'static str, value: f64) -> Result<i64, ArgumentError> {
+    if value.fract() != 0.0 {
+        return Err(ArgumentError::new(name, "must be a whole number"));
+    }
+    seconds_from_f64(name, value)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -63,5 +73,8 @@ mod tests {
         assert_eq!(seconds_from_f64("now", f64::NAN).unwrap_err().name, "now");
         assert!(seconds_from_f64("now", f64::INFINITY).is_err());
         assert!(seconds_from_f64("now", 1e300).is_err());
+        assert_eq!(integer_from_f64("capacity", 3.0), Ok(3));
+        assert!(integer_from_f64("capacity", 3.5).is_err());
+        assert!(integer_from_f64("capacity", f64::NAN).is_err());
     }
 }

@@ -26,4 +26,4 @@ pub mod dedup;
 mod error;
 pub mod webhook;
 
-pub use error::{seconds_from_f64, ArgumentError};
+pub use error::{integer_from_f64, seconds_from_f64, ArgumentError};
