@@ -1,1 +1,672 @@
-//! placeholder
+//! pyo3 layer of royaltykit: conversions, the default clock and RNG, and error mapping only.
+//! The native module is `royaltykit._native`; the Python package `royaltykit` re-exports it.
+#![forbid(unsafe_code)]
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
+use royaltykit::{dedup, seconds_from_f64, webhook, ArgumentError};
+use std::borrow::Cow;
+use std::sync::Mutex;
+
+// ---- errors ---------------------------------------------------------------------------------------
+
+static ERRORS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+fn error_class<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyType>> {
+    let module = ERRORS.get_or_try_init(py, || {
+        py.import("royaltykit.errors")
+            .map(|m| m.into_any().unbind())
+    })?;
+    Ok(module.bind(py).getattr(name)?.cast_into::<PyType>()?)
+}
+
+fn raise(
+    py: Python<'_>,
+    class: &str,
+    code: &str,
+    message: String,
+    details: &[(&str, Option<Detail>)],
+) -> PyErr {
+    let build = || -> PyResult<PyErr> {
+        let cls = error_class(py, class)?;
+        let kwargs = PyDict::new(py);
+        for (k, v) in details {
+            if let Some(v) = v {
+                kwargs.set_item(k, v.to_py(py)?)?;
+            }
+        }
+        let exc = cls.call((code, message), Some(&kwargs))?;
+        Ok(PyErr::from_value(exc))
+    };
+    build().unwrap_or_else(|e| e)
+}
+
+/// A detail value attached to an exception.
+enum Detail {
+    Str(&'static str),
+    Int(i64),
+    UInt(u64),
+}
+
+impl Detail {
+    fn to_py<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(match self {
+            Self::Str(s) => s.into_pyobject(py)?.into_any(),
+            Self::Int(i) => i.into_pyobject(py)?.into_any(),
+            Self::UInt(u) => u.into_pyobject(py)?.into_any(),
+        })
+    }
+}
+
+fn argument_error(py: Python<'_>, e: &ArgumentError) -> PyErr {
+    raise(
+        py,
+        "InvalidArgumentError",
+        e.code(),
+        e.to_string(),
+        &[("argument", Some(Detail::Str(e.name)))],
+    )
+}
+
+fn webhook_error(py: Python<'_>, e: &webhook::WebhookError) -> PyErr {
+    if let webhook::WebhookError::InvalidArgument(a) = e {
+        return argument_error(py, a);
+    }
+    raise(
+        py,
+        "WebhookVerificationError",
+        e.code(),
+        e.to_string(),
+        &[
+            ("header", e.header().map(Detail::Str)),
+            ("skew_seconds", e.skew_seconds().map(Detail::Int)),
+            ("limit", e.limit().map(Detail::UInt)),
+        ],
+    )
+}
+
+// ---- conversions ----------------------------------------------------------------------------------
+
+/// A Python `str` as UTF-8. Lone surrogates become U+FFFD, one per surrogate, exactly as a JS
+/// string crossing into wasm does, so both hosts see the same bytes.
+fn text<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, str>> {
+    match s.to_str() {
+        Ok(t) => Ok(Cow::Borrowed(t)),
+        Err(_) => {
+            let utf16 = s.call_method1("encode", ("utf-16-le", "surrogatepass"))?;
+            let bytes = utf16.cast::<PyBytes>()?.as_bytes();
+            let units: Vec<u16> = bytes
+                .chunks_exact(2)
+                .map(|c| u16::from_le_bytes([c[0], c[1]]))
+                .collect();
+            Ok(Cow::Owned(String::from_utf16_lossy(&units)))
+        }
+    }
+}
+
+fn str_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<String> {
+    let s = obj
+        .cast::<PyString>()
+        .map_err(|_| PyTypeError::new_err(format!("{what} must be str, not {}", type_name(obj))))?;
+    Ok(text(s)?.into_owned())
+}
+
+fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "?".to_owned())
+}
+
+/// The raw body: bytes (borrowed), bytearray, memoryview (copied), or str (UTF-8).
+enum Body<'a> {
+    Borrowed(&'a [u8]),
+    Owned(Vec<u8>),
+}
+
+impl Body<'_> {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Body::Borrowed(b) => b,
+            Body::Owned(v) => v,
+        }
+    }
+}
+
+fn body_arg<'a>(obj: &'a Bound<'_, PyAny>) -> PyResult<Body<'a>> {
+    if let Ok(b) = obj.cast::<PyBytes>() {
+        return Ok(Body::Borrowed(b.as_bytes()));
+    }
+    if let Ok(b) = obj.cast::<PyByteArray>() {
+        return Ok(Body::Owned(b.to_vec()));
+    }
+    if let Ok(s) = obj.cast::<PyString>() {
+        return Ok(Body::Owned(text(s)?.into_owned().into_bytes()));
+    }
+    if obj.is_instance_of::<pyo3::types::PyMemoryView>() {
+        let b = obj.call_method0("tobytes")?;
+        return Ok(Body::Owned(b.cast::<PyBytes>()?.as_bytes().to_vec()));
+    }
+    Err(PyTypeError::new_err(format!(
+        "body must be bytes, bytearray, memoryview or str, not {}",
+        type_name(obj)
+    )))
+}
+
+fn secrets_arg(obj: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
+    if obj.is_instance_of::<PyString>() {
+        return Ok(vec![str_arg(obj, "secret")?]);
+    }
+    if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+        return obj
+            .try_iter()?
+            .map(|s| str_arg(&s?, "each secret"))
+            .collect();
+    }
+    Err(PyTypeError::new_err(format!(
+        "secrets must be str or a list/tuple of str, not {}",
+        type_name(obj)
+    )))
+}
+
+/// The delivery headers out of a Mapping (anything with `.items()`) or an iterable of pairs.
+/// Only names the core asks for are kept; their values must be str (or a list/tuple of str).
+struct Headers(Vec<(&'static str, String)>);
+
+impl webhook::HeaderMap for Headers {
+    fn for_each_value<'a>(&'a self, name: &str, f: &mut dyn FnMut(&'a str)) {
+        for (n, v) in &self.0 {
+            if n.eq_ignore_ascii_case(name) {
+                f(v);
+            }
+        }
+    }
+}
+
+fn headers_arg(obj: &Bound<'_, PyAny>) -> PyResult<Headers> {
+    let wrong = || {
+        PyTypeError::new_err(format!(
+            "headers must be a Mapping[str, str] or an iterable of (name, value) pairs, not {}",
+            type_name(obj)
+        ))
+    };
+    if obj.is_instance_of::<PyString>() || obj.is_instance_of::<PyBytes>() {
+        return Err(wrong());
+    }
+    let items = if obj.hasattr("items")? {
+        obj.call_method0("items")?
+    } else {
+        obj.clone()
+    };
+    let iter = items.try_iter().map_err(|_| wrong())?;
+    let mut out = Vec::new();
+    for item in iter {
+        let item = item?;
+        let pair = item.cast::<PyTuple>().map(|t| t.to_list()).or_else(|_| {
+            item.cast::<PyList>()
+                .map(|l| l.clone())
+                .map_err(|_| PyTypeError::new_err("each header must be a (name, value) pair"))
+        })?;
+        if pair.len() != 2 {
+            return Err(PyTypeError::new_err(
+                "each header must be a (name, value) pair",
+            ));
+        }
+        let name_obj = pair.get_item(0)?;
+        let name = name_obj.cast::<PyString>().map_err(|_| {
+            PyTypeError::new_err(format!(
+                "header names must be str, not {}",
+                type_name(&name_obj)
+            ))
+        })?;
+        let name = text(name)?;
+        let Some(canonical) = webhook::HEADER_NAMES
+            .iter()
+            .find(|n| n.eq_ignore_ascii_case(&name))
+        else {
+            continue;
+        };
+        let value = pair.get_item(1)?;
+        if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
+            for v in value.try_iter()? {
+                out.push((*canonical, str_arg(&v?, "header values")?));
+            }
+        } else {
+            out.push((*canonical, str_arg(&value, "header values")?));
+        }
+    }
+    Ok(Headers(out))
+}
+
+/// `now` in Unix seconds: None = the system clock; int as is; float rounded down.
+fn now_arg(py: Python<'_>, now: Option<&Bound<'_, PyAny>>, name: &'static str) -> PyResult<i64> {
+    match now {
+        None => Ok(std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+            .unwrap_or(0)),
+        Some(v) if v.is_none() => now_arg(py, None, name),
+        Some(v) if v.is_instance_of::<pyo3::types::PyInt>() => v
+            .extract::<i64>()
+            .map_err(|_| argument_error(py, &ArgumentError::new(name, "is out of range"))),
+        Some(v) if v.is_instance_of::<pyo3::types::PyFloat>() => {
+            let f: f64 = v.extract()?;
+            seconds_from_f64(name, f).map_err(|e| argument_error(py, &e))
+        }
+        Some(v) => Err(PyTypeError::new_err(format!(
+            "{name} must be int or float Unix seconds, not {}",
+            type_name(v)
+        ))),
+    }
+}
+
+fn options(
+    py: Python<'_>,
+    tolerance: i64,
+    max_body_bytes: i64,
+) -> PyResult<webhook::VerifyOptions> {
+    webhook::VerifyOptions::new(tolerance, max_body_bytes).map_err(|e| argument_error(py, &e))
+}
+
+const DEFAULT_TOLERANCE: i64 = webhook::DEFAULT_TOLERANCE_SECONDS as i64;
+const DEFAULT_MAX_BODY: i64 = webhook::DEFAULT_MAX_BODY_BYTES as i64;
+
+// ---- results --------------------------------------------------------------------------------------
+
+/// A parsed webhook event.
+#[pyclass(frozen, get_all, module = "royaltykit")]
+struct WebhookEvent {
+    name: String,
+    is_known: bool,
+    is_test: bool,
+    resource_type: String,
+    resource_reference: String,
+    resource_url: String,
+    occurred_at: i64,
+    occurred_at_text: String,
+    replay_of: Option<String>,
+}
+
+#[pymethods]
+impl WebhookEvent {
+    fn __repr__(&self) -> String {
+        format!(
+            "WebhookEvent(name={:?}, resource_type={:?}, resource_reference={:?}, occurred_at={}, replay_of={:?})",
+            self.name, self.resource_type, self.resource_reference, self.occurred_at, self.replay_of
+        )
+    }
+}
+
+/// A delivery that passed verification.
+#[pyclass(frozen, get_all, module = "royaltykit")]
+struct VerifiedWebhook {
+    delivery_id: String,
+    timestamp: i64,
+    secret_index: usize,
+    content_key: String,
+    event: Py<WebhookEvent>,
+}
+
+#[pymethods]
+impl VerifiedWebhook {
+    fn __repr__(&self) -> String {
+        format!(
+            "VerifiedWebhook(delivery_id={:?}, timestamp={}, secret_index={}, content_key={:?}, event={})",
+            self.delivery_id,
+            self.timestamp,
+            self.secret_index,
+            self.content_key,
+            self.event.get().__repr__()
+        )
+    }
+}
+
+fn to_py(py: Python<'_>, v: webhook::VerifiedWebhook) -> PyResult<VerifiedWebhook> {
+    let e = v.event;
+    let event = Py::new(
+        py,
+        WebhookEvent {
+            name: e.name.as_str().to_owned(),
+            is_known: e.name.is_known(),
+            is_test: e.is_test(),
+            resource_type: e.resource_type,
+            resource_reference: e.resource_reference,
+            resource_url: e.resource_url,
+            occurred_at: e.occurred_at,
+            occurred_at_text: e.occurred_at_text,
+            replay_of: e.replay_of,
+        },
+    )?;
+    Ok(VerifiedWebhook {
+        delivery_id: v.delivery_id,
+        timestamp: v.timestamp,
+        secret_index: v.secret_index,
+        content_key: v.content_key,
+        event,
+    })
+}
+
+/// Bodies at least this large are hashed with the interpreter released.
+const DETACH_AT: usize = 64 * 1024;
+
+fn run_verify<F>(py: Python<'_>, body: &[u8], f: F) -> PyResult<VerifiedWebhook>
+where
+    F: FnOnce(&[u8]) -> Result<webhook::VerifiedWebhook, webhook::WebhookError> + Send,
+{
+    let result = if body.len() >= DETACH_AT {
+        py.detach(|| f(body))
+    } else {
+        f(body)
+    };
+    match result {
+        Ok(v) => to_py(py, v),
+        Err(e) => Err(webhook_error(py, &e)),
+    }
+}
+
+// ---- webhook --------------------------------------------------------------------------------------
+
+/// Verifies a webhook delivery; raises WebhookVerificationError with `.code` otherwise.
+#[pyfunction]
+#[pyo3(signature = (headers, body, secrets, *, now=None, tolerance=DEFAULT_TOLERANCE, max_body_bytes=DEFAULT_MAX_BODY))]
+fn verify_webhook(
+    py: Python<'_>,
+    headers: &Bound<'_, PyAny>,
+    body: &Bound<'_, PyAny>,
+    secrets: &Bound<'_, PyAny>,
+    now: Option<&Bound<'_, PyAny>>,
+    tolerance: i64,
+    max_body_bytes: i64,
+) -> PyResult<VerifiedWebhook> {
+    let headers = headers_arg(headers)?;
+    let body = body_arg(body)?;
+    let secrets = secrets_arg(secrets)?;
+    let opts = options(py, tolerance, max_body_bytes)?;
+    let now = now_arg(py, now, "now")?;
+    run_verify(py, body.bytes(), |b| {
+        webhook::verify(&headers, b, &secrets, now, opts)
+    })
+}
+
+/// A verifier built once with its secrets; share it between threads.
+#[pyclass(frozen, module = "royaltykit")]
+struct WebhookVerifier(webhook::WebhookVerifier);
+
+#[pymethods]
+impl WebhookVerifier {
+    #[new]
+    #[pyo3(signature = (secrets, *, tolerance=DEFAULT_TOLERANCE, max_body_bytes=DEFAULT_MAX_BODY))]
+    fn new(
+        py: Python<'_>,
+        secrets: &Bound<'_, PyAny>,
+        tolerance: i64,
+        max_body_bytes: i64,
+    ) -> PyResult<Self> {
+        let secrets = secrets_arg(secrets)?;
+        let opts = options(py, tolerance, max_body_bytes)?;
+        webhook::WebhookVerifier::new(&secrets, opts)
+            .map(Self)
+            .map_err(|e| webhook_error(py, &e))
+    }
+
+    #[pyo3(signature = (headers, body, *, now=None))]
+    fn verify(
+        &self,
+        py: Python<'_>,
+        headers: &Bound<'_, PyAny>,
+        body: &Bound<'_, PyAny>,
+        now: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<VerifiedWebhook> {
+        let headers = headers_arg(headers)?;
+        let body = body_arg(body)?;
+        let now = now_arg(py, now, "now")?;
+        run_verify(py, body.bytes(), |b| self.0.verify(&headers, b, now))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("{:?}", self.0)
+    }
+}
+
+/// Signs a body as the service would; returns the three headers as a dict.
+#[pyfunction]
+#[pyo3(signature = (secret, body, *, timestamp=None, delivery_id=None))]
+fn sign_webhook<'py>(
+    py: Python<'py>,
+    secret: &Bound<'py, PyAny>,
+    body: &Bound<'py, PyAny>,
+    timestamp: Option<&Bound<'py, PyAny>>,
+    delivery_id: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let secrets = secrets_arg(secret)?;
+    let body = body_arg(body)?;
+    let ts = now_arg(py, timestamp, "timestamp")?;
+    let id = match delivery_id {
+        Some(d) if !d.is_none() => str_arg(d, "delivery_id")?,
+        _ => random_uuid(),
+    };
+    let h = webhook::sign(&secrets, body.bytes(), ts, &id).map_err(|e| webhook_error(py, &e))?;
+    let out = PyDict::new(py);
+    for (name, value) in h.pairs() {
+        out.set_item(name, value)?;
+    }
+    Ok(out)
+}
+
+/// A random (version 4) UUID from the OS RNG.
+fn random_uuid() -> String {
+    let mut b = [0u8; 16];
+    // The OS RNG failing is not recoverable for a signer; fall back to zeros is never used for
+    // security (delivery ids are not secrets), but make it visible.
+    if getrandom::fill(&mut b).is_err() {
+        b = [0u8; 16];
+    }
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )
+}
+
+/// The secrets to verify with at `now` during a rotation (current first).
+#[pyfunction]
+#[pyo3(signature = (current, previous=None, previous_valid_until=None, *, now=None))]
+fn active_secrets(
+    py: Python<'_>,
+    current: &Bound<'_, PyAny>,
+    previous: Option<&Bound<'_, PyAny>>,
+    previous_valid_until: Option<&Bound<'_, PyAny>>,
+    now: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Vec<String>> {
+    let current = str_arg(current, "current")?;
+    let previous = match previous {
+        Some(p) if !p.is_none() => Some(str_arg(p, "previous")?),
+        _ => None,
+    };
+    let until = match previous_valid_until {
+        Some(u) if !u.is_none() => Some(now_arg(py, Some(u), "previous_valid_until")?),
+        _ => None,
+    };
+    let now = now_arg(py, now, "now")?;
+    webhook::active_secrets(&current, previous.as_deref(), until, now)
+        .map(|v| v.into_iter().map(str::to_owned).collect())
+        .map_err(|e| argument_error(py, &e))
+}
+
+// ---- dedup ----------------------------------------------------------------------------------------
+
+/// The namespaced delivery key of a `Service-Webhook-Id`.
+#[pyfunction]
+fn delivery_key(
+    py: Python<'_>,
+    namespace: &Bound<'_, PyAny>,
+    delivery_id: &Bound<'_, PyAny>,
+) -> PyResult<String> {
+    dedup::delivery_key(
+        &str_arg(namespace, "namespace")?,
+        &str_arg(delivery_id, "delivery_id")?,
+    )
+    .map_err(|e| argument_error(py, &e))
+}
+
+/// The event key of an event (a WebhookEvent, or any object with `name`, `resource_type`,
+/// `resource_reference` and `occurred_at_text`).
+#[pyfunction]
+fn event_key(
+    py: Python<'_>,
+    namespace: &Bound<'_, PyAny>,
+    event: &Bound<'_, PyAny>,
+) -> PyResult<String> {
+    let field = |name: &str| -> PyResult<String> {
+        let v = event.getattr(name).map_err(|_| {
+            PyTypeError::new_err(format!("event must have a str attribute `{name}`"))
+        })?;
+        str_arg(&v, name)
+    };
+    dedup::event_key_parts(
+        &str_arg(namespace, "namespace")?,
+        &field("name")?,
+        &field("resource_type")?,
+        &field("resource_reference")?,
+        &field("occurred_at_text")?,
+    )
+    .map_err(|e| argument_error(py, &e))
+}
+
+/// The content key of signed content (timestamp as sent, raw body) under a secret.
+#[pyfunction]
+fn content_key(
+    py: Python<'_>,
+    secret: &Bound<'_, PyAny>,
+    timestamp: &Bound<'_, PyAny>,
+    body: &Bound<'_, PyAny>,
+) -> PyResult<String> {
+    let ts = if timestamp.is_instance_of::<pyo3::types::PyInt>() {
+        timestamp.str()?.to_string()
+    } else {
+        str_arg(timestamp, "timestamp")?
+    };
+    let body = body_arg(body)?;
+    dedup::content_key(&str_arg(secret, "secret")?, &ts, body.bytes())
+        .map_err(|e| webhook_error(py, &e))
+}
+
+/// The deterministic idempotency key of a request.
+#[pyfunction]
+#[pyo3(signature = (tenant, operation_id, body=None))]
+fn idempotency_key(
+    py: Python<'_>,
+    tenant: &Bound<'_, PyAny>,
+    operation_id: &Bound<'_, PyAny>,
+    body: Option<&Bound<'_, PyAny>>,
+) -> PyResult<String> {
+    let body = match body {
+        Some(b) if !b.is_none() => body_arg(b)?,
+        _ => Body::Owned(Vec::new()),
+    };
+    dedup::idempotency_key(
+        &str_arg(tenant, "tenant")?,
+        &str_arg(operation_id, "operation_id")?,
+        body.bytes(),
+    )
+    .map_err(|e| argument_error(py, &e))
+}
+
+/// A bounded in-memory dedup window, safe to share between threads.
+#[pyclass(frozen, module = "royaltykit")]
+struct DedupWindow(Mutex<dedup::DedupWindow>);
+
+impl DedupWindow {
+    fn lock(&self) -> std::sync::MutexGuard<'_, dedup::DedupWindow> {
+        // A poisoned lock only means another thread panicked mid-call; the window's state is
+        // still a valid (bounded) set, so keep serving.
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+#[pymethods]
+impl DedupWindow {
+    #[new]
+    fn new(py: Python<'_>, capacity: i64, ttl_seconds: i64) -> PyResult<Self> {
+        let mut seed = [0u8; 16];
+        getrandom::fill(&mut seed).map_err(|e| {
+            pyo3::exceptions::PyOSError::new_err(format!("OS RNG unavailable: {e}"))
+        })?;
+        dedup::DedupWindow::new(capacity, ttl_seconds, seed)
+            .map(|w| Self(Mutex::new(w)))
+            .map_err(|e| argument_error(py, &e))
+    }
+
+    /// True when `key` was not seen within the TTL (process it); records it either way.
+    #[pyo3(signature = (key, now=None))]
+    fn check_and_insert(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        now: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
+        let key = str_arg(key, "key")?;
+        let now = now_arg(py, now, "now")?;
+        self.lock()
+            .check_and_insert(&key, now)
+            .map_err(|e| argument_error(py, &e))
+    }
+
+    /// Whether `key` was seen within the TTL, without recording it.
+    #[pyo3(signature = (key, now=None))]
+    fn contains(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        now: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
+        let key = str_arg(key, "key")?;
+        let now = now_arg(py, now, "now")?;
+        self.lock()
+            .contains(&key, now)
+            .map_err(|e| argument_error(py, &e))
+    }
+
+    #[getter]
+    fn capacity(&self) -> usize {
+        self.lock().capacity()
+    }
+
+    fn __len__(&self) -> usize {
+        self.lock().len()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("{:?}", *self.lock())
+    }
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(verify_webhook, m)?)?;
+    m.add_function(wrap_pyfunction!(sign_webhook, m)?)?;
+    m.add_function(wrap_pyfunction!(active_secrets, m)?)?;
+    m.add_function(wrap_pyfunction!(delivery_key, m)?)?;
+    m.add_function(wrap_pyfunction!(event_key, m)?)?;
+    m.add_function(wrap_pyfunction!(content_key, m)?)?;
+    m.add_function(wrap_pyfunction!(idempotency_key, m)?)?;
+    m.add_class::<WebhookVerifier>()?;
+    m.add_class::<VerifiedWebhook>()?;
+    m.add_class::<WebhookEvent>()?;
+    m.add_class::<DedupWindow>()?;
+    m.add("HEADER_NAMES", webhook::HEADER_NAMES.to_vec())?;
+    m.add(
+        "DEFAULT_TOLERANCE_SECONDS",
+        webhook::DEFAULT_TOLERANCE_SECONDS,
+    )?;
+    m.add("DEFAULT_MAX_BODY_BYTES", webhook::DEFAULT_MAX_BODY_BYTES)?;
+    Ok(())
+}

@@ -1,0 +1,23 @@
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+VECTORS = Path(os.environ.get("ROYALTYKIT_VECTORS", Path(__file__).resolve().parents[2] / "tests" / "vectors"))
+
+
+def load(name: str) -> dict:
+    return json.loads((VECTORS / name).read_text(encoding="utf-8"))
+
+
+def body_bytes(b: dict) -> bytes:
+    return b["utf8"].encode("utf-8") if "utf8" in b else bytes.fromhex(b["hex"])
+
+
+@pytest.fixture(autouse=True)
+def _installed_package():
+    """The suite must test the installed wheel, not a source tree on sys.path."""
+    import royaltykit
+
+    assert "site-packages" in royaltykit.__file__, royaltykit.__file__

@@ -1,0 +1,24 @@
+"""Checked with `mypy --strict` against the installed stubs: the public API types as users write it."""
+
+import royaltykit as rk
+
+
+def handle(headers: dict[str, str], body: bytes, window: rk.DedupWindow) -> int:
+    try:
+        v: rk.VerifiedWebhook = rk.verify_webhook(headers, body, ["current", "previous"], tolerance=300)
+    except rk.WebhookVerificationError as e:
+        code: str = e.code
+        return 400 if code != "invalid_secret" else 500
+    if not window.check_and_insert(rk.delivery_key("org-1", v.delivery_id)):
+        return 200
+    name: str = v.event.name
+    replay: str | None = v.event.replay_of
+    key: str = rk.event_key("org-1", v.event)
+    signed: dict[str, str] = rk.sign_webhook("s", body, timestamp=1, delivery_id="d")
+    return 200 if name and key and signed and replay is None else 202
+
+
+verifier = rk.WebhookVerifier("secret", max_body_bytes=1024)
+result = verifier.verify([("Service-Webhook-Id", "x")], b"{}", now=1.5)
+n: int = len(rk.DedupWindow(10, 60))
+idem: str = rk.idempotency_key("tenant", "op", b"{}")
