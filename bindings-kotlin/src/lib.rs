@@ -1,1 +1,344 @@
-//! placeholder
+//! uniffi layer of royaltykit for Kotlin (JVM and Android), package `dev.royaltykit`.
+//! Conversions, the default clock and RNG, and error mapping only.
+//!
+//! Shaped for few JNA crossings: build a [`WebhookVerifier`] once with its secrets and call
+//! `verify(headers, body, now)` per delivery — one crossing, with the headers as one map and
+//! the body as bytes.
+#![forbid(unsafe_code)]
+
+use royaltykit::{dedup, webhook, ArgumentError};
+use royaltykit_host::{now_or_clock, random_seed, random_uuid};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+uniffi::setup_scaffolding!();
+
+/// Every error of this library. Kotlin sees `RoyaltyKitException` with the subclasses
+/// `Webhook` and `InvalidArgument`; `code` is stable and the same in every language.
+#[derive(Debug, thiserror::Error, uniffi::Error)]
+pub enum RoyaltyKitError {
+    /// A webhook delivery was rejected (or could not be signed).
+    #[error("{code}: {detail}")]
+    Webhook {
+        /// Stable error code, e.g. `no_matching_signature`.
+        code: String,
+        /// What happened and what to check (never a secret).
+        detail: String,
+        /// The header at fault, when one is.
+        header: Option<String>,
+        /// Seconds of clock skew, for the timestamp errors.
+        skew_seconds: Option<i64>,
+        /// The tolerance (s) or body limit (bytes) exceeded.
+        limit: Option<u64>,
+    },
+    /// An argument or option is out of range (code `invalid_argument`).
+    #[error("{code}: {detail}")]
+    InvalidArgument {
+        /// Always `invalid_argument`.
+        code: String,
+        /// What is wrong and what is accepted.
+        detail: String,
+        /// The argument's name.
+        argument: String,
+    },
+}
+
+impl From<ArgumentError> for RoyaltyKitError {
+    fn from(e: ArgumentError) -> Self {
+        Self::InvalidArgument {
+            code: e.code().to_owned(),
+            detail: e.to_string(),
+            argument: e.name.to_owned(),
+        }
+    }
+}
+
+impl From<webhook::WebhookError> for RoyaltyKitError {
+    fn from(e: webhook::WebhookError) -> Self {
+        if let webhook::WebhookError::InvalidArgument(a) = e {
+            return a.into();
+        }
+        Self::Webhook {
+            code: e.code().to_owned(),
+            detail: e.to_string(),
+            header: e.header().map(str::to_owned),
+            skew_seconds: e.skew_seconds(),
+            limit: e.limit(),
+        }
+    }
+}
+
+type Result<T> = std::result::Result<T, RoyaltyKitError>;
+
+/// A parsed webhook event; unknown event names are kept.
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct WebhookEvent {
+    /// The event name as sent.
+    pub name: String,
+    /// Whether the spec lists this name.
+    pub is_known: bool,
+    /// `enterprise.webhook.test`: acknowledge, do not act.
+    pub is_test: bool,
+    /// `resource.type`.
+    pub resource_type: String,
+    /// `resource.reference`.
+    pub resource_reference: String,
+    /// `resource.url`: fetch it before any irreversible decision.
+    pub resource_url: String,
+    /// `occurred_at`, Unix seconds.
+    pub occurred_at: i64,
+    /// `occurred_at` as sent.
+    pub occurred_at_text: String,
+    /// The original delivery reference, on replays.
+    pub replay_of: Option<String>,
+}
+
+/// A delivery that passed verification.
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct VerifiedWebhook {
+    /// `Service-Webhook-Id`.
+    pub delivery_id: String,
+    /// `Service-Webhook-Timestamp`, Unix seconds.
+    pub timestamp: i64,
+    /// Which of the secrets matched (0 = first).
+    pub secret_index: u32,
+    /// Key of the signed content; dedup on it too.
+    pub content_key: String,
+    /// The event.
+    pub event: WebhookEvent,
+}
+
+impl From<webhook::VerifiedWebhook> for VerifiedWebhook {
+    fn from(v: webhook::VerifiedWebhook) -> Self {
+        let e = v.event;
+        Self {
+            delivery_id: v.delivery_id,
+            timestamp: v.timestamp,
+            secret_index: u32::try_from(v.secret_index).unwrap_or(u32::MAX),
+            content_key: v.content_key,
+            event: WebhookEvent {
+                is_known: e.name.is_known(),
+                is_test: e.is_test(),
+                name: e.name.as_str().to_owned(),
+                resource_type: e.resource_type,
+                resource_reference: e.resource_reference,
+                resource_url: e.resource_url,
+                occurred_at: e.occurred_at,
+                occurred_at_text: e.occurred_at_text,
+                replay_of: e.replay_of,
+            },
+        }
+    }
+}
+
+/// Headers as Kotlin passes them: a map of name to one value, or to a list of values.
+struct MultiMap<'a>(&'a HashMap<String, Vec<String>>);
+
+impl webhook::HeaderMap for MultiMap<'_> {
+    fn for_each_value<'a>(&'a self, name: &str, f: &mut dyn FnMut(&'a str)) {
+        for (n, values) in self.0 {
+            if n.eq_ignore_ascii_case(name) {
+                values.iter().for_each(|v| f(v));
+            }
+        }
+    }
+}
+
+fn options(
+    tolerance_seconds: Option<i64>,
+    max_body_bytes: Option<i64>,
+) -> Result<webhook::VerifyOptions> {
+    let d = webhook::VerifyOptions::default();
+    Ok(webhook::VerifyOptions::new(
+        tolerance_seconds.unwrap_or(d.tolerance_seconds() as i64),
+        max_body_bytes.unwrap_or(d.max_body_bytes() as i64),
+    )?)
+}
+
+/// A verifier built once with its secrets (current first) and options; thread-safe. Verifying
+/// through it costs one JNA crossing per delivery.
+#[derive(uniffi::Object)]
+pub struct WebhookVerifier(webhook::WebhookVerifier);
+
+#[uniffi::export]
+impl WebhookVerifier {
+    /// `toleranceSeconds` defaults to 300, `maxBodyBytes` to 262144.
+    #[uniffi::constructor(default(tolerance_seconds = None, max_body_bytes = None))]
+    pub fn new(
+        secrets: Vec<String>,
+        tolerance_seconds: Option<i64>,
+        max_body_bytes: Option<i64>,
+    ) -> Result<Arc<Self>> {
+        let opts = options(tolerance_seconds, max_body_bytes)?;
+        Ok(Arc::new(Self(webhook::WebhookVerifier::new(
+            &secrets, opts,
+        )?)))
+    }
+
+    /// Verifies a delivery; `now` (Unix seconds) defaults to the system clock.
+    #[uniffi::method(default(now = None))]
+    pub fn verify(
+        &self,
+        headers: HashMap<String, String>,
+        body: Vec<u8>,
+        now: Option<i64>,
+    ) -> Result<VerifiedWebhook> {
+        Ok(self.0.verify(&headers, &body, now_or_clock(now))?.into())
+    }
+
+    /// As `verify`, for headers with several values per name (servlet, `HttpExchange`).
+    #[uniffi::method(default(now = None))]
+    pub fn verify_multi(
+        &self,
+        headers: HashMap<String, Vec<String>>,
+        body: Vec<u8>,
+        now: Option<i64>,
+    ) -> Result<VerifiedWebhook> {
+        Ok(self
+            .0
+            .verify(&MultiMap(&headers), &body, now_or_clock(now))?
+            .into())
+    }
+}
+
+/// Verifies a delivery in one call (builds the keys each time; prefer `WebhookVerifier`).
+#[uniffi::export(default(now = None, tolerance_seconds = None, max_body_bytes = None))]
+pub fn verify_webhook(
+    headers: HashMap<String, Vec<String>>,
+    body: Vec<u8>,
+    secrets: Vec<String>,
+    now: Option<i64>,
+    tolerance_seconds: Option<i64>,
+    max_body_bytes: Option<i64>,
+) -> Result<VerifiedWebhook> {
+    let opts = options(tolerance_seconds, max_body_bytes)?;
+    Ok(webhook::verify(
+        &MultiMap(&headers),
+        &body,
+        &secrets,
+        now_or_clock(now),
+        opts,
+    )?
+    .into())
+}
+
+/// Signs a body as the service would: the three headers, in order. `timestamp` defaults to the
+/// system clock, `deliveryId` to a random UUID.
+#[uniffi::export(default(timestamp = None, delivery_id = None))]
+pub fn sign_webhook(
+    secrets: Vec<String>,
+    body: Vec<u8>,
+    timestamp: Option<i64>,
+    delivery_id: Option<String>,
+) -> Result<HashMap<String, String>> {
+    let id = delivery_id.unwrap_or_else(random_uuid);
+    let h = webhook::sign(&secrets, &body, now_or_clock(timestamp), &id)?;
+    Ok(h.pairs()
+        .iter()
+        .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
+        .collect())
+}
+
+/// The secrets to verify with at `now` during a rotation (current first).
+#[uniffi::export(default(previous = None, previous_valid_until = None, now = None))]
+pub fn active_secrets(
+    current: String,
+    previous: Option<String>,
+    previous_valid_until: Option<i64>,
+    now: Option<i64>,
+) -> Result<Vec<String>> {
+    Ok(webhook::active_secrets(
+        &current,
+        previous.as_deref(),
+        previous_valid_until,
+        now_or_clock(now),
+    )?
+    .into_iter()
+    .map(str::to_owned)
+    .collect())
+}
+
+/// The namespaced delivery key of a `Service-Webhook-Id`.
+#[uniffi::export]
+pub fn delivery_key(namespace: String, delivery_id: String) -> Result<String> {
+    Ok(dedup::delivery_key(&namespace, &delivery_id)?)
+}
+
+/// The event key of an event: the same for an original and its replay.
+#[uniffi::export]
+pub fn event_key(namespace: String, event: WebhookEvent) -> Result<String> {
+    Ok(dedup::event_key_parts(
+        &namespace,
+        &event.name,
+        &event.resource_type,
+        &event.resource_reference,
+        &event.occurred_at_text,
+    )?)
+}
+
+/// The content key of signed content (timestamp as sent, raw body) under a secret.
+#[uniffi::export]
+pub fn content_key(secret: String, timestamp: String, body: Vec<u8>) -> Result<String> {
+    Ok(dedup::content_key(&secret, &timestamp, &body)?)
+}
+
+/// The deterministic idempotency key of a request.
+#[uniffi::export]
+pub fn idempotency_key(tenant: String, operation_id: String, body: Vec<u8>) -> Result<String> {
+    Ok(dedup::idempotency_key(&tenant, &operation_id, &body)?)
+}
+
+/// A bounded in-memory dedup window; thread-safe.
+#[derive(uniffi::Object)]
+pub struct DedupWindow(Mutex<dedup::DedupWindow>);
+
+impl DedupWindow {
+    fn lock(&self) -> std::sync::MutexGuard<'_, dedup::DedupWindow> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+#[uniffi::export]
+impl DedupWindow {
+    /// A window of `capacity` keys remembered for `ttlSeconds`.
+    #[uniffi::constructor]
+    pub fn new(capacity: i64, ttl_seconds: i64) -> Result<Arc<Self>> {
+        let seed = random_seed().map_err(|reason| ArgumentError::new("seed", reason))?;
+        Ok(Arc::new(Self(Mutex::new(dedup::DedupWindow::new(
+            capacity,
+            ttl_seconds,
+            seed,
+        )?))))
+    }
+
+    /// True when `key` was not seen within the TTL (process it); records it either way.
+    #[uniffi::method(default(now = None))]
+    pub fn check_and_insert(&self, key: String, now: Option<i64>) -> Result<bool> {
+        Ok(self.lock().check_and_insert(&key, now_or_clock(now))?)
+    }
+
+    /// Whether `key` was seen within the TTL, without recording it.
+    #[uniffi::method(default(now = None))]
+    pub fn contains(&self, key: String, now: Option<i64>) -> Result<bool> {
+        Ok(self.lock().contains(&key, now_or_clock(now))?)
+    }
+
+    /// Number of keys remembered.
+    pub fn size(&self) -> u64 {
+        self.lock().len() as u64
+    }
+
+    /// The capacity.
+    pub fn capacity(&self) -> u64 {
+        self.lock().capacity() as u64
+    }
+}
+
+/// The three delivery header names.
+#[uniffi::export]
+pub fn header_names() -> Vec<String> {
+    webhook::HEADER_NAMES
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect()
+}

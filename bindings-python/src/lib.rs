@@ -243,10 +243,7 @@ fn headers_arg(obj: &Bound<'_, PyAny>) -> PyResult<Headers> {
 /// `now` in Unix seconds: None = the system clock; int as is; float rounded down.
 fn now_arg(py: Python<'_>, now: Option<&Bound<'_, PyAny>>, name: &'static str) -> PyResult<i64> {
     match now {
-        None => Ok(std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
-            .unwrap_or(0)),
+        None => Ok(royaltykit_host::now_unix_seconds()),
         Some(v) if v.is_none() => now_arg(py, None, name),
         Some(v) if v.is_instance_of::<pyo3::types::PyInt>() => v
             .extract::<i64>()
@@ -445,7 +442,7 @@ fn sign_webhook<'py>(
     let ts = now_arg(py, timestamp, "timestamp")?;
     let id = match delivery_id {
         Some(d) if !d.is_none() => str_arg(d, "delivery_id")?,
-        _ => random_uuid(),
+        _ => royaltykit_host::random_uuid(),
     };
     let h = webhook::sign(&secrets, body.bytes(), ts, &id).map_err(|e| webhook_error(py, &e))?;
     let out = PyDict::new(py);
@@ -453,27 +450,6 @@ fn sign_webhook<'py>(
         out.set_item(name, value)?;
     }
     Ok(out)
-}
-
-/// A random (version 4) UUID from the OS RNG.
-fn random_uuid() -> String {
-    let mut b = [0u8; 16];
-    // The OS RNG failing is not recoverable for a signer; fall back to zeros is never used for
-    // security (delivery ids are not secrets), but make it visible.
-    if getrandom::fill(&mut b).is_err() {
-        b = [0u8; 16];
-    }
-    b[6] = (b[6] & 0x0f) | 0x40;
-    b[8] = (b[8] & 0x3f) | 0x80;
-    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &h[0..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..32]
-    )
 }
 
 /// The secrets to verify with at `now` during a rotation (current first).
@@ -596,10 +572,7 @@ impl DedupWindow {
 impl DedupWindow {
     #[new]
     fn new(py: Python<'_>, capacity: i64, ttl_seconds: i64) -> PyResult<Self> {
-        let mut seed = [0u8; 16];
-        getrandom::fill(&mut seed).map_err(|e| {
-            pyo3::exceptions::PyOSError::new_err(format!("OS RNG unavailable: {e}"))
-        })?;
+        let seed = royaltykit_host::random_seed().map_err(pyo3::exceptions::PyOSError::new_err)?;
         dedup::DedupWindow::new(capacity, ttl_seconds, seed)
             .map(|w| Self(Mutex::new(w)))
             .map_err(|e| argument_error(py, &e))

@@ -1,0 +1,29 @@
+//! The defaults a host supplies to the pure core: the system clock and OS randomness.
+//! Used by the Python and Kotlin bindings (the Node binding uses JS's own `Date` and `crypto`).
+#![forbid(unsafe_code)]
+
+/// The system clock as Unix seconds (0 if the clock is before 1970).
+pub fn now_unix_seconds() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+/// `now` if given, else the system clock.
+pub fn now_or_clock(now: Option<i64>) -> i64 {
+    now.unwrap_or_else(now_unix_seconds)
+}
+
+/// A random version-4 UUID, for delivery ids of signed test deliveries.
+pub fn random_uuid() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+/// 16 bytes from the OS RNG, for `DedupWindow` hash seeds.
+pub fn random_seed() -> Result<[u8; 16], String> {
+    let mut seed = [0u8; 16];
+    getrandom::fill(&mut seed)
+        .map_err(|e| format!("the OS random number generator is unavailable: {e}"))?;
+    Ok(seed)
+}

@@ -1,0 +1,128 @@
+package dev.royaltykit
+
+import org.junit.Assert.assertEquals
+import org.junit.Assert.assertFalse
+import org.junit.Assert.assertNotEquals
+import org.junit.Assert.assertTrue
+import org.junit.Assert.fail
+import org.junit.Test
+import java.util.concurrent.Executors
+import java.util.concurrent.TimeUnit
+import java.util.concurrent.atomic.AtomicInteger
+
+/** The Kotlin surface: verifier object, defaults, exceptions, threads. */
+class ApiTest {
+    private val secret = "whsec_kotlin_test_secret"
+    private val now = 1_763_784_000L
+    private val body = """{"event":"ddex.delivery.rejected","resource":{"type":"ddex_message","reference":"3f2b8c1e-4d5a-4b6c-8e7f-9a0b1c2d3e4f","url":"/api/v1/ddex/messages/3f2b8c1e-4d5a-4b6c-8e7f-9a0b1c2d3e4f"},"occurred_at":"2026-11-22T04:00:00Z"}"""
+        .toByteArray()
+    private val signed = signWebhook(secret, body, now, "dlv_kt_1")
+
+    @Test
+    fun signThenVerifyWithTheVerifierObject() {
+        assertEquals(setOf("Service-Webhook-Id", "Service-Webhook-Timestamp", "Service-Webhook-Signature"), signed.keys)
+        WebhookVerifier(listOf(secret, "previous")).use { v ->
+            val r = v.verify(signed, body, now)
+            assertEquals("dlv_kt_1", r.deliveryId)
+            assertEquals(0u, r.secretIndex)
+            assertEquals("ddex.delivery.rejected", r.event.name)
+            assertEquals(java.time.Instant.parse("2026-11-22T04:00:00Z").epochSecond, r.event.occurredAt)
+            assertEquals(contentKey(secret, now.toString(), body), r.contentKey)
+            // header names in any case
+            assertEquals("dlv_kt_1", v.verify(signed.mapKeys { it.key.lowercase() }, body, now).deliveryId)
+        }
+    }
+
+    @Test
+    fun defaultsUseTheSystemClockAndRandomIds() {
+        val h = signWebhook(secret, body)
+        assertTrue(Math.abs(h.getValue("Service-Webhook-Timestamp").toLong() - System.currentTimeMillis() / 1000) < 5)
+        assertEquals(36, h.getValue("Service-Webhook-Id").length)
+        assertNotEquals(h["Service-Webhook-Id"], signWebhook(secret, body)["Service-Webhook-Id"])
+        assertEquals(h["Service-Webhook-Id"], WebhookVerifier(listOf(secret)).verify(h, body).deliveryId)
+    }
+
+    @Test
+    fun errorsAreSealedExceptionsWithCodes() {
+        val v = WebhookVerifier(listOf(secret))
+        try {
+            v.verify(signed, body, now + 1000); fail("accepted a late delivery")
+        } catch (e: RoyaltyKitException.Webhook) {
+            assertEquals("timestamp_too_old", e.code)
+            assertEquals(1000L, e.skewSeconds)
+            assertEquals(300uL, e.limit)
+            assertTrue(e.message!!.contains("1000 s"))
+        }
+        val err: RoyaltyKitException = try {
+            v.verify(signed + ("Service-Webhook-Id" to ""), body, now); null
+        } catch (e: RoyaltyKitException) { e } ?: throw AssertionError("accepted")
+        assertEquals("missing_header", err.code)
+        try {
+            WebhookVerifier(listOf(secret), toleranceSeconds = -1); fail()
+        } catch (e: RoyaltyKitException.InvalidArgument) {
+            assertEquals("invalid_argument", e.code); assertEquals("tolerance_seconds", e.argument)
+        }
+    }
+
+    @Test
+    fun secretsNeverAppearInErrorsOrResults() {
+        val s = "whsec_DO_NOT_LEAK_4242"
+        val texts = mutableListOf<String>()
+        for (f in listOf(
+            { WebhookVerifier(listOf(s)).verify(signed, body, now).toString() },
+            { WebhookVerifier(listOf(s)).verify(signWebhook(s, body, now), body, now + 999).toString() },
+            { WebhookVerifier(listOf(s, "")).toString() },
+            { WebhookVerifier(listOf(s)).verify(signWebhook(s, body, now), body, now).toString() },
+        )) {
+            try { texts += f() } catch (e: RoyaltyKitException) { texts += e.toString(); texts += e.message ?: "" }
+        }
+        assertFalse(texts.joinToString("\n"), texts.any { it.contains(s) })
+    }
+
+    @Test
+    fun rotationHelper() {
+        assertEquals(listOf("new", "old"), activeSecrets("new", "old", now + 300, now))
+        assertEquals(listOf("new"), activeSecrets("new", "old", now + 300, now + 301))
+        assertEquals(listOf("new"), activeSecrets("new"))
+    }
+
+    @Test
+    fun replayKeys() {
+        val v = WebhookVerifier(listOf(secret))
+        val original = v.verify(signed, body, now)
+        val rb = String(body).dropLast(1).plus(",\"replay_of\":\"dlv_kt_1\"}").toByteArray()
+        val replay = v.verify(signWebhook(secret, rb, now + 60, "dlv_kt_2"), rb, now + 60)
+        assertEquals("dlv_kt_1", replay.event.replayOf)
+        assertEquals(eventKey("org", original.event), eventKey("org", replay.event))
+        assertNotEquals(deliveryKey("org", original.deliveryId), deliveryKey("org", replay.deliveryId))
+        val forged = v.verify(signed + ("Service-Webhook-Id" to "fresh"), body, now)
+        assertEquals(original.contentKey, forged.contentKey)
+    }
+
+    @Test
+    fun dedupWindowIsThreadSafe() {
+        val w = DedupWindow(1000, 3600)
+        val firsts = AtomicInteger()
+        val pool = Executors.newFixedThreadPool(8)
+        repeat(8) { pool.submit { for (i in 0 until 500) if (w.checkAndInsert("k$i", now)) firsts.incrementAndGet() } }
+        pool.shutdown()
+        assertTrue(pool.awaitTermination(60, TimeUnit.SECONDS))
+        assertEquals(500, firsts.get())
+        assertEquals(500uL, w.size())
+        assertTrue(w.checkAndInsert("new"))
+    }
+
+    @Test
+    fun survivesHostileInputThenWorks() {
+        val v = WebhookVerifier(listOf(secret))
+        for (f in listOf(
+            { v.verify(mapOf("Service-Webhook-Signature" to "v1=".repeat(100_000)), body, now) },
+            { v.verify(signed, ByteArray(10 * 1024 * 1024), now) },
+            { v.verify(emptyMap(), ByteArray(0), Long.MIN_VALUE) },
+            { v.verify(signed, body, Long.MAX_VALUE) },
+        )) {
+            try { f() } catch (e: RoyaltyKitException) { assertTrue(e.code.isNotEmpty()) }
+        }
+        assertEquals("dlv_kt_1", v.verify(signed, body, now).deliveryId)
+    }
+}
