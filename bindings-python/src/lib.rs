@@ -206,7 +206,7 @@ fn headers_arg(obj: &Bound<'_, PyAny>) -> PyResult<Headers> {
         let item = item?;
         let pair = item.cast::<PyTuple>().map(|t| t.to_list()).or_else(|_| {
             item.cast::<PyList>()
-                .map(|l| l.clone())
+                .cloned()
                 .map_err(|_| PyTypeError::new_err("each header must be a (name, value) pair"))
         })?;
         if pair.len() != 2 {

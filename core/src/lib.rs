@@ -26,4 +26,9 @@ pub mod dedup;
 mod error;
 pub mod webhook;
 
+/// The README's Rust example runs as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeExamples;
+
 pub use error::{integer_from_f64, seconds_from_f64, ArgumentError};

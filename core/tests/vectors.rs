@@ -12,7 +12,9 @@ use royaltykit::webhook::{self, VerifyOptions};
 use serde_json::Value;
 
 fn load(name: &str) -> Value {
-    let path = format!("{}/../tests/vectors/{name}", env!("CARGO_MANIFEST_DIR"));
+    let dir = std::env::var("ROYALTYKIT_VECTORS")
+        .unwrap_or_else(|_| format!("{}/../tests/vectors", env!("CARGO_MANIFEST_DIR")));
+    let path = format!("{dir}/{name}");
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 

@@ -1,0 +1,59 @@
+# royaltykit — two commands matter: `make demo` and `make test`. Both set themselves up
+# (scripts/setup.sh, idempotent) on a fresh machine of this project's kind.
+SHELL := /bin/bash
+.DEFAULT_GOAL := test
+VERSION := $(shell awk -F'"' '/^version = /{print $$2; exit}' Cargo.toml)
+
+.PHONY: setup package npm wheel jar test test-rust test-node test-python test-kotlin android-check demo vectors clean
+
+setup:
+	@bash scripts/setup.sh
+
+npm: setup
+	@bash scripts/build-npm.sh
+
+wheel: setup
+	@rm -f dist/royaltykit-$(VERSION)-*.whl
+	@cd bindings-python && ../.build/venv/bin/maturin build --release --strip --quiet -o ../dist 2>&1 | grep -v '^📦\|^🍹\|^🐍\|^🔗' || true
+	@ls -l dist/royaltykit-$(VERSION)-*.whl >&2
+
+jar: setup
+	@bash scripts/build-jar.sh
+
+## dist/: the npm tarball, the abi3 wheel, the Kotlin jar
+package: npm wheel jar
+
+test-rust: setup
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets --quiet -- -D warnings
+	cargo test --workspace --quiet
+
+android-check: setup
+	cargo check --quiet --target aarch64-linux-android -p royaltykit-kotlin
+
+test-node: npm
+	@echo "== Node suite (installed npm package) =="
+	@bash scripts/test-node.sh
+
+test-python: wheel
+	@echo "== Python suite (installed wheel) =="
+	@bash scripts/test-python.sh
+
+test-kotlin: jar
+	@echo "== Kotlin suite (built jar) =="
+	@bash scripts/test-kotlin.sh
+
+## everything CI runs
+test: test-rust android-check test-node test-python test-kotlin demo
+	@echo "make test: all suites passed"
+
+## the webhook receiver demo over real HTTP on 127.0.0.1
+demo: npm
+	@bash scripts/demo.sh
+
+## regenerate tests/vectors/*.json from the stdlib-only generator
+vectors:
+	python3 tests/vectors/gen_vectors.py
+
+clean:
+	rm -rf target dist .build
