@@ -390,3 +390,6 @@ pub fn active_secrets<'a>(
         )),
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,148 @@
+//! Unit tests of behaviour the shared vectors do not pin down (the vectors cover the codes).
+
+use super::*;
+
+const BODY: &[u8] = br#"{"event":"ddex.delivery.failed","resource":{"type":"ddex_message","reference":"r","url":"/api/v1/ddex/messages/r"},"occurred_at":"2026-11-22T04:05:06Z"}"#;
+
+#[test]
+fn sign_then_verify_round_trips_with_one_and_two_secrets() {
+    let h = sign(&["new", "old"], BODY, 1_000, "dlv-1").unwrap();
+    assert_eq!(h.signature.matches("v1=").count(), 2);
+    for secrets in [&["new"][..], &["old"], &["other", "old"]] {
+        let v = verify(&h.pairs(), BODY, secrets, 1_000, VerifyOptions::default()).unwrap();
+        assert_eq!(v.delivery_id, "dlv-1");
+        assert_eq!(v.secret_index, secrets.len() - 1);
+    }
+}
+
+#[test]
+fn secrets_never_appear_in_debug_or_errors() {
+    let secret = "whsec_SHOULD_NOT_LEAK";
+    let verifier = WebhookVerifier::new(&[secret], VerifyOptions::default()).unwrap();
+    assert!(!format!("{verifier:?}").contains(secret));
+    let h = sign(&[secret], BODY, 1_000, "d").unwrap();
+    let late = verifier.verify(&h.pairs(), BODY, 5_000).unwrap_err();
+    let forged = verifier.verify(&h.pairs(), b"x", 1_000).unwrap_err();
+    let empty = WebhookVerifier::new(&[secret, ""], VerifyOptions::default()).unwrap_err();
+    for e in [late, forged, empty] {
+        assert!(!format!("{e} {e:?}").contains(secret), "{e}");
+        assert!(
+            !format!("{e}").contains(&h.signature[3..]),
+            "no computed MAC in messages"
+        );
+    }
+}
+
+#[test]
+fn error_details_name_header_skew_and_limit() {
+    let h = sign(&["s"], BODY, 1_000, "d").unwrap();
+    let e = verify(&h.pairs(), BODY, &["s"], 1_400, VerifyOptions::default()).unwrap_err();
+    assert_eq!(
+        (e.code(), e.skew_seconds(), e.limit()),
+        ("timestamp_too_old", Some(400), Some(300))
+    );
+    let e = verify(
+        &[(HEADER_ID, "d")],
+        BODY,
+        &["s"],
+        0,
+        VerifyOptions::default(),
+    )
+    .unwrap_err();
+    assert_eq!(e.header(), Some(HEADER_TIMESTAMP));
+    let small = VerifyOptions::new(300, 10).unwrap();
+    let e = verify(&h.pairs(), BODY, &["s"], 1_000, small).unwrap_err();
+    assert_eq!((e.code(), e.limit()), ("payload_too_large", Some(10)));
+}
+
+#[test]
+fn hostile_timestamp_and_now_do_not_overflow() {
+    let h = sign(&["s"], BODY, 999_999_999_999_999, "d").unwrap();
+    for now in [i64::MIN, i64::MAX, 0] {
+        let e = verify(&h.pairs(), BODY, &["s"], now, VerifyOptions::default()).unwrap_err();
+        assert!(matches!(
+            e.code(),
+            "timestamp_too_old" | "timestamp_too_new"
+        ));
+    }
+}
+
+#[test]
+fn options_validate_ranges() {
+    assert!(VerifyOptions::new(0, 0).is_ok());
+    assert!(VerifyOptions::new(86_400, 64 * 1024 * 1024).is_ok());
+    assert_eq!(
+        VerifyOptions::new(-1, 1).unwrap_err().name,
+        "tolerance_seconds"
+    );
+    assert_eq!(
+        VerifyOptions::new(86_401, 1).unwrap_err().name,
+        "tolerance_seconds"
+    );
+    assert_eq!(
+        VerifyOptions::new(1, -1).unwrap_err().name,
+        "max_body_bytes"
+    );
+}
+
+#[test]
+fn sign_rejects_bad_arguments() {
+    assert_eq!(
+        sign(&["s"], BODY, -1, "d").unwrap_err().code(),
+        "invalid_argument"
+    );
+    assert_eq!(
+        sign(&["s"], BODY, 1, "").unwrap_err().code(),
+        "invalid_argument"
+    );
+    assert_eq!(
+        sign(&["s"], BODY, 1, " d").unwrap_err().code(),
+        "invalid_argument"
+    );
+    assert_eq!(
+        sign::<&str>(&[], BODY, 1, "d").unwrap_err().code(),
+        "invalid_secret"
+    );
+}
+
+#[test]
+fn active_secrets_follow_previous_valid_until() {
+    assert_eq!(
+        active_secrets("n", Some("o"), Some(10), 10).unwrap(),
+        ["n", "o"]
+    );
+    assert_eq!(active_secrets("n", Some("o"), Some(10), 11).unwrap(), ["n"]);
+    assert_eq!(active_secrets("n", None, None, 11).unwrap(), ["n"]);
+    assert!(active_secrets("n", Some("o"), None, 0).is_err());
+    assert!(active_secrets("n", None, Some(1), 0).is_err());
+}
+
+#[test]
+fn event_names_round_trip_and_unknown_names_are_kept() {
+    for name in [
+        "ddex.delivery.status_changed",
+        "ddex.delivery.blocked",
+        "ddex.delivery.acknowledged",
+        "ddex.delivery.rejected",
+        "ddex.delivery.failed",
+        "ddex.import.completed",
+        "ddex.import.failed",
+        "ddex.connection.degraded",
+        "enterprise.webhook.test",
+    ] {
+        let n = EventName::parse(name);
+        assert!(n.is_known(), "{name}");
+        assert_eq!(n.as_str(), name);
+    }
+    let other = EventName::parse("ddex.brand_new");
+    assert_eq!(other, EventName::Other("ddex.brand_new".into()));
+    assert!(!other.is_known());
+    assert_eq!(other.to_string(), "ddex.brand_new");
+}
+
+#[test]
+fn verifier_is_send_and_sync() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<WebhookVerifier>();
+    assert_send_sync::<crate::dedup::DedupWindow>();
+}
