@@ -11,6 +11,8 @@
 //!   event payloads.
 //! - [`dedup`]: delivery, content, event and idempotency keys, and a bounded in-memory
 //!   [`dedup::DedupWindow`].
+//! - [`retry`]: the server's webhook delivery schedule, client backoff, `Retry-After`, retry
+//!   decisions from both specs' rules, and request-rate budgets.
 #![forbid(unsafe_code)]
 #![cfg_attr(
     test,
@@ -24,6 +26,8 @@
 
 pub mod dedup;
 mod error;
+mod headers;
+pub mod retry;
 pub mod webhook;
 
 /// The README's Rust example runs as a doctest.
@@ -32,3 +36,4 @@ pub mod webhook;
 struct ReadmeExamples;
 
 pub use error::{integer_from_f64, seconds_from_f64, ArgumentError};
+pub use headers::HeaderMap;

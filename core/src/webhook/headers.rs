@@ -1,64 +1,12 @@
 //! Header lookup over whatever shape the host has, and collection of the three webhook headers.
 
 use super::{error::quote, WebhookError, HEADER_ID, HEADER_SIGNATURE, HEADER_TIMESTAMP};
-use std::collections::{BTreeMap, HashMap};
+use crate::HeaderMap;
 
 /// Most values kept per header name; more is an error for that header.
 pub const MAX_VALUES_PER_HEADER: usize = 16;
 /// Longest accepted `Service-Webhook-Id` value, in bytes.
 pub const MAX_DELIVERY_ID_BYTES: usize = 256;
-
-/// Read access to request headers. Name lookup is ASCII case-insensitive; a header may have
-/// several values (repeated header lines), reported in order.
-///
-/// Implemented for slices and vectors of `(name, value)` pairs and for `HashMap`/`BTreeMap`
-/// of name to value; bindings implement it for their own shapes without copying.
-pub trait HeaderMap {
-    /// Calls `f` with each value of header `name` (any case), in order.
-    fn for_each_value<'a>(&'a self, name: &str, f: &mut dyn FnMut(&'a str));
-}
-
-impl<N: AsRef<str>, V: AsRef<str>> HeaderMap for [(N, V)] {
-    fn for_each_value<'a>(&'a self, name: &str, f: &mut dyn FnMut(&'a str)) {
-        for (n, v) in self {
-            if n.as_ref().eq_ignore_ascii_case(name) {
-                f(v.as_ref());
-            }
-        }
-    }
-}
-
-impl<N: AsRef<str>, V: AsRef<str>> HeaderMap for Vec<(N, V)> {
-    fn for_each_value<'a>(&'a self, name: &str, f: &mut dyn FnMut(&'a str)) {
-        self.as_slice().for_each_value(name, f);
-    }
-}
-
-impl<N: AsRef<str>, V: AsRef<str>, const K: usize> HeaderMap for [(N, V); K] {
-    fn for_each_value<'a>(&'a self, name: &str, f: &mut dyn FnMut(&'a str)) {
-        self.as_slice().for_each_value(name, f);
-    }
-}
-
-impl<N: AsRef<str>, V: AsRef<str>, S> HeaderMap for HashMap<N, V, S> {
-    fn for_each_value<'a>(&'a self, name: &str, f: &mut dyn FnMut(&'a str)) {
-        for (n, v) in self {
-            if n.as_ref().eq_ignore_ascii_case(name) {
-                f(v.as_ref());
-            }
-        }
-    }
-}
-
-impl<N: AsRef<str>, V: AsRef<str>> HeaderMap for BTreeMap<N, V> {
-    fn for_each_value<'a>(&'a self, name: &str, f: &mut dyn FnMut(&'a str)) {
-        for (n, v) in self {
-            if n.as_ref().eq_ignore_ascii_case(name) {
-                f(v.as_ref());
-            }
-        }
-    }
-}
 
 /// Values of one header, bounded.
 #[derive(Default)]

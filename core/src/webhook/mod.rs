@@ -17,9 +17,10 @@ mod event;
 mod headers;
 mod signature;
 
+pub use crate::HeaderMap;
 pub use error::WebhookError;
 pub use event::{EventName, WebhookEvent};
-pub use headers::{HeaderMap, MAX_DELIVERY_ID_BYTES, MAX_VALUES_PER_HEADER};
+pub use headers::{MAX_DELIVERY_ID_BYTES, MAX_VALUES_PER_HEADER};
 pub use signature::{
     MAX_SIGNATURE_HEADER_BYTES, MAX_SIGNATURE_VALUES, MAX_TIMESTAMP_DIGITS, SIGNATURE_HEX_LEN,
 };

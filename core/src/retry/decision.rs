@@ -1,0 +1,506 @@
+//! Retry decisions from both specs' rules.
+//!
+//! Sources: enterprise API "Errors → Client behaviour by status" (reads retry on 408, 429 and
+//! 5xx with backoff and jitter; 429 waits at least `Retry-After`; a timed-out create, submit,
+//! checkout or add-on action is reconciled first; a failed upload is retried with the same file
+//! or chunk) and "Retry safety" (reads and token exchange may be retried; updates only when safe
+//! to apply again; creates, submit, checkout, top-up and add-on actions never blindly; only
+//! webhook create/update/delete take an idempotency key); reporting API "Errors" (409 state or
+//! idempotency conflict; 503 dependency unavailable on token exchange, analytics and exports)
+//! and `idem` operations.
+
+use super::backoff::{check_random, truncate, BackoffPolicy};
+use super::retry_after::{retry_after_from_headers, RetryAfter, DEFAULT_RETRY_AFTER_CAP_SECONDS};
+use crate::{ArgumentError, HeaderMap};
+
+/// How safe an operation is to repeat. The operation catalog assigns one to every operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RetryClass {
+    /// A read (GET): always safe to repeat.
+    Read,
+    /// A token exchange: safe to repeat (enterprise "Retry safety").
+    TokenExchange,
+    /// A write sent with an idempotency key (reporting `idem` operations, enterprise webhook
+    /// create/update/delete): safe to repeat with the same key.
+    IdempotentWrite,
+    /// An update that is safe to apply again (e.g. a full replacement).
+    SafeUpdate,
+    /// A create without an idempotency key: never repeated blindly.
+    UnsafeCreate,
+    /// A release submit.
+    Submit,
+    /// A checkout creation.
+    Checkout,
+    /// An add-on purchase, install, activate, deactivate or uninstall.
+    AddonAction,
+    /// A file or chunk upload.
+    Upload,
+}
+
+const CLASSES: [(RetryClass, &str); 9] = [
+    (RetryClass::Read, "read"),
+    (RetryClass::TokenExchange, "token_exchange"),
+    (RetryClass::IdempotentWrite, "idempotent_write"),
+    (RetryClass::SafeUpdate, "safe_update"),
+    (RetryClass::UnsafeCreate, "unsafe_create"),
+    (RetryClass::Submit, "submit"),
+    (RetryClass::Checkout, "checkout"),
+    (RetryClass::AddonAction, "addon_action"),
+    (RetryClass::Upload, "upload"),
+];
+
+impl RetryClass {
+    /// Parses the snake_case name (`read`, `token_exchange`, …).
+    pub fn parse(s: &str) -> Result<Self, ArgumentError> {
+        CLASSES
+            .iter()
+            .find(|(_, n)| *n == s)
+            .map(|(c, _)| *c)
+            .ok_or_else(|| {
+                ArgumentError::new(
+                    "retry_class",
+                    format!(
+                        "unknown retry class {:?}; expected one of read, token_exchange, idempotent_write, safe_update, unsafe_create, submit, checkout, addon_action, upload",
+                        truncate(s)
+                    ),
+                )
+            })
+    }
+
+    /// The snake_case name.
+    pub fn as_str(self) -> &'static str {
+        CLASSES
+            .iter()
+            .find(|(c, _)| *c == self)
+            .map_or("", |(_, n)| n)
+    }
+
+    /// What to check before repeating, for classes that must not be repeated blindly.
+    fn reconcile(self) -> Option<Reconcile> {
+        match self {
+            Self::UnsafeCreate => Some(Reconcile::LookupBySentData),
+            Self::Submit => Some(Reconcile::FetchReleaseReviewState),
+            Self::Checkout => Some(Reconcile::CheckCheckoutState),
+            Self::AddonAction => Some(Reconcile::ReadAddonStatus),
+            _ => None,
+        }
+    }
+}
+
+/// A failure below HTTP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransportFailure {
+    /// No response in time: the request may have been received and applied.
+    Timeout,
+    /// The connection could not be established: nothing was sent.
+    ConnectFailed,
+    /// The connection broke after the request was sent: it may have been applied.
+    ConnectionLost,
+}
+
+impl TransportFailure {
+    /// Parses `timeout`, `connect_failed` or `connection_lost`.
+    pub fn parse(s: &str) -> Result<Self, ArgumentError> {
+        match s {
+            "timeout" => Ok(Self::Timeout),
+            "connect_failed" => Ok(Self::ConnectFailed),
+            "connection_lost" => Ok(Self::ConnectionLost),
+            _ => Err(ArgumentError::new(
+                "transport",
+                format!(
+                    "unknown transport failure {:?}; expected timeout, connect_failed or connection_lost",
+                    truncate(s)
+                ),
+            )),
+        }
+    }
+
+    /// The snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Timeout => "timeout",
+            Self::ConnectFailed => "connect_failed",
+            Self::ConnectionLost => "connection_lost",
+        }
+    }
+}
+
+/// What happened to the attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// An HTTP response.
+    Response {
+        /// The status code (100–599).
+        status: u16,
+        /// Its `Retry-After`, if it had a usable one.
+        retry_after: Option<RetryAfter>,
+    },
+    /// No HTTP response.
+    Transport(TransportFailure),
+}
+
+impl Outcome {
+    /// A response outcome, reading `Retry-After` from the headers (default one-hour cap).
+    /// Promises `invalid_argument` for a status outside 100–599.
+    pub fn response<H: HeaderMap + ?Sized>(
+        status: i64,
+        headers: &H,
+        now: i64,
+    ) -> Result<Self, ArgumentError> {
+        let status = u16::try_from(status)
+            .ok()
+            .filter(|s| (100..=599).contains(s))
+            .ok_or_else(|| {
+                ArgumentError::new("status", format!("must be 100 to 599, got {status}"))
+            })?;
+        Ok(Self::Response {
+            status,
+            retry_after: retry_after_from_headers(headers, now, DEFAULT_RETRY_AFTER_CAP_SECONDS),
+        })
+    }
+}
+
+impl Outcome {
+    /// The outcome from a binding's optional parts: exactly one of `status` (with the response
+    /// headers) and `transport` (`timeout`, `connect_failed`, `connection_lost`). Promises
+    /// `invalid_argument` for both, neither, or an unknown or out-of-range value.
+    pub fn from_parts<H: HeaderMap + ?Sized>(
+        status: Option<i64>,
+        headers: &H,
+        transport: Option<&str>,
+        now: i64,
+    ) -> Result<Self, ArgumentError> {
+        match (status, transport) {
+            (Some(s), None) => Self::response(s, headers, now),
+            (None, Some(t)) => Ok(Self::Transport(TransportFailure::parse(t)?)),
+            (Some(_), Some(_)) => Err(ArgumentError::new(
+                "status",
+                "give either an HTTP status or a transport failure, not both",
+            )),
+            (None, None) => Err(ArgumentError::new(
+                "status",
+                "give an HTTP status (the response) or a transport failure (no response)",
+            )),
+        }
+    }
+}
+
+/// Where the caller is in its retry loop.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RetryState {
+    /// Attempts made so far, the failed one included (1 after the first attempt).
+    pub attempt: i64,
+    /// Seconds since the first attempt started.
+    pub elapsed_seconds: f64,
+    /// Whether the token was already refreshed for this request (401 refreshes once).
+    pub token_refreshed: bool,
+    /// A random value in `[0, 1)` for jitter.
+    pub random: f64,
+}
+
+/// Bounds of a retry loop.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RetryLimits {
+    max_attempts: i64,
+    max_elapsed_seconds: f64,
+}
+
+/// Default attempt limit (the first attempt and four retries: 2 s, 5 s, 15 s, 30–60 s).
+pub const DEFAULT_MAX_ATTEMPTS: i64 = 5;
+/// Default time budget of a retry loop, in seconds.
+pub const DEFAULT_MAX_ELAPSED_SECONDS: f64 = 300.0;
+
+impl Default for RetryLimits {
+    fn default() -> Self {
+        Self {
+            max_attempts: DEFAULT_MAX_ATTEMPTS,
+            max_elapsed_seconds: DEFAULT_MAX_ELAPSED_SECONDS,
+        }
+    }
+}
+
+impl RetryLimits {
+    /// [`RetryLimits::new`] with the defaults for values not given.
+    pub fn with_defaults(
+        max_attempts: Option<i64>,
+        max_elapsed_seconds: Option<f64>,
+    ) -> Result<Self, ArgumentError> {
+        Self::new(
+            max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS),
+            max_elapsed_seconds.unwrap_or(DEFAULT_MAX_ELAPSED_SECONDS),
+        )
+    }
+
+    /// Limits: at most `max_attempts` attempts (1 to 100) and no retry that would start after
+    /// `max_elapsed_seconds` (finite, positive). Promises `invalid_argument` otherwise.
+    pub fn new(max_attempts: i64, max_elapsed_seconds: f64) -> Result<Self, ArgumentError> {
+        if !(1..=100).contains(&max_attempts) {
+            return Err(ArgumentError::new(
+                "max_attempts",
+                format!("must be 1 to 100, got {max_attempts}"),
+            ));
+        }
+        if !(max_elapsed_seconds.is_finite() && max_elapsed_seconds > 0.0) {
+            return Err(ArgumentError::new(
+                "max_elapsed_seconds",
+                "must be a positive number of seconds",
+            ));
+        }
+        Ok(Self {
+            max_attempts,
+            max_elapsed_seconds,
+        })
+    }
+}
+
+/// What to do next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RetryAction {
+    /// Send the same request again after `delay_seconds` (same idempotency key, same file).
+    Retry,
+    /// Do not send it again.
+    Stop,
+    /// The request may have been applied: check its effect first (see [`Reconcile`]).
+    Reconcile,
+    /// Obtain a new token, then send the request again at once.
+    RefreshToken,
+}
+
+impl RetryAction {
+    /// `retry`, `stop`, `reconcile` or `refresh_token`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Retry => "retry",
+            Self::Stop => "stop",
+            Self::Reconcile => "reconcile",
+            Self::RefreshToken => "refresh_token",
+        }
+    }
+}
+
+/// What to check before repeating an operation that must not be repeated blindly.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reconcile {
+    /// Look up or search by the data already sent before creating again.
+    LookupBySentData,
+    /// Fetch the release and its review state before submitting again.
+    FetchReleaseReviewState,
+    /// Check whether a checkout id was returned or the order state changed.
+    CheckCheckoutState,
+    /// Read the add-on's status before repeating.
+    ReadAddonStatus,
+}
+
+impl Reconcile {
+    /// The snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::LookupBySentData => "lookup_by_sent_data",
+            Self::FetchReleaseReviewState => "fetch_release_review_state",
+            Self::CheckCheckoutState => "check_checkout_state",
+            Self::ReadAddonStatus => "read_addon_status",
+        }
+    }
+
+    fn explain(self) -> &'static str {
+        match self {
+            Self::LookupBySentData => "look up or search by the data already sent before creating again",
+            Self::FetchReleaseReviewState => "fetch the release and its review state before submitting again",
+            Self::CheckCheckoutState => "check whether a checkout_id was returned or the order state changed before a new checkout",
+            Self::ReadAddonStatus => "read the add-on status before repeating",
+        }
+    }
+}
+
+/// A retry decision.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RetryDecision {
+    /// What to do.
+    pub action: RetryAction,
+    /// Seconds to wait before retrying (0 unless the action is `retry`).
+    pub delay_seconds: f64,
+    /// A stable identifier of the rule that decided (e.g. `server_error_retry`).
+    pub rule: &'static str,
+    /// A sentence naming the rule and its source, for logs and people.
+    pub reason: String,
+    /// What to check first, when the action is `reconcile`.
+    pub reconcile: Option<Reconcile>,
+}
+
+/// Classes whose request may be repeated after it may have been applied.
+fn repeatable(class: RetryClass) -> bool {
+    class.reconcile().is_none()
+}
+
+/// Decides what to do after an attempt of an operation of class `class` ended with `outcome`.
+/// Promises: never `retry` for a class that must not be repeated blindly once the request may
+/// have been received (timeout, lost connection, 408, 5xx) — those get `reconcile`; `connect_failed`
+/// and 429 (nothing was applied) may retry for every class; `retry` only within `limits`;
+/// `invalid_argument` for an attempt below 1, a negative or non-finite elapsed time, or a random
+/// value outside `[0, 1)`.
+pub fn decide_retry(
+    class: RetryClass,
+    outcome: Outcome,
+    state: RetryState,
+    limits: RetryLimits,
+    policy: &BackoffPolicy,
+) -> Result<RetryDecision, ArgumentError> {
+    if state.attempt < 1 {
+        return Err(ArgumentError::new(
+            "attempt",
+            format!(
+                "must be 1 or more (attempts made, the failed one included), got {}",
+                state.attempt
+            ),
+        ));
+    }
+    if !(state.elapsed_seconds.is_finite() && state.elapsed_seconds >= 0.0) {
+        return Err(ArgumentError::new(
+            "elapsed_seconds",
+            "must be a finite number >= 0",
+        ));
+    }
+    check_random(state.random)?;
+    let backoff = policy.delay(state.attempt, state.random)?;
+    let c = class.as_str();
+    let stop = |rule, reason: String| RetryDecision {
+        action: RetryAction::Stop,
+        delay_seconds: 0.0,
+        rule,
+        reason,
+        reconcile: None,
+    };
+    let reconcile = |rule, what: String| {
+        let r = class.reconcile();
+        RetryDecision {
+            action: RetryAction::Reconcile,
+            delay_seconds: 0.0,
+            rule,
+            reason: format!(
+                "{what}: the request may have been applied and a {c} operation must not be repeated blindly; {} (enterprise API, client behaviour by status and retry safety)",
+                r.map_or("", Reconcile::explain)
+            ),
+            reconcile: r,
+        }
+    };
+    let retry = |rule, delay: f64, reason: String| RetryDecision {
+        action: RetryAction::Retry,
+        delay_seconds: delay,
+        rule,
+        reason,
+        reconcile: None,
+    };
+
+    let decision = match outcome {
+        Outcome::Transport(TransportFailure::ConnectFailed) => retry(
+            "connect_failed_retry",
+            backoff,
+            "the connection could not be established, so nothing was sent: safe to retry for every operation, with backoff".to_owned(),
+        ),
+        Outcome::Transport(t) if repeatable(class) => retry(
+            "maybe_sent_retry",
+            backoff,
+            format!(
+                "{}: a {c} operation is safe to send again{}, with backoff and jitter",
+                t.as_str(),
+                same_what(class)
+            ),
+        ),
+        Outcome::Transport(t) => reconcile("maybe_sent_reconcile", format!("{} on a {c} operation", t.as_str())),
+        Outcome::Response { status, retry_after } => match status {
+            100..=299 => stop("success", format!("status {status} is not a failure")),
+            300..=399 => stop(
+                "redirect",
+                format!("status {status}: redirects are not followed; the operation's path or base URL is wrong"),
+            ),
+            401 if class == RetryClass::TokenExchange => stop(
+                "token_exchange_unauthorized",
+                "401 on the token exchange: the credentials are invalid; retrying cannot help".to_owned(),
+            ),
+            401 if !state.token_refreshed => RetryDecision {
+                action: RetryAction::RefreshToken,
+                delay_seconds: 0.0,
+                rule: "unauthorized_refresh",
+                reason: "401: the token is missing, expired or revoked; obtain a new one and send the request again once".to_owned(),
+                reconcile: None,
+            },
+            401 => stop(
+                "unauthorized_after_refresh",
+                "401 again after refreshing the token: the credentials or tenant binding are wrong".to_owned(),
+            ),
+            429 => match retry_after {
+                Some(ra) => retry(
+                    "rate_limited_retry_after",
+                    ra.seconds as f64,
+                    format!(
+                        "429: rate limited; wait the Retry-After of {} s{} before sending the same request again (enterprise API: 429 waits at least Retry-After)",
+                        ra.seconds,
+                        if ra.capped { " (the server asked for longer; capped)" } else { "" }
+                    ),
+                ),
+                None => retry(
+                    "rate_limited_backoff",
+                    backoff,
+                    "429: rate limited without Retry-After; back off before sending the same request again".to_owned(),
+                ),
+            },
+            409 => stop(
+                "conflict",
+                format!("409: state or idempotency conflict on a {c} operation; read the current state instead of repeating"),
+            ),
+            408 | 500..=599 if repeatable(class) => {
+                let delay = retry_after.map_or(backoff, |ra| backoff.max(ra.seconds as f64));
+                retry(
+                    if status == 408 { "request_timeout_retry" } else { "server_error_retry" },
+                    delay,
+                    format!(
+                        "{status}: a temporary failure; a {c} operation is safe to send again{}, with exponential backoff and jitter (enterprise: reads retry on 408, 429, 5xx; reporting: 503 dependency unavailable)",
+                        same_what(class)
+                    ),
+                )
+            }
+            408 | 500..=599 => reconcile(
+                if status == 408 { "request_timeout_reconcile" } else { "server_error_reconcile" },
+                format!("{status} on a {c} operation"),
+            ),
+            _ => stop(
+                "client_error",
+                format!("{status}: the request itself was refused; sending it again unchanged cannot succeed"),
+            ),
+        },
+    };
+
+    if decision.action != RetryAction::Retry {
+        return Ok(decision);
+    }
+    if state.attempt >= limits.max_attempts {
+        return Ok(stop(
+            "attempts_exhausted",
+            format!(
+                "would retry ({}), but {} of {} attempts are used",
+                decision.rule, state.attempt, limits.max_attempts
+            ),
+        ));
+    }
+    if state.elapsed_seconds + decision.delay_seconds > limits.max_elapsed_seconds {
+        return Ok(stop(
+            "time_budget_exhausted",
+            format!(
+                "would retry ({}) after {} s, but that passes the {} s budget ({} s elapsed)",
+                decision.rule,
+                decision.delay_seconds,
+                limits.max_elapsed_seconds,
+                state.elapsed_seconds
+            ),
+        ));
+    }
+    Ok(decision)
+}
+
+fn same_what(class: RetryClass) -> &'static str {
+    match class {
+        RetryClass::IdempotentWrite => " with the same idempotency key",
+        RetryClass::Upload => " with the same file or chunk",
+        _ => "",
+    }
+}

@@ -1,0 +1,171 @@
+//! Request-rate budgets: rolling windows, the first exhausted one stops the request.
+
+use crate::ArgumentError;
+use std::collections::VecDeque;
+
+/// One rolling window.
+#[derive(Debug, Clone)]
+struct Window {
+    name: String,
+    limit: usize,
+    seconds: i64,
+    /// Times of the requests counted in the window, oldest first; at most `limit`.
+    log: VecDeque<i64>,
+}
+
+/// The answer of [`RateBudget::try_acquire`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RateDecision {
+    /// True when the request may be sent now (it has been counted).
+    pub allowed: bool,
+    /// When refused: the earliest time at which every exhausted window has room again.
+    pub wait_until: Option<i64>,
+    /// When refused: the first exhausted limit, in the order the budget lists them.
+    pub limit: Option<String>,
+}
+
+/// Rolling-window request budgets for one client process. Memory is bounded by the sum of the
+/// limits; each call is O(1) amortised.
+#[derive(Debug, Clone)]
+pub struct RateBudget {
+    windows: Vec<Window>,
+}
+
+/// Most windows in one budget.
+pub const MAX_WINDOWS: usize = 16;
+/// Largest limit of one window.
+pub const MAX_LIMIT: i64 = 1_000_000;
+
+/// The enterprise API's presets (rolling one-minute limits): name → (window name, limit).
+const PRESETS: &[(&str, &[(&str, i64)])] = &[
+    (
+        "enterprise",
+        &[
+            ("api_client", 600),
+            ("organization", 1_200),
+            ("source_address", 180),
+        ],
+    ),
+    (
+        "enterprise_ddex",
+        &[("ddex_client", 300), ("ddex_connection", 120)],
+    ),
+    (
+        "enterprise_audio_upload",
+        &[("user", 10), ("organization", 100), ("source", 20)],
+    ),
+    (
+        "enterprise_chunk_upload",
+        &[("user", 90), ("organization", 900), ("source", 180)],
+    ),
+];
+
+impl RateBudget {
+    /// A budget of windows `(name, limit, window_seconds)`. Promises `invalid_argument` for no
+    /// windows, more than 16, a limit outside 1 to 1,000,000, or a window outside 1 s to 1 day.
+    pub fn new<S: AsRef<str>>(windows: &[(S, i64, i64)]) -> Result<Self, ArgumentError> {
+        if windows.is_empty() || windows.len() > MAX_WINDOWS {
+            return Err(ArgumentError::new(
+                "windows",
+                format!("give 1 to {MAX_WINDOWS} windows"),
+            ));
+        }
+        let windows = windows
+            .iter()
+            .map(|(name, limit, seconds)| {
+                let limit = usize::try_from(*limit)
+                    .ok()
+                    .filter(|l| (1..=MAX_LIMIT as usize).contains(l))
+                    .ok_or_else(|| {
+                        ArgumentError::new(
+                            "limit",
+                            format!("must be 1 to {MAX_LIMIT}, got {limit}"),
+                        )
+                    })?;
+                if !(1..=86_400).contains(seconds) {
+                    return Err(ArgumentError::new(
+                        "window_seconds",
+                        format!("must be 1 to 86400, got {seconds}"),
+                    ));
+                }
+                Ok(Window {
+                    name: name.as_ref().to_owned(),
+                    limit,
+                    seconds: *seconds,
+                    log: VecDeque::new(),
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Self { windows })
+    }
+
+    /// A preset of the enterprise API's one-minute limits: `enterprise` (600 per API client,
+    /// 1,200 per organization, 180 per source address), `enterprise_ddex` (300 per client, 120
+    /// per connection), `enterprise_audio_upload` (10 per user, 100 per organization, 20 per
+    /// source), `enterprise_chunk_upload` (90, 900, 180). Promises `invalid_argument` for
+    /// another name.
+    pub fn preset(name: &str) -> Result<Self, ArgumentError> {
+        let (_, windows) = PRESETS.iter().find(|(n, _)| *n == name).ok_or_else(|| {
+            ArgumentError::new(
+                "preset",
+                format!(
+                    "unknown preset {:?}; expected enterprise, enterprise_ddex, enterprise_audio_upload or enterprise_chunk_upload",
+                    super::backoff::truncate(name)
+                ),
+            )
+        })?;
+        let windows: Vec<(&str, i64, i64)> = windows.iter().map(|(n, l)| (*n, *l, 60)).collect();
+        Self::new(&windows)
+    }
+
+    /// Counts a request at `now` if every window has room and answers `allowed`; otherwise
+    /// counts nothing and answers when to try again and which limit stopped it.
+    pub fn try_acquire(&mut self, now: i64) -> RateDecision {
+        let mut first_exhausted = None;
+        let mut wait_until: Option<i64> = None;
+        for w in &mut self.windows {
+            while w
+                .log
+                .front()
+                .is_some_and(|t| *t <= now.saturating_sub(w.seconds))
+            {
+                w.log.pop_front();
+            }
+            if w.log.len() >= w.limit {
+                let frees_at = w.log.front().map_or(now, |t| t.saturating_add(w.seconds));
+                wait_until = Some(wait_until.map_or(frees_at, |x| x.max(frees_at)));
+                first_exhausted.get_or_insert_with(|| w.name.clone());
+            }
+        }
+        if first_exhausted.is_some() {
+            return RateDecision {
+                allowed: false,
+                wait_until,
+                limit: first_exhausted,
+            };
+        }
+        for w in &mut self.windows {
+            w.log.push_back(now);
+        }
+        RateDecision {
+            allowed: true,
+            wait_until: None,
+            limit: None,
+        }
+    }
+
+    /// Requests counted in each window at `now`, as `(name, count, limit)`.
+    pub fn usage(&self, now: i64) -> Vec<(String, usize, usize)> {
+        self.windows
+            .iter()
+            .map(|w| {
+                let live = w
+                    .log
+                    .iter()
+                    .filter(|t| **t > now.saturating_sub(w.seconds))
+                    .count();
+                (w.name.clone(), live, w.limit)
+            })
+            .collect()
+    }
+}
