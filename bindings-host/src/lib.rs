@@ -27,3 +27,11 @@ pub fn random_seed() -> Result<[u8; 16], String> {
         .map_err(|e| format!("the OS random number generator is unavailable: {e}"))?;
     Ok(seed)
 }
+
+/// A uniform random number in `[0, 1)` from the OS RNG (53 random bits), for backoff jitter.
+pub fn random_unit() -> Result<f64, String> {
+    let mut b = [0u8; 8];
+    getrandom::fill(&mut b)
+        .map_err(|e| format!("the OS random number generator is unavailable: {e}"))?;
+    Ok((u64::from_le_bytes(b) >> 11) as f64 / (1u64 << 53) as f64)
+}

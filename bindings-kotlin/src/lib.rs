@@ -13,6 +13,8 @@ use std::sync::{Arc, Mutex};
 
 uniffi::setup_scaffolding!();
 
+mod retry;
+
 /// Every error of this library. Kotlin sees `RoyaltyKitException` with the subclasses
 /// `Webhook` and `InvalidArgument`; `code` is stable and the same in every language.
 #[derive(Debug, thiserror::Error, uniffi::Error)]
@@ -68,7 +70,7 @@ impl From<webhook::WebhookError> for RoyaltyKitError {
     }
 }
 
-type Result<T> = std::result::Result<T, RoyaltyKitError>;
+pub(crate) type Result<T> = std::result::Result<T, RoyaltyKitError>;
 
 /// A parsed webhook event; unknown event names are kept.
 #[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]

@@ -10,6 +10,8 @@ use royaltykit::{dedup, seconds_from_f64, webhook, ArgumentError};
 use std::borrow::Cow;
 use std::sync::Mutex;
 
+mod retry;
+
 // ---- errors ---------------------------------------------------------------------------------------
 
 static ERRORS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
@@ -60,7 +62,7 @@ impl Detail {
     }
 }
 
-fn argument_error(py: Python<'_>, e: &ArgumentError) -> PyErr {
+pub(crate) fn argument_error(py: Python<'_>, e: &ArgumentError) -> PyErr {
     raise(
         py,
         "InvalidArgumentError",
@@ -106,7 +108,7 @@ fn text<'a>(s: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, str>> {
     }
 }
 
-fn str_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<String> {
+pub(crate) fn str_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<String> {
     let s = obj
         .cast::<PyString>()
         .map_err(|_| PyTypeError::new_err(format!("{what} must be str, not {}", type_name(obj))))?;
@@ -173,7 +175,7 @@ fn secrets_arg(obj: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
 
 /// The delivery headers out of a Mapping (anything with `.items()`) or an iterable of pairs.
 /// Only names the core asks for are kept; their values must be str (or a list/tuple of str).
-struct Headers(Vec<(&'static str, String)>);
+pub(crate) struct Headers(pub(crate) Vec<(&'static str, String)>);
 
 impl webhook::HeaderMap for Headers {
     fn for_each_value<'a>(&'a self, name: &str, f: &mut dyn FnMut(&'a str)) {
@@ -186,6 +188,11 @@ impl webhook::HeaderMap for Headers {
 }
 
 fn headers_arg(obj: &Bound<'_, PyAny>) -> PyResult<Headers> {
+    headers_for(obj, &webhook::HEADER_NAMES)
+}
+
+/// The headers named in `wanted` (ASCII case-insensitive), from a Mapping or pairs.
+pub(crate) fn headers_for(obj: &Bound<'_, PyAny>, wanted: &[&'static str]) -> PyResult<Headers> {
     let wrong = || {
         PyTypeError::new_err(format!(
             "headers must be a Mapping[str, str] or an iterable of (name, value) pairs, not {}",
@@ -222,10 +229,7 @@ fn headers_arg(obj: &Bound<'_, PyAny>) -> PyResult<Headers> {
             ))
         })?;
         let name = text(name)?;
-        let Some(canonical) = webhook::HEADER_NAMES
-            .iter()
-            .find(|n| n.eq_ignore_ascii_case(&name))
-        else {
+        let Some(canonical) = wanted.iter().find(|n| n.eq_ignore_ascii_case(&name)) else {
             continue;
         };
         let value = pair.get_item(1)?;
@@ -241,7 +245,11 @@ fn headers_arg(obj: &Bound<'_, PyAny>) -> PyResult<Headers> {
 }
 
 /// `now` in Unix seconds: None = the system clock; int as is; float rounded down.
-fn now_arg(py: Python<'_>, now: Option<&Bound<'_, PyAny>>, name: &'static str) -> PyResult<i64> {
+pub(crate) fn now_arg(
+    py: Python<'_>,
+    now: Option<&Bound<'_, PyAny>>,
+    name: &'static str,
+) -> PyResult<i64> {
     match now {
         None => Ok(royaltykit_host::now_unix_seconds()),
         Some(v) if v.is_none() => now_arg(py, None, name),
@@ -635,6 +643,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<VerifiedWebhook>()?;
     m.add_class::<WebhookEvent>()?;
     m.add_class::<DedupWindow>()?;
+    retry::register(m)?;
     m.add("HEADER_NAMES", webhook::HEADER_NAMES.to_vec())?;
     m.add(
         "DEFAULT_TOLERANCE_SECONDS",

@@ -137,3 +137,89 @@ export class DedupWindow {
 }
 
 export const HEADER_NAMES: readonly string[];
+
+// ---- retry -----------------------------------------------------------------------------------------
+
+/** The service's delays between webhook delivery attempts (30, 120, 600, 1800, 3600, 7200, 21600 s). */
+export function webhookRetrySchedule(): number[];
+/** When the next delivery attempt is due, or null once all eight attempts are made. */
+export function webhookNextAttemptAt(firstAttemptAt: number, attemptsMade: number): number | null;
+/** The latest time at which the service gives a delivery up. */
+export function webhookGivesUpAt(firstAttemptAt: number): number;
+
+export type Jitter = 'none' | 'full' | 'equal';
+export interface BackoffPolicy {
+  /** Delays (s) before retries 1, 2, …. */
+  steps?: number[];
+  /** After the steps: a uniform delay in [min, max); without it the last step repeats. */
+  band?: [number, number] | null;
+  jitter?: Jitter;
+  capSeconds: number;
+}
+/** Seconds before retry `attempt` (1 = first). Default policy: 2, 5, 15, then 30–60 s. */
+export function backoffDelay(attempt: number, options?: { random?: number; policy?: BackoffPolicy }): number;
+
+export interface RetryAfter {
+  seconds: number;
+  /** The server asked for longer than the cap. */
+  capped: boolean;
+  form: 'delta_seconds' | 'http_date';
+}
+/** A Retry-After value relative to `now`; null when absent or garbage. */
+export function parseRetryAfter(value: string | null | undefined, now?: number | Date, options?: { capSeconds?: number }): RetryAfter | null;
+
+export type RetryClass =
+  | 'read'
+  | 'token_exchange'
+  | 'idempotent_write'
+  | 'safe_update'
+  | 'unsafe_create'
+  | 'submit'
+  | 'checkout'
+  | 'addon_action'
+  | 'upload';
+export type TransportFailure = 'timeout' | 'connect_failed' | 'connection_lost';
+export type RetryAction = 'retry' | 'stop' | 'reconcile' | 'refresh_token';
+export type Reconcile = 'lookup_by_sent_data' | 'fetch_release_review_state' | 'check_checkout_state' | 'read_addon_status';
+
+export interface RetryInput {
+  retryClass: RetryClass;
+  /** The response status, or… */
+  status?: number;
+  headers?: HeadersLike;
+  /** …the transport failure when there was no response. */
+  transport?: TransportFailure;
+  /** Attempts made so far, the failed one included. */
+  attempt: number;
+  elapsedSeconds?: number;
+  /** The token was already refreshed for this request. */
+  tokenRefreshed?: boolean;
+  /** In [0, 1); defaults to Math.random(). */
+  random?: number;
+  now?: number | Date;
+  /** Default 5. */
+  maxAttempts?: number;
+  /** Default 300. */
+  maxElapsedSeconds?: number;
+}
+export interface RetryDecision {
+  action: RetryAction;
+  delaySeconds: number;
+  /** Stable id of the rule that decided, e.g. `server_error_retry`. */
+  rule: string;
+  reason: string;
+  reconcile: Reconcile | null;
+}
+export function decideRetry(input: RetryInput): RetryDecision;
+
+export interface RateDecision {
+  allowed: boolean;
+  waitUntil: number | null;
+  limit: string | null;
+}
+export type RatePreset = 'enterprise' | 'enterprise_ddex' | 'enterprise_audio_upload' | 'enterprise_chunk_upload';
+export class RateBudget {
+  constructor(windows: RatePreset | ReadonlyArray<{ name: string; limit: number; windowSeconds?: number }>);
+  tryAcquire(now?: number | Date): RateDecision;
+  free(): void;
+}

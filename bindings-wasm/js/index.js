@@ -49,12 +49,12 @@ function call(fn) {
 // ---- conversions ------------------------------------------------------------------------------
 
 const HEADER_NAMES = native.headerNames();
-// Matches the core's header names ASCII-case-insensitively. A regex without the `u` flag folds
-// case only within ASCII for ASCII targets (no Kelvin-sign or long-s surprises), like the core.
-const RELEVANT = new RegExp(
-  '^(?:' + HEADER_NAMES.map((n) => n.replace(/[-]/g, '\\-')).join('|') + ')$',
-  'i',
-);
+// Matches header names the core asks for, ASCII-case-insensitively. A regex without the `u`
+// flag folds case only within ASCII for ASCII targets (no Kelvin-sign or long-s surprises),
+// like the core.
+const namesRegex = (names) => new RegExp('^(?:' + names.map((n) => n.replace(/[-]/g, '\\-')).join('|') + ')$', 'i');
+const WEBHOOK_HEADERS = namesRegex(HEADER_NAMES);
+const RESPONSE_HEADERS = namesRegex(native.responseHeaderNames());
 const [DEFAULT_TOLERANCE, DEFAULT_MAX_BODY] = native.verifyDefaults();
 const encoder = new TextEncoder();
 
@@ -71,13 +71,13 @@ function pushValue(flat, name, value) {
   }
 }
 
-function addPair(flat, name, value) {
+function addPair(flat, wanted, name, value) {
   if (typeof name !== 'string') throw new TypeError('header names must be strings');
-  if (RELEVANT.test(name)) pushValue(flat, name, value);
+  if (wanted.test(name)) pushValue(flat, name, value);
 }
 
-/** Headers in any common shape -> flat [name, value, ...] of the delivery headers only. */
-function flattenHeaders(headers) {
+/** Headers in any common shape -> flat [name, value, ...] of the headers the core reads. */
+function flattenHeaders(headers, wanted = WEBHOOK_HEADERS) {
   const flat = [];
   if (headers === null || typeof headers !== 'object') {
     throw new TypeError('headers must be an object, a Headers, a Map or an array of [name, value] pairs');
@@ -87,13 +87,13 @@ function flattenHeaders(headers) {
       if (!Array.isArray(pair) || pair.length !== 2) {
         throw new TypeError('header pairs must be [name, value] arrays');
       }
-      addPair(flat, pair[0], pair[1]);
+      addPair(flat, wanted, pair[0], pair[1]);
     }
   } else if (headers instanceof Map || (typeof headers.entries === 'function' && typeof headers.get === 'function')) {
     // Map, WHATWG Headers (fetch, undici), or anything with entries()
-    for (const [name, value] of headers.entries()) addPair(flat, name, value);
+    for (const [name, value] of headers.entries()) addPair(flat, wanted, name, value);
   } else {
-    for (const name of Object.keys(headers)) addPair(flat, name, headers[name]);
+    for (const name of Object.keys(headers)) addPair(flat, wanted, name, headers[name]);
   }
   return flat;
 }
@@ -255,7 +255,118 @@ class DedupWindow {
   }
 }
 
+// ---- retry ---------------------------------------------------------------------------------------
+
+const [DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_ELAPSED, DEFAULT_RETRY_AFTER_CAP] = native.retryDefaults();
+
+function randomArg(value) {
+  return value === undefined || value === null ? Math.random() : toNumber(value, 'random');
+}
+
+/** The service's delays between webhook delivery attempts, in seconds. */
+function webhookRetrySchedule() {
+  return native.webhookRetrySchedule();
+}
+
+/** When the next delivery attempt is due (Unix seconds), or null once attempts are exhausted. */
+function webhookNextAttemptAt(firstAttemptAt, attemptsMade) {
+  const r = call(() => native.webhookNextAttemptAt(toNumber(firstAttemptAt, 'firstAttemptAt'), toNumber(attemptsMade, 'attemptsMade')));
+  return r === undefined ? null : r;
+}
+
+/** The latest time the service gives a delivery up. */
+function webhookGivesUpAt(firstAttemptAt) {
+  return call(() => native.webhookGivesUpAt(toNumber(firstAttemptAt, 'firstAttemptAt')));
+}
+
+function numbers(list, what) {
+  if (!Array.isArray(list) || !list.every((n) => typeof n === 'number')) throw new TypeError(`${what} must be an array of numbers`);
+  return Float64Array.from(list);
+}
+
+/** Seconds to wait before retry `attempt` (1 = first retry); `{ random, policy }` optional. */
+function backoffDelay(attempt, opts) {
+  const o = options(opts);
+  const a = toNumber(attempt, 'attempt');
+  const r = randomArg(o.random);
+  if (o.policy === undefined || o.policy === null) return call(() => native.backoffDelay(a, r));
+  const p = options(o.policy);
+  const steps = numbers(p.steps ?? [], 'policy.steps');
+  let lo;
+  let hi;
+  if (p.band !== undefined && p.band !== null) [lo, hi] = numbers(p.band, 'policy.band');
+  const jitter = p.jitter === undefined ? 'none' : toStr(p.jitter, 'policy.jitter');
+  const cap = toNumber(p.capSeconds, 'policy.capSeconds', undefined);
+  return call(() => native.backoffDelay(a, r, steps, lo, hi, jitter, cap));
+}
+
+/** Parses a Retry-After value relative to `now`: `{ seconds, capped, form }` or null. */
+function parseRetryAfter(value, now, opts) {
+  if (value === undefined || value === null) return null;
+  const o = options(opts);
+  const v = toStr(value, 'value');
+  const cap = toNumber(o.capSeconds, 'capSeconds', DEFAULT_RETRY_AFTER_CAP);
+  return call(() => native.parseRetryAfter(v, nowSeconds(now), cap));
+}
+
+/**
+ * What to do after a failed attempt: `{ action, delaySeconds, rule, reason, reconcile }`, action
+ * one of retry, stop, reconcile, refresh_token. Input: `{ retryClass, status, headers } ` for a
+ * response or `{ retryClass, transport }` for a transport failure, plus `attempt` and optional
+ * `elapsedSeconds`, `tokenRefreshed`, `random`, `now`, `maxAttempts`, `maxElapsedSeconds`.
+ */
+function decideRetry(input) {
+  if (input === null || typeof input !== 'object') throw new TypeError('decideRetry takes an object');
+  const cls = toStr(input.retryClass, 'retryClass');
+  const status = toNumber(input.status, 'status', undefined);
+  const flat = input.headers === undefined || input.headers === null ? [] : flattenHeaders(input.headers, RESPONSE_HEADERS);
+  const transport = input.transport === undefined || input.transport === null ? undefined : toStr(input.transport, 'transport');
+  const attempt = toNumber(input.attempt, 'attempt', NaN);
+  const elapsed = toNumber(input.elapsedSeconds, 'elapsedSeconds', 0);
+  const refreshed = input.tokenRefreshed === undefined ? false : input.tokenRefreshed;
+  if (typeof refreshed !== 'boolean') throw new TypeError('tokenRefreshed must be a boolean');
+  const r = randomArg(input.random);
+  const maxAttempts = toNumber(input.maxAttempts, 'maxAttempts', DEFAULT_MAX_ATTEMPTS);
+  const maxElapsed = toNumber(input.maxElapsedSeconds, 'maxElapsedSeconds', DEFAULT_MAX_ELAPSED);
+  return call(() => native.decideRetry(cls, status, flat, transport, attempt, elapsed, refreshed, r, nowSeconds(input.now), maxAttempts, maxElapsed));
+}
+
+/**
+ * Rolling-window request budgets: `new RateBudget('enterprise')` (a preset) or
+ * `new RateBudget([{ name, limit, windowSeconds }])`. `tryAcquire(now?)` →
+ * `{ allowed, waitUntil, limit }`.
+ */
+class RateBudget {
+  constructor(windows) {
+    if (typeof windows === 'string') {
+      this._inner = call(() => native.RateBudget.preset(windows));
+      return;
+    }
+    if (!Array.isArray(windows) || !windows.every((w) => w !== null && typeof w === 'object')) {
+      throw new TypeError('windows must be a preset name or an array of { name, limit, windowSeconds }');
+    }
+    const names = windows.map((w) => toStr(w.name, 'window name'));
+    const limits = Float64Array.from(windows.map((w) => toNumber(w.limit, 'limit')));
+    const seconds = Float64Array.from(windows.map((w) => toNumber(w.windowSeconds, 'windowSeconds', 60)));
+    this._inner = call(() => new native.RateBudget(names, limits, seconds));
+  }
+  tryAcquire(now) {
+    return call(() => this._inner.tryAcquire(nowSeconds(now)));
+  }
+  free() {
+    if (this._inner) this._inner.free();
+    this._inner = undefined;
+  }
+}
+
 module.exports = {
+  webhookRetrySchedule,
+  webhookNextAttemptAt,
+  webhookGivesUpAt,
+  backoffDelay,
+  parseRetryAfter,
+  decideRetry,
+  RateBudget,
   verifyWebhook,
   WebhookVerifier,
   signWebhook,

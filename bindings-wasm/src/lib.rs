@@ -6,8 +6,10 @@ use js_sys::{Array, Object, Reflect};
 use royaltykit::{dedup, integer_from_f64, seconds_from_f64, webhook, ArgumentError};
 use wasm_bindgen::prelude::*;
 
+mod retry;
+
 /// Headers as a flat JS array `[name0, value0, name1, value1, ...]` of strings.
-struct FlatHeaders(Vec<String>);
+pub(crate) struct FlatHeaders(pub(crate) Vec<String>);
 
 impl webhook::HeaderMap for FlatHeaders {
     fn for_each_value<'a>(&'a self, name: &str, f: &mut dyn FnMut(&'a str)) {
@@ -21,7 +23,7 @@ impl webhook::HeaderMap for FlatHeaders {
     }
 }
 
-fn set(obj: &Object, key: &str, value: JsValue) {
+pub(crate) fn set(obj: &Object, key: &str, value: JsValue) {
     // Reflect::set on a fresh plain object cannot fail.
     let _ = Reflect::set(obj, &JsValue::from_str(key), &value);
 }
@@ -48,7 +50,7 @@ fn webhook_error(e: &webhook::WebhookError) -> JsValue {
     o.into()
 }
 
-fn argument_error(e: &ArgumentError) -> JsValue {
+pub(crate) fn argument_error(e: &ArgumentError) -> JsValue {
     let o = Object::new();
     set(&o, "kind", "argument".into());
     set(&o, "code", e.code().into());
@@ -91,7 +93,7 @@ fn options(tolerance: f64, max_body_bytes: f64) -> Result<webhook::VerifyOptions
     webhook::VerifyOptions::new(t, m).map_err(|e| argument_error(&e))
 }
 
-fn now_arg(now: f64) -> Result<i64, JsValue> {
+pub(crate) fn now_arg(now: f64) -> Result<i64, JsValue> {
     seconds_from_f64("now", now).map_err(|e| argument_error(&e))
 }
 

@@ -5,6 +5,17 @@ Python, Node and Kotlin behave identically. Time values are Unix seconds.
 """
 
 from ._native import (
+    BackoffPolicy,
+    RateBudget,
+    RateDecision,
+    RetryAfter,
+    RetryDecision,
+    backoff_delay,
+    decide_retry,
+    parse_retry_after,
+    webhook_gives_up_at,
+    webhook_next_attempt_at,
+    webhook_retry_schedule,
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_TOLERANCE_SECONDS,
     HEADER_NAMES,
@@ -25,6 +36,17 @@ from .errors import InvalidArgumentError, RoyaltyKitError, WebhookVerificationEr
 __version__ = "0.1.0"
 
 __all__ = [
+    "BackoffPolicy",
+    "RateBudget",
+    "RateDecision",
+    "RetryAfter",
+    "RetryDecision",
+    "backoff_delay",
+    "decide_retry",
+    "parse_retry_after",
+    "webhook_gives_up_at",
+    "webhook_next_attempt_at",
+    "webhook_retry_schedule",
     "DEFAULT_MAX_BODY_BYTES",
     "DEFAULT_TOLERANCE_SECONDS",
     "HEADER_NAMES",

@@ -1,7 +1,7 @@
 """Type stubs of the native module; the public API is re-exported by ``royaltykit``."""
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Protocol, final
+from typing import Literal, Protocol, final
 
 _Headers = Mapping[str, str] | Mapping[str, Sequence[str]] | Iterable[tuple[str, str]]
 _Body = bytes | bytearray | memoryview | str
@@ -9,6 +9,17 @@ _Secrets = str | Sequence[str]
 _Seconds = int | float
 
 __all__ = [
+    "BackoffPolicy",
+    "RateBudget",
+    "RateDecision",
+    "RetryAfter",
+    "RetryDecision",
+    "backoff_delay",
+    "decide_retry",
+    "parse_retry_after",
+    "webhook_gives_up_at",
+    "webhook_next_attempt_at",
+    "webhook_retry_schedule",
     "DEFAULT_MAX_BODY_BYTES",
     "DEFAULT_TOLERANCE_SECONDS",
     "DedupWindow",
@@ -121,3 +132,83 @@ class DedupWindow:
     @property
     def capacity(self) -> int: ...
     def __len__(self) -> int: ...
+
+# ---- retry ------------------------------------------------------------------------------------
+
+def webhook_retry_schedule() -> list[int]: ...
+def webhook_next_attempt_at(first_attempt_at: int, attempts_made: int) -> int | None: ...
+def webhook_gives_up_at(first_attempt_at: int) -> int: ...
+@final
+class BackoffPolicy:
+    """Steps (s) for the first retries, then a uniform band or the last step; jitter none/full/equal; a cap."""
+
+    def __new__(
+        cls,
+        steps: Sequence[float],
+        *,
+        band: tuple[float, float] | None = None,
+        jitter: Literal["none", "full", "equal"] = "none",
+        cap_seconds: float,
+    ) -> BackoffPolicy: ...
+    def delay(self, attempt: int, *, random: float | None = None) -> float: ...
+
+def backoff_delay(attempt: int, *, random: float | None = None, policy: BackoffPolicy | None = None) -> float: ...
+@final
+class RetryAfter:
+    @property
+    def seconds(self) -> int: ...
+    @property
+    def capped(self) -> bool: ...
+    @property
+    def form(self) -> Literal["delta_seconds", "http_date"]: ...
+
+def parse_retry_after(value: str | None, now: _Seconds | None = None, *, cap_seconds: int | None = None) -> RetryAfter | None: ...
+
+_RetryClass = Literal[
+    "read", "token_exchange", "idempotent_write", "safe_update", "unsafe_create", "submit", "checkout", "addon_action", "upload"
+]
+
+@final
+class RetryDecision:
+    @property
+    def action(self) -> Literal["retry", "stop", "reconcile", "refresh_token"]: ...
+    @property
+    def delay_seconds(self) -> float: ...
+    @property
+    def rule(self) -> str: ...
+    @property
+    def reason(self) -> str: ...
+    @property
+    def reconcile(self) -> Literal["lookup_by_sent_data", "fetch_release_review_state", "check_checkout_state", "read_addon_status"] | None: ...
+
+def decide_retry(
+    retry_class: _RetryClass | str,
+    *,
+    attempt: int,
+    status: int | None = None,
+    headers: _Headers | None = None,
+    transport: Literal["timeout", "connect_failed", "connection_lost"] | str | None = None,
+    elapsed_seconds: float = 0.0,
+    token_refreshed: bool = False,
+    random: float | None = None,
+    now: _Seconds | None = None,
+    max_attempts: int | None = None,
+    max_elapsed_seconds: float | None = None,
+) -> RetryDecision: ...
+@final
+class RateDecision:
+    @property
+    def allowed(self) -> bool: ...
+    @property
+    def wait_until(self) -> int | None: ...
+    @property
+    def limit(self) -> str | None: ...
+
+@final
+class RateBudget:
+    """Rolling-window request budgets; thread-safe."""
+
+    def __new__(cls, windows: Sequence[tuple[str, int, int]]) -> RateBudget: ...
+    @staticmethod
+    def preset(name: Literal["enterprise", "enterprise_ddex", "enterprise_audio_upload", "enterprise_chunk_upload"] | str) -> RateBudget: ...
+    def try_acquire(self, now: _Seconds | None = None) -> RateDecision: ...

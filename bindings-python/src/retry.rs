@@ -1,0 +1,288 @@
+//! Retry functions for Python: conversions only.
+
+use crate::{argument_error, headers_for, now_arg, str_arg};
+use pyo3::prelude::*;
+use royaltykit::{retry, ArgumentError};
+use std::sync::Mutex;
+
+fn arg<T>(py: Python<'_>, r: Result<T, ArgumentError>) -> PyResult<T> {
+    r.map_err(|e| argument_error(py, &e))
+}
+
+fn random_arg(random: Option<f64>) -> PyResult<f64> {
+    match random {
+        Some(r) => Ok(r),
+        None => royaltykit_host::random_unit().map_err(pyo3::exceptions::PyOSError::new_err),
+    }
+}
+
+/// The service's delays between webhook delivery attempts, in seconds.
+#[pyfunction]
+pub fn webhook_retry_schedule() -> Vec<u64> {
+    retry::webhook_retry_schedule().to_vec()
+}
+
+/// When the next delivery attempt is due, or None once all attempts are made.
+#[pyfunction]
+pub fn webhook_next_attempt_at(
+    py: Python<'_>,
+    first_attempt_at: i64,
+    attempts_made: i64,
+) -> PyResult<Option<i64>> {
+    arg(
+        py,
+        retry::webhook_next_attempt_at(first_attempt_at, attempts_made),
+    )
+}
+
+/// The latest time at which the service gives a delivery up.
+#[pyfunction]
+pub fn webhook_gives_up_at(first_attempt_at: i64) -> i64 {
+    retry::webhook_gives_up_at(first_attempt_at)
+}
+
+/// A backoff policy (steps, optional band, jitter, cap).
+#[pyclass(frozen, module = "royaltykit")]
+pub struct BackoffPolicy(retry::BackoffPolicy);
+
+#[pymethods]
+impl BackoffPolicy {
+    #[new]
+    #[pyo3(signature = (steps, *, band=None, jitter="none", cap_seconds))]
+    fn new(
+        py: Python<'_>,
+        steps: Vec<f64>,
+        band: Option<(f64, f64)>,
+        jitter: &str,
+        cap_seconds: f64,
+    ) -> PyResult<Self> {
+        let (lo, hi) = band.map_or((None, None), |(a, b)| (Some(a), Some(b)));
+        arg(
+            py,
+            retry::BackoffPolicy::from_parts(steps, lo, hi, jitter, cap_seconds),
+        )
+        .map(Self)
+    }
+
+    /// Seconds before retry `attempt`; `random` in [0, 1) defaults to the OS RNG.
+    #[pyo3(signature = (attempt, *, random=None))]
+    fn delay(&self, py: Python<'_>, attempt: i64, random: Option<f64>) -> PyResult<f64> {
+        arg(py, self.0.delay(attempt, random_arg(random)?))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("{:?}", self.0)
+    }
+}
+
+/// Seconds before retry `attempt` (1 = first) under the spec's default policy or `policy`.
+#[pyfunction]
+#[pyo3(signature = (attempt, *, random=None, policy=None))]
+pub fn backoff_delay(
+    py: Python<'_>,
+    attempt: i64,
+    random: Option<f64>,
+    policy: Option<&BackoffPolicy>,
+) -> PyResult<f64> {
+    let r = random_arg(random)?;
+    match policy {
+        Some(p) => arg(py, p.0.delay(attempt, r)),
+        None => arg(py, retry::backoff_delay(attempt, r)),
+    }
+}
+
+/// A parsed Retry-After.
+#[pyclass(frozen, get_all, module = "royaltykit")]
+pub struct RetryAfter {
+    seconds: u64,
+    capped: bool,
+    form: &'static str,
+}
+
+#[pymethods]
+impl RetryAfter {
+    fn __repr__(&self) -> String {
+        format!(
+            "RetryAfter(seconds={}, capped={}, form={:?})",
+            self.seconds,
+            if self.capped { "True" } else { "False" },
+            self.form
+        )
+    }
+}
+
+/// Parses a Retry-After value relative to `now`; None when absent or garbage.
+#[pyfunction]
+#[pyo3(signature = (value, now=None, *, cap_seconds=None))]
+pub fn parse_retry_after(
+    py: Python<'_>,
+    value: Option<&Bound<'_, PyAny>>,
+    now: Option<&Bound<'_, PyAny>>,
+    cap_seconds: Option<i64>,
+) -> PyResult<Option<RetryAfter>> {
+    let Some(value) = value.filter(|v| !v.is_none()) else {
+        return Ok(None);
+    };
+    let value = str_arg(value, "value")?;
+    let now = now_arg(py, now, "now")?;
+    let cap = cap_seconds.unwrap_or(retry::DEFAULT_RETRY_AFTER_CAP_SECONDS as i64);
+    Ok(
+        arg(py, retry::parse_retry_after_capped(&value, now, cap))?.map(|r| RetryAfter {
+            seconds: r.seconds,
+            capped: r.capped,
+            form: r.form.as_str(),
+        }),
+    )
+}
+
+/// A retry decision.
+#[pyclass(frozen, get_all, module = "royaltykit")]
+pub struct RetryDecision {
+    action: &'static str,
+    delay_seconds: f64,
+    rule: &'static str,
+    reason: String,
+    reconcile: Option<&'static str>,
+}
+
+#[pymethods]
+impl RetryDecision {
+    fn __repr__(&self) -> String {
+        format!(
+            "RetryDecision(action={:?}, delay_seconds={}, rule={:?}, reconcile={:?})",
+            self.action, self.delay_seconds, self.rule, self.reconcile
+        )
+    }
+}
+
+/// What to do after a failed attempt (see the README's retry section).
+#[pyfunction]
+#[pyo3(signature = (retry_class, *, attempt, status=None, headers=None, transport=None, elapsed_seconds=0.0,
+                    token_refreshed=false, random=None, now=None, max_attempts=None, max_elapsed_seconds=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn decide_retry(
+    py: Python<'_>,
+    retry_class: &str,
+    attempt: i64,
+    status: Option<i64>,
+    headers: Option<&Bound<'_, PyAny>>,
+    transport: Option<&str>,
+    elapsed_seconds: f64,
+    token_refreshed: bool,
+    random: Option<f64>,
+    now: Option<&Bound<'_, PyAny>>,
+    max_attempts: Option<i64>,
+    max_elapsed_seconds: Option<f64>,
+) -> PyResult<RetryDecision> {
+    let class = arg(py, retry::RetryClass::parse(retry_class))?;
+    let now = now_arg(py, now, "now")?;
+    let headers = match headers {
+        Some(h) if !h.is_none() => headers_for(h, &retry::RESPONSE_HEADER_NAMES)?,
+        _ => crate::Headers(Vec::new()),
+    };
+    let outcome = arg(
+        py,
+        retry::Outcome::from_parts(status, &headers, transport, now),
+    )?;
+    let limits = arg(
+        py,
+        retry::RetryLimits::with_defaults(max_attempts, max_elapsed_seconds),
+    )?;
+    let state = retry::RetryState {
+        attempt,
+        elapsed_seconds,
+        token_refreshed,
+        random: random_arg(random)?,
+    };
+    let d = arg(
+        py,
+        retry::decide_retry(
+            class,
+            outcome,
+            state,
+            limits,
+            &retry::BackoffPolicy::default(),
+        ),
+    )?;
+    Ok(RetryDecision {
+        action: d.action.as_str(),
+        delay_seconds: d.delay_seconds,
+        rule: d.rule,
+        reason: d.reason,
+        reconcile: d.reconcile.map(|r| r.as_str()),
+    })
+}
+
+/// The answer of `RateBudget.try_acquire`.
+#[pyclass(frozen, get_all, module = "royaltykit")]
+pub struct RateDecision {
+    allowed: bool,
+    wait_until: Option<i64>,
+    limit: Option<String>,
+}
+
+#[pymethods]
+impl RateDecision {
+    fn __repr__(&self) -> String {
+        format!(
+            "RateDecision(allowed={}, wait_until={:?}, limit={:?})",
+            if self.allowed { "True" } else { "False" },
+            self.wait_until,
+            self.limit
+        )
+    }
+}
+
+/// Rolling-window request budgets; thread-safe.
+#[pyclass(frozen, module = "royaltykit")]
+pub struct RateBudget(Mutex<retry::RateBudget>);
+
+#[pymethods]
+impl RateBudget {
+    /// `windows`: a list of `(name, limit, window_seconds)`.
+    #[new]
+    fn new(py: Python<'_>, windows: Vec<(String, i64, i64)>) -> PyResult<Self> {
+        arg(py, retry::RateBudget::new(&windows)).map(|b| Self(Mutex::new(b)))
+    }
+
+    /// A preset: enterprise, enterprise_ddex, enterprise_audio_upload, enterprise_chunk_upload.
+    #[staticmethod]
+    fn preset(py: Python<'_>, name: &str) -> PyResult<Self> {
+        arg(py, retry::RateBudget::preset(name)).map(|b| Self(Mutex::new(b)))
+    }
+
+    /// Counts a request at `now` when every window has room.
+    #[pyo3(signature = (now=None))]
+    fn try_acquire(
+        &self,
+        py: Python<'_>,
+        now: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<RateDecision> {
+        let now = now_arg(py, now, "now")?;
+        let d = self
+            .0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .try_acquire(now);
+        Ok(RateDecision {
+            allowed: d.allowed,
+            wait_until: d.wait_until,
+            limit: d.limit,
+        })
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(webhook_retry_schedule, m)?)?;
+    m.add_function(wrap_pyfunction!(webhook_next_attempt_at, m)?)?;
+    m.add_function(wrap_pyfunction!(webhook_gives_up_at, m)?)?;
+    m.add_function(wrap_pyfunction!(backoff_delay, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_retry_after, m)?)?;
+    m.add_function(wrap_pyfunction!(decide_retry, m)?)?;
+    m.add_class::<BackoffPolicy>()?;
+    m.add_class::<RetryAfter>()?;
+    m.add_class::<RetryDecision>()?;
+    m.add_class::<RateDecision>()?;
+    m.add_class::<RateBudget>()?;
+    Ok(())
+}
