@@ -24,10 +24,14 @@
     )
 )]
 
+pub mod api_error;
+pub mod catalog;
 pub mod dedup;
 mod error;
 mod headers;
+pub mod request;
 pub mod retry;
+pub mod token;
 pub mod webhook;
 
 /// The README's Rust example runs as a doctest.

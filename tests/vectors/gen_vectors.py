@@ -13,6 +13,8 @@ import hmac
 import json
 import os
 
+from keys import content_key, delivery_key, event_key, idempotency_key, mac
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ID, TS, SIG = "Service-Webhook-Id", "Service-Webhook-Timestamp", "Service-Webhook-Signature"
 NOW = 1_763_800_000
@@ -22,46 +24,8 @@ OTHER = "not-the-right-secret"
 REF = "7d3c1a52-0b4f-4a8e-9c61-2f5d8e4b9a10"
 
 
-def mac(secret, ts, body):
-    return hmac.new(secret.encode(), ts.encode() + b"." + body, hashlib.sha256).digest()
-
-
 def v1(secret, ts, body):
     return "v1=" + mac(secret, ts, body).hex()
-
-
-def lp_hash(prefix, tag, fields):
-    h = hashlib.sha256()
-    for f in [tag] + fields:
-        if isinstance(f, str):
-            f = f.encode()
-        h.update(len(f).to_bytes(8, "big"))
-        h.update(f)
-    return prefix + "_" + h.hexdigest()
-
-
-def content_key(secret, ts, body):
-    return lp_hash("cnt", b"royaltykit/content/v1", [mac(secret, ts, body)])
-
-
-def delivery_key(ns, did):
-    return lp_hash("dlv", b"royaltykit/delivery/v1", [ns, did])
-
-
-def event_key(ns, name, rtype, rref, occurred):
-    return lp_hash("evt", b"royaltykit/event/v1", [ns, name, rtype, rref, occurred])
-
-
-def canonical(body):
-    try:
-        value = json.loads(body.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        return body
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
-
-
-def idempotency_key(tenant, op, body):
-    return lp_hash("idem", b"royaltykit/idempotency/v1", [tenant, op, canonical(body)])
 
 
 def unix(text):

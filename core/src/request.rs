@@ -1,0 +1,610 @@
+//! Request descriptors: from an operation id and its parameters to method, path, query,
+//! headers and body, validated against the spec's limits. The host sends it with its own
+//! HTTP client.
+
+use crate::catalog::{self, Auth, BodyRule, Idempotency, Operation, QueryKind};
+use crate::dedup;
+use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+use std::fmt;
+use std::net::{Ipv4Addr, Ipv6Addr};
+
+/// Characters percent-encoded in path segments and query components: everything but
+/// RFC 3986 unreserved characters.
+const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
+/// Largest JSON body accepted for validation, in bytes.
+pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+
+/// Why a request could not be built. Codes: `unknown_operation`, `missing_parameter`,
+/// `invalid_parameter`, `unknown_parameter`, `invalid_endpoint_url`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{code}: `{parameter}` {reason}")]
+pub struct RequestError {
+    /// The stable code.
+    pub code: &'static str,
+    /// The parameter at fault (`limit`, `token`, `path.export`, `body.endpoint_url`, …).
+    pub parameter: String,
+    /// What is wrong and what is accepted (never a token or secret).
+    pub reason: String,
+}
+
+impl RequestError {
+    fn new(code: &'static str, parameter: impl Into<String>, reason: impl Into<String>) -> Self {
+        Self {
+            code,
+            parameter: parameter.into(),
+            reason: reason.into(),
+        }
+    }
+
+    /// The stable error code.
+    pub fn code(&self) -> &'static str {
+        self.code
+    }
+}
+
+/// The parameters of a request. Values are strings as they would appear on the wire (bindings
+/// convert numbers).
+#[derive(Default, Clone)]
+pub struct RequestParams {
+    /// Path parameters by name (`export`, `importRef`, `uuid`, `reference`, …).
+    pub path: Vec<(String, String)>,
+    /// Query parameters in the order to send them.
+    pub query: Vec<(String, String)>,
+    /// The JSON body, as bytes.
+    pub body: Option<Vec<u8>>,
+    /// The bearer token (machine and enterprise protected routes).
+    pub token: Option<String>,
+    /// `X-Tenant-ID` (reporting machine routes): a UUID.
+    pub tenant_id: Option<String>,
+    /// `X-User-Id` (enterprise protected routes, optional): a UUID.
+    pub user_id: Option<String>,
+    /// An idempotency key; derived from the request when not given.
+    pub idempotency_key: Option<String>,
+    /// The header to carry the key on reporting `idem` routes, whose name the spec does not
+    /// show. Without it the key is only returned in [`RequestDescriptor::idempotency_key`].
+    pub idempotency_header: Option<String>,
+}
+
+impl fmt::Debug for RequestParams {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RequestParams")
+            .field("path", &self.path)
+            .field("query", &self.query)
+            .field("body_bytes", &self.body.as_ref().map(Vec::len))
+            .field("token", &self.token.as_ref().map(|_| "[redacted]"))
+            .field("tenant_id", &self.tenant_id)
+            .field("user_id", &self.user_id)
+            .field("idempotency_key", &self.idempotency_key)
+            .finish()
+    }
+}
+
+/// A request ready to send: the host's HTTP client does the I/O.
+#[derive(Clone, PartialEq, Eq)]
+pub struct RequestDescriptor {
+    /// The operation id.
+    pub operation_id: &'static str,
+    /// The HTTP method.
+    pub method: &'static str,
+    /// The path, parameters percent-encoded.
+    pub path: String,
+    /// The query string without `?` (empty when none).
+    pub query: String,
+    /// Headers in order.
+    pub headers: Vec<(String, String)>,
+    /// The body, if any.
+    pub body: Option<Vec<u8>>,
+    /// The idempotency key used (given or derived), on operations that take one.
+    pub idempotency_key: Option<String>,
+}
+
+/// Headers whose values are credentials.
+const SECRET_HEADERS: [&str; 3] = ["authorization", "x-api-key", "x-api-secret"];
+
+impl fmt::Debug for RequestDescriptor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let headers: Vec<(&str, &str)> = self
+            .headers
+            .iter()
+            .map(|(n, v)| {
+                let secret = SECRET_HEADERS.iter().any(|s| n.eq_ignore_ascii_case(s));
+                (n.as_str(), if secret { "[redacted]" } else { v.as_str() })
+            })
+            .collect();
+        f.debug_struct("RequestDescriptor")
+            .field("operation_id", &self.operation_id)
+            .field("method", &self.method)
+            .field("path", &self.path)
+            .field("query", &self.query)
+            .field("headers", &headers)
+            .field("body_bytes", &self.body.as_ref().map(Vec::len))
+            .field("idempotency_key", &self.idempotency_key)
+            .finish()
+    }
+}
+
+impl RequestDescriptor {
+    /// Path and query, ready to append to the base URL.
+    pub fn path_and_query(&self) -> String {
+        if self.query.is_empty() {
+            self.path.clone()
+        } else {
+            format!("{}?{}", self.path, self.query)
+        }
+    }
+}
+
+pub(crate) fn is_uuid(s: &str) -> bool {
+    s.len() == 36 && uuid::Uuid::try_parse(s).is_ok()
+}
+
+fn invalid(parameter: impl Into<String>, reason: impl Into<String>) -> RequestError {
+    RequestError::new("invalid_parameter", parameter, reason)
+}
+
+fn missing(parameter: impl Into<String>, reason: impl Into<String>) -> RequestError {
+    RequestError::new("missing_parameter", parameter, reason)
+}
+
+fn unknown(parameter: impl Into<String>, reason: impl Into<String>) -> RequestError {
+    RequestError::new("unknown_parameter", parameter, reason)
+}
+
+/// A header value the host supplies: visible ASCII only, so nothing can inject a header.
+fn header_value(parameter: &str, value: &str, max: usize) -> Result<(), RequestError> {
+    if value.is_empty() || value.len() > max || !value.bytes().all(|b| (0x21..=0x7e).contains(&b)) {
+        return Err(invalid(
+            parameter,
+            format!(
+                "must be 1 to {max} visible ASCII characters (no spaces or control characters)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Builds the request for `operation_id`. Promises: path parameters percent-encoded; query
+/// parameters checked against the spec (required members, `limit` 1–100, `key` 1–160,
+/// `cursor` 1–2048 or a UUID, UUID filters) and unknown ones refused where the spec lists them
+/// all; `Accept: application/json`; bearer, `X-Tenant-ID` (UUID) and `X-User-Id` (UUID) where
+/// the operation takes them; idempotency keys on the operations that declare one (derived
+/// with [`dedup::idempotency_key`] from the tenant, the operation and path, and the body when
+/// not given); webhook `endpoint_url` HTTPS without user-info or a literal private, loopback or
+/// link-local address. Tokens never go into the query.
+pub fn build_request(
+    operation_id: &str,
+    params: &RequestParams,
+) -> Result<RequestDescriptor, RequestError> {
+    let op = catalog::operation(operation_id)
+        .map_err(|e| RequestError::new("unknown_operation", "operation_id", e.reason))?;
+    match op.auth {
+        Auth::BasicClient => {
+            return Err(invalid(
+                "operation_id",
+                "the client-credential exchange is built by build_token_request (it takes the client id and secret)",
+            ))
+        }
+        Auth::ApiKey => {
+            return Err(invalid(
+                "operation_id",
+                "the enterprise token exchange is built by build_enterprise_token_request",
+            ))
+        }
+        _ => {}
+    }
+    let path = render_path(op, &params.path)?;
+    let query = render_query(op, params)?;
+    let body = check_body(op, params.body.as_deref())?;
+
+    let mut headers = vec![("Accept".to_owned(), "application/json".to_owned())];
+    match (op.auth, &params.token) {
+        (Auth::Bearer, Some(t)) => {
+            header_value("token", t, 8192)?;
+            headers.push(("Authorization".to_owned(), format!("Bearer {t}")));
+        }
+        (Auth::Bearer, None) => {
+            return Err(missing("token", "this operation needs a bearer token"))
+        }
+        (_, Some(_)) => {
+            return Err(unknown(
+                "token",
+                format!("{} routes do not take a bearer token", op.auth.as_str()),
+            ))
+        }
+        (_, None) => {}
+    }
+    match (op.tenant_header, &params.tenant_id) {
+        (true, Some(t)) if is_uuid(t) => headers.push(("X-Tenant-ID".to_owned(), t.clone())),
+        (true, Some(_)) => {
+            return Err(invalid(
+                "tenant_id",
+                "must be the tenant's UUID (X-Tenant-ID)",
+            ))
+        }
+        (true, None) => {
+            return Err(missing(
+                "tenant_id",
+                "machine routes send X-Tenant-ID (a UUID issued with the client credentials)",
+            ))
+        }
+        (false, Some(_)) => {
+            return Err(unknown(
+                "tenant_id",
+                "only reporting machine routes send X-Tenant-ID",
+            ))
+        }
+        (false, None) => {}
+    }
+    match (op.user_header, &params.user_id) {
+        (true, Some(u)) if is_uuid(u) => headers.push(("X-User-Id".to_owned(), u.clone())),
+        (true, Some(_)) => return Err(invalid("user_id", "must be a user UUID (X-User-Id)")),
+        (false, Some(_)) => {
+            return Err(unknown(
+                "user_id",
+                "only enterprise protected routes take X-User-Id",
+            ))
+        }
+        _ => {}
+    }
+
+    let idempotency_key = match op.idempotency {
+        Idempotency::None => {
+            if params.idempotency_key.is_some() {
+                return Err(unknown(
+                    "idempotency_key",
+                    "this operation takes no idempotency key",
+                ));
+            }
+            None
+        }
+        Idempotency::Header | Idempotency::KeyUnnamed => {
+            let key = match &params.idempotency_key {
+                Some(k) => {
+                    header_value("idempotency_key", k, 255)?;
+                    k.clone()
+                }
+                None => {
+                    let namespace = params.tenant_id.as_deref().unwrap_or(op.api.as_str());
+                    dedup::idempotency_key(
+                        namespace,
+                        &format!("{} {path}", op.id),
+                        body.unwrap_or(&[]),
+                    )
+                    .map_err(|e| invalid("idempotency_key", e.reason))?
+                }
+            };
+            let header = match (op.idempotency, &params.idempotency_header) {
+                (Idempotency::Header, None) => Some("Idempotency-Key".to_owned()),
+                (Idempotency::Header, Some(_)) => {
+                    return Err(unknown(
+                        "idempotency_header",
+                        "this operation's header is Idempotency-Key",
+                    ))
+                }
+                (_, Some(h)) => {
+                    if h.is_empty() || !h.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
+                        return Err(invalid(
+                            "idempotency_header",
+                            "must be a header name (letters, digits, '-')",
+                        ));
+                    }
+                    Some(h.clone())
+                }
+                (_, None) => None,
+            };
+            if let Some(h) = header {
+                headers.push((h, key.clone()));
+            }
+            Some(key)
+        }
+    };
+    if body.is_some() {
+        headers.push(("Content-Type".to_owned(), "application/json".to_owned()));
+    }
+    Ok(RequestDescriptor {
+        operation_id: op.id,
+        method: op.method,
+        path,
+        query,
+        headers,
+        body: body.map(<[u8]>::to_vec),
+        idempotency_key,
+    })
+}
+
+fn render_path(op: &Operation, given: &[(String, String)]) -> Result<String, RequestError> {
+    let mut out = String::with_capacity(op.path.len() + 40);
+    for (i, segment) in op.path.split('{').enumerate() {
+        if i == 0 {
+            out.push_str(segment);
+            continue;
+        }
+        let (name, rest) = segment.split_once('}').unwrap_or((segment, ""));
+        let mut values = given.iter().filter(|(n, _)| n == name);
+        let value = values.next().map(|(_, v)| v).ok_or_else(|| {
+            missing(
+                format!("path.{name}"),
+                format!("the path {} needs it", op.path),
+            )
+        })?;
+        if values.next().is_some() {
+            return Err(invalid(format!("path.{name}"), "given twice"));
+        }
+        if value.is_empty() || value.len() > 1024 {
+            return Err(invalid(
+                format!("path.{name}"),
+                "must be 1 to 1024 characters",
+            ));
+        }
+        out.extend(utf8_percent_encode(value, COMPONENT));
+        out.push_str(rest);
+    }
+    if let Some((extra, _)) = given
+        .iter()
+        .find(|(n, _)| !op.path.contains(&format!("{{{n}}}")))
+    {
+        return Err(unknown(
+            format!("path.{extra}"),
+            format!("the path {} has no such parameter", op.path),
+        ));
+    }
+    Ok(out)
+}
+
+const CREDENTIAL_NAMES: [&str; 6] = [
+    "token",
+    "access_token",
+    "bearer",
+    "api_key",
+    "api_secret",
+    "client_secret",
+];
+
+fn render_query(op: &Operation, params: &RequestParams) -> Result<String, RequestError> {
+    let given = &params.query;
+    for (i, (name, value)) in given.iter().enumerate() {
+        if given.iter().skip(i + 1).any(|(n, _)| n == name) {
+            return Err(invalid(name.clone(), "given twice"));
+        }
+        if CREDENTIAL_NAMES
+            .iter()
+            .any(|c| name.eq_ignore_ascii_case(c))
+            || params
+                .token
+                .as_deref()
+                .is_some_and(|t| !t.is_empty() && value.contains(t))
+        {
+            return Err(invalid(name.clone(), "credentials never go into a query string; the token is sent as Authorization: Bearer"));
+        }
+        match op.query.iter().find(|p| p.name == name) {
+            Some(p) => check_query(p.name, p.kind, value)?,
+            None if op.open_query => {
+                if name.is_empty() || value.is_empty() {
+                    return Err(invalid(name.clone(), "names and values must not be empty"));
+                }
+            }
+            None if op.query.is_empty() => {
+                return Err(unknown(
+                    name.clone(),
+                    format!("{} takes no query parameters", op.id),
+                ))
+            }
+            None => {
+                let names: Vec<&str> = op.query.iter().map(|p| p.name).collect();
+                return Err(unknown(
+                    name.clone(),
+                    format!("{} takes {}", op.id, names.join(", ")),
+                ));
+            }
+        }
+    }
+    if let Some(p) = op
+        .query
+        .iter()
+        .find(|p| p.required && !given.iter().any(|(n, _)| n == p.name))
+    {
+        return Err(missing(p.name, format!("{} requires it", op.id)));
+    }
+    Ok(given
+        .iter()
+        .map(|(n, v)| {
+            format!(
+                "{}={}",
+                utf8_percent_encode(n, COMPONENT),
+                utf8_percent_encode(v, COMPONENT)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("&"))
+}
+
+fn check_query(name: &str, kind: QueryKind, value: &str) -> Result<(), RequestError> {
+    let chars = value.chars().count();
+    let ok = match kind {
+        QueryKind::Uuid => is_uuid(value),
+        QueryKind::Limit => {
+            value.parse::<u32>().is_ok_and(|n| (1..=100).contains(&n)) && !value.starts_with('+')
+        }
+        QueryKind::Key => (1..=160).contains(&chars),
+        QueryKind::Cursor => (1..=2048).contains(&chars),
+        QueryKind::Text => !value.is_empty() && chars <= 2048,
+        QueryKind::Positive => {
+            value.parse::<u32>().is_ok_and(|n| n >= 1) && !value.starts_with('+')
+        }
+        QueryKind::Date => is_date(value),
+        QueryKind::Sort => value == "asc" || value == "desc",
+    };
+    if ok {
+        return Ok(());
+    }
+    let rule = match kind {
+        QueryKind::Uuid => "must be a UUID",
+        QueryKind::Limit => "must be an integer from 1 to 100 (default 50)",
+        QueryKind::Key => "must be 1 to 160 characters",
+        QueryKind::Cursor => "must be 1 to 2048 characters",
+        QueryKind::Text => "must be a non-empty string",
+        QueryKind::Positive => "must be a positive integer",
+        QueryKind::Date => "must be a date YYYY-MM-DD",
+        QueryKind::Sort => "must be asc or desc",
+    };
+    Err(invalid(name, rule))
+}
+
+fn is_date(v: &str) -> bool {
+    let b = v.as_bytes();
+    b.len() == 10
+        && b.iter().enumerate().all(|(i, c)| {
+            if i == 4 || i == 7 {
+                *c == b'-'
+            } else {
+                c.is_ascii_digit()
+            }
+        })
+        && time::Date::parse(
+            v,
+            &time::macros::format_description!("[year]-[month]-[day]"),
+        )
+        .is_ok()
+}
+
+fn check_body<'a>(
+    op: &Operation,
+    body: Option<&'a [u8]>,
+) -> Result<Option<&'a [u8]>, RequestError> {
+    let body = match (op.body, body) {
+        (BodyRule::None, Some(_)) => {
+            return Err(unknown("body", format!("{} takes no body", op.id)))
+        }
+        (BodyRule::Required, None) => {
+            return Err(missing("body", format!("{} needs a JSON body", op.id)))
+        }
+        (_, None) => return Ok(None),
+        (_, Some(b)) => b,
+    };
+    if body.len() > MAX_BODY_BYTES {
+        return Err(invalid(
+            "body",
+            format!("is larger than {MAX_BODY_BYTES} bytes"),
+        ));
+    }
+    let value: serde_json::Value =
+        serde_json::from_slice(body).map_err(|_| invalid("body", "must be JSON (UTF-8)"))?;
+    if matches!(op.id, "createEnterpriseWebhook" | "updateEnterpriseWebhook") {
+        match value.get("endpoint_url") {
+            Some(serde_json::Value::String(url)) => check_endpoint_url(url)?,
+            Some(_) => return Err(invalid("body.endpoint_url", "must be a string")),
+            None if op.id == "createEnterpriseWebhook" => {
+                return Err(missing(
+                    "body.endpoint_url",
+                    "a webhook subscription needs its HTTPS endpoint",
+                ))
+            }
+            None => {}
+        }
+    }
+    Ok(Some(body))
+}
+
+/// Checks a webhook endpoint: `https`, no user-info, and a host that is not a literal private,
+/// loopback, link-local, unspecified or otherwise non-public address (nor `localhost`).
+/// DNS names are not resolved (no I/O); the service checks where they resolve.
+pub fn check_endpoint_url(url: &str) -> Result<(), RequestError> {
+    let bad = |reason: &str| RequestError::new("invalid_endpoint_url", "body.endpoint_url", reason);
+    if url.len() > 2048 || url.chars().any(|c| c.is_control() || c == ' ') {
+        return Err(bad(
+            "must be at most 2048 characters without spaces or control characters",
+        ));
+    }
+    let rest = url
+        .get(..8)
+        .filter(|s| s.eq_ignore_ascii_case("https://"))
+        .and_then(|_| url.get(8..))
+        .ok_or_else(|| bad("must be an https:// URL"))?;
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    if authority.contains('@') {
+        return Err(bad("must not contain user-info (user:password@)"));
+    }
+    let host = if let Some(v6) = authority.strip_prefix('[') {
+        let (addr, _) = v6
+            .split_once(']')
+            .ok_or_else(|| bad("has an unterminated IPv6 literal"))?;
+        let ip: Ipv6Addr = addr
+            .parse()
+            .map_err(|_| bad("has an invalid IPv6 literal"))?;
+        if !public_v6(ip) {
+            return Err(bad(
+                "must not point at a private, loopback or link-local address",
+            ));
+        }
+        return Ok(());
+    } else {
+        match authority.rsplit_once(':') {
+            Some((h, port)) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => h,
+            Some((_, _)) => return Err(bad("has an invalid port")),
+            None => authority,
+        }
+    };
+    if host.is_empty() {
+        return Err(bad("has no host"));
+    }
+    if let Ok(ip) = host.parse::<Ipv4Addr>() {
+        if !public_v4(ip) {
+            return Err(bad(
+                "must not point at a private, loopback or link-local address",
+            ));
+        }
+        return Ok(());
+    }
+    let lower = host.to_ascii_lowercase();
+    if !lower
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.')
+    {
+        return Err(bad("has an invalid host name"));
+    }
+    if !lower.bytes().any(|b| b.is_ascii_alphabetic())
+        || lower.starts_with("0x")
+        || lower.contains(".0x")
+    {
+        // 2130706433, 0177.1, 0x7f.1: numeric forms some resolvers read as addresses.
+        return Err(bad(
+            "must not use a numeric host form other than a dotted IPv4 address",
+        ));
+    }
+    if lower == "localhost" || lower.ends_with(".localhost") || lower.ends_with(".local") {
+        return Err(bad("must not point at a local host name"));
+    }
+    Ok(())
+}
+
+fn public_v4(ip: Ipv4Addr) -> bool {
+    let [a, b, ..] = ip.octets();
+    !(ip.is_private()
+        || ip.is_loopback()
+        || ip.is_link_local()
+        || ip.is_unspecified()
+        || ip.is_broadcast()
+        || ip.is_multicast()
+        || ip.is_documentation()
+        || a == 0
+        || (a == 100 && (64..=127).contains(&b)) // shared address space (RFC 6598)
+        || (a == 198 && (b == 18 || b == 19))) // benchmarking (RFC 2544)
+}
+
+fn public_v6(ip: Ipv6Addr) -> bool {
+    if let Some(v4) = ip.to_ipv4_mapped() {
+        return public_v4(v4);
+    }
+    let first = ip.segments().first().copied().unwrap_or(0);
+    !(ip.is_loopback()
+        || ip.is_unspecified()
+        || ip.is_multicast()
+        || (first & 0xfe00) == 0xfc00 // unique local
+        || (first & 0xffc0) == 0xfe80 // link-local
+        || first == 0x2001 && ip.segments().get(1) == Some(&0x0db8)) // documentation
+}

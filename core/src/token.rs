@@ -1,0 +1,454 @@
+//! Token exchanges of both APIs, and response lifecycle notices.
+//!
+//! Reporting: POST `/api/platform/v1/oauth/token` with HTTP Basic (client id and secret),
+//! `X-Tenant-ID` and JSON `grant_type: client_credentials`; the response has `access_token`,
+//! `token_type` (Bearer), `expires_in` (at most 3600) and the granted `scope`, and is sent with
+//! `Cache-Control: no-store`. Enterprise: POST `/api/v1/token` with `X-Api-Key` and
+//! `X-Api-Secret`; the response has `token` and `expires_at` (ISO 8601, or null when the
+//! organization's token lifetime is disabled).
+
+use crate::api_error::{parse_api_error, ApiError};
+use crate::catalog::{self, Api};
+use crate::request::{is_uuid, RequestDescriptor, RequestError};
+use crate::{headers::first_value, ArgumentError, HeaderMap};
+use base64::Engine;
+use serde_json::Value;
+use std::fmt;
+
+/// Largest `expires_in` the reporting API may grant, in seconds.
+pub const MAX_EXPIRES_IN_SECONDS: i64 = 3600;
+/// Most seconds before expiry at which a token should be refreshed.
+pub const MAX_REFRESH_SKEW_SECONDS: i64 = 60;
+
+/// Why a token response was not accepted. Codes: `invalid_token_response` (a success status
+/// with a body that breaks the contract) or `api_error` (an error status; see the `ApiError`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TokenError {
+    /// An error status, parsed.
+    #[error("token exchange failed: {0}")]
+    Api(Box<ApiError>),
+    /// A success status whose body breaks the contract.
+    #[error("invalid token response: {reason}")]
+    InvalidResponse {
+        /// What is wrong (never the token).
+        reason: String,
+    },
+}
+
+impl TokenError {
+    /// The stable code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Api(_) => "api_error",
+            Self::InvalidResponse { .. } => "invalid_token_response",
+        }
+    }
+}
+
+fn invalid(reason: impl Into<String>) -> TokenError {
+    TokenError::InvalidResponse {
+        reason: reason.into(),
+    }
+}
+
+fn credential(
+    parameter: &str,
+    value: &str,
+    extra_forbidden: Option<char>,
+) -> Result<(), RequestError> {
+    if value.is_empty()
+        || value.len() > 4096
+        || value
+            .chars()
+            .any(|c| c.is_control() || Some(c) == extra_forbidden)
+    {
+        let also = extra_forbidden.map_or(String::new(), |c| format!(" or '{c}'"));
+        return Err(RequestError {
+            code: "invalid_parameter",
+            parameter: parameter.to_owned(),
+            reason: format!("must be 1 to 4096 characters without control characters{also}"),
+        });
+    }
+    Ok(())
+}
+
+/// The reporting client-credential exchange. Promises `invalid_parameter` for an empty client
+/// id (or one with ':', which HTTP Basic cannot carry), an empty secret, a tenant id that is
+/// not a UUID, or a scope with spaces. The descriptor's `Debug` hides the credentials.
+pub fn build_token_request<S: AsRef<str>>(
+    client_id: &str,
+    client_secret: &str,
+    tenant_id: &str,
+    scopes: &[S],
+) -> Result<RequestDescriptor, RequestError> {
+    credential("client_id", client_id, Some(':'))?;
+    credential("client_secret", client_secret, None)?;
+    if !is_uuid(tenant_id) {
+        return Err(RequestError {
+            code: "invalid_parameter",
+            parameter: "tenant_id".to_owned(),
+            reason: "must be the tenant's UUID (X-Tenant-ID)".to_owned(),
+        });
+    }
+    for s in scopes {
+        let s = s.as_ref();
+        if s.is_empty()
+            || !s
+                .bytes()
+                .all(|b| (0x21..=0x7e).contains(&b) && b != b'"' && b != b'\\')
+        {
+            return Err(RequestError {
+                code: "invalid_parameter",
+                parameter: "scopes".to_owned(),
+                reason: "each scope must be a non-empty token without spaces".to_owned(),
+            });
+        }
+    }
+    let op = catalog::operation("exchangePlatformClientCredential").map_err(|e| RequestError {
+        code: "unknown_operation",
+        parameter: "operation_id".to_owned(),
+        reason: e.reason,
+    })?;
+    let basic =
+        base64::engine::general_purpose::STANDARD.encode(format!("{client_id}:{client_secret}"));
+    let mut body = serde_json::Map::new();
+    body.insert("grant_type".to_owned(), Value::from("client_credentials"));
+    if !scopes.is_empty() {
+        let joined: Vec<&str> = scopes.iter().map(AsRef::as_ref).collect();
+        body.insert("scope".to_owned(), Value::from(joined.join(" ")));
+    }
+    Ok(RequestDescriptor {
+        operation_id: op.id,
+        method: op.method,
+        path: op.path.to_owned(),
+        query: String::new(),
+        headers: vec![
+            ("Accept".to_owned(), "application/json".to_owned()),
+            ("Authorization".to_owned(), format!("Basic {basic}")),
+            ("X-Tenant-ID".to_owned(), tenant_id.to_owned()),
+            ("Content-Type".to_owned(), "application/json".to_owned()),
+        ],
+        body: Some(Value::Object(body).to_string().into_bytes()),
+        idempotency_key: None,
+    })
+}
+
+/// A reporting API access token.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Token {
+    /// The bearer value. Never printed by `Debug`.
+    pub access_token: String,
+    /// Always `Bearer` (normalised from any case).
+    pub token_type: String,
+    /// Lifetime in seconds (1 to 3600).
+    pub expires_in: i64,
+    /// `now + expires_in`.
+    pub expires_at: i64,
+    /// When to refresh: `expires_at` minus a skew of a tenth of the lifetime, at most 60 s.
+    pub refresh_at: i64,
+    /// Scopes granted.
+    pub scopes: Vec<String>,
+    /// Scopes requested but not granted (the exchange succeeds; calls needing them get 403).
+    pub missing_scopes: Vec<String>,
+    /// Contract deviations that do not invalidate the token (e.g. no `Cache-Control: no-store`).
+    pub warnings: Vec<String>,
+}
+
+impl fmt::Debug for Token {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Token")
+            .field("access_token", &"[redacted]")
+            .field("token_type", &self.token_type)
+            .field("expires_at", &self.expires_at)
+            .field("refresh_at", &self.refresh_at)
+            .field("scopes", &self.scopes)
+            .field("missing_scopes", &self.missing_scopes)
+            .field("warnings", &self.warnings)
+            .finish()
+    }
+}
+
+fn refresh_at(expires_at: i64, lifetime: i64) -> i64 {
+    expires_at - (lifetime / 10).clamp(1, MAX_REFRESH_SKEW_SECONDS)
+}
+
+fn json_object(body: &[u8]) -> Result<serde_json::Map<String, Value>, TokenError> {
+    if body.len() > 64 * 1024 {
+        return Err(invalid("the body is larger than 64 KiB"));
+    }
+    match serde_json::from_slice::<Value>(body) {
+        Ok(Value::Object(o)) => Ok(o),
+        _ => Err(invalid("the body is not a JSON object")),
+    }
+}
+
+fn bearer_value(v: Option<&Value>, member: &str) -> Result<String, TokenError> {
+    match v {
+        Some(Value::String(s))
+            if !s.is_empty()
+                && s.len() <= 8192
+                && s.bytes().all(|b| (0x21..=0x7e).contains(&b)) =>
+        {
+            Ok(s.clone())
+        }
+        Some(Value::String(_)) => Err(invalid(format!(
+            "`{member}` is empty or has characters a bearer token cannot carry"
+        ))),
+        _ => Err(invalid(format!("`{member}` is missing or not a string"))),
+    }
+}
+
+fn api_error<H: HeaderMap + ?Sized>(
+    api: Api,
+    status: u16,
+    headers: &H,
+    body: &[u8],
+    op: &str,
+    now: i64,
+) -> TokenError {
+    match parse_api_error(api, i64::from(status), headers, body, Some(op), now) {
+        Ok(e) => TokenError::Api(Box::new(e)),
+        Err(e) => invalid(e.reason),
+    }
+}
+
+fn success_status(status: i64) -> Result<u16, ArgumentError> {
+    u16::try_from(status)
+        .ok()
+        .filter(|s| (100..=599).contains(s))
+        .ok_or_else(|| ArgumentError::new("status", format!("must be 100 to 599, got {status}")))
+}
+
+/// Checks a reporting token response. Promises: an error status gives `api_error` with the
+/// parsed body; a 2xx body without a usable `access_token`, with a `token_type` other than
+/// Bearer (any case), or with `expires_in` not a whole number from 1 to 3600 gives
+/// `invalid_token_response`; scopes requested but not granted are listed, not rejected; a
+/// missing `Cache-Control: no-store` or `scope` member is a warning.
+pub fn parse_token_response<H: HeaderMap + ?Sized, S: AsRef<str>>(
+    status: i64,
+    headers: &H,
+    body: &[u8],
+    requested_scopes: &[S],
+    now: i64,
+) -> Result<Result<Token, TokenError>, ArgumentError> {
+    let status = success_status(status)?;
+    if !(200..=299).contains(&status) {
+        return Ok(Err(api_error(
+            Api::Reports,
+            status,
+            headers,
+            body,
+            "exchangePlatformClientCredential",
+            now,
+        )));
+    }
+    Ok((|| {
+        let obj = json_object(body)?;
+        let access_token = bearer_value(obj.get("access_token"), "access_token")?;
+        let token_type = match obj.get("token_type") {
+            Some(Value::String(t)) if t.eq_ignore_ascii_case("bearer") => "Bearer".to_owned(),
+            Some(Value::String(t)) => {
+                return Err(invalid(format!(
+                    "`token_type` is {:?}, expected Bearer",
+                    t.chars().take(40).collect::<String>()
+                )))
+            }
+            _ => return Err(invalid("`token_type` is missing")),
+        };
+        let expires_in = obj
+            .get("expires_in")
+            .and_then(Value::as_i64)
+            .ok_or_else(|| invalid("`expires_in` is missing or not a whole number of seconds"))?;
+        if !(1..=MAX_EXPIRES_IN_SECONDS).contains(&expires_in) {
+            return Err(invalid(format!("`expires_in` is {expires_in}; the contract allows 1 to {MAX_EXPIRES_IN_SECONDS} seconds")));
+        }
+        let mut warnings = Vec::new();
+        let scopes: Vec<String> = match obj.get("scope") {
+            Some(Value::String(s)) => s
+                .split(' ')
+                .filter(|x| !x.is_empty())
+                .map(str::to_owned)
+                .collect(),
+            _ => {
+                warnings.push("the response has no `scope` member; the granted scopes are unknown, assumed as requested".to_owned());
+                requested_scopes
+                    .iter()
+                    .map(|s| s.as_ref().to_owned())
+                    .collect()
+            }
+        };
+        let missing_scopes = requested_scopes
+            .iter()
+            .map(AsRef::as_ref)
+            .filter(|r| !scopes.iter().any(|g| g == r))
+            .map(str::to_owned)
+            .collect();
+        if !has_no_store(headers) {
+            warnings.push(
+                "the response lacks Cache-Control: no-store; do not let any cache keep it"
+                    .to_owned(),
+            );
+        }
+        let expires_at = now.saturating_add(expires_in);
+        Ok(Token {
+            access_token,
+            token_type,
+            expires_in,
+            expires_at,
+            refresh_at: refresh_at(expires_at, expires_in),
+            scopes,
+            missing_scopes,
+            warnings,
+        })
+    })())
+}
+
+fn has_no_store<H: HeaderMap + ?Sized>(headers: &H) -> bool {
+    let mut found = false;
+    headers.for_each_value("Cache-Control", &mut |v| {
+        found |= v
+            .split(',')
+            .any(|d| d.trim().eq_ignore_ascii_case("no-store"));
+    });
+    found
+}
+
+/// The enterprise token exchange. Promises `invalid_parameter` for an empty key or secret.
+/// The descriptor's `Debug` hides both.
+pub fn build_enterprise_token_request(
+    api_key: &str,
+    api_secret: &str,
+) -> Result<RequestDescriptor, RequestError> {
+    credential("api_key", api_key, None)?;
+    credential("api_secret", api_secret, None)?;
+    for (name, v) in [("api_key", api_key), ("api_secret", api_secret)] {
+        if !v.bytes().all(|b| (0x20..=0x7e).contains(&b)) {
+            return Err(RequestError {
+                code: "invalid_parameter",
+                parameter: name.to_owned(),
+                reason: "must be printable ASCII (it travels in a header)".to_owned(),
+            });
+        }
+    }
+    Ok(RequestDescriptor {
+        operation_id: "exchangeEnterpriseToken",
+        method: "POST",
+        path: "/api/v1/token".to_owned(),
+        query: String::new(),
+        headers: vec![
+            ("Accept".to_owned(), "application/json".to_owned()),
+            ("X-Api-Key".to_owned(), api_key.to_owned()),
+            ("X-Api-Secret".to_owned(), api_secret.to_owned()),
+        ],
+        body: None,
+        idempotency_key: None,
+    })
+}
+
+/// An enterprise API token.
+#[derive(Clone, PartialEq, Eq)]
+pub struct EnterpriseToken {
+    /// The bearer value. Never printed by `Debug`.
+    pub token: String,
+    /// When it expires (Unix seconds); `None` when the organization's token lifetime is disabled.
+    pub expires_at: Option<i64>,
+    /// When to refresh (a tenth of the remaining lifetime before expiry, at most 60 s).
+    pub refresh_at: Option<i64>,
+}
+
+impl fmt::Debug for EnterpriseToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EnterpriseToken")
+            .field("token", &"[redacted]")
+            .field("expires_at", &self.expires_at)
+            .field("refresh_at", &self.refresh_at)
+            .finish()
+    }
+}
+
+/// Checks an enterprise token response: `token` (a string) and `expires_at` (ISO 8601 with an
+/// offset, or null/absent for no expiry). Promises the same error split as
+/// [`parse_token_response`].
+pub fn parse_enterprise_token_response<H: HeaderMap + ?Sized>(
+    status: i64,
+    headers: &H,
+    body: &[u8],
+    now: i64,
+) -> Result<Result<EnterpriseToken, TokenError>, ArgumentError> {
+    let status = success_status(status)?;
+    if !(200..=299).contains(&status) {
+        return Ok(Err(api_error(
+            Api::Enterprise,
+            status,
+            headers,
+            body,
+            "exchangeEnterpriseToken",
+            now,
+        )));
+    }
+    Ok((|| {
+        let obj = json_object(body)?;
+        let token = bearer_value(obj.get("token"), "token")?;
+        let expires_at = match obj.get("expires_at") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(
+                time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339)
+                    .map_err(|_| {
+                        invalid("`expires_at` is not an ISO 8601 timestamp with an offset")
+                    })?
+                    .unix_timestamp(),
+            ),
+            Some(_) => return Err(invalid("`expires_at` must be a string or null")),
+        };
+        Ok(EnterpriseToken {
+            token,
+            expires_at,
+            refresh_at: expires_at.map(|e| refresh_at(e, e.saturating_sub(now).max(0))),
+        })
+    })())
+}
+
+/// Scopes that `operation_id` needs and `granted` lacks. Promises `invalid_argument` for an
+/// unknown operation.
+pub fn missing_scopes<S: AsRef<str>>(
+    granted: &[S],
+    operation_id: &str,
+) -> Result<Vec<&'static str>, ArgumentError> {
+    Ok(catalog::operation(operation_id)?.missing_scopes(granted))
+}
+
+/// `Deprecation` and `Sunset` response headers.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ResponseNotices {
+    /// A `Deprecation` header is present (the operation is or will be deprecated).
+    pub deprecated: bool,
+    /// When it was or will be deprecated (RFC 9745 `@<seconds>`, or an HTTP-date).
+    pub deprecated_at: Option<i64>,
+    /// When it stops working (RFC 8594 `Sunset`, an HTTP-date).
+    pub sunset_at: Option<i64>,
+    /// The `Link` header, which may name the replacement (`rel="successor-version"`).
+    pub link: Option<String>,
+}
+
+/// Reads `Deprecation`, `Sunset` and `Link` from a response; the reporting API's lifecycle
+/// policy requires a sunset header on deprecated operations. Unparsable values are kept as
+/// "present" without a date.
+pub fn response_notices<H: HeaderMap + ?Sized>(headers: &H) -> ResponseNotices {
+    let http_date = |v: &str| {
+        httpdate::parse_http_date(v)
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .and_then(|d| i64::try_from(d.as_secs()).ok())
+    };
+    let deprecation = first_value(headers, "Deprecation");
+    let deprecated_at = deprecation.and_then(|v| match v.strip_prefix('@') {
+        Some(n) => n.parse::<i64>().ok(),
+        None => http_date(v),
+    });
+    ResponseNotices {
+        deprecated: deprecation.is_some_and(|v| !v.eq_ignore_ascii_case("false")),
+        deprecated_at,
+        sunset_at: first_value(headers, "Sunset").and_then(http_date),
+        link: first_value(headers, "Link").map(|l| l.chars().take(2048).collect()),
+    }
+}

@@ -1,0 +1,381 @@
+#!/usr/bin/env python3
+"""Writes api_error.json, requests.json and token.json. Independent of royaltykit: expectations
+are written from ../shared/spec/*.md; Basic headers, derived idempotency keys and dates are
+computed here with base64, hashlib (keys.py) and email.utils/calendar.
+"""
+import base64
+import email.utils
+import json
+import os
+
+from keys import idempotency_key
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+NOW = 1_795_320_000
+T = "0f8fad5b-d9cb-469f-a165-70867728950e"  # tenant
+U = "1b4e28ba-2fa1-11d2-883f-0016d3cca427"  # a user / another UUID
+TOKEN = "tok_ABC.def-123~+/="
+
+
+def body_field(b):
+    if b is None:
+        return None
+    try:
+        return {"utf8": b.decode("utf-8")}
+    except UnicodeDecodeError:
+        return {"hex": b.hex()}
+
+
+# ============================ api_error.json =====================================================
+errors = []
+STATUS_TEXT = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found", 408: "Request Timeout",
+               409: "Conflict", 410: "Gone", 422: "Unprocessable Content", 429: "Too Many Requests", 500: "Internal Server Error",
+               502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout", 418: "Client Error"}
+KIND = {400: "bad_request", 401: "unauthenticated", 403: "forbidden", 404: "not_found", 410: "not_found", 408: "timeout",
+        504: "timeout", 409: "conflict", 422: "validation", 429: "rate_limited", 503: "unavailable", 500: "server_error",
+        502: "server_error", 418: "other"}
+
+
+def err(comment, api, status, body, *, headers=(), operation=None, message=None, reason=None, code=None, fields=None,
+        retry_after=None, declared=None, raw_prefix=None):
+    b = body if isinstance(body, bytes) else json.dumps(body).encode()
+    case = {"tcId": len(errors) + 1, "comment": comment,
+            "input": {"api": api, "status": status, "headers": [list(h) for h in headers], "body": body_field(b),
+                      "operation_id": operation, "now": NOW},
+            "expected": {"kind": KIND[status], "reason": reason, "message": message if message is not None else STATUS_TEXT[status],
+                         "code": code, "field_errors": fields or {}, "retry_after_seconds": retry_after, "declared": declared}}
+    if raw_prefix is not None:
+        case["expected"]["raw_body_prefix"] = raw_prefix
+    errors.append(case)
+
+
+def bad_err(comment, **inp):
+    base = {"api": "reports", "status": 400, "headers": [], "body": {"utf8": ""}, "operation_id": None, "now": NOW}
+    base.update(inp)
+    errors.append({"tcId": len(errors) + 1, "comment": comment, "input": base, "error": "invalid_argument"})
+
+
+E = "enterprise"
+R = "reports"
+# enterprise: the four documented bodies (statuses not shown, so several are tried)
+err("enterprise: missing bearer token", E, 401, {"success": False, "message": "Missing bearer token"}, message="Missing bearer token", reason="missing_bearer_token")
+err("enterprise: action unauthorized", E, 403, {"success": False, "message": "This action is unauthorized."}, message="This action is unauthorized.", reason="action_unauthorized")
+err("enterprise: resource not found", E, 404, {"success": False, "message": "Resource not found"}, message="Resource not found", reason="resource_not_found")
+err("enterprise: validation failed (422)", E, 422, {"success": False, "message": "Validation failed.", "errors": {"title": ["The title field is required."]}},
+    message="Validation failed.", reason="validation_failed", fields={"title": ["The title field is required."]})
+err("enterprise: validation failed on 400: kind from status, reason from body", E, 400, {"success": False, "message": "Validation failed.", "errors": {"percentage": ["Must be at most 100.", "Must be a number."]}},
+    message="Validation failed.", reason="validation_failed", fields={"percentage": ["Must be at most 100.", "Must be a number."]})
+err("enterprise: several fields", E, 422, {"success": False, "message": "Validation failed.", "errors": {"title": ["a"], "end_date": ["b", "c"]}},
+    message="Validation failed.", reason="validation_failed", fields={"end_date": ["b", "c"], "title": ["a"]})
+err("enterprise: field error as a plain string", E, 422, {"success": False, "message": "Validation failed.", "errors": {"name": "bad"}},
+    message="Validation failed.", reason="validation_failed", fields={"name": ["bad"]})
+err("enterprise: message with a trailing period variant", E, 404, {"success": False, "message": "Resource not found."}, message="Resource not found.", reason="resource_not_found")
+err("enterprise: message in another case", E, 401, {"success": False, "message": "missing bearer token"}, message="missing bearer token", reason="missing_bearer_token")
+err("enterprise: an undocumented message is kept, no reason", E, 403, {"success": False, "message": "Suspended organization"}, message="Suspended organization")
+err("enterprise: HTML from a proxy", E, 502, b"<html><body><h1>502 Bad Gateway</h1></body></html>", raw_prefix="<html>")
+err("enterprise: empty body", E, 500, b"")
+err("enterprise: 503 with Retry-After", E, 503, b"", headers=[("Retry-After", "120")], retry_after=120)
+err("enterprise: 429 with an HTTP-date Retry-After", E, 429, {"success": False, "message": "Too Many Attempts."}, headers=[("retry-after", email.utils.formatdate(NOW + 30, usegmt=True))],
+    message="Too Many Attempts.", retry_after=30)
+err("enterprise: 429 with garbage Retry-After", E, 429, b"", headers=[("Retry-After", "soon")])
+err("enterprise: operation given, the spec declares no statuses", E, 409, {"success": False, "message": "Conflict"}, operation="createEnterpriseWebhook", message="Conflict")
+err("enterprise: errors without a message", E, 422, {"success": False, "errors": {"events": ["Unknown event."]}}, fields={"events": ["Unknown event."]})
+# reporting: declared statuses of several operations
+for s in [400, 401, 429, 503]:
+    err(f"reporting token exchange: {s} is declared", R, s, b"", operation="exchangePlatformClientCredential", declared=True)
+err("reporting token exchange: 404 is not declared", R, 404, b"", operation="exchangePlatformClientCredential", declared=False)
+for s in [400, 401, 403, 409, 422, 429, 503]:
+    err(f"analytics summary: {s} is declared", R, s, b"{}", operation="getPublishedAnalyticsSummary", declared=True)
+err("analytics summary: 404 is not declared", R, 404, b"{}", operation="getPublishedAnalyticsSummary", declared=False)
+err("analytics readiness: 422 is not declared (no query parameters)", R, 422, b"{}", operation="getPublishedAnalyticsReadiness", declared=False)
+err("export download: 409 declared", R, 409, {"message": "Export is not ready", "code": "export_not_ready"}, operation="downloadPlatformExport",
+    message="Export is not ready", code="export_not_ready", declared=True)
+err("export create: idempotency conflict", R, 409, {"message": "Idempotency key reused with another body", "code": "idempotency_conflict"}, operation="createPlatformExport",
+    message="Idempotency key reused with another body", code="idempotency_conflict", declared=True)
+err("logout: 422 is not declared", R, 422, b"", operation="logoutPlatformIdentity", declared=False)
+err("api session: 503 is not declared", R, 503, b"", operation="getPlatformApiSession", declared=False)
+# reporting: body shapes
+err("OAuth invalid_client", R, 401, {"error": "invalid_client", "error_description": "Client authentication failed"}, message="Client authentication failed", reason="invalid_client", code="invalid_client")
+err("OAuth invalid_scope", R, 400, {"error": "invalid_scope"}, reason="invalid_scope", code="invalid_scope")
+err("OAuth unknown error value with a description", R, 400, {"error": "tenant_mismatch", "error_description": "Tenant does not match"}, message="Tenant does not match", reason="tenant_mismatch", code="tenant_mismatch")
+err("error as free text", R, 500, {"error": "Something went wrong on our side"}, message="Something went wrong on our side")
+err("error as a code-like word", R, 429, {"error": "rate_limited"}, code="rate_limited")
+err("nested error object", R, 422, {"error": {"message": "limit is out of range", "code": "out_of_range"}}, message="limit is out of range", code="out_of_range")
+err("nested error object with field errors", R, 422, {"error": {"message": "Invalid", "errors": {"limit": ["must be <= 100"]}}}, message="Invalid", fields={"limit": ["must be <= 100"]})
+err("message and code", R, 403, {"message": "Scope exports:write required", "code": "insufficient_scope"}, message="Scope exports:write required", code="insufficient_scope")
+err("numeric code is kept as text", R, 400, {"message": "Bad", "code": 1042}, message="Bad", code="1042")
+err("RFC 9457 problem details", R, 422, {"type": "https://errors.example/out-of-range", "title": "Out of range", "status": 422, "detail": "limit must be 1 to 100"},
+    message="limit must be 1 to 100", code="https://errors.example/out-of-range")
+err("RFC 9457 with about:blank", R, 404, {"type": "about:blank", "title": "Not Found", "status": 404}, message="Not Found")
+err("RFC 9457 with an errors extension", R, 422, {"title": "Invalid request", "errors": [{"pointer": "/limit", "detail": "too big"}]},
+    message="Invalid request", fields={"/limit": ["too big"]})
+err("errors as a list of field/message", R, 422, {"message": "Invalid", "errors": [{"field": "limit", "message": "too big"}, {"field": "limit", "message": "not a number"}, {"field": "cursor", "message": "bad"}]},
+    message="Invalid", fields={"cursor": ["bad"], "limit": ["too big", "not a number"]})
+err("errors as a list of strings", R, 400, {"errors": ["first problem", "second problem"]}, fields={"": ["first problem", "second problem"]})
+err("errors as a map with a nested non-string is skipped", R, 422, {"errors": {"a": [{"x": 1}, "kept"], "b": None}}, fields={"a": ["kept"]})
+err("a JSON array body falls back to the status", R, 400, b"[1,2,3]")
+err("a JSON string body falls back", R, 500, b'"oops"')
+err("truncated JSON falls back", R, 422, b'{"message": "Inval')
+err("non-UTF-8 body falls back", R, 400, b"\xff\xfe\x00garbage", raw_prefix="\ufffd")
+err("HTML 503 from a load balancer", R, 503, b"<!DOCTYPE html><title>Service Unavailable</title>", headers=[("Retry-After", "30")], retry_after=30, raw_prefix="<!DOCTYPE html>")
+err("plain text body", R, 429, b"slow down")
+err("whitespace-only message falls back", R, 400, {"message": "   "})
+err("huge JSON (over 64 KiB) is not parsed", R, 500, json.dumps({"message": "x" * 70000}).encode(), raw_prefix='{"message": "xxx')
+err("408 is a timeout", R, 408, b"")
+err("504 is a timeout", R, 504, b"")
+err("410 is not found", R, 410, b"")
+err("418 is other", R, 418, b"")
+err("deep nesting does not crash", R, 400, ("[" * 5000 + "]" * 5000).encode())
+err("unknown members are ignored", R, 409, {"message": "State conflict", "trace_id": "abc", "details": {"state": "ready"}}, message="State conflict")
+bad_err("status 99", status=99)
+bad_err("status 600", status=600)
+bad_err("unknown operation", operation_id="noSuchOperation")
+bad_err("operation of the other API", api="enterprise", operation_id="createPlatformExport")
+
+# ============================ requests.json ======================================================
+reqs = []
+ACCEPT = ["Accept", "application/json"]
+BEARER = ["Authorization", "Bearer " + TOKEN]
+TENANT = ["X-Tenant-ID", T]
+CT = ["Content-Type", "application/json"]
+
+
+def req(comment, op, *, path=None, query=(), body=None, token=TOKEN, tenant=T, user=None, key=None, key_header=None,
+        method=None, epath=None, equery="", headers=None, ebody="same", ekey=None, error=None):
+    params = {"path": path or {}, "query": [list(q) for q in query], "body": body_field(body), "token": token,
+              "tenant_id": tenant, "user_id": user, "idempotency_key": key, "idempotency_header": key_header}
+    c = {"tcId": len(reqs) + 1, "comment": comment, "operation_id": op, "params": params}
+    if error:
+        c["error"] = error
+    else:
+        c["expected"] = {"method": method, "path": epath, "query": equery, "headers": headers,
+                         "body": body_field(body) if ebody == "same" else ebody, "idempotency_key": ekey}
+    reqs.append(c)
+
+
+SUM = "/api/platform/v1/analytics/summary"
+req("analytics summary with its required members", "getPublishedAnalyticsSummary", query=[("currency", "EUR"), ("currency_basis", "reporting")],
+    method="GET", epath=SUM, equery="currency=EUR&currency_basis=reporting", headers=[ACCEPT, BEARER, TENANT])
+req("summary without currency", "getPublishedAnalyticsSummary", query=[("currency_basis", "reporting")], error="missing_parameter")
+req("filter options need basis", "listPublishedAnalyticsFilterOptions", query=[("currency", "EUR"), ("currency_basis", "reporting")], error="missing_parameter")
+BR = [("currency", "EUR"), ("currency_basis", "reporting"), ("basis", "gross")]
+req("breakdown needs dimension", "listPublishedAnalyticsBreakdown", query=BR, error="missing_parameter")
+BRD = BR + [("dimension", "territory")]
+req("breakdown with all required and limit 100", "listPublishedAnalyticsBreakdown", query=BRD + [("limit", "100")], method="GET",
+    epath="/api/platform/v1/analytics/breakdown", equery="currency=EUR&currency_basis=reporting&basis=gross&dimension=territory&limit=100", headers=[ACCEPT, BEARER, TENANT])
+for bad_limit in ["0", "101", "abc", "-1", "+5", "1.5"]:
+    req(f"rates limit {bad_limit!r} is out of 1..100", "listPublishedObservedRates", query=BRD + [("limit", bad_limit)], error="invalid_parameter")
+req("key of 160 characters", "listPublishedObservedRates", query=BRD + [("key", "k" * 160)], method="GET", epath="/api/platform/v1/analytics/rates",
+    equery="currency=EUR&currency_basis=reporting&basis=gross&dimension=territory&key=" + "k" * 160, headers=[ACCEPT, BEARER, TENANT])
+req("key of 161 characters", "listPublishedObservedRates", query=BRD + [("key", "k" * 161)], error="invalid_parameter")
+req("cursor of 2049 characters", "listPublishedObservedRates", query=BRD + [("cursor", "c" * 2049)], error="invalid_parameter")
+req("import filter must be a UUID", "getPublishedAnalyticsSummary", query=[("currency", "EUR"), ("currency_basis", "r"), ("import", "not-a-uuid")], error="invalid_parameter")
+req("readiness takes no query", "getPublishedAnalyticsReadiness", query=[("currency", "EUR")], error="unknown_parameter")
+req("unknown analytics parameter", "getPublishedAnalyticsSummary", query=[("currency", "EUR"), ("currency_basis", "r"), ("colour", "red")], error="unknown_parameter")
+req("values are percent-encoded", "listPublishedObservedRates", query=BR + [("dimension", "territory"), ("key", "a b&c=d/é")], method="GET",
+    epath="/api/platform/v1/analytics/rates", equery="currency=EUR&currency_basis=reporting&basis=gross&dimension=territory&key=a%20b%26c%3Dd%2F%C3%A9", headers=[ACCEPT, BEARER, TENANT])
+req("a parameter given twice", "getPublishedAnalyticsSummary", query=[("currency", "EUR"), ("currency", "USD"), ("currency_basis", "r")], error="invalid_parameter")
+req("the token never goes into the query", "listEnterpriseSubscriptions", query=[("access_token", TOKEN)], tenant=None, error="invalid_parameter")
+req("bearer routes need a token", "getPlatformImport", path={"importRef": "imp_1"}, token=None, error="missing_parameter")
+req("a token with a space is refused (header injection)", "getPlatformImport", path={"importRef": "imp_1"}, token="abc def", error="invalid_parameter")
+req("a token with a newline is refused", "getPlatformImport", path={"importRef": "imp_1"}, token="abc\r\nX-Evil: 1", error="invalid_parameter")
+req("machine routes need X-Tenant-ID", "getPlatformImport", path={"importRef": "imp_1"}, tenant=None, error="missing_parameter")
+req("tenant must be a UUID", "getPlatformImport", path={"importRef": "imp_1"}, tenant="tenant-1", error="invalid_parameter")
+req("path parameters are percent-encoded", "getPlatformExport", path={"export": "exp/1?x=y#z"}, method="GET",
+    epath="/api/platform/v1/exports/exp%2F1%3Fx%3Dy%23z", headers=[ACCEPT, BEARER, TENANT])
+req("a missing path parameter", "getPlatformExport", error="missing_parameter")
+req("an extra path parameter", "getPlatformExport", path={"export": "e1", "other": "x"}, error="unknown_parameter")
+req("export list with a UUID cursor and filters", "listPlatformExports", query=[("cursor", U), ("limit", "50"), ("status", "ready")], method="GET",
+    epath="/api/platform/v1/exports", equery=f"cursor={U}&limit=50&status=ready", headers=[ACCEPT, BEARER, TENANT])
+req("export list cursor must be a UUID", "listPlatformExports", query=[("cursor", "page-2")], error="invalid_parameter")
+EXP = b'{"export_class":"statements","format":"csv"}'
+req("create export: idempotency key derived (header name not shown)", "createPlatformExport", body=EXP, method="POST", epath="/api/platform/v1/exports",
+    headers=[ACCEPT, BEARER, TENANT, CT], ekey=idempotency_key(T, "createPlatformExport /api/platform/v1/exports", EXP))
+req("create export: the host names the key's header", "createPlatformExport", body=EXP, key_header="Idempotency-Key", method="POST", epath="/api/platform/v1/exports",
+    headers=[ACCEPT, BEARER, TENANT, ["Idempotency-Key", idempotency_key(T, "createPlatformExport /api/platform/v1/exports", EXP)], CT],
+    ekey=idempotency_key(T, "createPlatformExport /api/platform/v1/exports", EXP))
+req("create export: a given key is used", "createPlatformExport", body=EXP, key="my-key-1", method="POST", epath="/api/platform/v1/exports",
+    headers=[ACCEPT, BEARER, TENANT, CT], ekey="my-key-1")
+req("create export needs a body", "createPlatformExport", error="missing_parameter")
+req("create export body must be JSON", "createPlatformExport", body=b"format=csv", error="invalid_parameter")
+req("a key with a space is refused", "createPlatformExport", body=EXP, key="a b", error="invalid_parameter")
+CMD = b'{"reason":"not needed"}'
+for e in ["e-1", "e-2"]:
+    req(f"cancel export {e}: key differs per export", "cancelPlatformExport", path={"export": e}, body=CMD, method="POST", epath=f"/api/platform/v1/exports/{e}/cancel",
+        headers=[ACCEPT, BEARER, TENANT, CT], ekey=idempotency_key(T, f"cancelPlatformExport /api/platform/v1/exports/{e}/cancel", CMD))
+req("a GET takes no body", "getPlatformImport", path={"importRef": "imp_1"}, body=b"{}", error="unknown_parameter")
+req("a GET takes no idempotency key", "getPlatformImport", path={"importRef": "imp_1"}, key="k", error="unknown_parameter")
+req("profile import: the body is optional", "profilePlatformImport", path={"importRef": "imp_1"}, method="POST", epath="/api/platform/v1/imports/imp_1/profile",
+    headers=[ACCEPT, BEARER, TENANT], ebody=None, ekey=idempotency_key(T, "profilePlatformImport /api/platform/v1/imports/imp_1/profile", b""))
+WH = b'{"name":"ddex","endpoint_url":"https://hooks.example.com/ddex","events":["ddex.delivery.failed"]}'
+req("create webhook: Idempotency-Key derived", "createEnterpriseWebhook", body=WH, tenant=None, method="POST", epath="/api/v1/webhooks",
+    headers=[ACCEPT, BEARER, ["Idempotency-Key", idempotency_key("enterprise", "createEnterpriseWebhook /api/v1/webhooks", WH)], CT],
+    ekey=idempotency_key("enterprise", "createEnterpriseWebhook /api/v1/webhooks", WH))
+req("create webhook with a given key and X-User-Id", "createEnterpriseWebhook", body=WH, tenant=None, user=U, key="wh-1", method="POST", epath="/api/v1/webhooks",
+    headers=[ACCEPT, BEARER, ["X-User-Id", U], ["Idempotency-Key", "wh-1"], CT], ekey="wh-1")
+for url in ["http://hooks.example.com/x", "https://user:pw@hooks.example.com/", "https://127.0.0.1/x", "https://10.0.0.5/", "https://172.16.3.4:8443/",
+            "https://192.168.1.1/", "https://169.254.169.254/latest", "https://[::1]/", "https://[fe80::1]/", "https://[fd00::1]/",
+            "https://[::ffff:127.0.0.1]/", "https://localhost/", "https://app.localhost/", "https://2130706433/", "https://0x7f.0.0.1/",
+            "https://0.0.0.0/", "https://100.64.0.1/", "https:///nohost", "ftp://hooks.example.com/", "https://hooks.example.com:abc/"]:
+    b = json.dumps({"name": "x", "endpoint_url": url, "events": []}).encode()
+    req(f"endpoint {url} is refused", "createEnterpriseWebhook", body=b, tenant=None, error="invalid_endpoint_url")
+for url in ["https://93.184.216.34/hook", "https://[2606:4700::1111]/h", "https://HOOKS.Example.COM:8443/a?b=c"]:
+    b = json.dumps({"name": "x", "endpoint_url": url, "events": []}).encode()
+    req(f"endpoint {url} is accepted", "createEnterpriseWebhook", body=b, tenant=None, key="k1", method="POST", epath="/api/v1/webhooks",
+        headers=[ACCEPT, BEARER, ["Idempotency-Key", "k1"], CT], ekey="k1")
+req("create webhook without endpoint_url", "createEnterpriseWebhook", body=b'{"name":"x","events":[]}', tenant=None, error="missing_parameter")
+PATCH = b'{"active":false}'
+req("update webhook: PATCH, reference encoded, no endpoint needed", "updateEnterpriseWebhook", path={"reference": "wh 1"}, body=PATCH, tenant=None, method="PATCH",
+    epath="/api/v1/webhooks/wh%201", headers=[ACCEPT, BEARER, ["Idempotency-Key", idempotency_key("enterprise", "updateEnterpriseWebhook /api/v1/webhooks/wh%201", PATCH)], CT],
+    ekey=idempotency_key("enterprise", "updateEnterpriseWebhook /api/v1/webhooks/wh%201", PATCH))
+req("delete webhook with a given key", "deleteEnterpriseWebhook", path={"reference": "wh_1"}, tenant=None, key="del-1", method="DELETE", epath="/api/v1/webhooks/wh_1",
+    headers=[ACCEPT, BEARER, ["Idempotency-Key", "del-1"]], ebody=None, ekey="del-1")
+req("replay: two path parameters", "replayEnterpriseWebhookDelivery", path={"reference": "wh_1", "deliveryReference": "dlv_9"}, tenant=None, method="POST",
+    epath="/api/v1/webhooks/wh_1/deliveries/dlv_9/replay", headers=[ACCEPT, BEARER], ebody=None)
+req("releases acting for a user", "listEnterpriseReleases", tenant=None, user=U, method="GET", epath="/api/v1/releases", headers=[ACCEPT, BEARER, ["X-User-Id", U]])
+req("X-User-Id must be a UUID", "listEnterpriseReleases", tenant=None, user="42", error="invalid_parameter")
+req("X-User-Id only on enterprise routes", "getPlatformImport", path={"importRef": "i"}, user=U, error="unknown_parameter")
+req("X-Tenant-ID only on reporting machine routes", "listEnterpriseCountries", error="unknown_parameter")
+req("subscriptions: declared and open parameters", "listEnterpriseSubscriptions", tenant=None, query=[("page", "2"), ("size", "10"), ("sort", "asc"), ("daterange", "2026-11-01"), ("q", "acme")],
+    method="GET", epath="/api/v1/subscriptions", equery="page=2&size=10&sort=asc&daterange=2026-11-01&q=acme", headers=[ACCEPT, BEARER])
+req("subscriptions sort must be asc or desc", "listEnterpriseSubscriptions", tenant=None, query=[("sort", "up")], error="invalid_parameter")
+req("subscriptions page must be positive", "listEnterpriseSubscriptions", tenant=None, query=[("page", "0")], error="invalid_parameter")
+req("subscriptions daterange must be a real date", "listEnterpriseSubscriptions", tenant=None, query=[("daterange", "2026-13-01")], error="invalid_parameter")
+req("split update", "updateEnterpriseSplit", path={"uuid": U}, tenant=None, body=b'{"title":"A","percentage":50}', method="POST", epath=f"/api/v1/splits/{U}",
+    headers=[ACCEPT, BEARER, CT])
+req("human export: no bearer, no tenant (session transport not shown)", "getPlatformExportAsHuman", path={"export": "e1"}, token=None, tenant=None, method="GET",
+    epath="/platform/v1/exports/e1", headers=[ACCEPT])
+req("human routes take no bearer token", "getPlatformExportAsHuman", path={"export": "e1"}, tenant=None, error="unknown_parameter")
+req("the token exchange has its own builder", "exchangePlatformClientCredential", body=b"{}", error="invalid_parameter")
+req("unknown operation", "getEverything", error="unknown_operation")
+
+# ============================ token.json =======================================================
+SCOPE_REQ = ["exports:read", "exports:write", "analytics:read"]
+
+
+def basic(i, s):
+    return "Basic " + base64.b64encode(f"{i}:{s}".encode()).decode()
+
+
+token = {"build": [], "parse": [], "build_enterprise": [], "parse_enterprise": [], "missing_scopes": [], "notices": []}
+token["build"] += [
+    {"comment": "client credentials with scopes", "input": {"client_id": "cli_1", "client_secret": "s3cr3t/é", "tenant_id": T, "scopes": SCOPE_REQ},
+     "expected": {"method": "POST", "path": "/api/platform/v1/oauth/token",
+                  "headers": [ACCEPT, ["Authorization", basic("cli_1", "s3cr3t/é")], ["X-Tenant-ID", T], CT],
+                  "body": {"utf8": json.dumps({"grant_type": "client_credentials", "scope": " ".join(SCOPE_REQ)}, separators=(",", ":"))}}},
+    {"comment": "no scopes: no scope member", "input": {"client_id": "c", "client_secret": "s", "tenant_id": T, "scopes": []},
+     "expected": {"method": "POST", "path": "/api/platform/v1/oauth/token", "headers": [ACCEPT, ["Authorization", basic("c", "s")], ["X-Tenant-ID", T], CT],
+                  "body": {"utf8": '{"grant_type":"client_credentials"}'}}},
+    {"comment": "a colon in the client id cannot travel in Basic", "input": {"client_id": "a:b", "client_secret": "s", "tenant_id": T, "scopes": []}, "error": "invalid_parameter"},
+    {"comment": "empty secret", "input": {"client_id": "c", "client_secret": "", "tenant_id": T, "scopes": []}, "error": "invalid_parameter"},
+    {"comment": "tenant not a UUID", "input": {"client_id": "c", "client_secret": "s", "tenant_id": "acme", "scopes": []}, "error": "invalid_parameter"},
+    {"comment": "scope with a space", "input": {"client_id": "c", "client_secret": "s", "tenant_id": T, "scopes": ["exports:read exports:write"]}, "error": "invalid_parameter"},
+]
+NS = [["Cache-Control", "no-store"], ["Pragma", "no-cache"]]
+
+
+def tok(comment, status, body, *, headers=NS, requested=SCOPE_REQ, expected=None, error=None, kind=None, reason=None):
+    b = body if isinstance(body, bytes) else json.dumps(body).encode()
+    c = {"comment": comment, "input": {"status": status, "headers": headers, "body": body_field(b), "requested_scopes": requested, "now": NOW}}
+    if error:
+        c["error"] = error
+        if kind:
+            c["api_error"] = {"kind": kind, "reason": reason}
+    else:
+        c["expected"] = expected
+    token["parse"].append(c)
+
+
+def good(expires_in, scopes, missing, warnings, token_type="Bearer"):
+    skew = min(60, max(1, expires_in // 10))
+    return {"access_token": TOKEN, "token_type": token_type, "expires_in": expires_in, "expires_at": NOW + expires_in,
+            "refresh_at": NOW + expires_in - skew, "scopes": scopes, "missing_scopes": missing, "warnings": warnings}
+
+
+tok("a full token", 200, {"access_token": TOKEN, "token_type": "Bearer", "expires_in": 3600, "scope": " ".join(SCOPE_REQ)}, expected=good(3600, SCOPE_REQ, [], 0))
+tok("token_type in lower case", 200, {"access_token": TOKEN, "token_type": "bearer", "expires_in": 300, "scope": "exports:read"},
+    expected=good(300, ["exports:read"], ["exports:write", "analytics:read"], 0))
+tok("fewer scopes than requested is not an error", 200, {"access_token": TOKEN, "token_type": "Bearer", "expires_in": 60, "scope": "analytics:read exports:read"},
+    expected=good(60, ["analytics:read", "exports:read"], ["exports:write"], 0))
+tok("five seconds: skew of one second", 200, {"access_token": TOKEN, "token_type": "Bearer", "expires_in": 5, "scope": ""}, requested=[], expected=good(5, [], [], 0))
+tok("no Cache-Control: no-store is a warning", 200, {"access_token": TOKEN, "token_type": "Bearer", "expires_in": 3600, "scope": "exports:read"}, headers=[], requested=["exports:read"],
+    expected=good(3600, ["exports:read"], [], 1))
+tok("no-store among other directives", 200, {"access_token": TOKEN, "token_type": "Bearer", "expires_in": 3600, "scope": "exports:read"}, headers=[["cache-control", "private, NO-STORE"]],
+    requested=["exports:read"], expected=good(3600, ["exports:read"], [], 0))
+tok("no scope member: assumed as requested, with a warning", 200, {"access_token": TOKEN, "token_type": "Bearer", "expires_in": 3600}, expected=good(3600, SCOPE_REQ, [], 1))
+for comment, b in [("expires_in over 3600", {"access_token": TOKEN, "token_type": "Bearer", "expires_in": 3601}),
+                   ("expires_in zero", {"access_token": TOKEN, "token_type": "Bearer", "expires_in": 0}),
+                   ("expires_in negative", {"access_token": TOKEN, "token_type": "Bearer", "expires_in": -5}),
+                   ("expires_in as text", {"access_token": TOKEN, "token_type": "Bearer", "expires_in": "3600"}),
+                   ("expires_in fractional", {"access_token": TOKEN, "token_type": "Bearer", "expires_in": 12.5}),
+                   ("no access_token", {"token_type": "Bearer", "expires_in": 60}),
+                   ("empty access_token", {"access_token": "", "token_type": "Bearer", "expires_in": 60}),
+                   ("access_token with a space", {"access_token": "a b", "token_type": "Bearer", "expires_in": 60}),
+                   ("token_type mac", {"access_token": TOKEN, "token_type": "mac", "expires_in": 60}),
+                   ("no token_type", {"access_token": TOKEN, "expires_in": 60})]:
+    tok(comment, 200, b, error="invalid_token_response")
+tok("not JSON", 200, b"<html>ok</html>", error="invalid_token_response")
+tok("401 invalid_client", 401, {"error": "invalid_client", "error_description": "bad secret"}, error="api_error", kind="unauthenticated", reason="invalid_client")
+tok("400 invalid_request", 400, {"error": "invalid_request"}, error="api_error", kind="bad_request", reason="invalid_request")
+tok("503 dependency unavailable", 503, b"", error="api_error", kind="unavailable")
+tok("429 rate limited", 429, b"", error="api_error", kind="rate_limited")
+token["build_enterprise"] += [
+    {"comment": "key and secret in headers, no body", "input": {"api_key": "key_1", "api_secret": "sec_1"},
+     "expected": {"method": "POST", "path": "/api/v1/token", "headers": [ACCEPT, ["X-Api-Key", "key_1"], ["X-Api-Secret", "sec_1"]], "body": None}},
+    {"comment": "empty secret", "input": {"api_key": "k", "api_secret": ""}, "error": "invalid_parameter"},
+    {"comment": "a newline in the key", "input": {"api_key": "k\nX: y", "api_secret": "s"}, "error": "invalid_parameter"},
+]
+
+
+def ent_tok(comment, status, body, expected=None, error=None, kind=None, reason=None):
+    b = body if isinstance(body, bytes) else json.dumps(body).encode()
+    c = {"comment": comment, "input": {"status": status, "headers": [], "body": body_field(b), "now": NOW}}
+    if error:
+        c["error"] = error
+        if kind:
+            c["api_error"] = {"kind": kind, "reason": reason}
+    else:
+        c["expected"] = expected
+    token["parse_enterprise"].append(c)
+
+
+exp_at = "2026-11-22T05:00:00+00:00"
+import calendar, datetime  # noqa: E401,E402
+exp_unix = calendar.timegm(datetime.datetime.fromisoformat(exp_at).utctimetuple())
+life = exp_unix - NOW
+ent_tok("token with expiry", 200, {"token": TOKEN, "expires_at": exp_at}, expected={"token": TOKEN, "expires_at": exp_unix, "refresh_at": exp_unix - min(60, max(1, life // 10))})
+exp_off = "2026-11-22T07:00:00+02:00"
+ent_tok("expiry with an offset", 200, {"token": TOKEN, "expires_at": exp_off}, expected={"token": TOKEN, "expires_at": exp_unix, "refresh_at": exp_unix - min(60, max(1, life // 10))})
+ent_tok("expires_at null: no expiry", 200, {"token": TOKEN, "expires_at": None}, expected={"token": TOKEN, "expires_at": None, "refresh_at": None})
+ent_tok("expires_at absent: no expiry", 200, {"token": TOKEN}, expected={"token": TOKEN, "expires_at": None, "refresh_at": None})
+ent_tok("no token", 200, {"expires_at": None}, error="invalid_token_response")
+ent_tok("expires_at not a date", 200, {"token": TOKEN, "expires_at": "tomorrow"}, error="invalid_token_response")
+ent_tok("expires_at a number", 200, {"token": TOKEN, "expires_at": 1795320000}, error="invalid_token_response")
+ent_tok("401 with the documented body", 401, {"success": False, "message": "This action is unauthorized."}, error="api_error", kind="unauthenticated", reason="action_unauthorized")
+token["missing_scopes"] += [
+    {"comment": "get export needs exports:write (as the spec's table says)", "granted": ["exports:read"], "operation_id": "getPlatformExport", "expected": ["exports:write"]},
+    {"comment": "download needs exports:read", "granted": ["exports:read"], "operation_id": "downloadPlatformExport", "expected": []},
+    {"comment": "list exports without any scope", "granted": [], "operation_id": "listPlatformExports", "expected": ["exports:read"]},
+    {"comment": "api session needs tenant:read", "granted": ["exports:read"], "operation_id": "getPlatformApiSession", "expected": ["tenant:read"]},
+    {"comment": "analytics: no scope shown", "granted": [], "operation_id": "getPublishedAnalyticsSummary", "expected": []},
+    {"comment": "webhook management needs webhooks:manage", "granted": [], "operation_id": "deleteEnterpriseWebhook", "expected": ["webhooks:manage"]},
+    {"comment": "unknown operation", "granted": [], "operation_id": "nope", "error": "invalid_argument"},
+]
+SUNSET = email.utils.formatdate(NOW + 180 * 86400, usegmt=True)
+token["notices"] += [
+    {"comment": "RFC 9745 Deprecation, Sunset and Link", "headers": [["Deprecation", f"@{NOW - 86400}"], ["Sunset", SUNSET], ["Link", '<https://api.example/v2>; rel="successor-version"']],
+     "expected": {"deprecated": True, "deprecated_at": NOW - 86400, "sunset_at": NOW + 180 * 86400, "link": '<https://api.example/v2>; rel="successor-version"'}},
+    {"comment": "legacy Deprecation: true", "headers": [["deprecation", "true"]], "expected": {"deprecated": True, "deprecated_at": None, "sunset_at": None, "link": None}},
+    {"comment": "Sunset alone", "headers": [["Sunset", SUNSET]], "expected": {"deprecated": False, "deprecated_at": None, "sunset_at": NOW + 180 * 86400, "link": None}},
+    {"comment": "garbage dates are kept as present without a date", "headers": [["Deprecation", "soon"], ["Sunset", "later"]],
+     "expected": {"deprecated": True, "deprecated_at": None, "sunset_at": None, "link": None}},
+    {"comment": "none", "headers": [["Content-Type", "application/json"]], "expected": {"deprecated": False, "deprecated_at": None, "sunset_at": None, "link": None}},
+]
+
+for name, data, n in [("api_error.json", errors, len(errors)), ("requests.json", reqs, len(reqs)), ("token.json", token, sum(len(v) for v in token.values()))]:
+    with open(os.path.join(HERE, name), "w", encoding="utf-8") as f:
+        json.dump({"description": f"{name} vectors for royaltykit, written from the specs by gen_api_vectors.py", "generator": "tests/vectors/gen_api_vectors.py",
+                   "cases": data} if isinstance(data, list) else dict(data, description=f"{name} vectors, written from the specs by gen_api_vectors.py"),
+                  f, indent=1, ensure_ascii=False)
+        f.write("\n")
+    print(name, n)
