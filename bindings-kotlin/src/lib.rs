@@ -5,6 +5,8 @@
 //! `verify(headers, body, now)` per delivery — one crossing, with the headers as one map and
 //! the body as bytes.
 #![forbid(unsafe_code)]
+// The error enum is lowered across the FFI by value; its size on the Rust stack does not matter here.
+#![allow(clippy::result_large_err)]
 
 use royaltykit::{dedup, webhook, ArgumentError};
 use royaltykit_host::{now_or_clock, random_seed, random_uuid};
@@ -13,6 +15,7 @@ use std::sync::{Arc, Mutex};
 
 uniffi::setup_scaffolding!();
 
+mod api;
 mod retry;
 
 /// Every error of this library. Kotlin sees `RoyaltyKitException` with the subclasses
@@ -32,6 +35,35 @@ pub enum RoyaltyKitError {
         skew_seconds: Option<i64>,
         /// The tolerance (s) or body limit (bytes) exceeded.
         limit: Option<u64>,
+    },
+    /// A request could not be built (missing_parameter, invalid_parameter, unknown_parameter,
+    /// invalid_endpoint_url, unknown_operation).
+    #[error("{code}: {detail}")]
+    Request {
+        /// Stable error code.
+        code: String,
+        /// What is wrong.
+        detail: String,
+        /// The parameter at fault.
+        parameter: String,
+    },
+    /// A success response to a token exchange broke the contract (`invalid_token_response`).
+    #[error("{code}: {detail}")]
+    TokenResponse {
+        /// Stable error code.
+        code: String,
+        /// What is wrong (never the token).
+        detail: String,
+    },
+    /// An error response (code `api_error`), parsed.
+    #[error("{code}: {detail}")]
+    Api {
+        /// Always `api_error`.
+        code: String,
+        /// The status and message.
+        detail: String,
+        /// The parsed error.
+        error: api::ApiError,
     },
     /// An argument or option is out of range (code `invalid_argument`).
     #[error("{code}: {detail}")]

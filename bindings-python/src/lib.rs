@@ -10,13 +10,14 @@ use royaltykit::{dedup, seconds_from_f64, webhook, ArgumentError};
 use std::borrow::Cow;
 use std::sync::Mutex;
 
+mod api;
 mod retry;
 
 // ---- errors ---------------------------------------------------------------------------------------
 
 static ERRORS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
-fn error_class<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyType>> {
+pub(crate) fn error_class<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyType>> {
     let module = ERRORS.get_or_try_init(py, || {
         py.import("royaltykit.errors")
             .map(|m| m.into_any().unbind())
@@ -115,7 +116,7 @@ pub(crate) fn str_arg(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<String> {
     Ok(text(s)?.into_owned())
 }
 
-fn type_name(obj: &Bound<'_, PyAny>) -> String {
+pub(crate) fn type_name(obj: &Bound<'_, PyAny>) -> String {
     obj.get_type()
         .name()
         .map(|n| n.to_string())
@@ -123,7 +124,7 @@ fn type_name(obj: &Bound<'_, PyAny>) -> String {
 }
 
 /// The raw body: bytes (borrowed), bytearray, memoryview (copied), or str (UTF-8).
-enum Body<'a> {
+pub(crate) enum Body<'a> {
     Borrowed(&'a [u8]),
     Owned(Vec<u8>),
 }
@@ -137,7 +138,7 @@ impl Body<'_> {
     }
 }
 
-fn body_arg<'a>(obj: &'a Bound<'_, PyAny>) -> PyResult<Body<'a>> {
+pub(crate) fn body_arg<'a>(obj: &'a Bound<'_, PyAny>) -> PyResult<Body<'a>> {
     if let Ok(b) = obj.cast::<PyBytes>() {
         return Ok(Body::Borrowed(b.as_bytes()));
     }
@@ -644,6 +645,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<WebhookEvent>()?;
     m.add_class::<DedupWindow>()?;
     retry::register(m)?;
+    api::register(m)?;
     m.add("HEADER_NAMES", webhook::HEADER_NAMES.to_vec())?;
     m.add(
         "DEFAULT_TOLERANCE_SECONDS",

@@ -1,9 +1,14 @@
-"""The README's Python examples, extracted and run against the installed wheel."""
+"""The README's Python examples, extracted and run against the installed wheel; the HTTP example
+runs against a small server on 127.0.0.1 started here."""
 
+import base64
+import json
 import os
 import re
 import subprocess
 import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -11,12 +16,58 @@ import pytest
 ROOT = Path(os.environ.get("ROYALTYKIT_ROOT", Path(__file__).resolve().parents[2]))
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 RETRY_LOG = "503: retry in 2 s (server_error_retry)\n429: retry in 3 s (rate_limited_retry_after)\ndone after 3 attempts\n"
+HTTP_LOG = "token for 3600 s, missing scopes: exports:write\n404 not_found export_not_found declared=true\n"
 
 
-@pytest.mark.parametrize("name,output", [("python", "process ddex.delivery.acknowledged\n"), ("python-retry", RETRY_LOG)])
-def test_readme_python_example(tmp_path, name, output):
+class FakeReportsApi(BaseHTTPRequestHandler):
+    """The reporting API's token and export routes, as far as the examples need them."""
+
+    def _json(self, status, body, headers=()):
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for k, v in headers:
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_POST(self):  # noqa: N802
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        basic = "Basic " + base64.b64encode(b"cli:secret").decode()
+        if self.path == "/api/platform/v1/oauth/token" and self.headers.get("Authorization") == basic and self.headers.get("X-Tenant-ID"):
+            self._json(200, {"access_token": "tok_local_1", "token_type": "Bearer", "expires_in": 3600, "scope": "exports:read"},
+                       [("Cache-Control", "no-store")])
+        else:
+            self._json(401, {"error": "invalid_client"})
+
+    def do_GET(self):  # noqa: N802
+        if self.headers.get("Authorization") != "Bearer tok_local_1":
+            self._json(401, {"message": "token missing"})
+        elif self.path == "/api/platform/v1/exports/exp_404":
+            self._json(404, {"message": "Export not found", "code": "export_not_found"})
+        else:
+            self._json(500, {"message": "unexpected route"})
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def base_url():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), FakeReportsApi)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize("name,output", [("python", "process ddex.delivery.acknowledged\n"), ("python-retry", RETRY_LOG), ("python-http", HTTP_LOG)])
+def test_readme_python_example(tmp_path, base_url, name, output):
     m = re.search(rf"<!-- example:{name} -->\s*```python\n(.*?)```", README, re.S)
     assert m, f"README has example {name}"
     script = tmp_path / "example.py"
     script.write_text(m.group(1), encoding="utf-8")
-    assert subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True).stdout == output
+    env = {**os.environ, "ROYALTYKIT_BASE_URL": base_url}
+    assert subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True, env=env, timeout=60).stdout == output

@@ -13,7 +13,7 @@ export type WebhookErrorCode =
   | 'timestamp_too_new'
   | 'invalid_payload';
 
-export type ErrorCode = WebhookErrorCode | 'invalid_argument';
+export type ErrorCode = WebhookErrorCode | 'invalid_argument' | 'missing_parameter' | 'invalid_parameter' | 'unknown_parameter' | 'invalid_endpoint_url' | 'unknown_operation' | 'invalid_token_response';
 
 /** Base class of every error thrown by this package. */
 export class RoyaltyKitError extends Error {
@@ -223,3 +223,119 @@ export class RateBudget {
   tryAcquire(now?: number | Date): RateDecision;
   free(): void;
 }
+
+// ---- catalog, requests, error bodies, tokens -----------------------------------------------------------
+
+export interface QueryParamSpec {
+  name: string;
+  kind: 'uuid' | 'limit' | 'key' | 'cursor' | 'text' | 'positive' | 'date' | 'sort';
+  required: boolean;
+}
+/** One operation of either API, as data. */
+export interface Operation {
+  readonly id: string;
+  readonly api: 'reports' | 'enterprise';
+  readonly surface: 'machine' | 'human' | 'enterprise';
+  readonly method: string;
+  readonly path: string;
+  readonly auth: 'none' | 'basic_client' | 'bearer' | 'session' | 'api_key';
+  readonly scope: string | null;
+  /** `key`: declared, header name not shown; `header`: Idempotency-Key. */
+  readonly idempotency: 'none' | 'key' | 'header';
+  readonly csrf: boolean;
+  readonly stepUp: 'none' | 'recent' | 'recent_mfa' | 'recent_non_recovery';
+  readonly tenantHeader: boolean;
+  readonly userHeader: boolean;
+  readonly body: 'none' | 'optional' | 'required';
+  readonly success: readonly number[];
+  /** Declared error statuses; null where the spec declares none (enterprise). */
+  readonly errors: readonly number[] | null;
+  readonly query: readonly QueryParamSpec[];
+  readonly openQuery: boolean;
+  readonly noStore: boolean;
+  readonly retryClass: RetryClass;
+}
+export function operations(): readonly Operation[];
+export function operation(id: string): Operation;
+
+export interface RequestParams {
+  path?: Record<string, string | number>;
+  query?: Record<string, string | number | boolean | null | undefined> | ReadonlyArray<readonly [string, string | number]>;
+  /** An object is sent as JSON; a string or bytes as is. */
+  body?: object | string | Uint8Array | ArrayBuffer | null;
+  token?: string;
+  tenantId?: string;
+  userId?: string;
+  idempotencyKey?: string;
+  /** Header for the key on reporting `idem` routes (its name is not shown in the spec). */
+  idempotencyHeader?: string;
+}
+/** A request to send with your own client. Printing it hides credentials. */
+export class RequestDescriptor {
+  readonly operationId: string;
+  readonly method: string;
+  readonly path: string;
+  readonly query: string;
+  readonly pathAndQuery: string;
+  readonly headers: Array<[string, string]>;
+  readonly body: Uint8Array | null;
+  readonly idempotencyKey: string | null;
+  url(base: string): string;
+}
+export class RequestBuildError extends RoyaltyKitError {
+  readonly code: any;
+  /** missing_parameter, invalid_parameter, unknown_parameter, invalid_endpoint_url, unknown_operation */
+  readonly parameter: string;
+}
+export function buildRequest(operationId: string, params?: RequestParams): RequestDescriptor;
+
+export type ApiErrorKind =
+  | 'bad_request' | 'unauthenticated' | 'forbidden' | 'not_found' | 'conflict' | 'validation'
+  | 'rate_limited' | 'unavailable' | 'timeout' | 'server_error' | 'other';
+/** A parsed API error response (throwable). `code` is the body's own code, or null. */
+export class ApiError extends RoyaltyKitError {
+  readonly code: any;
+  readonly api: 'reports' | 'enterprise';
+  readonly status: number;
+  readonly kind: ApiErrorKind;
+  readonly reason: string | null;
+  readonly fieldErrors: Record<string, string[]>;
+  readonly retryAfterSeconds: number | null;
+  readonly declared: boolean | null;
+  readonly operationId: string | null;
+  readonly rawBody: string;
+}
+export function parseApiError(
+  api: 'reports' | 'enterprise',
+  status: number,
+  headers: HeadersLike | null | undefined,
+  body: BodyLike | null | undefined,
+  options?: { operationId?: string; now?: number | Date },
+): ApiError;
+
+export class TokenResponseError extends RoyaltyKitError {
+  readonly code: any;
+}
+/** A reporting access token; printing it hides `accessToken`. */
+export class Token {
+  readonly accessToken: string;
+  readonly tokenType: 'Bearer';
+  readonly expiresIn: number;
+  readonly expiresAt: number;
+  readonly refreshAt: number;
+  readonly scopes: string[];
+  readonly missingScopes: string[];
+  readonly warnings: string[];
+}
+export class EnterpriseToken {
+  readonly token: string;
+  readonly expiresAt: number | null;
+  readonly refreshAt: number | null;
+}
+export function buildTokenRequest(params: { clientId: string; clientSecret: string; tenantId: string; scopes?: string[] }): RequestDescriptor;
+/** Throws ApiError for an error status, TokenResponseError for a broken success body. */
+export function parseTokenResponse(status: number, headers: HeadersLike, body: BodyLike, options?: { requestedScopes?: string[]; now?: number | Date }): Token;
+export function buildEnterpriseTokenRequest(params: { apiKey: string; apiSecret: string }): RequestDescriptor;
+export function parseEnterpriseTokenResponse(status: number, headers: HeadersLike, body: BodyLike, options?: { now?: number | Date }): EnterpriseToken;
+export function missingScopes(granted: string[], operationId: string): string[];
+export function responseNotices(headers: HeadersLike): { deprecated: boolean; deprecatedAt: number | null; sunsetAt: number | null; link: string | null };

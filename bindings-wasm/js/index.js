@@ -29,10 +29,38 @@ class InvalidArgumentError extends RoyaltyKitError {
   }
 }
 
+/** A request could not be built (`code`: missing_parameter, invalid_parameter, …; `parameter`). */
+class RequestBuildError extends RoyaltyKitError {
+  constructor(code, message, details) {
+    super(code, message, details);
+    this.name = 'RequestBuildError';
+  }
+}
+/** A success response to a token exchange broke the contract (code `invalid_token_response`). */
+class TokenResponseError extends RoyaltyKitError {
+  constructor(code, message, details) {
+    super(code, message, details);
+    this.name = 'TokenResponseError';
+  }
+}
+/**
+ * An API error response, parsed: `kind`, `reason`, `message`, `code` (the body's own code, or
+ * null), `fieldErrors`, `retryAfterSeconds`, `declared`, `status`, `rawBody`. Throwable.
+ */
+class ApiError extends RoyaltyKitError {
+  constructor(fields) {
+    super(fields.code, fields.message, fields);
+    this.name = 'ApiError';
+  }
+}
+
+const NATIVE_ERRORS = { webhook: WebhookVerificationError, request: RequestBuildError, token: TokenResponseError };
+
 function fromNative(e) {
+  if (e && typeof e === 'object' && e.kind === 'api') return new ApiError(JSON.parse(e.json));
   if (e && typeof e === 'object' && typeof e.code === 'string' && typeof e.kind === 'string') {
     const { kind, code, message, ...details } = e;
-    const Cls = kind === 'webhook' ? WebhookVerificationError : InvalidArgumentError;
+    const Cls = NATIVE_ERRORS[kind] || InvalidArgumentError;
     return new Cls(code, message, details);
   }
   return e;
@@ -55,6 +83,8 @@ const HEADER_NAMES = native.headerNames();
 const namesRegex = (names) => new RegExp('^(?:' + names.map((n) => n.replace(/[-]/g, '\\-')).join('|') + ')$', 'i');
 const WEBHOOK_HEADERS = namesRegex(HEADER_NAMES);
 const RESPONSE_HEADERS = namesRegex(native.responseHeaderNames());
+const CREDENTIAL_HEADERS = native.credentialHeaderNames().map((n) => n.toLowerCase());
+const INSPECT = Symbol.for('nodejs.util.inspect.custom');
 const [DEFAULT_TOLERANCE, DEFAULT_MAX_BODY] = native.verifyDefaults();
 const encoder = new TextEncoder();
 
@@ -359,7 +389,180 @@ class RateBudget {
   }
 }
 
+// ---- catalog, requests, error bodies, tokens -------------------------------------------------------
+
+let OPERATIONS;
+/** Every operation of both APIs (read-only data from the core's catalog). */
+function operations() {
+  OPERATIONS ??= Object.freeze(JSON.parse(native.operationsJson()).map((o) => Object.freeze(o)));
+  return OPERATIONS;
+}
+/** One operation by id; throws InvalidArgumentError when unknown. */
+function operation(id) {
+  const found = operations().find((o) => o.id === id);
+  if (!found) throw new InvalidArgumentError('invalid_argument', `invalid argument \`operation_id\`: unknown operation ${JSON.stringify(String(id))}`, { argument: 'operation_id' });
+  return found;
+}
+
+const redactHeaders = (headers) => headers.map(([n, v]) => [n, CREDENTIAL_HEADERS.includes(n.toLowerCase()) ? '[redacted]' : v]);
+
+/** A request to send with your own HTTP client. Printing it hides credentials. */
+class RequestDescriptor {
+  constructor([json, body]) {
+    Object.assign(this, JSON.parse(json));
+    this.body = body ?? null;
+  }
+  /** The URL for a base such as https://reports.example (no trailing slash needed). */
+  url(base) {
+    return toStr(base, 'base').replace(/\/+$/, '') + this.pathAndQuery;
+  }
+  toJSON() {
+    return { ...this, headers: redactHeaders(this.headers), body: this.body && `[${this.body.length} bytes]` };
+  }
+  [INSPECT]() {
+    return `RequestDescriptor ${JSON.stringify(this.toJSON())}`;
+  }
+}
+
+function pairsOf(value, what) {
+  if (value === undefined || value === null) return [];
+  const entries = Array.isArray(value) ? value : Object.entries(options(value));
+  const flat = [];
+  for (const pair of entries) {
+    if (!Array.isArray(pair) || pair.length !== 2) throw new TypeError(`${what} must be an object or [name, value] pairs`);
+    const [k, v] = pair;
+    if (v === undefined || v === null) continue;
+    if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') throw new TypeError(`${what}.${k} must be a string or a number`);
+    flat.push(toStr(k, `${what} name`), String(v));
+  }
+  return flat;
+}
+
+function bodyArg(body) {
+  if (body === undefined || body === null) return undefined;
+  if (body instanceof Uint8Array || body instanceof ArrayBuffer || typeof body === 'string') return toBytes(body);
+  if (typeof body === 'object') return encoder.encode(JSON.stringify(body));
+  throw new TypeError('body must be an object (sent as JSON), a string or bytes');
+}
+
+const optStr = (v, what) => (v === undefined || v === null ? undefined : toStr(v, what));
+
+/**
+ * Builds the request for an operation: `{ path, query, body, token, tenantId, userId,
+ * idempotencyKey, idempotencyHeader }`. Throws RequestBuildError with a code.
+ */
+function buildRequest(operationId, params) {
+  const p = options(params);
+  const args = [
+    toStr(operationId, 'operationId'), pairsOf(p.path, 'path'), pairsOf(p.query, 'query'), bodyArg(p.body),
+    optStr(p.token, 'token'), optStr(p.tenantId, 'tenantId'), optStr(p.userId, 'userId'),
+    optStr(p.idempotencyKey, 'idempotencyKey'), optStr(p.idempotencyHeader, 'idempotencyHeader'),
+  ];
+  return new RequestDescriptor(call(() => native.buildRequest(...args)));
+}
+
+/** Parses an error response into an ApiError (returned, not thrown). */
+function parseApiError(api, status, headers, body, opts) {
+  const o = options(opts);
+  const flat = headers === undefined || headers === null ? [] : flattenHeaders(headers, RESPONSE_HEADERS);
+  const bytes = body === undefined || body === null ? new Uint8Array(0) : toBytes(body);
+  const json = call(() => native.parseApiError(toStr(api, 'api'), toNumber(status, 'status'), flat, bytes, optStr(o.operationId, 'operationId'), nowSeconds(o.now)));
+  return new ApiError(JSON.parse(json));
+}
+
+/** A reporting access token; printing it hides the token. */
+class Token {
+  #accessToken;
+  constructor(fields) {
+    const { accessToken, ...rest } = fields;
+    this.#accessToken = accessToken;
+    Object.assign(this, rest);
+  }
+  get accessToken() {
+    return this.#accessToken;
+  }
+  [INSPECT]() {
+    return `Token ${JSON.stringify(this)}`;
+  }
+}
+/** An enterprise token; printing it hides the token. */
+class EnterpriseToken {
+  #token;
+  constructor(fields) {
+    const { token, ...rest } = fields;
+    this.#token = token;
+    Object.assign(this, rest);
+  }
+  get token() {
+    return this.#token;
+  }
+  [INSPECT]() {
+    return `EnterpriseToken ${JSON.stringify(this)}`;
+  }
+}
+
+function strings(list, what) {
+  if (list === undefined || list === null) return [];
+  if (!Array.isArray(list) || !list.every((s) => typeof s === 'string')) throw new TypeError(`${what} must be an array of strings`);
+  return list;
+}
+
+/** The reporting client-credential exchange request. */
+function buildTokenRequest(params) {
+  const p = options(params);
+  const args = [toStr(p.clientId, 'clientId'), toStr(p.clientSecret, 'clientSecret'), toStr(p.tenantId, 'tenantId'), strings(p.scopes, 'scopes')];
+  return new RequestDescriptor(call(() => native.buildTokenRequest(...args)));
+}
+
+/** Checks a token response: a Token, or throws ApiError (error status) / TokenResponseError. */
+function parseTokenResponse(status, headers, body, opts) {
+  const o = options(opts);
+  const flat = flattenHeaders(headers ?? [], RESPONSE_HEADERS);
+  const json = call(() => native.parseTokenResponse(toNumber(status, 'status'), flat, toBytes(body ?? ''), strings(o.requestedScopes, 'requestedScopes'), nowSeconds(o.now)));
+  return new Token(JSON.parse(json));
+}
+
+/** The enterprise key-and-secret exchange request. */
+function buildEnterpriseTokenRequest(params) {
+  const p = options(params);
+  const args = [toStr(p.apiKey, 'apiKey'), toStr(p.apiSecret, 'apiSecret')];
+  return new RequestDescriptor(call(() => native.buildEnterpriseTokenRequest(...args)));
+}
+
+/** Checks an enterprise token response (`expiresAt` null: no expiry). */
+function parseEnterpriseTokenResponse(status, headers, body, opts) {
+  const o = options(opts);
+  const flat = flattenHeaders(headers ?? [], RESPONSE_HEADERS);
+  return new EnterpriseToken(JSON.parse(call(() => native.parseEnterpriseTokenResponse(toNumber(status, 'status'), flat, toBytes(body ?? ''), nowSeconds(o.now)))));
+}
+
+/** Scopes an operation needs that `granted` lacks. */
+function missingScopes(granted, operationId) {
+  return call(() => native.missingScopes(strings(granted, 'granted'), toStr(operationId, 'operationId')));
+}
+
+/** `Deprecation`, `Sunset` and `Link` of a response. */
+function responseNotices(headers) {
+  return JSON.parse(native.responseNotices(flattenHeaders(headers ?? [], RESPONSE_HEADERS)));
+}
+
 module.exports = {
+  operations,
+  operation,
+  buildRequest,
+  RequestDescriptor,
+  parseApiError,
+  ApiError,
+  RequestBuildError,
+  TokenResponseError,
+  buildTokenRequest,
+  parseTokenResponse,
+  buildEnterpriseTokenRequest,
+  parseEnterpriseTokenResponse,
+  Token,
+  EnterpriseToken,
+  missingScopes,
+  responseNotices,
   webhookRetrySchedule,
   webhookNextAttemptAt,
   webhookGivesUpAt,

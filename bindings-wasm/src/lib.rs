@@ -6,6 +6,7 @@ use js_sys::{Array, Object, Reflect};
 use royaltykit::{dedup, integer_from_f64, seconds_from_f64, webhook, ArgumentError};
 use wasm_bindgen::prelude::*;
 
+mod api;
 mod retry;
 
 /// Headers as a flat JS array `[name0, value0, name1, value1, ...]` of strings.

@@ -13,15 +13,6 @@ fn arg<T>(r: Result<T, ArgumentError>) -> Result<T, JsValue> {
     r.map_err(|e| argument_error(&e))
 }
 
-/// The response headers retry decisions read.
-#[wasm_bindgen(js_name = responseHeaderNames)]
-pub fn response_header_names() -> Array {
-    retry::RESPONSE_HEADER_NAMES
-        .iter()
-        .map(|n| JsValue::from_str(n))
-        .collect()
-}
-
 /// `[maxAttempts, maxElapsedSeconds, retryAfterCapSeconds]` defaults.
 #[wasm_bindgen(js_name = retryDefaults)]
 pub fn retry_defaults() -> Array {

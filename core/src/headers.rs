@@ -2,6 +2,16 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+/// Every response header the library reads (retry decisions, error parsing, token checks,
+/// lifecycle notices); bindings may pass only these.
+pub const RESPONSE_HEADER_NAMES: [&str; 5] = [
+    "Retry-After",
+    "Cache-Control",
+    "Deprecation",
+    "Sunset",
+    "Link",
+];
+
 /// Read access to request headers. Name lookup is ASCII case-insensitive; a header may have
 /// several values (repeated header lines), reported in order.
 ///

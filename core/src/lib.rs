@@ -40,4 +40,4 @@ pub mod webhook;
 struct ReadmeExamples;
 
 pub use error::{integer_from_f64, seconds_from_f64, ArgumentError};
-pub use headers::HeaderMap;
+pub use headers::{HeaderMap, RESPONSE_HEADER_NAMES};

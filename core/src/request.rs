@@ -103,8 +103,8 @@ pub struct RequestDescriptor {
     pub idempotency_key: Option<String>,
 }
 
-/// Headers whose values are credentials.
-const SECRET_HEADERS: [&str; 3] = ["authorization", "x-api-key", "x-api-secret"];
+/// Headers whose values are credentials: never printed.
+pub const CREDENTIAL_HEADERS: [&str; 3] = ["Authorization", "X-Api-Key", "X-Api-Secret"];
 
 impl fmt::Debug for RequestDescriptor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -112,7 +112,7 @@ impl fmt::Debug for RequestDescriptor {
             .headers
             .iter()
             .map(|(n, v)| {
-                let secret = SECRET_HEADERS.iter().any(|s| n.eq_ignore_ascii_case(s));
+                let secret = CREDENTIAL_HEADERS.iter().any(|s| n.eq_ignore_ascii_case(s));
                 (n.as_str(), if secret { "[redacted]" } else { v.as_str() })
             })
             .collect();

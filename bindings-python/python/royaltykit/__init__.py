@@ -5,6 +5,21 @@ Python, Node and Kotlin behave identically. Time values are Unix seconds.
 """
 
 from ._native import (
+    EnterpriseToken,
+    Operation,
+    RequestDescriptor,
+    ResponseNotices,
+    Token,
+    build_enterprise_token_request,
+    build_request,
+    build_token_request,
+    missing_scopes,
+    operation,
+    operations,
+    parse_api_error,
+    parse_enterprise_token_response,
+    parse_token_response,
+    response_notices,
     BackoffPolicy,
     RateBudget,
     RateDecision,
@@ -31,11 +46,36 @@ from ._native import (
     sign_webhook,
     verify_webhook,
 )
-from .errors import InvalidArgumentError, RoyaltyKitError, WebhookVerificationError
+from .errors import (
+    ApiError,
+    InvalidArgumentError,
+    RequestBuildError,
+    RoyaltyKitError,
+    TokenResponseError,
+    WebhookVerificationError,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "EnterpriseToken",
+    "Operation",
+    "RequestDescriptor",
+    "ResponseNotices",
+    "Token",
+    "build_enterprise_token_request",
+    "build_request",
+    "build_token_request",
+    "missing_scopes",
+    "operation",
+    "operations",
+    "parse_api_error",
+    "parse_enterprise_token_response",
+    "parse_token_response",
+    "response_notices",
+    "ApiError",
+    "RequestBuildError",
+    "TokenResponseError",
     "BackoffPolicy",
     "RateBudget",
     "RateDecision",

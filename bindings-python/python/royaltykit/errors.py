@@ -45,4 +45,47 @@ class InvalidArgumentError(RoyaltyKitError, ValueError):
     argument: str
 
 
-__all__ = ["RoyaltyKitError", "WebhookVerificationError", "InvalidArgumentError"]
+class RequestBuildError(RoyaltyKitError, ValueError):
+    """A request could not be built. ``code``: missing_parameter, invalid_parameter,
+    unknown_parameter, invalid_endpoint_url or unknown_operation; ``parameter`` names the culprit."""
+
+    parameter: str
+
+
+class TokenResponseError(RoyaltyKitError):
+    """A success response to a token exchange broke the contract (code ``invalid_token_response``)."""
+
+
+class ApiError(RoyaltyKitError):
+    """An API error response, parsed (and raisable).
+
+    ``kind`` (bad_request, unauthenticated, forbidden, not_found, conflict, validation,
+    rate_limited, unavailable, timeout, server_error, other) is the stable field to branch on;
+    ``code`` is the body's own code, or None. Also ``status``, ``api``, ``reason``,
+    ``field_errors``, ``retry_after_seconds``, ``declared``, ``operation_id``, ``raw_body``.
+    """
+
+    code: str | None  # type: ignore[assignment]
+    api: str
+
+    def __init__(self, code: str | None, message: str, **details: Any) -> None:
+        super().__init__("", message, **details)
+        self.code = code
+    status: int
+    kind: str
+    reason: str | None
+    field_errors: dict[str, list[str]]
+    retry_after_seconds: int | None
+    declared: bool | None
+    operation_id: str | None
+    raw_body: str
+
+
+__all__ = [
+    "ApiError",
+    "InvalidArgumentError",
+    "RequestBuildError",
+    "RoyaltyKitError",
+    "TokenResponseError",
+    "WebhookVerificationError",
+]

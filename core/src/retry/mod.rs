@@ -9,6 +9,8 @@
 //!   [`RetryClass`] and the [`Outcome`]; the 429 rule and the others live in `decision.rs`.
 //! - [`RateBudget`]: rolling one-minute windows with the enterprise presets.
 
+pub use crate::headers::RESPONSE_HEADER_NAMES;
+
 mod backoff;
 mod decision;
 mod rate;
@@ -23,7 +25,7 @@ pub use decision::{
 pub use rate::{RateBudget, RateDecision, MAX_LIMIT, MAX_WINDOWS};
 pub use retry_after::{
     parse_retry_after, parse_retry_after_capped, retry_after_from_headers, RetryAfter,
-    RetryAfterForm, DEFAULT_RETRY_AFTER_CAP_SECONDS, RESPONSE_HEADER_NAMES,
+    RetryAfterForm, DEFAULT_RETRY_AFTER_CAP_SECONDS,
 };
 pub use schedule::{
     webhook_gives_up_at, webhook_next_attempt_at, webhook_retry_schedule,

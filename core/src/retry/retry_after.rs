@@ -4,9 +4,6 @@
 use crate::{headers::first_value, ArgumentError, HeaderMap};
 use std::time::UNIX_EPOCH;
 
-/// The response headers retry decisions read.
-pub const RESPONSE_HEADER_NAMES: [&str; 1] = ["Retry-After"];
-
 /// Default cap on a `Retry-After` wait: one hour.
 pub const DEFAULT_RETRY_AFTER_CAP_SECONDS: u64 = 3_600;
 /// Longest value considered; anything longer is garbage.

@@ -6,7 +6,14 @@ val RoyaltyKitException.code: String
     get() = when (this) {
         is RoyaltyKitException.Webhook -> this.code
         is RoyaltyKitException.InvalidArgument -> this.code
+        is RoyaltyKitException.Request -> this.code
+        is RoyaltyKitException.TokenResponse -> this.code
+        is RoyaltyKitException.Api -> this.code
     }
+
+/** This parsed error as a throwable `RoyaltyKitException.Api`. */
+fun ApiError.toException(): RoyaltyKitException.Api =
+    RoyaltyKitException.Api("api_error", "$status $message ($kind)", this)
 
 /** [signWebhook] with one secret. */
 fun signWebhook(secret: String, body: ByteArray, timestamp: Long? = null, deliveryId: String? = null): Map<String, String> =

@@ -1,9 +1,13 @@
 package dev.royaltykit
 
+import com.sun.net.httpserver.HttpExchange
+import com.sun.net.httpserver.HttpServer
 import org.junit.Assert.assertEquals
 import org.junit.Test
 import java.io.ByteArrayOutputStream
 import java.io.PrintStream
+import java.net.InetSocketAddress
+import java.util.Base64
 
 /** The README's Kotlin examples: test-kotlin.sh extracts each into package readme.<name>. */
 class ReadmeTest {
@@ -24,4 +28,38 @@ class ReadmeTest {
         "503: retry in 2 s (server_error_retry)\n429: retry in 3 s (rate_limited_retry_after)\ndone after 3 attempts\n",
         run("kotlin_retry"),
     )
+
+    /** The reporting API's token and export routes, as far as the example needs them, on 127.0.0.1. */
+    @Test
+    fun httpExampleAgainstALoopbackServer() {
+        val server = HttpServer.create(InetSocketAddress("127.0.0.1", 0), 0)
+        fun HttpExchange.json(status: Int, body: String, vararg headers: Pair<String, String>) {
+            responseHeaders.add("Content-Type", "application/json")
+            headers.forEach { responseHeaders.add(it.first, it.second) }
+            val bytes = body.toByteArray()
+            sendResponseHeaders(status, bytes.size.toLong())
+            responseBody.use { it.write(bytes) }
+        }
+        server.createContext("/") { ex ->
+            ex.requestBody.readAllBytes()
+            val auth = ex.requestHeaders.getFirst("Authorization")
+            when {
+                ex.requestMethod == "POST" && ex.requestURI.path == "/api/platform/v1/oauth/token" ->
+                    if (auth == "Basic " + Base64.getEncoder().encodeToString("cli:secret".toByteArray()) && ex.requestHeaders.getFirst("X-Tenant-ID") != null)
+                        ex.json(200, """{"access_token":"tok_local_1","token_type":"Bearer","expires_in":3600,"scope":"exports:read"}""", "Cache-Control" to "no-store")
+                    else ex.json(401, """{"error":"invalid_client"}""")
+                auth != "Bearer tok_local_1" -> ex.json(401, """{"message":"token missing"}""")
+                ex.requestURI.path == "/api/platform/v1/exports/exp_404" -> ex.json(404, """{"message":"Export not found","code":"export_not_found"}""")
+                else -> ex.json(500, """{"message":"unexpected route"}""")
+            }
+        }
+        server.start()
+        try {
+            System.setProperty("royaltykit.baseUrl", "http://127.0.0.1:${server.address.port}")
+            assertEquals("token for 3600 s, missing scopes: exports:write\n404 not_found export_not_found declared=true\n", run("kotlin_http"))
+        } finally {
+            System.clearProperty("royaltykit.baseUrl")
+            server.stop(0)
+        }
+    }
 }
