@@ -87,6 +87,7 @@ err("reporting token exchange: 404 is not declared", R, 404, b"", operation="exc
 for s in [400, 401, 403, 409, 422, 429, 503]:
     err(f"analytics summary: {s} is declared", R, s, b"{}", operation="getPublishedAnalyticsSummary", declared=True)
 err("analytics summary: 404 is not declared", R, 404, b"{}", operation="getPublishedAnalyticsSummary", declared=False)
+err("get export: 404 is declared", R, 404, {"message": "Export not found"}, operation="getPlatformExport", message="Export not found", declared=True)
 err("analytics readiness: 422 is not declared (no query parameters)", R, 422, b"{}", operation="getPublishedAnalyticsReadiness", declared=False)
 err("export download: 409 declared", R, 409, {"message": "Export is not ready", "code": "export_not_ready"}, operation="downloadPlatformExport",
     message="Export is not ready", code="export_not_ready", declared=True)
