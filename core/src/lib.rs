@@ -28,6 +28,7 @@ pub mod api_error;
 pub mod catalog;
 pub mod dedup;
 mod error;
+pub mod export;
 mod headers;
 pub mod request;
 pub mod retry;

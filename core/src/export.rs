@@ -1,0 +1,385 @@
+//! The export lifecycle of the reporting API: states, commands, polling, downloads, list
+//! queries and the step-up rule of the human routes.
+//!
+//! Spec: an export is created `queued`; it may be cancelled only while queued; a `ready`
+//! export may be revoked or downloaded (one complete artifact: no range or partial content).
+//! The full set of states and the names of the states reached after cancel and revoke are not
+//! shown, so `cancelled`/`canceled` and `revoked` are read as the end states and any other value
+//! is kept as unknown.
+
+use crate::api_error::{parse_api_error, ApiError};
+use crate::catalog::{Api, StepUp};
+use crate::request::{self, RequestError, RequestParams};
+use crate::retry::BackoffPolicy;
+use crate::{ArgumentError, HeaderMap};
+use std::fmt;
+
+/// An export's lifecycle state. Parsing never fails: unknown values are kept.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ExportState {
+    /// Waiting to be produced; may be cancelled.
+    Queued,
+    /// Produced; may be downloaded or revoked.
+    Ready,
+    /// Cancelled while queued (end state).
+    Cancelled,
+    /// Revoked after it was ready (end state).
+    Revoked,
+    /// A value the spec does not show, kept as sent.
+    Unknown(String),
+}
+
+impl ExportState {
+    /// Reads a server value (ASCII case-insensitive; `canceled` is read as `cancelled`).
+    pub fn parse(value: &str) -> Self {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "queued" => Self::Queued,
+            "ready" => Self::Ready,
+            "cancelled" | "canceled" => Self::Cancelled,
+            "revoked" => Self::Revoked,
+            _ => Self::Unknown(value.chars().take(200).collect()),
+        }
+    }
+
+    /// The canonical name, or the unknown value as sent.
+    pub fn as_str(&self) -> &str {
+        match self {
+            Self::Queued => "queued",
+            Self::Ready => "ready",
+            Self::Cancelled => "cancelled",
+            Self::Revoked => "revoked",
+            Self::Unknown(v) => v,
+        }
+    }
+
+    /// Whether the spec shows this state.
+    pub fn is_known(&self) -> bool {
+        !matches!(self, Self::Unknown(_))
+    }
+
+    /// Whether no command moves it any more.
+    pub fn is_terminal(&self) -> bool {
+        matches!(self, Self::Cancelled | Self::Revoked)
+    }
+
+    /// The commands allowed in this state.
+    pub fn allowed_commands(&self) -> &'static [ExportCommand] {
+        use ExportCommand::{Cancel, Download, Get, Revoke};
+        match self {
+            Self::Queued => &[Get, Cancel],
+            Self::Ready => &[Get, Download, Revoke],
+            _ => &[Get],
+        }
+    }
+}
+
+impl fmt::Display for ExportState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A command on an export.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ExportCommand {
+    /// Read its state (always allowed).
+    Get,
+    /// Cancel it (only while queued).
+    Cancel,
+    /// Revoke it (only when ready).
+    Revoke,
+    /// Download its artifact (only when ready).
+    Download,
+}
+
+impl ExportCommand {
+    /// Parses `get`, `cancel`, `revoke` or `download`.
+    pub fn parse(s: &str) -> Result<Self, ArgumentError> {
+        match s {
+            "get" => Ok(Self::Get),
+            "cancel" => Ok(Self::Cancel),
+            "revoke" => Ok(Self::Revoke),
+            "download" => Ok(Self::Download),
+            _ => Err(ArgumentError::new(
+                "command",
+                "must be get, cancel, revoke or download",
+            )),
+        }
+    }
+
+    /// The name `parse` accepts.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Get => "get",
+            Self::Cancel => "cancel",
+            Self::Revoke => "revoke",
+            Self::Download => "download",
+        }
+    }
+
+    /// The machine operation that sends it.
+    pub fn operation_id(self) -> &'static str {
+        match self {
+            Self::Get => "getPlatformExport",
+            Self::Cancel => "cancelPlatformExport",
+            Self::Revoke => "revokePlatformExport",
+            Self::Download => "downloadPlatformExport",
+        }
+    }
+}
+
+/// A command that the export's state does not allow. Code `invalid_export_transition`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot {command} an export that is {state}: {why}; allowed now: {}", allowed.join(", "))]
+pub struct ExportStateError {
+    /// The export's state (as sent, for unknown states).
+    pub state: String,
+    /// The command refused.
+    pub command: &'static str,
+    /// The commands allowed in this state.
+    pub allowed: Vec<&'static str>,
+    /// The rule, in words.
+    pub why: String,
+}
+
+impl ExportStateError {
+    /// The stable code: `invalid_export_transition`.
+    pub fn code(&self) -> &'static str {
+        "invalid_export_transition"
+    }
+}
+
+/// Checks a command against the state before sending it. Returns the state expected afterwards
+/// (`cancel` → cancelled, `revoke` → revoked, `get` and `download` leave it unchanged).
+/// Promises `invalid_export_transition` naming the state, the command and the allowed commands;
+/// for an unknown state only `get` is allowed, because what it permits is not known.
+pub fn validate_export_command(
+    state: &ExportState,
+    command: ExportCommand,
+) -> Result<ExportState, ExportStateError> {
+    let allowed = state.allowed_commands();
+    if allowed.contains(&command) {
+        return Ok(match command {
+            ExportCommand::Cancel => ExportState::Cancelled,
+            ExportCommand::Revoke => ExportState::Revoked,
+            ExportCommand::Get | ExportCommand::Download => state.clone(),
+        });
+    }
+    let why = match (state, command) {
+        (ExportState::Unknown(_), _) => {
+            "the state is not one the spec shows, so only reading it is safe".to_owned()
+        }
+        (_, ExportCommand::Cancel) => "an export may be cancelled only while queued".to_owned(),
+        (_, ExportCommand::Revoke) => "only a ready export may be revoked".to_owned(),
+        (_, ExportCommand::Download) => "only a ready export can be downloaded".to_owned(),
+        (_, ExportCommand::Get) => "reading is always allowed".to_owned(),
+    };
+    Err(ExportStateError {
+        state: state.as_str().to_owned(),
+        command: command.as_str(),
+        allowed: allowed.iter().map(|c| c.as_str()).collect(),
+        why,
+    })
+}
+
+/// What to do after reading an export's state while waiting for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PollDecision {
+    /// `keep_polling`, `download` or `stop`.
+    pub action: &'static str,
+    /// Seconds to wait before the next read (0 unless `keep_polling`).
+    pub delay_seconds: f64,
+    /// Why, in words.
+    pub reason: String,
+}
+
+/// Default bound on polls of an export in a state the spec does not show.
+pub const DEFAULT_MAX_UNKNOWN_POLLS: i64 = 5;
+/// Default bound on polls of a queued export.
+pub const DEFAULT_MAX_POLLS: i64 = 100;
+
+/// Decides the next step of a create → poll → download loop. `attempt` counts the reads made
+/// (1 after the first). Promises: `ready` → `download`; cancelled or revoked → `stop`; `queued`
+/// → `keep_polling` with the default backoff delay (2, 5, 15, then 30–60 s) up to `max_polls`;
+/// an unknown state → `keep_polling` up to `max_unknown_polls` reads, then `stop`;
+/// `invalid_argument` for an attempt below 1, a random value outside [0, 1) or non-positive bounds.
+pub fn export_poll_decision(
+    state: &ExportState,
+    attempt: i64,
+    random: f64,
+    max_polls: i64,
+    max_unknown_polls: i64,
+) -> Result<PollDecision, ArgumentError> {
+    if max_polls < 1 || max_unknown_polls < 1 {
+        return Err(ArgumentError::new("max_polls", "bounds must be 1 or more"));
+    }
+    let delay = BackoffPolicy::default().delay(attempt, random)?;
+    let keep = |reason: String| PollDecision {
+        action: "keep_polling",
+        delay_seconds: delay,
+        reason,
+    };
+    let stop = |reason: String| PollDecision {
+        action: "stop",
+        delay_seconds: 0.0,
+        reason,
+    };
+    Ok(match state {
+        ExportState::Ready => PollDecision {
+            action: "download",
+            delay_seconds: 0.0,
+            reason: "the export is ready: download the complete artifact".to_owned(),
+        },
+        ExportState::Cancelled | ExportState::Revoked => {
+            stop(format!("the export is {state}: an end state, there is nothing to download"))
+        }
+        ExportState::Queued if attempt >= max_polls => {
+            stop(format!("still queued after {attempt} reads (limit {max_polls}); give up or raise the limit"))
+        }
+        ExportState::Queued => keep(format!("queued: read it again after {delay} s")),
+        ExportState::Unknown(v) if attempt >= max_unknown_polls => stop(format!(
+            "state {v:?} is not one the spec shows and did not change after {attempt} reads; stopping rather than polling forever"
+        )),
+        ExportState::Unknown(v) => keep(format!(
+            "state {v:?} is not one the spec shows; reading again (at most {max_unknown_polls} reads)"
+        )),
+    })
+}
+
+/// Why a download response is not a complete artifact.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DownloadError {
+    /// A 206 or a `Content-Range` header: the export is delivered only whole. Code
+    /// `partial_content_unsupported`.
+    #[error(
+        "partial content: {reason}; export downloads are one complete artifact, never send Range"
+    )]
+    PartialContent {
+        /// What was seen.
+        reason: String,
+    },
+    /// An error status (409 not ready, 422, …), parsed. Code `api_error`.
+    #[error("download failed: {0}")]
+    Api(Box<ApiError>),
+}
+
+impl DownloadError {
+    /// The stable code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::PartialContent { .. } => "partial_content_unsupported",
+            Self::Api(_) => "api_error",
+        }
+    }
+}
+
+/// Checks a download response before its body is used: a 200 without `Content-Range` is the
+/// whole artifact. Promises `partial_content_unsupported` for 206 or any `Content-Range`;
+/// error statuses (409, 422, …) come back parsed by the error parser for `downloadPlatformExport`.
+pub fn check_export_download<H: HeaderMap + ?Sized>(
+    status: i64,
+    headers: &H,
+    body: &[u8],
+    now: i64,
+) -> Result<Result<(), DownloadError>, ArgumentError> {
+    let mut content_range = None;
+    headers.for_each_value("Content-Range", &mut |v| {
+        content_range.get_or_insert_with(|| v.chars().take(80).collect::<String>());
+    });
+    if status == 206 {
+        return Ok(Err(DownloadError::PartialContent {
+            reason: "status 206".to_owned(),
+        }));
+    }
+    if let Some(range) = content_range.filter(|_| (200..=299).contains(&status)) {
+        return Ok(Err(DownloadError::PartialContent {
+            reason: format!("Content-Range {range:?}"),
+        }));
+    }
+    if (200..=299).contains(&status) {
+        return Ok(Ok(()));
+    }
+    let e = parse_api_error(
+        Api::Reports,
+        status,
+        headers,
+        body,
+        Some("downloadPlatformExport"),
+        now,
+    )?;
+    Ok(Err(DownloadError::Api(Box::new(e))))
+}
+
+/// Validates an export list query (`limit` 1–100, default 50; `cursor` a UUID; `export_class`,
+/// `status`, `format` non-empty) with the catalog's rules for `listPlatformExports`, and returns
+/// the query string. Promises the request builder's codes (`invalid_parameter`,
+/// `unknown_parameter`).
+pub fn validate_export_list_query(query: &[(String, String)]) -> Result<String, RequestError> {
+    let params = RequestParams {
+        query: query.to_vec(),
+        token: Some("validation-only".to_owned()),
+        tenant_id: Some("00000000-0000-4000-8000-000000000000".to_owned()),
+        ..RequestParams::default()
+    };
+    request::build_request("listPlatformExports", &params).map(|d| d.query)
+}
+
+/// How a human step-up was made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepUpKind {
+    /// A multi-factor challenge (TOTP).
+    Mfa,
+    /// A recovery code.
+    RecoveryCode,
+}
+
+impl StepUpKind {
+    /// Parses `mfa` or `recovery_code`.
+    pub fn parse(s: &str) -> Result<Self, ArgumentError> {
+        match s {
+            "mfa" => Ok(Self::Mfa),
+            "recovery_code" => Ok(Self::RecoveryCode),
+            _ => Err(ArgumentError::new("kind", "must be mfa or recovery_code")),
+        }
+    }
+}
+
+/// Whether a step-up made at `at` by `kind` satisfies `requirement` at `now`, given how long a
+/// step-up counts as recent (`max_age_seconds`: not shown in the spec, so the caller says).
+/// Promises: a recovery-code step-up never satisfies a recent-MFA or non-recovery requirement
+/// ("recovery-code use does not satisfy sensitive step-up"); a step-up from the future or older
+/// than `max_age_seconds` satisfies nothing but `none`; `invalid_argument` for a negative age.
+pub fn step_up_satisfies(
+    requirement: StepUp,
+    kind: StepUpKind,
+    at: i64,
+    now: i64,
+    max_age_seconds: i64,
+) -> Result<bool, ArgumentError> {
+    if max_age_seconds < 0 {
+        return Err(ArgumentError::new("max_age_seconds", "must be 0 or more"));
+    }
+    let age = i128::from(now) - i128::from(at);
+    let recent = (0..=i128::from(max_age_seconds)).contains(&age);
+    Ok(match requirement {
+        StepUp::None => true,
+        StepUp::Recent => recent,
+        StepUp::RecentMfa | StepUp::RecentNonRecovery => recent && kind == StepUpKind::Mfa,
+    })
+}
+
+impl StepUp {
+    /// Parses `none`, `recent`, `recent_mfa` or `recent_non_recovery`.
+    pub fn parse(s: &str) -> Result<Self, ArgumentError> {
+        match s {
+            "none" => Ok(Self::None),
+            "recent" => Ok(Self::Recent),
+            "recent_mfa" => Ok(Self::RecentMfa),
+            "recent_non_recovery" => Ok(Self::RecentNonRecovery),
+            _ => Err(ArgumentError::new(
+                "requirement",
+                "must be none, recent, recent_mfa or recent_non_recovery",
+            )),
+        }
+    }
+}
