@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex};
 uniffi::setup_scaffolding!();
 
 mod api;
+mod export;
 mod retry;
 
 /// Every error of this library. Kotlin sees `RoyaltyKitException` with the subclasses
@@ -53,6 +54,28 @@ pub enum RoyaltyKitError {
         /// Stable error code.
         code: String,
         /// What is wrong (never the token).
+        detail: String,
+    },
+    /// A command the export's state does not allow (`invalid_export_transition`).
+    #[error("{code}: {detail}")]
+    ExportState {
+        /// Stable error code.
+        code: String,
+        /// What is wrong.
+        detail: String,
+        /// The export's state.
+        state: String,
+        /// The command refused.
+        command: String,
+        /// Commands allowed now.
+        allowed: Vec<String>,
+    },
+    /// A download that is not the whole artifact (`partial_content_unsupported`).
+    #[error("{code}: {detail}")]
+    ExportDownload {
+        /// Stable error code.
+        code: String,
+        /// What was seen.
         detail: String,
     },
     /// An error response (code `api_error`), parsed.

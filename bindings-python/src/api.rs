@@ -29,7 +29,7 @@ fn raise(
     build().unwrap_or_else(|e| e)
 }
 
-fn request_error(py: Python<'_>, e: &RequestError) -> PyErr {
+pub(crate) fn request_error(py: Python<'_>, e: &RequestError) -> PyErr {
     let d = PyDict::new(py);
     if let Err(err) = d.set_item("parameter", &e.parameter) {
         return err;
@@ -37,7 +37,10 @@ fn request_error(py: Python<'_>, e: &RequestError) -> PyErr {
     raise(py, "RequestBuildError", Some(e.code), e.to_string(), d)
 }
 
-fn api_error_exception<'py>(py: Python<'py>, e: &ApiError) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn api_error_exception<'py>(
+    py: Python<'py>,
+    e: &ApiError,
+) -> PyResult<Bound<'py, PyAny>> {
     let d = PyDict::new(py);
     d.set_item("api", e.api.as_str())?;
     d.set_item("status", e.status)?;

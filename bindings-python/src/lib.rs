@@ -11,6 +11,7 @@ use std::borrow::Cow;
 use std::sync::Mutex;
 
 mod api;
+mod export;
 mod retry;
 
 // ---- errors ---------------------------------------------------------------------------------------
@@ -646,6 +647,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<DedupWindow>()?;
     retry::register(m)?;
     api::register(m)?;
+    export::register(m)?;
     m.add("HEADER_NAMES", webhook::HEADER_NAMES.to_vec())?;
     m.add(
         "DEFAULT_TOLERANCE_SECONDS",

@@ -16,6 +16,7 @@ import pytest
 ROOT = Path(os.environ.get("ROYALTYKIT_ROOT", Path(__file__).resolve().parents[2]))
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 RETRY_LOG = "503: retry in 2 s (server_error_retry)\n429: retry in 3 s (rate_limited_retry_after)\ndone after 3 attempts\n"
+EXPORT_LOG = "created exp_1 (queued)\npoll 1: queued -> keep_polling\npoll 2: ready -> download\ndownloaded 8 bytes\n"
 HTTP_LOG = "token for 3600 s, missing scopes: exports:write\n404 not_found export_not_found declared=true\n"
 
 
@@ -32,8 +33,13 @@ class FakeReportsApi(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    reads = 0
+
     def do_POST(self):  # noqa: N802
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        if self.path == "/api/platform/v1/exports" and self.headers.get("Authorization") == "Bearer tok_local_1":
+            self._json(201, {"id": "exp_1", "status": "queued"})
+            return
         basic = "Basic " + base64.b64encode(b"cli:secret").decode()
         if self.path == "/api/platform/v1/oauth/token" and self.headers.get("Authorization") == basic and self.headers.get("X-Tenant-ID"):
             self._json(200, {"access_token": "tok_local_1", "token_type": "Bearer", "expires_in": 3600, "scope": "exports:read"},
@@ -46,6 +52,16 @@ class FakeReportsApi(BaseHTTPRequestHandler):
             self._json(401, {"message": "token missing"})
         elif self.path == "/api/platform/v1/exports/exp_404":
             self._json(404, {"message": "Export not found", "code": "export_not_found"})
+        elif self.path == "/api/platform/v1/exports/exp_1":
+            type(self).reads += 1
+            self._json(200, {"id": "exp_1", "status": "queued" if type(self).reads == 1 else "ready"})
+        elif self.path == "/api/platform/v1/exports/exp_1/download":
+            data = b"a,b\n1,2\n"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/csv")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
         else:
             self._json(500, {"message": "unexpected route"})
 
@@ -55,6 +71,7 @@ class FakeReportsApi(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def base_url():
+    FakeReportsApi.reads = 0
     server = ThreadingHTTPServer(("127.0.0.1", 0), FakeReportsApi)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -63,11 +80,11 @@ def base_url():
     server.server_close()
 
 
-@pytest.mark.parametrize("name,output", [("python", "process ddex.delivery.acknowledged\n"), ("python-retry", RETRY_LOG), ("python-http", HTTP_LOG)])
+@pytest.mark.parametrize("name,output", [("python", "process ddex.delivery.acknowledged\n"), ("python-retry", RETRY_LOG), ("python-http", HTTP_LOG), ("python-export", EXPORT_LOG)])
 def test_readme_python_example(tmp_path, base_url, name, output):
     m = re.search(rf"<!-- example:{name} -->\s*```python\n(.*?)```", README, re.S)
     assert m, f"README has example {name}"
     script = tmp_path / "example.py"
     script.write_text(m.group(1), encoding="utf-8")
-    env = {**os.environ, "ROYALTYKIT_BASE_URL": base_url}
+    env = {**os.environ, "ROYALTYKIT_BASE_URL": base_url, "ROYALTYKIT_TOKEN": "tok_local_1"}
     assert subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True, env=env, timeout=60).stdout == output

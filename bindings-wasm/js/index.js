@@ -54,7 +54,28 @@ class ApiError extends RoyaltyKitError {
   }
 }
 
-const NATIVE_ERRORS = { webhook: WebhookVerificationError, request: RequestBuildError, token: TokenResponseError };
+/** A command the export's state does not allow (code `invalid_export_transition`; `state`, `command`, `allowed`). */
+class ExportStateError extends RoyaltyKitError {
+  constructor(code, message, details) {
+    super(code, message, details);
+    this.name = 'ExportStateError';
+  }
+}
+/** A download response that is not the whole artifact (code `partial_content_unsupported`). */
+class ExportDownloadError extends RoyaltyKitError {
+  constructor(code, message, details) {
+    super(code, message, details);
+    this.name = 'ExportDownloadError';
+  }
+}
+
+const NATIVE_ERRORS = {
+  webhook: WebhookVerificationError,
+  request: RequestBuildError,
+  token: TokenResponseError,
+  export_state: ExportStateError,
+  export_download: ExportDownloadError,
+};
 
 function fromNative(e) {
   if (e && typeof e === 'object' && e.kind === 'api') return new ApiError(JSON.parse(e.json));
@@ -546,7 +567,63 @@ function responseNotices(headers) {
   return JSON.parse(native.responseNotices(flattenHeaders(headers ?? [], RESPONSE_HEADERS)));
 }
 
+// ---- exports -------------------------------------------------------------------------------------
+
+const [DEFAULT_MAX_POLLS, DEFAULT_MAX_UNKNOWN_POLLS] = native.exportPollDefaults();
+
+/** `{ name, known, terminal, allowedCommands }` of an export state as the server sent it. */
+function exportState(value) {
+  return native.exportState(toStr(value, 'state'));
+}
+
+/** The state expected after `command` ('get', 'cancel', 'revoke', 'download'); throws ExportStateError. */
+function validateExportCommand(state, command) {
+  return call(() => native.validateExportCommand(toStr(state, 'state'), toStr(command, 'command')));
+}
+
+/** `{ action: 'keep_polling' | 'download' | 'stop', delaySeconds, reason }` after reading an export. */
+function exportPollDecision(state, attempt, opts) {
+  const o = options(opts);
+  const args = [toStr(state, 'state'), toNumber(attempt, 'attempt'), randomArg(o.random),
+    toNumber(o.maxPolls, 'maxPolls', DEFAULT_MAX_POLLS), toNumber(o.maxUnknownPolls, 'maxUnknownPolls', DEFAULT_MAX_UNKNOWN_POLLS)];
+  return call(() => native.exportPollDecision(...args));
+}
+
+/** Throws ExportDownloadError for partial content and ApiError for an error status; true when whole. */
+function checkExportDownload(status, headers, body, opts) {
+  const o = options(opts);
+  const flat = flattenHeaders(headers ?? [], RESPONSE_HEADERS);
+  call(() => native.checkExportDownload(toNumber(status, 'status'), flat, body == null ? new Uint8Array(0) : toBytes(body), nowSeconds(o.now)));
+  return true;
+}
+
+const LIST_NAMES = { exportClass: 'export_class' }; // JS spelling -> wire name
+
+/** Validates `{ limit, cursor, exportClass, status, format }`; returns the query string. */
+function validateExportListQuery(query) {
+  const flat = [];
+  for (const [k, v] of Object.entries(options(query))) {
+    if (v === undefined || v === null) continue;
+    flat.push(LIST_NAMES[k] ?? k, typeof v === 'number' ? String(v) : toStr(v, k));
+  }
+  return call(() => native.validateExportListQuery(flat));
+}
+
+/** Whether a step-up (`kind` 'mfa' or 'recovery_code', made at `at`) satisfies a route's requirement. */
+function stepUpSatisfies(requirement, kind, at, opts) {
+  const o = options(opts);
+  return call(() => native.stepUpSatisfies(toStr(requirement, 'requirement'), toStr(kind, 'kind'), toNumber(at, 'at'), nowSeconds(o.now), toNumber(o.maxAgeSeconds, 'maxAgeSeconds', NaN)));
+}
+
 module.exports = {
+  exportState,
+  validateExportCommand,
+  exportPollDecision,
+  checkExportDownload,
+  validateExportListQuery,
+  stepUpSatisfies,
+  ExportStateError,
+  ExportDownloadError,
   operations,
   operation,
   buildRequest,

@@ -14,7 +14,7 @@ fn arg<T>(r: Result<T, ArgumentError>) -> Result<T, JsValue> {
     r.map_err(|e| argument_error(&e))
 }
 
-fn request_error(e: &RequestError) -> JsValue {
+pub(crate) fn request_error(e: &RequestError) -> JsValue {
     let o = Object::new();
     set(&o, "kind", "request".into());
     set(&o, "code", e.code.into());
@@ -118,7 +118,7 @@ fn api_error_json(e: &ApiError) -> Value {
     })
 }
 
-fn api_error_value(e: &ApiError) -> JsValue {
+pub(crate) fn api_error_value(e: &ApiError) -> JsValue {
     let o = Object::new();
     set(&o, "kind", "api".into());
     set(&o, "json", api_error_json(e).to_string().into());

@@ -7,6 +7,7 @@ use royaltykit::{dedup, integer_from_f64, seconds_from_f64, webhook, ArgumentErr
 use wasm_bindgen::prelude::*;
 
 mod api;
+mod export;
 mod retry;
 
 /// Headers as a flat JS array `[name0, value0, name1, value1, ...]` of strings.

@@ -383,3 +383,25 @@ impl StepUp {
         }
     }
 }
+
+/// [`validate_export_list_query`] from named parts (absent ones are not sent), in the order
+/// limit, cursor, export_class, status, format.
+pub fn validate_export_list_parts(
+    limit: Option<String>,
+    cursor: Option<String>,
+    export_class: Option<String>,
+    status: Option<String>,
+    format: Option<String>,
+) -> Result<String, RequestError> {
+    let query: Vec<(String, String)> = [
+        ("limit", limit),
+        ("cursor", cursor),
+        ("export_class", export_class),
+        ("status", status),
+        ("format", format),
+    ]
+    .into_iter()
+    .filter_map(|(n, v)| v.map(|v| (n.to_owned(), v)))
+    .collect();
+    validate_export_list_query(&query)
+}

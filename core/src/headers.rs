@@ -3,13 +3,14 @@
 use std::collections::{BTreeMap, HashMap};
 
 /// Every response header the library reads (retry decisions, error parsing, token checks,
-/// lifecycle notices); bindings may pass only these.
-pub const RESPONSE_HEADER_NAMES: [&str; 5] = [
+/// lifecycle notices, export downloads); bindings may pass only these.
+pub const RESPONSE_HEADER_NAMES: [&str; 6] = [
     "Retry-After",
     "Cache-Control",
     "Deprecation",
     "Sunset",
     "Link",
+    "Content-Range",
 ];
 
 /// Read access to request headers. Name lookup is ASCII case-insensitive; a header may have

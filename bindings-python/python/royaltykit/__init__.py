@@ -5,6 +5,14 @@ Python, Node and Kotlin behave identically. Time values are Unix seconds.
 """
 
 from ._native import (
+    ExportStateInfo,
+    PollDecision,
+    check_export_download,
+    export_poll_decision,
+    export_state,
+    step_up_satisfies,
+    validate_export_command,
+    validate_export_list_query,
     EnterpriseToken,
     Operation,
     RequestDescriptor,
@@ -48,6 +56,8 @@ from ._native import (
 )
 from .errors import (
     ApiError,
+    ExportDownloadError,
+    ExportStateError,
     InvalidArgumentError,
     RequestBuildError,
     RoyaltyKitError,
@@ -58,6 +68,16 @@ from .errors import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "ExportStateInfo",
+    "PollDecision",
+    "check_export_download",
+    "export_poll_decision",
+    "export_state",
+    "step_up_satisfies",
+    "validate_export_command",
+    "validate_export_list_query",
+    "ExportDownloadError",
+    "ExportStateError",
     "EnterpriseToken",
     "Operation",
     "RequestDescriptor",

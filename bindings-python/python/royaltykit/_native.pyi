@@ -11,6 +11,14 @@ _Secrets = str | Sequence[str]
 _Seconds = int | float
 
 __all__ = [
+    "ExportStateInfo",
+    "PollDecision",
+    "check_export_download",
+    "export_poll_decision",
+    "export_state",
+    "step_up_satisfies",
+    "validate_export_command",
+    "validate_export_list_query",
     "EnterpriseToken",
     "Operation",
     "RequestDescriptor",
@@ -369,3 +377,43 @@ class ResponseNotices:
     def link(self) -> str | None: ...
 
 def response_notices(headers: _Headers) -> ResponseNotices: ...
+
+# ---- exports ---------------------------------------------------------------------------------------
+
+@final
+class ExportStateInfo:
+    @property
+    def name(self) -> str: ...
+    @property
+    def known(self) -> bool: ...
+    @property
+    def terminal(self) -> bool: ...
+    @property
+    def allowed_commands(self) -> list[str]: ...
+
+def export_state(value: str) -> ExportStateInfo: ...
+def validate_export_command(state: str, command: Literal["get", "cancel", "revoke", "download"] | str) -> str: ...
+@final
+class PollDecision:
+    @property
+    def action(self) -> Literal["keep_polling", "download", "stop"]: ...
+    @property
+    def delay_seconds(self) -> float: ...
+    @property
+    def reason(self) -> str: ...
+
+def export_poll_decision(
+    state: str, attempt: int, *, random: float | None = None, max_polls: int | None = None, max_unknown_polls: int | None = None
+) -> PollDecision: ...
+def check_export_download(status: int, headers: _Headers | None = None, body: _Body | None = None, *, now: _Seconds | None = None) -> None: ...
+def validate_export_list_query(
+    *, limit: int | str | None = None, cursor: str | None = None, export_class: str | None = None, status: str | None = None, format: str | None = None
+) -> str: ...
+def step_up_satisfies(
+    requirement: Literal["none", "recent", "recent_mfa", "recent_non_recovery"] | str,
+    kind: Literal["mfa", "recovery_code"] | str,
+    at: int,
+    *,
+    max_age_seconds: int,
+    now: _Seconds | None = None,
+) -> bool: ...

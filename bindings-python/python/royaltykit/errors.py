@@ -56,6 +56,19 @@ class TokenResponseError(RoyaltyKitError):
     """A success response to a token exchange broke the contract (code ``invalid_token_response``)."""
 
 
+class ExportStateError(RoyaltyKitError):
+    """A command the export's state does not allow (code ``invalid_export_transition``);
+    ``state``, ``command`` and ``allowed`` say which."""
+
+    state: str
+    command: str
+    allowed: list[str]
+
+
+class ExportDownloadError(RoyaltyKitError):
+    """A download response that is not the whole artifact (code ``partial_content_unsupported``)."""
+
+
 class ApiError(RoyaltyKitError):
     """An API error response, parsed (and raisable).
 
@@ -83,6 +96,8 @@ class ApiError(RoyaltyKitError):
 
 __all__ = [
     "ApiError",
+    "ExportDownloadError",
+    "ExportStateError",
     "InvalidArgumentError",
     "RequestBuildError",
     "RoyaltyKitError",

@@ -9,6 +9,8 @@ val RoyaltyKitException.code: String
         is RoyaltyKitException.Request -> this.code
         is RoyaltyKitException.TokenResponse -> this.code
         is RoyaltyKitException.Api -> this.code
+        is RoyaltyKitException.ExportState -> this.code
+        is RoyaltyKitException.ExportDownload -> this.code
     }
 
 /** This parsed error as a throwable `RoyaltyKitException.Api`. */

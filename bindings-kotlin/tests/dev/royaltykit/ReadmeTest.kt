@@ -29,10 +29,10 @@ class ReadmeTest {
         run("kotlin_retry"),
     )
 
-    /** The reporting API's token and export routes, as far as the example needs them, on 127.0.0.1. */
-    @Test
-    fun httpExampleAgainstALoopbackServer() {
+    /** The reporting API's token and export routes, as far as the examples need them, on 127.0.0.1. */
+    private fun fakeReportsApi(): HttpServer {
         val server = HttpServer.create(InetSocketAddress("127.0.0.1", 0), 0)
+        var reads = 0
         fun HttpExchange.json(status: Int, body: String, vararg headers: Pair<String, String>) {
             responseHeaders.add("Content-Type", "application/json")
             headers.forEach { responseHeaders.add(it.first, it.second) }
@@ -50,10 +50,38 @@ class ReadmeTest {
                     else ex.json(401, """{"error":"invalid_client"}""")
                 auth != "Bearer tok_local_1" -> ex.json(401, """{"message":"token missing"}""")
                 ex.requestURI.path == "/api/platform/v1/exports/exp_404" -> ex.json(404, """{"message":"Export not found","code":"export_not_found"}""")
+                ex.requestMethod == "POST" && ex.requestURI.path == "/api/platform/v1/exports" -> ex.json(201, """{"id":"exp_1","status":"queued"}""")
+                ex.requestURI.path == "/api/platform/v1/exports/exp_1" -> ex.json(200, """{"id":"exp_1","status":"${if (++reads == 1) "queued" else "ready"}"}""")
+                ex.requestURI.path == "/api/platform/v1/exports/exp_1/download" -> {
+                    val data = "a,b\n1,2\n".toByteArray()
+                    ex.responseHeaders.add("Content-Type", "text/csv")
+                    ex.sendResponseHeaders(200, data.size.toLong())
+                    ex.responseBody.use { it.write(data) }
+                }
                 else -> ex.json(500, """{"message":"unexpected route"}""")
             }
         }
         server.start()
+        return server
+    }
+
+    @Test
+    fun exportFlowAgainstALoopbackServer() {
+        val server = fakeReportsApi()
+        try {
+            System.setProperty("royaltykit.baseUrl", "http://127.0.0.1:${server.address.port}")
+            System.setProperty("royaltykit.token", "tok_local_1")
+            assertEquals("created exp_1 (queued)\npoll 1: queued -> keep_polling\npoll 2: ready -> download\ndownloaded 8 bytes\n", run("kotlin_export"))
+        } finally {
+            System.clearProperty("royaltykit.baseUrl")
+            System.clearProperty("royaltykit.token")
+            server.stop(0)
+        }
+    }
+
+    @Test
+    fun httpExampleAgainstALoopbackServer() {
+        val server = fakeReportsApi()
         try {
             System.setProperty("royaltykit.baseUrl", "http://127.0.0.1:${server.address.port}")
             assertEquals("token for 3600 s, missing scopes: exports:write\n404 not_found export_not_found declared=true\n", run("kotlin_http"))
