@@ -14,35 +14,30 @@ class RoyaltyKitError extends Error {
     if (details) Object.assign(this, details);
   }
 }
-/** A webhook delivery was not accepted (or could not be signed). */
-class WebhookVerificationError extends RoyaltyKitError {
-  constructor(code, message, details) {
-    super(code, message, details);
-    this.name = 'WebhookVerificationError';
-  }
-}
-/** An argument or option is out of range (code `invalid_argument`). */
-class InvalidArgumentError extends RoyaltyKitError {
-  constructor(code, message, details) {
-    super(code, message, details);
-    this.name = 'InvalidArgumentError';
-  }
-}
 
+/** Defines a RoyaltyKitError subclass whose instances have `name` set to the class name. */
+function errorClass(name) {
+  const Cls = class extends RoyaltyKitError {
+    constructor(code, message, details) {
+      super(code, message, details);
+      this.name = name;
+    }
+  };
+  Object.defineProperty(Cls, 'name', { value: name });
+  return Cls;
+}
+/** A webhook delivery was not accepted (or could not be signed). */
+const WebhookVerificationError = errorClass('WebhookVerificationError');
+/** An argument or option is out of range (code `invalid_argument`). */
+const InvalidArgumentError = errorClass('InvalidArgumentError');
 /** A request could not be built (`code`: missing_parameter, invalid_parameter, …; `parameter`). */
-class RequestBuildError extends RoyaltyKitError {
-  constructor(code, message, details) {
-    super(code, message, details);
-    this.name = 'RequestBuildError';
-  }
-}
+const RequestBuildError = errorClass('RequestBuildError');
 /** A success response to a token exchange broke the contract (code `invalid_token_response`). */
-class TokenResponseError extends RoyaltyKitError {
-  constructor(code, message, details) {
-    super(code, message, details);
-    this.name = 'TokenResponseError';
-  }
-}
+const TokenResponseError = errorClass('TokenResponseError');
+/** A command the export's state does not allow (code `invalid_export_transition`; `state`, `command`, `allowed`). */
+const ExportStateError = errorClass('ExportStateError');
+/** A download response that is not the whole artifact (code `partial_content_unsupported`). */
+const ExportDownloadError = errorClass('ExportDownloadError');
 /**
  * An API error response, parsed: `kind`, `reason`, `message`, `code` (the body's own code, or
  * null), `fieldErrors`, `retryAfterSeconds`, `declared`, `status`, `rawBody`. Throwable.
@@ -54,20 +49,6 @@ class ApiError extends RoyaltyKitError {
   }
 }
 
-/** A command the export's state does not allow (code `invalid_export_transition`; `state`, `command`, `allowed`). */
-class ExportStateError extends RoyaltyKitError {
-  constructor(code, message, details) {
-    super(code, message, details);
-    this.name = 'ExportStateError';
-  }
-}
-/** A download response that is not the whole artifact (code `partial_content_unsupported`). */
-class ExportDownloadError extends RoyaltyKitError {
-  constructor(code, message, details) {
-    super(code, message, details);
-    this.name = 'ExportDownloadError';
-  }
-}
 
 const NATIVE_ERRORS = {
   webhook: WebhookVerificationError,

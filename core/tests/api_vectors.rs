@@ -12,36 +12,8 @@ use royaltykit::request::{build_request, RequestDescriptor, RequestParams};
 use royaltykit::token;
 use serde_json::{json, Value};
 
-fn load(name: &str) -> Value {
-    let dir = std::env::var("ROYALTYKIT_VECTORS")
-        .unwrap_or_else(|_| format!("{}/../tests/vectors", env!("CARGO_MANIFEST_DIR")));
-    serde_json::from_str(&std::fs::read_to_string(format!("{dir}/{name}")).unwrap()).unwrap()
-}
-
-fn bytes(v: &Value) -> Option<Vec<u8>> {
-    if v.is_null() {
-        return None;
-    }
-    Some(match v.get("utf8") {
-        Some(s) => s.as_str().unwrap().as_bytes().to_vec(),
-        None => hex(v["hex"].as_str().unwrap()),
-    })
-}
-
-fn hex(h: &str) -> Vec<u8> {
-    (0..h.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&h[i..i + 2], 16).unwrap())
-        .collect()
-}
-
-fn pairs(v: &Value) -> Vec<(String, String)> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|p| (p[0].as_str().unwrap().into(), p[1].as_str().unwrap().into()))
-        .collect()
-}
+mod common;
+use common::{bytes, load, pairs};
 
 fn opt_str(v: &Value) -> Option<String> {
     v.as_str().map(str::to_owned)

@@ -11,18 +11,11 @@ use royaltykit::export::{self, DownloadError, ExportCommand, ExportState, StepUp
 use royaltykit::token::missing_scopes;
 use serde_json::{json, Value};
 
-fn load() -> Value {
-    let dir = std::env::var("ROYALTYKIT_VECTORS")
-        .unwrap_or_else(|_| format!("{}/../tests/vectors", env!("CARGO_MANIFEST_DIR")));
-    serde_json::from_str(&std::fs::read_to_string(format!("{dir}/export.json")).unwrap()).unwrap()
-}
+mod common;
+use common::pairs;
 
-fn pairs(v: &Value) -> Vec<(String, String)> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|p| (p[0].as_str().unwrap().into(), p[1].as_str().unwrap().into()))
-        .collect()
+fn load() -> Value {
+    common::load("export.json")
 }
 
 #[test]

@@ -13,10 +13,10 @@ use royaltykit::retry::{
 use royaltykit::ArgumentError;
 use serde_json::Value;
 
+mod common;
+
 fn load() -> Value {
-    let dir = std::env::var("ROYALTYKIT_VECTORS")
-        .unwrap_or_else(|_| format!("{}/../tests/vectors", env!("CARGO_MANIFEST_DIR")));
-    serde_json::from_str(&std::fs::read_to_string(format!("{dir}/retry.json")).unwrap()).unwrap()
+    common::load("retry.json")
 }
 
 fn decide(i: &Value) -> Result<retry::RetryDecision, ArgumentError> {
@@ -25,12 +25,7 @@ fn decide(i: &Value) -> Result<retry::RetryDecision, ArgumentError> {
     let outcome = if let Some(t) = i.get("transport") {
         Outcome::Transport(TransportFailure::parse(t.as_str().unwrap())?)
     } else {
-        let headers: Vec<(String, String)> = i["headers"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| (p[0].as_str().unwrap().into(), p[1].as_str().unwrap().into()))
-            .collect();
+        let headers = common::pairs(&i["headers"]);
         Outcome::response(i["status"].as_i64().unwrap(), &headers, now)?
     };
     let limits = RetryLimits::new(

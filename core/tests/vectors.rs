@@ -11,23 +11,11 @@ use royaltykit::dedup::{self, DedupWindow};
 use royaltykit::webhook::{self, VerifyOptions};
 use serde_json::Value;
 
-fn load(name: &str) -> Value {
-    let dir = std::env::var("ROYALTYKIT_VECTORS")
-        .unwrap_or_else(|_| format!("{}/../tests/vectors", env!("CARGO_MANIFEST_DIR")));
-    let path = format!("{dir}/{name}");
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
+mod common;
+use common::load;
 
 fn body(v: &Value) -> Vec<u8> {
-    if let Some(s) = v.get("utf8") {
-        s.as_str().unwrap().as_bytes().to_vec()
-    } else {
-        let h = v["hex"].as_str().unwrap();
-        (0..h.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&h[i..i + 2], 16).unwrap())
-            .collect()
-    }
+    common::bytes(v).unwrap()
 }
 
 fn strings(v: &Value) -> Vec<String> {
@@ -47,17 +35,7 @@ fn webhook_vectors() {
     for case in cases {
         let id = case["tcId"].as_u64().unwrap();
         let input = &case["input"];
-        let headers: Vec<(String, String)> = input["headers"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|p| {
-                (
-                    p[0].as_str().unwrap().to_owned(),
-                    p[1].as_str().unwrap().to_owned(),
-                )
-            })
-            .collect();
+        let headers = common::pairs(&input["headers"]);
         let body = body(&input["body"]);
         let secrets = strings(&input["secrets"]);
         let now = input["now"].as_i64().unwrap();
