@@ -73,12 +73,10 @@ test('errors are RoyaltyKitError subclasses with name, code and details', () => 
     assert.equal(e.limit, 300);
     assert.match(e.message, /1000 s/);
   }
-  try {
-    rk.verifyWebhook({ 'Service-Webhook-Id': 'x' }, body, SECRET, { now: NOW });
-  } catch (e) {
-    assert.equal(e.code, 'missing_header');
-    assert.equal(e.header, 'Service-Webhook-Timestamp');
-  }
+  assert.throws(
+    () => rk.verifyWebhook({ 'Service-Webhook-Id': 'x' }, body, SECRET, { now: NOW }),
+    (e) => e.code === 'missing_header' && e.header === 'Service-Webhook-Timestamp',
+  );
 });
 
 test('out-of-range options give InvalidArgumentError, wrong types TypeError', () => {
