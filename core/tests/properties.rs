@@ -1,0 +1,119 @@
+//! Properties of the core (proptest): round trips, tamper detection, no panics on arbitrary
+//! input, bounded state.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+use proptest::prelude::*;
+use royaltykit::dedup::DedupWindow;
+use royaltykit::retry::{
+    self, BackoffPolicy, Outcome, RetryAction, RetryClass, RetryLimits, RetryState,
+    TransportFailure,
+};
+use royaltykit::webhook::{self, VerifyOptions, HEADER_ID, HEADER_SIGNATURE, HEADER_TIMESTAMP};
+
+fn secret() -> impl Strategy<Value = String> {
+    "[ -~]{1,64}"
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// sign → verify accepts any secret, any body bytes and any timestamp (the payload aside).
+    #[test]
+    fn sign_then_verify_accepts_the_signature(secret in secret(), body in proptest::collection::vec(any::<u8>(), 0..2048), ts in 0i64..10_000_000_000) {
+        let h = webhook::sign(&[&secret], &body, ts, "dlv").unwrap();
+        let r = webhook::verify(&h.pairs(), &body, &[&secret], ts, VerifyOptions::default());
+        // Arbitrary bytes are rarely an event payload: the signature must pass either way.
+        match r {
+            Ok(v) => prop_assert_eq!(v.timestamp, ts),
+            Err(e) => prop_assert_eq!(e.code(), "invalid_payload"),
+        }
+    }
+
+    /// Flipping any single bit of the body, the timestamp or the signature is detected.
+    #[test]
+    fn any_single_bit_flip_is_rejected(secret in secret(), body in proptest::collection::vec(any::<u8>(), 1..512), ts in 1_000_000_000i64..2_000_000_000, pick in any::<u16>(), bit in 0u8..8) {
+        let h = webhook::sign(&[&secret], &body, ts, "dlv").unwrap();
+        let mut b = body.clone();
+        let i = usize::from(pick) % b.len();
+        b[i] ^= 1 << bit;
+        let e = webhook::verify(&h.pairs(), &b, &[&secret], ts, VerifyOptions::default()).unwrap_err();
+        prop_assert_eq!(e.code(), "no_matching_signature");
+
+        let ts2 = (ts ^ (1i64 << (u32::from(pick) % 30))).to_string();
+        let headers = [(HEADER_ID, "dlv"), (HEADER_TIMESTAMP, ts2.as_str()), (HEADER_SIGNATURE, h.signature.as_str())];
+        let e = webhook::verify(&headers, &body, &[&secret], ts, VerifyOptions::new(86_400, 1 << 20).unwrap()).unwrap_err();
+        prop_assert_eq!(e.code(), "no_matching_signature");
+
+        let mut sig = h.signature.into_bytes();
+        let j = 3 + usize::from(pick) % 64;
+        sig[j] = if sig[j] == b'0' { b'1' } else { b'0' };
+        let sig = String::from_utf8(sig).unwrap();
+        let headers = [(HEADER_ID, "dlv"), (HEADER_TIMESTAMP, h.timestamp.as_str()), (HEADER_SIGNATURE, sig.as_str())];
+        let e = webhook::verify(&headers, &body, &[&secret], ts, VerifyOptions::default()).unwrap_err();
+        prop_assert_eq!(e.code(), "no_matching_signature");
+    }
+
+    /// Verification returns (never panics) on arbitrary header maps and bodies.
+    #[test]
+    fn verify_never_panics(headers in proptest::collection::vec(("(?i)service-webhook-(id|timestamp|signature)|[a-z-]{1,12}", "\\PC{0,80}"), 0..8), body in proptest::collection::vec(any::<u8>(), 0..256), now in any::<i64>(), secrets in proptest::collection::vec("\\PC{0,20}", 0..3)) {
+        let _ = webhook::verify(&headers, &body, &secrets, now, VerifyOptions::default());
+    }
+
+    /// A captured delivery resent under a new delivery id keeps its content key.
+    #[test]
+    fn replay_under_a_new_id_keeps_the_content_key(secret in secret(), id in "[a-z0-9]{1,20}", other in "[A-Z0-9]{1,20}") {
+        let body = br#"{"event":"ddex.delivery.failed","resource":{"type":"t","reference":"r","url":"/u"},"occurred_at":"2026-11-22T04:05:06Z"}"#;
+        let h = webhook::sign(&[&secret], body, 1_800_000_000, &id).unwrap();
+        let a = webhook::verify(&h.pairs(), body, &[&secret], 1_800_000_000, VerifyOptions::default()).unwrap();
+        let headers = [(HEADER_ID, other.as_str()), (HEADER_TIMESTAMP, h.timestamp.as_str()), (HEADER_SIGNATURE, h.signature.as_str())];
+        let b = webhook::verify(&headers, body, &[&secret], 1_800_000_000, VerifyOptions::default()).unwrap();
+        prop_assert_eq!(a.content_key, b.content_key);
+        prop_assert_ne!(a.delivery_id, b.delivery_id);
+    }
+
+    /// The window never holds more than its capacity, whatever the keys and clock do.
+    #[test]
+    fn dedup_window_stays_within_capacity(capacity in 1i64..20, ttl in 1i64..100, ops in proptest::collection::vec(("[a-e]{1,2}", -50i64..500), 0..200)) {
+        let mut w = DedupWindow::new(capacity, ttl, [3; 16]).unwrap();
+        for (k, now) in ops {
+            let _ = w.check_and_insert(&k, now).unwrap();
+            prop_assert!(w.len() <= capacity as usize);
+        }
+    }
+
+    /// Backoff delays stay in their band and under the cap for any policy and random value.
+    #[test]
+    fn backoff_within_band_and_cap(steps in proptest::collection::vec(0.0f64..100.0, 0..5), lo in 0.0f64..50.0, width in 0.0f64..50.0, cap in 0.1f64..200.0, attempt in 1i64..50, r in 0.0f64..1.0, jitter in 0usize..3) {
+        let j = [retry::Jitter::None, retry::Jitter::Full, retry::Jitter::Equal][jitter];
+        let p = BackoffPolicy::new(steps.clone(), Some((lo, lo + width)), j, cap).unwrap();
+        let d = p.delay(attempt, r).unwrap();
+        prop_assert!(d >= 0.0 && d <= cap);
+        let i = (attempt - 1) as usize;
+        let bound = steps.get(i).copied().unwrap_or(lo + width);
+        prop_assert!(d <= bound + 1e-9);
+    }
+
+    /// An unsafe create is never retried once the request may have been sent.
+    #[test]
+    fn unsafe_create_is_never_blindly_retried(status in 100u16..600, attempt in 1i64..10, elapsed in 0.0f64..1000.0, r in 0.0f64..1.0, transport in 0usize..4) {
+        let outcome = match transport {
+            0 => Outcome::Transport(TransportFailure::Timeout),
+            1 => Outcome::Transport(TransportFailure::ConnectionLost),
+            _ => Outcome::Response { status, retry_after: None },
+        };
+        let state = RetryState { attempt, elapsed_seconds: elapsed, token_refreshed: false, random: r };
+        let d = retry::decide_retry(RetryClass::UnsafeCreate, outcome, state, RetryLimits::new(100, 1e9).unwrap(), &BackoffPolicy::default()).unwrap();
+        let maybe_sent = match outcome {
+            Outcome::Transport(_) => true,
+            Outcome::Response { status, .. } => status == 408 || status >= 500,
+        };
+        if maybe_sent {
+            prop_assert_ne!(d.action, RetryAction::Retry);
+        }
+    }
+}
