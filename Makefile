@@ -4,7 +4,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := test
 VERSION := $(shell awk -F'"' '/^version = /{print $$2; exit}' Cargo.toml)
 
-.PHONY: setup package npm wheel jar test test-rust test-node test-python test-kotlin android-check demo vectors clean
+.PHONY: setup package npm wheel jar test test-rust test-node test-python test-kotlin android-check demo vectors fuzz clean
 
 setup:
 	@bash scripts/setup.sh
@@ -51,9 +51,16 @@ test: test-rust android-check test-node test-python test-kotlin demo
 demo: npm
 	@bash scripts/demo.sh
 
+## coverage-guided fuzzing of the parsers (nightly toolchain; FUZZ_SECONDS per target, default 60)
+fuzz:
+	@bash scripts/fuzz.sh
+
 ## regenerate tests/vectors/*.json from the stdlib-only generator
 vectors:
 	python3 tests/vectors/gen_vectors.py
+	python3 tests/vectors/gen_retry_vectors.py
+	python3 tests/vectors/gen_api_vectors.py
+	python3 tests/vectors/gen_export_vectors.py
 
 clean:
 	rm -rf target dist .build

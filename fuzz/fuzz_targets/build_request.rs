@@ -1,0 +1,20 @@
+//! Arbitrary parameters for arbitrary catalog operations.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+use royaltykit::request::{build_request, RequestParams};
+
+fuzz_target!(|data: (u8, Vec<(String, String)>, Vec<(String, String)>, Option<Vec<u8>>, Option<String>, Option<String>)| {
+    let (pick, path, query, body, token, key) = data;
+    let ops = royaltykit::catalog::operations();
+    let op = &ops[usize::from(pick) % ops.len()];
+    let params = RequestParams {
+        path,
+        query,
+        body,
+        token,
+        tenant_id: Some("0f8fad5b-d9cb-469f-a165-70867728950e".to_owned()),
+        idempotency_key: key,
+        ..RequestParams::default()
+    };
+    let _ = build_request(op.id, &params);
+});
