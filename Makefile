@@ -4,7 +4,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := test
 VERSION := $(shell awk -F'"' '/^version = /{print $$2; exit}' Cargo.toml)
 
-.PHONY: setup package npm wheel jar test test-rust test-node test-python test-kotlin android-check demo vectors fuzz clean
+.PHONY: setup package npm wheel jar test test-rust test-node test-python test-kotlin android-check demo vectors fuzz ct-check clean
 
 setup:
 	@bash scripts/setup.sh
@@ -54,6 +54,10 @@ demo: npm
 ## coverage-guided fuzzing of the parsers (nightly toolchain; FUZZ_SECONDS per target, default 60)
 fuzz:
 	@bash scripts/fuzz.sh
+
+## dudect timing test of signature comparison (CT_ITERATIONS x 100,000 measurements, default 30)
+ct-check:
+	@bash scripts/ct-check.sh
 
 ## regenerate tests/vectors/*.json from the stdlib-only generator
 vectors:
