@@ -26,7 +26,7 @@ pub use signature::{
 };
 
 use crate::{dedup, ArgumentError};
-use hmac::Mac;
+use hmac::KeyInit;
 use signature::HmacSha256;
 use std::fmt;
 

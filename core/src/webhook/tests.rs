@@ -146,3 +146,12 @@ fn verifier_is_send_and_sync() {
     assert_send_sync::<WebhookVerifier>();
     assert_send_sync::<crate::dedup::DedupWindow>();
 }
+
+#[test]
+fn keyed_hmac_states_are_zeroized_on_drop() {
+    // Compile-time proof: the only secret material the core keeps (the keyed HMAC states held by
+    // a WebhookVerifier) wipes itself when dropped.
+    // HmacCore<Sha256> keeps the key only as two SHA-256 cores (inner and outer pads absorbed).
+    fn assert_zeroize_on_drop<T: zeroize::ZeroizeOnDrop>() {}
+    assert_zeroize_on_drop::<<sha2::Sha256 as hmac::EagerHash>::Core>();
+}
