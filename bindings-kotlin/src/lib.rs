@@ -399,3 +399,10 @@ pub fn header_names() -> Vec<String> {
         .map(|s| (*s).to_owned())
         .collect()
 }
+
+/// Panics: lets the test suite prove that a Rust panic reaches the JVM as an exception
+/// (uniffi's `InternalException`) rather than crashing it. Not part of the API.
+#[uniffi::export]
+pub fn panic_for_tests() {
+    panic!("royaltykit: deliberate panic for tests");
+}

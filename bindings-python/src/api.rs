@@ -145,7 +145,7 @@ pub fn operations() -> Vec<Operation> {
 /// One operation by id.
 #[pyfunction]
 pub fn operation(py: Python<'_>, id: &str) -> PyResult<Operation> {
-    arg(py, catalog::operation(id)).map(to_operation)
+    crate::guard(|| arg(py, catalog::operation(id)).map(to_operation))
 }
 
 /// A request to send with your own HTTP client; `repr` hides credentials.
@@ -285,19 +285,21 @@ pub fn build_request(
     idempotency_key: Option<&Bound<'_, PyAny>>,
     idempotency_header: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<RequestDescriptor> {
-    let params = RequestParams {
-        path: pairs(path, "path")?,
-        query: pairs(query, "query")?,
-        body: json_body(py, body)?,
-        token: opt_str(token, "token")?,
-        tenant_id: opt_str(tenant_id, "tenant_id")?,
-        user_id: opt_str(user_id, "user_id")?,
-        idempotency_key: opt_str(idempotency_key, "idempotency_key")?,
-        idempotency_header: opt_str(idempotency_header, "idempotency_header")?,
-    };
-    request::build_request(&str_arg(operation_id, "operation_id")?, &params)
-        .map(RequestDescriptor)
-        .map_err(|e| request_error(py, &e))
+    crate::guard(|| {
+        let params = RequestParams {
+            path: pairs(path, "path")?,
+            query: pairs(query, "query")?,
+            body: json_body(py, body)?,
+            token: opt_str(token, "token")?,
+            tenant_id: opt_str(tenant_id, "tenant_id")?,
+            user_id: opt_str(user_id, "user_id")?,
+            idempotency_key: opt_str(idempotency_key, "idempotency_key")?,
+            idempotency_header: opt_str(idempotency_header, "idempotency_header")?,
+        };
+        request::build_request(&str_arg(operation_id, "operation_id")?, &params)
+            .map(RequestDescriptor)
+            .map_err(|e| request_error(py, &e))
+    })
 }
 
 fn body_bytes(b: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<u8>> {
@@ -329,12 +331,14 @@ pub fn parse_api_error<'py>(
     operation_id: Option<&str>,
     now: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let api = arg(py, Api::parse(api))?;
-    let h = response_headers(headers)?;
-    let b = body_bytes(body)?;
-    let now = now_arg(py, now, "now")?;
-    let e = arg(py, parse(api, status, &h, &b, operation_id, now))?;
-    api_error_exception(py, &e)
+    crate::guard(|| {
+        let api = arg(py, Api::parse(api))?;
+        let h = response_headers(headers)?;
+        let b = body_bytes(body)?;
+        let now = now_arg(py, now, "now")?;
+        let e = arg(py, parse(api, status, &h, &b, operation_id, now))?;
+        api_error_exception(py, &e)
+    })
 }
 
 /// A reporting access token; ``repr`` hides it.
@@ -435,15 +439,17 @@ pub fn build_token_request(
     tenant_id: &Bound<'_, PyAny>,
     scopes: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<RequestDescriptor> {
-    let scopes = str_list(scopes, "scopes")?;
-    token::build_token_request(
-        &str_arg(client_id, "client_id")?,
-        &str_arg(client_secret, "client_secret")?,
-        &str_arg(tenant_id, "tenant_id")?,
-        &scopes,
-    )
-    .map(RequestDescriptor)
-    .map_err(|e| request_error(py, &e))
+    crate::guard(|| {
+        let scopes = str_list(scopes, "scopes")?;
+        token::build_token_request(
+            &str_arg(client_id, "client_id")?,
+            &str_arg(client_secret, "client_secret")?,
+            &str_arg(tenant_id, "tenant_id")?,
+            &scopes,
+        )
+        .map(RequestDescriptor)
+        .map_err(|e| request_error(py, &e))
+    })
 }
 
 /// Checks a token response; raises ApiError (error status) or TokenResponseError.
@@ -457,16 +463,18 @@ pub fn parse_token_response(
     requested_scopes: Option<&Bound<'_, PyAny>>,
     now: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Token> {
-    let h = response_headers(headers)?;
-    let b = body_bytes(body)?;
-    let requested = str_list(requested_scopes, "requested_scopes")?;
-    let now = now_arg(py, now, "now")?;
-    arg(
-        py,
-        token::parse_token_response(status, &h, &b, &requested, now),
-    )?
-    .map(Token)
-    .map_err(|e| token_error(py, &e))
+    crate::guard(|| {
+        let h = response_headers(headers)?;
+        let b = body_bytes(body)?;
+        let requested = str_list(requested_scopes, "requested_scopes")?;
+        let now = now_arg(py, now, "now")?;
+        arg(
+            py,
+            token::parse_token_response(status, &h, &b, &requested, now),
+        )?
+        .map(Token)
+        .map_err(|e| token_error(py, &e))
+    })
 }
 
 /// The enterprise key-and-secret exchange request.
@@ -476,12 +484,14 @@ pub fn build_enterprise_token_request(
     api_key: &Bound<'_, PyAny>,
     api_secret: &Bound<'_, PyAny>,
 ) -> PyResult<RequestDescriptor> {
-    token::build_enterprise_token_request(
-        &str_arg(api_key, "api_key")?,
-        &str_arg(api_secret, "api_secret")?,
-    )
-    .map(RequestDescriptor)
-    .map_err(|e| request_error(py, &e))
+    crate::guard(|| {
+        token::build_enterprise_token_request(
+            &str_arg(api_key, "api_key")?,
+            &str_arg(api_secret, "api_secret")?,
+        )
+        .map(RequestDescriptor)
+        .map_err(|e| request_error(py, &e))
+    })
 }
 
 /// Checks an enterprise token response (``expires_at`` None: no expiry).
@@ -494,15 +504,17 @@ pub fn parse_enterprise_token_response(
     body: Option<&Bound<'_, PyAny>>,
     now: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<EnterpriseToken> {
-    let h = response_headers(headers)?;
-    let b = body_bytes(body)?;
-    let now = now_arg(py, now, "now")?;
-    arg(
-        py,
-        token::parse_enterprise_token_response(status, &h, &b, now),
-    )?
-    .map(EnterpriseToken)
-    .map_err(|e| token_error(py, &e))
+    crate::guard(|| {
+        let h = response_headers(headers)?;
+        let b = body_bytes(body)?;
+        let now = now_arg(py, now, "now")?;
+        arg(
+            py,
+            token::parse_enterprise_token_response(status, &h, &b, now),
+        )?
+        .map(EnterpriseToken)
+        .map_err(|e| token_error(py, &e))
+    })
 }
 
 /// Scopes an operation needs that ``granted`` lacks.
@@ -512,8 +524,10 @@ pub fn missing_scopes(
     granted: &Bound<'_, PyAny>,
     operation_id: &str,
 ) -> PyResult<Vec<&'static str>> {
-    let granted = str_list(Some(granted), "granted")?;
-    arg(py, token::missing_scopes(&granted, operation_id))
+    crate::guard(|| {
+        let granted = str_list(Some(granted), "granted")?;
+        arg(py, token::missing_scopes(&granted, operation_id))
+    })
 }
 
 /// ``Deprecation``, ``Sunset`` and ``Link`` of a response.
@@ -541,12 +555,14 @@ impl ResponseNotices {
 /// Reads the lifecycle headers of a response.
 #[pyfunction]
 pub fn response_notices(headers: &Bound<'_, PyAny>) -> PyResult<ResponseNotices> {
-    let n = token::response_notices(&response_headers(Some(headers))?);
-    Ok(ResponseNotices {
-        deprecated: n.deprecated,
-        deprecated_at: n.deprecated_at,
-        sunset_at: n.sunset_at,
-        link: n.link,
+    crate::guard(|| {
+        let n = token::response_notices(&response_headers(Some(headers))?);
+        Ok(ResponseNotices {
+            deprecated: n.deprecated,
+            deprecated_at: n.deprecated_at,
+            sunset_at: n.sunset_at,
+            link: n.link,
+        })
     })
 }
 

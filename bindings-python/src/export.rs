@@ -50,12 +50,14 @@ impl ExportStateInfo {
 /// Reads a server value; unknown values are kept.
 #[pyfunction]
 pub fn export_state(value: &Bound<'_, PyAny>) -> PyResult<ExportStateInfo> {
-    let s = ExportState::parse(&str_arg(value, "state")?);
-    Ok(ExportStateInfo {
-        name: s.as_str().to_owned(),
-        known: s.is_known(),
-        terminal: s.is_terminal(),
-        allowed_commands: s.allowed_commands().iter().map(|c| c.as_str()).collect(),
+    crate::guard(|| {
+        let s = ExportState::parse(&str_arg(value, "state")?);
+        Ok(ExportStateInfo {
+            name: s.as_str().to_owned(),
+            known: s.is_known(),
+            terminal: s.is_terminal(),
+            allowed_commands: s.allowed_commands().iter().map(|c| c.as_str()).collect(),
+        })
     })
 }
 
@@ -66,21 +68,23 @@ pub fn validate_export_command(
     state: &Bound<'_, PyAny>,
     command: &str,
 ) -> PyResult<String> {
-    let cmd = arg(py, ExportCommand::parse(command))?;
-    export::validate_export_command(&ExportState::parse(&str_arg(state, "state")?), cmd)
-        .map(|s| s.as_str().to_owned())
-        .map_err(|e| {
-            let d = PyDict::new(py);
-            let set = || -> PyResult<()> {
-                d.set_item("state", &e.state)?;
-                d.set_item("command", e.command)?;
-                d.set_item("allowed", e.allowed.clone())
-            };
-            match set() {
-                Ok(()) => raise(py, "ExportStateError", e.code(), e.to_string(), d),
-                Err(err) => err,
-            }
-        })
+    crate::guard(|| {
+        let cmd = arg(py, ExportCommand::parse(command))?;
+        export::validate_export_command(&ExportState::parse(&str_arg(state, "state")?), cmd)
+            .map(|s| s.as_str().to_owned())
+            .map_err(|e| {
+                let d = PyDict::new(py);
+                let set = || -> PyResult<()> {
+                    d.set_item("state", &e.state)?;
+                    d.set_item("command", e.command)?;
+                    d.set_item("allowed", e.allowed.clone())
+                };
+                match set() {
+                    Ok(()) => raise(py, "ExportStateError", e.code(), e.to_string(), d),
+                    Err(err) => err,
+                }
+            })
+    })
 }
 
 /// What to do after reading an export.
@@ -112,24 +116,26 @@ pub fn export_poll_decision(
     max_polls: Option<i64>,
     max_unknown_polls: Option<i64>,
 ) -> PyResult<PollDecision> {
-    let r = match random {
-        Some(r) => r,
-        None => royaltykit_host::random_unit().map_err(pyo3::exceptions::PyOSError::new_err)?,
-    };
-    let d = arg(
-        py,
-        export::export_poll_decision(
-            &ExportState::parse(&str_arg(state, "state")?),
-            attempt,
-            r,
-            max_polls.unwrap_or(export::DEFAULT_MAX_POLLS),
-            max_unknown_polls.unwrap_or(export::DEFAULT_MAX_UNKNOWN_POLLS),
-        ),
-    )?;
-    Ok(PollDecision {
-        action: d.action,
-        delay_seconds: d.delay_seconds,
-        reason: d.reason,
+    crate::guard(|| {
+        let r = match random {
+            Some(r) => r,
+            None => royaltykit_host::random_unit().map_err(pyo3::exceptions::PyOSError::new_err)?,
+        };
+        let d = arg(
+            py,
+            export::export_poll_decision(
+                &ExportState::parse(&str_arg(state, "state")?),
+                attempt,
+                r,
+                max_polls.unwrap_or(export::DEFAULT_MAX_POLLS),
+                max_unknown_polls.unwrap_or(export::DEFAULT_MAX_UNKNOWN_POLLS),
+            ),
+        )?;
+        Ok(PollDecision {
+            action: d.action,
+            delay_seconds: d.delay_seconds,
+            reason: d.reason,
+        })
     })
 }
 
@@ -143,31 +149,33 @@ pub fn check_export_download(
     body: Option<&Bound<'_, PyAny>>,
     now: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<()> {
-    let h = match headers {
-        Some(x) if !x.is_none() => crate::headers_for(x, &royaltykit::RESPONSE_HEADER_NAMES)?,
-        _ => crate::Headers(Vec::new()),
-    };
-    let b = match body {
-        Some(x) if !x.is_none() => match body_arg(x)? {
-            Body::Borrowed(b) => b.to_vec(),
-            Body::Owned(v) => v,
-        },
-        _ => Vec::new(),
-    };
-    let now = now_arg(py, now, "now")?;
-    match arg(py, export::check_export_download(status, &h, &b, now))? {
-        Ok(()) => Ok(()),
-        Err(DownloadError::Api(a)) => {
-            Err(PyErr::from_value(crate::api::api_error_exception(py, &a)?))
+    crate::guard(|| {
+        let h = match headers {
+            Some(x) if !x.is_none() => crate::headers_for(x, &royaltykit::RESPONSE_HEADER_NAMES)?,
+            _ => crate::Headers(Vec::new()),
+        };
+        let b = match body {
+            Some(x) if !x.is_none() => match body_arg(x)? {
+                Body::Borrowed(b) => b.to_vec(),
+                Body::Owned(v) => v,
+            },
+            _ => Vec::new(),
+        };
+        let now = now_arg(py, now, "now")?;
+        match arg(py, export::check_export_download(status, &h, &b, now))? {
+            Ok(()) => Ok(()),
+            Err(DownloadError::Api(a)) => {
+                Err(PyErr::from_value(crate::api::api_error_exception(py, &a)?))
+            }
+            Err(e) => Err(raise(
+                py,
+                "ExportDownloadError",
+                e.code(),
+                e.to_string(),
+                PyDict::new(py),
+            )),
         }
-        Err(e) => Err(raise(
-            py,
-            "ExportDownloadError",
-            e.code(),
-            e.to_string(),
-            PyDict::new(py),
-        )),
-    }
+    })
 }
 
 fn opt_query(v: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<String>> {
@@ -196,14 +204,16 @@ pub fn validate_export_list_query(
     status: Option<&Bound<'_, PyAny>>,
     format: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<String> {
-    export::validate_export_list_parts(
-        opt_query(limit, "limit")?,
-        opt_query(cursor, "cursor")?,
-        opt_query(export_class, "export_class")?,
-        opt_query(status, "status")?,
-        opt_query(format, "format")?,
-    )
-    .map_err(|e| crate::api::request_error(py, &e))
+    crate::guard(|| {
+        export::validate_export_list_parts(
+            opt_query(limit, "limit")?,
+            opt_query(cursor, "cursor")?,
+            opt_query(export_class, "export_class")?,
+            opt_query(status, "status")?,
+            opt_query(format, "format")?,
+        )
+        .map_err(|e| crate::api::request_error(py, &e))
+    })
 }
 
 /// Whether a step-up (``mfa`` or ``recovery_code``, made at ``at``) satisfies a requirement.
@@ -217,13 +227,15 @@ pub fn step_up_satisfies(
     max_age_seconds: i64,
     now: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<bool> {
-    let now = now_arg(py, now, "now")?;
-    let r = arg(py, StepUp::parse(requirement))?;
-    let k = arg(py, StepUpKind::parse(kind))?;
-    arg(
-        py,
-        export::step_up_satisfies(r, k, at, now, max_age_seconds),
-    )
+    crate::guard(|| {
+        let now = now_arg(py, now, "now")?;
+        let r = arg(py, StepUp::parse(requirement))?;
+        let k = arg(py, StepUpKind::parse(kind))?;
+        arg(
+            py,
+            export::step_up_satisfies(r, k, at, now, max_age_seconds),
+        )
+    })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

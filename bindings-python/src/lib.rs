@@ -387,13 +387,15 @@ fn verify_webhook(
     tolerance: i64,
     max_body_bytes: i64,
 ) -> PyResult<VerifiedWebhook> {
-    let headers = headers_arg(headers)?;
-    let body = body_arg(body)?;
-    let secrets = secrets_arg(secrets)?;
-    let opts = options(py, tolerance, max_body_bytes)?;
-    let now = now_arg(py, now, "now")?;
-    run_verify(py, body.bytes(), |b| {
-        webhook::verify(&headers, b, &secrets, now, opts)
+    crate::guard(|| {
+        let headers = headers_arg(headers)?;
+        let body = body_arg(body)?;
+        let secrets = secrets_arg(secrets)?;
+        let opts = options(py, tolerance, max_body_bytes)?;
+        let now = now_arg(py, now, "now")?;
+        run_verify(py, body.bytes(), |b| {
+            webhook::verify(&headers, b, &secrets, now, opts)
+        })
     })
 }
 
@@ -411,11 +413,13 @@ impl WebhookVerifier {
         tolerance: i64,
         max_body_bytes: i64,
     ) -> PyResult<Self> {
-        let secrets = secrets_arg(secrets)?;
-        let opts = options(py, tolerance, max_body_bytes)?;
-        webhook::WebhookVerifier::new(&secrets, opts)
-            .map(Self)
-            .map_err(|e| webhook_error(py, &e))
+        crate::guard(|| {
+            let secrets = secrets_arg(secrets)?;
+            let opts = options(py, tolerance, max_body_bytes)?;
+            webhook::WebhookVerifier::new(&secrets, opts)
+                .map(Self)
+                .map_err(|e| webhook_error(py, &e))
+        })
     }
 
     #[pyo3(signature = (headers, body, *, now=None))]
@@ -426,10 +430,12 @@ impl WebhookVerifier {
         body: &Bound<'_, PyAny>,
         now: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<VerifiedWebhook> {
-        let headers = headers_arg(headers)?;
-        let body = body_arg(body)?;
-        let now = now_arg(py, now, "now")?;
-        run_verify(py, body.bytes(), |b| self.0.verify(&headers, b, now))
+        crate::guard(|| {
+            let headers = headers_arg(headers)?;
+            let body = body_arg(body)?;
+            let now = now_arg(py, now, "now")?;
+            run_verify(py, body.bytes(), |b| self.0.verify(&headers, b, now))
+        })
     }
 
     fn __repr__(&self) -> String {
@@ -447,19 +453,22 @@ fn sign_webhook<'py>(
     timestamp: Option<&Bound<'py, PyAny>>,
     delivery_id: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let secrets = secrets_arg(secret)?;
-    let body = body_arg(body)?;
-    let ts = now_arg(py, timestamp, "timestamp")?;
-    let id = match delivery_id {
-        Some(d) if !d.is_none() => str_arg(d, "delivery_id")?,
-        _ => royaltykit_host::random_uuid(),
-    };
-    let h = webhook::sign(&secrets, body.bytes(), ts, &id).map_err(|e| webhook_error(py, &e))?;
-    let out = PyDict::new(py);
-    for (name, value) in h.pairs() {
-        out.set_item(name, value)?;
-    }
-    Ok(out)
+    crate::guard(|| {
+        let secrets = secrets_arg(secret)?;
+        let body = body_arg(body)?;
+        let ts = now_arg(py, timestamp, "timestamp")?;
+        let id = match delivery_id {
+            Some(d) if !d.is_none() => str_arg(d, "delivery_id")?,
+            _ => royaltykit_host::random_uuid(),
+        };
+        let h =
+            webhook::sign(&secrets, body.bytes(), ts, &id).map_err(|e| webhook_error(py, &e))?;
+        let out = PyDict::new(py);
+        for (name, value) in h.pairs() {
+            out.set_item(name, value)?;
+        }
+        Ok(out)
+    })
 }
 
 /// The secrets to verify with at `now` during a rotation (current first).
@@ -472,19 +481,21 @@ fn active_secrets(
     previous_valid_until: Option<&Bound<'_, PyAny>>,
     now: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Vec<String>> {
-    let current = str_arg(current, "current")?;
-    let previous = match previous {
-        Some(p) if !p.is_none() => Some(str_arg(p, "previous")?),
-        _ => None,
-    };
-    let until = match previous_valid_until {
-        Some(u) if !u.is_none() => Some(now_arg(py, Some(u), "previous_valid_until")?),
-        _ => None,
-    };
-    let now = now_arg(py, now, "now")?;
-    webhook::active_secrets(&current, previous.as_deref(), until, now)
-        .map(|v| v.into_iter().map(str::to_owned).collect())
-        .map_err(|e| argument_error(py, &e))
+    crate::guard(|| {
+        let current = str_arg(current, "current")?;
+        let previous = match previous {
+            Some(p) if !p.is_none() => Some(str_arg(p, "previous")?),
+            _ => None,
+        };
+        let until = match previous_valid_until {
+            Some(u) if !u.is_none() => Some(now_arg(py, Some(u), "previous_valid_until")?),
+            _ => None,
+        };
+        let now = now_arg(py, now, "now")?;
+        webhook::active_secrets(&current, previous.as_deref(), until, now)
+            .map(|v| v.into_iter().map(str::to_owned).collect())
+            .map_err(|e| argument_error(py, &e))
+    })
 }
 
 // ---- dedup ----------------------------------------------------------------------------------------
@@ -496,11 +507,13 @@ fn delivery_key(
     namespace: &Bound<'_, PyAny>,
     delivery_id: &Bound<'_, PyAny>,
 ) -> PyResult<String> {
-    dedup::delivery_key(
-        &str_arg(namespace, "namespace")?,
-        &str_arg(delivery_id, "delivery_id")?,
-    )
-    .map_err(|e| argument_error(py, &e))
+    crate::guard(|| {
+        dedup::delivery_key(
+            &str_arg(namespace, "namespace")?,
+            &str_arg(delivery_id, "delivery_id")?,
+        )
+        .map_err(|e| argument_error(py, &e))
+    })
 }
 
 /// The event key of an event (a WebhookEvent, or any object with `name`, `resource_type`,
@@ -511,20 +524,22 @@ fn event_key(
     namespace: &Bound<'_, PyAny>,
     event: &Bound<'_, PyAny>,
 ) -> PyResult<String> {
-    let field = |name: &str| -> PyResult<String> {
-        let v = event.getattr(name).map_err(|_| {
-            PyTypeError::new_err(format!("event must have a str attribute `{name}`"))
-        })?;
-        str_arg(&v, name)
-    };
-    dedup::event_key_parts(
-        &str_arg(namespace, "namespace")?,
-        &field("name")?,
-        &field("resource_type")?,
-        &field("resource_reference")?,
-        &field("occurred_at_text")?,
-    )
-    .map_err(|e| argument_error(py, &e))
+    crate::guard(|| {
+        let field = |name: &str| -> PyResult<String> {
+            let v = event.getattr(name).map_err(|_| {
+                PyTypeError::new_err(format!("event must have a str attribute `{name}`"))
+            })?;
+            str_arg(&v, name)
+        };
+        dedup::event_key_parts(
+            &str_arg(namespace, "namespace")?,
+            &field("name")?,
+            &field("resource_type")?,
+            &field("resource_reference")?,
+            &field("occurred_at_text")?,
+        )
+        .map_err(|e| argument_error(py, &e))
+    })
 }
 
 /// The content key of signed content (timestamp as sent, raw body) under a secret.
@@ -535,14 +550,16 @@ fn content_key(
     timestamp: &Bound<'_, PyAny>,
     body: &Bound<'_, PyAny>,
 ) -> PyResult<String> {
-    let ts = if timestamp.is_instance_of::<pyo3::types::PyInt>() {
-        timestamp.str()?.to_string()
-    } else {
-        str_arg(timestamp, "timestamp")?
-    };
-    let body = body_arg(body)?;
-    dedup::content_key(&str_arg(secret, "secret")?, &ts, body.bytes())
-        .map_err(|e| webhook_error(py, &e))
+    crate::guard(|| {
+        let ts = if timestamp.is_instance_of::<pyo3::types::PyInt>() {
+            timestamp.str()?.to_string()
+        } else {
+            str_arg(timestamp, "timestamp")?
+        };
+        let body = body_arg(body)?;
+        dedup::content_key(&str_arg(secret, "secret")?, &ts, body.bytes())
+            .map_err(|e| webhook_error(py, &e))
+    })
 }
 
 /// The deterministic idempotency key of a request.
@@ -554,16 +571,18 @@ fn idempotency_key(
     operation_id: &Bound<'_, PyAny>,
     body: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<String> {
-    let body = match body {
-        Some(b) if !b.is_none() => body_arg(b)?,
-        _ => Body::Owned(Vec::new()),
-    };
-    dedup::idempotency_key(
-        &str_arg(tenant, "tenant")?,
-        &str_arg(operation_id, "operation_id")?,
-        body.bytes(),
-    )
-    .map_err(|e| argument_error(py, &e))
+    crate::guard(|| {
+        let body = match body {
+            Some(b) if !b.is_none() => body_arg(b)?,
+            _ => Body::Owned(Vec::new()),
+        };
+        dedup::idempotency_key(
+            &str_arg(tenant, "tenant")?,
+            &str_arg(operation_id, "operation_id")?,
+            body.bytes(),
+        )
+        .map_err(|e| argument_error(py, &e))
+    })
 }
 
 /// A bounded in-memory dedup window, safe to share between threads.
@@ -582,10 +601,13 @@ impl DedupWindow {
 impl DedupWindow {
     #[new]
     fn new(py: Python<'_>, capacity: i64, ttl_seconds: i64) -> PyResult<Self> {
-        let seed = royaltykit_host::random_seed().map_err(pyo3::exceptions::PyOSError::new_err)?;
-        dedup::DedupWindow::new(capacity, ttl_seconds, seed)
-            .map(|w| Self(Mutex::new(w)))
-            .map_err(|e| argument_error(py, &e))
+        crate::guard(|| {
+            let seed =
+                royaltykit_host::random_seed().map_err(pyo3::exceptions::PyOSError::new_err)?;
+            dedup::DedupWindow::new(capacity, ttl_seconds, seed)
+                .map(|w| Self(Mutex::new(w)))
+                .map_err(|e| argument_error(py, &e))
+        })
     }
 
     /// True when `key` was not seen within the TTL (process it); records it either way.
@@ -596,11 +618,13 @@ impl DedupWindow {
         key: &Bound<'_, PyAny>,
         now: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<bool> {
-        let key = str_arg(key, "key")?;
-        let now = now_arg(py, now, "now")?;
-        self.lock()
-            .check_and_insert(&key, now)
-            .map_err(|e| argument_error(py, &e))
+        crate::guard(|| {
+            let key = str_arg(key, "key")?;
+            let now = now_arg(py, now, "now")?;
+            self.lock()
+                .check_and_insert(&key, now)
+                .map_err(|e| argument_error(py, &e))
+        })
     }
 
     /// Whether `key` was seen within the TTL, without recording it.
@@ -611,11 +635,13 @@ impl DedupWindow {
         key: &Bound<'_, PyAny>,
         now: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<bool> {
-        let key = str_arg(key, "key")?;
-        let now = now_arg(py, now, "now")?;
-        self.lock()
-            .contains(&key, now)
-            .map_err(|e| argument_error(py, &e))
+        crate::guard(|| {
+            let key = str_arg(key, "key")?;
+            let now = now_arg(py, now, "now")?;
+            self.lock()
+                .contains(&key, now)
+                .map_err(|e| argument_error(py, &e))
+        })
     }
 
     #[getter]
@@ -645,6 +671,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<VerifiedWebhook>()?;
     m.add_class::<WebhookEvent>()?;
     m.add_class::<DedupWindow>()?;
+    m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     retry::register(m)?;
     api::register(m)?;
     export::register(m)?;
@@ -655,4 +682,29 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add("DEFAULT_MAX_BODY_BYTES", webhook::DEFAULT_MAX_BODY_BYTES)?;
     Ok(())
+}
+
+/// Runs a binding body so that a Rust panic (a bug: the core denies panicking constructs)
+/// becomes `RoyaltyKitError(code="internal_error")` instead of pyo3's `PanicException`, which
+/// is not an `Exception` and would escape `except Exception` in the host.
+pub(crate) fn guard<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(result) => result,
+        Err(_) => Err(Python::attach(|py| {
+            raise(
+                py,
+                "RoyaltyKitError",
+                "internal_error",
+                "internal error in royaltykit (a bug; please report it): the call failed, the process is unaffected".to_owned(),
+                &[],
+            )
+        })),
+    }
+}
+
+/// Panics inside [`guard`]: lets the test suite prove that a panic reaches Python as
+/// `RoyaltyKitError`. Not part of the API.
+#[pyfunction]
+fn _panic_for_tests() -> PyResult<()> {
+    guard(|| panic!("royaltykit: deliberate panic for tests"))
 }

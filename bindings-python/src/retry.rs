@@ -29,10 +29,12 @@ pub fn webhook_next_attempt_at(
     first_attempt_at: i64,
     attempts_made: i64,
 ) -> PyResult<Option<i64>> {
-    arg(
-        py,
-        retry::webhook_next_attempt_at(first_attempt_at, attempts_made),
-    )
+    crate::guard(|| {
+        arg(
+            py,
+            retry::webhook_next_attempt_at(first_attempt_at, attempts_made),
+        )
+    })
 }
 
 /// The latest time at which the service gives a delivery up.
@@ -56,18 +58,20 @@ impl BackoffPolicy {
         jitter: &str,
         cap_seconds: f64,
     ) -> PyResult<Self> {
-        let (lo, hi) = band.map_or((None, None), |(a, b)| (Some(a), Some(b)));
-        arg(
-            py,
-            retry::BackoffPolicy::from_parts(steps, lo, hi, jitter, cap_seconds),
-        )
-        .map(Self)
+        crate::guard(|| {
+            let (lo, hi) = band.map_or((None, None), |(a, b)| (Some(a), Some(b)));
+            arg(
+                py,
+                retry::BackoffPolicy::from_parts(steps, lo, hi, jitter, cap_seconds),
+            )
+            .map(Self)
+        })
     }
 
     /// Seconds before retry `attempt`; `random` in [0, 1) defaults to the OS RNG.
     #[pyo3(signature = (attempt, *, random=None))]
     fn delay(&self, py: Python<'_>, attempt: i64, random: Option<f64>) -> PyResult<f64> {
-        arg(py, self.0.delay(attempt, random_arg(random)?))
+        crate::guard(|| arg(py, self.0.delay(attempt, random_arg(random)?)))
     }
 
     fn __repr__(&self) -> String {
@@ -84,11 +88,13 @@ pub fn backoff_delay(
     random: Option<f64>,
     policy: Option<&BackoffPolicy>,
 ) -> PyResult<f64> {
-    let r = random_arg(random)?;
-    match policy {
-        Some(p) => arg(py, p.0.delay(attempt, r)),
-        None => arg(py, retry::backoff_delay(attempt, r)),
-    }
+    crate::guard(|| {
+        let r = random_arg(random)?;
+        match policy {
+            Some(p) => arg(py, p.0.delay(attempt, r)),
+            None => arg(py, retry::backoff_delay(attempt, r)),
+        }
+    })
 }
 
 /// A parsed Retry-After.
@@ -120,19 +126,21 @@ pub fn parse_retry_after(
     now: Option<&Bound<'_, PyAny>>,
     cap_seconds: Option<i64>,
 ) -> PyResult<Option<RetryAfter>> {
-    let Some(value) = value.filter(|v| !v.is_none()) else {
-        return Ok(None);
-    };
-    let value = str_arg(value, "value")?;
-    let now = now_arg(py, now, "now")?;
-    let cap = cap_seconds.unwrap_or(retry::DEFAULT_RETRY_AFTER_CAP_SECONDS as i64);
-    Ok(
-        arg(py, retry::parse_retry_after_capped(&value, now, cap))?.map(|r| RetryAfter {
-            seconds: r.seconds,
-            capped: r.capped,
-            form: r.form.as_str(),
-        }),
-    )
+    crate::guard(|| {
+        let Some(value) = value.filter(|v| !v.is_none()) else {
+            return Ok(None);
+        };
+        let value = str_arg(value, "value")?;
+        let now = now_arg(py, now, "now")?;
+        let cap = cap_seconds.unwrap_or(retry::DEFAULT_RETRY_AFTER_CAP_SECONDS as i64);
+        Ok(
+            arg(py, retry::parse_retry_after_capped(&value, now, cap))?.map(|r| RetryAfter {
+                seconds: r.seconds,
+                capped: r.capped,
+                form: r.form.as_str(),
+            }),
+        )
+    })
 }
 
 /// A retry decision.
@@ -174,42 +182,44 @@ pub fn decide_retry(
     max_attempts: Option<i64>,
     max_elapsed_seconds: Option<f64>,
 ) -> PyResult<RetryDecision> {
-    let class = arg(py, retry::RetryClass::parse(retry_class))?;
-    let now = now_arg(py, now, "now")?;
-    let headers = match headers {
-        Some(h) if !h.is_none() => headers_for(h, &retry::RESPONSE_HEADER_NAMES)?,
-        _ => crate::Headers(Vec::new()),
-    };
-    let outcome = arg(
-        py,
-        retry::Outcome::from_parts(status, &headers, transport, now),
-    )?;
-    let limits = arg(
-        py,
-        retry::RetryLimits::with_defaults(max_attempts, max_elapsed_seconds),
-    )?;
-    let state = retry::RetryState {
-        attempt,
-        elapsed_seconds,
-        token_refreshed,
-        random: random_arg(random)?,
-    };
-    let d = arg(
-        py,
-        retry::decide_retry(
-            class,
-            outcome,
-            state,
-            limits,
-            &retry::BackoffPolicy::default(),
-        ),
-    )?;
-    Ok(RetryDecision {
-        action: d.action.as_str(),
-        delay_seconds: d.delay_seconds,
-        rule: d.rule,
-        reason: d.reason,
-        reconcile: d.reconcile.map(|r| r.as_str()),
+    crate::guard(|| {
+        let class = arg(py, retry::RetryClass::parse(retry_class))?;
+        let now = now_arg(py, now, "now")?;
+        let headers = match headers {
+            Some(h) if !h.is_none() => headers_for(h, &retry::RESPONSE_HEADER_NAMES)?,
+            _ => crate::Headers(Vec::new()),
+        };
+        let outcome = arg(
+            py,
+            retry::Outcome::from_parts(status, &headers, transport, now),
+        )?;
+        let limits = arg(
+            py,
+            retry::RetryLimits::with_defaults(max_attempts, max_elapsed_seconds),
+        )?;
+        let state = retry::RetryState {
+            attempt,
+            elapsed_seconds,
+            token_refreshed,
+            random: random_arg(random)?,
+        };
+        let d = arg(
+            py,
+            retry::decide_retry(
+                class,
+                outcome,
+                state,
+                limits,
+                &retry::BackoffPolicy::default(),
+            ),
+        )?;
+        Ok(RetryDecision {
+            action: d.action.as_str(),
+            delay_seconds: d.delay_seconds,
+            rule: d.rule,
+            reason: d.reason,
+            reconcile: d.reconcile.map(|r| r.as_str()),
+        })
     })
 }
 
@@ -242,13 +252,13 @@ impl RateBudget {
     /// `windows`: a list of `(name, limit, window_seconds)`.
     #[new]
     fn new(py: Python<'_>, windows: Vec<(String, i64, i64)>) -> PyResult<Self> {
-        arg(py, retry::RateBudget::new(&windows)).map(|b| Self(Mutex::new(b)))
+        crate::guard(|| arg(py, retry::RateBudget::new(&windows)).map(|b| Self(Mutex::new(b))))
     }
 
     /// A preset: enterprise, enterprise_ddex, enterprise_audio_upload, enterprise_chunk_upload.
     #[staticmethod]
     fn preset(py: Python<'_>, name: &str) -> PyResult<Self> {
-        arg(py, retry::RateBudget::preset(name)).map(|b| Self(Mutex::new(b)))
+        crate::guard(|| arg(py, retry::RateBudget::preset(name)).map(|b| Self(Mutex::new(b))))
     }
 
     /// Counts a request at `now` when every window has room.
@@ -258,16 +268,18 @@ impl RateBudget {
         py: Python<'_>,
         now: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<RateDecision> {
-        let now = now_arg(py, now, "now")?;
-        let d = self
-            .0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .try_acquire(now);
-        Ok(RateDecision {
-            allowed: d.allowed,
-            wait_until: d.wait_until,
-            limit: d.limit,
+        crate::guard(|| {
+            let now = now_arg(py, now, "now")?;
+            let d = self
+                .0
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .try_acquire(now);
+            Ok(RateDecision {
+                allowed: d.allowed,
+                wait_until: d.wait_until,
+                limit: d.limit,
+            })
         })
     }
 }

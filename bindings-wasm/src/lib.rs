@@ -280,3 +280,9 @@ impl DedupWindow {
         self.0.capacity() as f64
     }
 }
+
+/// Panics: lets the test suite prove what a panic does to the module. Not part of the API.
+#[wasm_bindgen(js_name = __panicForTests)]
+pub fn panic_for_tests() {
+    panic!("royaltykit: deliberate panic for tests");
+}

@@ -11,6 +11,7 @@ _Secrets = str | Sequence[str]
 _Seconds = int | float
 
 __all__ = [
+    "_panic_for_tests",
     "ExportStateInfo",
     "PollDecision",
     "check_export_download",
@@ -62,6 +63,8 @@ __all__ = [
 ]
 
 HEADER_NAMES: list[str]
+
+def _panic_for_tests() -> None: ...
 DEFAULT_TOLERANCE_SECONDS: int
 DEFAULT_MAX_BODY_BYTES: int
 

@@ -80,3 +80,15 @@ class HostileTest {
         }
     }
 }
+
+class PanicTest {
+    @Test
+    fun aRustPanicBecomesAJvmExceptionAndTheLibraryKeepsWorking() {
+        val thrown = try { panicForTests(); null } catch (e: Exception) { e }
+        assertTrue("a panic must surface as an exception, got $thrown", thrown != null && thrown !is RoyaltyKitException)
+        assertTrue(thrown!!.javaClass.simpleName, thrown.javaClass.simpleName == "InternalException")
+        val body = "{}".toByteArray()
+        val v = WebhookVerifier(listOf("s"))
+        assertEquals("invalid_payload", try { v.verify(signWebhook("s", body, 100, "d"), body, 100); "" } catch (e: RoyaltyKitException) { e.code })
+    }
+}
