@@ -4,7 +4,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := test
 VERSION := $(shell awk -F'"' '/^version = /{print $$2; exit}' Cargo.toml)
 
-.PHONY: setup package npm wheel jar test test-rust test-node test-python test-kotlin android-check demo soak vectors fuzz ct-check clean
+.PHONY: setup package npm wheel jar test test-rust test-node test-python test-kotlin android-check demo soak bench vectors fuzz ct-check clean
 
 setup:
 	@bash scripts/setup.sh
@@ -54,6 +54,10 @@ demo: npm
 ## 100,000 real HTTP deliveries each to the Node and a Python receiver (SOAK_DELIVERIES to change)
 soak: npm wheel
 	@bash scripts/soak.sh
+
+## benchmarks of every language against the alternatives users would pick -> bench/RESULTS.md
+bench: package
+	@bash scripts/bench.sh
 
 ## coverage-guided fuzzing of the parsers (nightly toolchain; FUZZ_SECONDS per target, default 60)
 fuzz:

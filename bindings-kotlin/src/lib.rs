@@ -406,3 +406,19 @@ pub fn header_names() -> Vec<String> {
 pub fn panic_for_tests() {
     panic!("royaltykit: deliberate panic for tests");
 }
+
+/// Does nothing: one call through uniffi + JNA with no arguments, the floor `make bench`
+/// reports beside `WebhookVerifier.verify`. Not part of the API.
+#[uniffi::export]
+pub fn ffi_floor() {}
+
+/// Does nothing with the arguments `WebhookVerifier.verify` takes: the cost of marshalling a
+/// delivery across uniffi + JNA, reported by `make bench`. Not part of the API.
+#[uniffi::export]
+pub fn ffi_floor_with_args(
+    headers: HashMap<String, String>,
+    body: Vec<u8>,
+    now: Option<i64>,
+) -> i64 {
+    (headers.len() + body.len()) as i64 + now.unwrap_or(0)
+}

@@ -183,7 +183,7 @@ function verifyWebhook(headers, body, secrets, opts) {
   const tolerance = toNumber(o.toleranceSeconds, 'toleranceSeconds', DEFAULT_TOLERANCE);
   const maxBody = toNumber(o.maxBodyBytes, 'maxBodyBytes', DEFAULT_MAX_BODY);
   const now = nowSeconds(o.now);
-  return call(() => native.verifyWebhook(flat, bytes, list, now, tolerance, maxBody));
+  return JSON.parse(call(() => native.verifyWebhook(flat, bytes, list, now, tolerance, maxBody)));
 }
 
 /** A verifier built once with its secrets and options; `verify(headers, body, now?)`. */
@@ -199,7 +199,7 @@ class WebhookVerifier {
     const flat = flattenHeaders(headers);
     const bytes = toBytes(body);
     const t = nowSeconds(now);
-    return call(() => this._inner.verify(flat, bytes, t));
+    return JSON.parse(call(() => this._inner.verify(flat, bytes, t)));
   }
   /** Releases the wasm memory now instead of at garbage collection. */
   free() {
