@@ -41,7 +41,14 @@ fn hash_fields(prefix: &str, tag: &[u8], fields: &[&[u8]]) -> String {
         h.update((f.len() as u64).to_be_bytes());
         h.update(f);
     }
-    format!("{prefix}_{}", hex::encode(h.finalize()))
+    let mut hex = [0u8; 64];
+    // 32 bytes always fit 64 hex characters.
+    let _ = hex::encode_to_slice(h.finalize(), &mut hex);
+    let mut key = String::with_capacity(prefix.len() + 65);
+    key.push_str(prefix);
+    key.push('_');
+    key.push_str(std::str::from_utf8(&hex).unwrap_or_default());
+    key
 }
 
 fn name_arg(name: &'static str, value: &str) -> Result<(), ArgumentError> {

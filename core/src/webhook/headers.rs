@@ -8,28 +8,34 @@ pub const MAX_VALUES_PER_HEADER: usize = 16;
 /// Longest accepted `Service-Webhook-Id` value, in bytes.
 pub const MAX_DELIVERY_ID_BYTES: usize = 256;
 
-/// Values of one header, bounded.
+/// Values of one header, bounded, kept inline (no allocation per delivery).
 #[derive(Default)]
 pub(crate) struct Values<'a> {
-    pub(crate) list: Vec<&'a str>,
+    slots: [&'a str; MAX_VALUES_PER_HEADER],
+    len: usize,
     pub(crate) overflow: bool,
 }
 
 impl<'a> Values<'a> {
     fn collect<H: HeaderMap + ?Sized>(headers: &'a H, name: &str) -> Self {
         let mut v = Values::default();
-        headers.for_each_value(name, &mut |value| {
-            if v.list.len() < MAX_VALUES_PER_HEADER {
-                v.list.push(value);
-            } else {
-                v.overflow = true;
+        headers.for_each_value(name, &mut |value| match v.slots.get_mut(v.len) {
+            Some(slot) => {
+                *slot = value;
+                v.len += 1;
             }
+            None => v.overflow = true,
         });
         v
     }
 
+    /// The values collected (at most [`MAX_VALUES_PER_HEADER`]).
+    pub(crate) fn list(&self) -> &[&'a str] {
+        self.slots.get(..self.len).unwrap_or(&[])
+    }
+
     fn non_empty(&self) -> bool {
-        self.list.iter().any(|s| !trim_ows(s).is_empty())
+        self.list().iter().any(|s| !trim_ows(s).is_empty())
     }
 
     /// The single value of a header that may be repeated only with identical values.
@@ -38,7 +44,7 @@ impl<'a> Values<'a> {
             return Err(format!("more than {MAX_VALUES_PER_HEADER} values"));
         }
         let mut found: Option<&'a str> = None;
-        for raw in &self.list {
+        for raw in self.list() {
             let v = trim_ows(raw);
             if v.is_empty() {
                 continue;

@@ -275,7 +275,7 @@ fn verify_collected(
         if index == 0 {
             first_mac = Some(mac);
         }
-        if signature::any_matches(&mac, &candidates) {
+        if signature::any_matches(&mac, candidates.as_slice()) {
             matched = Some(index);
             break;
         }

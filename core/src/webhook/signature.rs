@@ -48,7 +48,7 @@ pub(crate) fn parse_timestamp<'a>(values: &Values<'a>) -> Result<(&'a str, i64),
 
 /// Step 5: the `v1` candidates of the signature header, decoded. Entries of other versions are
 /// skipped; malformed `v1` entries are not usable; no usable entry at all is an error.
-pub(crate) fn parse_signatures(values: &Values<'_>) -> Result<Vec<[u8; 32]>, WebhookError> {
+pub(crate) fn parse_signatures(values: &Values<'_>) -> Result<Candidates, WebhookError> {
     let invalid = |reason: String| WebhookError::InvalidSignatureHeader { reason };
     if values.overflow {
         return Err(invalid(format!(
@@ -56,17 +56,17 @@ pub(crate) fn parse_signatures(values: &Values<'_>) -> Result<Vec<[u8; 32]>, Web
             super::headers::MAX_VALUES_PER_HEADER
         )));
     }
-    let total: usize = values.list.iter().map(|v| v.len()).sum();
+    let total: usize = values.list().iter().map(|v| v.len()).sum();
     if total > MAX_SIGNATURE_HEADER_BYTES {
         return Err(invalid(format!(
             "{total} bytes, at most {MAX_SIGNATURE_HEADER_BYTES} are accepted"
         )));
     }
-    let mut candidates = Vec::with_capacity(2);
+    let mut candidates = Candidates::default();
     let mut entries = 0usize;
     let mut malformed_v1 = 0usize;
     let mut other_versions = 0usize;
-    for line in &values.list {
+    for line in values.list() {
         for entry in line.split(',') {
             let entry = super::headers::trim_ows(entry);
             if entry.is_empty() {
@@ -98,6 +98,43 @@ pub(crate) fn parse_signatures(values: &Values<'_>) -> Result<Vec<[u8; 32]>, Web
         return Err(invalid(reason));
     }
     Ok(candidates)
+}
+
+/// The decoded `v1` values of one delivery, kept inline (at most [`MAX_SIGNATURE_VALUES`]).
+pub(crate) struct Candidates {
+    slots: [[u8; 32]; MAX_SIGNATURE_VALUES],
+    len: usize,
+}
+
+impl Default for Candidates {
+    fn default() -> Self {
+        Self {
+            slots: [[0; 32]; MAX_SIGNATURE_VALUES],
+            len: 0,
+        }
+    }
+}
+
+impl Candidates {
+    fn push(&mut self, sig: [u8; 32]) {
+        // The caller stops at MAX_SIGNATURE_VALUES entries, so a slot is always free.
+        if let Some(slot) = self.slots.get_mut(self.len) {
+            *slot = sig;
+            self.len += 1;
+        }
+    }
+
+    pub(crate) fn as_slice(&self) -> &[[u8; 32]] {
+        self.slots.get(..self.len).unwrap_or(&[])
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
 }
 
 /// Decodes exactly 64 lowercase hex characters; anything else is `None`. The expected value is
