@@ -70,6 +70,15 @@ function handWritten(headers, body, secret, nowSec, parse) {
   return parse ? JSON.parse(body) : true;
 }
 
+function forced(threshold, fn) {
+  rk.__setMacThreshold(threshold);
+  try {
+    return fn();
+  } finally {
+    rk.__setMacThreshold(undefined);
+  }
+}
+
 const results = [];
 for (const c of cases) {
   const body = Buffer.from(c.body, 'utf8');
@@ -83,6 +92,8 @@ for (const c of cases) {
   const contenders = [
     ['royaltykit WebhookVerifier.verify', () => verifier.verify(rkHeaders, body, now)],
     ['royaltykit verifyWebhook', () => rk.verifyWebhook(rkHeaders, body, secret, { now })],
+    ['royaltykit verifyWebhook, HMAC forced to wasm', () => forced(Infinity, () => rk.verifyWebhook(rkHeaders, body, secret, { now }))],
+    ['royaltykit verifyWebhook, HMAC forced to node:crypto', () => forced(0, () => rk.verifyWebhook(rkHeaders, body, secret, { now }))],
     ['node:crypto hand-written + JSON.parse', () => handWritten(rkHeaders, body, secret, now, true)],
     ['node:crypto hand-written, signature only', () => handWritten(rkHeaders, body, secret, now, false)],
     ['svix Webhook.verify (no JSON parse)', () => svix.verify(bodyText, c.svix.headers)],
@@ -107,6 +118,20 @@ for (const c of cases) {
   if (v.event.name !== JSON.parse(bodyText).event) throw new Error('wrong event');
   for (const r of timeInterleaved(contenders)) results.push({ group: 'verify', case: c.name, bytes: c.bytes, ...r });
   process.stderr.write(`node: ${c.name} done\n`);
+}
+
+// Where node:crypto should take over the HMAC: both paths over a sweep of body sizes.
+for (const size of [256, 1024, 1536, 2048, 4096, 16384]) {
+  const head = '{"event":"ddex.import.failed","resource":{"type":"ddex_import","reference":"r","url":"/v1/imports/r"},"occurred_at":"2026-11-22T06:30:00Z","note":"';
+  const body = Buffer.from(head + 'x'.repeat(size - head.length - 2) + '"}');
+  const secret = cases[0].royaltykit.secret;
+  const now = cases[0].timestamp;
+  const headers = rk.signWebhook(secret, body, { timestamp: now, deliveryId: 'sweep' });
+  const rows = timeInterleaved([
+    ['wasm HMAC', () => forced(Infinity, () => rk.verifyWebhook(headers, body, secret, { now }))],
+    ['node:crypto HMAC', () => forced(0, () => rk.verifyWebhook(headers, body, secret, { now }))],
+  ]);
+  for (const r of rows) results.push({ group: 'threshold', case: `${size} B`, bytes: size, ...r });
 }
 
 // Other calls.

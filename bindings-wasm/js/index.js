@@ -5,6 +5,32 @@
 
 const native = require('./native/royaltykit_wasm.js');
 
+// The HMAC primitive. wasm has no access to the CPU's SHA extensions, so for larger bodies the
+// MAC comes from node:crypto (same bytes, same secrets) while every rule still runs in the core;
+// small bodies stay in wasm, where a call costs less than createHmac's fixed overhead. Without
+// node:crypto (browsers, edge runtimes) everything stays in wasm. The threshold is measured by
+// `make bench` (bench/RESULTS.md, "Node: where node:crypto takes over the HMAC").
+let nodeCrypto = null;
+try {
+  nodeCrypto = require('node:crypto');
+} catch {
+  nodeCrypto = null;
+}
+const DEFAULT_MAC_THRESHOLD = 1536;
+let macThreshold = nodeCrypto ? DEFAULT_MAC_THRESHOLD : Infinity;
+
+/** For tests and benchmarks only: bodies of at least `bytes` get node:crypto's HMAC. */
+function __setMacThreshold(bytes) {
+  const previous = macThreshold;
+  macThreshold = bytes === undefined ? (nodeCrypto ? DEFAULT_MAC_THRESHOLD : Infinity) : nodeCrypto ? bytes : Infinity;
+  return previous;
+}
+
+/** `mac(secretIndex, timestamp)` for the core: HMAC-SHA256 of `<timestamp>.<body>`. */
+function hostMac(keys, bytes) {
+  return (index, timestamp) => nodeCrypto.createHmac('sha256', keys[index]).update(timestamp).update('.').update(bytes).digest();
+}
+
 /** Base class of every error this package throws; `code` is stable across languages. */
 class RoyaltyKitError extends Error {
   constructor(code, message, details) {
@@ -183,6 +209,10 @@ function verifyWebhook(headers, body, secrets, opts) {
   const tolerance = toNumber(o.toleranceSeconds, 'toleranceSeconds', DEFAULT_TOLERANCE);
   const maxBody = toNumber(o.maxBodyBytes, 'maxBodyBytes', DEFAULT_MAX_BODY);
   const now = nowSeconds(o.now);
+  if (bytes.length >= macThreshold) {
+    const mac = hostMac(list, bytes);
+    return JSON.parse(call(() => native.verifyWebhookWithMac(flat, bytes, list, now, tolerance, maxBody, mac)));
+  }
   return JSON.parse(call(() => native.verifyWebhook(flat, bytes, list, now, tolerance, maxBody)));
 }
 
@@ -194,11 +224,17 @@ class WebhookVerifier {
     const tolerance = toNumber(o.toleranceSeconds, 'toleranceSeconds', DEFAULT_TOLERANCE);
     const maxBody = toNumber(o.maxBodyBytes, 'maxBodyBytes', DEFAULT_MAX_BODY);
     this._inner = call(() => new native.WebhookVerifier(list, tolerance, maxBody));
+    // Keys for node:crypto, made only after the core accepted the secrets.
+    this._keys = nodeCrypto ? list.map((s) => nodeCrypto.createSecretKey(Buffer.from(s, 'utf8'))) : null;
   }
   verify(headers, body, now) {
     const flat = flattenHeaders(headers);
     const bytes = toBytes(body);
     const t = nowSeconds(now);
+    if (bytes.length >= macThreshold) {
+      const mac = hostMac(this._keys, bytes);
+      return JSON.parse(call(() => this._inner.verifyWithMac(flat, bytes, t, mac)));
+    }
     return JSON.parse(call(() => this._inner.verify(flat, bytes, t)));
   }
   /** Releases the wasm memory now instead of at garbage collection. */
@@ -597,6 +633,7 @@ function stepUpSatisfies(requirement, kind, at, opts) {
 }
 
 module.exports = {
+  __setMacThreshold,
   exportState,
   validateExportCommand,
   exportPollDecision,

@@ -61,27 +61,51 @@ pub(crate) fn argument_error(e: &ArgumentError) -> JsValue {
     o.into()
 }
 
-/// The verified delivery as JSON text (one string crossing; the JS layer parses it, which is
-/// several times cheaper than setting each member across the boundary).
+/// The verified delivery as JSON text: one string crossing, parsed by the JS layer, which is
+/// several times cheaper than setting each member across the boundary.
 fn verified(v: webhook::VerifiedWebhook) -> String {
-    serde_json::json!({
-        "deliveryId": v.delivery_id,
-        "timestamp": v.timestamp,
-        "secretIndex": v.secret_index,
-        "contentKey": v.content_key,
-        "event": {
-            "name": v.event.name.as_str(),
-            "isKnown": v.event.name.is_known(),
-            "isTest": v.event.is_test(),
-            "resourceType": v.event.resource_type,
-            "resourceReference": v.event.resource_reference,
-            "resourceUrl": v.event.resource_url,
-            "occurredAt": v.event.occurred_at,
-            "occurredAtText": v.event.occurred_at_text,
-            "replayOf": v.event.replay_of,
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Event<'a> {
+        name: &'a str,
+        is_known: bool,
+        is_test: bool,
+        resource_type: &'a str,
+        resource_reference: &'a str,
+        resource_url: &'a str,
+        occurred_at: i64,
+        occurred_at_text: &'a str,
+        replay_of: Option<&'a str>,
+    }
+    #[derive(serde::Serialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Verified<'a> {
+        delivery_id: &'a str,
+        timestamp: i64,
+        secret_index: usize,
+        content_key: &'a str,
+        event: Event<'a>,
+    }
+    let e = &v.event;
+    serde_json::to_string(&Verified {
+        delivery_id: &v.delivery_id,
+        timestamp: v.timestamp,
+        secret_index: v.secret_index,
+        content_key: &v.content_key,
+        event: Event {
+            name: e.name.as_str(),
+            is_known: e.name.is_known(),
+            is_test: e.is_test(),
+            resource_type: &e.resource_type,
+            resource_reference: &e.resource_reference,
+            resource_url: &e.resource_url,
+            occurred_at: e.occurred_at,
+            occurred_at_text: &e.occurred_at_text,
+            replay_of: e.replay_of.as_deref(),
         },
     })
-    .to_string()
+    // Serializing strings, numbers and booleans cannot fail.
+    .unwrap_or_default()
 }
 
 fn options(tolerance: f64, max_body_bytes: f64) -> Result<webhook::VerifyOptions, JsValue> {
@@ -130,6 +154,69 @@ pub fn verify_webhook(
         .map_err(|e| webhook_error(&e))
 }
 
+/// The HMAC primitive of the JS host: `mac(secretIndex, timestamp)` returns the 32-byte
+/// HMAC-SHA256 of `<timestamp>.<body>` under that secret (the JS layer holds the body and the
+/// keys; node:crypto uses the CPU's SHA extensions, which wasm cannot). A throw or a value that
+/// is not 32 bytes counts as "no MAC" (fails closed); the first throw is rethrown to the caller.
+struct HostMac<'f> {
+    function: &'f js_sys::Function,
+    thrown: Option<JsValue>,
+}
+
+impl webhook::SignatureMac for HostMac<'_> {
+    fn mac(&mut self, secret_index: usize, timestamp: &str, _body: &[u8]) -> Option<[u8; 32]> {
+        let index = JsValue::from_f64(secret_index as f64);
+        match self
+            .function
+            .call2(&JsValue::NULL, &index, &JsValue::from_str(timestamp))
+        {
+            Ok(v) => {
+                let bytes = v.dyn_into::<js_sys::Uint8Array>().ok()?;
+                let mut out = [0u8; 32];
+                (bytes.length() == 32).then(|| bytes.copy_to(&mut out))?;
+                Some(out)
+            }
+            Err(e) => {
+                self.thrown.get_or_insert(e);
+                None
+            }
+        }
+    }
+}
+
+fn with_host_mac(
+    function: &js_sys::Function,
+    verify: impl FnOnce(&mut HostMac<'_>) -> Result<webhook::VerifiedWebhook, webhook::WebhookError>,
+) -> Result<String, JsValue> {
+    let mut mac = HostMac {
+        function,
+        thrown: None,
+    };
+    let result = verify(&mut mac);
+    if let Some(e) = mac.thrown {
+        return Err(e);
+    }
+    result.map(verified).map_err(|e| webhook_error(&e))
+}
+
+/// `webhook::verify_with_mac` with flat headers and the host's HMAC (see `HostMac`).
+#[wasm_bindgen(js_name = verifyWebhookWithMac)]
+pub fn verify_webhook_with_mac(
+    headers: Vec<String>,
+    body: &[u8],
+    secrets: Vec<String>,
+    now: f64,
+    tolerance: f64,
+    max_body_bytes: f64,
+    mac: &js_sys::Function,
+) -> Result<String, JsValue> {
+    let opts = options(tolerance, max_body_bytes)?;
+    let now = now_arg(now)?;
+    with_host_mac(mac, |m| {
+        webhook::verify_with_mac(&FlatHeaders(headers), body, &secrets, now, opts, m)
+    })
+}
+
 /// A verifier holding its secrets; reuse it for every delivery.
 #[wasm_bindgen]
 pub struct WebhookVerifier(webhook::WebhookVerifier);
@@ -156,6 +243,21 @@ impl WebhookVerifier {
             .verify(&FlatHeaders(headers), body, now)
             .map(verified)
             .map_err(|e| webhook_error(&e))
+    }
+
+    /// `webhook::WebhookVerifier::verify_with_mac` with flat headers and the host's HMAC.
+    #[wasm_bindgen(js_name = verifyWithMac)]
+    pub fn verify_with_mac(
+        &self,
+        headers: Vec<String>,
+        body: &[u8],
+        now: f64,
+        mac: &js_sys::Function,
+    ) -> Result<String, JsValue> {
+        let now = now_arg(now)?;
+        with_host_mac(mac, |m| {
+            self.0.verify_with_mac(&FlatHeaders(headers), body, now, m)
+        })
     }
 }
 

@@ -13,7 +13,12 @@ const bytes = (b) => ('utf8' in b ? Buffer.from(b.utf8, 'utf8') : Buffer.from(b.
 const webhook = load('webhook.json');
 assert.ok(webhook.cases.length >= 60);
 
-test('webhook vectors', async (t) => {
+// Every vector runs twice: with the HMAC in wasm and with node:crypto's (the two primitives the
+// package picks between by body size); the results must be identical.
+for (const [path, threshold] of [['wasm HMAC', Infinity], ['node:crypto HMAC', 0]]) {
+test(`webhook vectors (${path})`, async (t) => {
+  const previous = rk.__setMacThreshold(threshold);
+  t.after(() => rk.__setMacThreshold(previous));
   for (const c of webhook.cases) {
     await t.test(`tcId ${c.tcId}: ${c.comment}`, () => {
       const i = c.input;
@@ -46,7 +51,9 @@ test('webhook vectors', async (t) => {
   }
 });
 
-test('the reusable WebhookVerifier agrees with verifyWebhook on every vector with usable secrets', () => {
+test(`the reusable WebhookVerifier agrees with verifyWebhook on every vector with usable secrets (${path})`, (t) => {
+  const previous = rk.__setMacThreshold(threshold);
+  t.after(() => rk.__setMacThreshold(previous));
   let compared = 0;
   for (const c of webhook.cases) {
     const i = c.input;
@@ -71,6 +78,7 @@ test('the reusable WebhookVerifier agrees with verifyWebhook on every vector wit
   }
   assert.ok(compared > 50);
 });
+}
 
 const dedup = load('dedup.json');
 const outcome = (f) => {
@@ -105,4 +113,27 @@ test('dedup vectors: DedupWindow sequences', () => {
     const w = new rk.DedupWindow(c.capacity, c.ttl_seconds);
     for (const op of c.ops) assert.equal(w.checkAndInsert(op.key, op.now), op.expected, `${c.comment}: ${JSON.stringify(op)}`);
   }
+});
+
+test('the node:crypto path: a throwing or lying primitive fails closed, and the default threshold is in force', () => {
+  const body = Buffer.from('{"event":"ddex.import.failed","resource":{"type":"t","reference":"r","url":"/u"},"occurred_at":"2026-11-22T00:00:00Z"}');
+  const headers = rk.signWebhook('s3cret', body, { timestamp: 1000, deliveryId: 'd1' });
+  const previous = rk.__setMacThreshold(0);
+  try {
+    const v = new rk.WebhookVerifier('s3cret');
+    assert.equal(v.verify(headers, body, 1000).deliveryId, 'd1');
+    // A different secret through node:crypto never matches.
+    assert.throws(() => new rk.WebhookVerifier('other').verify(headers, body, 1000), { code: 'no_matching_signature' });
+    // A primitive that throws: the error reaches the caller; one that answers wrong bytes: no match.
+    const native = require('royaltykit/native/royaltykit_wasm.js');
+    const inner = new native.WebhookVerifier(['s3cret'], 300, 262144);
+    const flat = Object.entries(headers).flat();
+    assert.throws(() => inner.verifyWithMac(flat, body, 1000, () => { throw new Error('primitive failed'); }), /primitive failed/);
+    for (const answer of [new Uint8Array(32), new Uint8Array(31), 'not bytes', undefined]) {
+      assert.throws(() => inner.verifyWithMac(flat, body, 1000, () => answer), (e) => e.code === 'no_matching_signature');
+    }
+  } finally {
+    rk.__setMacThreshold(previous);
+  }
+  assert.equal(rk.__setMacThreshold(undefined), 1536, 'tests leave the default threshold');
 });

@@ -134,6 +134,29 @@ pub struct VerifiedWebhook {
     pub event: WebhookEvent,
 }
 
+/// The HMAC-SHA256 primitive verification uses, so that a host with a faster one (Node's
+/// `node:crypto`, which uses the CPU's SHA extensions that WebAssembly cannot reach) can supply
+/// it while every rule — header parsing, limits, check order, comparison, tolerance, payload —
+/// stays in the core. [`WebhookVerifier`] uses its own keyed states; pass another through
+/// [`WebhookVerifier::verify_with_mac`] or [`verify_with_mac`].
+pub trait SignatureMac {
+    /// HMAC-SHA256, keyed with secret number `secret_index` (in the order the secrets were
+    /// given), of `timestamp` + `.` + `body`. `None` when the primitive failed: that secret then
+    /// matches nothing (verification fails closed, `no_matching_signature`).
+    fn mac(&mut self, secret_index: usize, timestamp: &str, body: &[u8]) -> Option<[u8; 32]>;
+}
+
+/// The core's own primitive: keyed states, cloned per delivery.
+struct KeyedStates<'k>(&'k [HmacSha256]);
+
+impl SignatureMac for KeyedStates<'_> {
+    fn mac(&mut self, secret_index: usize, timestamp: &str, body: &[u8]) -> Option<[u8; 32]> {
+        self.0
+            .get(secret_index)
+            .map(|key| signature::mac(key, timestamp, body))
+    }
+}
+
 /// A verifier holding its secrets (as keyed HMAC states) and options; build it once and reuse
 /// it for every delivery. It is `Send + Sync` and never exposes the secrets.
 #[derive(Clone)]
@@ -179,7 +202,29 @@ impl WebhookVerifier {
         now: i64,
     ) -> Result<VerifiedWebhook, WebhookError> {
         let collected = headers::collect(headers)?;
-        verify_collected(&collected, &self.keys, body, now, self.options)
+        let mut mac = KeyedStates(&self.keys);
+        verify_collected(
+            &collected,
+            self.keys.len(),
+            &mut mac,
+            body,
+            now,
+            self.options,
+        )
+    }
+
+    /// As [`WebhookVerifier::verify`], with the MACs computed by `mac` for this verifier's
+    /// secrets (same order). Every check but the MAC itself runs here; a `mac` that computes
+    /// anything else simply never matches.
+    pub fn verify_with_mac<H: HeaderMap + ?Sized, M: SignatureMac + ?Sized>(
+        &self,
+        headers: &H,
+        body: &[u8],
+        now: i64,
+        mac: &mut M,
+    ) -> Result<VerifiedWebhook, WebhookError> {
+        let collected = headers::collect(headers)?;
+        verify_collected(&collected, self.keys.len(), mac, body, now, self.options)
     }
 }
 
@@ -195,23 +240,74 @@ pub fn verify<H: HeaderMap + ?Sized, S: AsRef<[u8]>>(
 ) -> Result<VerifiedWebhook, WebhookError> {
     let collected = headers::collect(headers)?;
     let keys = keys_for(secrets)?;
-    verify_collected(&collected, &keys, body, now, options)
+    verify_collected(
+        &collected,
+        keys.len(),
+        &mut KeyedStates(&keys),
+        body,
+        now,
+        options,
+    )
 }
 
-/// Step 2: secrets usable, each keyed once.
-fn keys_for<S: AsRef<[u8]>>(secrets: &[S]) -> Result<Vec<HmacSha256>, WebhookError> {
-    if secrets.is_empty() {
+/// As [`verify`], with the MACs computed by `mac` for `secrets` (same order). The secrets are
+/// still checked here (`invalid_secret`, in the contract's order); only the MAC is delegated.
+pub fn verify_with_mac<H: HeaderMap + ?Sized, S: AsRef<[u8]>, M: SignatureMac + ?Sized>(
+    headers: &H,
+    body: &[u8],
+    secrets: &[S],
+    now: i64,
+    options: VerifyOptions,
+    mac: &mut M,
+) -> Result<VerifiedWebhook, WebhookError> {
+    let collected = headers::collect(headers)?;
+    check_secrets(secrets)?;
+    verify_collected(&collected, secrets.len(), mac, body, now, options)
+}
+
+/// Step 2 without keying: the same checks and errors as [`keys_for`].
+fn check_secrets<S: AsRef<[u8]>>(secrets: &[S]) -> Result<(), WebhookError> {
+    check_secret_count(secrets.len())?;
+    for (index, s) in secrets.iter().enumerate() {
+        secret_problem(s.as_ref()).map_or(Ok(()), |reason| {
+            Err(WebhookError::InvalidSecret {
+                index: Some(index),
+                reason: format!("secret #{index} {reason}"),
+            })
+        })?;
+    }
+    Ok(())
+}
+
+fn check_secret_count(count: usize) -> Result<(), WebhookError> {
+    if count == 0 {
         return Err(WebhookError::InvalidSecret {
             index: None,
             reason: "no secret given".to_owned(),
         });
     }
-    if secrets.len() > MAX_SECRETS {
+    if count > MAX_SECRETS {
         return Err(WebhookError::InvalidSecret {
             index: None,
-            reason: format!("{} secrets given, at most {MAX_SECRETS}", secrets.len()),
+            reason: format!("{count} secrets given, at most {MAX_SECRETS}"),
         });
     }
+    Ok(())
+}
+
+fn secret_problem(secret: &[u8]) -> Option<String> {
+    if secret.is_empty() {
+        return Some("is empty".to_owned());
+    }
+    if secret.len() > MAX_SECRET_BYTES {
+        return Some(format!("is longer than {MAX_SECRET_BYTES} bytes"));
+    }
+    None
+}
+
+/// Step 2: secrets usable, each keyed once.
+fn keys_for<S: AsRef<[u8]>>(secrets: &[S]) -> Result<Vec<HmacSha256>, WebhookError> {
+    check_secret_count(secrets.len())?;
     secrets
         .iter()
         .enumerate()
@@ -240,19 +336,17 @@ pub(crate) fn mac_with_secret(
 }
 
 fn key_for(secret: &[u8]) -> Result<HmacSha256, String> {
-    if secret.is_empty() {
-        return Err("is empty".to_owned());
-    }
-    if secret.len() > MAX_SECRET_BYTES {
-        return Err(format!("is longer than {MAX_SECRET_BYTES} bytes"));
+    if let Some(problem) = secret_problem(secret) {
+        return Err(problem);
     }
     HmacSha256::new_from_slice(secret).map_err(|_| "cannot key HMAC-SHA256".to_owned())
 }
 
-/// Steps 3 to 8.
-fn verify_collected(
+/// Steps 3 to 8, with `secret_count` secrets whose MACs `mac` computes.
+fn verify_collected<M: SignatureMac + ?Sized>(
     c: &headers::Collected<'_>,
-    keys: &[HmacSha256],
+    secret_count: usize,
+    mac: &mut M,
     body: &[u8],
     now: i64,
     options: VerifyOptions,
@@ -270,12 +364,14 @@ fn verify_collected(
     // content key is derived from it.
     let mut first_mac = None;
     let mut matched = None;
-    for (index, key) in keys.iter().enumerate() {
-        let mac = signature::mac(key, ts_text, body);
+    for index in 0..secret_count {
+        let Some(expected) = mac.mac(index, ts_text, body) else {
+            continue;
+        };
         if index == 0 {
-            first_mac = Some(mac);
+            first_mac = Some(expected);
         }
-        if signature::any_matches(&mac, candidates.as_slice()) {
+        if signature::any_matches(&expected, candidates.as_slice()) {
             matched = Some(index);
             break;
         }
@@ -283,7 +379,7 @@ fn verify_collected(
     let (Some(secret_index), Some(first_mac)) = (matched, first_mac) else {
         return Err(WebhookError::NoMatchingSignature {
             candidates: candidates.len(),
-            secrets: keys.len(),
+            secrets: secret_count,
         });
     };
 

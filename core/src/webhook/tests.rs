@@ -155,3 +155,57 @@ fn keyed_hmac_states_are_zeroized_on_drop() {
     fn assert_zeroize_on_drop<T: zeroize::ZeroizeOnDrop>() {}
     assert_zeroize_on_drop::<<sha2::Sha256 as hmac::EagerHash>::Core>();
 }
+
+/// A primitive that fails, or answers with the wrong value: verification must fail closed.
+struct Broken(Option<[u8; 32]>, usize);
+
+impl SignatureMac for Broken {
+    fn mac(&mut self, _: usize, _: &str, _: &[u8]) -> Option<[u8; 32]> {
+        self.1 += 1;
+        self.0
+    }
+}
+
+#[test]
+fn a_delegated_mac_that_fails_or_lies_never_matches() {
+    let h = sign(&["s"], BODY, 1_000, "d").unwrap();
+    let verifier = WebhookVerifier::new(&["s", "t"], VerifyOptions::default()).unwrap();
+    for answer in [None, Some([0u8; 32])] {
+        let mut mac = Broken(answer, 0);
+        let e = verifier
+            .verify_with_mac(&h.pairs(), BODY, 1_000, &mut mac)
+            .unwrap_err();
+        assert_eq!(e.code(), "no_matching_signature");
+        assert_eq!(mac.1, 2, "each secret's MAC asked for once");
+        let e = verify_with_mac(
+            &h.pairs(),
+            BODY,
+            &["s"],
+            1_000,
+            VerifyOptions::default(),
+            &mut mac,
+        )
+        .unwrap_err();
+        assert_eq!(e.code(), "no_matching_signature");
+    }
+}
+
+#[test]
+fn a_delegated_mac_keeps_the_check_order() {
+    let h = sign(&["s"], BODY, 1_000, "d").unwrap();
+    let mut mac = Broken(None, 0);
+    let opts = VerifyOptions::default();
+    let none: [(&str, &str); 0] = [];
+    let e = verify_with_mac(&none, BODY, &[""], 1_000, opts, &mut mac).unwrap_err();
+    assert_eq!(
+        e.code(),
+        "missing_header",
+        "headers are checked before secrets"
+    );
+    let e = verify_with_mac(&h.pairs(), BODY, &[""], 1_000, opts, &mut mac).unwrap_err();
+    assert_eq!(e.code(), "invalid_secret");
+    let empty: [&str; 0] = [];
+    let e = verify_with_mac(&h.pairs(), BODY, &empty, 1_000, opts, &mut mac).unwrap_err();
+    assert_eq!(e.code(), "invalid_secret");
+    assert_eq!(mac.1, 0, "no MAC is computed before the secrets are usable");
+}
