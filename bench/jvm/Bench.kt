@@ -7,8 +7,9 @@ import dev.royaltykit.RetryInput
 import dev.royaltykit.WebhookVerifier
 import dev.royaltykit.decideRetry
 import dev.royaltykit.ffiFloor
-import dev.royaltykit.ffiFloorWithArgs
+import dev.royaltykit.ffiFloorWithBytes
 import dev.royaltykit.parseApiError
+import dev.royaltykit.verify
 import java.io.File
 import java.security.MessageDigest
 import javax.crypto.Mac
@@ -93,7 +94,7 @@ fun main(args: Array<String>) {
             "javax.crypto.Mac hand-written, signature only" to { hand.verify(headers, body, now, false) },
             "javax.crypto.Mac hand-written + gson parse" to { hand.verify(headers, body, now, true) },
             "uniffi no-op, no arguments (JNA floor)" to { ffiFloor() },
-            "uniffi no-op with verify's arguments" to { ffiFloorWithArgs(headers, body, now) },
+            "uniffi no-op taking a ByteArray of the body's size" to { ffiFloorWithBytes(body) },
         )
         contenders.forEach { it.second() } // every contender must accept the delivery
         check(verifier.verify(headers, body, now).event.name == JsonParser.parseString(c["body"].asString).asJsonObject["event"].asString)

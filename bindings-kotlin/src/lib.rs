@@ -232,29 +232,111 @@ impl WebhookVerifier {
         )?)))
     }
 
-    /// Verifies a delivery; `now` (Unix seconds) defaults to the system clock.
-    #[uniffi::method(default(now = None))]
-    pub fn verify(
-        &self,
-        headers: HashMap<String, String>,
-        body: Vec<u8>,
-        now: Option<i64>,
-    ) -> Result<VerifiedWebhook> {
-        Ok(self.0.verify(&headers, &body, now_or_clock(now))?.into())
-    }
-
-    /// As `verify`, for headers with several values per name (servlet, `HttpExchange`).
-    #[uniffi::method(default(now = None))]
-    pub fn verify_multi(
-        &self,
-        headers: HashMap<String, Vec<String>>,
-        body: Vec<u8>,
-        now: Option<i64>,
-    ) -> Result<VerifiedWebhook> {
+    /// Verifies a delivery packed into one buffer by the Kotlin layer's `verify(headers, body,
+    /// now)` and `verifyMulti(...)` (RoyaltyKit.kt), which call this: one JNA argument instead
+    /// of three, each of which costs a native allocation call. Layout in [`unpack_delivery`].
+    pub fn verify_packed(&self, delivery: Vec<u8>) -> Result<VerifiedWebhook> {
+        let d = unpack_delivery(&delivery)?;
         Ok(self
             .0
-            .verify(&MultiMap(&headers), &body, now_or_clock(now))?
+            .verify(d.headers.as_slice(), d.body, now_or_clock(d.now))?
             .into())
+    }
+}
+
+/// A delivery as the Kotlin layer packs it.
+struct PackedDelivery<'a> {
+    now: Option<i64>,
+    headers: Vec<(&'a str, &'a str)>,
+    body: &'a [u8],
+}
+
+/// Reads a packed delivery, big-endian: one byte 1/0 (a `now` follows or not: system clock),
+/// the i64 `now` when present, a u32 count of header values, per value a u32 length and the
+/// UTF-8 name then a u32 length and the UTF-8 value (a name repeats for several values), then
+/// the body to the end. Anything else is `invalid_argument`, never a panic.
+fn unpack_delivery(buf: &[u8]) -> Result<PackedDelivery<'_>> {
+    fn malformed(what: &str) -> RoyaltyKitError {
+        ArgumentError::new("delivery", format!("packed delivery is malformed: {what}")).into()
+    }
+    fn take(buf: &[u8], n: usize) -> Result<(&[u8], &[u8])> {
+        buf.split_at_checked(n)
+            .ok_or_else(|| malformed("truncated"))
+    }
+    fn u32_at(buf: &[u8]) -> Result<(usize, &[u8])> {
+        let (n, rest) = take(buf, 4)?;
+        let n = u32::from_be_bytes(n.try_into().map_err(|_| malformed("truncated"))?);
+        Ok((n as usize, rest))
+    }
+    fn text(buf: &[u8]) -> Result<(&str, &[u8])> {
+        let (len, rest) = u32_at(buf)?;
+        let (bytes, rest) = take(rest, len)?;
+        let s = std::str::from_utf8(bytes).map_err(|_| malformed("a header is not UTF-8"))?;
+        Ok((s, rest))
+    }
+    let (flag, rest) = take(buf, 1)?;
+    let (now, rest) = match flag {
+        [0] => (None, rest),
+        [1] => {
+            let (n, rest) = take(rest, 8)?;
+            let n = i64::from_be_bytes(n.try_into().map_err(|_| malformed("truncated"))?);
+            (Some(n), rest)
+        }
+        _ => return Err(malformed("bad flag")),
+    };
+    let (count, mut rest) = u32_at(rest)?;
+    // Each value takes at least 8 bytes, so the count is bounded by the buffer.
+    if count > rest.len() / 8 {
+        return Err(malformed("header count exceeds the buffer"));
+    }
+    let mut headers = Vec::with_capacity(count);
+    for _ in 0..count {
+        let (name, r) = text(rest)?;
+        let (value, r) = text(r)?;
+        headers.push((name, value));
+        rest = r;
+    }
+    Ok(PackedDelivery {
+        now,
+        headers,
+        body: rest,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unpacks_and_refuses_malformed_buffers() {
+        let mut ok = vec![1];
+        ok.extend(7i64.to_be_bytes());
+        ok.extend(1u32.to_be_bytes());
+        ok.extend(1u32.to_be_bytes());
+        ok.push(b'a');
+        ok.extend(2u32.to_be_bytes());
+        ok.extend(b"bc");
+        ok.extend(b"body");
+        let d = unpack_delivery(&ok).unwrap();
+        assert_eq!(
+            (d.now, d.headers, d.body),
+            (Some(7), vec![("a", "bc")], &b"body"[..])
+        );
+        for bad in [
+            &[][..],
+            &[2],
+            &[1, 0, 0],
+            &[0, 0, 0, 0, 9],
+            &[0, 0, 0, 0, 1, 0, 0, 0, 9, b'a', 0, 0, 0, 0],
+            &[0, 0xff, 0xff, 0xff, 0xff],
+            &[0, 0, 0, 0, 1, 0, 0, 0, 1, 0xff, 0, 0, 0, 0],
+        ] {
+            let e = unpack_delivery(bad).err().unwrap();
+            assert!(
+                matches!(e, RoyaltyKitError::InvalidArgument { .. }),
+                "{bad:?}"
+            );
+        }
     }
 }
 
@@ -412,13 +494,9 @@ pub fn panic_for_tests() {
 #[uniffi::export]
 pub fn ffi_floor() {}
 
-/// Does nothing with the arguments `WebhookVerifier.verify` takes: the cost of marshalling a
-/// delivery across uniffi + JNA, reported by `make bench`. Not part of the API.
+/// Takes a byte array and returns its length: the cost of one buffer across uniffi + JNA (what
+/// `WebhookVerifier.verify` sends), reported by `make bench`. Not part of the API.
 #[uniffi::export]
-pub fn ffi_floor_with_args(
-    headers: HashMap<String, String>,
-    body: Vec<u8>,
-    now: Option<i64>,
-) -> i64 {
-    (headers.len() + body.len()) as i64 + now.unwrap_or(0)
+pub fn ffi_floor_with_bytes(bytes: Vec<u8>) -> u64 {
+    bytes.len() as u64
 }

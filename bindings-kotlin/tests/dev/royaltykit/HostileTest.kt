@@ -42,6 +42,8 @@ class HostileTest {
         Triple("maxBodyBytes -1", { WebhookVerifier(listOf(secret), null, -1) }, Want.Code("invalid_argument")),
         Triple("conflicting ids in a multimap", { verifier.verifyMulti(signed.mapValues { listOf(it.value) } + ("Service-Webhook-Id" to listOf("a", "b")), body, now) }, Want.Code("invalid_header")),
         Triple("empty value lists", { verifier.verifyMulti(signed.mapValues { emptyList<String>() }, body, now) }, Want.Code("missing_header")),
+        Triple("a malformed packed delivery", { verifier.verifyPacked(byteArrayOf(1, 0, 0)) }, Want.Code("invalid_argument")),
+        Triple("a packed delivery claiming 2^31 headers", { verifier.verifyPacked(byteArrayOf(0, 0x7f, -1, -1, -1)) }, Want.Code("invalid_argument")),
         Triple("tampered body", { verifier.verify(signed, body + 0x20, now) }, Want.Code("no_matching_signature")),
         Triple("lone surrogate in a header", { verifier.verify(signed + ("Service-Webhook-Id" to "a\uD800b"), body, now) }, Want.Throws(CharacterCodingException::class.java)),
         Triple("lone surrogate in a secret", { WebhookVerifier(listOf("\uDFFF")) }, Want.Throws(CharacterCodingException::class.java)),
