@@ -204,46 +204,66 @@ pub(crate) fn headers_for(obj: &Bound<'_, PyAny>, wanted: &[&'static str]) -> Py
     if obj.is_instance_of::<PyString>() || obj.is_instance_of::<PyBytes>() {
         return Err(wrong());
     }
+    let mut out = Vec::new();
+    // A dict (the common case) is read directly; any other Mapping through items().
+    if let Ok(dict) = obj.cast_exact::<PyDict>() {
+        for (name, value) in dict.iter() {
+            add_header(&mut out, wanted, &name, &value)?;
+        }
+        return Ok(Headers(out));
+    }
     let items = if obj.hasattr("items")? {
         obj.call_method0("items")?
     } else {
         obj.clone()
     };
     let iter = items.try_iter().map_err(|_| wrong())?;
-    let mut out = Vec::new();
+    let not_pair = || PyTypeError::new_err("each header must be a (name, value) pair");
     for item in iter {
         let item = item?;
-        let pair = item.cast::<PyTuple>().map(|t| t.to_list()).or_else(|_| {
-            item.cast::<PyList>()
-                .cloned()
-                .map_err(|_| PyTypeError::new_err("each header must be a (name, value) pair"))
-        })?;
-        if pair.len() != 2 {
-            return Err(PyTypeError::new_err(
-                "each header must be a (name, value) pair",
-            ));
-        }
-        let name_obj = pair.get_item(0)?;
-        let name = name_obj.cast::<PyString>().map_err(|_| {
-            PyTypeError::new_err(format!(
-                "header names must be str, not {}",
-                type_name(&name_obj)
-            ))
-        })?;
-        let name = text(name)?;
-        let Some(canonical) = wanted.iter().find(|n| n.eq_ignore_ascii_case(&name)) else {
-            continue;
-        };
-        let value = pair.get_item(1)?;
-        if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
-            for v in value.try_iter()? {
-                out.push((*canonical, str_arg(&v?, "header values")?));
+        let (name, value) = if let Ok(t) = item.cast::<PyTuple>() {
+            if t.len() != 2 {
+                return Err(not_pair());
             }
+            (t.get_item(0)?, t.get_item(1)?)
+        } else if let Ok(l) = item.cast::<PyList>() {
+            if l.len() != 2 {
+                return Err(not_pair());
+            }
+            (l.get_item(0)?, l.get_item(1)?)
         } else {
-            out.push((*canonical, str_arg(&value, "header values")?));
-        }
+            return Err(not_pair());
+        };
+        add_header(&mut out, wanted, &name, &value)?;
     }
     Ok(Headers(out))
+}
+
+/// Keeps one header when its name is wanted; a value may be a str or a list/tuple of str.
+fn add_header(
+    out: &mut Vec<(&'static str, String)>,
+    wanted: &[&'static str],
+    name_obj: &Bound<'_, PyAny>,
+    value: &Bound<'_, PyAny>,
+) -> PyResult<()> {
+    let name = name_obj.cast::<PyString>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "header names must be str, not {}",
+            type_name(name_obj)
+        ))
+    })?;
+    let name = text(name)?;
+    let Some(canonical) = wanted.iter().find(|n| n.eq_ignore_ascii_case(&name)) else {
+        return Ok(());
+    };
+    if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
+        for v in value.try_iter()? {
+            out.push((*canonical, str_arg(&v?, "header values")?));
+        }
+    } else {
+        out.push((*canonical, str_arg(value, "header values")?));
+    }
+    Ok(())
 }
 
 /// `now` in Unix seconds: None = the system clock; int as is; float rounded down.
