@@ -225,6 +225,17 @@ def main():
             continue
         w(f"\n## {title}\n")
         w(verify_table(data["results"], rk_name) + "\n\n")
+        sweep = [r for r in data["results"] if r.get("group") == "threshold"]
+        if sweep:
+            w("**Node: where node:crypto takes over the HMAC.** `verifyWebhook` with the HMAC forced to each "
+              "primitive, over bodies of growing size (the package switches at 1,536 B):\n\n"
+              "| body | wasm HMAC, median ns | node:crypto HMAC, median ns | faster |\n|---|---:|---:|---|\n")
+            for case in dict.fromkeys(r["case"] for r in sweep):
+                a = find(sweep, case, "wasm HMAC")
+                b = find(sweep, case, "node:crypto HMAC")
+                w(f"| {case} | {ns(a['median_ns'])} | {ns(b['median_ns'])} | "
+                  f"{'wasm' if a['median_ns'] < b['median_ns'] else 'node:crypto'} |\n")
+            w("\n")
         w(calls_table(data["results"]) + "\n")
         for m in data["results"]:
             if m.get("group") == "memory":
@@ -237,6 +248,11 @@ def main():
                          ("python_so", "Python extension `.so` (stripped)"), ("jar", "Kotlin jar (with the `.so`)"),
                          ("kotlin_so", "Kotlin/JNA `.so` (stripped)")]:
             w(f"| {label} | {b[k]:,} |\n")
+        crates = load("wasm-crates.json")
+        if crates:
+            w(f"\nWhere the `.wasm` goes (before wasm-opt: {crates['code']:,} B of code, {crates['data']:,} B of data; "
+              "code per crate, from the name section): " +
+              ", ".join(f"{name} {size / 1024:.0f} KiB" for name, size in crates["crates"][:10]) + "\n")
         w("\n| language | import + build a verifier, fresh process (median of 7) |\n|---|---:|\n")
         w(f"| Node: `require('royaltykit')` (wasm compile + instantiate) | {c['node'] / 1e6:.1f} ms |\n")
         w(f"| Python: `import royaltykit` | {c['python'] / 1e6:.1f} ms |\n")

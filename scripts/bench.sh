@@ -67,6 +67,10 @@ cat > "$OUT/sizes.json" <<JSON
   "kotlin_so": $(stat -c %s "$ROOT/target/kotlin/classes/linux-x86-64/libroyaltykit_kotlin.so")}}
 JSON
 rm -rf "$so"
+# Where the .wasm's bytes go: code per crate, from the name section (before wasm-opt drops it).
+"$ROOT/.build/tools/bin/wasm-bindgen" --target nodejs --no-typescript --out-dir "$WORK/wb" \
+  "$ROOT/target/wasm32-unknown-unknown/release/royaltykit_wasm.wasm"
+python3 bench/wasm_sizes.py "$WORK/wb/royaltykit_wasm_bg.wasm" > "$OUT/wasm-crates.json"
 cat /proc/loadavg > "$OUT/loadavg-end.txt"
 python3 bench/report.py "$OUT" "$ROOT/target/bench/criterion" > bench/RESULTS.md
 echo "wrote bench/RESULTS.md" >&2

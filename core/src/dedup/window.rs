@@ -14,6 +14,8 @@ pub const MAX_KEY_BYTES: usize = 1024;
 struct Slot {
     /// The key; `None` once superseded (a re-insert after expiry out of time order).
     key: Option<Box<str>>,
+    /// Its SipHash, kept so that eviction and table growth never hash the key again.
+    hash: u64,
     expires_at: i64,
 }
 
@@ -159,20 +161,16 @@ impl DedupWindow {
         let pos = self.base + self.slots.len() as u64;
         self.slots.push_back(Slot {
             key: Some(key.into()),
+            hash,
             expires_at: now.saturating_add(self.ttl),
         });
-        let seed = self.seed;
         let slots = &self.slots;
         let base = self.base;
         self.index.insert_unique(hash, pos, |p| {
-            let key = usize::try_from(p - base)
-                .ok()
+            p.checked_sub(base)
+                .and_then(|i| usize::try_from(i).ok())
                 .and_then(|i| slots.get(i))
-                .and_then(|s| s.key.as_deref())
-                .unwrap_or("");
-            let mut h = SipHasher13::new_with_keys(seed.0, seed.1);
-            h.write(key.as_bytes());
-            h.finish()
+                .map_or(0, |s| s.hash)
         });
         Ok(true)
     }
@@ -192,6 +190,7 @@ impl DedupWindow {
         self.index
             .find(hash, |p| {
                 self.slot(*p)
+                    .filter(|s| s.hash == hash)
                     .and_then(|s| s.key.as_deref())
                     .is_some_and(|k| k == key)
             })
@@ -218,9 +217,8 @@ impl DedupWindow {
         };
         let pos = self.base;
         self.base += 1;
-        if let Some(key) = slot.key {
-            let hash = self.hash(&key);
-            self.remove_index(hash, pos);
+        if slot.key.is_some() {
+            self.remove_index(slot.hash, pos);
         }
     }
 }
