@@ -239,7 +239,9 @@ def main():
         w(calls_table(data["results"]) + "\n")
         for m in data["results"]:
             if m.get("group") == "memory":
-                w(f"\n`DedupWindow` memory: resident set growth while a fresh window fills with 100,000 keys: "
+                how = ("growth of the wasm linear memory" if "wasm" in m["contender"]
+                       else "resident set growth")
+                w(f"\n`DedupWindow` memory: {how} while a fresh window fills with 100,000 keys: "
                   f"{m['bytes_per_entry']:.0f} B per entry (page-granular; the native figure above is exact).\n")
     if sizes:
         b, c = sizes["bytes"], sizes["cold_ns"]

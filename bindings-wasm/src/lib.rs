@@ -378,6 +378,17 @@ impl DedupWindow {
     }
 }
 
+/// The size of this module's linear memory in bytes, for `make bench` (`DedupWindow` bytes per
+/// entry). Not part of the API.
+#[wasm_bindgen(js_name = __wasmMemoryBytes)]
+pub fn wasm_memory_bytes() -> f64 {
+    #[cfg(target_arch = "wasm32")]
+    let pages = core::arch::wasm32::memory_size::<0>();
+    #[cfg(not(target_arch = "wasm32"))]
+    let pages = 0usize;
+    (pages * 65_536) as f64
+}
+
 /// Panics: lets the test suite prove what a panic does to the module. Not part of the API.
 #[wasm_bindgen(js_name = __panicForTests)]
 pub fn panic_for_tests() {
