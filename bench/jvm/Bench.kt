@@ -79,18 +79,6 @@ fun str(s: String) = "\"" + s.replace("\\", "\\\\").replace("\"", "\\\"") + "\""
 fun main(args: Array<String>) {
     val cases = JsonParser.parseString(File(args[0]).readText()).asJsonObject["cases"].asJsonArray
     val rows = ArrayList<String>()
-    // Memory per DedupWindow entry, first: resident set growth (the native table lives outside
-    // the Java heap) while a fresh window fills with 100,000 keys.
-    run {
-        val memKeys = Array(100_000) { "dlv1:org_42:wh_mem_%012d".format(it) }
-        fun rss() = File("/proc/self/statm").readText().split(" ")[1].toLong() * 4096
-        val before = rss()
-        val m = DedupWindow(100_000, 3600)
-        for (k in memKeys) m.checkAndInsert(k, 1000)
-        val perEntry = (rss() - before) / 100_000.0
-        rows.add("""{"group":"memory","case":"DedupWindow, 100,000 keys of 31 B","contender":"rss growth","bytes_per_entry":$perEntry}""")
-        m.destroy()
-    }
     // Warm-up of the whole JNA/uniffi path (C2 compiles it only after many calls), so that the
     // first body measured is not penalised.
     run {
