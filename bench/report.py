@@ -235,8 +235,9 @@ def main():
                   f"{'wasm' if a['median_ns'] < b['median_ns'] else 'node:crypto'} |\n")
             w("\n")
         w(calls_table(data["results"]) + "\n")
-        if data is jvm:
-            w("\n`DedupWindow` memory: the window is the native table measured above (85 B per entry with "
+        if data is jvm and dedup_mem:
+            w(f"\n`DedupWindow` memory: the window is the native table measured above "
+              f"({dedup_mem['live_bytes_full'] / dedup_mem['capacity']:.0f} B per entry with "
               "the counting allocator). The JVM's resident set cannot separate it from the JVM's own heap "
               "and JIT growth: measured that way it came out anywhere from −42 to 9,916 B per entry, so "
               "it is not reported.\n")
