@@ -275,16 +275,21 @@ token["build"] += [
 NS = [["Cache-Control", "no-store"], ["Pragma", "no-cache"]]
 
 
-def tok(comment, status, body, *, headers=NS, requested=SCOPE_REQ, expected=None, error=None, kind=None, reason=None):
+def token_case(into, comment, status, body, headers, extra, expected, error, kind, reason):
+    """One token-response case: the body as sent, then either the expected token or the error."""
     b = body if isinstance(body, bytes) else json.dumps(body).encode()
-    c = {"comment": comment, "input": {"status": status, "headers": headers, "body": body_field(b), "requested_scopes": requested, "now": NOW}}
+    c = {"comment": comment, "input": {"status": status, "headers": headers, "body": body_field(b), **extra, "now": NOW}}
     if error:
         c["error"] = error
         if kind:
             c["api_error"] = {"kind": kind, "reason": reason}
     else:
         c["expected"] = expected
-    token["parse"].append(c)
+    into.append(c)
+
+
+def tok(comment, status, body, *, headers=NS, requested=SCOPE_REQ, expected=None, error=None, kind=None, reason=None):
+    token_case(token["parse"], comment, status, body, headers, {"requested_scopes": requested}, expected, error, kind, reason)
 
 
 def good(expires_in, scopes, missing, warnings, token_type="Bearer"):
@@ -329,15 +334,7 @@ token["build_enterprise"] += [
 
 
 def ent_tok(comment, status, body, expected=None, error=None, kind=None, reason=None):
-    b = body if isinstance(body, bytes) else json.dumps(body).encode()
-    c = {"comment": comment, "input": {"status": status, "headers": [], "body": body_field(b), "now": NOW}}
-    if error:
-        c["error"] = error
-        if kind:
-            c["api_error"] = {"kind": kind, "reason": reason}
-    else:
-        c["expected"] = expected
-    token["parse_enterprise"].append(c)
+    token_case(token["parse_enterprise"], comment, status, body, [], {}, expected, error, kind, reason)
 
 
 exp_at = "2026-11-22T05:00:00+00:00"
