@@ -22,7 +22,7 @@ let macThreshold = nodeCrypto ? DEFAULT_MAC_THRESHOLD : Infinity;
 /** For tests and benchmarks only: bodies of at least `bytes` get node:crypto's HMAC. */
 function __setMacThreshold(bytes) {
   const previous = macThreshold;
-  macThreshold = bytes === undefined ? (nodeCrypto ? DEFAULT_MAC_THRESHOLD : Infinity) : nodeCrypto ? bytes : Infinity;
+  macThreshold = nodeCrypto ? (bytes ?? DEFAULT_MAC_THRESHOLD) : Infinity;
   return previous;
 }
 

@@ -27,13 +27,12 @@ fun signWebhook(secret: String, body: ByteArray, timestamp: Long? = null, delive
  * throws [RoyaltyKitException.Webhook] with a stable `code`. One JNA crossing per delivery.
  */
 fun WebhookVerifier.verify(headers: Map<String, String>, body: ByteArray, now: Long? = null): VerifiedWebhook =
-    verifyPacked(packDelivery(headers.size, headers.entries.asSequence().map { it.key to it.value }, body, now))
+    verifyPacked(packDelivery(headers.entries.asSequence().map { it.key to it.value }, body, now))
 
 /** As [verify], for headers with several values per name (servlet, `HttpExchange`). */
 fun WebhookVerifier.verifyMulti(headers: Map<String, List<String>>, body: ByteArray, now: Long? = null): VerifiedWebhook =
     verifyPacked(
         packDelivery(
-            headers.values.sumOf { it.size },
             headers.entries.asSequence().flatMap { (name, values) -> values.asSequence().map { name to it } },
             body,
             now,
@@ -53,8 +52,8 @@ private fun utf8(s: String): ByteArray {
 }
 
 /** The layout `verify_packed` reads (bindings-kotlin/src/lib.rs, `unpack_delivery`). */
-private fun packDelivery(count: Int, pairs: Sequence<Pair<String, String>>, body: ByteArray, now: Long?): ByteArray {
-    val encoded = ArrayList<ByteArray>(2 * count)
+private fun packDelivery(pairs: Sequence<Pair<String, String>>, body: ByteArray, now: Long?): ByteArray {
+    val encoded = ArrayList<ByteArray>()
     for ((name, value) in pairs) {
         encoded.add(utf8(name))
         encoded.add(utf8(value))
