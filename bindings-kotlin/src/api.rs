@@ -100,13 +100,13 @@ pub struct Operation {
 
 fn to_operation(o: &catalog::Operation) -> Operation {
     Operation {
-        id: o.id.to_owned(),
+        id: o.id.clone(),
         api: o.api.as_str().to_owned(),
         surface: o.surface.as_str().to_owned(),
-        method: o.method.to_owned(),
-        path: o.path.to_owned(),
+        method: o.method.clone(),
+        path: o.path.clone(),
         auth: o.auth.as_str().to_owned(),
-        scope: o.scope.map(str::to_owned),
+        scope: o.scope.clone(),
         idempotency: match o.idempotency {
             catalog::Idempotency::None => "none",
             catalog::Idempotency::KeyUnnamed => "key",
@@ -119,13 +119,13 @@ fn to_operation(o: &catalog::Operation) -> Operation {
         user_header: o.user_header,
         body: o.body.as_str().to_owned(),
         success: o.success.to_vec(),
-        errors: o.errors.map(<[u16]>::to_vec),
+        errors: o.errors.clone(),
         query: o
             .query
             .iter()
             .map(|q| QueryParamSpec {
-                name: q.name.to_owned(),
-                kind: format!("{:?}", q.kind).to_lowercase(),
+                name: q.name.clone(),
+                kind: q.kind.as_str().to_owned(),
                 required: q.required,
             })
             .collect(),
@@ -272,8 +272,8 @@ pub struct ApiError {
     pub reason: Option<String>,
     /// A message for people.
     pub message: String,
-    /// The body's own code.
-    pub code: Option<String>,
+    /// The body's own code (the error's own `code` is always `api_error`).
+    pub body_code: Option<String>,
     /// Field errors.
     pub field_errors: HashMap<String, Vec<String>>,
     /// Retry-After in seconds.
@@ -294,11 +294,11 @@ impl From<CoreApiError> for ApiError {
             kind: e.kind.as_str().to_owned(),
             reason: e.reason,
             message: e.message,
-            code: e.code,
+            body_code: e.body_code,
             field_errors: e.field_errors.into_iter().collect(),
             retry_after_seconds: e.retry_after_seconds,
             declared: e.declared,
-            operation_id: e.operation_id.map(str::to_owned),
+            operation_id: e.operation_id,
             raw_body: e.raw_body,
         }
     }
@@ -447,10 +447,7 @@ pub fn parse_enterprise_token_response(
 /// Scopes an operation needs that `granted` lacks.
 #[uniffi::export]
 pub fn missing_scopes(granted: Vec<String>, operation_id: String) -> Result<Vec<String>> {
-    Ok(token::missing_scopes(&granted, &operation_id)?
-        .into_iter()
-        .map(str::to_owned)
-        .collect())
+    Ok(token::missing_scopes(&granted, &operation_id)?)
 }
 
 /// Deprecation, Sunset and Link of a response.

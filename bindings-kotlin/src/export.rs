@@ -12,8 +12,8 @@ impl From<export::ExportStateError> for RoyaltyKitError {
             code: e.code().to_owned(),
             detail: e.to_string(),
             state: e.state,
-            command: e.command.to_owned(),
-            allowed: e.allowed.iter().map(|s| (*s).to_owned()).collect(),
+            command: e.command.as_str().to_owned(),
+            allowed: e.allowed.iter().map(|s| s.as_str().to_owned()).collect(),
         }
     }
 }
@@ -103,11 +103,11 @@ pub fn export_poll_decision(
         &ExportState::parse(&state),
         attempt,
         r,
-        max_polls.unwrap_or(export::DEFAULT_MAX_POLLS),
-        max_unknown_polls.unwrap_or(export::DEFAULT_MAX_UNKNOWN_POLLS),
+        max_polls,
+        max_unknown_polls,
     )?;
     Ok(PollDecision {
-        action: d.action.to_owned(),
+        action: d.action.as_str().to_owned(),
         delay_seconds: d.delay_seconds,
         reason: d.reason,
     })

@@ -171,11 +171,11 @@ impl From<webhook::VerifiedWebhook> for VerifiedWebhook {
         Self {
             delivery_id: v.delivery_id,
             timestamp: v.timestamp,
-            secret_index: u32::try_from(v.secret_index).unwrap_or(u32::MAX),
+            secret_index: v.secret_index,
             content_key: v.content_key,
             event: WebhookEvent {
-                is_known: e.name.is_known(),
-                is_test: e.is_test(),
+                is_known: e.is_known,
+                is_test: e.is_test,
                 name: e.name.as_str().to_owned(),
                 resource_type: e.resource_type,
                 resource_reference: e.resource_reference,

@@ -197,9 +197,9 @@ pub struct RateWindow {
     pub name: String,
     /// Requests allowed per window.
     pub limit: i64,
-    /// The window's length.
-    #[uniffi(default = 60)]
-    pub window_seconds: i64,
+    /// The window's length in seconds; null for the core's default (one minute).
+    #[uniffi(default = None)]
+    pub window_seconds: Option<i64>,
 }
 
 /// The answer of `tryAcquire`.
@@ -222,7 +222,7 @@ impl RateBudget {
     /// A budget of custom windows.
     #[uniffi::constructor]
     pub fn new(windows: Vec<RateWindow>) -> Result<Arc<Self>> {
-        let w: Vec<(String, i64, i64)> = windows
+        let w: Vec<(String, i64, Option<i64>)> = windows
             .into_iter()
             .map(|w| (w.name, w.limit, w.window_seconds))
             .collect();

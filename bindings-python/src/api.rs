@@ -49,9 +49,10 @@ pub(crate) fn api_error_exception<'py>(
     d.set_item("field_errors", &e.field_errors)?;
     d.set_item("retry_after_seconds", e.retry_after_seconds)?;
     d.set_item("declared", e.declared)?;
-    d.set_item("operation_id", e.operation_id)?;
+    d.set_item("operation_id", &e.operation_id)?;
     d.set_item("raw_body", &e.raw_body)?;
-    error_class(py, "ApiError")?.call((e.code.as_deref(), e.message.as_str()), Some(&d))
+    d.set_item("body_code", &e.body_code)?;
+    error_class(py, "ApiError")?.call(("api_error", e.message.as_str()), Some(&d))
 }
 
 fn token_error(py: Python<'_>, e: &token::TokenError) -> PyErr {
@@ -70,82 +71,16 @@ fn token_error(py: Python<'_>, e: &token::TokenError) -> PyErr {
     }
 }
 
-/// One operation of either API.
-#[pyclass(frozen, get_all, module = "royaltykit")]
-pub struct Operation {
-    id: &'static str,
-    api: &'static str,
-    surface: &'static str,
-    method: &'static str,
-    path: &'static str,
-    auth: &'static str,
-    scope: Option<&'static str>,
-    idempotency: &'static str,
-    csrf: bool,
-    step_up: &'static str,
-    tenant_header: bool,
-    user_header: bool,
-    body: &'static str,
-    success: Vec<u16>,
-    errors: Option<Vec<u16>>,
-    query: Vec<(&'static str, String, bool)>,
-    open_query: bool,
-    no_store: bool,
-    retry_class: &'static str,
-}
-
-#[pymethods]
-impl Operation {
-    fn __repr__(&self) -> String {
-        format!(
-            "Operation(id={:?}, method={:?}, path={:?})",
-            self.id, self.method, self.path
-        )
-    }
-}
-
-fn to_operation(o: &catalog::Operation) -> Operation {
-    Operation {
-        id: o.id,
-        api: o.api.as_str(),
-        surface: o.surface.as_str(),
-        method: o.method,
-        path: o.path,
-        auth: o.auth.as_str(),
-        scope: o.scope,
-        idempotency: match o.idempotency {
-            catalog::Idempotency::None => "none",
-            catalog::Idempotency::KeyUnnamed => "key",
-            catalog::Idempotency::Header => "header",
-        },
-        csrf: o.csrf,
-        step_up: o.step_up.as_str(),
-        tenant_header: o.tenant_header,
-        user_header: o.user_header,
-        body: o.body.as_str(),
-        success: o.success.to_vec(),
-        errors: o.errors.map(<[u16]>::to_vec),
-        query: o
-            .query
-            .iter()
-            .map(|q| (q.name, format!("{:?}", q.kind).to_lowercase(), q.required))
-            .collect(),
-        open_query: o.open_query,
-        no_store: o.no_store,
-        retry_class: o.retry_class.as_str(),
-    }
-}
-
 /// Every operation of both APIs.
 #[pyfunction]
-pub fn operations() -> Vec<Operation> {
-    catalog::operations().iter().map(to_operation).collect()
+pub fn operations() -> Vec<catalog::Operation> {
+    catalog::operations().to_vec()
 }
 
 /// One operation by id.
 #[pyfunction]
-pub fn operation(py: Python<'_>, id: &str) -> PyResult<Operation> {
-    crate::guard(|| arg(py, catalog::operation(id)).map(to_operation))
+pub fn operation(py: Python<'_>, id: &str) -> PyResult<catalog::Operation> {
+    crate::guard(|| arg(py, catalog::operation(id).cloned()))
 }
 
 /// A request to send with your own HTTP client; `repr` hides credentials.
@@ -155,12 +90,12 @@ pub struct RequestDescriptor(CoreDescriptor);
 #[pymethods]
 impl RequestDescriptor {
     #[getter]
-    fn operation_id(&self) -> &'static str {
-        self.0.operation_id
+    fn operation_id(&self) -> &str {
+        &self.0.operation_id
     }
     #[getter]
-    fn method(&self) -> &'static str {
-        self.0.method
+    fn method(&self) -> &str {
+        &self.0.method
     }
     #[getter]
     fn path(&self) -> &str {
@@ -523,7 +458,7 @@ pub fn missing_scopes(
     py: Python<'_>,
     granted: &Bound<'_, PyAny>,
     operation_id: &str,
-) -> PyResult<Vec<&'static str>> {
+) -> PyResult<Vec<String>> {
     crate::guard(|| {
         let granted = str_list(Some(granted), "granted")?;
         arg(py, token::missing_scopes(&granted, operation_id))
@@ -577,7 +512,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_enterprise_token_response, m)?)?;
     m.add_function(wrap_pyfunction!(missing_scopes, m)?)?;
     m.add_function(wrap_pyfunction!(response_notices, m)?)?;
-    m.add_class::<Operation>()?;
+    m.add_class::<catalog::Operation>()?;
+    m.add_class::<catalog::QueryParam>()?;
     m.add_class::<RequestDescriptor>()?;
     m.add_class::<Token>()?;
     m.add_class::<EnterpriseToken>()?;

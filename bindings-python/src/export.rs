@@ -87,24 +87,6 @@ pub fn validate_export_command(
     })
 }
 
-/// What to do after reading an export.
-#[pyclass(frozen, get_all, module = "royaltykit")]
-pub struct PollDecision {
-    action: &'static str,
-    delay_seconds: f64,
-    reason: String,
-}
-
-#[pymethods]
-impl PollDecision {
-    fn __repr__(&self) -> String {
-        format!(
-            "PollDecision(action={:?}, delay_seconds={})",
-            self.action, self.delay_seconds
-        )
-    }
-}
-
 /// ``keep_polling``, ``download`` or ``stop`` after the ``attempt``-th read.
 #[pyfunction]
 #[pyo3(signature = (state, attempt, *, random=None, max_polls=None, max_unknown_polls=None))]
@@ -115,7 +97,7 @@ pub fn export_poll_decision(
     random: Option<f64>,
     max_polls: Option<i64>,
     max_unknown_polls: Option<i64>,
-) -> PyResult<PollDecision> {
+) -> PyResult<export::PollDecision> {
     crate::guard(|| {
         let r = match random {
             Some(r) => r,
@@ -127,15 +109,11 @@ pub fn export_poll_decision(
                 &ExportState::parse(&str_arg(state, "state")?),
                 attempt,
                 r,
-                max_polls.unwrap_or(export::DEFAULT_MAX_POLLS),
-                max_unknown_polls.unwrap_or(export::DEFAULT_MAX_UNKNOWN_POLLS),
+                max_polls,
+                max_unknown_polls,
             ),
         )?;
-        Ok(PollDecision {
-            action: d.action,
-            delay_seconds: d.delay_seconds,
-            reason: d.reason,
-        })
+        Ok(d)
     })
 }
 
@@ -246,6 +224,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate_export_list_query, m)?)?;
     m.add_function(wrap_pyfunction!(step_up_satisfies, m)?)?;
     m.add_class::<ExportStateInfo>()?;
-    m.add_class::<PollDecision>()?;
+    m.add_class::<export::PollDecision>()?;
     Ok(())
 }

@@ -302,83 +302,10 @@ const DEFAULT_MAX_BODY: i64 = webhook::DEFAULT_MAX_BODY_BYTES as i64;
 
 // ---- results --------------------------------------------------------------------------------------
 
-/// A parsed webhook event.
-#[pyclass(frozen, get_all, module = "royaltykit")]
-struct WebhookEvent {
-    name: String,
-    is_known: bool,
-    is_test: bool,
-    resource_type: String,
-    resource_reference: String,
-    resource_url: String,
-    occurred_at: i64,
-    occurred_at_text: String,
-    replay_of: Option<String>,
-}
-
-#[pymethods]
-impl WebhookEvent {
-    fn __repr__(&self) -> String {
-        format!(
-            "WebhookEvent(name={:?}, resource_type={:?}, resource_reference={:?}, occurred_at={}, replay_of={:?})",
-            self.name, self.resource_type, self.resource_reference, self.occurred_at, self.replay_of
-        )
-    }
-}
-
-/// A delivery that passed verification.
-#[pyclass(frozen, get_all, module = "royaltykit")]
-struct VerifiedWebhook {
-    delivery_id: String,
-    timestamp: i64,
-    secret_index: usize,
-    content_key: String,
-    event: Py<WebhookEvent>,
-}
-
-#[pymethods]
-impl VerifiedWebhook {
-    fn __repr__(&self) -> String {
-        format!(
-            "VerifiedWebhook(delivery_id={:?}, timestamp={}, secret_index={}, content_key={:?}, event={})",
-            self.delivery_id,
-            self.timestamp,
-            self.secret_index,
-            self.content_key,
-            self.event.get().__repr__()
-        )
-    }
-}
-
-fn to_py(py: Python<'_>, v: webhook::VerifiedWebhook) -> PyResult<VerifiedWebhook> {
-    let e = v.event;
-    let event = Py::new(
-        py,
-        WebhookEvent {
-            name: e.name.as_str().to_owned(),
-            is_known: e.name.is_known(),
-            is_test: e.is_test(),
-            resource_type: e.resource_type,
-            resource_reference: e.resource_reference,
-            resource_url: e.resource_url,
-            occurred_at: e.occurred_at,
-            occurred_at_text: e.occurred_at_text,
-            replay_of: e.replay_of,
-        },
-    )?;
-    Ok(VerifiedWebhook {
-        delivery_id: v.delivery_id,
-        timestamp: v.timestamp,
-        secret_index: v.secret_index,
-        content_key: v.content_key,
-        event,
-    })
-}
-
 /// Bodies at least this large are hashed with the interpreter released.
 const DETACH_AT: usize = 64 * 1024;
 
-fn run_verify<F>(py: Python<'_>, body: &[u8], f: F) -> PyResult<VerifiedWebhook>
+fn run_verify<F>(py: Python<'_>, body: &[u8], f: F) -> PyResult<webhook::VerifiedWebhook>
 where
     F: FnOnce(&[u8]) -> Result<webhook::VerifiedWebhook, webhook::WebhookError> + Send,
 {
@@ -388,7 +315,7 @@ where
         f(body)
     };
     match result {
-        Ok(v) => to_py(py, v),
+        Ok(v) => Ok(v),
         Err(e) => Err(webhook_error(py, &e)),
     }
 }
@@ -406,7 +333,7 @@ fn verify_webhook(
     now: Option<&Bound<'_, PyAny>>,
     tolerance: i64,
     max_body_bytes: i64,
-) -> PyResult<VerifiedWebhook> {
+) -> PyResult<webhook::VerifiedWebhook> {
     crate::guard(|| {
         let headers = headers_arg(headers)?;
         let body = body_arg(body)?;
@@ -449,7 +376,7 @@ impl WebhookVerifier {
         headers: &Bound<'_, PyAny>,
         body: &Bound<'_, PyAny>,
         now: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<VerifiedWebhook> {
+    ) -> PyResult<webhook::VerifiedWebhook> {
         crate::guard(|| {
             let headers = headers_arg(headers)?;
             let body = body_arg(body)?;
@@ -688,8 +615,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(content_key, m)?)?;
     m.add_function(wrap_pyfunction!(idempotency_key, m)?)?;
     m.add_class::<WebhookVerifier>()?;
-    m.add_class::<VerifiedWebhook>()?;
-    m.add_class::<WebhookEvent>()?;
+    m.add_class::<webhook::VerifiedWebhook>()?;
+    m.add_class::<webhook::WebhookEvent>()?;
     m.add_class::<DedupWindow>()?;
     m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
     retry::register(m)?;

@@ -143,26 +143,6 @@ pub fn parse_retry_after(
     })
 }
 
-/// A retry decision.
-#[pyclass(frozen, get_all, module = "royaltykit")]
-pub struct RetryDecision {
-    action: &'static str,
-    delay_seconds: f64,
-    rule: &'static str,
-    reason: String,
-    reconcile: Option<&'static str>,
-}
-
-#[pymethods]
-impl RetryDecision {
-    fn __repr__(&self) -> String {
-        format!(
-            "RetryDecision(action={:?}, delay_seconds={}, rule={:?}, reconcile={:?})",
-            self.action, self.delay_seconds, self.rule, self.reconcile
-        )
-    }
-}
-
 /// What to do after a failed attempt (see the README's retry section).
 #[pyfunction]
 #[pyo3(signature = (retry_class, *, attempt, status=None, headers=None, transport=None, elapsed_seconds=0.0,
@@ -181,7 +161,7 @@ pub fn decide_retry(
     now: Option<&Bound<'_, PyAny>>,
     max_attempts: Option<i64>,
     max_elapsed_seconds: Option<f64>,
-) -> PyResult<RetryDecision> {
+) -> PyResult<retry::RetryDecision> {
     crate::guard(|| {
         let class = arg(py, retry::RetryClass::parse(retry_class))?;
         let now = now_arg(py, now, "now")?;
@@ -203,7 +183,7 @@ pub fn decide_retry(
             token_refreshed,
             random: random_arg(random)?,
         };
-        let d = arg(
+        arg(
             py,
             retry::decide_retry(
                 class,
@@ -212,35 +192,8 @@ pub fn decide_retry(
                 limits,
                 &retry::BackoffPolicy::default(),
             ),
-        )?;
-        Ok(RetryDecision {
-            action: d.action.as_str(),
-            delay_seconds: d.delay_seconds,
-            rule: d.rule,
-            reason: d.reason,
-            reconcile: d.reconcile.map(|r| r.as_str()),
-        })
-    })
-}
-
-/// The answer of `RateBudget.try_acquire`.
-#[pyclass(frozen, get_all, module = "royaltykit")]
-pub struct RateDecision {
-    allowed: bool,
-    wait_until: Option<i64>,
-    limit: Option<String>,
-}
-
-#[pymethods]
-impl RateDecision {
-    fn __repr__(&self) -> String {
-        format!(
-            "RateDecision(allowed={}, wait_until={:?}, limit={:?})",
-            if self.allowed { "True" } else { "False" },
-            self.wait_until,
-            self.limit
         )
-    }
+    })
 }
 
 /// Rolling-window request budgets; thread-safe.
@@ -251,7 +204,7 @@ pub struct RateBudget(Mutex<retry::RateBudget>);
 impl RateBudget {
     /// `windows`: a list of `(name, limit, window_seconds)`.
     #[new]
-    fn new(py: Python<'_>, windows: Vec<(String, i64, i64)>) -> PyResult<Self> {
+    fn new(py: Python<'_>, windows: Vec<(String, i64, Option<i64>)>) -> PyResult<Self> {
         crate::guard(|| arg(py, retry::RateBudget::new(&windows)).map(|b| Self(Mutex::new(b))))
     }
 
@@ -267,19 +220,14 @@ impl RateBudget {
         &self,
         py: Python<'_>,
         now: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<RateDecision> {
+    ) -> PyResult<retry::RateDecision> {
         crate::guard(|| {
             let now = now_arg(py, now, "now")?;
-            let d = self
+            Ok(self
                 .0
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
-                .try_acquire(now);
-            Ok(RateDecision {
-                allowed: d.allowed,
-                wait_until: d.wait_until,
-                limit: d.limit,
-            })
+                .try_acquire(now))
         })
     }
 }
@@ -293,8 +241,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decide_retry, m)?)?;
     m.add_class::<BackoffPolicy>()?;
     m.add_class::<RetryAfter>()?;
-    m.add_class::<RetryDecision>()?;
-    m.add_class::<RateDecision>()?;
+    m.add_class::<retry::RetryDecision>()?;
+    m.add_class::<retry::RateDecision>()?;
     m.add_class::<RateBudget>()?;
     Ok(())
 }

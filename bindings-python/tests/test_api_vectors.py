@@ -28,7 +28,7 @@ def test_api_error_vector(c):
     e = run()
     assert isinstance(e, rk.ApiError) and isinstance(e, Exception)
     x = c["expected"]
-    assert {"kind": e.kind, "reason": e.reason, "message": str(e), "code": e.code, "field_errors": e.field_errors,
+    assert {"kind": e.kind, "reason": e.reason, "message": str(e), "body_code": e.body_code, "field_errors": e.field_errors,
             "retry_after_seconds": e.retry_after_seconds, "declared": e.declared} == {k: v for k, v in x.items() if k != "raw_body_prefix"}
     if "raw_body_prefix" in x:
         assert e.raw_body.startswith(x["raw_body_prefix"])

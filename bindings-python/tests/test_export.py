@@ -40,7 +40,7 @@ def test_download(c):
         with pytest.raises(rk.ApiError) as info:
             run()
         x = c["api_error"]
-        assert (info.value.kind, info.value.declared, info.value.code) == (x["kind"], x["declared"], x["code"])
+        assert (info.value.kind, info.value.declared, info.value.body_code) == (x["kind"], x["declared"], x["body_code"])
     else:
         with pytest.raises(rk.ExportDownloadError) as info:
             run()

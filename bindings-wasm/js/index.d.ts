@@ -294,7 +294,9 @@ export type ApiErrorKind =
   | 'rate_limited' | 'unavailable' | 'timeout' | 'server_error' | 'other';
 /** A parsed API error response (throwable). `code` is the body's own code, or null. */
 export class ApiError extends RoyaltyKitError {
-  readonly code: any;
+  readonly code: 'api_error';
+  /** The body's own code, if it has one. */
+  readonly bodyCode: string | null;
   readonly api: 'reports' | 'enterprise';
   readonly status: number;
   readonly kind: ApiErrorKind;

@@ -70,7 +70,7 @@ const ExportDownloadError = errorClass('ExportDownloadError');
  */
 class ApiError extends RoyaltyKitError {
   constructor(fields) {
-    super(fields.code, fields.message, fields);
+    super('api_error', fields.message, fields);
     this.name = 'ApiError';
   }
 }

@@ -4,7 +4,7 @@
 use crate::{argument_error, now_arg, set, FlatHeaders};
 use js_sys::Object;
 use royaltykit::api_error::{parse_api_error as parse, ApiError};
-use royaltykit::catalog::{self, Api, Operation};
+use royaltykit::catalog::{self, Api};
 use royaltykit::request::{build_request as build, RequestDescriptor, RequestError, RequestParams};
 use royaltykit::{integer_from_f64, token, ArgumentError};
 use serde_json::{json, Value};
@@ -36,26 +36,10 @@ fn token_error(e: &token::TokenError) -> JsValue {
     }
 }
 
-fn operation_json(o: &Operation) -> Value {
-    json!({
-        "id": o.id, "api": o.api.as_str(), "surface": o.surface.as_str(), "method": o.method, "path": o.path,
-        "auth": o.auth.as_str(), "scope": o.scope,
-        "idempotency": match o.idempotency {
-            catalog::Idempotency::None => "none",
-            catalog::Idempotency::KeyUnnamed => "key",
-            catalog::Idempotency::Header => "header",
-        },
-        "csrf": o.csrf, "stepUp": o.step_up.as_str(), "tenantHeader": o.tenant_header, "userHeader": o.user_header,
-        "body": o.body.as_str(), "success": o.success, "errors": o.errors,
-        "query": o.query.iter().map(|q| json!({"name": q.name, "kind": format!("{:?}", q.kind).to_lowercase(), "required": q.required})).collect::<Vec<_>>(),
-        "openQuery": o.open_query, "noStore": o.no_store, "retryClass": o.retry_class.as_str(),
-    })
-}
-
 /// Every operation, as JSON.
 #[wasm_bindgen(js_name = operationsJson)]
 pub fn operations_json() -> String {
-    Value::Array(catalog::operations().iter().map(operation_json).collect()).to_string()
+    serde_json::to_string(catalog::operations()).unwrap_or_default()
 }
 
 fn descriptor_json(d: &RequestDescriptor) -> Value {
@@ -111,11 +95,7 @@ pub fn build_request(
 }
 
 fn api_error_json(e: &ApiError) -> Value {
-    json!({
-        "api": e.api.as_str(), "status": e.status, "kind": e.kind.as_str(), "reason": e.reason, "message": e.message,
-        "code": e.code, "fieldErrors": e.field_errors, "retryAfterSeconds": e.retry_after_seconds,
-        "declared": e.declared, "operationId": e.operation_id, "rawBody": e.raw_body,
-    })
+    serde_json::to_value(e).unwrap_or_default()
 }
 
 pub(crate) fn api_error_value(e: &ApiError) -> JsValue {
@@ -219,10 +199,7 @@ pub fn parse_enterprise_token_response(
 /// `token::missing_scopes`.
 #[wasm_bindgen(js_name = missingScopes)]
 pub fn missing_scopes(granted: Vec<String>, operation_id: &str) -> Result<Vec<String>, JsValue> {
-    Ok(arg(token::missing_scopes(&granted, operation_id))?
-        .into_iter()
-        .map(str::to_owned)
-        .collect())
+    arg(token::missing_scopes(&granted, operation_id))
 }
 
 /// `token::response_notices`, as JSON.

@@ -40,8 +40,12 @@ pub fn validate_export_command(state: &str, command: &str) -> Result<String, JsV
             set(&o, "code", e.code().into());
             set(&o, "message", e.to_string().into());
             set(&o, "state", e.state.as_str().into());
-            set(&o, "command", e.command.into());
-            let allowed: Array = e.allowed.iter().map(|c| JsValue::from_str(c)).collect();
+            set(&o, "command", e.command.as_str().into());
+            let allowed: Array = e
+                .allowed
+                .iter()
+                .map(|c| JsValue::from_str(c.as_str()))
+                .collect();
             set(&o, "allowed", allowed.into());
             o.into()
         })
@@ -53,18 +57,22 @@ pub fn export_poll_decision(
     state: &str,
     attempt: f64,
     random: f64,
-    max_polls: f64,
-    max_unknown_polls: f64,
+    max_polls: Option<f64>,
+    max_unknown_polls: Option<f64>,
 ) -> Result<JsValue, JsValue> {
     let d = arg(export::export_poll_decision(
         &ExportState::parse(state),
         arg(integer_from_f64("attempt", attempt))?,
         random,
-        arg(integer_from_f64("max_polls", max_polls))?,
-        arg(integer_from_f64("max_unknown_polls", max_unknown_polls))?,
+        max_polls
+            .map(|m| arg(integer_from_f64("max_polls", m)))
+            .transpose()?,
+        max_unknown_polls
+            .map(|m| arg(integer_from_f64("max_unknown_polls", m)))
+            .transpose()?,
     ))?;
     let o = Object::new();
-    set(&o, "action", d.action.into());
+    set(&o, "action", d.action.as_str().into());
     set(&o, "delaySeconds", JsValue::from_f64(d.delay_seconds));
     set(&o, "reason", d.reason.into());
     Ok(o.into())

@@ -180,7 +180,7 @@ impl RateBudget {
         }
         let mut windows = Vec::with_capacity(names.len());
         for ((n, l), s) in names.into_iter().zip(limits).zip(seconds) {
-            windows.push((n, int("limit", l)?, int("window_seconds", s)?));
+            windows.push((n, int("limit", l)?, Some(int("window_seconds", s)?)));
         }
         arg(retry::RateBudget::new(&windows)).map(RateBudget)
     }

@@ -26,8 +26,8 @@ test('api_error vectors', () => {
     assert.ok(e instanceof rk.ApiError && e instanceof Error);
     const x = c.expected;
     assert.deepEqual(
-      { kind: e.kind, reason: e.reason, message: e.message, code: e.code, field_errors: e.fieldErrors, retry_after_seconds: e.retryAfterSeconds, declared: e.declared },
-      { kind: x.kind, reason: x.reason, message: x.message, code: x.code, field_errors: x.field_errors, retry_after_seconds: x.retry_after_seconds, declared: x.declared },
+      { kind: e.kind, reason: e.reason, message: e.message, body_code: e.bodyCode, field_errors: e.fieldErrors, retry_after_seconds: e.retryAfterSeconds, declared: e.declared },
+      { kind: x.kind, reason: x.reason, message: x.message, body_code: x.body_code, field_errors: x.field_errors, retry_after_seconds: x.retry_after_seconds, declared: x.declared },
       `tcId ${c.tcId} ${c.comment}`,
     );
     if (x.raw_body_prefix) assert.ok(e.rawBody.startsWith(x.raw_body_prefix), c.comment);

@@ -38,7 +38,7 @@ test('export downloads', () => {
     const run = () => rk.checkExportDownload(c.status, c.headers, c.body ?? '');
     if (!c.error) assert.equal(run(), true, c.comment);
     else if (c.error === 'api_error') {
-      assert.throws(run, (e) => e instanceof rk.ApiError && e.kind === c.api_error.kind && e.declared === c.api_error.declared && e.code === c.api_error.code, c.comment);
+      assert.throws(run, (e) => e instanceof rk.ApiError && e.kind === c.api_error.kind && e.declared === c.api_error.declared && e.bodyCode === c.api_error.body_code, c.comment);
     } else assert.throws(run, (e) => e instanceof rk.ExportDownloadError && e.code === c.error, c.comment);
   }
 });

@@ -11,7 +11,7 @@ use crate::catalog::{self, Api};
 use crate::retry::{retry_after_from_headers, DEFAULT_RETRY_AFTER_CAP_SECONDS};
 use crate::{ArgumentError, HeaderMap};
 use serde_json::{Map, Value};
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 
 /// Largest body parsed as JSON; larger bodies fall back to the status.
 pub const MAX_PARSED_BODY_BYTES: usize = 64 * 1024;
@@ -21,31 +21,32 @@ const MAX_FIELDS: usize = 100;
 const MAX_MESSAGES_PER_FIELD: usize = 20;
 const MAX_TEXT: usize = 1000;
 
-/// The family of an error, from the status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ApiErrorKind {
-    /// 400.
-    BadRequest,
-    /// 401.
-    Unauthenticated,
-    /// 403.
-    Forbidden,
-    /// 404 and 410.
-    NotFound,
-    /// 409.
-    Conflict,
-    /// 422.
-    Validation,
-    /// 429.
-    RateLimited,
-    /// 503.
-    Unavailable,
-    /// 408 and 504.
-    Timeout,
-    /// Other 5xx.
-    ServerError,
-    /// Anything else.
-    Other,
+string_enum! {
+    /// The family of an error, from the status.
+    pub enum ApiErrorKind as "kind" {
+        /// 400.
+        BadRequest = "bad_request",
+        /// 401.
+        Unauthenticated = "unauthenticated",
+        /// 403.
+        Forbidden = "forbidden",
+        /// 404 and 410.
+        NotFound = "not_found",
+        /// 409.
+        Conflict = "conflict",
+        /// 422.
+        Validation = "validation",
+        /// 429.
+        RateLimited = "rate_limited",
+        /// 503.
+        Unavailable = "unavailable",
+        /// 408 and 504.
+        Timeout = "timeout",
+        /// Other 5xx.
+        ServerError = "server_error",
+        /// Anything else.
+        Other = "other",
+    }
 }
 
 impl ApiErrorKind {
@@ -65,26 +66,11 @@ impl ApiErrorKind {
             _ => Self::Other,
         }
     }
-
-    /// The snake_case name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::BadRequest => "bad_request",
-            Self::Unauthenticated => "unauthenticated",
-            Self::Forbidden => "forbidden",
-            Self::NotFound => "not_found",
-            Self::Conflict => "conflict",
-            Self::Validation => "validation",
-            Self::RateLimited => "rate_limited",
-            Self::Unavailable => "unavailable",
-            Self::Timeout => "timeout",
-            Self::ServerError => "server_error",
-            Self::Other => "other",
-        }
-    }
 }
 
-/// An API error, parsed.
+record! {
+/// An API error response, parsed. Its fields are the same in every language; when thrown or
+/// raised, the error's own `code` is `api_error` and this record's `body_code` is the body's.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApiError {
     /// The API that answered.
@@ -100,18 +86,19 @@ pub struct ApiError {
     /// A message for people: the body's, or the status text.
     pub message: String,
     /// The body's own code, if it has one (kept as sent; the set is not shown in the specs).
-    pub code: Option<String>,
+    pub body_code: Option<String>,
     /// Field errors: field name to messages.
-    pub field_errors: BTreeMap<String, Vec<String>>,
+    pub field_errors: HashMap<String, Vec<String>>,
     /// `Retry-After` in seconds, when present (capped at one hour).
     pub retry_after_seconds: Option<u64>,
     /// Whether the operation declares this status; `None` without an operation or where the
     /// spec declares no statuses.
     pub declared: Option<bool>,
     /// The operation id given.
-    pub operation_id: Option<&'static str>,
+    pub operation_id: Option<String>,
     /// The body as received (lossy UTF-8, at most 4 KiB).
     pub raw_body: String,
+}
 }
 
 impl std::fmt::Display for ApiError {
@@ -176,8 +163,8 @@ pub fn parse_api_error<H: HeaderMap + ?Sized>(
         kind: ApiErrorKind::from_status(status),
         reason: None,
         message: String::new(),
-        code: None,
-        field_errors: BTreeMap::new(),
+        body_code: None,
+        field_errors: HashMap::new(),
         retry_after_seconds: retry_after_from_headers(
             headers,
             now,
@@ -185,7 +172,7 @@ pub fn parse_api_error<H: HeaderMap + ?Sized>(
         )
         .map(|r| r.seconds),
         declared: op.and_then(|o| o.declares(status)),
-        operation_id: op.map(|o| o.id),
+        operation_id: op.map(|o| o.id.to_owned()),
         raw_body: raw(body),
     };
     if body.len() <= MAX_PARSED_BODY_BYTES {
@@ -221,13 +208,13 @@ fn read_object(obj: &Map<String, Value>, err: &mut ApiError) {
     // OAuth (RFC 6749 §5.2): error + error_description.
     if let Some(Value::String(e)) = obj.get("error") {
         if OAUTH_ERRORS.contains(&e.as_str()) || obj.contains_key("error_description") {
-            err.code = Some(e.chars().take(MAX_TEXT).collect());
-            err.reason = Some(err.code.clone().unwrap_or_default());
+            err.body_code = Some(e.chars().take(MAX_TEXT).collect());
+            err.reason = Some(err.body_code.clone().unwrap_or_default());
             if let Some(d) = obj.get("error_description").and_then(text) {
                 err.message = d;
             }
         } else if is_code_like(e) {
-            err.code = Some(e.clone());
+            err.body_code = Some(e.clone());
         } else if let Some(m) = text(&Value::String(e.clone())) {
             err.message = m;
         }
@@ -247,8 +234,8 @@ fn read_object(obj: &Map<String, Value>, err: &mut ApiError) {
             err.message = m;
         }
     }
-    if err.code.is_none() {
-        err.code = obj.get("code").and_then(text).or_else(|| {
+    if err.body_code.is_none() {
+        err.body_code = obj.get("code").and_then(text).or_else(|| {
             obj.get("type")
                 .and_then(text)
                 .filter(|t| t != "about:blank")

@@ -73,50 +73,54 @@ impl ExportState {
     }
 }
 
+record! {
+/// What the library knows about an export state: its name, whether the spec shows it, whether
+/// it is an end state, and the commands it allows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExportStateInfo {
+    /// The canonical name, or the unknown value as sent.
+    pub name: String,
+    /// Whether the spec shows this state.
+    pub known: bool,
+    /// Whether no command moves it any more.
+    pub terminal: bool,
+    /// The commands allowed in this state.
+    pub allowed_commands: Vec<ExportCommand>,
+}
+}
+
+/// Reads a server value into an [`ExportStateInfo`]. Never fails: unknown values are kept.
+pub fn export_state_info(value: &str) -> ExportStateInfo {
+    let state = ExportState::parse(value);
+    ExportStateInfo {
+        name: state.as_str().to_owned(),
+        known: state.is_known(),
+        terminal: state.is_terminal(),
+        allowed_commands: state.allowed_commands().to_vec(),
+    }
+}
+
 impl fmt::Display for ExportState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
 }
 
-/// A command on an export.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ExportCommand {
-    /// Read its state (always allowed).
-    Get,
-    /// Cancel it (only while queued).
-    Cancel,
-    /// Revoke it (only when ready).
-    Revoke,
-    /// Download its artifact (only when ready).
-    Download,
+string_enum! {
+    /// A command on an export.
+    pub enum ExportCommand as "command" {
+        /// Read its state (always allowed).
+        Get = "get",
+        /// Cancel it (only while queued).
+        Cancel = "cancel",
+        /// Revoke it (only when ready).
+        Revoke = "revoke",
+        /// Download its artifact (only when ready).
+        Download = "download",
+    }
 }
 
 impl ExportCommand {
-    /// Parses `get`, `cancel`, `revoke` or `download`.
-    pub fn parse(s: &str) -> Result<Self, ArgumentError> {
-        match s {
-            "get" => Ok(Self::Get),
-            "cancel" => Ok(Self::Cancel),
-            "revoke" => Ok(Self::Revoke),
-            "download" => Ok(Self::Download),
-            _ => Err(ArgumentError::new(
-                "command",
-                "must be get, cancel, revoke or download",
-            )),
-        }
-    }
-
-    /// The name `parse` accepts.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Get => "get",
-            Self::Cancel => "cancel",
-            Self::Revoke => "revoke",
-            Self::Download => "download",
-        }
-    }
-
     /// The machine operation that sends it.
     pub fn operation_id(self) -> &'static str {
         match self {
@@ -130,14 +134,14 @@ impl ExportCommand {
 
 /// A command that the export's state does not allow. Code `invalid_export_transition`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("cannot {command} an export that is {state}: {why}; allowed now: {}", allowed.join(", "))]
+#[error("cannot {command} an export that is {state}: {why}; allowed now: {}", allowed.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", "))]
 pub struct ExportStateError {
     /// The export's state (as sent, for unknown states).
     pub state: String,
     /// The command refused.
-    pub command: &'static str,
+    pub command: ExportCommand,
     /// The commands allowed in this state.
-    pub allowed: Vec<&'static str>,
+    pub allowed: Vec<ExportCommand>,
     /// The rule, in words.
     pub why: String,
 }
@@ -176,21 +180,35 @@ pub fn validate_export_command(
     };
     Err(ExportStateError {
         state: state.as_str().to_owned(),
-        command: command.as_str(),
-        allowed: allowed.iter().map(|c| c.as_str()).collect(),
+        command,
+        allowed: allowed.to_vec(),
         why,
     })
 }
 
+string_enum! {
+    /// The next step of a create → poll → download loop.
+    pub enum PollAction as "action" {
+        /// Read the export again after `delay_seconds`.
+        KeepPolling = "keep_polling",
+        /// Download the complete artifact now.
+        Download = "download",
+        /// Stop polling: an end state, or a bound was reached.
+        Stop = "stop",
+    }
+}
+
+record! {
 /// What to do after reading an export's state while waiting for it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PollDecision {
-    /// `keep_polling`, `download` or `stop`.
-    pub action: &'static str,
+    /// What to do.
+    pub action: PollAction,
     /// Seconds to wait before the next read (0 unless `keep_polling`).
     pub delay_seconds: f64,
     /// Why, in words.
     pub reason: String,
+}
 }
 
 /// Default bound on polls of an export in a state the spec does not show.
@@ -203,30 +221,33 @@ pub const DEFAULT_MAX_POLLS: i64 = 100;
 /// → `keep_polling` with the default backoff delay (2, 5, 15, then 30–60 s) up to `max_polls`;
 /// an unknown state → `keep_polling` up to `max_unknown_polls` reads, then `stop`;
 /// `invalid_argument` for an attempt below 1, a random value outside [0, 1) or non-positive bounds.
+/// Absent bounds are [`DEFAULT_MAX_POLLS`] and [`DEFAULT_MAX_UNKNOWN_POLLS`].
 pub fn export_poll_decision(
     state: &ExportState,
     attempt: i64,
     random: f64,
-    max_polls: i64,
-    max_unknown_polls: i64,
+    max_polls: Option<i64>,
+    max_unknown_polls: Option<i64>,
 ) -> Result<PollDecision, ArgumentError> {
+    let max_polls = max_polls.unwrap_or(DEFAULT_MAX_POLLS);
+    let max_unknown_polls = max_unknown_polls.unwrap_or(DEFAULT_MAX_UNKNOWN_POLLS);
     if max_polls < 1 || max_unknown_polls < 1 {
         return Err(ArgumentError::new("max_polls", "bounds must be 1 or more"));
     }
     let delay = BackoffPolicy::default().delay(attempt, random)?;
     let keep = |reason: String| PollDecision {
-        action: "keep_polling",
+        action: PollAction::KeepPolling,
         delay_seconds: delay,
         reason,
     };
     let stop = |reason: String| PollDecision {
-        action: "stop",
+        action: PollAction::Stop,
         delay_seconds: 0.0,
         reason,
     };
     Ok(match state {
         ExportState::Ready => PollDecision {
-            action: "download",
+            action: PollAction::Download,
             delay_seconds: 0.0,
             reason: "the export is ready: download the complete artifact".to_owned(),
         },
@@ -324,23 +345,13 @@ pub fn validate_export_list_query(query: &[(String, String)]) -> Result<String, 
     request::build_request("listPlatformExports", &params).map(|d| d.query)
 }
 
-/// How a human step-up was made.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StepUpKind {
-    /// A multi-factor challenge (TOTP).
-    Mfa,
-    /// A recovery code.
-    RecoveryCode,
-}
-
-impl StepUpKind {
-    /// Parses `mfa` or `recovery_code`.
-    pub fn parse(s: &str) -> Result<Self, ArgumentError> {
-        match s {
-            "mfa" => Ok(Self::Mfa),
-            "recovery_code" => Ok(Self::RecoveryCode),
-            _ => Err(ArgumentError::new("kind", "must be mfa or recovery_code")),
-        }
+string_enum! {
+    /// How a human step-up was made.
+    pub enum StepUpKind as "kind" {
+        /// A multi-factor challenge (TOTP).
+        Mfa = "mfa",
+        /// A recovery code.
+        RecoveryCode = "recovery_code",
     }
 }
 
@@ -366,22 +377,6 @@ pub fn step_up_satisfies(
         StepUp::Recent => recent,
         StepUp::RecentMfa | StepUp::RecentNonRecovery => recent && kind == StepUpKind::Mfa,
     })
-}
-
-impl StepUp {
-    /// Parses `none`, `recent`, `recent_mfa` or `recent_non_recovery`.
-    pub fn parse(s: &str) -> Result<Self, ArgumentError> {
-        match s {
-            "none" => Ok(Self::None),
-            "recent" => Ok(Self::Recent),
-            "recent_mfa" => Ok(Self::RecentMfa),
-            "recent_non_recovery" => Ok(Self::RecentNonRecovery),
-            _ => Err(ArgumentError::new(
-                "requirement",
-                "must be none, recent, recent_mfa or recent_non_recovery",
-            )),
-        }
-    }
 }
 
 /// [`validate_export_list_query`] from named parts (absent ones are not sent), in the order

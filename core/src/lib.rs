@@ -24,6 +24,9 @@
     )
 )]
 
+#[macro_use]
+mod macros;
+
 pub mod api_error;
 pub mod catalog;
 pub mod dedup;
@@ -40,5 +43,8 @@ pub mod webhook;
 #[doc = include_str!("../../README.md")]
 struct ReadmeExamples;
 
-pub use error::{integer_from_f64, seconds_from_f64, ArgumentError};
+pub use error::{integer_from_f64, seconds_from_f64, ArgumentError, Error, ErrorFamily};
 pub use headers::{HeaderMap, RESPONSE_HEADER_NAMES};
+
+#[cfg(feature = "uniffi")]
+uniffi::setup_scaffolding!("royaltykit");

@@ -88,9 +88,9 @@ impl fmt::Debug for RequestParams {
 #[derive(Clone, PartialEq, Eq)]
 pub struct RequestDescriptor {
     /// The operation id.
-    pub operation_id: &'static str,
+    pub operation_id: String,
     /// The HTTP method.
-    pub method: &'static str,
+    pub method: String,
     /// The path, parameters percent-encoded.
     pub path: String,
     /// The query string without `?` (empty when none).
@@ -136,6 +136,12 @@ impl RequestDescriptor {
         } else {
             format!("{}?{}", self.path, self.query)
         }
+    }
+
+    /// The full URL under `base` (for example `https://reports.example`; trailing slashes are
+    /// dropped, so `base` may end with one).
+    pub fn url(&self, base: &str) -> String {
+        format!("{}{}", base.trim_end_matches('/'), self.path_and_query())
     }
 }
 
@@ -307,8 +313,8 @@ pub fn build_request(
         headers.push(("Content-Type".to_owned(), "application/json".to_owned()));
     }
     Ok(RequestDescriptor {
-        operation_id: op.id,
-        method: op.method,
+        operation_id: op.id.clone(),
+        method: op.method.clone(),
         path,
         query,
         headers,
@@ -381,8 +387,8 @@ fn render_query(op: &Operation, params: &RequestParams) -> Result<String, Reques
         {
             return Err(invalid(name.clone(), "credentials never go into a query string; the token is sent as Authorization: Bearer"));
         }
-        match op.query.iter().find(|p| p.name == name) {
-            Some(p) => check_query(p.name, p.kind, value)?,
+        match op.query.iter().find(|p| p.name == *name) {
+            Some(p) => check_query(&p.name, p.kind, value)?,
             None if op.open_query => {
                 if name.is_empty() || value.is_empty() {
                     return Err(invalid(name.clone(), "names and values must not be empty"));
@@ -395,7 +401,7 @@ fn render_query(op: &Operation, params: &RequestParams) -> Result<String, Reques
                 ))
             }
             None => {
-                let names: Vec<&str> = op.query.iter().map(|p| p.name).collect();
+                let names: Vec<&str> = op.query.iter().map(|p| p.name.as_str()).collect();
                 return Err(unknown(
                     name.clone(),
                     format!("{} takes {}", op.id, names.join(", ")),
@@ -406,9 +412,9 @@ fn render_query(op: &Operation, params: &RequestParams) -> Result<String, Reques
     if let Some(p) = op
         .query
         .iter()
-        .find(|p| p.required && !given.iter().any(|(n, _)| n == p.name))
+        .find(|p| p.required && !given.iter().any(|(n, _)| *n == p.name))
     {
-        return Err(missing(p.name, format!("{} requires it", op.id)));
+        return Err(missing(p.name.as_str(), format!("{} requires it", op.id)));
     }
     Ok(given
         .iter()
@@ -494,7 +500,10 @@ fn check_body<'a>(
     }
     let value: serde_json::Value =
         serde_json::from_slice(body).map_err(|_| invalid("body", "must be JSON (UTF-8)"))?;
-    if matches!(op.id, "createEnterpriseWebhook" | "updateEnterpriseWebhook") {
+    if matches!(
+        op.id.as_str(),
+        "createEnterpriseWebhook" | "updateEnterpriseWebhook"
+    ) {
         match value.get("endpoint_url") {
             Some(serde_json::Value::String(url)) => check_endpoint_url(url)?,
             Some(_) => return Err(invalid("body.endpoint_url", "must be a string")),

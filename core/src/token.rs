@@ -118,8 +118,8 @@ pub fn build_token_request<S: AsRef<str>>(
         body.insert("scope".to_owned(), Value::from(joined.join(" ")));
     }
     Ok(RequestDescriptor {
-        operation_id: op.id,
-        method: op.method,
+        operation_id: op.id.clone(),
+        method: op.method.clone(),
         path: op.path.to_owned(),
         query: String::new(),
         headers: vec![
@@ -331,8 +331,8 @@ pub fn build_enterprise_token_request(
         }
     }
     Ok(RequestDescriptor {
-        operation_id: "exchangeEnterpriseToken",
-        method: "POST",
+        operation_id: "exchangeEnterpriseToken".to_owned(),
+        method: "POST".to_owned(),
         path: "/api/v1/token".to_owned(),
         query: String::new(),
         headers: vec![
@@ -413,10 +413,11 @@ pub fn parse_enterprise_token_response<H: HeaderMap + ?Sized>(
 pub fn missing_scopes<S: AsRef<str>>(
     granted: &[S],
     operation_id: &str,
-) -> Result<Vec<&'static str>, ArgumentError> {
+) -> Result<Vec<String>, ArgumentError> {
     Ok(catalog::operation(operation_id)?.missing_scopes(granted))
 }
 
+record! {
 /// `Deprecation` and `Sunset` response headers.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResponseNotices {
@@ -428,6 +429,7 @@ pub struct ResponseNotices {
     pub sunset_at: Option<i64>,
     /// The `Link` header, which may name the replacement (`rel="successor-version"`).
     pub link: Option<String>,
+}
 }
 
 /// Reads `Deprecation`, `Sunset` and `Link` from a response; the reporting API's lifecycle

@@ -36,7 +36,7 @@ fn api_error_vectors() {
         match (got, c.get("expected")) {
             (Ok(e), Some(x)) => {
                 let got = json!({
-                    "kind": e.kind.as_str(), "reason": e.reason, "message": e.message, "code": e.code,
+                    "kind": e.kind.as_str(), "reason": e.reason, "message": e.message, "body_code": e.body_code,
                     "field_errors": e.field_errors, "retry_after_seconds": e.retry_after_seconds, "declared": e.declared,
                 });
                 let mut want = x.clone();

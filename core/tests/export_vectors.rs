@@ -45,13 +45,12 @@ fn export_vectors() {
             &ExportState::parse(c["state"].as_str().unwrap()),
             c["attempt"].as_i64().unwrap(),
             c["random"].as_f64().unwrap(),
-            c.get("max_polls").map_or(100, |m| m.as_i64().unwrap()),
-            c.get("max_unknown_polls")
-                .map_or(5, |m| m.as_i64().unwrap()),
+            c.get("max_polls").map(|m| m.as_i64().unwrap()),
+            c.get("max_unknown_polls").map(|m| m.as_i64().unwrap()),
         );
         match (got, c.get("expected")) {
             (Ok(d), Some(x)) => {
-                assert_eq!(d.action, x["action"].as_str().unwrap(), "{c}");
+                assert_eq!(d.action.as_str(), x["action"].as_str().unwrap(), "{c}");
                 assert!(
                     (d.delay_seconds - x["delay_seconds"].as_f64().unwrap()).abs() < 1e-9,
                     "{c}"
@@ -78,7 +77,7 @@ fn export_vectors() {
                 if let DownloadError::Api(a) = e {
                     let x = &c["api_error"];
                     assert_eq!(
-                        json!({"kind": a.kind.as_str(), "declared": a.declared, "code": a.code}),
+                        json!({"kind": a.kind.as_str(), "declared": a.declared, "body_code": a.body_code}),
                         *x,
                         "{}",
                         c["comment"]

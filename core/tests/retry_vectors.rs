@@ -158,7 +158,7 @@ fn rate_budget_vectors() {
         let budget = match c.get("preset") {
             Some(p) => RateBudget::preset(p.as_str().unwrap()),
             None => {
-                let w: Vec<(String, i64, i64)> = c["windows"]
+                let w: Vec<(String, i64, Option<i64>)> = c["windows"]
                     .as_array()
                     .unwrap()
                     .iter()
@@ -166,7 +166,7 @@ fn rate_budget_vectors() {
                         (
                             w[0].as_str().unwrap().into(),
                             w[1].as_i64().unwrap(),
-                            w[2].as_i64().unwrap(),
+                            w[2].as_i64(),
                         )
                     })
                     .collect();

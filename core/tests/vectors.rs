@@ -99,7 +99,7 @@ fn webhook_vectors() {
                     v.event.resource_url == ev["resource_url"].as_str().unwrap(),
                     v.event.occurred_at == ev["occurred_at"].as_i64().unwrap(),
                     v.event.replay_of.as_deref() == ev["replay_of"].as_str(),
-                    v.event.is_test() == ev["is_test"].as_bool().unwrap(),
+                    v.event.is_test == ev["is_test"].as_bool().unwrap(),
                 ];
                 if checks.iter().any(|ok| !ok) {
                     failures.push(format!("tcId {id}: result differs: {v:?} vs {e}"));

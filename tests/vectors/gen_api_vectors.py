@@ -43,7 +43,7 @@ def err(comment, api, status, body, *, headers=(), operation=None, message=None,
             "input": {"api": api, "status": status, "headers": [list(h) for h in headers], "body": body_field(b),
                       "operation_id": operation, "now": NOW},
             "expected": {"kind": KIND[status], "reason": reason, "message": message if message is not None else STATUS_TEXT[status],
-                         "code": code, "field_errors": fields or {}, "retry_after_seconds": retry_after, "declared": declared}}
+                         "body_code": code, "field_errors": fields or {}, "retry_after_seconds": retry_after, "declared": declared}}
     if raw_prefix is not None:
         case["expected"]["raw_body_prefix"] = raw_prefix
     errors.append(case)

@@ -53,11 +53,11 @@ download = [
     {"comment": "206 without Content-Range is still partial", "status": 206, "headers": [], "error": "partial_content_unsupported"},
     {"comment": "200 with Content-Range is partial", "status": 200, "headers": [["content-range", "bytes 0-9/10"]], "error": "partial_content_unsupported"},
     {"comment": "409: not ready (declared)", "status": 409, "headers": [], "body": '{"message":"Export is not ready","code":"export_not_ready"}',
-     "error": "api_error", "api_error": {"kind": "conflict", "declared": True, "code": "export_not_ready"}},
+     "error": "api_error", "api_error": {"kind": "conflict", "declared": True, "body_code": "export_not_ready"}},
     {"comment": "422 (declared)", "status": 422, "headers": [], "body": '{"message":"Recent MFA required"}', "error": "api_error",
-     "api_error": {"kind": "validation", "declared": True, "code": None}},
-    {"comment": "404 (declared)", "status": 404, "headers": [], "body": "", "error": "api_error", "api_error": {"kind": "not_found", "declared": True, "code": None}},
-    {"comment": "416 is not declared", "status": 416, "headers": [], "body": "", "error": "api_error", "api_error": {"kind": "other", "declared": False, "code": None}},
+     "api_error": {"kind": "validation", "declared": True, "body_code": None}},
+    {"comment": "404 (declared)", "status": 404, "headers": [], "body": "", "error": "api_error", "api_error": {"kind": "not_found", "declared": True, "body_code": None}},
+    {"comment": "416 is not declared", "status": 416, "headers": [], "body": "", "error": "api_error", "api_error": {"kind": "other", "declared": False, "body_code": None}},
 ]
 
 lists = [

@@ -22,6 +22,7 @@ __all__ = [
     "validate_export_list_query",
     "EnterpriseToken",
     "Operation",
+    "QueryParam",
     "RequestDescriptor",
     "ResponseNotices",
     "Token",
@@ -244,6 +245,16 @@ class RateBudget:
 # ---- catalog, requests, error bodies, tokens ----------------------------------------------------
 
 @final
+@final
+class QueryParam:
+    @property
+    def name(self) -> str: ...
+    @property
+    def kind(self) -> Literal["uuid", "limit", "key", "cursor", "text", "positive", "date", "sort"]: ...
+    @property
+    def required(self) -> bool: ...
+
+@final
 class Operation:
     @property
     def id(self) -> str: ...
@@ -276,7 +287,7 @@ class Operation:
     @property
     def errors(self) -> list[int] | None: ...
     @property
-    def query(self) -> list[tuple[str, str, bool]]: ...
+    def query(self) -> list[QueryParam]: ...
     @property
     def open_query(self) -> bool: ...
     @property

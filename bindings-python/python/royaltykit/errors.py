@@ -74,16 +74,13 @@ class ApiError(RoyaltyKitError):
 
     ``kind`` (bad_request, unauthenticated, forbidden, not_found, conflict, validation,
     rate_limited, unavailable, timeout, server_error, other) is the stable field to branch on;
-    ``code`` is the body's own code, or None. Also ``status``, ``api``, ``reason``,
-    ``field_errors``, ``retry_after_seconds``, ``declared``, ``operation_id``, ``raw_body``.
+    ``code`` is ``api_error`` as in every language; ``body_code`` is the body's own code, or
+    None. Also ``status``, ``api``, ``reason``, ``field_errors``, ``retry_after_seconds``,
+    ``declared``, ``operation_id``, ``raw_body``.
     """
 
-    code: str | None  # type: ignore[assignment]
     api: str
-
-    def __init__(self, code: str | None, message: str, **details: Any) -> None:
-        super().__init__("", message, **details)
-        self.code = code
+    body_code: str | None
     status: int
     kind: str
     reason: str | None

@@ -3,38 +3,15 @@
 
 use crate::ArgumentError;
 
-/// How a step delay is randomised with the caller's random value `r` in `[0, 1)`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Jitter {
-    /// The step delay as is.
-    None,
-    /// `r × delay` ("full jitter").
-    Full,
-    /// `delay / 2 + r × delay / 2` ("equal jitter").
-    Equal,
-}
-
-impl Jitter {
-    /// Parses `none`, `full` or `equal`.
-    pub fn parse(s: &str) -> Result<Self, ArgumentError> {
-        match s {
-            "none" => Ok(Self::None),
-            "full" => Ok(Self::Full),
-            "equal" => Ok(Self::Equal),
-            _ => Err(ArgumentError::new(
-                "jitter",
-                format!("must be none, full or equal, got {:?}", truncate(s)),
-            )),
-        }
-    }
-
-    /// The name `parse` accepts.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::None => "none",
-            Self::Full => "full",
-            Self::Equal => "equal",
-        }
+string_enum! {
+    /// How a step delay is randomised with the caller's random value `r` in `[0, 1)`.
+    pub enum Jitter as "jitter" {
+        /// The step delay as is.
+        None = "none",
+        /// `r × delay` ("full jitter").
+        Full = "full",
+        /// `delay / 2 + r × delay / 2` ("equal jitter").
+        Equal = "equal",
     }
 }
 

@@ -9,72 +9,36 @@
 //! idempotency conflict; 503 dependency unavailable on token exchange, analytics and exports)
 //! and `idem` operations.
 
-use super::backoff::{check_random, truncate, BackoffPolicy};
+use super::backoff::{check_random, BackoffPolicy};
 use super::retry_after::{retry_after_from_headers, RetryAfter, DEFAULT_RETRY_AFTER_CAP_SECONDS};
 use crate::{ArgumentError, HeaderMap};
 
-/// How safe an operation is to repeat. The operation catalog assigns one to every operation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum RetryClass {
-    /// A read (GET): always safe to repeat.
-    Read,
-    /// A token exchange: safe to repeat (enterprise "Retry safety").
-    TokenExchange,
-    /// A write sent with an idempotency key (reporting `idem` operations, enterprise webhook
-    /// create/update/delete): safe to repeat with the same key.
-    IdempotentWrite,
-    /// An update that is safe to apply again (e.g. a full replacement).
-    SafeUpdate,
-    /// A create without an idempotency key: never repeated blindly.
-    UnsafeCreate,
-    /// A release submit.
-    Submit,
-    /// A checkout creation.
-    Checkout,
-    /// An add-on purchase, install, activate, deactivate or uninstall.
-    AddonAction,
-    /// A file or chunk upload.
-    Upload,
+string_enum! {
+    /// How safe an operation is to repeat. The operation catalog assigns one to every operation.
+    pub enum RetryClass as "retry_class" {
+        /// A read (GET): always safe to repeat.
+        Read = "read",
+        /// A token exchange: safe to repeat (enterprise "Retry safety").
+        TokenExchange = "token_exchange",
+        /// A write sent with an idempotency key (reporting `idem` operations, enterprise webhook
+        /// create/update/delete): safe to repeat with the same key.
+        IdempotentWrite = "idempotent_write",
+        /// An update that is safe to apply again (e.g. a full replacement).
+        SafeUpdate = "safe_update",
+        /// A create without an idempotency key: never repeated blindly.
+        UnsafeCreate = "unsafe_create",
+        /// A release submit.
+        Submit = "submit",
+        /// A checkout creation.
+        Checkout = "checkout",
+        /// An add-on purchase, install, activate, deactivate or uninstall.
+        AddonAction = "addon_action",
+        /// A file or chunk upload.
+        Upload = "upload",
+    }
 }
 
-const CLASSES: [(RetryClass, &str); 9] = [
-    (RetryClass::Read, "read"),
-    (RetryClass::TokenExchange, "token_exchange"),
-    (RetryClass::IdempotentWrite, "idempotent_write"),
-    (RetryClass::SafeUpdate, "safe_update"),
-    (RetryClass::UnsafeCreate, "unsafe_create"),
-    (RetryClass::Submit, "submit"),
-    (RetryClass::Checkout, "checkout"),
-    (RetryClass::AddonAction, "addon_action"),
-    (RetryClass::Upload, "upload"),
-];
-
 impl RetryClass {
-    /// Parses the snake_case name (`read`, `token_exchange`, …).
-    pub fn parse(s: &str) -> Result<Self, ArgumentError> {
-        CLASSES
-            .iter()
-            .find(|(_, n)| *n == s)
-            .map(|(c, _)| *c)
-            .ok_or_else(|| {
-                ArgumentError::new(
-                    "retry_class",
-                    format!(
-                        "unknown retry class {:?}; expected one of read, token_exchange, idempotent_write, safe_update, unsafe_create, submit, checkout, addon_action, upload",
-                        truncate(s)
-                    ),
-                )
-            })
-    }
-
-    /// The snake_case name.
-    pub fn as_str(self) -> &'static str {
-        CLASSES
-            .iter()
-            .find(|(c, _)| *c == self)
-            .map_or("", |(_, n)| n)
-    }
-
     /// What to check before repeating, for classes that must not be repeated blindly.
     fn reconcile(self) -> Option<Reconcile> {
         match self {
@@ -87,41 +51,15 @@ impl RetryClass {
     }
 }
 
-/// A failure below HTTP.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TransportFailure {
-    /// No response in time: the request may have been received and applied.
-    Timeout,
-    /// The connection could not be established: nothing was sent.
-    ConnectFailed,
-    /// The connection broke after the request was sent: it may have been applied.
-    ConnectionLost,
-}
-
-impl TransportFailure {
-    /// Parses `timeout`, `connect_failed` or `connection_lost`.
-    pub fn parse(s: &str) -> Result<Self, ArgumentError> {
-        match s {
-            "timeout" => Ok(Self::Timeout),
-            "connect_failed" => Ok(Self::ConnectFailed),
-            "connection_lost" => Ok(Self::ConnectionLost),
-            _ => Err(ArgumentError::new(
-                "transport",
-                format!(
-                    "unknown transport failure {:?}; expected timeout, connect_failed or connection_lost",
-                    truncate(s)
-                ),
-            )),
-        }
-    }
-
-    /// The snake_case name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Timeout => "timeout",
-            Self::ConnectFailed => "connect_failed",
-            Self::ConnectionLost => "connection_lost",
-        }
+string_enum! {
+    /// A failure below HTTP.
+    pub enum TransportFailure as "transport" {
+        /// No response in time: the request may have been received and applied.
+        Timeout = "timeout",
+        /// The connection could not be established: nothing was sent.
+        ConnectFailed = "connect_failed",
+        /// The connection broke after the request was sent: it may have been applied.
+        ConnectionLost = "connection_lost",
     }
 }
 
@@ -253,55 +191,35 @@ impl RetryLimits {
     }
 }
 
-/// What to do next.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RetryAction {
-    /// Send the same request again after `delay_seconds` (same idempotency key, same file).
-    Retry,
-    /// Do not send it again.
-    Stop,
-    /// The request may have been applied: check its effect first (see [`Reconcile`]).
-    Reconcile,
-    /// Obtain a new token, then send the request again at once.
-    RefreshToken,
-}
-
-impl RetryAction {
-    /// `retry`, `stop`, `reconcile` or `refresh_token`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Retry => "retry",
-            Self::Stop => "stop",
-            Self::Reconcile => "reconcile",
-            Self::RefreshToken => "refresh_token",
-        }
+string_enum! {
+    /// What to do next.
+    pub enum RetryAction as "action" {
+        /// Send the same request again after `delay_seconds` (same idempotency key, same file).
+        Retry = "retry",
+        /// Do not send it again.
+        Stop = "stop",
+        /// The request may have been applied: check its effect first (see [`Reconcile`]).
+        Reconcile = "reconcile",
+        /// Obtain a new token, then send the request again at once.
+        RefreshToken = "refresh_token",
     }
 }
 
-/// What to check before repeating an operation that must not be repeated blindly.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Reconcile {
-    /// Look up or search by the data already sent before creating again.
-    LookupBySentData,
-    /// Fetch the release and its review state before submitting again.
-    FetchReleaseReviewState,
-    /// Check whether a checkout id was returned or the order state changed.
-    CheckCheckoutState,
-    /// Read the add-on's status before repeating.
-    ReadAddonStatus,
+string_enum! {
+    /// What to check before repeating an operation that must not be repeated blindly.
+    pub enum Reconcile as "reconcile" {
+        /// Look up or search by the data already sent before creating again.
+        LookupBySentData = "lookup_by_sent_data",
+        /// Fetch the release and its review state before submitting again.
+        FetchReleaseReviewState = "fetch_release_review_state",
+        /// Check whether a checkout id was returned or the order state changed.
+        CheckCheckoutState = "check_checkout_state",
+        /// Read the add-on's status before repeating.
+        ReadAddonStatus = "read_addon_status",
+    }
 }
 
 impl Reconcile {
-    /// The snake_case name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::LookupBySentData => "lookup_by_sent_data",
-            Self::FetchReleaseReviewState => "fetch_release_review_state",
-            Self::CheckCheckoutState => "check_checkout_state",
-            Self::ReadAddonStatus => "read_addon_status",
-        }
-    }
-
     fn explain(self) -> &'static str {
         match self {
             Self::LookupBySentData => "look up or search by the data already sent before creating again",
@@ -312,6 +230,7 @@ impl Reconcile {
     }
 }
 
+record! {
 /// A retry decision.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RetryDecision {
@@ -320,11 +239,12 @@ pub struct RetryDecision {
     /// Seconds to wait before retrying (0 unless the action is `retry`).
     pub delay_seconds: f64,
     /// A stable identifier of the rule that decided (e.g. `server_error_retry`).
-    pub rule: &'static str,
+    pub rule: String,
     /// A sentence naming the rule and its source, for logs and people.
     pub reason: String,
     /// What to check first, when the action is `reconcile`.
     pub reconcile: Option<Reconcile>,
+}
 }
 
 /// Classes whose request may be repeated after it may have been applied.
@@ -363,19 +283,19 @@ pub fn decide_retry(
     check_random(state.random)?;
     let backoff = policy.delay(state.attempt, state.random)?;
     let c = class.as_str();
-    let stop = |rule, reason: String| RetryDecision {
+    let stop = |rule: &str, reason: String| RetryDecision {
         action: RetryAction::Stop,
         delay_seconds: 0.0,
-        rule,
+        rule: rule.to_owned(),
         reason,
         reconcile: None,
     };
-    let reconcile = |rule, what: String| {
+    let reconcile = |rule: &str, what: String| {
         let r = class.reconcile();
         RetryDecision {
             action: RetryAction::Reconcile,
             delay_seconds: 0.0,
-            rule,
+            rule: rule.to_owned(),
             reason: format!(
                 "{what}: the request may have been applied and a {c} operation must not be repeated blindly; {} (enterprise API, client behaviour by status and retry safety)",
                 r.map_or("", Reconcile::explain)
@@ -383,10 +303,10 @@ pub fn decide_retry(
             reconcile: r,
         }
     };
-    let retry = |rule, delay: f64, reason: String| RetryDecision {
+    let retry = |rule: &str, delay: f64, reason: String| RetryDecision {
         action: RetryAction::Retry,
         delay_seconds: delay,
-        rule,
+        rule: rule.to_owned(),
         reason,
         reconcile: None,
     };
@@ -420,7 +340,7 @@ pub fn decide_retry(
             401 if !state.token_refreshed => RetryDecision {
                 action: RetryAction::RefreshToken,
                 delay_seconds: 0.0,
-                rule: "unauthorized_refresh",
+                rule: "unauthorized_refresh".to_owned(),
                 reason: "401: the token is missing, expired or revoked; obtain a new one and send the request again once".to_owned(),
                 reconcile: None,
             },

@@ -22,7 +22,9 @@ pub use decision::{
     decide_retry, Outcome, Reconcile, RetryAction, RetryClass, RetryDecision, RetryLimits,
     RetryState, TransportFailure, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_ELAPSED_SECONDS,
 };
-pub use rate::{RateBudget, RateDecision, MAX_LIMIT, MAX_WINDOWS};
+pub use rate::{
+    RateBudget, RateDecision, WindowUsage, DEFAULT_WINDOW_SECONDS, MAX_LIMIT, MAX_WINDOWS,
+};
 pub use retry_after::{
     parse_retry_after, parse_retry_after_capped, retry_after_from_headers, RetryAfter,
     RetryAfterForm, DEFAULT_RETRY_AFTER_CAP_SECONDS,

@@ -13,6 +13,7 @@ struct Window {
     log: VecDeque<i64>,
 }
 
+record! {
 /// The answer of [`RateBudget::try_acquire`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RateDecision {
@@ -23,6 +24,23 @@ pub struct RateDecision {
     /// When refused: the first exhausted limit, in the order the budget lists them.
     pub limit: Option<String>,
 }
+}
+
+record! {
+/// One window's use at a moment, from [`RateBudget::usage`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WindowUsage {
+    /// The window's name.
+    pub name: String,
+    /// Requests counted in it now.
+    pub count: u32,
+    /// Its limit.
+    pub limit: u32,
+}
+}
+
+/// Default length of a window: the enterprise API's limits are per rolling minute.
+pub const DEFAULT_WINDOW_SECONDS: i64 = 60;
 
 /// Rolling-window request budgets for one client process. Memory is bounded by the sum of the
 /// limits; each call is O(1) amortised.
@@ -61,9 +79,10 @@ const PRESETS: &[(&str, &[(&str, i64)])] = &[
 ];
 
 impl RateBudget {
-    /// A budget of windows `(name, limit, window_seconds)`. Promises `invalid_argument` for no
-    /// windows, more than 16, a limit outside 1 to 1,000,000, or a window outside 1 s to 1 day.
-    pub fn new<S: AsRef<str>>(windows: &[(S, i64, i64)]) -> Result<Self, ArgumentError> {
+    /// A budget of windows `(name, limit, window_seconds)`; an absent window length is
+    /// [`DEFAULT_WINDOW_SECONDS`]. Promises `invalid_argument` for no windows, more than 16, a
+    /// limit outside 1 to 1,000,000, or a window outside 1 s to 1 day.
+    pub fn new<S: AsRef<str>>(windows: &[(S, i64, Option<i64>)]) -> Result<Self, ArgumentError> {
         if windows.is_empty() || windows.len() > MAX_WINDOWS {
             return Err(ArgumentError::new(
                 "windows",
@@ -73,6 +92,7 @@ impl RateBudget {
         let windows = windows
             .iter()
             .map(|(name, limit, seconds)| {
+                let seconds = &seconds.unwrap_or(DEFAULT_WINDOW_SECONDS);
                 let limit = usize::try_from(*limit)
                     .ok()
                     .filter(|l| (1..=MAX_LIMIT as usize).contains(l))
@@ -114,7 +134,8 @@ impl RateBudget {
                 ),
             )
         })?;
-        let windows: Vec<(&str, i64, i64)> = windows.iter().map(|(n, l)| (*n, *l, 60)).collect();
+        let windows: Vec<(&str, i64, Option<i64>)> =
+            windows.iter().map(|(n, l)| (*n, *l, None)).collect();
         Self::new(&windows)
     }
 
@@ -154,8 +175,8 @@ impl RateBudget {
         }
     }
 
-    /// Requests counted in each window at `now`, as `(name, count, limit)`.
-    pub fn usage(&self, now: i64) -> Vec<(String, usize, usize)> {
+    /// Requests counted in each window at `now`.
+    pub fn usage(&self, now: i64) -> Vec<WindowUsage> {
         self.windows
             .iter()
             .map(|w| {
@@ -164,7 +185,11 @@ impl RateBudget {
                     .iter()
                     .filter(|t| **t > now.saturating_sub(w.seconds))
                     .count();
-                (w.name.clone(), live, w.limit)
+                WindowUsage {
+                    name: w.name.clone(),
+                    count: u32::try_from(live).unwrap_or(u32::MAX),
+                    limit: u32::try_from(w.limit).unwrap_or(u32::MAX),
+                }
             })
             .collect()
     }

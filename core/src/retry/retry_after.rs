@@ -9,25 +9,17 @@ pub const DEFAULT_RETRY_AFTER_CAP_SECONDS: u64 = 3_600;
 /// Longest value considered; anything longer is garbage.
 const MAX_LEN: usize = 64;
 
-/// Which form the value had.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RetryAfterForm {
-    /// A number of seconds.
-    DeltaSeconds,
-    /// An HTTP-date.
-    HttpDate,
-}
-
-impl RetryAfterForm {
-    /// `delta_seconds` or `http_date`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::DeltaSeconds => "delta_seconds",
-            Self::HttpDate => "http_date",
-        }
+string_enum! {
+    /// Which form the value had.
+    pub enum RetryAfterForm as "form" {
+        /// A number of seconds.
+        DeltaSeconds = "delta_seconds",
+        /// An HTTP-date.
+        HttpDate = "http_date",
     }
 }
 
+record! {
 /// A parsed `Retry-After`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryAfter {
@@ -37,6 +29,7 @@ pub struct RetryAfter {
     pub capped: bool,
     /// The form of the value.
     pub form: RetryAfterForm,
+}
 }
 
 /// Parses a `Retry-After` value with the default one-hour cap. Promises: garbage (empty,

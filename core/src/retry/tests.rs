@@ -128,9 +128,9 @@ fn default_backoff_stays_in_its_bands() {
 
 #[test]
 fn rate_budget_memory_is_bounded_by_its_limits() {
-    let mut b = RateBudget::new(&[("a", 3, 60)]).unwrap();
+    let mut b = RateBudget::new(&[("a", 3, Some(60))]).unwrap();
     for t in 0..1000 {
         let _ = b.try_acquire(t / 100);
-        assert!(b.usage(t / 100).iter().all(|(_, n, l)| n <= l));
+        assert!(b.usage(t / 100).iter().all(|u| u.count <= u.limit));
     }
 }

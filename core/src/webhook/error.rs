@@ -145,19 +145,4 @@ impl WebhookError {
     }
 }
 
-/// Quotes an untrusted header value for an error message: at most 40 characters, control
-/// characters escaped, so a hostile value cannot forge log lines.
-pub(crate) fn quote(value: &str) -> String {
-    const MAX: usize = 40;
-    let mut out = String::with_capacity(MAX + 8);
-    out.push('"');
-    for (i, c) in value.chars().enumerate() {
-        if i == MAX {
-            out.push('…');
-            break;
-        }
-        out.extend(c.escape_debug());
-    }
-    out.push('"');
-    out
-}
+pub(crate) use crate::error::quote;

@@ -86,11 +86,40 @@ impl fmt::Display for EventName {
     }
 }
 
+/// Crosses to every host as the wire name (a string): unknown names are kept.
+impl serde::Serialize for EventName {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+#[cfg(feature = "uniffi")]
+uniffi::custom_type!(EventName, String, {
+    lower: |name| name.as_str().to_owned(),
+    try_lift: |text| Ok(EventName::parse(&text)),
+});
+
+#[cfg(feature = "python")]
+impl<'py> pyo3::IntoPyObject<'py> for &EventName {
+    type Target = pyo3::types::PyString;
+    type Output = pyo3::Bound<'py, pyo3::types::PyString>;
+    type Error = std::convert::Infallible;
+    fn into_pyobject(self, py: pyo3::Python<'py>) -> Result<Self::Output, Self::Error> {
+        Ok(pyo3::types::PyString::new(py, self.as_str()))
+    }
+}
+
+record! {
 /// A parsed webhook event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WebhookEvent {
-    /// The event name (`event`).
+    /// The event name (`event`), as sent.
+    #[cfg_attr(feature = "wasm", tsify(type = "string"))]
     pub name: EventName,
+    /// Whether the spec lists this name.
+    pub is_known: bool,
+    /// True for `enterprise.webhook.test`: acknowledge it, do not act on it.
+    pub is_test: bool,
     /// `resource.type`, e.g. `ddex_message`; kept as sent.
     pub resource_type: String,
     /// `resource.reference`, the resource's public reference (a UUID), kept as sent.
@@ -104,13 +133,9 @@ pub struct WebhookEvent {
     /// `replay_of`: the original delivery reference, present only on replays.
     pub replay_of: Option<String>,
 }
+}
 
 impl WebhookEvent {
-    /// True for `enterprise.webhook.test`: acknowledge it, do not act on it.
-    pub fn is_test(&self) -> bool {
-        self.name == EventName::EnterpriseWebhookTest
-    }
-
     /// Parses a payload. Promises: unknown members and unknown event names are accepted;
     /// a missing or mistyped required member, a non-UTF-8 or non-JSON body, or an
     /// `occurred_at` that is not RFC 3339 gives `invalid_payload` naming the member.
@@ -143,8 +168,11 @@ impl WebhookEvent {
             ))
         })?
         .unix_timestamp();
+        let name = EventName::parse(&require(raw.event, "event")?);
         Ok(Self {
-            name: EventName::parse(&require(raw.event, "event")?),
+            is_known: name.is_known(),
+            is_test: name == EventName::EnterpriseWebhookTest,
+            name,
             resource_type: require(resource.kind, "resource.type")?,
             resource_reference: require(resource.reference, "resource.reference")?,
             resource_url: require(resource.url, "resource.url")?,

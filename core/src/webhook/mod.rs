@@ -117,6 +117,7 @@ impl VerifyOptions {
     }
 }
 
+record! {
 /// A delivery that passed verification.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VerifiedWebhook {
@@ -126,12 +127,13 @@ pub struct VerifiedWebhook {
     pub timestamp: i64,
     /// Index, in the secrets given, of the secret that matched (0 = the first). When every
     /// delivery matches the current secret, a rotation is complete.
-    pub secret_index: usize,
+    pub secret_index: u32,
     /// A key derived from the signed content (timestamp and body), see [`dedup::content_key`].
     /// Unlike the delivery id it cannot be changed by someone replaying a captured delivery.
     pub content_key: String,
     /// The parsed event.
     pub event: WebhookEvent,
+}
 }
 
 /// The HMAC-SHA256 primitive verification uses, so that a host with a faster one (Node's
@@ -396,20 +398,25 @@ fn verify_collected<M: SignatureMac + ?Sized>(
     Ok(VerifiedWebhook {
         delivery_id: c.delivery_id.to_owned(),
         timestamp,
-        secret_index,
+        secret_index: u32::try_from(secret_index).unwrap_or(u32::MAX),
         content_key: dedup::content_key_from_mac(&first_mac),
         event,
     })
 }
 
-/// The three headers of a signed delivery.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The three headers of a signed delivery. Serialized (for JS) as a header object keyed by the
+/// canonical header names, ready to pass to `fetch`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
 pub struct SignedHeaders {
     /// Value of `Service-Webhook-Id`.
+    #[serde(rename = "Service-Webhook-Id")]
     pub id: String,
     /// Value of `Service-Webhook-Timestamp`.
+    #[serde(rename = "Service-Webhook-Timestamp")]
     pub timestamp: String,
     /// Value of `Service-Webhook-Signature`: one `v1=<hex>` per secret, comma-separated.
+    #[serde(rename = "Service-Webhook-Signature")]
     pub signature: String,
 }
 

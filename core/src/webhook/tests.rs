@@ -11,7 +11,7 @@ fn sign_then_verify_round_trips_with_one_and_two_secrets() {
     for secrets in [&["new"][..], &["old"], &["other", "old"]] {
         let v = verify(&h.pairs(), BODY, secrets, 1_000, VerifyOptions::default()).unwrap();
         assert_eq!(v.delivery_id, "dlv-1");
-        assert_eq!(v.secret_index, secrets.len() - 1);
+        assert_eq!(v.secret_index as usize, secrets.len() - 1);
     }
 }
 

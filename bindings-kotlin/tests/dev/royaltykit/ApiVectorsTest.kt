@@ -32,9 +32,9 @@ class ApiVectorsTest {
                 val e = parseApiError(i["api"].asString, i["status"].asLong, headerMap(i["headers"]), bytes(i["body"])!!, i.opt("operation_id")?.asString, i["now"].asLong)
                 val x = c.opt("expected")?.asJsonObject ?: run { failures += "${c["comment"]}: accepted"; continue }
                 val fields = x["field_errors"].asJsonObject.entrySet().associate { (k, v) -> k to strings(v) }
-                val want = listOf(x["kind"].asString, x.opt("reason")?.asString, x["message"].asString, x.opt("code")?.asString, fields,
+                val want = listOf(x["kind"].asString, x.opt("reason")?.asString, x["message"].asString, x.opt("body_code")?.asString, fields,
                     x.opt("retry_after_seconds")?.asLong?.toULong(), x.opt("declared")?.asBoolean)
-                val got = listOf(e.kind, e.reason, e.message, e.code, e.fieldErrors, e.retryAfterSeconds, e.declared)
+                val got = listOf(e.kind, e.reason, e.message, e.bodyCode, e.fieldErrors, e.retryAfterSeconds, e.declared)
                 if (want != got) failures += "tcId ${c["tcId"]} ${c["comment"]}: $got != $want"
                 x.opt("raw_body_prefix")?.let { if (!e.rawBody.startsWith(it.asString)) failures += "${c["comment"]}: raw body" }
             } catch (e: RoyaltyKitException) {

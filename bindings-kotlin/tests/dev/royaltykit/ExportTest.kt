@@ -52,7 +52,7 @@ class ExportTest {
                 assertEquals(c["comment"].asString, c.opt("error")?.asString, e.code)
                 if (e is RoyaltyKitException.Api) {
                     val x = c["api_error"].asJsonObject
-                    assertEquals(listOf(x["kind"].asString, x["declared"].asBoolean, x.opt("code")?.asString), listOf(e.error.kind, e.error.declared, e.error.code))
+                    assertEquals(listOf(x["kind"].asString, x["declared"].asBoolean, x.opt("body_code")?.asString), listOf(e.error.kind, e.error.declared, e.error.bodyCode))
                 }
             }
         }
