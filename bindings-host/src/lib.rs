@@ -21,17 +21,15 @@ pub fn random_uuid() -> String {
 }
 
 /// 16 bytes from the OS RNG, for `DedupWindow` hash seeds.
-pub fn random_seed() -> Result<[u8; 16], String> {
+pub fn random_seed() -> Result<[u8; 16], royaltykit::Error> {
     let mut seed = [0u8; 16];
-    getrandom::fill(&mut seed)
-        .map_err(|e| format!("the OS random number generator is unavailable: {e}"))?;
+    getrandom::fill(&mut seed).map_err(royaltykit::Error::rng_unavailable)?;
     Ok(seed)
 }
 
 /// A uniform random number in `[0, 1)` from the OS RNG (53 random bits), for backoff jitter.
-pub fn random_unit() -> Result<f64, String> {
+pub fn random_unit() -> Result<f64, royaltykit::Error> {
     let mut b = [0u8; 8];
-    getrandom::fill(&mut b)
-        .map_err(|e| format!("the OS random number generator is unavailable: {e}"))?;
+    getrandom::fill(&mut b).map_err(royaltykit::Error::rng_unavailable)?;
     Ok((u64::from_le_bytes(b) >> 11) as f64 / (1u64 << 53) as f64)
 }

@@ -1,74 +1,16 @@
 //! Catalog, requests, error bodies and tokens for Python: conversions only.
 
-use crate::{
-    argument_error, body_arg, error_class, headers_for, now_arg, str_arg, type_name, Body,
-};
+use crate::{argument_error, body_arg, headers_for, now_arg, str_arg, type_name, Body};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
-use royaltykit::api_error::{parse_api_error as parse, ApiError};
+use royaltykit::api_error::parse_api_error as parse;
 use royaltykit::catalog::{self, Api};
-use royaltykit::request::{self, RequestDescriptor as CoreDescriptor, RequestError, RequestParams};
+use royaltykit::request::{self, RequestDescriptor as CoreDescriptor, RequestParams};
 use royaltykit::{token, ArgumentError, RESPONSE_HEADER_NAMES};
 
 fn arg<T>(py: Python<'_>, r: Result<T, ArgumentError>) -> PyResult<T> {
     r.map_err(|e| argument_error(py, &e))
-}
-
-fn raise(
-    py: Python<'_>,
-    class: &str,
-    code: Option<&str>,
-    message: String,
-    details: Bound<'_, PyDict>,
-) -> PyErr {
-    let build = || -> PyResult<PyErr> {
-        let exc = error_class(py, class)?.call((code, message), Some(&details))?;
-        Ok(PyErr::from_value(exc))
-    };
-    build().unwrap_or_else(|e| e)
-}
-
-pub(crate) fn request_error(py: Python<'_>, e: &RequestError) -> PyErr {
-    let d = PyDict::new(py);
-    if let Err(err) = d.set_item("parameter", &e.parameter) {
-        return err;
-    }
-    raise(py, "RequestBuildError", Some(e.code), e.to_string(), d)
-}
-
-pub(crate) fn api_error_exception<'py>(
-    py: Python<'py>,
-    e: &ApiError,
-) -> PyResult<Bound<'py, PyAny>> {
-    let d = PyDict::new(py);
-    d.set_item("api", e.api.as_str())?;
-    d.set_item("status", e.status)?;
-    d.set_item("kind", e.kind.as_str())?;
-    d.set_item("reason", &e.reason)?;
-    d.set_item("field_errors", &e.field_errors)?;
-    d.set_item("retry_after_seconds", e.retry_after_seconds)?;
-    d.set_item("declared", e.declared)?;
-    d.set_item("operation_id", &e.operation_id)?;
-    d.set_item("raw_body", &e.raw_body)?;
-    d.set_item("body_code", &e.body_code)?;
-    error_class(py, "ApiError")?.call(("api_error", e.message.as_str()), Some(&d))
-}
-
-fn token_error(py: Python<'_>, e: &token::TokenError) -> PyErr {
-    match e {
-        token::TokenError::Api(a) => match api_error_exception(py, a) {
-            Ok(exc) => PyErr::from_value(exc),
-            Err(err) => err,
-        },
-        other => raise(
-            py,
-            "TokenResponseError",
-            Some(other.code()),
-            other.to_string(),
-            PyDict::new(py),
-        ),
-    }
 }
 
 /// Every operation of both APIs.
@@ -233,7 +175,7 @@ pub fn build_request(
         };
         request::build_request(&str_arg(operation_id, "operation_id")?, &params)
             .map(RequestDescriptor)
-            .map_err(|e| request_error(py, &e))
+            .map_err(|e| crate::error(py, e))
     })
 }
 
@@ -272,7 +214,7 @@ pub fn parse_api_error<'py>(
         let b = body_bytes(body)?;
         let now = now_arg(py, now, "now")?;
         let e = arg(py, parse(api, status, &h, &b, operation_id, now))?;
-        api_error_exception(py, &e)
+        crate::error_object(py, e)
     })
 }
 
@@ -383,7 +325,7 @@ pub fn build_token_request(
             &scopes,
         )
         .map(RequestDescriptor)
-        .map_err(|e| request_error(py, &e))
+        .map_err(|e| crate::error(py, e))
     })
 }
 
@@ -408,7 +350,7 @@ pub fn parse_token_response(
             token::parse_token_response(status, &h, &b, &requested, now),
         )?
         .map(Token)
-        .map_err(|e| token_error(py, &e))
+        .map_err(|e| crate::error(py, e))
     })
 }
 
@@ -425,7 +367,7 @@ pub fn build_enterprise_token_request(
             &str_arg(api_secret, "api_secret")?,
         )
         .map(RequestDescriptor)
-        .map_err(|e| request_error(py, &e))
+        .map_err(|e| crate::error(py, e))
     })
 }
 
@@ -448,7 +390,7 @@ pub fn parse_enterprise_token_response(
             token::parse_enterprise_token_response(status, &h, &b, now),
         )?
         .map(EnterpriseToken)
-        .map_err(|e| token_error(py, &e))
+        .map_err(|e| crate::error(py, e))
     })
 }
 

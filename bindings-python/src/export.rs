@@ -1,29 +1,13 @@
 //! Export lifecycle for Python: conversions only.
 
-use crate::{argument_error, body_arg, error_class, now_arg, str_arg, Body};
+use crate::{argument_error, body_arg, now_arg, str_arg, Body};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
 use royaltykit::catalog::StepUp;
-use royaltykit::export::{self, DownloadError, ExportCommand, ExportState, StepUpKind};
+use royaltykit::export::{self, ExportCommand, ExportState, StepUpKind};
 use royaltykit::ArgumentError;
 
 fn arg<T>(py: Python<'_>, r: Result<T, ArgumentError>) -> PyResult<T> {
     r.map_err(|e| argument_error(py, &e))
-}
-
-fn raise(
-    py: Python<'_>,
-    class: &str,
-    code: &str,
-    message: String,
-    details: Bound<'_, PyDict>,
-) -> PyErr {
-    let build = || -> PyResult<PyErr> {
-        Ok(PyErr::from_value(
-            error_class(py, class)?.call((code, message), Some(&details))?,
-        ))
-    };
-    build().unwrap_or_else(|e| e)
 }
 
 /// An export state as the server sent it.
@@ -72,18 +56,7 @@ pub fn validate_export_command(
         let cmd = arg(py, ExportCommand::parse(command))?;
         export::validate_export_command(&ExportState::parse(&str_arg(state, "state")?), cmd)
             .map(|s| s.as_str().to_owned())
-            .map_err(|e| {
-                let d = PyDict::new(py);
-                let set = || -> PyResult<()> {
-                    d.set_item("state", &e.state)?;
-                    d.set_item("command", e.command)?;
-                    d.set_item("allowed", e.allowed.clone())
-                };
-                match set() {
-                    Ok(()) => raise(py, "ExportStateError", e.code(), e.to_string(), d),
-                    Err(err) => err,
-                }
-            })
+            .map_err(|e| crate::error(py, e))
     })
 }
 
@@ -101,7 +74,7 @@ pub fn export_poll_decision(
     crate::guard(|| {
         let r = match random {
             Some(r) => r,
-            None => royaltykit_host::random_unit().map_err(pyo3::exceptions::PyOSError::new_err)?,
+            None => royaltykit_host::random_unit().map_err(|e| crate::error(py, e))?,
         };
         let d = arg(
             py,
@@ -140,19 +113,8 @@ pub fn check_export_download(
             _ => Vec::new(),
         };
         let now = now_arg(py, now, "now")?;
-        match arg(py, export::check_export_download(status, &h, &b, now))? {
-            Ok(()) => Ok(()),
-            Err(DownloadError::Api(a)) => {
-                Err(PyErr::from_value(crate::api::api_error_exception(py, &a)?))
-            }
-            Err(e) => Err(raise(
-                py,
-                "ExportDownloadError",
-                e.code(),
-                e.to_string(),
-                PyDict::new(py),
-            )),
-        }
+        arg(py, export::check_export_download(status, &h, &b, now))?
+            .map_err(|e| crate::error(py, e))
     })
 }
 
@@ -190,7 +152,7 @@ pub fn validate_export_list_query(
             opt_query(status, "status")?,
             opt_query(format, "format")?,
         )
-        .map_err(|e| crate::api::request_error(py, &e))
+        .map_err(|e| crate::error(py, e))
     })
 }
 

@@ -5,7 +5,7 @@
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString, PyTuple, PyType};
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString, PyTuple};
 use royaltykit::{dedup, seconds_from_f64, webhook, ArgumentError};
 use std::borrow::Cow;
 use std::sync::Mutex;
@@ -18,77 +18,29 @@ mod retry;
 
 static ERRORS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
-pub(crate) fn error_class<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyType>> {
-    let module = ERRORS.get_or_try_init(py, || {
-        py.import("royaltykit.errors")
-            .map(|m| m.into_any().unbind())
+/// The core's one public error as a Python exception object (not raised): its family picks the
+/// class in `royaltykit.errors` (the table is `_FAMILIES` there), its fields become attributes.
+pub(crate) fn error_object<'py>(
+    py: Python<'py>,
+    e: impl Into<royaltykit::Error>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let factory = ERRORS.get_or_try_init(py, || {
+        py.import("royaltykit.errors")?
+            .getattr("_from_native")
+            .map(Bound::unbind)
     })?;
-    Ok(module.bind(py).getattr(name)?.cast_into::<PyType>()?)
+    let fields =
+        serde_json::to_string(&e.into()).map_err(|e| PyTypeError::new_err(e.to_string()))?;
+    factory.bind(py).call1((fields,))
 }
 
-fn raise(
-    py: Python<'_>,
-    class: &str,
-    code: &str,
-    message: String,
-    details: &[(&str, Option<Detail>)],
-) -> PyErr {
-    let build = || -> PyResult<PyErr> {
-        let cls = error_class(py, class)?;
-        let kwargs = PyDict::new(py);
-        for (k, v) in details {
-            if let Some(v) = v {
-                kwargs.set_item(k, v.to_py(py)?)?;
-            }
-        }
-        let exc = cls.call((code, message), Some(&kwargs))?;
-        Ok(PyErr::from_value(exc))
-    };
-    build().unwrap_or_else(|e| e)
-}
-
-/// A detail value attached to an exception.
-enum Detail {
-    Str(&'static str),
-    Int(i64),
-    UInt(u64),
-}
-
-impl Detail {
-    fn to_py<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        Ok(match self {
-            Self::Str(s) => s.into_pyobject(py)?.into_any(),
-            Self::Int(i) => i.into_pyobject(py)?.into_any(),
-            Self::UInt(u) => u.into_pyobject(py)?.into_any(),
-        })
-    }
+/// The core's one public error, raised as its family's class.
+pub(crate) fn error(py: Python<'_>, e: impl Into<royaltykit::Error>) -> PyErr {
+    error_object(py, e).map_or_else(|err| err, PyErr::from_value)
 }
 
 pub(crate) fn argument_error(py: Python<'_>, e: &ArgumentError) -> PyErr {
-    raise(
-        py,
-        "InvalidArgumentError",
-        e.code(),
-        e.to_string(),
-        &[("argument", Some(Detail::Str(e.name)))],
-    )
-}
-
-fn webhook_error(py: Python<'_>, e: &webhook::WebhookError) -> PyErr {
-    if let webhook::WebhookError::InvalidArgument(a) = e {
-        return argument_error(py, a);
-    }
-    raise(
-        py,
-        "WebhookVerificationError",
-        e.code(),
-        e.to_string(),
-        &[
-            ("header", e.header().map(Detail::Str)),
-            ("skew_seconds", e.skew_seconds().map(Detail::Int)),
-            ("limit", e.limit().map(Detail::UInt)),
-        ],
-    )
+    error(py, e.clone())
 }
 
 // ---- conversions ----------------------------------------------------------------------------------
@@ -316,7 +268,7 @@ where
     };
     match result {
         Ok(v) => Ok(v),
-        Err(e) => Err(webhook_error(py, &e)),
+        Err(e) => Err(error(py, e)),
     }
 }
 
@@ -365,7 +317,7 @@ impl WebhookVerifier {
             let opts = options(py, tolerance, max_body_bytes)?;
             webhook::WebhookVerifier::new(&secrets, opts)
                 .map(Self)
-                .map_err(|e| webhook_error(py, &e))
+                .map_err(|e| error(py, e))
         })
     }
 
@@ -408,8 +360,7 @@ fn sign_webhook<'py>(
             Some(d) if !d.is_none() => str_arg(d, "delivery_id")?,
             _ => royaltykit_host::random_uuid(),
         };
-        let h =
-            webhook::sign(&secrets, body.bytes(), ts, &id).map_err(|e| webhook_error(py, &e))?;
+        let h = webhook::sign(&secrets, body.bytes(), ts, &id).map_err(|e| error(py, e))?;
         let out = PyDict::new(py);
         for (name, value) in h.pairs() {
             out.set_item(name, value)?;
@@ -504,8 +455,7 @@ fn content_key(
             str_arg(timestamp, "timestamp")?
         };
         let body = body_arg(body)?;
-        dedup::content_key(&str_arg(secret, "secret")?, &ts, body.bytes())
-            .map_err(|e| webhook_error(py, &e))
+        dedup::content_key(&str_arg(secret, "secret")?, &ts, body.bytes()).map_err(|e| error(py, e))
     })
 }
 
@@ -549,8 +499,7 @@ impl DedupWindow {
     #[new]
     fn new(py: Python<'_>, capacity: i64, ttl_seconds: i64) -> PyResult<Self> {
         crate::guard(|| {
-            let seed =
-                royaltykit_host::random_seed().map_err(pyo3::exceptions::PyOSError::new_err)?;
+            let seed = royaltykit_host::random_seed().map_err(|e| error(py, e))?;
             dedup::DedupWindow::new(capacity, ttl_seconds, seed)
                 .map(|w| Self(Mutex::new(w)))
                 .map_err(|e| argument_error(py, &e))
@@ -638,12 +587,9 @@ pub(crate) fn guard<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(result) => result,
         Err(_) => Err(Python::attach(|py| {
-            raise(
+            error(
                 py,
-                "RoyaltyKitError",
-                "internal_error",
-                "internal error in royaltykit (a bug; please report it): the call failed, the process is unaffected".to_owned(),
-                &[],
+                royaltykit::Error::internal("the call failed, the process is unaffected"),
             )
         })),
     }

@@ -12,7 +12,9 @@ fn arg<T>(py: Python<'_>, r: Result<T, ArgumentError>) -> PyResult<T> {
 fn random_arg(random: Option<f64>) -> PyResult<f64> {
     match random {
         Some(r) => Ok(r),
-        None => royaltykit_host::random_unit().map_err(pyo3::exceptions::PyOSError::new_err),
+        None => {
+            royaltykit_host::random_unit().map_err(|e| Python::attach(|py| crate::error(py, e)))
+        }
     }
 }
 

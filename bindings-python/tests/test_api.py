@@ -176,3 +176,19 @@ def test_survives_hostile_input_then_works():
         except rk.RoyaltyKitError:
             pass
     assert rk.verify_webhook(SIGNED, BODY, SECRET, now=NOW).delivery_id == "dlv_py_1"
+
+
+def test_errors_carry_the_status_a_receiver_should_answer() -> None:
+    body = b'{"event":"x"}'
+    signed = rk.sign_webhook("whsec_a", body, timestamp=NOW)
+    cases = [
+        (lambda: rk.verify_webhook(signed, body, "whsec_other", now=NOW), rk.WebhookVerificationError, "no_matching_signature", 401),
+        (lambda: rk.verify_webhook(signed, body, "whsec_a", now=NOW, max_body_bytes=4), rk.WebhookVerificationError, "payload_too_large", 413),
+        (lambda: rk.verify_webhook({}, body, "whsec_a", now=NOW), rk.WebhookVerificationError, "missing_header", 400),
+        (lambda: rk.verify_webhook(signed, body, "", now=NOW), rk.WebhookVerificationError, "invalid_secret", 500),
+        (lambda: rk.verify_webhook(signed, body, "whsec_a", now=NOW, tolerance=-1), rk.InvalidArgumentError, "invalid_argument", 500),
+    ]
+    for call, cls, code, status in cases:
+        with pytest.raises(cls) as info:
+            call()
+        assert (info.value.code, info.value.http_status) == (code, status)

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 
 class RoyaltyKitError(Exception):
-    """Base class of every royaltykit error. ``code`` is stable; ``str(e)`` says what to check."""
+    """Base class of every royaltykit error. ``code`` is stable; ``str(e)`` says what to check;
+    ``http_status`` is the status a webhook receiver should answer when this error ends its
+    handling (400, 401, 413, or 500 for the receiver's own faults and configuration)."""
 
     code: str
+    http_status: int = 500
 
     def __init__(self, code: str, message: str, **details: Any) -> None:
         super().__init__(message)
@@ -89,6 +94,33 @@ class ApiError(RoyaltyKitError):
     declared: bool | None
     operation_id: str | None
     raw_body: str
+
+
+# The one table from the core's error family to a class; everything else comes from the core.
+_FAMILIES: dict[str, type[RoyaltyKitError]] = {
+    "webhook": WebhookVerificationError,
+    "invalid_argument": InvalidArgumentError,
+    "request": RequestBuildError,
+    "token_response": TokenResponseError,
+    "export_state": ExportStateError,
+    "export_download": ExportDownloadError,
+    "api": ApiError,
+    "host": RoyaltyKitError,
+}
+_CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
+
+
+def _from_native(fields_json: str) -> RoyaltyKitError:
+    """Builds the exception for one core error (JSON with camelCase keys). An API error's parsed
+    response is flattened onto the exception, and its message is the response's."""
+    fields = json.loads(fields_json)
+    cls = _FAMILIES.get(fields.pop("family"), RoyaltyKitError)
+    code, message = fields.pop("code"), fields.pop("message")
+    response = fields.pop("error", None)
+    if response:
+        message = response.pop("message")
+        fields.update(response)
+    return cls(code, message, **{_CAMEL.sub("_", k).lower(): v for k, v in fields.items()})
 
 
 __all__ = [
