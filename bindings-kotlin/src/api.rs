@@ -1,39 +1,13 @@
 //! Catalog, requests, error bodies and tokens for Kotlin: conversions only.
 
-use crate::{Result, RoyaltyKitError};
+use crate::Result;
 use royaltykit::api_error::{parse_api_error as parse, ApiError as CoreApiError};
 use royaltykit::catalog::{self, Api};
-use royaltykit::request::{self, RequestError};
+use royaltykit::request;
 use royaltykit::token;
 use royaltykit_host::now_or_clock;
 use std::collections::HashMap;
 use std::sync::Arc;
-
-impl From<RequestError> for RoyaltyKitError {
-    fn from(e: RequestError) -> Self {
-        Self::Request {
-            code: e.code.to_owned(),
-            detail: e.to_string(),
-            parameter: e.parameter,
-        }
-    }
-}
-
-impl From<token::TokenError> for RoyaltyKitError {
-    fn from(e: token::TokenError) -> Self {
-        match e {
-            token::TokenError::Api(a) => Self::Api {
-                code: "api_error".to_owned(),
-                detail: a.to_string(),
-                error: (*a).into(),
-            },
-            other => Self::TokenResponse {
-                code: other.code().to_owned(),
-                detail: other.to_string(),
-            },
-        }
-    }
-}
 
 /// A name and a value (query parameters, headers), in order.
 #[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]

@@ -1,38 +1,10 @@
 //! Export lifecycle for Kotlin: conversions only.
 
-use crate::{Result, RoyaltyKitError};
+use crate::Result;
 use royaltykit::catalog::StepUp;
-use royaltykit::export::{self, DownloadError, ExportCommand, ExportState, StepUpKind};
+use royaltykit::export::{self, ExportCommand, ExportState, StepUpKind};
 use royaltykit_host::now_or_clock;
 use std::collections::HashMap;
-
-impl From<export::ExportStateError> for RoyaltyKitError {
-    fn from(e: export::ExportStateError) -> Self {
-        Self::ExportState {
-            code: e.code().to_owned(),
-            detail: e.to_string(),
-            state: e.state,
-            command: e.command.as_str().to_owned(),
-            allowed: e.allowed.iter().map(|s| s.as_str().to_owned()).collect(),
-        }
-    }
-}
-
-impl From<DownloadError> for RoyaltyKitError {
-    fn from(e: DownloadError) -> Self {
-        match e {
-            DownloadError::Api(a) => Self::Api {
-                code: "api_error".to_owned(),
-                detail: a.to_string(),
-                error: (*a).into(),
-            },
-            other => Self::ExportDownload {
-                code: other.code().to_owned(),
-                detail: other.to_string(),
-            },
-        }
-    }
-}
 
 /// An export state as the server sent it.
 #[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
@@ -96,8 +68,7 @@ pub fn export_poll_decision(
 ) -> Result<PollDecision> {
     let r = match random {
         Some(r) => r,
-        None => royaltykit_host::random_unit()
-            .map_err(|reason| royaltykit::ArgumentError::new("random", reason))?,
+        None => royaltykit_host::random_unit()?,
     };
     let d = export::export_poll_decision(
         &ExportState::parse(&state),

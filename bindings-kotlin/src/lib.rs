@@ -88,6 +88,14 @@ pub enum RoyaltyKitError {
         /// The parsed error.
         error: api::ApiError,
     },
+    /// The host's random source failed (`rng_unavailable`), or an internal error.
+    #[error("{code}: {detail}")]
+    Host {
+        /// Stable error code.
+        code: String,
+        /// What failed.
+        detail: String,
+    },
     /// An argument or option is out of range (code `invalid_argument`).
     #[error("{code}: {detail}")]
     InvalidArgument {
@@ -100,30 +108,94 @@ pub enum RoyaltyKitError {
     },
 }
 
-impl From<ArgumentError> for RoyaltyKitError {
-    fn from(e: ArgumentError) -> Self {
-        Self::InvalidArgument {
-            code: e.code().to_owned(),
-            detail: e.to_string(),
-            argument: e.name.to_owned(),
+/// The one table from the core's public error to this enum (until uniffi derives it directly).
+impl From<royaltykit::Error> for RoyaltyKitError {
+    fn from(e: royaltykit::Error) -> Self {
+        use royaltykit::Error as E;
+        match e {
+            E::Webhook {
+                code,
+                detail,
+                header,
+                skew_seconds,
+                limit,
+                ..
+            } => Self::Webhook {
+                code,
+                detail,
+                header,
+                skew_seconds,
+                limit,
+            },
+            E::InvalidArgument {
+                code,
+                detail,
+                argument,
+                ..
+            } => Self::InvalidArgument {
+                code,
+                detail,
+                argument,
+            },
+            E::Request {
+                code,
+                detail,
+                parameter,
+                ..
+            } => Self::Request {
+                code,
+                detail,
+                parameter,
+            },
+            E::TokenResponse { code, detail, .. } => Self::TokenResponse { code, detail },
+            E::ExportState {
+                code,
+                detail,
+                state,
+                command,
+                allowed,
+                ..
+            } => Self::ExportState {
+                code,
+                detail,
+                state,
+                command,
+                allowed,
+            },
+            E::ExportDownload { code, detail, .. } => Self::ExportDownload { code, detail },
+            E::Api {
+                code,
+                detail,
+                error,
+                ..
+            } => Self::Api {
+                code,
+                detail,
+                error: error.into(),
+            },
+            E::Host { code, detail, .. } => Self::Host { code, detail },
         }
     }
 }
 
-impl From<webhook::WebhookError> for RoyaltyKitError {
-    fn from(e: webhook::WebhookError) -> Self {
-        if let webhook::WebhookError::InvalidArgument(a) = e {
-            return a.into();
+/// Every domain error reaches Kotlin through the core's public error.
+macro_rules! through_core_error {
+    ($($t:ty),+) => {$(
+        impl From<$t> for RoyaltyKitError {
+            fn from(e: $t) -> Self {
+                royaltykit::Error::from(e).into()
+            }
         }
-        Self::Webhook {
-            code: e.code().to_owned(),
-            detail: e.to_string(),
-            header: e.header().map(str::to_owned),
-            skew_seconds: e.skew_seconds(),
-            limit: e.limit(),
-        }
-    }
+    )+};
 }
+through_core_error!(
+    ArgumentError,
+    webhook::WebhookError,
+    royaltykit::request::RequestError,
+    royaltykit::token::TokenError,
+    royaltykit::export::ExportStateError,
+    royaltykit::export::DownloadError
+);
 
 pub(crate) type Result<T> = std::result::Result<T, RoyaltyKitError>;
 
@@ -442,7 +514,7 @@ impl DedupWindow {
     /// A window of `capacity` keys remembered for `ttlSeconds`.
     #[uniffi::constructor]
     pub fn new(capacity: i64, ttl_seconds: i64) -> Result<Arc<Self>> {
-        let seed = random_seed().map_err(|reason| ArgumentError::new("seed", reason))?;
+        let seed = random_seed()?;
         Ok(Arc::new(Self(Mutex::new(dedup::DedupWindow::new(
             capacity,
             ttl_seconds,

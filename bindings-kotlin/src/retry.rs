@@ -1,7 +1,7 @@
 //! Retry functions for Kotlin: conversions only.
 
 use crate::Result;
-use royaltykit::{retry, ArgumentError};
+use royaltykit::retry;
 use royaltykit_host::now_or_clock;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -9,8 +9,7 @@ use std::sync::{Arc, Mutex};
 fn random_or_os(random: Option<f64>) -> Result<f64> {
     match random {
         Some(r) => Ok(r),
-        None => royaltykit_host::random_unit()
-            .map_err(|reason| ArgumentError::new("random", reason).into()),
+        None => Ok(royaltykit_host::random_unit()?),
     }
 }
 

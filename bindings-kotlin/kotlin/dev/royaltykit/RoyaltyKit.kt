@@ -11,6 +11,7 @@ val RoyaltyKitException.code: String
         is RoyaltyKitException.Api -> this.code
         is RoyaltyKitException.ExportState -> this.code
         is RoyaltyKitException.ExportDownload -> this.code
+        is RoyaltyKitException.Host -> this.code
     }
 
 /** This parsed error as a throwable `RoyaltyKitException.Api`. */
