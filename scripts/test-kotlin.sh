@@ -21,7 +21,24 @@ for name, code in blocks:
 PY
 "$KC/bin/kotlinc" -nowarn -jvm-target 17 -cp "$CP" -d "$WORK/test-classes" \
   $(find "$WORK/readme" "$ROOT/bindings-kotlin/tests" -name '*.kt') 2>&1 | grep -v '^warning: unable to find kotlin-stdlib' >&2 || true
-classes=$(cd "$WORK/test-classes" && find . -name '*Test.class' | sed 's|^\./||; s|\.class$||; s|/|.|g' | sort)
-[ -n "$classes" ] || { echo "no Kotlin test classes compiled" >&2; exit 1; }
+test_classes() {
+  local classes
+  classes=$(cd "$1" && find . -name '*Test.class' | sed 's|^\./||; s|\.class$||; s|/|.|g' | sort)
+  [ -n "$classes" ] || { echo "no Kotlin test classes compiled in $1" >&2; exit 1; }
+  echo "$classes"
+}
+# No test-only name is exported by the shipped jar: its public Kotlin API (javap -public over
+# every class) and its native library's exported symbols.
+mkdir "$WORK/shipped" && (cd "$WORK/shipped" && jar xf "$WORK/royaltykit-kotlin-$VERSION.jar")
+public_api=$(cd "$WORK/shipped" && javap -public $(find dev -name '*.class' | sed 's|\.class$||; s|/|.|g'))
+exported=$(nm -D --defined-only "$WORK/shipped/linux-x86-64/libroyaltykit_kotlin.so" | awk '{print $3}' | grep '^uniffi_')
+if grep -inE 'panic|floor|[ .]_[a-z]' <<<"$public_api$exported" | grep -v 'uniffi_rust_future\|rustbuffer\|boolean isPanic()'; then
+  echo "the shipped jar exports a test-only name (above)" >&2; exit 1
+fi
 cd "$WORK"
-java -cp "$CP:$WORK/test-classes" org.junit.runner.JUnitCore $classes
+java -cp "$CP:$WORK/test-classes" org.junit.runner.JUnitCore $(test_classes "$WORK/test-classes")
+# The panic test, against the test-hooks build of the same code.
+HOOKS_CP="$ROOT/target/kotlin-hooks/royaltykit-kotlin-test-hooks.jar:${CP#*:}"
+"$KC/bin/kotlinc" -nowarn -jvm-target 17 -cp "$HOOKS_CP" -d "$WORK/hook-classes" \
+  $(find "$ROOT/bindings-kotlin/tests-hooks" -name '*.kt') 2>&1 | grep -v '^warning: unable to find kotlin-stdlib' >&2 || true
+java -cp "$HOOKS_CP:$WORK/hook-classes" org.junit.runner.JUnitCore $(test_classes "$WORK/hook-classes")

@@ -1,10 +1,10 @@
 //! Catalog, requests, error bodies and tokens for Kotlin: conversions only.
 
 use crate::Result;
-use royaltykit::api_error::{parse_api_error as parse, ApiError as CoreApiError};
-use royaltykit::catalog::{self, Api};
+use royaltykit::api_error::{parse_api_error as parse, ApiError};
+use royaltykit::catalog::{self, Api, Operation};
 use royaltykit::request;
-use royaltykit::token;
+use royaltykit::token::{self, ResponseNotices};
 use royaltykit_host::now_or_clock;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -18,107 +18,16 @@ pub struct Param {
     pub value: String,
 }
 
-/// A declared query parameter of an operation.
-#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
-pub struct QueryParamSpec {
-    /// Its name.
-    pub name: String,
-    /// uuid, limit, key, cursor, text, positive, date or sort.
-    pub kind: String,
-    /// Whether it must be sent.
-    pub required: bool,
-}
-
-/// One operation of either API, as data.
-#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
-pub struct Operation {
-    /// operationId or stable name.
-    pub id: String,
-    /// reports or enterprise.
-    pub api: String,
-    /// machine, human or enterprise.
-    pub surface: String,
-    /// HTTP method.
-    pub method: String,
-    /// Path template.
-    pub path: String,
-    /// none, basic_client, bearer, session or api_key.
-    pub auth: String,
-    /// Scope shown in the spec.
-    pub scope: Option<String>,
-    /// none, key (name not shown) or header (Idempotency-Key).
-    pub idempotency: String,
-    /// Declares a CSRF token.
-    pub csrf: bool,
-    /// none, recent, recent_mfa or recent_non_recovery.
-    pub step_up: String,
-    /// Sends X-Tenant-ID.
-    pub tenant_header: bool,
-    /// May send X-User-Id.
-    pub user_header: bool,
-    /// none, optional or required.
-    pub body: String,
-    /// Success statuses.
-    pub success: Vec<u16>,
-    /// Declared error statuses; null where the spec declares none.
-    pub errors: Option<Vec<u16>>,
-    /// Declared query parameters.
-    pub query: Vec<QueryParamSpec>,
-    /// Other query parameters allowed.
-    pub open_query: bool,
-    /// Response sent with Cache-Control: no-store.
-    pub no_store: bool,
-    /// Retry class.
-    pub retry_class: String,
-}
-
-fn to_operation(o: &catalog::Operation) -> Operation {
-    Operation {
-        id: o.id.clone(),
-        api: o.api.as_str().to_owned(),
-        surface: o.surface.as_str().to_owned(),
-        method: o.method.clone(),
-        path: o.path.clone(),
-        auth: o.auth.as_str().to_owned(),
-        scope: o.scope.clone(),
-        idempotency: match o.idempotency {
-            catalog::Idempotency::None => "none",
-            catalog::Idempotency::KeyUnnamed => "key",
-            catalog::Idempotency::Header => "header",
-        }
-        .to_owned(),
-        csrf: o.csrf,
-        step_up: o.step_up.as_str().to_owned(),
-        tenant_header: o.tenant_header,
-        user_header: o.user_header,
-        body: o.body.as_str().to_owned(),
-        success: o.success.to_vec(),
-        errors: o.errors.clone(),
-        query: o
-            .query
-            .iter()
-            .map(|q| QueryParamSpec {
-                name: q.name.clone(),
-                kind: q.kind.as_str().to_owned(),
-                required: q.required,
-            })
-            .collect(),
-        open_query: o.open_query,
-        no_store: o.no_store,
-        retry_class: o.retry_class.as_str().to_owned(),
-    }
-}
-
 /// Every operation of both APIs.
 #[uniffi::export]
 pub fn operations() -> Vec<Operation> {
-    catalog::operations().iter().map(to_operation).collect()
+    catalog::operations().to_vec()
 }
 
 /// One operation by id.
 #[uniffi::export]
 pub fn operation(id: String) -> Result<Operation> {
-    Ok(to_operation(catalog::operation(&id)?))
+    Ok(catalog::operation(&id)?.clone())
 }
 
 /// The parameters of `buildRequest`.
@@ -150,8 +59,8 @@ pub struct RequestParams {
     pub idempotency_header: Option<String>,
 }
 
-/// A request to send with your own client; `toString` hides nothing secret because it shows
-/// nothing (read the parts through the methods).
+/// A request to send with your own client. It holds credentials, so it is an object whose
+/// `describe()` redacts them, not a data class whose `toString` would print them.
 #[derive(uniffi::Object)]
 pub struct RequestDescriptor(request::RequestDescriptor);
 
@@ -159,11 +68,11 @@ pub struct RequestDescriptor(request::RequestDescriptor);
 impl RequestDescriptor {
     /// The operation id.
     pub fn operation_id(&self) -> String {
-        self.0.operation_id.to_owned()
+        self.0.operation_id.clone()
     }
     /// The HTTP method.
     pub fn method(&self) -> String {
-        self.0.method.to_owned()
+        self.0.method.clone()
     }
     /// The encoded path.
     pub fn path(&self) -> String {
@@ -179,18 +88,15 @@ impl RequestDescriptor {
     }
     /// The URL under `base`.
     pub fn url(&self, base: String) -> String {
-        format!("{}{}", base.trim_end_matches('/'), self.0.path_and_query())
+        self.0.url(&base)
     }
     /// Headers, in order (credentials included: this is what to send).
     pub fn headers(&self) -> Vec<Param> {
-        self.0
-            .headers
-            .iter()
-            .map(|(n, v)| Param {
-                name: n.clone(),
-                value: v.clone(),
-            })
-            .collect()
+        let pair = |(name, value): &(String, String)| Param {
+            name: name.clone(),
+            value: value.clone(),
+        };
+        self.0.headers.iter().map(pair).collect()
     }
     /// The body.
     pub fn body(&self) -> Option<Vec<u8>> {
@@ -204,6 +110,10 @@ impl RequestDescriptor {
     pub fn describe(&self) -> String {
         format!("{:?}", self.0)
     }
+}
+
+fn descriptor(d: request::RequestDescriptor) -> Arc<RequestDescriptor> {
+    Arc::new(RequestDescriptor(d))
 }
 
 /// Builds the request for an operation.
@@ -226,141 +136,91 @@ pub fn build_request(
         idempotency_key: params.idempotency_key,
         idempotency_header: params.idempotency_header,
     };
-    Ok(Arc::new(RequestDescriptor(request::build_request(
-        &operation_id,
-        &p,
-    )?)))
+    Ok(descriptor(request::build_request(&operation_id, &p)?))
 }
 
-/// A parsed API error response.
-#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
-pub struct ApiError {
-    /// reports or enterprise.
-    pub api: String,
-    /// HTTP status.
-    pub status: u16,
-    /// bad_request, unauthenticated, forbidden, not_found, conflict, validation, rate_limited,
-    /// unavailable, timeout, server_error or other.
-    pub kind: String,
-    /// A specific reason when the body says more.
-    pub reason: Option<String>,
-    /// A message for people.
-    pub message: String,
-    /// The body's own code (the error's own `code` is always `api_error`).
-    pub body_code: Option<String>,
-    /// Field errors.
-    pub field_errors: HashMap<String, Vec<String>>,
-    /// Retry-After in seconds.
-    pub retry_after_seconds: Option<u64>,
-    /// Whether the operation declares the status (null: unknown).
-    pub declared: Option<bool>,
-    /// The operation id given.
-    pub operation_id: Option<String>,
-    /// The body (bounded).
-    pub raw_body: String,
-}
-
-impl From<CoreApiError> for ApiError {
-    fn from(e: CoreApiError) -> Self {
-        Self {
-            api: e.api.as_str().to_owned(),
-            status: e.status,
-            kind: e.kind.as_str().to_owned(),
-            reason: e.reason,
-            message: e.message,
-            body_code: e.body_code,
-            field_errors: e.field_errors.into_iter().collect(),
-            retry_after_seconds: e.retry_after_seconds,
-            declared: e.declared,
-            operation_id: e.operation_id,
-            raw_body: e.raw_body,
-        }
-    }
-}
-
-/// Parses an error response (returned, not thrown).
+/// Parses an error response (never fails on the body).
 #[uniffi::export(default(operation_id = None, now = None))]
 pub fn parse_api_error(
-    api: String,
+    api: Api,
     status: i64,
     headers: HashMap<String, String>,
     body: Vec<u8>,
     operation_id: Option<String>,
     now: Option<i64>,
 ) -> Result<ApiError> {
-    let api = Api::parse(&api)?;
+    let now = now_or_clock(now);
     Ok(parse(
         api,
         status,
         &headers,
         &body,
         operation_id.as_deref(),
-        now_or_clock(now),
-    )?
-    .into())
+        now,
+    )?)
 }
 
-/// A reporting access token; `toString` does not show it.
+/// A reporting access token; an object so that its `toString` never prints it.
 #[derive(uniffi::Object)]
 pub struct Token(token::Token);
 
 #[uniffi::export]
 impl Token {
-    /// The bearer value.
+    /// The bearer value: send it, never log it.
     pub fn access_token(&self) -> String {
         self.0.access_token.clone()
     }
-    /// Bearer.
+    /// `Bearer`.
     pub fn token_type(&self) -> String {
         self.0.token_type.clone()
     }
-    /// Lifetime.
+    /// Lifetime in seconds.
     pub fn expires_in(&self) -> i64 {
         self.0.expires_in
     }
-    /// Expiry, Unix seconds.
+    /// When it expires (Unix seconds).
     pub fn expires_at(&self) -> i64 {
         self.0.expires_at
     }
-    /// When to refresh.
+    /// When to refresh it (Unix seconds).
     pub fn refresh_at(&self) -> i64 {
         self.0.refresh_at
     }
-    /// Granted scopes.
+    /// Scopes granted.
     pub fn scopes(&self) -> Vec<String> {
         self.0.scopes.clone()
     }
-    /// Requested but not granted.
+    /// Scopes requested but not granted.
     pub fn missing_scopes(&self) -> Vec<String> {
         self.0.missing_scopes.clone()
     }
-    /// Contract deviations.
+    /// Contract deviations that do not invalidate the token.
     pub fn warnings(&self) -> Vec<String> {
         self.0.warnings.clone()
     }
 }
 
-/// An enterprise token; `toString` does not show it.
+/// An enterprise API token; an object so that its `toString` never prints it.
 #[derive(uniffi::Object)]
 pub struct EnterpriseToken(token::EnterpriseToken);
 
 #[uniffi::export]
 impl EnterpriseToken {
-    /// The bearer value.
+    /// The bearer value: send it, never log it.
     pub fn token(&self) -> String {
         self.0.token.clone()
     }
-    /// Expiry, or null for none.
+    /// When it expires (Unix seconds); null for no expiry.
     pub fn expires_at(&self) -> Option<i64> {
         self.0.expires_at
     }
-    /// When to refresh, or null.
+    /// When to refresh it (Unix seconds); null for no expiry.
     pub fn refresh_at(&self) -> Option<i64> {
         self.0.refresh_at
     }
 }
 
-/// The reporting client-credential exchange request.
+/// The reporting client-credential exchange.
 #[uniffi::export(default(scopes = []))]
 pub fn build_token_request(
     client_id: String,
@@ -368,15 +228,11 @@ pub fn build_token_request(
     tenant_id: String,
     scopes: Vec<String>,
 ) -> Result<Arc<RequestDescriptor>> {
-    Ok(Arc::new(RequestDescriptor(token::build_token_request(
-        &client_id,
-        &client_secret,
-        &tenant_id,
-        &scopes,
-    )?)))
+    let d = token::build_token_request(&client_id, &client_secret, &tenant_id, &scopes)?;
+    Ok(descriptor(d))
 }
 
-/// Checks a token response; throws RoyaltyKitException.Api or .TokenResponse.
+/// Checks a reporting token response.
 #[uniffi::export(default(requested_scopes = [], now = None))]
 pub fn parse_token_response(
     status: i64,
@@ -385,24 +241,21 @@ pub fn parse_token_response(
     requested_scopes: Vec<String>,
     now: Option<i64>,
 ) -> Result<Arc<Token>> {
-    Ok(Arc::new(Token(token::parse_token_response(
-        status,
-        &headers,
-        &body,
-        &requested_scopes,
-        now_or_clock(now),
-    )??)))
+    let now = now_or_clock(now);
+    let t = token::parse_token_response(status, &headers, &body, &requested_scopes, now)??;
+    Ok(Arc::new(Token(t)))
 }
 
-/// The enterprise key-and-secret exchange request.
+/// The enterprise token exchange (`X-Api-Key`, `X-Api-Secret`).
 #[uniffi::export]
 pub fn build_enterprise_token_request(
     api_key: String,
     api_secret: String,
 ) -> Result<Arc<RequestDescriptor>> {
-    Ok(Arc::new(RequestDescriptor(
-        token::build_enterprise_token_request(&api_key, &api_secret)?,
-    )))
+    Ok(descriptor(token::build_enterprise_token_request(
+        &api_key,
+        &api_secret,
+    )?))
 }
 
 /// Checks an enterprise token response.
@@ -413,9 +266,9 @@ pub fn parse_enterprise_token_response(
     body: Vec<u8>,
     now: Option<i64>,
 ) -> Result<Arc<EnterpriseToken>> {
-    Ok(Arc::new(EnterpriseToken(
-        token::parse_enterprise_token_response(status, &headers, &body, now_or_clock(now))??,
-    )))
+    let now = now_or_clock(now);
+    let t = token::parse_enterprise_token_response(status, &headers, &body, now)??;
+    Ok(Arc::new(EnterpriseToken(t)))
 }
 
 /// Scopes an operation needs that `granted` lacks.
@@ -424,27 +277,8 @@ pub fn missing_scopes(granted: Vec<String>, operation_id: String) -> Result<Vec<
     Ok(token::missing_scopes(&granted, &operation_id)?)
 }
 
-/// Deprecation, Sunset and Link of a response.
-#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
-pub struct ResponseNotices {
-    /// A Deprecation header is present.
-    pub deprecated: bool,
-    /// When deprecated.
-    pub deprecated_at: Option<i64>,
-    /// When it stops working.
-    pub sunset_at: Option<i64>,
-    /// The Link header.
-    pub link: Option<String>,
-}
-
-/// Reads the lifecycle headers of a response.
+/// `Deprecation`, `Sunset` and `Link` of a response.
 #[uniffi::export]
 pub fn response_notices(headers: HashMap<String, String>) -> ResponseNotices {
-    let n = token::response_notices(&headers);
-    ResponseNotices {
-        deprecated: n.deprecated,
-        deprecated_at: n.deprecated_at,
-        sunset_at: n.sunset_at,
-        link: n.link,
-    }
+    token::response_notices(&headers)
 }

@@ -1,14 +1,16 @@
 //! uniffi layer of royaltykit for Kotlin (JVM and Android), package `dev.royaltykit`.
-//! Conversions, the default clock and RNG, and error mapping only.
+//! Conversions, the default clock and RNG only: records, enums and the error
+//! (`RoyaltyKitException`) are the core's own, derived by uniffi into `dev.royaltykit.types`.
 //!
 //! Shaped for few JNA crossings: build a [`WebhookVerifier`] once with its secrets and call
-//! `verify(headers, body, now)` per delivery — one crossing, with the headers as one map and
-//! the body as bytes.
+//! `verify(headers, body, now)` per delivery — one crossing, with the delivery packed into one
+//! buffer by the Kotlin layer.
 #![forbid(unsafe_code)]
-// The error enum is lowered across the FFI by value; its size on the Rust stack does not matter here.
+// The core's error is lowered across the FFI by value; its size on the Rust stack does not matter.
 #![allow(clippy::result_large_err)]
 
-use royaltykit::{dedup, webhook, ArgumentError};
+use royaltykit::webhook::{self, VerifiedWebhook, WebhookEvent};
+use royaltykit::{dedup, ArgumentError, Error};
 use royaltykit_host::{now_or_clock, random_seed, random_uuid};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -19,248 +21,9 @@ mod api;
 mod export;
 mod retry;
 
-/// Every error of this library. Kotlin sees `RoyaltyKitException` with the subclasses
-/// `Webhook` and `InvalidArgument`; `code` is stable and the same in every language.
-#[derive(Debug, thiserror::Error, uniffi::Error)]
-pub enum RoyaltyKitError {
-    /// A webhook delivery was rejected (or could not be signed).
-    #[error("{code}: {detail}")]
-    Webhook {
-        /// Stable error code, e.g. `no_matching_signature`.
-        code: String,
-        /// What happened and what to check (never a secret).
-        detail: String,
-        /// The header at fault, when one is.
-        header: Option<String>,
-        /// Seconds of clock skew, for the timestamp errors.
-        skew_seconds: Option<i64>,
-        /// The tolerance (s) or body limit (bytes) exceeded.
-        limit: Option<u64>,
-    },
-    /// A request could not be built (missing_parameter, invalid_parameter, unknown_parameter,
-    /// invalid_endpoint_url, unknown_operation).
-    #[error("{code}: {detail}")]
-    Request {
-        /// Stable error code.
-        code: String,
-        /// What is wrong.
-        detail: String,
-        /// The parameter at fault.
-        parameter: String,
-    },
-    /// A success response to a token exchange broke the contract (`invalid_token_response`).
-    #[error("{code}: {detail}")]
-    TokenResponse {
-        /// Stable error code.
-        code: String,
-        /// What is wrong (never the token).
-        detail: String,
-    },
-    /// A command the export's state does not allow (`invalid_export_transition`).
-    #[error("{code}: {detail}")]
-    ExportState {
-        /// Stable error code.
-        code: String,
-        /// What is wrong.
-        detail: String,
-        /// The export's state.
-        state: String,
-        /// The command refused.
-        command: String,
-        /// Commands allowed now.
-        allowed: Vec<String>,
-    },
-    /// A download that is not the whole artifact (`partial_content_unsupported`).
-    #[error("{code}: {detail}")]
-    ExportDownload {
-        /// Stable error code.
-        code: String,
-        /// What was seen.
-        detail: String,
-    },
-    /// An error response (code `api_error`), parsed.
-    #[error("{code}: {detail}")]
-    Api {
-        /// Always `api_error`.
-        code: String,
-        /// The status and message.
-        detail: String,
-        /// The parsed error.
-        error: api::ApiError,
-    },
-    /// The host's random source failed (`rng_unavailable`), or an internal error.
-    #[error("{code}: {detail}")]
-    Host {
-        /// Stable error code.
-        code: String,
-        /// What failed.
-        detail: String,
-    },
-    /// An argument or option is out of range (code `invalid_argument`).
-    #[error("{code}: {detail}")]
-    InvalidArgument {
-        /// Always `invalid_argument`.
-        code: String,
-        /// What is wrong and what is accepted.
-        detail: String,
-        /// The argument's name.
-        argument: String,
-    },
-}
+pub(crate) type Result<T> = std::result::Result<T, Error>;
 
-/// The one table from the core's public error to this enum (until uniffi derives it directly).
-impl From<royaltykit::Error> for RoyaltyKitError {
-    fn from(e: royaltykit::Error) -> Self {
-        use royaltykit::Error as E;
-        match e {
-            E::Webhook {
-                code,
-                detail,
-                header,
-                skew_seconds,
-                limit,
-                ..
-            } => Self::Webhook {
-                code,
-                detail,
-                header,
-                skew_seconds,
-                limit,
-            },
-            E::InvalidArgument {
-                code,
-                detail,
-                argument,
-                ..
-            } => Self::InvalidArgument {
-                code,
-                detail,
-                argument,
-            },
-            E::Request {
-                code,
-                detail,
-                parameter,
-                ..
-            } => Self::Request {
-                code,
-                detail,
-                parameter,
-            },
-            E::TokenResponse { code, detail, .. } => Self::TokenResponse { code, detail },
-            E::ExportState {
-                code,
-                detail,
-                state,
-                command,
-                allowed,
-                ..
-            } => Self::ExportState {
-                code,
-                detail,
-                state,
-                command,
-                allowed,
-            },
-            E::ExportDownload { code, detail, .. } => Self::ExportDownload { code, detail },
-            E::Api {
-                code,
-                detail,
-                error,
-                ..
-            } => Self::Api {
-                code,
-                detail,
-                error: error.into(),
-            },
-            E::Host { code, detail, .. } => Self::Host { code, detail },
-        }
-    }
-}
-
-/// Every domain error reaches Kotlin through the core's public error.
-macro_rules! through_core_error {
-    ($($t:ty),+) => {$(
-        impl From<$t> for RoyaltyKitError {
-            fn from(e: $t) -> Self {
-                royaltykit::Error::from(e).into()
-            }
-        }
-    )+};
-}
-through_core_error!(
-    ArgumentError,
-    webhook::WebhookError,
-    royaltykit::request::RequestError,
-    royaltykit::token::TokenError,
-    royaltykit::export::ExportStateError,
-    royaltykit::export::DownloadError
-);
-
-pub(crate) type Result<T> = std::result::Result<T, RoyaltyKitError>;
-
-/// A parsed webhook event; unknown event names are kept.
-#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
-pub struct WebhookEvent {
-    /// The event name as sent.
-    pub name: String,
-    /// Whether the spec lists this name.
-    pub is_known: bool,
-    /// `enterprise.webhook.test`: acknowledge, do not act.
-    pub is_test: bool,
-    /// `resource.type`.
-    pub resource_type: String,
-    /// `resource.reference`.
-    pub resource_reference: String,
-    /// `resource.url`: fetch it before any irreversible decision.
-    pub resource_url: String,
-    /// `occurred_at`, Unix seconds.
-    pub occurred_at: i64,
-    /// `occurred_at` as sent.
-    pub occurred_at_text: String,
-    /// The original delivery reference, on replays.
-    pub replay_of: Option<String>,
-}
-
-/// A delivery that passed verification.
-#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
-pub struct VerifiedWebhook {
-    /// `Service-Webhook-Id`.
-    pub delivery_id: String,
-    /// `Service-Webhook-Timestamp`, Unix seconds.
-    pub timestamp: i64,
-    /// Which of the secrets matched (0 = first).
-    pub secret_index: u32,
-    /// Key of the signed content; dedup on it too.
-    pub content_key: String,
-    /// The event.
-    pub event: WebhookEvent,
-}
-
-impl From<webhook::VerifiedWebhook> for VerifiedWebhook {
-    fn from(v: webhook::VerifiedWebhook) -> Self {
-        let e = v.event;
-        Self {
-            delivery_id: v.delivery_id,
-            timestamp: v.timestamp,
-            secret_index: v.secret_index,
-            content_key: v.content_key,
-            event: WebhookEvent {
-                is_known: e.is_known,
-                is_test: e.is_test,
-                name: e.name.as_str().to_owned(),
-                resource_type: e.resource_type,
-                resource_reference: e.resource_reference,
-                resource_url: e.resource_url,
-                occurred_at: e.occurred_at,
-                occurred_at_text: e.occurred_at_text,
-                replay_of: e.replay_of,
-            },
-        }
-    }
-}
-
-/// Headers as Kotlin passes them: a map of name to one value, or to a list of values.
+/// Headers as Kotlin passes them: a map of name to a list of values.
 struct MultiMap<'a>(&'a HashMap<String, Vec<String>>);
 
 impl webhook::HeaderMap for MultiMap<'_> {
@@ -273,17 +36,6 @@ impl webhook::HeaderMap for MultiMap<'_> {
     }
 }
 
-fn options(
-    tolerance_seconds: Option<i64>,
-    max_body_bytes: Option<i64>,
-) -> Result<webhook::VerifyOptions> {
-    let d = webhook::VerifyOptions::default();
-    Ok(webhook::VerifyOptions::new(
-        tolerance_seconds.unwrap_or(d.tolerance_seconds() as i64),
-        max_body_bytes.unwrap_or(d.max_body_bytes() as i64),
-    )?)
-}
-
 /// A verifier built once with its secrets (current first) and options; thread-safe. Verifying
 /// through it costs one JNA crossing per delivery.
 #[derive(uniffi::Object)]
@@ -291,14 +43,14 @@ pub struct WebhookVerifier(webhook::WebhookVerifier);
 
 #[uniffi::export]
 impl WebhookVerifier {
-    /// `toleranceSeconds` defaults to 300, `maxBodyBytes` to 262144.
+    /// `toleranceSeconds` defaults to 300, `maxBodyBytes` to 262144 (the core's defaults).
     #[uniffi::constructor(default(tolerance_seconds = None, max_body_bytes = None))]
     pub fn new(
         secrets: Vec<String>,
         tolerance_seconds: Option<i64>,
         max_body_bytes: Option<i64>,
     ) -> Result<Arc<Self>> {
-        let opts = options(tolerance_seconds, max_body_bytes)?;
+        let opts = webhook::VerifyOptions::with_defaults(tolerance_seconds, max_body_bytes)?;
         Ok(Arc::new(Self(webhook::WebhookVerifier::new(
             &secrets, opts,
         )?)))
@@ -311,8 +63,7 @@ impl WebhookVerifier {
         let d = unpack_delivery(&delivery)?;
         Ok(self
             .0
-            .verify(d.headers.as_slice(), d.body, now_or_clock(d.now))?
-            .into())
+            .verify(d.headers.as_slice(), d.body, now_or_clock(d.now))?)
     }
 }
 
@@ -328,7 +79,7 @@ struct PackedDelivery<'a> {
 /// UTF-8 name then a u32 length and the UTF-8 value (a name repeats for several values), then
 /// the body to the end. Anything else is `invalid_argument`, never a panic.
 fn unpack_delivery(buf: &[u8]) -> Result<PackedDelivery<'_>> {
-    fn malformed(what: &str) -> RoyaltyKitError {
+    fn malformed(what: &str) -> Error {
         ArgumentError::new("delivery", format!("packed delivery is malformed: {what}")).into()
     }
     fn take(buf: &[u8], n: usize) -> Result<(&[u8], &[u8])> {
@@ -404,10 +155,7 @@ mod tests {
             &[0, 0, 0, 0, 1, 0, 0, 0, 1, 0xff, 0, 0, 0, 0],
         ] {
             let e = unpack_delivery(bad).err().unwrap();
-            assert!(
-                matches!(e, RoyaltyKitError::InvalidArgument { .. }),
-                "{bad:?}"
-            );
+            assert!(matches!(e, Error::InvalidArgument { .. }), "{bad:?}");
         }
     }
 }
@@ -422,19 +170,18 @@ pub fn verify_webhook(
     tolerance_seconds: Option<i64>,
     max_body_bytes: Option<i64>,
 ) -> Result<VerifiedWebhook> {
-    let opts = options(tolerance_seconds, max_body_bytes)?;
+    let opts = webhook::VerifyOptions::with_defaults(tolerance_seconds, max_body_bytes)?;
     Ok(webhook::verify(
         &MultiMap(&headers),
         &body,
         &secrets,
         now_or_clock(now),
         opts,
-    )?
-    .into())
+    )?)
 }
 
-/// Signs a body as the service would: the three headers, in order. `timestamp` defaults to the
-/// system clock, `deliveryId` to a random UUID.
+/// Signs a body as the service would: the three headers. `timestamp` defaults to the system
+/// clock, `deliveryId` to a random UUID.
 #[uniffi::export(default(timestamp = None, delivery_id = None))]
 pub fn sign_webhook(
     secrets: Vec<String>,
@@ -458,15 +205,13 @@ pub fn active_secrets(
     previous_valid_until: Option<i64>,
     now: Option<i64>,
 ) -> Result<Vec<String>> {
-    Ok(webhook::active_secrets(
+    let active = webhook::active_secrets(
         &current,
         previous.as_deref(),
         previous_valid_until,
         now_or_clock(now),
-    )?
-    .into_iter()
-    .map(str::to_owned)
-    .collect())
+    )?;
+    Ok(active.into_iter().map(str::to_owned).collect())
 }
 
 /// The namespaced delivery key of a `Service-Webhook-Id`.
@@ -478,13 +223,7 @@ pub fn delivery_key(namespace: String, delivery_id: String) -> Result<String> {
 /// The event key of an event: the same for an original and its replay.
 #[uniffi::export]
 pub fn event_key(namespace: String, event: WebhookEvent) -> Result<String> {
-    Ok(dedup::event_key_parts(
-        &namespace,
-        &event.name,
-        &event.resource_type,
-        &event.resource_reference,
-        &event.occurred_at_text,
-    )?)
+    Ok(dedup::event_key(&namespace, &event)?)
 }
 
 /// The content key of signed content (timestamp as sent, raw body) under a secret.
@@ -514,12 +253,8 @@ impl DedupWindow {
     /// A window of `capacity` keys remembered for `ttlSeconds`.
     #[uniffi::constructor]
     pub fn new(capacity: i64, ttl_seconds: i64) -> Result<Arc<Self>> {
-        let seed = random_seed()?;
-        Ok(Arc::new(Self(Mutex::new(dedup::DedupWindow::new(
-            capacity,
-            ttl_seconds,
-            seed,
-        )?))))
+        let window = dedup::DedupWindow::new(capacity, ttl_seconds, random_seed()?)?;
+        Ok(Arc::new(Self(Mutex::new(window))))
     }
 
     /// True when `key` was not seen within the TTL (process it); records it either way.
@@ -554,21 +289,24 @@ pub fn header_names() -> Vec<String> {
         .collect()
 }
 
-/// Panics: lets the test suite prove that a Rust panic reaches the JVM as an exception
-/// (uniffi's `InternalException`) rather than crashing it. Not part of the API.
-#[uniffi::export]
-pub fn panic_for_tests() {
-    panic!("royaltykit: deliberate panic for tests");
-}
+/// Test-only hooks, compiled only with the `test-hooks` feature (never in the shipped jar).
+#[cfg(feature = "test-hooks")]
+mod test_hooks {
+    /// Panics: lets the test suite prove that a Rust panic reaches the JVM as an exception
+    /// (uniffi's `InternalException`) rather than crashing it.
+    #[uniffi::export]
+    pub fn panic_for_tests() {
+        panic!("royaltykit: deliberate panic for tests");
+    }
 
-/// Does nothing: one call through uniffi + JNA with no arguments, the floor `make bench`
-/// reports beside `WebhookVerifier.verify`. Not part of the API.
-#[uniffi::export]
-pub fn ffi_floor() {}
+    /// Does nothing: one call through uniffi + JNA with no arguments, the floor `make bench`
+    /// reports beside `WebhookVerifier.verify`.
+    #[uniffi::export]
+    pub fn ffi_floor() {}
 
-/// Takes a byte array and returns its length: the cost of one buffer across uniffi + JNA (what
-/// `WebhookVerifier.verify` sends), reported by `make bench`. Not part of the API.
-#[uniffi::export]
-pub fn ffi_floor_with_bytes(bytes: Vec<u8>) -> u64 {
-    bytes.len() as u64
+    /// Takes a byte array and returns its length: the cost of one buffer across uniffi + JNA.
+    #[uniffi::export]
+    pub fn ffi_floor_with_bytes(bytes: Vec<u8>) -> u64 {
+        bytes.len() as u64
+    }
 }

@@ -1,12 +1,12 @@
 //! Retry functions for Kotlin: conversions only.
 
 use crate::Result;
-use royaltykit::retry;
+use royaltykit::retry::{self, Jitter, RateDecision, RetryAfter, RetryClass, RetryDecision};
 use royaltykit_host::now_or_clock;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-fn random_or_os(random: Option<f64>) -> Result<f64> {
+pub(crate) fn random_or_os(random: Option<f64>) -> Result<f64> {
     match random {
         Some(r) => Ok(r),
         None => Ok(royaltykit_host::random_unit()?),
@@ -19,7 +19,7 @@ pub fn webhook_retry_schedule() -> Vec<u64> {
     retry::webhook_retry_schedule().to_vec()
 }
 
-/// When the next delivery attempt is due, or null once all attempts are made.
+/// When the next delivery attempt is due (null: given up).
 #[uniffi::export]
 pub fn webhook_next_attempt_at(first_attempt_at: i64, attempts_made: i64) -> Result<Option<i64>> {
     Ok(retry::webhook_next_attempt_at(
@@ -28,14 +28,13 @@ pub fn webhook_next_attempt_at(first_attempt_at: i64, attempts_made: i64) -> Res
     )?)
 }
 
-/// The latest time at which the service gives a delivery up.
+/// When the service gives a delivery up.
 #[uniffi::export]
 pub fn webhook_gives_up_at(first_attempt_at: i64) -> i64 {
     retry::webhook_gives_up_at(first_attempt_at)
 }
 
-/// A backoff policy: steps (s), an optional band (both bounds or neither), jitter
-/// (`none`, `full`, `equal`) and a cap.
+/// A backoff policy: steps (s), an optional band (both bounds or neither), jitter and a cap.
 #[derive(Debug, Clone, PartialEq, uniffi::Record)]
 pub struct BackoffPolicy {
     /// Delays before retries 1, 2, ….
@@ -46,9 +45,9 @@ pub struct BackoffPolicy {
     /// Upper bound of the band after the steps.
     #[uniffi(default = None)]
     pub band_max: Option<f64>,
-    /// `none`, `full` or `equal`.
-    #[uniffi(default = "none")]
-    pub jitter: String,
+    /// No jitter when null.
+    #[uniffi(default = None)]
+    pub jitter: Option<Jitter>,
     /// The largest delay.
     pub cap_seconds: f64,
 }
@@ -68,22 +67,11 @@ pub fn backoff_delay(
             p.steps,
             p.band_min,
             p.band_max,
-            &p.jitter,
+            p.jitter,
             p.cap_seconds,
         )?
         .delay(attempt, r)?,
     })
-}
-
-/// A parsed Retry-After.
-#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
-pub struct RetryAfter {
-    /// Seconds to wait.
-    pub seconds: u64,
-    /// The server asked for longer than the cap.
-    pub capped: bool,
-    /// `delta_seconds` or `http_date`.
-    pub form: String,
 }
 
 /// Parses a Retry-After value relative to `now`; null when absent or garbage.
@@ -93,22 +81,18 @@ pub fn parse_retry_after(
     now: Option<i64>,
     cap_seconds: Option<i64>,
 ) -> Result<Option<RetryAfter>> {
-    let cap = cap_seconds.unwrap_or(retry::DEFAULT_RETRY_AFTER_CAP_SECONDS as i64);
-    Ok(
-        retry::parse_retry_after_capped(&value, now_or_clock(now), cap)?.map(|r| RetryAfter {
-            seconds: r.seconds,
-            capped: r.capped,
-            form: r.form.as_str().to_owned(),
-        }),
-    )
+    Ok(retry::parse_retry_after_capped(
+        &value,
+        now_or_clock(now),
+        cap_seconds,
+    )?)
 }
 
 /// The input of `decideRetry`: a response (`status`, `headers`) or a `transport` failure.
 #[derive(Debug, Clone, PartialEq, uniffi::Record)]
 pub struct RetryInput {
-    /// read, token_exchange, idempotent_write, safe_update, unsafe_create, submit, checkout,
-    /// addon_action or upload.
-    pub retry_class: String,
+    /// How safe the operation is to repeat (the catalog's `retryClass`).
+    pub retry_class: RetryClass,
     /// Attempts made so far, the failed one included.
     pub attempt: i64,
     /// The response status.
@@ -117,9 +101,9 @@ pub struct RetryInput {
     /// The response headers (Retry-After is read).
     #[uniffi(default)]
     pub headers: HashMap<String, String>,
-    /// timeout, connect_failed or connection_lost, when there was no response.
+    /// The failure below HTTP, when there was no response.
     #[uniffi(default = None)]
-    pub transport: Option<String>,
+    pub transport: Option<retry::TransportFailure>,
     /// Seconds since the first attempt.
     #[uniffi(default = 0.0)]
     pub elapsed_seconds: f64,
@@ -132,61 +116,33 @@ pub struct RetryInput {
     /// Unix seconds; the system clock when null.
     #[uniffi(default = None)]
     pub now: Option<i64>,
-    /// Default 5.
+    /// The core's default when null.
     #[uniffi(default = None)]
     pub max_attempts: Option<i64>,
-    /// Default 300.
+    /// The core's default when null.
     #[uniffi(default = None)]
     pub max_elapsed_seconds: Option<f64>,
-}
-
-/// A retry decision.
-#[derive(Debug, Clone, PartialEq, uniffi::Record)]
-pub struct RetryDecision {
-    /// retry, stop, reconcile or refresh_token.
-    pub action: String,
-    /// Seconds to wait before retrying.
-    pub delay_seconds: f64,
-    /// Stable id of the rule that decided.
-    pub rule: String,
-    /// A sentence naming the rule.
-    pub reason: String,
-    /// What to check first, when the action is reconcile.
-    pub reconcile: Option<String>,
 }
 
 /// What to do after a failed attempt.
 #[uniffi::export]
 pub fn decide_retry(input: RetryInput) -> Result<RetryDecision> {
-    let class = retry::RetryClass::parse(&input.retry_class)?;
-    let now = now_or_clock(input.now);
-    let outcome = retry::Outcome::from_parts(
-        input.status,
-        &input.headers,
-        input.transport.as_deref(),
-        now,
-    )?;
-    let limits = retry::RetryLimits::with_defaults(input.max_attempts, input.max_elapsed_seconds)?;
     let state = retry::RetryState {
         attempt: input.attempt,
         elapsed_seconds: input.elapsed_seconds,
         token_refreshed: input.token_refreshed,
         random: random_or_os(input.random)?,
     };
-    let d = retry::decide_retry(
-        class,
-        outcome,
+    Ok(retry::decide_retry_parts(
+        input.retry_class,
+        input.status,
+        &input.headers,
+        input.transport,
         state,
-        limits,
-        &retry::BackoffPolicy::default(),
-    )?;
-    Ok(RetryDecision {
-        action: d.action.as_str().to_owned(),
-        delay_seconds: d.delay_seconds,
-        rule: d.rule.to_owned(),
-        reason: d.reason,
-        reconcile: d.reconcile.map(|r| r.as_str().to_owned()),
-    })
+        now_or_clock(input.now),
+        input.max_attempts,
+        input.max_elapsed_seconds,
+    )?)
 }
 
 /// One rolling window of a custom budget.
@@ -201,17 +157,6 @@ pub struct RateWindow {
     pub window_seconds: Option<i64>,
 }
 
-/// The answer of `tryAcquire`.
-#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
-pub struct RateDecision {
-    /// The request may be sent now (it was counted).
-    pub allowed: bool,
-    /// When refused: when to try again.
-    pub wait_until: Option<i64>,
-    /// When refused: the first exhausted limit.
-    pub limit: Option<String>,
-}
-
 /// Rolling-window request budgets; thread-safe.
 #[derive(uniffi::Object)]
 pub struct RateBudget(Mutex<retry::RateBudget>);
@@ -221,7 +166,7 @@ impl RateBudget {
     /// A budget of custom windows.
     #[uniffi::constructor]
     pub fn new(windows: Vec<RateWindow>) -> Result<Arc<Self>> {
-        let w: Vec<(String, i64, Option<i64>)> = windows
+        let w: Vec<_> = windows
             .into_iter()
             .map(|w| (w.name, w.limit, w.window_seconds))
             .collect();
@@ -239,15 +184,7 @@ impl RateBudget {
     /// Counts a request at `now` (default: the system clock) when every window has room.
     #[uniffi::method(default(now = None))]
     pub fn try_acquire(&self, now: Option<i64>) -> RateDecision {
-        let d = self
-            .0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .try_acquire(now_or_clock(now));
-        RateDecision {
-            allowed: d.allowed,
-            wait_until: d.wait_until,
-            limit: d.limit,
-        }
+        let mut budget = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        budget.try_acquire(now_or_clock(now))
     }
 }

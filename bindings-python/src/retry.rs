@@ -52,16 +52,17 @@ pub struct BackoffPolicy(retry::BackoffPolicy);
 #[pymethods]
 impl BackoffPolicy {
     #[new]
-    #[pyo3(signature = (steps, *, band=None, jitter="none", cap_seconds))]
+    #[pyo3(signature = (steps, *, band=None, jitter=None, cap_seconds))]
     fn new(
         py: Python<'_>,
         steps: Vec<f64>,
         band: Option<(f64, f64)>,
-        jitter: &str,
+        jitter: Option<&str>,
         cap_seconds: f64,
     ) -> PyResult<Self> {
         crate::guard(|| {
             let (lo, hi) = band.map_or((None, None), |(a, b)| (Some(a), Some(b)));
+            let jitter = arg(py, jitter.map(retry::Jitter::parse).transpose())?;
             arg(
                 py,
                 retry::BackoffPolicy::from_parts(steps, lo, hi, jitter, cap_seconds),
@@ -99,26 +100,6 @@ pub fn backoff_delay(
     })
 }
 
-/// A parsed Retry-After.
-#[pyclass(frozen, get_all, module = "royaltykit")]
-pub struct RetryAfter {
-    seconds: u64,
-    capped: bool,
-    form: &'static str,
-}
-
-#[pymethods]
-impl RetryAfter {
-    fn __repr__(&self) -> String {
-        format!(
-            "RetryAfter(seconds={}, capped={}, form={:?})",
-            self.seconds,
-            if self.capped { "True" } else { "False" },
-            self.form
-        )
-    }
-}
-
 /// Parses a Retry-After value relative to `now`; None when absent or garbage.
 #[pyfunction]
 #[pyo3(signature = (value, now=None, *, cap_seconds=None))]
@@ -127,20 +108,16 @@ pub fn parse_retry_after(
     value: Option<&Bound<'_, PyAny>>,
     now: Option<&Bound<'_, PyAny>>,
     cap_seconds: Option<i64>,
-) -> PyResult<Option<RetryAfter>> {
+) -> PyResult<Option<retry::RetryAfter>> {
     crate::guard(|| {
         let Some(value) = value.filter(|v| !v.is_none()) else {
             return Ok(None);
         };
         let value = str_arg(value, "value")?;
         let now = now_arg(py, now, "now")?;
-        let cap = cap_seconds.unwrap_or(retry::DEFAULT_RETRY_AFTER_CAP_SECONDS as i64);
-        Ok(
-            arg(py, retry::parse_retry_after_capped(&value, now, cap))?.map(|r| RetryAfter {
-                seconds: r.seconds,
-                capped: r.capped,
-                form: r.form.as_str(),
-            }),
+        arg(
+            py,
+            retry::parse_retry_after_capped(&value, now, cap_seconds),
         )
     })
 }
@@ -171,13 +148,9 @@ pub fn decide_retry(
             Some(h) if !h.is_none() => headers_for(h, &retry::RESPONSE_HEADER_NAMES)?,
             _ => crate::Headers(Vec::new()),
         };
-        let outcome = arg(
+        let transport = arg(
             py,
-            retry::Outcome::from_parts(status, &headers, transport, now),
-        )?;
-        let limits = arg(
-            py,
-            retry::RetryLimits::with_defaults(max_attempts, max_elapsed_seconds),
+            transport.map(retry::TransportFailure::parse).transpose(),
         )?;
         let state = retry::RetryState {
             attempt,
@@ -187,12 +160,15 @@ pub fn decide_retry(
         };
         arg(
             py,
-            retry::decide_retry(
+            retry::decide_retry_parts(
                 class,
-                outcome,
+                status,
+                &headers,
+                transport,
                 state,
-                limits,
-                &retry::BackoffPolicy::default(),
+                now,
+                max_attempts,
+                max_elapsed_seconds,
             ),
         )
     })
@@ -242,7 +218,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_retry_after, m)?)?;
     m.add_function(wrap_pyfunction!(decide_retry, m)?)?;
     m.add_class::<BackoffPolicy>()?;
-    m.add_class::<RetryAfter>()?;
+    m.add_class::<retry::RetryAfter>()?;
     m.add_class::<retry::RetryDecision>()?;
     m.add_class::<retry::RateDecision>()?;
     m.add_class::<RateBudget>()?;

@@ -71,7 +71,7 @@ pub fn backoff_delay(
                 steps,
                 band_min,
                 band_max,
-                jitter.as_deref().unwrap_or("none"),
+                arg(jitter.as_deref().map(retry::Jitter::parse).transpose())?,
                 cap_seconds.unwrap_or(f64::NAN),
             ))?;
             arg(policy.delay(attempt, random))
@@ -95,10 +95,7 @@ pub fn parse_retry_after(
     cap_seconds: Option<f64>,
 ) -> Result<JsValue, JsValue> {
     let now = now_arg(now)?;
-    let cap = match cap_seconds {
-        Some(c) => int("cap_seconds", c)?,
-        None => retry::DEFAULT_RETRY_AFTER_CAP_SECONDS as i64,
-    };
+    let cap = cap_seconds.map(|c| int("cap_seconds", c)).transpose()?;
     Ok(arg(retry::parse_retry_after_capped(value, now, cap))?
         .map_or(JsValue::NULL, retry_after_obj))
 }
@@ -125,7 +122,10 @@ pub fn decide_retry(
     let outcome = arg(retry::Outcome::from_parts(
         status,
         &FlatHeaders(headers),
-        transport.as_deref(),
+        arg(transport
+            .as_deref()
+            .map(retry::TransportFailure::parse)
+            .transpose())?,
         now,
     ))?;
     let max_attempts = max_attempts.map(|m| int("max_attempts", m)).transpose()?;

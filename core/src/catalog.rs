@@ -100,7 +100,7 @@ string_enum! {
         /// None declared.
         None = "none",
         /// Declared (`idem` in the reporting spec) but the parameter's name is not shown.
-        KeyUnnamed = "key",
+        Key = "key",
         /// The header `Idempotency-Key` (enterprise webhook create, update, delete).
         Header = "header",
     }
@@ -307,12 +307,12 @@ const ROWS: [Row; 58] = [
     // --- reporting, machine token, session, imports --------------------------------------------
     Row { id: "exchangePlatformClientCredential", method: "POST", path: "/api/platform/v1/oauth/token", auth: Auth::BasicClient, body: BodyRule::Required, errors: Some(&[400, 401, 429, 503]), no_store: true, retry_class: C::TokenExchange, ..MACHINE },
     Row { id: "getPlatformApiSession", method: "GET", path: "/api/platform/v1/api/session", scope: Some("tenant:read"), errors: Some(&[401, 403, 429]), no_store: true, ..MACHINE },
-    Row { id: "createPlatformImport", method: "POST", path: "/api/platform/v1/imports", idempotency: Idempotency::KeyUnnamed, body: BodyRule::Required, success: OK_CREATED, errors: Some(&[400, 401, 403, 409, 422, 429]), retry_class: C::IdempotentWrite, ..MACHINE },
+    Row { id: "createPlatformImport", method: "POST", path: "/api/platform/v1/imports", idempotency: Idempotency::Key, body: BodyRule::Required, success: OK_CREATED, errors: Some(&[400, 401, 403, 409, 422, 429]), retry_class: C::IdempotentWrite, ..MACHINE },
     Row { id: "getPlatformImport", method: "GET", path: "/api/platform/v1/imports/{importRef}", errors: Some(&[400, 401, 403, 404, 429]), ..MACHINE },
-    Row { id: "createPlatformImportUploadSession", method: "POST", path: "/api/platform/v1/imports/{importRef}/upload-sessions", idempotency: Idempotency::KeyUnnamed, success: OK_CREATED, errors: Some(IMPORT_CMD_ERR), retry_class: C::IdempotentWrite, ..MACHINE },
+    Row { id: "createPlatformImportUploadSession", method: "POST", path: "/api/platform/v1/imports/{importRef}/upload-sessions", idempotency: Idempotency::Key, success: OK_CREATED, errors: Some(IMPORT_CMD_ERR), retry_class: C::IdempotentWrite, ..MACHINE },
     Row { id: "getPlatformImportMappingSuggestions", method: "GET", path: "/api/platform/v1/imports/{importRef}/mapping-suggestions", errors: Some(&[400, 401, 403, 404, 409, 429]), ..MACHINE },
-    Row { id: "profilePlatformImport", method: "POST", path: "/api/platform/v1/imports/{importRef}/profile", idempotency: Idempotency::KeyUnnamed, body: BodyRule::Optional, success: &[202], errors: Some(IMPORT_CMD_ERR), retry_class: C::IdempotentWrite, ..MACHINE },
-    Row { id: "cancelPlatformImport", method: "POST", path: "/api/platform/v1/imports/{importRef}/cancel", idempotency: Idempotency::KeyUnnamed, body: BodyRule::Required, errors: Some(IMPORT_CMD_ERR), retry_class: C::IdempotentWrite, ..MACHINE },
+    Row { id: "profilePlatformImport", method: "POST", path: "/api/platform/v1/imports/{importRef}/profile", idempotency: Idempotency::Key, body: BodyRule::Optional, success: &[202], errors: Some(IMPORT_CMD_ERR), retry_class: C::IdempotentWrite, ..MACHINE },
+    Row { id: "cancelPlatformImport", method: "POST", path: "/api/platform/v1/imports/{importRef}/cancel", idempotency: Idempotency::Key, body: BodyRule::Required, errors: Some(IMPORT_CMD_ERR), retry_class: C::IdempotentWrite, ..MACHINE },
     // --- reporting, published analytics --------------------------------------------------------
     Row { id: "getPublishedAnalyticsSummary", method: "GET", path: "/api/platform/v1/analytics/summary", errors: Some(ANALYTICS_ERR), query: SUMMARY, ..MACHINE },
     Row { id: "listPublishedAnalyticsFilterOptions", method: "GET", path: "/api/platform/v1/analytics/filter-options", errors: Some(ANALYTICS_ERR), query: FILTER_OPTIONS, ..MACHINE },
@@ -321,25 +321,25 @@ const ROWS: [Row; 58] = [
     Row { id: "listPublishedAnalyticsBreakdown", method: "GET", path: "/api/platform/v1/analytics/breakdown", errors: Some(ANALYTICS_ERR), query: RATES_BREAKDOWN, ..MACHINE },
     // --- reporting, machine exports ---------------------------------------------------------------
     Row { id: "listPlatformExports", method: "GET", path: "/api/platform/v1/exports", scope: Some("exports:read"), errors: Some(&[400, 401, 403, 422, 429, 503]), query: EXPORT_LIST, ..MACHINE },
-    Row { id: "createPlatformExport", method: "POST", path: "/api/platform/v1/exports", scope: Some("exports:write"), idempotency: Idempotency::KeyUnnamed, body: BodyRule::Required, success: OK_CREATED, errors: Some(ANALYTICS_ERR), retry_class: C::IdempotentWrite, ..MACHINE },
+    Row { id: "createPlatformExport", method: "POST", path: "/api/platform/v1/exports", scope: Some("exports:write"), idempotency: Idempotency::Key, body: BodyRule::Required, success: OK_CREATED, errors: Some(ANALYTICS_ERR), retry_class: C::IdempotentWrite, ..MACHINE },
     Row { id: "getPlatformExport", method: "GET", path: "/api/platform/v1/exports/{export}", scope: Some("exports:write"), errors: Some(&[400, 401, 403, 404, 429, 503]), ..MACHINE },
     Row { id: "downloadPlatformExport", method: "GET", path: "/api/platform/v1/exports/{export}/download", scope: Some("exports:read"), errors: Some(EXPORT_CMD_ERR), ..MACHINE },
-    Row { id: "cancelPlatformExport", method: "POST", path: "/api/platform/v1/exports/{export}/cancel", scope: Some("exports:write"), idempotency: Idempotency::KeyUnnamed, body: BodyRule::Required, errors: Some(EXPORT_CMD_ERR), retry_class: C::IdempotentWrite, ..MACHINE },
-    Row { id: "revokePlatformExport", method: "POST", path: "/api/platform/v1/exports/{export}/revoke", scope: Some("exports:write"), idempotency: Idempotency::KeyUnnamed, body: BodyRule::Required, errors: Some(EXPORT_CMD_ERR), retry_class: C::IdempotentWrite, ..MACHINE },
+    Row { id: "cancelPlatformExport", method: "POST", path: "/api/platform/v1/exports/{export}/cancel", scope: Some("exports:write"), idempotency: Idempotency::Key, body: BodyRule::Required, errors: Some(EXPORT_CMD_ERR), retry_class: C::IdempotentWrite, ..MACHINE },
+    Row { id: "revokePlatformExport", method: "POST", path: "/api/platform/v1/exports/{export}/revoke", scope: Some("exports:write"), idempotency: Idempotency::Key, body: BodyRule::Required, errors: Some(EXPORT_CMD_ERR), retry_class: C::IdempotentWrite, ..MACHINE },
     // --- reporting, human exports -------------------------------------------------------------------
     Row { id: "listPlatformExportsAsHuman", method: "GET", path: "/platform/v1/exports", csrf: false, body: BodyRule::None, errors: Some(&[401, 403, 422, 429, 503]), query: EXPORT_LIST, ..HUMAN },
-    Row { id: "createPlatformExportAsHuman", method: "POST", path: "/platform/v1/exports", idempotency: Idempotency::KeyUnnamed, step_up: StepUp::Recent, success: OK_CREATED, errors: Some(&[401, 403, 409, 422, 429, 503]), retry_class: C::IdempotentWrite, ..HUMAN },
+    Row { id: "createPlatformExportAsHuman", method: "POST", path: "/platform/v1/exports", idempotency: Idempotency::Key, step_up: StepUp::Recent, success: OK_CREATED, errors: Some(&[401, 403, 409, 422, 429, 503]), retry_class: C::IdempotentWrite, ..HUMAN },
     Row { id: "getPlatformExportAsHuman", method: "GET", path: "/platform/v1/exports/{export}", csrf: false, body: BodyRule::None, errors: Some(&[401, 403, 404, 429, 503]), ..HUMAN },
     Row { id: "downloadPlatformExportAsHuman", method: "GET", path: "/platform/v1/exports/{export}/download", csrf: false, step_up: StepUp::RecentNonRecovery, body: BodyRule::None, errors: Some(HUMAN_EXPORT_CMD_ERR), ..HUMAN },
-    Row { id: "cancelPlatformExportAsHuman", method: "POST", path: "/platform/v1/exports/{export}/cancel", idempotency: Idempotency::KeyUnnamed, step_up: StepUp::Recent, errors: Some(HUMAN_EXPORT_CMD_ERR), retry_class: C::IdempotentWrite, ..HUMAN },
-    Row { id: "revokePlatformExportAsHuman", method: "POST", path: "/platform/v1/exports/{export}/revoke", idempotency: Idempotency::KeyUnnamed, step_up: StepUp::Recent, errors: Some(HUMAN_EXPORT_CMD_ERR), retry_class: C::IdempotentWrite, ..HUMAN },
+    Row { id: "cancelPlatformExportAsHuman", method: "POST", path: "/platform/v1/exports/{export}/cancel", idempotency: Idempotency::Key, step_up: StepUp::Recent, errors: Some(HUMAN_EXPORT_CMD_ERR), retry_class: C::IdempotentWrite, ..HUMAN },
+    Row { id: "revokePlatformExportAsHuman", method: "POST", path: "/platform/v1/exports/{export}/revoke", idempotency: Idempotency::Key, step_up: StepUp::Recent, errors: Some(HUMAN_EXPORT_CMD_ERR), retry_class: C::IdempotentWrite, ..HUMAN },
     // --- reporting, human mapping review ------------------------------------------------------------
     Row { id: "listPlatformMappingReviews", method: "GET", path: "/platform/v1/imports", csrf: false, body: BodyRule::None, errors: Some(STEP_ERR), query: REVIEW_LIST, ..HUMAN },
     Row { id: "getPlatformMappingReview", method: "GET", path: "/platform/v1/imports/{importRef}", csrf: false, body: BodyRule::None, errors: Some(&[401, 403, 404, 409, 429]), ..HUMAN },
     Row { id: "previewPlatformMapping", method: "POST", path: "/platform/v1/imports/{importRef}/mapping/preview", errors: Some(&[401, 403, 404, 409, 422, 429]), retry_class: C::SafeUpdate, ..HUMAN },
-    Row { id: "approvePlatformMapping", method: "POST", path: "/platform/v1/imports/{importRef}/mapping/approve", idempotency: Idempotency::KeyUnnamed, step_up: StepUp::RecentMfa, errors: Some(&[401, 403, 404, 409, 422, 429]), retry_class: C::IdempotentWrite, ..HUMAN },
+    Row { id: "approvePlatformMapping", method: "POST", path: "/platform/v1/imports/{importRef}/mapping/approve", idempotency: Idempotency::Key, step_up: StepUp::RecentMfa, errors: Some(&[401, 403, 404, 409, 422, 429]), retry_class: C::IdempotentWrite, ..HUMAN },
     Row { id: "getPlatformMappingProposal", method: "GET", path: "/platform/v1/imports/{importRef}/mapping/proposal", csrf: false, body: BodyRule::None, errors: Some(&[401, 403, 404, 429]), ..HUMAN },
-    Row { id: "proposePlatformMapping", method: "POST", path: "/platform/v1/imports/{importRef}/mapping/proposals", idempotency: Idempotency::KeyUnnamed, step_up: StepUp::RecentMfa, success: &[201], errors: Some(&[401, 403, 404, 409, 422, 429]), retry_class: C::IdempotentWrite, ..HUMAN },
+    Row { id: "proposePlatformMapping", method: "POST", path: "/platform/v1/imports/{importRef}/mapping/proposals", idempotency: Idempotency::Key, step_up: StepUp::RecentMfa, success: &[201], errors: Some(&[401, 403, 404, 409, 422, 429]), retry_class: C::IdempotentWrite, ..HUMAN },
     // --- enterprise ---------------------------------------------------------------------------------
     Row { id: "exchangeEnterpriseToken", method: "POST", path: "/api/v1/token", auth: Auth::ApiKey, retry_class: C::TokenExchange, ..ENTERPRISE },
     Row { id: "listEnterpriseCountries", method: "GET", path: "/api/v1/countries", ..ENTERPRISE },

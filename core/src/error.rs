@@ -83,7 +83,7 @@ pub(crate) fn quote(value: &str) -> String {
 }
 
 string_enum! {
-    /// The family of an [`Error`]: what kind of thing went wrong, and so which error class a
+    /// The family of a [`RoyaltyKitError`]: what kind of thing went wrong, and so which error class a
     /// binding raises (JS and Python) or which subclass of `RoyaltyKitException` (Kotlin).
     pub enum ErrorFamily as "family" {
         /// A webhook delivery was rejected, or could not be signed.
@@ -113,7 +113,7 @@ string_enum! {
 /// or 500 for anything that is the receiver's own fault or configuration).
 ///
 /// Every domain error converts into it with `From`; bindings map its family to their error
-/// classes with one table each.
+/// classes with one table each (Kotlin: uniffi derives `RoyaltyKitException` from it).
 #[derive(Debug, Clone, PartialEq, thiserror::Error, serde::Serialize)]
 #[serde(
     tag = "family",
@@ -122,7 +122,7 @@ string_enum! {
 )]
 #[cfg_attr(feature = "uniffi", derive(uniffi::Error))]
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
-pub enum Error {
+pub enum RoyaltyKitError {
     /// A webhook delivery was rejected (or could not be signed).
     #[error("{detail}")]
     Webhook {
@@ -233,7 +233,10 @@ pub enum Error {
     },
 }
 
-impl Error {
+/// The one public error: see [`RoyaltyKitError`].
+pub type Error = RoyaltyKitError;
+
+impl RoyaltyKitError {
     /// The family: which error class the bindings raise.
     pub fn family(&self) -> ErrorFamily {
         match self {
@@ -296,7 +299,7 @@ impl Error {
     }
 }
 
-impl From<ArgumentError> for Error {
+impl From<ArgumentError> for RoyaltyKitError {
     fn from(e: ArgumentError) -> Self {
         Self::InvalidArgument {
             code: e.code().to_owned(),
@@ -307,7 +310,7 @@ impl From<ArgumentError> for Error {
     }
 }
 
-impl From<crate::webhook::WebhookError> for Error {
+impl From<crate::webhook::WebhookError> for RoyaltyKitError {
     fn from(e: crate::webhook::WebhookError) -> Self {
         use crate::webhook::WebhookError as W;
         let http_status = match &e {
@@ -328,7 +331,7 @@ impl From<crate::webhook::WebhookError> for Error {
     }
 }
 
-impl From<crate::request::RequestError> for Error {
+impl From<crate::request::RequestError> for RoyaltyKitError {
     fn from(e: crate::request::RequestError) -> Self {
         Self::Request {
             code: e.code().to_owned(),
@@ -339,7 +342,7 @@ impl From<crate::request::RequestError> for Error {
     }
 }
 
-impl From<ApiError> for Error {
+impl From<ApiError> for RoyaltyKitError {
     fn from(e: ApiError) -> Self {
         Self::Api {
             code: "api_error".to_owned(),
@@ -350,7 +353,7 @@ impl From<ApiError> for Error {
     }
 }
 
-impl From<crate::token::TokenError> for Error {
+impl From<crate::token::TokenError> for RoyaltyKitError {
     fn from(e: crate::token::TokenError) -> Self {
         match e {
             crate::token::TokenError::Api(a) => (*a).into(),
@@ -363,7 +366,7 @@ impl From<crate::token::TokenError> for Error {
     }
 }
 
-impl From<crate::export::ExportStateError> for Error {
+impl From<crate::export::ExportStateError> for RoyaltyKitError {
     fn from(e: crate::export::ExportStateError) -> Self {
         Self::ExportState {
             code: e.code().to_owned(),
@@ -376,7 +379,7 @@ impl From<crate::export::ExportStateError> for Error {
     }
 }
 
-impl From<crate::export::DownloadError> for Error {
+impl From<crate::export::DownloadError> for RoyaltyKitError {
     fn from(e: crate::export::DownloadError) -> Self {
         match e {
             crate::export::DownloadError::Api(a) => (*a).into(),

@@ -43,7 +43,9 @@ pub mod webhook;
 #[doc = include_str!("../../README.md")]
 struct ReadmeExamples;
 
-pub use error::{integer_from_f64, seconds_from_f64, ArgumentError, Error, ErrorFamily};
+pub use error::{
+    integer_from_f64, seconds_from_f64, ArgumentError, Error, ErrorFamily, RoyaltyKitError,
+};
 pub use headers::{HeaderMap, RESPONSE_HEADER_NAMES};
 
 #[cfg(feature = "uniffi")]

@@ -268,7 +268,7 @@ pub fn build_request(
             }
             None
         }
-        Idempotency::Header | Idempotency::KeyUnnamed => {
+        Idempotency::Header | Idempotency::Key => {
             let key = match &params.idempotency_key {
                 Some(k) => {
                     header_value("idempotency_key", k, 255)?;

@@ -116,7 +116,7 @@ fn export_vectors() {
         let op = catalog::operation(c["operation_id"].as_str().unwrap()).unwrap();
         let idem = match op.idempotency {
             catalog::Idempotency::None => "none",
-            catalog::Idempotency::KeyUnnamed => "key",
+            catalog::Idempotency::Key => "key",
             catalog::Idempotency::Header => "header",
         };
         assert_eq!(

@@ -176,7 +176,7 @@ class BackoffPolicy:
         steps: Sequence[float],
         *,
         band: tuple[float, float] | None = None,
-        jitter: Literal["none", "full", "equal"] = "none",
+        jitter: Literal["none", "full", "equal"] | None = None,
         cap_seconds: float,
     ) -> BackoffPolicy: ...
     def delay(self, attempt: int, *, random: float | None = None) -> float: ...

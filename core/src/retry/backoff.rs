@@ -84,13 +84,13 @@ impl BackoffPolicy {
         })
     }
 
-    /// [`BackoffPolicy::new`] from a binding's parts: the jitter by name, the band as two
-    /// optional bounds (both or neither).
+    /// [`BackoffPolicy::new`] from a binding's parts: the band as two optional bounds (both or
+    /// neither); no jitter when `jitter` is absent.
     pub fn from_parts(
         steps: Vec<f64>,
         band_min: Option<f64>,
         band_max: Option<f64>,
-        jitter: &str,
+        jitter: Option<Jitter>,
         cap_seconds: f64,
     ) -> Result<Self, ArgumentError> {
         let band = match (band_min, band_max) {
@@ -98,7 +98,7 @@ impl BackoffPolicy {
             (None, None) => None,
             _ => return Err(ArgumentError::new("band", "give both bounds or neither")),
         };
-        Self::new(steps, band, Jitter::parse(jitter)?, cap_seconds)
+        Self::new(steps, band, jitter.unwrap_or(Jitter::None), cap_seconds)
     }
 
     /// The delay in seconds before retry number `attempt` (1 = the first retry), using the

@@ -105,12 +105,12 @@ impl Outcome {
     pub fn from_parts<H: HeaderMap + ?Sized>(
         status: Option<i64>,
         headers: &H,
-        transport: Option<&str>,
+        transport: Option<TransportFailure>,
         now: i64,
     ) -> Result<Self, ArgumentError> {
         match (status, transport) {
             (Some(s), None) => Self::response(s, headers, now),
-            (None, Some(t)) => Ok(Self::Transport(TransportFailure::parse(t)?)),
+            (None, Some(t)) => Ok(Self::Transport(t)),
             (Some(_), Some(_)) => Err(ArgumentError::new(
                 "status",
                 "give either an HTTP status or a transport failure, not both",
@@ -245,6 +245,26 @@ pub struct RetryDecision {
     /// What to check first, when the action is `reconcile`.
     pub reconcile: Option<Reconcile>,
 }
+}
+
+/// [`decide_retry`] from a binding's parts, with the default backoff policy: the outcome is an
+/// HTTP `status` with its `headers`, or a `transport` failure (exactly one of the two); absent
+/// limits are [`DEFAULT_MAX_ATTEMPTS`] and [`DEFAULT_MAX_ELAPSED_SECONDS`]. Promises the same
+/// as [`decide_retry`], and `invalid_argument` for both or neither outcome.
+#[allow(clippy::too_many_arguments)]
+pub fn decide_retry_parts<H: HeaderMap + ?Sized>(
+    class: RetryClass,
+    status: Option<i64>,
+    headers: &H,
+    transport: Option<TransportFailure>,
+    state: RetryState,
+    now: i64,
+    max_attempts: Option<i64>,
+    max_elapsed_seconds: Option<f64>,
+) -> Result<RetryDecision, ArgumentError> {
+    let outcome = Outcome::from_parts(status, headers, transport, now)?;
+    let limits = RetryLimits::with_defaults(max_attempts, max_elapsed_seconds)?;
+    decide_retry(class, outcome, state, limits, &BackoffPolicy::default())
 }
 
 /// Classes whose request may be repeated after it may have been applied.

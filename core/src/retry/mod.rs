@@ -19,8 +19,8 @@ mod schedule;
 
 pub use backoff::{backoff_delay, BackoffPolicy, Jitter, MAX_BACKOFF_STEPS};
 pub use decision::{
-    decide_retry, Outcome, Reconcile, RetryAction, RetryClass, RetryDecision, RetryLimits,
-    RetryState, TransportFailure, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_ELAPSED_SECONDS,
+    decide_retry, decide_retry_parts, Outcome, Reconcile, RetryAction, RetryClass, RetryDecision,
+    RetryLimits, RetryState, TransportFailure, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_ELAPSED_SECONDS,
 };
 pub use rate::{
     RateBudget, RateDecision, WindowUsage, DEFAULT_WINDOW_SECONDS, MAX_LIMIT, MAX_WINDOWS,

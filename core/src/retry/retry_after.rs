@@ -38,12 +38,14 @@ pub fn parse_retry_after(value: &str, now: i64) -> Option<RetryAfter> {
     parse(value, now, DEFAULT_RETRY_AFTER_CAP_SECONDS)
 }
 
-/// [`parse_retry_after`] with a cap in seconds. Promises `invalid_argument` for a negative cap.
+/// [`parse_retry_after`] with a cap in seconds (absent: [`DEFAULT_RETRY_AFTER_CAP_SECONDS`]).
+/// Promises `invalid_argument` for a negative cap.
 pub fn parse_retry_after_capped(
     value: &str,
     now: i64,
-    cap_seconds: i64,
+    cap_seconds: Option<i64>,
 ) -> Result<Option<RetryAfter>, ArgumentError> {
+    let cap_seconds = cap_seconds.unwrap_or(DEFAULT_RETRY_AFTER_CAP_SECONDS as i64);
     let cap = u64::try_from(cap_seconds).map_err(|_| {
         ArgumentError::new(
             "cap_seconds",

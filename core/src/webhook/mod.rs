@@ -80,6 +80,17 @@ impl VerifyOptions {
     /// arguments so that every binding passes host numbers through and gets the same
     /// `invalid_argument` error for out-of-range values.
     pub fn new(tolerance_seconds: i64, max_body_bytes: i64) -> Result<Self, ArgumentError> {
+        Self::with_defaults(Some(tolerance_seconds), Some(max_body_bytes))
+    }
+
+    /// [`VerifyOptions::new`] where an absent value is its default
+    /// ([`DEFAULT_TOLERANCE_SECONDS`], [`DEFAULT_MAX_BODY_BYTES`]).
+    pub fn with_defaults(
+        tolerance_seconds: Option<i64>,
+        max_body_bytes: Option<i64>,
+    ) -> Result<Self, ArgumentError> {
+        let tolerance_seconds = tolerance_seconds.unwrap_or(DEFAULT_TOLERANCE_SECONDS as i64);
+        let max_body_bytes = max_body_bytes.unwrap_or(DEFAULT_MAX_BODY_BYTES as i64);
         let tolerance = u64::try_from(tolerance_seconds)
             .ok()
             .filter(|t| *t <= MAX_TOLERANCE_SECONDS)

@@ -1,22 +1,53 @@
 // Hand-written Kotlin conveniences over the uniffi-generated API: naming only, no rules.
 package dev.royaltykit
 
+import dev.royaltykit.types.ApiError
+import dev.royaltykit.types.RoyaltyKitException
+import dev.royaltykit.types.VerifiedWebhook
+
 /** The stable error code of any royaltykit error, the same as in Rust, JS and Python. */
 val RoyaltyKitException.code: String
     get() = when (this) {
-        is RoyaltyKitException.Webhook -> this.code
-        is RoyaltyKitException.InvalidArgument -> this.code
-        is RoyaltyKitException.Request -> this.code
-        is RoyaltyKitException.TokenResponse -> this.code
-        is RoyaltyKitException.Api -> this.code
-        is RoyaltyKitException.ExportState -> this.code
-        is RoyaltyKitException.ExportDownload -> this.code
-        is RoyaltyKitException.Host -> this.code
+        is RoyaltyKitException.Webhook -> code
+        is RoyaltyKitException.InvalidArgument -> code
+        is RoyaltyKitException.Request -> code
+        is RoyaltyKitException.TokenResponse -> code
+        is RoyaltyKitException.ExportState -> code
+        is RoyaltyKitException.ExportDownload -> code
+        is RoyaltyKitException.Api -> code
+        is RoyaltyKitException.Host -> code
+    }
+
+/** The status a webhook receiver should answer when this error ends its handling. */
+val RoyaltyKitException.httpStatus: UShort
+    get() = when (this) {
+        is RoyaltyKitException.Webhook -> httpStatus
+        is RoyaltyKitException.InvalidArgument -> httpStatus
+        is RoyaltyKitException.Request -> httpStatus
+        is RoyaltyKitException.TokenResponse -> httpStatus
+        is RoyaltyKitException.ExportState -> httpStatus
+        is RoyaltyKitException.ExportDownload -> httpStatus
+        is RoyaltyKitException.Api -> httpStatus
+        is RoyaltyKitException.Host -> httpStatus
     }
 
 /** This parsed error as a throwable `RoyaltyKitException.Api`. */
 fun ApiError.toException(): RoyaltyKitException.Api =
-    RoyaltyKitException.Api("api_error", "$status $message ($kind)", this)
+    RoyaltyKitException.Api("api_error", "$status $message (${kind.name.lowercase()})", 500u, this)
+
+/** [verifyWebhook] with one value per header name (most HTTP libraries' maps). */
+@JvmName("verifyWebhookSingle")
+fun verifyWebhook(
+    headers: Map<String, String>,
+    body: ByteArray,
+    secrets: List<String>,
+    now: Long? = null,
+    toleranceSeconds: Long? = null,
+    maxBodyBytes: Long? = null,
+): VerifiedWebhook {
+    val multi: Map<String, List<String>> = headers.mapValues { listOf(it.value) }
+    return verifyWebhook(multi, body, secrets, now, toleranceSeconds, maxBodyBytes)
+}
 
 /** [signWebhook] with one secret. */
 fun signWebhook(secret: String, body: ByteArray, timestamp: Long? = null, deliveryId: String? = null): Map<String, String> =

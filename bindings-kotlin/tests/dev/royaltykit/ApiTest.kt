@@ -1,5 +1,7 @@
 package dev.royaltykit
 
+import dev.royaltykit.types.*
+
 import org.junit.Assert.assertEquals
 import org.junit.Assert.assertFalse
 import org.junit.Assert.assertNotEquals

@@ -1,5 +1,7 @@
 package dev.royaltykit
 
+import dev.royaltykit.types.*
+
 import com.google.gson.JsonElement
 import com.google.gson.JsonObject
 import com.google.gson.JsonParser
@@ -29,12 +31,12 @@ class ApiVectorsTest {
         for (c in load("api_error.json")["cases"].asJsonArray.map { it.asJsonObject }) {
             val i = c["input"].asJsonObject
             try {
-                val e = parseApiError(i["api"].asString, i["status"].asLong, headerMap(i["headers"]), bytes(i["body"])!!, i.opt("operation_id")?.asString, i["now"].asLong)
+                val e = parseApiError(wire(i["api"].asString), i["status"].asLong, headerMap(i["headers"]), bytes(i["body"])!!, i.opt("operation_id")?.asString, i["now"].asLong)
                 val x = c.opt("expected")?.asJsonObject ?: run { failures += "${c["comment"]}: accepted"; continue }
                 val fields = x["field_errors"].asJsonObject.entrySet().associate { (k, v) -> k to strings(v) }
                 val want = listOf(x["kind"].asString, x.opt("reason")?.asString, x["message"].asString, x.opt("body_code")?.asString, fields,
                     x.opt("retry_after_seconds")?.asLong?.toULong(), x.opt("declared")?.asBoolean)
-                val got = listOf(e.kind, e.reason, e.message, e.bodyCode, e.fieldErrors, e.retryAfterSeconds, e.declared)
+                val got = listOf(e.kind.wireName, e.reason, e.message, e.bodyCode, e.fieldErrors, e.retryAfterSeconds, e.declared)
                 if (want != got) failures += "tcId ${c["tcId"]} ${c["comment"]}: $got != $want"
                 x.opt("raw_body_prefix")?.let { if (!e.rawBody.startsWith(it.asString)) failures += "${c["comment"]}: raw body" }
             } catch (e: RoyaltyKitException) {
@@ -98,7 +100,7 @@ class ApiVectorsTest {
                 assertEquals(c["comment"].asString, c.opt("error")?.asString, e.code)
                 if (e is RoyaltyKitException.Api) {
                     val a = c["api_error"].asJsonObject
-                    assertEquals(a["kind"].asString, e.error.kind)
+                    assertEquals(a["kind"].asString, e.error.kind.wireName)
                     assertEquals(a.opt("reason")?.asString, e.error.reason)
                 }
             }
@@ -138,10 +140,10 @@ class ApiVectorsTest {
     @Test
     fun catalogAndThrowableApiError() {
         val ops = operations()
-        assertEquals(44, ops.count { it.api == "reports" })
-        assertEquals(14, ops.count { it.api == "enterprise" })
+        assertEquals(44, ops.count { it.api == Api.REPORTS })
+        assertEquals(14, ops.count { it.api == Api.ENTERPRISE })
         assertEquals("exports:write", operation("getPlatformExport").scope)
-        val e = parseApiError("reports", 503, mapOf("Retry-After" to "7"), ByteArray(0))
+        val e = parseApiError(Api.REPORTS, 503, mapOf("Retry-After" to "7"), ByteArray(0))
         try { throw e.toException() } catch (x: RoyaltyKitException) { assertEquals("api_error", x.code); assertTrue(x.message!!.contains("503")) }
     }
 }

@@ -1,5 +1,7 @@
 package dev.royaltykit
 
+import dev.royaltykit.types.*
+
 import com.google.gson.JsonElement
 import com.google.gson.JsonObject
 import com.google.gson.JsonParser
@@ -20,7 +22,8 @@ class ExportTest {
         for (c in objs("transitions")) {
             assertEquals(c.toString(), c["state_known"].asBoolean, exportState(c["state"].asString).known)
             try {
-                val after = validateExportCommand(c["state"].asString, c["command"].asString)
+                val command = wireOrNull<ExportCommand>(c["command"].asString) ?: run { unrepresentable(c); continue }
+                val after = validateExportCommand(c["state"].asString, command)
                 assertEquals(c.toString(), c.opt("expected_state")?.asString ?: fail("accepted $c"), after)
             } catch (e: RoyaltyKitException.ExportState) {
                 assertEquals(c.toString(), c.opt("error")?.asString, e.code)
@@ -35,7 +38,7 @@ class ExportTest {
             try {
                 val d = exportPollDecision(c["state"].asString, c["attempt"].asLong, c["random"].asDouble, c.opt("max_polls")?.asLong, c.opt("max_unknown_polls")?.asLong)
                 val x = c.opt("expected")?.asJsonObject ?: throw AssertionError("accepted $c")
-                assertEquals(c.toString(), x["action"].asString, d.action)
+                assertEquals(c.toString(), x["action"].asString, d.action.wireName)
                 assertEquals(x["delay_seconds"].asDouble, d.delaySeconds, 1e-9)
             } catch (e: RoyaltyKitException) { assertEquals(c.opt("error")?.asString, e.code) }
         }
@@ -52,7 +55,7 @@ class ExportTest {
                 assertEquals(c["comment"].asString, c.opt("error")?.asString, e.code)
                 if (e is RoyaltyKitException.Api) {
                     val x = c["api_error"].asJsonObject
-                    assertEquals(listOf(x["kind"].asString, x["declared"].asBoolean, x.opt("body_code")?.asString), listOf(e.error.kind, e.error.declared, e.error.bodyCode))
+                    assertEquals(listOf(x["kind"].asString, x["declared"].asBoolean, x.opt("body_code")?.asString), listOf(e.error.kind.wireName, e.error.declared, e.error.bodyCode))
                 }
             }
         }
@@ -71,11 +74,13 @@ class ExportTest {
         for (c in objs("scopes")) assertEquals(c["expected"].asJsonArray.map { it.asString }, missingScopes(c["granted"].asJsonArray.map { it.asString }, c["operation_id"].asString))
         for (c in objs("human_routes")) {
             val o = operation(c["operation_id"].asString)
-            assertEquals(listOf(c["csrf"].asBoolean, c["idempotency"].asString, c["step_up"].asString), listOf(o.csrf, o.idempotency, o.stepUp))
+            assertEquals(listOf(c["csrf"].asBoolean, c["idempotency"].asString, c["step_up"].asString), listOf(o.csrf, o.idempotency.wireName, o.stepUp.wireName))
         }
         for (c in objs("step_up")) {
             try {
-                val ok = stepUpSatisfies(c["requirement"].asString, c["kind"].asString, c["at"].asLong, c["max_age_seconds"].asLong, c["now"].asLong)
+                val requirement = wireOrNull<StepUp>(c["requirement"].asString) ?: run { unrepresentable(c); continue }
+                val kind = wireOrNull<StepUpKind>(c["kind"].asString) ?: run { unrepresentable(c); continue }
+                val ok = stepUpSatisfies(requirement, kind, c["at"].asLong, c["max_age_seconds"].asLong, c["now"].asLong)
                 assertEquals(c.toString(), c.opt("expected")?.asBoolean ?: fail("accepted $c"), ok)
             } catch (e: RoyaltyKitException) { assertEquals(c.opt("error")?.asString, e.code) }
         }

@@ -1,5 +1,7 @@
 package dev.royaltykit
 
+import dev.royaltykit.types.*
+
 import com.sun.net.httpserver.HttpExchange
 import com.sun.net.httpserver.HttpServer
 import org.junit.Assert.assertEquals

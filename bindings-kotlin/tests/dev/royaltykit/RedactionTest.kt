@@ -1,5 +1,7 @@
 package dev.royaltykit
 
+import dev.royaltykit.types.*
+
 import org.junit.Assert.assertTrue
 import org.junit.Test
 

@@ -1,5 +1,7 @@
 package dev.royaltykit
 
+import dev.royaltykit.types.*
+
 import com.google.gson.JsonElement
 import com.google.gson.JsonObject
 import com.google.gson.JsonParser
@@ -25,9 +27,12 @@ class RetryTest {
         for (c in cases) {
             val i = c["input"].asJsonObject
             val headers = i.opt("headers")?.asJsonArray?.associate { it.asJsonArray[0].asString to it.asJsonArray[1].asString } ?: emptyMap()
+            val retryClass = wireOrNull<RetryClass>(i["retry_class"].asString)
+            val transport = i.opt("transport")?.asString?.let { wireOrNull<TransportFailure>(it) ?: run { unrepresentable(c); continue } }
+            if (retryClass == null) { unrepresentable(c); continue }
             val input = RetryInput(
-                retryClass = i["retry_class"].asString, attempt = i["attempt"].asLong, status = i.opt("status")?.asLong,
-                headers = headers, transport = i.opt("transport")?.asString, elapsedSeconds = i["elapsed_seconds"].asDouble,
+                retryClass = retryClass, attempt = i["attempt"].asLong, status = i.opt("status")?.asLong,
+                headers = headers, transport = transport, elapsedSeconds = i["elapsed_seconds"].asDouble,
                 tokenRefreshed = i["token_refreshed"].asBoolean, random = i["random"].asDouble, now = i["now"].asLong,
                 maxAttempts = i.opt("max_attempts")?.asLong, maxElapsedSeconds = i.opt("max_elapsed_seconds")?.asDouble,
             )
@@ -35,8 +40,8 @@ class RetryTest {
             try {
                 val d = decideRetry(input)
                 val e = c.opt("expected")?.asJsonObject ?: run { failures += "$id: accepted"; continue }
-                val ok = d.action == e["action"].asString && d.rule == e["rule"].asString &&
-                    Math.abs(d.delaySeconds - e["delay_seconds"].asDouble) < 1e-9 && d.reconcile == e.opt("reconcile")?.asString &&
+                val ok = d.action.wireName == e["action"].asString && d.rule == e["rule"].asString &&
+                    Math.abs(d.delaySeconds - e["delay_seconds"].asDouble) < 1e-9 && d.reconcile?.wireName == e.opt("reconcile")?.asString &&
                     d.reason.length > 10
                 if (!ok) failures += "$id: $d"
             } catch (e: RoyaltyKitException) {
@@ -64,8 +69,9 @@ class RetryTest {
             val p = c.opt("policy")?.asJsonObject
             val policy = p?.let {
                 val band = it.opt("band")?.asJsonArray
+                val jitter = wireOrNull<Jitter>(it["jitter"].asString) ?: run { unrepresentable(c); continue }
                 BackoffPolicy(it["steps"].asJsonArray.map { s -> s.asDouble }, band?.get(0)?.asDouble, band?.get(1)?.asDouble,
-                    it["jitter"].asString, it["cap_seconds"].asDouble)
+                    jitter, it["cap_seconds"].asDouble)
             }
             try {
                 val d = backoffDelay(c["attempt"].asLong, c["random"].asDouble, policy)
@@ -81,7 +87,7 @@ class RetryTest {
         for (c in v["retry_after"].asJsonArray.map { it.asJsonObject }) {
             val r = parseRetryAfter(c["value"].asString, c["now"].asLong, c.opt("cap_seconds")?.asLong)
             val e = c.opt("expected")?.asJsonObject
-            assertEquals(c["comment"].asString, e?.let { RetryAfter(it["seconds"].asLong.toULong(), it["capped"].asBoolean, it["form"].asString) }, r)
+            assertEquals(c["comment"].asString, e?.let { RetryAfter(it["seconds"].asLong.toULong(), it["capped"].asBoolean, wire(it["form"].asString)) }, r)
         }
     }
 
@@ -108,8 +114,8 @@ class RetryTest {
         repeat(50) { val d = backoffDelay(4); assertTrue(d >= 30.0 && d < 60.0) }
         val date = java.time.format.DateTimeFormatter.ofPattern("EEE, dd MMM yyyy HH:mm:ss 'GMT'", java.util.Locale.US)
             .format(java.time.ZonedDateTime.now(java.time.ZoneOffset.UTC).plusSeconds(30))
-        val d = decideRetry(RetryInput(retryClass = "read", attempt = 1, status = 429, headers = mapOf("Retry-After" to date)))
-        assertEquals("retry", d.action)
+        val d = decideRetry(RetryInput(retryClass = RetryClass.READ, attempt = 1, status = 429, headers = mapOf("Retry-After" to date)))
+        assertEquals(RetryAction.RETRY, d.action)
         assertTrue(d.delaySeconds in 28.0..31.0)
     }
 }
