@@ -27,7 +27,7 @@ cp bench/node/package.json bench/node/package-lock.json "$B/node/"
   && npm install --no-save --no-audit --no-fund --loglevel=error "$ROOT/dist/royaltykit-$VERSION.tgz" >/dev/null)
 cp bench/node/bench.mjs "$B/node/"
 python3 bench/cases.py "$OUT/cases.json"
-(cd "$B/node" && node --expose-gc bench.mjs "$OUT/cases.json" "$OUT/node.json")
+(cd "$B/node" && ROYALTYKIT_HOOKS_NATIVE="$ROOT/target/npm-hooks/native/royaltykit_wasm.js" node --expose-gc bench.mjs "$OUT/cases.json" "$OUT/node.json")
 
 echo "== bench: Python (built wheel) ==" >&2
 [ -x "$B/venv/bin/python" ] || python3 -m venv "$B/venv"

@@ -16,14 +16,11 @@ try {
 } catch {
   nodeCrypto = null;
 }
-const DEFAULT_MAC_THRESHOLD = 1536;
-let macThreshold = nodeCrypto ? DEFAULT_MAC_THRESHOLD : Infinity;
+const DEFAULT_HOST_MAC_THRESHOLD = 1536;
 
-/** For tests and benchmarks only: bodies of at least `bytes` get node:crypto's HMAC. */
-function __setMacThreshold(bytes) {
-  const previous = macThreshold;
-  macThreshold = nodeCrypto ? (bytes ?? DEFAULT_MAC_THRESHOLD) : Infinity;
-  return previous;
+/** Bodies of at least this many bytes get node:crypto's HMAC (`hostMacThreshold` option). */
+function macThreshold(o) {
+  return nodeCrypto ? toNumber(o.hostMacThreshold, 'hostMacThreshold', DEFAULT_HOST_MAC_THRESHOLD) : Infinity;
 }
 
 /** `mac(secretIndex, timestamp)` for the core: HMAC-SHA256 of `<timestamp>.<body>`. */
@@ -65,33 +62,31 @@ const ExportStateError = errorClass('ExportStateError');
 /** A download response that is not the whole artifact (code `partial_content_unsupported`). */
 const ExportDownloadError = errorClass('ExportDownloadError');
 /**
- * An API error response, parsed: `kind`, `reason`, `message`, `code` (the body's own code, or
- * null), `fieldErrors`, `retryAfterSeconds`, `declared`, `status`, `rawBody`. Throwable.
+ * An API error response, parsed: `code` is `api_error`; `kind`, `reason`, `message`, `bodyCode`
+ * (the body's own code, or null), `fieldErrors`, `retryAfterSeconds`, `declared`, `status`,
+ * `rawBody`, `httpStatus`. Throwable.
  */
-class ApiError extends RoyaltyKitError {
-  constructor(fields) {
-    super('api_error', fields.message, fields);
-    this.name = 'ApiError';
-  }
-}
+const ApiError = errorClass('ApiError');
 
-
-const NATIVE_ERRORS = {
+// The one table from the core's error family to a class; everything else comes from the core.
+const FAMILIES = {
   webhook: WebhookVerificationError,
+  invalid_argument: InvalidArgumentError,
   request: RequestBuildError,
-  token: TokenResponseError,
+  token_response: TokenResponseError,
   export_state: ExportStateError,
   export_download: ExportDownloadError,
+  api: ApiError,
+  host: RoyaltyKitError,
 };
 
+/** The core's error (JSON text) as its class; an API error's parsed response is flattened onto
+ * it and gives its message. Anything else (a JS TypeError, a wasm trap) passes through. */
 function fromNative(e) {
-  if (e && typeof e === 'object' && e.kind === 'api') return new ApiError(JSON.parse(e.json));
-  if (e && typeof e === 'object' && typeof e.code === 'string' && typeof e.kind === 'string') {
-    const { kind, code, message, ...details } = e;
-    const Cls = NATIVE_ERRORS[kind] || InvalidArgumentError;
-    return new Cls(code, message, details);
-  }
-  return e;
+  if (typeof e !== 'string' || !e.startsWith('{')) return e;
+  const { family, code, message, error, ...details } = JSON.parse(e);
+  const Cls = FAMILIES[family] || RoyaltyKitError;
+  return error ? new Cls(code, error.message, { ...details, ...error }) : new Cls(code, message, details);
 }
 
 function call(fn) {
@@ -113,7 +108,6 @@ const WEBHOOK_HEADERS = namesRegex(HEADER_NAMES);
 const RESPONSE_HEADERS = namesRegex(native.responseHeaderNames());
 const CREDENTIAL_HEADERS = native.credentialHeaderNames().map((n) => n.toLowerCase());
 const INSPECT = Symbol.for('nodejs.util.inspect.custom');
-const [DEFAULT_TOLERANCE, DEFAULT_MAX_BODY] = native.verifyDefaults();
 const encoder = new TextEncoder();
 
 function pushValue(flat, name, value) {
@@ -206,10 +200,10 @@ function verifyWebhook(headers, body, secrets, opts) {
   const flat = flattenHeaders(headers);
   const bytes = toBytes(body);
   const list = toSecrets(secrets);
-  const tolerance = toNumber(o.toleranceSeconds, 'toleranceSeconds', DEFAULT_TOLERANCE);
-  const maxBody = toNumber(o.maxBodyBytes, 'maxBodyBytes', DEFAULT_MAX_BODY);
+  const tolerance = toNumber(o.toleranceSeconds, 'toleranceSeconds', undefined);
+  const maxBody = toNumber(o.maxBodyBytes, 'maxBodyBytes', undefined);
   const now = nowSeconds(o.now);
-  if (bytes.length >= macThreshold) {
+  if (bytes.length >= macThreshold(o)) {
     const mac = hostMac(list, bytes);
     return JSON.parse(call(() => native.verifyWebhookWithMac(flat, bytes, list, now, tolerance, maxBody, mac)));
   }
@@ -221,9 +215,10 @@ class WebhookVerifier {
   constructor(secrets, opts) {
     const o = options(opts);
     const list = toSecrets(secrets);
-    const tolerance = toNumber(o.toleranceSeconds, 'toleranceSeconds', DEFAULT_TOLERANCE);
-    const maxBody = toNumber(o.maxBodyBytes, 'maxBodyBytes', DEFAULT_MAX_BODY);
+    const tolerance = toNumber(o.toleranceSeconds, 'toleranceSeconds', undefined);
+    const maxBody = toNumber(o.maxBodyBytes, 'maxBodyBytes', undefined);
     this._inner = call(() => new native.WebhookVerifier(list, tolerance, maxBody));
+    this._macThreshold = macThreshold(o);
     // Keys for node:crypto, made only after the core accepted the secrets.
     this._keys = nodeCrypto ? list.map((s) => nodeCrypto.createSecretKey(Buffer.from(s, 'utf8'))) : null;
   }
@@ -231,7 +226,7 @@ class WebhookVerifier {
     const flat = flattenHeaders(headers);
     const bytes = toBytes(body);
     const t = nowSeconds(now);
-    if (bytes.length >= macThreshold) {
+    if (bytes.length >= this._macThreshold) {
       const mac = hostMac(this._keys, bytes);
       return JSON.parse(call(() => this._inner.verifyWithMac(flat, bytes, t, mac)));
     }
@@ -254,12 +249,7 @@ function signWebhook(secret, body, opts) {
   const bytes = toBytes(body);
   const ts = Math.floor(nowSeconds(o.timestamp));
   const id = o.deliveryId === undefined ? globalThis.crypto.randomUUID() : toStr(o.deliveryId, 'deliveryId');
-  const values = call(() => native.signWebhook(list, bytes, ts, id));
-  const out = {};
-  HEADER_NAMES.forEach((name, i) => {
-    out[name] = values[i];
-  });
-  return out;
+  return JSON.parse(call(() => native.signWebhook(list, bytes, ts, id)));
 }
 
 /** The secrets to verify with at `now` during a rotation (current first). */
@@ -325,15 +315,13 @@ class DedupWindow {
 
 // ---- retry ---------------------------------------------------------------------------------------
 
-const [DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_ELAPSED, DEFAULT_RETRY_AFTER_CAP] = native.retryDefaults();
-
 function randomArg(value) {
   return value === undefined || value === null ? Math.random() : toNumber(value, 'random');
 }
 
 /** The service's delays between webhook delivery attempts, in seconds. */
 function webhookRetrySchedule() {
-  return native.webhookRetrySchedule();
+  return Array.from(native.webhookRetrySchedule());
 }
 
 /** When the next delivery attempt is due (Unix seconds), or null once attempts are exhausted. */
@@ -363,7 +351,7 @@ function backoffDelay(attempt, opts) {
   let lo;
   let hi;
   if (p.band !== undefined && p.band !== null) [lo, hi] = numbers(p.band, 'policy.band');
-  const jitter = p.jitter === undefined ? 'none' : toStr(p.jitter, 'policy.jitter');
+  const jitter = optStr(p.jitter, 'policy.jitter');
   const cap = toNumber(p.capSeconds, 'policy.capSeconds', undefined);
   return call(() => native.backoffDelay(a, r, steps, lo, hi, jitter, cap));
 }
@@ -373,8 +361,8 @@ function parseRetryAfter(value, now, opts) {
   if (value === undefined || value === null) return null;
   const o = options(opts);
   const v = toStr(value, 'value');
-  const cap = toNumber(o.capSeconds, 'capSeconds', DEFAULT_RETRY_AFTER_CAP);
-  return call(() => native.parseRetryAfter(v, nowSeconds(now), cap));
+  const cap = toNumber(o.capSeconds, 'capSeconds', undefined);
+  return JSON.parse(call(() => native.parseRetryAfter(v, nowSeconds(now), cap)));
 }
 
 /**
@@ -394,9 +382,9 @@ function decideRetry(input) {
   const refreshed = input.tokenRefreshed === undefined ? false : input.tokenRefreshed;
   if (typeof refreshed !== 'boolean') throw new TypeError('tokenRefreshed must be a boolean');
   const r = randomArg(input.random);
-  const maxAttempts = toNumber(input.maxAttempts, 'maxAttempts', DEFAULT_MAX_ATTEMPTS);
-  const maxElapsed = toNumber(input.maxElapsedSeconds, 'maxElapsedSeconds', DEFAULT_MAX_ELAPSED);
-  return call(() => native.decideRetry(cls, status, flat, transport, attempt, elapsed, refreshed, r, nowSeconds(input.now), maxAttempts, maxElapsed));
+  const maxAttempts = toNumber(input.maxAttempts, 'maxAttempts', undefined);
+  const maxElapsed = toNumber(input.maxElapsedSeconds, 'maxElapsedSeconds', undefined);
+  return JSON.parse(call(() => native.decideRetry(cls, status, flat, transport, attempt, elapsed, refreshed, r, nowSeconds(input.now), maxAttempts, maxElapsed)));
 }
 
 /**
@@ -415,11 +403,11 @@ class RateBudget {
     }
     const names = windows.map((w) => toStr(w.name, 'window name'));
     const limits = Float64Array.from(windows.map((w) => toNumber(w.limit, 'limit')));
-    const seconds = Float64Array.from(windows.map((w) => toNumber(w.windowSeconds, 'windowSeconds', 60)));
+    const seconds = Float64Array.from(windows.map((w) => toNumber(w.windowSeconds, 'windowSeconds', NaN)));
     this._inner = call(() => new native.RateBudget(names, limits, seconds));
   }
   tryAcquire(now) {
-    return call(() => this._inner.tryAcquire(nowSeconds(now)));
+    return JSON.parse(call(() => this._inner.tryAcquire(nowSeconds(now))));
   }
   free() {
     if (this._inner) this._inner.free();
@@ -437,9 +425,7 @@ function operations() {
 }
 /** One operation by id; throws InvalidArgumentError when unknown. */
 function operation(id) {
-  const found = operations().find((o) => o.id === id);
-  if (!found) throw new InvalidArgumentError('invalid_argument', `invalid argument \`operation_id\`: unknown operation ${JSON.stringify(String(id))}`, { argument: 'operation_id' });
-  return found;
+  return Object.freeze(JSON.parse(call(() => native.operationJson(toStr(id, 'id')))));
 }
 
 const redactHeaders = (headers) => headers.map(([n, v]) => [n, CREDENTIAL_HEADERS.includes(n.toLowerCase()) ? '[redacted]' : v]);
@@ -452,7 +438,7 @@ class RequestDescriptor {
   }
   /** The URL for a base such as https://reports.example (no trailing slash needed). */
   url(base) {
-    return toStr(base, 'base').replace(/\/+$/, '') + this.pathAndQuery;
+    return native.requestUrl(toStr(base, 'base'), this.pathAndQuery);
   }
   toJSON() {
     return { ...this, headers: redactHeaders(this.headers), body: this.body && `[${this.body.length} bytes]` };
@@ -504,8 +490,7 @@ function parseApiError(api, status, headers, body, opts) {
   const o = options(opts);
   const flat = headers === undefined || headers === null ? [] : flattenHeaders(headers, RESPONSE_HEADERS);
   const bytes = body === undefined || body === null ? new Uint8Array(0) : toBytes(body);
-  const json = call(() => native.parseApiError(toStr(api, 'api'), toNumber(status, 'status'), flat, bytes, optStr(o.operationId, 'operationId'), nowSeconds(o.now)));
-  return new ApiError(JSON.parse(json));
+  return fromNative(call(() => native.parseApiError(toStr(api, 'api'), toNumber(status, 'status'), flat, bytes, optStr(o.operationId, 'operationId'), nowSeconds(o.now))));
 }
 
 /** A reporting access token; printing it hides the token. */
@@ -586,11 +571,9 @@ function responseNotices(headers) {
 
 // ---- exports -------------------------------------------------------------------------------------
 
-const [DEFAULT_MAX_POLLS, DEFAULT_MAX_UNKNOWN_POLLS] = native.exportPollDefaults();
-
 /** `{ name, known, terminal, allowedCommands }` of an export state as the server sent it. */
 function exportState(value) {
-  return native.exportState(toStr(value, 'state'));
+  return JSON.parse(native.exportState(toStr(value, 'state')));
 }
 
 /** The state expected after `command` ('get', 'cancel', 'revoke', 'download'); throws ExportStateError. */
@@ -602,8 +585,8 @@ function validateExportCommand(state, command) {
 function exportPollDecision(state, attempt, opts) {
   const o = options(opts);
   const args = [toStr(state, 'state'), toNumber(attempt, 'attempt'), randomArg(o.random),
-    toNumber(o.maxPolls, 'maxPolls', DEFAULT_MAX_POLLS), toNumber(o.maxUnknownPolls, 'maxUnknownPolls', DEFAULT_MAX_UNKNOWN_POLLS)];
-  return call(() => native.exportPollDecision(...args));
+    toNumber(o.maxPolls, 'maxPolls', undefined), toNumber(o.maxUnknownPolls, 'maxUnknownPolls', undefined)];
+  return JSON.parse(call(() => native.exportPollDecision(...args)));
 }
 
 /** Throws ExportDownloadError for partial content and ApiError for an error status; true when whole. */
@@ -633,7 +616,6 @@ function stepUpSatisfies(requirement, kind, at, opts) {
 }
 
 module.exports = {
-  __setMacThreshold,
   exportState,
   validateExportCommand,
   exportPollDecision,

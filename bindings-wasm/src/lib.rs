@@ -1,14 +1,52 @@
 //! wasm-bindgen layer of royaltykit: conversions only. `js/index.js` adds the idiomatic JS API
-//! (header shapes, default clock and RNG, error classes) on top of these exports.
+//! (header shapes, default clock and RNG, the error-class table) on top of these exports.
+//!
+//! Results cross as JSON text of the core's own records (camelCase; their TypeScript
+//! declarations are generated from the same types by tsify), which is several times cheaper than
+//! setting members one by one. Errors cross as JSON text of the core's one public error.
 #![forbid(unsafe_code)]
+// The core's error is converted by value on the cold error path.
+#![allow(clippy::result_large_err)]
 
-use js_sys::{Array, Object, Reflect};
 use royaltykit::{dedup, integer_from_f64, seconds_from_f64, webhook, ArgumentError};
 use wasm_bindgen::prelude::*;
 
 mod api;
 mod export;
 mod retry;
+
+pub(crate) type R<T> = Result<T, JsValue>;
+
+/// The core's one public error as JSON text; the JS layer maps its family to a class.
+pub(crate) fn err(e: impl Into<royaltykit::Error>) -> JsValue {
+    JsValue::from_str(&serde_json::to_string(&e.into()).unwrap_or_default())
+}
+
+/// A result as JSON text. Serializing the core's records (strings, numbers, booleans, lists and
+/// maps of them) cannot fail.
+pub(crate) fn json<T: serde::Serialize + ?Sized>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_default()
+}
+
+/// A host number that must be whole.
+pub(crate) fn int(name: &'static str, value: f64) -> R<i64> {
+    integer_from_f64(name, value).map_err(err)
+}
+
+/// An optional host number that must be whole.
+pub(crate) fn opt_int(name: &'static str, value: Option<f64>) -> R<Option<i64>> {
+    value.map(|v| int(name, v)).transpose()
+}
+
+/// The host's `now` (Unix seconds, fractions dropped).
+pub(crate) fn now_arg(now: f64) -> R<i64> {
+    seconds_from_f64("now", now).map_err(err)
+}
+
+/// A string enum by its wire name.
+pub(crate) fn parse<T>(parse: fn(&str) -> Result<T, ArgumentError>, value: &str) -> R<T> {
+    parse(value).map_err(err)
+}
 
 /// Headers as a flat JS array `[name0, value0, name1, value1, ...]` of strings.
 pub(crate) struct FlatHeaders(pub(crate) Vec<String>);
@@ -25,93 +63,34 @@ impl webhook::HeaderMap for FlatHeaders {
     }
 }
 
-pub(crate) fn set(obj: &Object, key: &str, value: JsValue) {
-    // Reflect::set on a fresh plain object cannot fail.
-    let _ = Reflect::set(obj, &JsValue::from_str(key), &value);
-}
-
-/// An error as a plain object `{kind, code, message, ...details}`; the JS layer turns it into
-/// the matching `RoyaltyKitError` subclass.
-fn webhook_error(e: &webhook::WebhookError) -> JsValue {
-    if let webhook::WebhookError::InvalidArgument(a) = e {
-        return argument_error(a);
-    }
-    let o = Object::new();
-    set(&o, "kind", "webhook".into());
-    set(&o, "code", e.code().into());
-    set(&o, "message", e.to_string().into());
-    if let Some(h) = e.header() {
-        set(&o, "header", h.into());
-    }
-    if let Some(s) = e.skew_seconds() {
-        set(&o, "skewSeconds", JsValue::from_f64(s as f64));
-    }
-    if let Some(l) = e.limit() {
-        set(&o, "limit", JsValue::from_f64(l as f64));
-    }
-    o.into()
-}
-
-pub(crate) fn argument_error(e: &ArgumentError) -> JsValue {
-    let o = Object::new();
-    set(&o, "kind", "argument".into());
-    set(&o, "code", e.code().into());
-    set(&o, "message", e.to_string().into());
-    set(&o, "argument", e.name.into());
-    o.into()
-}
-
-/// The verified delivery as JSON text: one string crossing, parsed by the JS layer, which is
-/// several times cheaper than setting each member across the boundary.
-fn verified(v: webhook::VerifiedWebhook) -> String {
-    // Serializing strings, numbers and booleans cannot fail.
-    serde_json::to_string(&v).unwrap_or_default()
-}
-
-fn options(tolerance: f64, max_body_bytes: f64) -> Result<webhook::VerifyOptions, JsValue> {
-    let t = integer_from_f64("tolerance_seconds", tolerance).map_err(|e| argument_error(&e))?;
-    let m = integer_from_f64("max_body_bytes", max_body_bytes).map_err(|e| argument_error(&e))?;
-    webhook::VerifyOptions::new(t, m).map_err(|e| argument_error(&e))
-}
-
-pub(crate) fn now_arg(now: f64) -> Result<i64, JsValue> {
-    seconds_from_f64("now", now).map_err(|e| argument_error(&e))
+fn options(tolerance: Option<f64>, max_body_bytes: Option<f64>) -> R<webhook::VerifyOptions> {
+    let tolerance = opt_int("tolerance_seconds", tolerance)?;
+    let max_body_bytes = opt_int("max_body_bytes", max_body_bytes)?;
+    webhook::VerifyOptions::with_defaults(tolerance, max_body_bytes).map_err(err)
 }
 
 /// The three delivery header names, canonical spelling.
 #[wasm_bindgen(js_name = headerNames)]
-pub fn header_names() -> Array {
+pub fn header_names() -> Vec<String> {
     webhook::HEADER_NAMES
         .iter()
-        .map(|n| JsValue::from_str(n))
+        .map(|n| (*n).to_owned())
         .collect()
 }
 
-/// The defaults: `[toleranceSeconds, maxBodyBytes]`.
-#[wasm_bindgen(js_name = verifyDefaults)]
-pub fn verify_defaults() -> Array {
-    let d = webhook::VerifyOptions::default();
-    [d.tolerance_seconds() as f64, d.max_body_bytes() as f64]
-        .iter()
-        .map(|n| JsValue::from_f64(*n))
-        .collect()
-}
-
-/// `webhook::verify` with flat headers.
+/// `webhook::verify` with flat headers; absent options are the core's defaults.
 #[wasm_bindgen(js_name = verifyWebhook)]
 pub fn verify_webhook(
     headers: Vec<String>,
     body: &[u8],
     secrets: Vec<String>,
     now: f64,
-    tolerance: f64,
-    max_body_bytes: f64,
-) -> Result<String, JsValue> {
+    tolerance: Option<f64>,
+    max_body_bytes: Option<f64>,
+) -> R<String> {
     let opts = options(tolerance, max_body_bytes)?;
-    let now = now_arg(now)?;
-    webhook::verify(&FlatHeaders(headers), body, &secrets, now, opts)
-        .map(verified)
-        .map_err(|e| webhook_error(&e))
+    let v = webhook::verify(&FlatHeaders(headers), body, &secrets, now_arg(now)?, opts);
+    v.map(|v| json(&v)).map_err(err)
 }
 
 /// The HMAC primitive of the JS host: `mac(secretIndex, timestamp)` returns the 32-byte
@@ -147,7 +126,7 @@ impl webhook::SignatureMac for HostMac<'_> {
 fn with_host_mac(
     function: &js_sys::Function,
     verify: impl FnOnce(&mut HostMac<'_>) -> Result<webhook::VerifiedWebhook, webhook::WebhookError>,
-) -> Result<String, JsValue> {
+) -> R<String> {
     let mut mac = HostMac {
         function,
         thrown: None,
@@ -156,7 +135,7 @@ fn with_host_mac(
     if let Some(e) = mac.thrown {
         return Err(e);
     }
-    result.map(verified).map_err(|e| webhook_error(&e))
+    result.map(|v| json(&v)).map_err(err)
 }
 
 /// `webhook::verify_with_mac` with flat headers and the host's HMAC (see `HostMac`).
@@ -166,10 +145,10 @@ pub fn verify_webhook_with_mac(
     body: &[u8],
     secrets: Vec<String>,
     now: f64,
-    tolerance: f64,
-    max_body_bytes: f64,
+    tolerance: Option<f64>,
+    max_body_bytes: Option<f64>,
     mac: &js_sys::Function,
-) -> Result<String, JsValue> {
+) -> R<String> {
     let opts = options(tolerance, max_body_bytes)?;
     let now = now_arg(now)?;
     with_host_mac(mac, |m| {
@@ -183,26 +162,22 @@ pub struct WebhookVerifier(webhook::WebhookVerifier);
 
 #[wasm_bindgen]
 impl WebhookVerifier {
-    /// `webhook::WebhookVerifier::new`.
+    /// `webhook::WebhookVerifier::new`; absent options are the core's defaults.
     #[wasm_bindgen(constructor)]
     pub fn new(
         secrets: Vec<String>,
-        tolerance: f64,
-        max_body_bytes: f64,
-    ) -> Result<WebhookVerifier, JsValue> {
+        tolerance: Option<f64>,
+        max_body_bytes: Option<f64>,
+    ) -> R<WebhookVerifier> {
         let opts = options(tolerance, max_body_bytes)?;
-        webhook::WebhookVerifier::new(&secrets, opts)
-            .map(WebhookVerifier)
-            .map_err(|e| webhook_error(&e))
+        let verifier = webhook::WebhookVerifier::new(&secrets, opts).map_err(err)?;
+        Ok(WebhookVerifier(verifier))
     }
 
     /// `webhook::WebhookVerifier::verify` with flat headers.
-    pub fn verify(&self, headers: Vec<String>, body: &[u8], now: f64) -> Result<String, JsValue> {
-        let now = now_arg(now)?;
-        self.0
-            .verify(&FlatHeaders(headers), body, now)
-            .map(verified)
-            .map_err(|e| webhook_error(&e))
+    pub fn verify(&self, headers: Vec<String>, body: &[u8], now: f64) -> R<String> {
+        let v = self.0.verify(&FlatHeaders(headers), body, now_arg(now)?);
+        v.map(|v| json(&v)).map_err(err)
     }
 
     /// `webhook::WebhookVerifier::verify_with_mac` with flat headers and the host's HMAC.
@@ -213,7 +188,7 @@ impl WebhookVerifier {
         body: &[u8],
         now: f64,
         mac: &js_sys::Function,
-    ) -> Result<String, JsValue> {
+    ) -> R<String> {
         let now = now_arg(now)?;
         with_host_mac(mac, |m| {
             self.0.verify_with_mac(&FlatHeaders(headers), body, now, m)
@@ -221,20 +196,16 @@ impl WebhookVerifier {
     }
 }
 
-/// `webhook::sign`; returns `[id, timestamp, signature]` header values.
+/// `webhook::sign`: the three headers as a JSON object keyed by header name.
 #[wasm_bindgen(js_name = signWebhook)]
 pub fn sign_webhook(
     secrets: Vec<String>,
     body: &[u8],
     timestamp: f64,
     delivery_id: &str,
-) -> Result<Array, JsValue> {
-    let ts = integer_from_f64("timestamp", timestamp).map_err(|e| argument_error(&e))?;
-    let h = webhook::sign(&secrets, body, ts, delivery_id).map_err(|e| webhook_error(&e))?;
-    Ok([h.id, h.timestamp, h.signature]
-        .into_iter()
-        .map(JsValue::from)
-        .collect())
+) -> R<String> {
+    let signed = webhook::sign(&secrets, body, int("timestamp", timestamp)?, delivery_id);
+    signed.map(|h| json(&h)).map_err(err)
 }
 
 /// `webhook::active_secrets`.
@@ -244,20 +215,21 @@ pub fn active_secrets(
     previous: Option<String>,
     previous_valid_until: Option<f64>,
     now: f64,
-) -> Result<Array, JsValue> {
+) -> R<Vec<String>> {
     let until = previous_valid_until
         .map(|u| seconds_from_f64("previous_valid_until", u))
         .transpose()
-        .map_err(|e| argument_error(&e))?;
-    webhook::active_secrets(current, previous.as_deref(), until, now_arg(now)?)
-        .map(|v| v.into_iter().map(JsValue::from_str).collect())
-        .map_err(|e| argument_error(&e))
+        .map_err(err)?;
+    let active = webhook::active_secrets(current, previous.as_deref(), until, now_arg(now)?);
+    active
+        .map(|v| v.into_iter().map(str::to_owned).collect())
+        .map_err(err)
 }
 
 /// `dedup::delivery_key`.
 #[wasm_bindgen(js_name = deliveryKey)]
-pub fn delivery_key(namespace: &str, delivery_id: &str) -> Result<String, JsValue> {
-    dedup::delivery_key(namespace, delivery_id).map_err(|e| argument_error(&e))
+pub fn delivery_key(namespace: &str, delivery_id: &str) -> R<String> {
+    dedup::delivery_key(namespace, delivery_id).map_err(err)
 }
 
 /// `dedup::event_key_parts`.
@@ -268,7 +240,7 @@ pub fn event_key(
     resource_type: &str,
     resource_reference: &str,
     occurred_at: &str,
-) -> Result<String, JsValue> {
+) -> R<String> {
     dedup::event_key_parts(
         namespace,
         name,
@@ -276,19 +248,19 @@ pub fn event_key(
         resource_reference,
         occurred_at,
     )
-    .map_err(|e| argument_error(&e))
+    .map_err(err)
 }
 
 /// `dedup::content_key`.
 #[wasm_bindgen(js_name = contentKey)]
-pub fn content_key(secret: &str, timestamp: &str, body: &[u8]) -> Result<String, JsValue> {
-    dedup::content_key(secret, timestamp, body).map_err(|e| webhook_error(&e))
+pub fn content_key(secret: &str, timestamp: &str, body: &[u8]) -> R<String> {
+    dedup::content_key(secret, timestamp, body).map_err(err)
 }
 
 /// `dedup::idempotency_key`.
 #[wasm_bindgen(js_name = idempotencyKey)]
-pub fn idempotency_key(tenant: &str, operation_id: &str, body: &[u8]) -> Result<String, JsValue> {
-    dedup::idempotency_key(tenant, operation_id, body).map_err(|e| argument_error(&e))
+pub fn idempotency_key(tenant: &str, operation_id: &str, body: &[u8]) -> R<String> {
+    dedup::idempotency_key(tenant, operation_id, body).map_err(err)
 }
 
 /// `dedup::DedupWindow`, seeded by the JS layer from `crypto.getRandomValues`.
@@ -299,30 +271,26 @@ pub struct DedupWindow(dedup::DedupWindow);
 impl DedupWindow {
     /// `dedup::DedupWindow::new`; `seed` must be 16 bytes.
     #[wasm_bindgen(constructor)]
-    pub fn new(capacity: f64, ttl_seconds: f64, seed: &[u8]) -> Result<DedupWindow, JsValue> {
+    pub fn new(capacity: f64, ttl_seconds: f64, seed: &[u8]) -> R<DedupWindow> {
         let seed: [u8; 16] = seed
             .try_into()
-            .map_err(|_| argument_error(&ArgumentError::new("seed", "must be 16 bytes")))?;
-        let c = integer_from_f64("capacity", capacity).map_err(|e| argument_error(&e))?;
-        let t = integer_from_f64("ttl_seconds", ttl_seconds).map_err(|e| argument_error(&e))?;
+            .map_err(|_| err(ArgumentError::new("seed", "must be 16 bytes")))?;
+        let (c, t) = (int("capacity", capacity)?, int("ttl_seconds", ttl_seconds)?);
         dedup::DedupWindow::new(c, t, seed)
             .map(DedupWindow)
-            .map_err(|e| argument_error(&e))
+            .map_err(err)
     }
 
     /// `dedup::DedupWindow::check_and_insert`.
     #[wasm_bindgen(js_name = checkAndInsert)]
-    pub fn check_and_insert(&mut self, key: &str, now: f64) -> Result<bool, JsValue> {
+    pub fn check_and_insert(&mut self, key: &str, now: f64) -> R<bool> {
         let now = now_arg(now)?;
-        self.0
-            .check_and_insert(key, now)
-            .map_err(|e| argument_error(&e))
+        self.0.check_and_insert(key, now).map_err(err)
     }
 
     /// `dedup::DedupWindow::contains`.
-    pub fn contains(&self, key: &str, now: f64) -> Result<bool, JsValue> {
-        let now = now_arg(now)?;
-        self.0.contains(key, now).map_err(|e| argument_error(&e))
+    pub fn contains(&self, key: &str, now: f64) -> R<bool> {
+        self.0.contains(key, now_arg(now)?).map_err(err)
     }
 
     /// Number of keys remembered.
@@ -338,19 +306,25 @@ impl DedupWindow {
     }
 }
 
-/// The size of this module's linear memory in bytes, for `make bench` (`DedupWindow` bytes per
-/// entry). Not part of the API.
-#[wasm_bindgen(js_name = __wasmMemoryBytes)]
-pub fn wasm_memory_bytes() -> f64 {
-    #[cfg(target_arch = "wasm32")]
-    let pages = core::arch::wasm32::memory_size::<0>();
-    #[cfg(not(target_arch = "wasm32"))]
-    let pages = 0usize;
-    (pages * 65_536) as f64
-}
+/// Test-only exports, compiled only with the `test-hooks` feature (never in the npm package).
+#[cfg(feature = "test-hooks")]
+mod test_hooks {
+    use wasm_bindgen::prelude::*;
 
-/// Panics: lets the test suite prove what a panic does to the module. Not part of the API.
-#[wasm_bindgen(js_name = __panicForTests)]
-pub fn panic_for_tests() {
-    panic!("royaltykit: deliberate panic for tests");
+    /// The size of this module's linear memory in bytes, for `make bench` (`DedupWindow` bytes
+    /// per entry).
+    #[wasm_bindgen(js_name = wasmMemoryBytes)]
+    pub fn wasm_memory_bytes() -> f64 {
+        #[cfg(target_arch = "wasm32")]
+        let pages = core::arch::wasm32::memory_size::<0>();
+        #[cfg(not(target_arch = "wasm32"))]
+        let pages = 0usize;
+        (pages * 65_536) as f64
+    }
+
+    /// Panics: lets the test suite prove what a panic does to the module.
+    #[wasm_bindgen(js_name = panicForTests)]
+    pub fn panic_for_tests() {
+        panic!("royaltykit: deliberate panic for tests");
+    }
 }

@@ -1,54 +1,32 @@
 //! Retry exports: conversions only.
 
-use crate::{argument_error, now_arg, set, FlatHeaders};
-use js_sys::{Array, Object};
-use royaltykit::{integer_from_f64, retry, ArgumentError};
+use crate::{err, int, json, now_arg, opt_int, parse, FlatHeaders, R};
+use royaltykit::retry;
 use wasm_bindgen::prelude::*;
-
-fn int(name: &'static str, v: f64) -> Result<i64, JsValue> {
-    integer_from_f64(name, v).map_err(|e| argument_error(&e))
-}
-
-fn arg<T>(r: Result<T, ArgumentError>) -> Result<T, JsValue> {
-    r.map_err(|e| argument_error(&e))
-}
-
-/// `[maxAttempts, maxElapsedSeconds, retryAfterCapSeconds]` defaults.
-#[wasm_bindgen(js_name = retryDefaults)]
-pub fn retry_defaults() -> Array {
-    [
-        retry::DEFAULT_MAX_ATTEMPTS as f64,
-        retry::DEFAULT_MAX_ELAPSED_SECONDS,
-        retry::DEFAULT_RETRY_AFTER_CAP_SECONDS as f64,
-    ]
-    .iter()
-    .map(|n| JsValue::from_f64(*n))
-    .collect()
-}
 
 /// `retry::webhook_retry_schedule`.
 #[wasm_bindgen(js_name = webhookRetrySchedule)]
-pub fn webhook_retry_schedule() -> Array {
+pub fn webhook_retry_schedule() -> Vec<f64> {
     retry::webhook_retry_schedule()
         .iter()
-        .map(|d| JsValue::from_f64(*d as f64))
+        .map(|d| *d as f64)
         .collect()
 }
 
 /// `retry::webhook_next_attempt_at`.
 #[wasm_bindgen(js_name = webhookNextAttemptAt)]
-pub fn webhook_next_attempt_at(
-    first_attempt_at: f64,
-    attempts_made: f64,
-) -> Result<Option<f64>, JsValue> {
-    let first = int("first_attempt_at", first_attempt_at)?;
-    let made = int("attempts_made", attempts_made)?;
-    Ok(arg(retry::webhook_next_attempt_at(first, made))?.map(|t| t as f64))
+pub fn webhook_next_attempt_at(first_attempt_at: f64, attempts_made: f64) -> R<Option<f64>> {
+    let (first, made) = (
+        int("first_attempt_at", first_attempt_at)?,
+        int("attempts_made", attempts_made)?,
+    );
+    let next = retry::webhook_next_attempt_at(first, made).map_err(err)?;
+    Ok(next.map(|t| t as f64))
 }
 
 /// `retry::webhook_gives_up_at`.
 #[wasm_bindgen(js_name = webhookGivesUpAt)]
-pub fn webhook_gives_up_at(first_attempt_at: f64) -> Result<f64, JsValue> {
+pub fn webhook_gives_up_at(first_attempt_at: f64) -> R<f64> {
     Ok(retry::webhook_gives_up_at(int("first_attempt_at", first_attempt_at)?) as f64)
 }
 
@@ -62,45 +40,31 @@ pub fn backoff_delay(
     band_max: Option<f64>,
     jitter: Option<String>,
     cap_seconds: Option<f64>,
-) -> Result<f64, JsValue> {
+) -> R<f64> {
     let attempt = int("attempt", attempt)?;
-    match steps {
-        None => arg(retry::backoff_delay(attempt, random)),
-        Some(steps) => {
-            let policy = arg(retry::BackoffPolicy::from_parts(
-                steps,
-                band_min,
-                band_max,
-                arg(jitter.as_deref().map(retry::Jitter::parse).transpose())?,
-                cap_seconds.unwrap_or(f64::NAN),
-            ))?;
-            arg(policy.delay(attempt, random))
-        }
-    }
+    let Some(steps) = steps else {
+        return retry::backoff_delay(attempt, random).map_err(err);
+    };
+    let jitter = jitter
+        .map(|j| parse(retry::Jitter::parse, &j))
+        .transpose()?;
+    // An absent cap is refused by the core with `invalid_argument` naming it.
+    let cap = cap_seconds.unwrap_or(f64::NAN);
+    let policy =
+        retry::BackoffPolicy::from_parts(steps, band_min, band_max, jitter, cap).map_err(err)?;
+    policy.delay(attempt, random).map_err(err)
 }
 
-fn retry_after_obj(r: retry::RetryAfter) -> JsValue {
-    let o = Object::new();
-    set(&o, "seconds", JsValue::from_f64(r.seconds as f64));
-    set(&o, "capped", r.capped.into());
-    set(&o, "form", r.form.as_str().into());
-    o.into()
-}
-
-/// `retry::parse_retry_after_capped`; `null` when absent or garbage.
+/// `retry::parse_retry_after_capped`, as JSON (`null` when absent or garbage).
 #[wasm_bindgen(js_name = parseRetryAfter)]
-pub fn parse_retry_after(
-    value: &str,
-    now: f64,
-    cap_seconds: Option<f64>,
-) -> Result<JsValue, JsValue> {
-    let now = now_arg(now)?;
-    let cap = cap_seconds.map(|c| int("cap_seconds", c)).transpose()?;
-    Ok(arg(retry::parse_retry_after_capped(value, now, cap))?
-        .map_or(JsValue::NULL, retry_after_obj))
+pub fn parse_retry_after(value: &str, now: f64, cap_seconds: Option<f64>) -> R<String> {
+    let (now, cap) = (now_arg(now)?, opt_int("cap_seconds", cap_seconds)?);
+    retry::parse_retry_after_capped(value, now, cap)
+        .map(|r| json(&r))
+        .map_err(err)
 }
 
-/// `retry::decide_retry` with the default backoff policy.
+/// `retry::decide_retry_parts`, as JSON.
 #[wasm_bindgen(js_name = decideRetry)]
 #[allow(clippy::too_many_arguments)]
 pub fn decide_retry(
@@ -115,48 +79,28 @@ pub fn decide_retry(
     now: f64,
     max_attempts: Option<f64>,
     max_elapsed_seconds: Option<f64>,
-) -> Result<JsValue, JsValue> {
-    let class = arg(retry::RetryClass::parse(retry_class))?;
-    let now = now_arg(now)?;
-    let status = status.map(|s| int("status", s)).transpose()?;
-    let outcome = arg(retry::Outcome::from_parts(
-        status,
-        &FlatHeaders(headers),
-        arg(transport
-            .as_deref()
-            .map(retry::TransportFailure::parse)
-            .transpose())?,
-        now,
-    ))?;
-    let max_attempts = max_attempts.map(|m| int("max_attempts", m)).transpose()?;
-    let limits = arg(retry::RetryLimits::with_defaults(
-        max_attempts,
-        max_elapsed_seconds,
-    ))?;
+) -> R<String> {
+    let class = parse(retry::RetryClass::parse, retry_class)?;
+    let transport = transport
+        .map(|t| parse(retry::TransportFailure::parse, &t))
+        .transpose()?;
     let state = retry::RetryState {
         attempt: int("attempt", attempt)?,
         elapsed_seconds,
         token_refreshed,
         random,
     };
-    let d = arg(retry::decide_retry(
+    let d = retry::decide_retry_parts(
         class,
-        outcome,
+        opt_int("status", status)?,
+        &FlatHeaders(headers),
+        transport,
         state,
-        limits,
-        &retry::BackoffPolicy::default(),
-    ))?;
-    let o = Object::new();
-    set(&o, "action", d.action.as_str().into());
-    set(&o, "delaySeconds", JsValue::from_f64(d.delay_seconds));
-    set(&o, "rule", d.rule.into());
-    set(&o, "reason", d.reason.into());
-    set(
-        &o,
-        "reconcile",
-        d.reconcile.map_or(JsValue::NULL, |r| r.as_str().into()),
+        now_arg(now)?,
+        opt_int("max_attempts", max_attempts)?,
+        max_elapsed_seconds,
     );
-    Ok(o.into())
+    d.map(|d| json(&d)).map_err(err)
 }
 
 /// `retry::RateBudget`.
@@ -165,44 +109,28 @@ pub struct RateBudget(retry::RateBudget);
 
 #[wasm_bindgen]
 impl RateBudget {
-    /// Windows as parallel arrays of names, limits and window lengths (seconds).
+    /// Windows as parallel arrays of names, limits and window lengths (seconds; NaN for the
+    /// core's default).
     #[wasm_bindgen(constructor)]
-    pub fn new(
-        names: Vec<String>,
-        limits: Vec<f64>,
-        seconds: Vec<f64>,
-    ) -> Result<RateBudget, JsValue> {
-        if names.len() != limits.len() || names.len() != seconds.len() {
-            return Err(argument_error(&ArgumentError::new(
-                "windows",
-                "each window needs a name, a limit and a length",
-            )));
-        }
+    pub fn new(names: Vec<String>, limits: Vec<f64>, seconds: Vec<f64>) -> R<RateBudget> {
         let mut windows = Vec::with_capacity(names.len());
-        for ((n, l), s) in names.into_iter().zip(limits).zip(seconds) {
-            windows.push((n, int("limit", l)?, Some(int("window_seconds", s)?)));
+        for ((name, limit), secs) in names.into_iter().zip(limits).zip(seconds) {
+            let secs = opt_int("window_seconds", Some(secs).filter(|s| !s.is_nan()))?;
+            windows.push((name, int("limit", limit)?, secs));
         }
-        arg(retry::RateBudget::new(&windows)).map(RateBudget)
+        retry::RateBudget::new(&windows)
+            .map(RateBudget)
+            .map_err(err)
     }
 
     /// `retry::RateBudget::preset`.
-    pub fn preset(name: &str) -> Result<RateBudget, JsValue> {
-        arg(retry::RateBudget::preset(name)).map(RateBudget)
+    pub fn preset(name: &str) -> R<RateBudget> {
+        retry::RateBudget::preset(name).map(RateBudget).map_err(err)
     }
 
-    /// `retry::RateBudget::try_acquire`.
+    /// `retry::RateBudget::try_acquire`, as JSON.
     #[wasm_bindgen(js_name = tryAcquire)]
-    pub fn try_acquire(&mut self, now: f64) -> Result<JsValue, JsValue> {
-        let d = self.0.try_acquire(now_arg(now)?);
-        let o = Object::new();
-        set(&o, "allowed", d.allowed.into());
-        set(
-            &o,
-            "waitUntil",
-            d.wait_until
-                .map_or(JsValue::NULL, |t| JsValue::from_f64(t as f64)),
-        );
-        set(&o, "limit", d.limit.map_or(JsValue::NULL, JsValue::from));
-        Ok(o.into())
+    pub fn try_acquire(&mut self, now: f64) -> R<String> {
+        Ok(json(&self.0.try_acquire(now_arg(now)?)))
     }
 }

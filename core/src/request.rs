@@ -141,8 +141,14 @@ impl RequestDescriptor {
     /// The full URL under `base` (for example `https://reports.example`; trailing slashes are
     /// dropped, so `base` may end with one).
     pub fn url(&self, base: &str) -> String {
-        format!("{}{}", base.trim_end_matches('/'), self.path_and_query())
+        join_url(base, &self.path_and_query())
     }
+}
+
+/// A base URL (trailing slashes dropped) joined to a path and query: what
+/// [`RequestDescriptor::url`] returns, for hosts that keep only the path and query.
+pub fn join_url(base: &str, path_and_query: &str) -> String {
+    format!("{}{}", base.trim_end_matches('/'), path_and_query)
 }
 
 pub(crate) fn is_uuid(s: &str) -> bool {

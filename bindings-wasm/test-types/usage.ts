@@ -1,0 +1,44 @@
+// Type-checked (tsc --strict, no @types/node) against the installed package by
+// scripts/test-node.sh: the declarations a TypeScript consumer relies on, derived from the core.
+import * as rk from 'royaltykit';
+import type { HeadersLike, RetryDecision, VerifiedWebhook } from 'royaltykit';
+
+const body = '{"event":"ddex.import.failed"}';
+const signed: rk.SignedHeaders = rk.signWebhook('whsec_a', body, { timestamp: 1000, deliveryId: 'd1' });
+const asHeaders: HeadersLike = signed;
+const verified: VerifiedWebhook = rk.verifyWebhook(asHeaders, body, ['whsec_a'], { now: 1000, toleranceSeconds: 300 });
+const replayOf: string | null = verified.event.replayOf;
+const secretIndex: number = verified.secretIndex;
+
+try {
+  new rk.WebhookVerifier('whsec_a').verify(new Map([['Service-Webhook-Id', 'x']]), body);
+} catch (e) {
+  if (e instanceof rk.WebhookVerificationError) {
+    const status: number = e.httpStatus;
+    const header: string | null = e.header;
+    const skew: number | null = e.skewSeconds;
+    void [status, header, skew];
+  } else if (e instanceof rk.ApiError) {
+    const kind: rk.ApiErrorKind = e.kind;
+    const bodyCode: string | null = e.bodyCode;
+    const fields: Record<string, string[]> = e.fieldErrors;
+    void [kind, bodyCode, fields];
+  } else if (e instanceof rk.ExportStateError) {
+    const allowed: string[] = e.allowed;
+    void allowed;
+  }
+}
+
+const decision: RetryDecision = rk.decideRetry({ retryClass: 'unsafe_create', attempt: 1, transport: 'timeout' });
+const action: 'retry' | 'stop' | 'reconcile' | 'refresh_token' = decision.action;
+const reconcile: rk.Reconcile | null = decision.reconcile;
+const op: rk.Operation = rk.operation('createPlatformExport');
+const retryClass: rk.RetryClass = op.retryClass;
+const poll: rk.PollAction = rk.exportPollDecision('queued', 1).action;
+const state: rk.ExportStateInfo = rk.exportState('processing');
+const commands: rk.ExportCommand[] = state.allowedCommands;
+const rate: rk.RateDecision = new rk.RateBudget('enterprise').tryAcquire(1000);
+const notices: rk.ResponseNotices = rk.responseNotices([['Deprecation', '@1']]);
+const apiError: rk.ApiError = rk.parseApiError('reports', 429, [['Retry-After', '7']], '{}');
+const retryAfter: number | null = apiError.retryAfterSeconds;
+void [replayOf, secretIndex, action, reconcile, retryClass, poll, commands, rate, notices, retryAfter];
