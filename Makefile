@@ -14,6 +14,8 @@ npm: setup
 
 wheel: setup
 	@rm -f dist/royaltykit-$(VERSION)-*.whl
+	@rm -rf target/wheel-hooks
+	@cd bindings-python && ../.build/venv/bin/maturin build --release --strip --quiet --features test-hooks -o ../target/wheel-hooks 2>&1 | grep -v '^📦\|^🍹\|^🐍\|^🔗' || true
 	@cd bindings-python && ../.build/venv/bin/maturin build --release --strip --quiet -o ../dist 2>&1 | grep -v '^📦\|^🍹\|^🐍\|^🔗' || true
 	@ls -l dist/royaltykit-$(VERSION)-*.whl >&2
 

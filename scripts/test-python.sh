@@ -11,3 +11,8 @@ cd "$WORK/tests"
 "$WORK/venv/bin/python" -m pytest -q -p no:cacheprovider .
 "$WORK/venv/bin/python" -m mypy --strict --no-incremental typed_usage.py
 "$WORK/venv/bin/python" -m mypy.stubtest royaltykit
+# The panic test, against the test-hooks build of the same code (unpacked ahead of the installed
+# wheel on the path).
+mkdir "$WORK/hooks" && (cd "$WORK/hooks" && "$WORK/venv/bin/python" -m zipfile -e "$(ls "$ROOT"/target/wheel-hooks/royaltykit-*.whl)" .)
+cp "$ROOT"/bindings-python/tests-hooks/test_*.py "$WORK/hooks/"
+cd "$WORK/hooks" && PYTHONPATH="$WORK/hooks" "$WORK/venv/bin/python" -m pytest -q -p no:cacheprovider test_panic.py

@@ -567,7 +567,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<webhook::VerifiedWebhook>()?;
     m.add_class::<webhook::WebhookEvent>()?;
     m.add_class::<DedupWindow>()?;
-    m.add_function(wrap_pyfunction!(_panic_for_tests, m)?)?;
+    #[cfg(feature = "test-hooks")]
+    m.add_function(wrap_pyfunction!(panic_for_tests, m)?)?;
     retry::register(m)?;
     api::register(m)?;
     export::register(m)?;
@@ -596,8 +597,9 @@ pub(crate) fn guard<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
 }
 
 /// Panics inside [`guard`]: lets the test suite prove that a panic reaches Python as
-/// `RoyaltyKitError`. Not part of the API.
+/// `RoyaltyKitError`. Only in the `test-hooks` build, never in the shipped wheel.
+#[cfg(feature = "test-hooks")]
 #[pyfunction]
-fn _panic_for_tests() -> PyResult<()> {
+fn panic_for_tests() -> PyResult<()> {
     guard(|| panic!("royaltykit: deliberate panic for tests"))
 }

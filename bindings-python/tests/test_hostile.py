@@ -86,13 +86,3 @@ def test_hostile(name, call, want):
 
 def test_at_least_thirty_cases():
     assert len(CASES) >= 30
-
-
-def test_a_rust_panic_reaches_python_as_royaltykit_error():
-    from royaltykit import _native
-
-    with pytest.raises(rk.RoyaltyKitError) as info:
-        _native._panic_for_tests()
-    assert info.value.code == "internal_error"
-    assert isinstance(info.value, Exception)  # pyo3's PanicException is not
-    assert verify().delivery_id == "dlv_h"

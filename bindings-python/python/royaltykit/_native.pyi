@@ -11,7 +11,6 @@ _Secrets = str | Sequence[str]
 _Seconds = int | float
 
 __all__ = [
-    "_panic_for_tests",
     "ExportStateInfo",
     "PollDecision",
     "check_export_download",
@@ -65,7 +64,6 @@ __all__ = [
 
 HEADER_NAMES: list[str]
 
-def _panic_for_tests() -> None: ...
 DEFAULT_TOLERANCE_SECONDS: int
 DEFAULT_MAX_BODY_BYTES: int
 

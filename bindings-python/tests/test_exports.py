@@ -1,0 +1,17 @@
+"""What the installed wheel exports: no test hook (a leading underscore, a panic, an FFI floor)."""
+
+import royaltykit
+from royaltykit import _native
+
+
+def _hooks(module: object) -> list[str]:
+    names = set(dir(module)) | set(getattr(module, "__all__", []))
+    private = [n for n in names if n.startswith("_") and not (n.startswith("__") and n.endswith("__"))]
+    return sorted(private + [n for n in names if "panic" in n.lower() or "floor" in n.lower()])
+
+
+def test_no_test_only_name_is_exported() -> None:
+    assert len(royaltykit.__all__) > 40
+    assert [n for n in royaltykit.__all__ if n.startswith("_")] == []
+    assert _hooks(_native) == []
+    assert [n for n in _hooks(royaltykit) if n not in ("_native",)] == []
