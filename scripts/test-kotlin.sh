@@ -37,6 +37,9 @@ if grep -inE 'panic|floor|[ .]_[a-z]' <<<"$public_api$exported" | grep -v 'uniff
 fi
 cd "$WORK"
 java -cp "$CP:$WORK/test-classes" org.junit.runner.JUnitCore $(test_classes "$WORK/test-classes")
+# The jar from plain Java: javac against it, then run.
+javac -d "$WORK/java-classes" -cp "$CP" "$ROOT/bindings-kotlin/tests-java/JavaUse.java"
+java -cp "$CP:$WORK/java-classes" JavaUse
 # The panic test, against the test-hooks build of the same code.
 HOOKS_CP="$ROOT/target/kotlin-hooks/royaltykit-kotlin-test-hooks.jar:${CP#*:}"
 "$KC/bin/kotlinc" -nowarn -jvm-target 17 -cp "$HOOKS_CP" -d "$WORK/hook-classes" \

@@ -269,14 +269,15 @@ impl DedupWindow {
         Ok(self.lock().contains(&key, now_or_clock(now))?)
     }
 
-    /// Number of keys remembered.
-    pub fn size(&self) -> u64 {
-        self.lock().len() as u64
+    /// Number of keys remembered. (A signed `Long`, so that Java sees `size()`, not the
+    /// mangled name Kotlin gives functions returning unsigned types.)
+    pub fn size(&self) -> i64 {
+        i64::try_from(self.lock().len()).unwrap_or(i64::MAX)
     }
 
-    /// The capacity.
-    pub fn capacity(&self) -> u64 {
-        self.lock().capacity() as u64
+    /// The capacity (a signed `Long`, callable from Java).
+    pub fn capacity(&self) -> i64 {
+        i64::try_from(self.lock().capacity()).unwrap_or(i64::MAX)
     }
 }
 

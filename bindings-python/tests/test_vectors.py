@@ -38,7 +38,7 @@ def test_webhook_vector(case):
     else:
         with pytest.raises(rk.RoyaltyKitError) as info:
             run()
-        assert info.value.code == case["error"], str(info.value)
+        assert (info.value.code, info.value.http_status) == (case["error"], case["http_status"]), str(info.value)
 
 
 @pytest.mark.parametrize("case", WEBHOOK["cases"], ids=lambda c: f"tc{c['tcId']}")

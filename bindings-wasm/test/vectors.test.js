@@ -42,6 +42,7 @@ test(`webhook vectors (${path})`, async (t) => {
         assert.throws(run, (err) => {
           assert.ok(err instanceof rk.RoyaltyKitError, `not a RoyaltyKitError: ${err}`);
           assert.equal(err.code, c.error, err.message);
+          assert.equal(err.httpStatus, c.http_status, err.message);
           return true;
         });
       }

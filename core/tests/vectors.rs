@@ -106,7 +106,10 @@ fn webhook_vectors() {
                 }
             }
             ("invalid", Err(err)) => {
-                if err.code() != case["error"].as_str().unwrap() {
+                let status = royaltykit::Error::from(err.clone()).http_status();
+                if err.code() != case["error"].as_str().unwrap()
+                    || Some(u64::from(status)) != case["http_status"].as_u64()
+                {
                     failures.push(format!(
                         "tcId {id} ({}): expected {}, got {} ({err})",
                         case["comment"],

@@ -59,6 +59,11 @@ def body_field(b):
 
 cases = []
 
+# The status a receiver should answer for each verification error (README "Error codes"): a
+# forgery 401, a body over the limit 413, a receiver's own configuration 500, anything else
+# about the request 400.
+HTTP_STATUS = {"no_matching_signature": 401, "payload_too_large": 413, "invalid_secret": 500, "invalid_argument": 500}
+
 
 def add(comment, flags, headers, body, secrets, now=NOW, error=None, expect=None, **opts):
     inp = {"headers": headers, "body": body_field(body), "secrets": secrets, "now": now}
@@ -67,6 +72,7 @@ def add(comment, flags, headers, body, secrets, now=NOW, error=None, expect=None
     if error:
         case["result"] = "invalid"
         case["error"] = error
+        case["http_status"] = HTTP_STATUS.get(error, 400)
     else:
         case["result"] = "valid"
         case["expected"] = expect
@@ -326,6 +332,8 @@ ik("other tenant", "1b4e28ba-2fa1-11d2-883f-0016d3cca427", "createPlatformExport
 ik("nested objects sorted at every level", T, "op", b'{"b":{"z":1,"a":[{"y":2,"x":1}]},"a":true}')
 ik("unicode and escapes", T, "op", '{"name":"Größe \\"q\\" \\n 音楽","k":null}'.encode())
 ik("simple numbers", T, "op", b'{"n":-12,"f":1.5,"z":0}')
+ik("a whole-number float is an integer (Python writes 1.0 where JS writes 1): same key as the next", T, "op", b'{"amount":1.0,"neg":-3.0,"big":1e3}')
+ik("the same body as JS writes it", T, "op", b'{"amount":1,"neg":-3,"big":1000}')
 ik("empty body", T, "op", b"")
 ik("non-JSON body used as is", T, "op", b"name=a&b=c")
 ik("non-UTF-8 body used as is", T, "op", b"\xff\xfe")

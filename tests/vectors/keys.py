@@ -31,12 +31,23 @@ def event_key(ns, name, rtype, rref, occurred):
     return lp_hash("evt", b"royaltykit/event/v1", [ns, name, rtype, rref, occurred])
 
 
+def _whole_floats_as_ints(value):
+    """A whole-number float is an integer (JS `JSON.stringify(1.0)` writes `1`, Python `1.0`)."""
+    if isinstance(value, float) and value.is_integer() and abs(value) <= 2**53:
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _whole_floats_as_ints(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_whole_floats_as_ints(v) for v in value]
+    return value
+
+
 def canonical(body):
     try:
         value = json.loads(body.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         return body
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    return json.dumps(_whole_floats_as_ints(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def idempotency_key(tenant, op, body):

@@ -134,7 +134,8 @@ pub fn event_key_parts(
 /// The idempotency key for a request: deterministic from the tenant, the operation id and the
 /// canonical request body, so a retry after a timeout sends the same key and a different
 /// request never does. A body that is JSON is canonicalised first (object members sorted by
-/// key, no insignificant whitespace, numbers and strings as serde_json writes them), so member
+/// key, no insignificant whitespace, a whole-number float written as an integer, other numbers
+/// and strings as serde_json writes them), so member
 /// order and formatting do not change the key; any other body (including empty) is used as is.
 /// The key is 69 ASCII characters. Promises: `invalid_argument` for an empty or over-long
 /// tenant or operation id.
@@ -189,6 +190,15 @@ fn write_canonical(value: &serde_json::Value, out: &mut String) -> Result<(), se
             }
             out.push(']');
         }
+        // A whole-number float is an integer: JS writes `1` where Python writes `1.0`.
+        Value::Number(n) if !n.is_i64() && !n.is_u64() => match n.as_f64() {
+            Some(f) if f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_992.0 => {
+                // Whole and within ±2^53, so the conversion is exact.
+                #[allow(clippy::cast_possible_truncation)]
+                out.push_str(&(f as i64).to_string());
+            }
+            _ => out.push_str(&serde_json::to_string(value)?),
+        },
         scalar => out.push_str(&serde_json::to_string(scalar)?),
     }
     Ok(())

@@ -37,6 +37,7 @@ fun ApiError.toException(): RoyaltyKitException.Api =
 
 /** [verifyWebhook] with one value per header name (most HTTP libraries' maps). */
 @JvmName("verifyWebhookSingle")
+@Throws(RoyaltyKitException::class)
 fun verifyWebhook(
     headers: Map<String, String>,
     body: ByteArray,
@@ -50,6 +51,7 @@ fun verifyWebhook(
 }
 
 /** [signWebhook] with one secret. */
+@Throws(RoyaltyKitException::class)
 fun signWebhook(secret: String, body: ByteArray, timestamp: Long? = null, deliveryId: String? = null): Map<String, String> =
     signWebhook(listOf(secret), body, timestamp, deliveryId)
 
@@ -58,10 +60,12 @@ fun signWebhook(secret: String, body: ByteArray, timestamp: Long? = null, delive
  * bytes, `now` in Unix seconds (default: the system clock). Returns the verified delivery or
  * throws [RoyaltyKitException.Webhook] with a stable `code`. One JNA crossing per delivery.
  */
+@Throws(RoyaltyKitException::class)
 fun WebhookVerifier.verify(headers: Map<String, String>, body: ByteArray, now: Long? = null): VerifiedWebhook =
     verifyPacked(packDelivery(headers.entries.asSequence().map { it.key to it.value }, body, now))
 
 /** As [verify], for headers with several values per name (servlet, `HttpExchange`). */
+@Throws(RoyaltyKitException::class)
 fun WebhookVerifier.verifyMulti(headers: Map<String, List<String>>, body: ByteArray, now: Long? = null): VerifiedWebhook =
     verifyPacked(
         packDelivery(

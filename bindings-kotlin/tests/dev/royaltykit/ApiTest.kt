@@ -110,7 +110,7 @@ class ApiTest {
         pool.shutdown()
         assertTrue(pool.awaitTermination(60, TimeUnit.SECONDS))
         assertEquals(500, firsts.get())
-        assertEquals(500uL, w.size())
+        assertEquals(500L, w.size())
         assertTrue(w.checkAndInsert("new"))
     }
 

@@ -96,7 +96,7 @@ class RetryTest {
         for (c in v["rate_budget"].asJsonArray.map { it.asJsonObject }) {
             val budget = try {
                 c.opt("preset")?.let { RateBudget.preset(it.asString) }
-                    ?: RateBudget(c["windows"].asJsonArray.map { w -> w.asJsonArray.let { RateWindow(it[0].asString, it[1].asLong, it[2].asLong) } })
+                    ?: RateBudget(c["windows"].asJsonArray.map { w -> w.asJsonArray.let { RateWindow(it[0].asString, it[1].asLong, if (it[2].isJsonNull) null else it[2].asLong) } })
             } catch (e: RoyaltyKitException) {
                 assertEquals(c.opt("error")?.asString, e.code); continue
             }

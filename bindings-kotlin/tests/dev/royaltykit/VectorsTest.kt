@@ -54,7 +54,9 @@ class VectorsTest {
                     v.event.replayOf, v.event.isTest)
                 if (want != got) failures += "$id: $got != $want"
             } catch (e: RoyaltyKitException) {
-                if (c["result"].asString != "invalid" || e.code != c["error"].asString) failures += "$id: ${e.code} (${e.message})"
+                if (c["result"].asString != "invalid" || e.code != c["error"].asString || e.httpStatus.toInt() != c["http_status"].asInt) {
+                    failures += "$id: ${e.code} ${e.httpStatus} (${e.message})"
+                }
             }
         }
         if (failures.isNotEmpty()) fail(failures.joinToString("\n"))

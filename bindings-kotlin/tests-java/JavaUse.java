@@ -1,0 +1,36 @@
+import dev.royaltykit.DedupWindow;
+import dev.royaltykit.RoyaltyKitKt;
+import dev.royaltykit.WebhookVerifier;
+import dev.royaltykit.types.RoyaltyKitException;
+import dev.royaltykit.types.VerifiedWebhook;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+
+/** The jar from plain Java (javac, no Kotlin): objects, records, the exception and its code. */
+public final class JavaUse {
+    public static void main(String[] args) throws RoyaltyKitException {
+        byte[] body = "{\"event\":\"e\",\"resource\":{\"type\":\"t\",\"reference\":\"r\",\"url\":\"/u\"},\"occurred_at\":\"2026-11-22T00:00:00Z\"}"
+            .getBytes(StandardCharsets.UTF_8);
+        Map<String, String> headers = RoyaltyKitKt.signWebhook("s", body, 1000L, "dlv_java");
+        try (WebhookVerifier verifier = new WebhookVerifier(List.of("s"), null, null)) {
+            VerifiedWebhook v = RoyaltyKitKt.verify(verifier, headers, body, 1000L);
+            check(v.getDeliveryId().equals("dlv_java"), "delivery id");
+            try {
+                RoyaltyKitKt.verify(verifier, headers, body, 100000L);
+                check(false, "a stale delivery was accepted");
+            } catch (RoyaltyKitException e) {
+                check(RoyaltyKitKt.getCode(e).equals("timestamp_too_old"), "code " + RoyaltyKitKt.getCode(e));
+            }
+        }
+        try (DedupWindow w = new DedupWindow(10L, 60L)) {
+            check(w.checkAndInsert("k", 1000L) && !w.checkAndInsert("k", 1000L), "dedup");
+            check(w.size() == 1L && w.capacity() == 10L, "size and capacity from Java");
+        }
+        System.out.println("java: 1 passed, 0 failed");
+    }
+
+    private static void check(boolean ok, String what) {
+        if (!ok) throw new AssertionError(what);
+    }
+}
