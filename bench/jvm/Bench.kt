@@ -10,6 +10,8 @@ import dev.royaltykit.ffiFloor
 import dev.royaltykit.ffiFloorWithBytes
 import dev.royaltykit.parseApiError
 import dev.royaltykit.verify
+import dev.royaltykit.types.Api
+import dev.royaltykit.types.RetryClass
 import java.io.File
 import java.security.MessageDigest
 import javax.crypto.Mac
@@ -130,9 +132,9 @@ fun main(args: Array<String>) {
         "DedupWindow.checkAndInsert (new keys, full window)" to { i = (i + 1) % keys.size; w.checkAndInsert(keys[i], 1000) },
         "DedupWindow.checkAndInsert (duplicates)" to { j = (j + 1) % 1000; dupes.checkAndInsert(keys[j], 1000) },
         "decideRetry (503 with Retry-After, read)" to {
-            decideRetry(RetryInput(retryClass = "read", attempt = 1, status = 503, headers = retryHeaders, elapsedSeconds = 0.5, random = 0.25, now = 1000))
+            decideRetry(RetryInput(retryClass = RetryClass.READ, attempt = 1, status = 503, headers = retryHeaders, elapsedSeconds = 0.5, random = 0.25, now = 1000))
         },
-        "parseApiError (422 JSON body)" to { parseApiError("enterprise", 422L, errHeaders, errBody, null, 1000L) },
+        "parseApiError (422 JSON body)" to { parseApiError(Api.ENTERPRISE, 422L, errHeaders, errBody, null, 1000L) },
     )
     for ((contender, min, median) in timeInterleaved(calls)) {
         rows.add("""{"group":"calls","case":"","bytes":0,"contender":${str(contender)},"min_ns":$min,"median_ns":$median}""")

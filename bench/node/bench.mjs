@@ -141,7 +141,7 @@ for (const size of [256, 1024, 1536, 2048, 4096, 16384]) {
 // Other calls.
 {
   const keys = Array.from({ length: 200000 }, (_, i) => `dlv1:org_42:wh_del_${String(i).padStart(12, '0')}`);
-  const w = new native.DedupWindow(100000, 3600, new Uint8Array(16));
+  const w = new rk.DedupWindow(100000, 3600);
   let i = 0;
   const dupes = new rk.DedupWindow(100000, 3600);
   for (let k = 0; k < 1000; k++) dupes.checkAndInsert(keys[k], 1000);

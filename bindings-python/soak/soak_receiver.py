@@ -38,7 +38,7 @@ class Receiver(BaseHTTPRequestHandler):
         try:
             v = verifier.verify(self.headers.items(), body)
         except rk.WebhookVerificationError as e:
-            return self._answer(401 if e.code == "no_matching_signature" else 400, f"rejected: {e.code}")
+            return self._answer(e.http_status, f"rejected: {e.code}")
         new_delivery = deliveries.check_and_insert(rk.delivery_key(NAMESPACE, v.delivery_id))
         new_content = deliveries.check_and_insert(v.content_key)
         if not new_delivery:

@@ -25,8 +25,7 @@ function startReceiver({ secrets, namespace = 'org-demo/sub-1', capacity = 100_0
         v = verifier.verify(req.headers, Buffer.concat(chunks)); // exact raw bytes, system clock
       } catch (e) {
         if (!(e instanceof rk.WebhookVerificationError)) throw e;
-        const status = e.code === 'no_matching_signature' ? 401 : 400;
-        return answer(res, status, `rejected: ${e.code}`, { code: e.code });
+        return answer(res, e.httpStatus, `rejected: ${e.code}`, { code: e.code }); // 400, 401 or 413
       }
       // Both keys: the delivery id is not signed, the content key is.
       const newDelivery = deliveries.checkAndInsert(rk.deliveryKey(namespace, v.deliveryId));
