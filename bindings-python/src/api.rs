@@ -1,17 +1,13 @@
 //! Catalog, requests, error bodies and tokens for Python: conversions only.
 
-use crate::{argument_error, body_arg, headers_for, now_arg, str_arg, type_name, Body};
+use crate::{body_arg, headers_for, now_arg, str_arg, type_name, Body};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use royaltykit::api_error::parse_api_error as parse;
 use royaltykit::catalog::{self, Api};
 use royaltykit::request::{self, RequestDescriptor as CoreDescriptor, RequestParams};
-use royaltykit::{token, ArgumentError, RESPONSE_HEADER_NAMES};
-
-fn arg<T>(py: Python<'_>, r: Result<T, ArgumentError>) -> PyResult<T> {
-    r.map_err(|e| argument_error(py, &e))
-}
+use royaltykit::{token, RESPONSE_HEADER_NAMES};
 
 /// Every operation of both APIs.
 #[pyfunction]
@@ -21,8 +17,8 @@ pub fn operations() -> Vec<catalog::Operation> {
 
 /// One operation by id.
 #[pyfunction]
-pub fn operation(py: Python<'_>, id: &str) -> PyResult<catalog::Operation> {
-    crate::guard(|| arg(py, catalog::operation(id).cloned()))
+pub fn operation(id: &str) -> PyResult<catalog::Operation> {
+    crate::guard(|| Ok(catalog::operation(id).cloned()?))
 }
 
 /// A request to send with your own HTTP client; `repr` hides credentials.
@@ -175,7 +171,7 @@ pub fn build_request(
         };
         request::build_request(&str_arg(operation_id, "operation_id")?, &params)
             .map(RequestDescriptor)
-            .map_err(|e| crate::error(py, e))
+            .map_err(crate::Failure::from)
     })
 }
 
@@ -209,12 +205,12 @@ pub fn parse_api_error<'py>(
     now: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     crate::guard(|| {
-        let api = arg(py, Api::parse(api))?;
+        let api = Api::parse(api)?;
         let h = response_headers(headers)?;
         let b = body_bytes(body)?;
-        let now = now_arg(py, now, "now")?;
-        let e = arg(py, parse(api, status, &h, &b, operation_id, now))?;
-        crate::error_object(py, e)
+        let now = now_arg(now, "now")?;
+        let e = parse(api, status, &h, &b, operation_id, now)?;
+        Ok(crate::error_object(py, e)?)
     })
 }
 
@@ -310,7 +306,6 @@ fn str_list(obj: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Vec<String>>
 #[pyfunction]
 #[pyo3(signature = (client_id, client_secret, tenant_id, scopes=None))]
 pub fn build_token_request(
-    py: Python<'_>,
     client_id: &Bound<'_, PyAny>,
     client_secret: &Bound<'_, PyAny>,
     tenant_id: &Bound<'_, PyAny>,
@@ -325,7 +320,7 @@ pub fn build_token_request(
             &scopes,
         )
         .map(RequestDescriptor)
-        .map_err(|e| crate::error(py, e))
+        .map_err(crate::Failure::from)
     })
 }
 
@@ -333,7 +328,6 @@ pub fn build_token_request(
 #[pyfunction]
 #[pyo3(signature = (status, headers, body, *, requested_scopes=None, now=None))]
 pub fn parse_token_response(
-    py: Python<'_>,
     status: i64,
     headers: Option<&Bound<'_, PyAny>>,
     body: Option<&Bound<'_, PyAny>>,
@@ -344,20 +338,16 @@ pub fn parse_token_response(
         let h = response_headers(headers)?;
         let b = body_bytes(body)?;
         let requested = str_list(requested_scopes, "requested_scopes")?;
-        let now = now_arg(py, now, "now")?;
-        arg(
-            py,
-            token::parse_token_response(status, &h, &b, &requested, now),
-        )?
-        .map(Token)
-        .map_err(|e| crate::error(py, e))
+        let now = now_arg(now, "now")?;
+        token::parse_token_response(status, &h, &b, &requested, now)?
+            .map(Token)
+            .map_err(crate::Failure::from)
     })
 }
 
 /// The enterprise key-and-secret exchange request.
 #[pyfunction]
 pub fn build_enterprise_token_request(
-    py: Python<'_>,
     api_key: &Bound<'_, PyAny>,
     api_secret: &Bound<'_, PyAny>,
 ) -> PyResult<RequestDescriptor> {
@@ -367,7 +357,7 @@ pub fn build_enterprise_token_request(
             &str_arg(api_secret, "api_secret")?,
         )
         .map(RequestDescriptor)
-        .map_err(|e| crate::error(py, e))
+        .map_err(crate::Failure::from)
     })
 }
 
@@ -375,7 +365,6 @@ pub fn build_enterprise_token_request(
 #[pyfunction]
 #[pyo3(signature = (status, headers, body, *, now=None))]
 pub fn parse_enterprise_token_response(
-    py: Python<'_>,
     status: i64,
     headers: Option<&Bound<'_, PyAny>>,
     body: Option<&Bound<'_, PyAny>>,
@@ -384,26 +373,19 @@ pub fn parse_enterprise_token_response(
     crate::guard(|| {
         let h = response_headers(headers)?;
         let b = body_bytes(body)?;
-        let now = now_arg(py, now, "now")?;
-        arg(
-            py,
-            token::parse_enterprise_token_response(status, &h, &b, now),
-        )?
-        .map(EnterpriseToken)
-        .map_err(|e| crate::error(py, e))
+        let now = now_arg(now, "now")?;
+        token::parse_enterprise_token_response(status, &h, &b, now)?
+            .map(EnterpriseToken)
+            .map_err(crate::Failure::from)
     })
 }
 
 /// Scopes an operation needs that ``granted`` lacks.
 #[pyfunction]
-pub fn missing_scopes(
-    py: Python<'_>,
-    granted: &Bound<'_, PyAny>,
-    operation_id: &str,
-) -> PyResult<Vec<String>> {
+pub fn missing_scopes(granted: &Bound<'_, PyAny>, operation_id: &str) -> PyResult<Vec<String>> {
     crate::guard(|| {
         let granted = str_list(Some(granted), "granted")?;
-        arg(py, token::missing_scopes(&granted, operation_id))
+        Ok(token::missing_scopes(&granted, operation_id)?)
     })
 }
 

@@ -1,14 +1,9 @@
 //! Export lifecycle for Python: conversions only.
 
-use crate::{argument_error, body_arg, now_arg, str_arg, Body};
+use crate::{body_arg, now_arg, str_arg, Body};
 use pyo3::prelude::*;
 use royaltykit::catalog::StepUp;
 use royaltykit::export::{self, ExportCommand, ExportState, StepUpKind};
-use royaltykit::ArgumentError;
-
-fn arg<T>(py: Python<'_>, r: Result<T, ArgumentError>) -> PyResult<T> {
-    r.map_err(|e| argument_error(py, &e))
-}
 
 /// An export state as the server sent it.
 #[pyclass(frozen, get_all, module = "royaltykit")]
@@ -47,16 +42,12 @@ pub fn export_state(value: &Bound<'_, PyAny>) -> PyResult<ExportStateInfo> {
 
 /// The state expected after ``command``; raises ExportStateError.
 #[pyfunction]
-pub fn validate_export_command(
-    py: Python<'_>,
-    state: &Bound<'_, PyAny>,
-    command: &str,
-) -> PyResult<String> {
+pub fn validate_export_command(state: &Bound<'_, PyAny>, command: &str) -> PyResult<String> {
     crate::guard(|| {
-        let cmd = arg(py, ExportCommand::parse(command))?;
+        let cmd = ExportCommand::parse(command)?;
         export::validate_export_command(&ExportState::parse(&str_arg(state, "state")?), cmd)
             .map(|s| s.as_str().to_owned())
-            .map_err(|e| crate::error(py, e))
+            .map_err(crate::Failure::from)
     })
 }
 
@@ -64,7 +55,6 @@ pub fn validate_export_command(
 #[pyfunction]
 #[pyo3(signature = (state, attempt, *, random=None, max_polls=None, max_unknown_polls=None))]
 pub fn export_poll_decision(
-    py: Python<'_>,
     state: &Bound<'_, PyAny>,
     attempt: i64,
     random: Option<f64>,
@@ -74,17 +64,14 @@ pub fn export_poll_decision(
     crate::guard(|| {
         let r = match random {
             Some(r) => r,
-            None => royaltykit_host::random_unit().map_err(|e| crate::error(py, e))?,
+            None => royaltykit_host::random_unit()?,
         };
-        let d = arg(
-            py,
-            export::export_poll_decision(
-                &ExportState::parse(&str_arg(state, "state")?),
-                attempt,
-                r,
-                max_polls,
-                max_unknown_polls,
-            ),
+        let d = export::export_poll_decision(
+            &ExportState::parse(&str_arg(state, "state")?),
+            attempt,
+            r,
+            max_polls,
+            max_unknown_polls,
         )?;
         Ok(d)
     })
@@ -94,7 +81,6 @@ pub fn export_poll_decision(
 #[pyfunction]
 #[pyo3(signature = (status, headers=None, body=None, *, now=None))]
 pub fn check_export_download(
-    py: Python<'_>,
     status: i64,
     headers: Option<&Bound<'_, PyAny>>,
     body: Option<&Bound<'_, PyAny>>,
@@ -112,9 +98,8 @@ pub fn check_export_download(
             },
             _ => Vec::new(),
         };
-        let now = now_arg(py, now, "now")?;
-        arg(py, export::check_export_download(status, &h, &b, now))?
-            .map_err(|e| crate::error(py, e))
+        let now = now_arg(now, "now")?;
+        export::check_export_download(status, &h, &b, now)?.map_err(crate::Failure::from)
     })
 }
 
@@ -137,7 +122,6 @@ fn opt_query(v: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<String
 #[pyfunction]
 #[pyo3(signature = (*, limit=None, cursor=None, export_class=None, status=None, format=None))]
 pub fn validate_export_list_query(
-    py: Python<'_>,
     limit: Option<&Bound<'_, PyAny>>,
     cursor: Option<&Bound<'_, PyAny>>,
     export_class: Option<&Bound<'_, PyAny>>,
@@ -152,7 +136,7 @@ pub fn validate_export_list_query(
             opt_query(status, "status")?,
             opt_query(format, "format")?,
         )
-        .map_err(|e| crate::error(py, e))
+        .map_err(crate::Failure::from)
     })
 }
 
@@ -160,7 +144,6 @@ pub fn validate_export_list_query(
 #[pyfunction]
 #[pyo3(signature = (requirement, kind, at, *, max_age_seconds, now=None))]
 pub fn step_up_satisfies(
-    py: Python<'_>,
     requirement: &str,
     kind: &str,
     at: i64,
@@ -168,13 +151,10 @@ pub fn step_up_satisfies(
     now: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<bool> {
     crate::guard(|| {
-        let now = now_arg(py, now, "now")?;
-        let r = arg(py, StepUp::parse(requirement))?;
-        let k = arg(py, StepUpKind::parse(kind))?;
-        arg(
-            py,
-            export::step_up_satisfies(r, k, at, now, max_age_seconds),
-        )
+        let now = now_arg(now, "now")?;
+        let r = StepUp::parse(requirement)?;
+        let k = StepUpKind::parse(kind)?;
+        Ok(export::step_up_satisfies(r, k, at, now, max_age_seconds)?)
     })
 }
 

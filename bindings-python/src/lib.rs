@@ -39,9 +39,50 @@ pub(crate) fn error(py: Python<'_>, e: impl Into<royaltykit::Error>) -> PyErr {
     error_object(py, e).map_or_else(|err| err, PyErr::from_value)
 }
 
-pub(crate) fn argument_error(py: Python<'_>, e: &ArgumentError) -> PyErr {
-    error(py, e.clone())
+/// A binding call's failure: the core's one public error, or a Python error from converting an
+/// argument. `?` takes both; at the boundary ([`guard`]) the first is raised as its family's
+/// class, the second as is.
+pub(crate) enum Failure {
+    Core(Box<royaltykit::Error>),
+    Py(PyErr),
 }
+
+macro_rules! through_core_error {
+    ($($t:ty),+) => {$(
+        impl From<$t> for Failure {
+            fn from(e: $t) -> Self {
+                Self::Core(Box::new(e.into()))
+            }
+        }
+    )+};
+}
+through_core_error!(
+    royaltykit::Error,
+    ArgumentError,
+    webhook::WebhookError,
+    royaltykit::request::RequestError,
+    royaltykit::token::TokenError,
+    royaltykit::export::ExportStateError,
+    royaltykit::export::DownloadError
+);
+
+impl From<PyErr> for Failure {
+    fn from(e: PyErr) -> Self {
+        Self::Py(e)
+    }
+}
+
+impl From<Failure> for PyErr {
+    fn from(f: Failure) -> Self {
+        match f {
+            Failure::Core(e) => Python::attach(|py| error(py, *e)),
+            Failure::Py(e) => e,
+        }
+    }
+}
+
+/// The result of a binding call's body.
+pub(crate) type R<T> = Result<T, Failure>;
 
 // ---- conversions ----------------------------------------------------------------------------------
 
@@ -219,34 +260,26 @@ fn add_header(
 }
 
 /// `now` in Unix seconds: None = the system clock; int as is; float rounded down.
-pub(crate) fn now_arg(
-    py: Python<'_>,
-    now: Option<&Bound<'_, PyAny>>,
-    name: &'static str,
-) -> PyResult<i64> {
+pub(crate) fn now_arg(now: Option<&Bound<'_, PyAny>>, name: &'static str) -> R<i64> {
     match now {
         None => Ok(royaltykit_host::now_unix_seconds()),
-        Some(v) if v.is_none() => now_arg(py, None, name),
-        Some(v) if v.is_instance_of::<pyo3::types::PyInt>() => v
+        Some(v) if v.is_none() => now_arg(None, name),
+        Some(v) if v.is_instance_of::<pyo3::types::PyInt>() => Ok(v
             .extract::<i64>()
-            .map_err(|_| argument_error(py, &ArgumentError::new(name, "is out of range"))),
+            .map_err(|_| ArgumentError::new(name, "is out of range"))?),
         Some(v) if v.is_instance_of::<pyo3::types::PyFloat>() => {
-            let f: f64 = v.extract()?;
-            seconds_from_f64(name, f).map_err(|e| argument_error(py, &e))
+            Ok(seconds_from_f64(name, v.extract()?)?)
         }
         Some(v) => Err(PyTypeError::new_err(format!(
             "{name} must be int or float Unix seconds, not {}",
             type_name(v)
-        ))),
+        ))
+        .into()),
     }
 }
 
-fn options(
-    py: Python<'_>,
-    tolerance: i64,
-    max_body_bytes: i64,
-) -> PyResult<webhook::VerifyOptions> {
-    webhook::VerifyOptions::new(tolerance, max_body_bytes).map_err(|e| argument_error(py, &e))
+fn options(tolerance: i64, max_body_bytes: i64) -> R<webhook::VerifyOptions> {
+    Ok(webhook::VerifyOptions::new(tolerance, max_body_bytes)?)
 }
 
 const DEFAULT_TOLERANCE: i64 = webhook::DEFAULT_TOLERANCE_SECONDS as i64;
@@ -257,7 +290,7 @@ const DEFAULT_MAX_BODY: i64 = webhook::DEFAULT_MAX_BODY_BYTES as i64;
 /// Bodies at least this large are hashed with the interpreter released.
 const DETACH_AT: usize = 64 * 1024;
 
-fn run_verify<F>(py: Python<'_>, body: &[u8], f: F) -> PyResult<webhook::VerifiedWebhook>
+fn run_verify<F>(py: Python<'_>, body: &[u8], f: F) -> R<webhook::VerifiedWebhook>
 where
     F: FnOnce(&[u8]) -> Result<webhook::VerifiedWebhook, webhook::WebhookError> + Send,
 {
@@ -266,10 +299,7 @@ where
     } else {
         f(body)
     };
-    match result {
-        Ok(v) => Ok(v),
-        Err(e) => Err(error(py, e)),
-    }
+    Ok(result?)
 }
 
 // ---- webhook --------------------------------------------------------------------------------------
@@ -290,8 +320,8 @@ fn verify_webhook(
         let headers = headers_arg(headers)?;
         let body = body_arg(body)?;
         let secrets = secrets_arg(secrets)?;
-        let opts = options(py, tolerance, max_body_bytes)?;
-        let now = now_arg(py, now, "now")?;
+        let opts = options(tolerance, max_body_bytes)?;
+        let now = now_arg(now, "now")?;
         run_verify(py, body.bytes(), |b| {
             webhook::verify(&headers, b, &secrets, now, opts)
         })
@@ -306,18 +336,13 @@ struct WebhookVerifier(webhook::WebhookVerifier);
 impl WebhookVerifier {
     #[new]
     #[pyo3(signature = (secrets, *, tolerance=DEFAULT_TOLERANCE, max_body_bytes=DEFAULT_MAX_BODY))]
-    fn new(
-        py: Python<'_>,
-        secrets: &Bound<'_, PyAny>,
-        tolerance: i64,
-        max_body_bytes: i64,
-    ) -> PyResult<Self> {
+    fn new(secrets: &Bound<'_, PyAny>, tolerance: i64, max_body_bytes: i64) -> PyResult<Self> {
         crate::guard(|| {
             let secrets = secrets_arg(secrets)?;
-            let opts = options(py, tolerance, max_body_bytes)?;
+            let opts = options(tolerance, max_body_bytes)?;
             webhook::WebhookVerifier::new(&secrets, opts)
                 .map(Self)
-                .map_err(|e| error(py, e))
+                .map_err(Failure::from)
         })
     }
 
@@ -332,7 +357,7 @@ impl WebhookVerifier {
         crate::guard(|| {
             let headers = headers_arg(headers)?;
             let body = body_arg(body)?;
-            let now = now_arg(py, now, "now")?;
+            let now = now_arg(now, "now")?;
             run_verify(py, body.bytes(), |b| self.0.verify(&headers, b, now))
         })
     }
@@ -355,12 +380,12 @@ fn sign_webhook<'py>(
     crate::guard(|| {
         let secrets = secrets_arg(secret)?;
         let body = body_arg(body)?;
-        let ts = now_arg(py, timestamp, "timestamp")?;
+        let ts = now_arg(timestamp, "timestamp")?;
         let id = match delivery_id {
             Some(d) if !d.is_none() => str_arg(d, "delivery_id")?,
             _ => royaltykit_host::random_uuid(),
         };
-        let h = webhook::sign(&secrets, body.bytes(), ts, &id).map_err(|e| error(py, e))?;
+        let h = webhook::sign(&secrets, body.bytes(), ts, &id)?;
         let out = PyDict::new(py);
         for (name, value) in h.pairs() {
             out.set_item(name, value)?;
@@ -373,7 +398,6 @@ fn sign_webhook<'py>(
 #[pyfunction]
 #[pyo3(signature = (current, previous=None, previous_valid_until=None, *, now=None))]
 fn active_secrets(
-    py: Python<'_>,
     current: &Bound<'_, PyAny>,
     previous: Option<&Bound<'_, PyAny>>,
     previous_valid_until: Option<&Bound<'_, PyAny>>,
@@ -386,13 +410,13 @@ fn active_secrets(
             _ => None,
         };
         let until = match previous_valid_until {
-            Some(u) if !u.is_none() => Some(now_arg(py, Some(u), "previous_valid_until")?),
+            Some(u) if !u.is_none() => Some(now_arg(Some(u), "previous_valid_until")?),
             _ => None,
         };
-        let now = now_arg(py, now, "now")?;
+        let now = now_arg(now, "now")?;
         webhook::active_secrets(&current, previous.as_deref(), until, now)
             .map(|v| v.into_iter().map(str::to_owned).collect())
-            .map_err(|e| argument_error(py, &e))
+            .map_err(Failure::from)
     })
 }
 
@@ -400,28 +424,20 @@ fn active_secrets(
 
 /// The namespaced delivery key of a `Service-Webhook-Id`.
 #[pyfunction]
-fn delivery_key(
-    py: Python<'_>,
-    namespace: &Bound<'_, PyAny>,
-    delivery_id: &Bound<'_, PyAny>,
-) -> PyResult<String> {
+fn delivery_key(namespace: &Bound<'_, PyAny>, delivery_id: &Bound<'_, PyAny>) -> PyResult<String> {
     crate::guard(|| {
         dedup::delivery_key(
             &str_arg(namespace, "namespace")?,
             &str_arg(delivery_id, "delivery_id")?,
         )
-        .map_err(|e| argument_error(py, &e))
+        .map_err(Failure::from)
     })
 }
 
 /// The event key of an event (a WebhookEvent, or any object with `name`, `resource_type`,
 /// `resource_reference` and `occurred_at_text`).
 #[pyfunction]
-fn event_key(
-    py: Python<'_>,
-    namespace: &Bound<'_, PyAny>,
-    event: &Bound<'_, PyAny>,
-) -> PyResult<String> {
+fn event_key(namespace: &Bound<'_, PyAny>, event: &Bound<'_, PyAny>) -> PyResult<String> {
     crate::guard(|| {
         let field = |name: &str| -> PyResult<String> {
             let v = event.getattr(name).map_err(|_| {
@@ -436,14 +452,13 @@ fn event_key(
             &field("resource_reference")?,
             &field("occurred_at_text")?,
         )
-        .map_err(|e| argument_error(py, &e))
+        .map_err(Failure::from)
     })
 }
 
 /// The content key of signed content (timestamp as sent, raw body) under a secret.
 #[pyfunction]
 fn content_key(
-    py: Python<'_>,
     secret: &Bound<'_, PyAny>,
     timestamp: &Bound<'_, PyAny>,
     body: &Bound<'_, PyAny>,
@@ -455,7 +470,7 @@ fn content_key(
             str_arg(timestamp, "timestamp")?
         };
         let body = body_arg(body)?;
-        dedup::content_key(&str_arg(secret, "secret")?, &ts, body.bytes()).map_err(|e| error(py, e))
+        dedup::content_key(&str_arg(secret, "secret")?, &ts, body.bytes()).map_err(Failure::from)
     })
 }
 
@@ -463,7 +478,6 @@ fn content_key(
 #[pyfunction]
 #[pyo3(signature = (tenant, operation_id, body=None))]
 fn idempotency_key(
-    py: Python<'_>,
     tenant: &Bound<'_, PyAny>,
     operation_id: &Bound<'_, PyAny>,
     body: Option<&Bound<'_, PyAny>>,
@@ -478,7 +492,7 @@ fn idempotency_key(
             &str_arg(operation_id, "operation_id")?,
             body.bytes(),
         )
-        .map_err(|e| argument_error(py, &e))
+        .map_err(Failure::from)
     })
 }
 
@@ -497,12 +511,12 @@ impl DedupWindow {
 #[pymethods]
 impl DedupWindow {
     #[new]
-    fn new(py: Python<'_>, capacity: i64, ttl_seconds: i64) -> PyResult<Self> {
+    fn new(capacity: i64, ttl_seconds: i64) -> PyResult<Self> {
         crate::guard(|| {
-            let seed = royaltykit_host::random_seed().map_err(|e| error(py, e))?;
+            let seed = royaltykit_host::random_seed()?;
             dedup::DedupWindow::new(capacity, ttl_seconds, seed)
                 .map(|w| Self(Mutex::new(w)))
-                .map_err(|e| argument_error(py, &e))
+                .map_err(Failure::from)
         })
     }
 
@@ -510,33 +524,25 @@ impl DedupWindow {
     #[pyo3(signature = (key, now=None))]
     fn check_and_insert(
         &self,
-        py: Python<'_>,
         key: &Bound<'_, PyAny>,
         now: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<bool> {
         crate::guard(|| {
             let key = str_arg(key, "key")?;
-            let now = now_arg(py, now, "now")?;
+            let now = now_arg(now, "now")?;
             self.lock()
                 .check_and_insert(&key, now)
-                .map_err(|e| argument_error(py, &e))
+                .map_err(Failure::from)
         })
     }
 
     /// Whether `key` was seen within the TTL, without recording it.
     #[pyo3(signature = (key, now=None))]
-    fn contains(
-        &self,
-        py: Python<'_>,
-        key: &Bound<'_, PyAny>,
-        now: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<bool> {
+    fn contains(&self, key: &Bound<'_, PyAny>, now: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
         crate::guard(|| {
             let key = str_arg(key, "key")?;
-            let now = now_arg(py, now, "now")?;
-            self.lock()
-                .contains(&key, now)
-                .map_err(|e| argument_error(py, &e))
+            let now = now_arg(now, "now")?;
+            self.lock().contains(&key, now).map_err(Failure::from)
         })
     }
 
@@ -584,9 +590,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
 /// Runs a binding body so that a Rust panic (a bug: the core denies panicking constructs)
 /// becomes `RoyaltyKitError(code="internal_error")` instead of pyo3's `PanicException`, which
 /// is not an `Exception` and would escape `except Exception` in the host.
-pub(crate) fn guard<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+pub(crate) fn guard<T>(f: impl FnOnce() -> R<T>) -> PyResult<T> {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
-        Ok(result) => result,
+        Ok(result) => Ok(result?),
         Err(_) => Err(Python::attach(|py| {
             error(
                 py,

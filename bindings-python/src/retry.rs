@@ -1,13 +1,9 @@
 //! Retry functions for Python: conversions only.
 
-use crate::{argument_error, headers_for, now_arg, str_arg};
+use crate::{headers_for, now_arg, str_arg};
 use pyo3::prelude::*;
-use royaltykit::{retry, ArgumentError};
+use royaltykit::retry;
 use std::sync::Mutex;
-
-fn arg<T>(py: Python<'_>, r: Result<T, ArgumentError>) -> PyResult<T> {
-    r.map_err(|e| argument_error(py, &e))
-}
 
 fn random_arg(random: Option<f64>) -> PyResult<f64> {
     match random {
@@ -26,16 +22,12 @@ pub fn webhook_retry_schedule() -> Vec<u64> {
 
 /// When the next delivery attempt is due, or None once all attempts are made.
 #[pyfunction]
-pub fn webhook_next_attempt_at(
-    py: Python<'_>,
-    first_attempt_at: i64,
-    attempts_made: i64,
-) -> PyResult<Option<i64>> {
+pub fn webhook_next_attempt_at(first_attempt_at: i64, attempts_made: i64) -> PyResult<Option<i64>> {
     crate::guard(|| {
-        arg(
-            py,
-            retry::webhook_next_attempt_at(first_attempt_at, attempts_made),
-        )
+        Ok(retry::webhook_next_attempt_at(
+            first_attempt_at,
+            attempts_made,
+        )?)
     })
 }
 
@@ -54,7 +46,6 @@ impl BackoffPolicy {
     #[new]
     #[pyo3(signature = (steps, *, band=None, jitter=None, cap_seconds))]
     fn new(
-        py: Python<'_>,
         steps: Vec<f64>,
         band: Option<(f64, f64)>,
         jitter: Option<&str>,
@@ -62,19 +53,21 @@ impl BackoffPolicy {
     ) -> PyResult<Self> {
         crate::guard(|| {
             let (lo, hi) = band.map_or((None, None), |(a, b)| (Some(a), Some(b)));
-            let jitter = arg(py, jitter.map(retry::Jitter::parse).transpose())?;
-            arg(
-                py,
-                retry::BackoffPolicy::from_parts(steps, lo, hi, jitter, cap_seconds),
-            )
-            .map(Self)
+            let jitter = jitter.map(retry::Jitter::parse).transpose()?;
+            Ok(Self(retry::BackoffPolicy::from_parts(
+                steps,
+                lo,
+                hi,
+                jitter,
+                cap_seconds,
+            )?))
         })
     }
 
     /// Seconds before retry `attempt`; `random` in [0, 1) defaults to the OS RNG.
     #[pyo3(signature = (attempt, *, random=None))]
-    fn delay(&self, py: Python<'_>, attempt: i64, random: Option<f64>) -> PyResult<f64> {
-        crate::guard(|| arg(py, self.0.delay(attempt, random_arg(random)?)))
+    fn delay(&self, attempt: i64, random: Option<f64>) -> PyResult<f64> {
+        crate::guard(|| Ok(self.0.delay(attempt, random_arg(random)?)?))
     }
 
     fn __repr__(&self) -> String {
@@ -86,7 +79,6 @@ impl BackoffPolicy {
 #[pyfunction]
 #[pyo3(signature = (attempt, *, random=None, policy=None))]
 pub fn backoff_delay(
-    py: Python<'_>,
     attempt: i64,
     random: Option<f64>,
     policy: Option<&BackoffPolicy>,
@@ -94,8 +86,8 @@ pub fn backoff_delay(
     crate::guard(|| {
         let r = random_arg(random)?;
         match policy {
-            Some(p) => arg(py, p.0.delay(attempt, r)),
-            None => arg(py, retry::backoff_delay(attempt, r)),
+            Some(p) => Ok(p.0.delay(attempt, r)?),
+            None => Ok(retry::backoff_delay(attempt, r)?),
         }
     })
 }
@@ -104,7 +96,6 @@ pub fn backoff_delay(
 #[pyfunction]
 #[pyo3(signature = (value, now=None, *, cap_seconds=None))]
 pub fn parse_retry_after(
-    py: Python<'_>,
     value: Option<&Bound<'_, PyAny>>,
     now: Option<&Bound<'_, PyAny>>,
     cap_seconds: Option<i64>,
@@ -114,11 +105,8 @@ pub fn parse_retry_after(
             return Ok(None);
         };
         let value = str_arg(value, "value")?;
-        let now = now_arg(py, now, "now")?;
-        arg(
-            py,
-            retry::parse_retry_after_capped(&value, now, cap_seconds),
-        )
+        let now = now_arg(now, "now")?;
+        Ok(retry::parse_retry_after_capped(&value, now, cap_seconds)?)
     })
 }
 
@@ -128,7 +116,6 @@ pub fn parse_retry_after(
                     token_refreshed=false, random=None, now=None, max_attempts=None, max_elapsed_seconds=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn decide_retry(
-    py: Python<'_>,
     retry_class: &str,
     attempt: i64,
     status: Option<i64>,
@@ -142,35 +129,29 @@ pub fn decide_retry(
     max_elapsed_seconds: Option<f64>,
 ) -> PyResult<retry::RetryDecision> {
     crate::guard(|| {
-        let class = arg(py, retry::RetryClass::parse(retry_class))?;
-        let now = now_arg(py, now, "now")?;
+        let class = retry::RetryClass::parse(retry_class)?;
+        let now = now_arg(now, "now")?;
         let headers = match headers {
             Some(h) if !h.is_none() => headers_for(h, &retry::RESPONSE_HEADER_NAMES)?,
             _ => crate::Headers(Vec::new()),
         };
-        let transport = arg(
-            py,
-            transport.map(retry::TransportFailure::parse).transpose(),
-        )?;
+        let transport = transport.map(retry::TransportFailure::parse).transpose()?;
         let state = retry::RetryState {
             attempt,
             elapsed_seconds,
             token_refreshed,
             random: random_arg(random)?,
         };
-        arg(
-            py,
-            retry::decide_retry_parts(
-                class,
-                status,
-                &headers,
-                transport,
-                state,
-                now,
-                max_attempts,
-                max_elapsed_seconds,
-            ),
-        )
+        Ok(retry::decide_retry_parts(
+            class,
+            status,
+            &headers,
+            transport,
+            state,
+            now,
+            max_attempts,
+            max_elapsed_seconds,
+        )?)
     })
 }
 
@@ -182,25 +163,21 @@ pub struct RateBudget(Mutex<retry::RateBudget>);
 impl RateBudget {
     /// `windows`: a list of `(name, limit, window_seconds)`.
     #[new]
-    fn new(py: Python<'_>, windows: Vec<(String, i64, Option<i64>)>) -> PyResult<Self> {
-        crate::guard(|| arg(py, retry::RateBudget::new(&windows)).map(|b| Self(Mutex::new(b))))
+    fn new(windows: Vec<(String, i64, Option<i64>)>) -> PyResult<Self> {
+        crate::guard(|| Ok(retry::RateBudget::new(&windows)?).map(|b| Self(Mutex::new(b))))
     }
 
     /// A preset: enterprise, enterprise_ddex, enterprise_audio_upload, enterprise_chunk_upload.
     #[staticmethod]
-    fn preset(py: Python<'_>, name: &str) -> PyResult<Self> {
-        crate::guard(|| arg(py, retry::RateBudget::preset(name)).map(|b| Self(Mutex::new(b))))
+    fn preset(name: &str) -> PyResult<Self> {
+        crate::guard(|| Ok(retry::RateBudget::preset(name)?).map(|b| Self(Mutex::new(b))))
     }
 
     /// Counts a request at `now` when every window has room.
     #[pyo3(signature = (now=None))]
-    fn try_acquire(
-        &self,
-        py: Python<'_>,
-        now: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<retry::RateDecision> {
+    fn try_acquire(&self, now: Option<&Bound<'_, PyAny>>) -> PyResult<retry::RateDecision> {
         crate::guard(|| {
-            let now = now_arg(py, now, "now")?;
+            let now = now_arg(now, "now")?;
             Ok(self
                 .0
                 .lock()
