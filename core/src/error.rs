@@ -253,29 +253,41 @@ impl RoyaltyKitError {
 
     /// The stable code.
     pub fn code(&self) -> &str {
-        match self {
-            Self::Webhook { code, .. }
-            | Self::InvalidArgument { code, .. }
-            | Self::Request { code, .. }
-            | Self::TokenResponse { code, .. }
-            | Self::ExportState { code, .. }
-            | Self::ExportDownload { code, .. }
-            | Self::Api { code, .. }
-            | Self::Host { code, .. } => code,
-        }
+        self.common().0
     }
 
     /// The status a webhook receiver should answer when this error ends its handling.
     pub fn http_status(&self) -> u16 {
+        self.common().1
+    }
+
+    /// The members every family has: the code and the status.
+    fn common(&self) -> (&str, u16) {
         match self {
-            Self::Webhook { http_status, .. }
-            | Self::InvalidArgument { http_status, .. }
-            | Self::Request { http_status, .. }
-            | Self::TokenResponse { http_status, .. }
-            | Self::ExportState { http_status, .. }
-            | Self::ExportDownload { http_status, .. }
-            | Self::Api { http_status, .. }
-            | Self::Host { http_status, .. } => *http_status,
+            Self::Webhook {
+                code, http_status, ..
+            }
+            | Self::InvalidArgument {
+                code, http_status, ..
+            }
+            | Self::Request {
+                code, http_status, ..
+            }
+            | Self::TokenResponse {
+                code, http_status, ..
+            }
+            | Self::ExportState {
+                code, http_status, ..
+            }
+            | Self::ExportDownload {
+                code, http_status, ..
+            }
+            | Self::Api {
+                code, http_status, ..
+            }
+            | Self::Host {
+                code, http_status, ..
+            } => (code, *http_status),
         }
     }
 
