@@ -1,29 +1,38 @@
-//! Runs the shared vectors in tests/vectors/ (the same files the Node, Python and Kotlin suites
-//! run). Expected values come from tests/vectors/gen_vectors.py, not from this crate.
+//! Runs every shared vector file in tests/vectors/ (the same files the Node, Python and Kotlin
+//! suites run) through the generic runner in `common`. Expected values come from the stdlib
+//! generators in tests/vectors/, never from this crate. This file is only the adapter table:
+//! how each `function` a group names is called, and the JSON view of what it returns.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::panic,
-    clippy::indexing_slicing
+    clippy::indexing_slicing,
+    clippy::result_large_err
 )]
 
-use royaltykit::dedup::{self, DedupWindow};
-use royaltykit::webhook::{self, VerifyOptions};
-use serde_json::Value;
+use royaltykit::request::{RequestDescriptor, RequestParams};
+use royaltykit::{api_error, catalog, dedup, export, retry, token, webhook, Error};
+use serde_json::{json, Value};
 
 mod common;
-use common::load;
+use common::{bytes, pairs, run, strings, Outcome};
 
-fn body(v: &Value) -> Vec<u8> {
-    common::bytes(v).unwrap()
+fn int(v: &Value) -> i64 {
+    v.as_i64().unwrap()
 }
-
-fn strings(v: &Value) -> Vec<String> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s.as_str().unwrap().to_owned())
-        .collect()
+fn opt_int(v: &Value) -> Option<i64> {
+    v.as_i64()
+}
+fn text(v: &Value) -> &str {
+    v.as_str().unwrap()
+}
+fn opt_text(v: &Value) -> Option<String> {
+    v.as_str().map(str::to_owned)
+}
+/// The JSON view of a result the core serializes itself (camelCase records, wire-name enums).
+fn view<T: serde::Serialize, E: Into<Error>>(r: Result<T, E>) -> Outcome {
+    r.map(|v| serde_json::to_value(v).unwrap())
+        .map_err(Into::into)
 }
 
 /// HMAC-SHA256 keyed afresh per call from the secret bytes: a stand-in for a host primitive.
@@ -32,9 +41,8 @@ struct ExternalMac<'a>(&'a [String]);
 impl webhook::SignatureMac for ExternalMac<'_> {
     fn mac(&mut self, secret_index: usize, timestamp: &str, body: &[u8]) -> Option<[u8; 32]> {
         use hmac::{KeyInit, Mac};
-        let mut m =
-            hmac::Hmac::<sha2::Sha256>::new_from_slice(self.0.get(secret_index)?.as_bytes())
-                .ok()?;
+        let key = self.0.get(secret_index)?.as_bytes();
+        let mut m = hmac::Hmac::<sha2::Sha256>::new_from_slice(key).ok()?;
         m.update(timestamp.as_bytes());
         m.update(b".");
         m.update(body);
@@ -42,169 +50,352 @@ impl webhook::SignatureMac for ExternalMac<'_> {
     }
 }
 
-#[test]
-fn webhook_vectors() {
-    let file = load("webhook.json");
-    let cases = file["cases"].as_array().unwrap();
-    assert!(cases.len() >= 60, "at least 60 webhook cases");
-    let mut failures = Vec::new();
-    for case in cases {
-        let id = case["tcId"].as_u64().unwrap();
-        let input = &case["input"];
-        let headers = common::pairs(&input["headers"]);
-        let body = body(&input["body"]);
-        let secrets = strings(&input["secrets"]);
-        let now = input["now"].as_i64().unwrap();
-        let options = VerifyOptions::new(
-            input.get("tolerance").map_or(300, |v| v.as_i64().unwrap()),
-            input
-                .get("max_body_bytes")
-                .map_or(262_144, |v| v.as_i64().unwrap()),
-        )
-        .unwrap();
-        let got = webhook::verify(&headers, &body, &secrets, now, options);
-        // The reusable verifier must agree whenever the secrets are usable, and so must both
-        // with the MAC delegated to another HMAC implementation (what the Node binding does
-        // with node:crypto above a body size).
-        let mut external = ExternalMac(&secrets);
-        let delegated =
-            webhook::verify_with_mac(&headers, &body, &secrets, now, options, &mut external);
-        if delegated.as_ref().map_err(|e| e.code()) != got.as_ref().map_err(|e| e.code()) {
-            failures.push(format!("tcId {id}: verify_with_mac disagrees with verify"));
-        }
-        if let Ok(verifier) = webhook::WebhookVerifier::new(&secrets, options) {
-            let again = verifier.verify(&headers, &body, now);
-            if again.as_ref().map_err(|e| e.code()) != got.as_ref().map_err(|e| e.code()) {
-                failures.push(format!("tcId {id}: WebhookVerifier disagrees with verify"));
-            }
-            let again = verifier.verify_with_mac(&headers, &body, now, &mut external);
-            if again.as_ref().map_err(|e| e.code()) != got.as_ref().map_err(|e| e.code()) {
-                failures.push(format!(
-                    "tcId {id}: WebhookVerifier::verify_with_mac disagrees"
-                ));
-            }
-        }
-        match (case["result"].as_str().unwrap(), got) {
-            ("valid", Ok(v)) => {
-                let e = &case["expected"];
-                let ev = &e["event"];
-                let checks = [
-                    v.delivery_id == e["delivery_id"].as_str().unwrap(),
-                    v.timestamp == e["timestamp"].as_i64().unwrap(),
-                    v.secret_index as u64 == e["secret_index"].as_u64().unwrap(),
-                    v.content_key == e["content_key"].as_str().unwrap(),
-                    v.event.name.as_str() == ev["name"].as_str().unwrap(),
-                    v.event.resource_type == ev["resource_type"].as_str().unwrap(),
-                    v.event.resource_reference == ev["resource_reference"].as_str().unwrap(),
-                    v.event.resource_url == ev["resource_url"].as_str().unwrap(),
-                    v.event.occurred_at == ev["occurred_at"].as_i64().unwrap(),
-                    v.event.replay_of.as_deref() == ev["replay_of"].as_str(),
-                    v.event.is_test == ev["is_test"].as_bool().unwrap(),
-                ];
-                if checks.iter().any(|ok| !ok) {
-                    failures.push(format!("tcId {id}: result differs: {v:?} vs {e}"));
-                }
-            }
-            ("invalid", Err(err)) => {
-                let status = royaltykit::Error::from(err.clone()).http_status();
-                if err.code() != case["error"].as_str().unwrap()
-                    || Some(u64::from(status)) != case["http_status"].as_u64()
-                {
-                    failures.push(format!(
-                        "tcId {id} ({}): expected {}, got {} ({err})",
-                        case["comment"],
-                        case["error"],
-                        err.code()
-                    ));
-                }
-            }
-            (want, got) => failures.push(format!(
-                "tcId {id} ({}): expected {want}, got {:?}",
-                case["comment"],
-                got.map(|_| "valid").map_err(|e| e.code())
-            )),
-        }
+/// `webhook::verify`; the reusable verifier and both with the MAC delegated to another HMAC
+/// implementation (what the Node binding does with node:crypto) must give the same outcome.
+fn verify_webhook(i: &Value) -> Outcome {
+    let (headers, body, secrets) = (
+        pairs(&i["headers"]),
+        bytes(&i["body"]),
+        strings(&i["secrets"]),
+    );
+    let now = int(&i["now"]);
+    let opts = webhook::VerifyOptions::with_defaults(
+        opt_int(&i["tolerance"]),
+        opt_int(&i["max_body_bytes"]),
+    )?;
+    let got = webhook::verify(&headers, &body, &secrets, now, opts);
+    let code = |r: &Result<webhook::VerifiedWebhook, webhook::WebhookError>| {
+        r.as_ref()
+            .map(|v| v.content_key.clone())
+            .map_err(|e| e.code())
+    };
+    let mut external = ExternalMac(&secrets);
+    let delegated = webhook::verify_with_mac(&headers, &body, &secrets, now, opts, &mut external);
+    assert_eq!(code(&delegated), code(&got), "verify_with_mac disagrees");
+    if let Ok(verifier) = webhook::WebhookVerifier::new(&secrets, opts) {
+        assert_eq!(
+            code(&verifier.verify(&headers, &body, now)),
+            code(&got),
+            "WebhookVerifier disagrees"
+        );
+        let again = verifier.verify_with_mac(&headers, &body, now, &mut external);
+        assert_eq!(
+            code(&again),
+            code(&got),
+            "WebhookVerifier::verify_with_mac disagrees"
+        );
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    view(got)
 }
 
-fn check<T: PartialEq<String> + std::fmt::Debug>(
-    case: &Value,
-    got: Result<T, &'static str>,
-    failures: &mut Vec<String>,
-) {
-    let ok = match (case.get("expected"), &got) {
-        (Some(exp), Ok(v)) => *v == exp.as_str().unwrap().to_owned(),
-        (None, Err(code)) => case["error"].as_str() == Some(*code),
-        _ => false,
+fn descriptor(d: &RequestDescriptor) -> Value {
+    assert!(
+        !format!("{d:?}").contains("tok_ABC") && !format!("{d:?}").contains("sec_1"),
+        "Debug hides credentials"
+    );
+    json!({
+        "method": d.method, "path": d.path, "query": d.query,
+        "headers": d.headers.iter().map(|(n, v)| json!([n, v])).collect::<Vec<_>>(),
+        "body": d.body.as_ref().map(|b| json!({"utf8": String::from_utf8_lossy(b)})),
+        "idempotency_key": d.idempotency_key,
+    })
+}
+
+fn build_request(i: &Value) -> Outcome {
+    let p = &i["params"];
+    let path = p["path"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), text(v).into()))
+        .collect();
+    let params = RequestParams {
+        path,
+        query: pairs(&p["query"]),
+        body: p["body"].is_object().then(|| bytes(&p["body"])),
+        token: opt_text(&p["token"]),
+        tenant_id: opt_text(&p["tenant_id"]),
+        user_id: opt_text(&p["user_id"]),
+        idempotency_key: opt_text(&p["idempotency_key"]),
+        idempotency_header: opt_text(&p["idempotency_header"]),
     };
-    if !ok {
-        failures.push(format!("{}: got {got:?}", case["comment"]));
+    Ok(descriptor(&royaltykit::request::build_request(
+        text(&i["operation_id"]),
+        &params,
+    )?))
+}
+
+fn parse_token_response(i: &Value) -> Outcome {
+    let got = token::parse_token_response(
+        int(&i["status"]),
+        &pairs(&i["headers"]),
+        &bytes(&i["body"]),
+        &strings(&i["requested_scopes"]),
+        int(&i["now"]),
+    )??;
+    assert!(
+        !format!("{got:?}").contains(&got.access_token),
+        "Debug hides the token"
+    );
+    Ok(json!({
+        "access_token": got.access_token, "token_type": got.token_type, "expires_in": got.expires_in,
+        "expires_at": got.expires_at, "refresh_at": got.refresh_at, "scopes": got.scopes,
+        "missing_scopes": got.missing_scopes, "warnings": got.warnings,
+    }))
+}
+
+fn parse_enterprise_token_response(i: &Value) -> Outcome {
+    let got = token::parse_enterprise_token_response(
+        int(&i["status"]),
+        &pairs(&i["headers"]),
+        &bytes(&i["body"]),
+        int(&i["now"]),
+    )??;
+    Ok(json!({"token": got.token, "expires_at": got.expires_at, "refresh_at": got.refresh_at}))
+}
+
+fn decide_retry(i: &Value) -> Outcome {
+    let state = retry::RetryState {
+        attempt: int(&i["attempt"]),
+        elapsed_seconds: i["elapsed_seconds"].as_f64().unwrap(),
+        token_refreshed: i["token_refreshed"].as_bool().unwrap(),
+        random: i["random"].as_f64().unwrap(),
+    };
+    let class = retry::RetryClass::parse(text(&i["retry_class"]))?;
+    let transport = i["transport"]
+        .as_str()
+        .map(retry::TransportFailure::parse)
+        .transpose()?;
+    let max_elapsed = i["max_elapsed_seconds"].as_f64();
+    view(retry::decide_retry_parts(
+        class,
+        opt_int(&i["status"]),
+        &pairs(&i["headers"]),
+        transport,
+        state,
+        int(&i["now"]),
+        opt_int(&i["max_attempts"]),
+        max_elapsed,
+    ))
+}
+
+fn backoff_delay(i: &Value) -> Outcome {
+    let (attempt, random) = (int(&i["attempt"]), i["random"].as_f64().unwrap());
+    let Some(p) = i.get("policy") else {
+        return view(retry::backoff_delay(attempt, random));
+    };
+    let steps = p["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_f64().unwrap())
+        .collect();
+    let band = |k: usize| p["band"].as_array().map(|b| b[k].as_f64().unwrap());
+    let jitter = p["jitter"].as_str().map(retry::Jitter::parse).transpose()?;
+    let policy = retry::BackoffPolicy::from_parts(
+        steps,
+        band(0),
+        band(1),
+        jitter,
+        p["cap_seconds"].as_f64().unwrap(),
+    )?;
+    view(policy.delay(attempt, random))
+}
+
+/// A new budget, then `try_acquire` per op (`repeat` times, each giving the same decision).
+fn rate_budget(i: &Value) -> Outcome {
+    let mut budget = match i["preset"].as_str() {
+        Some(p) => retry::RateBudget::preset(p)?,
+        None => {
+            let w: Vec<(String, i64, Option<i64>)> = i["windows"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|w| (text(&w[0]).into(), int(&w[1]), opt_int(&w[2])))
+                .collect();
+            retry::RateBudget::new(&w)?
+        }
+    };
+    let mut out = Vec::new();
+    for op in i["ops"].as_array().unwrap() {
+        let decisions: Vec<Value> = (0..op.get("repeat").map_or(1, int))
+            .map(|_| serde_json::to_value(budget.try_acquire(int(&op["now"]))).unwrap())
+            .collect();
+        assert!(
+            decisions.windows(2).all(|w| w[0] == w[1]),
+            "repeats differ: {decisions:?}"
+        );
+        out.push(decisions[0].clone());
     }
+    Ok(Value::Array(out))
+}
+
+/// A new window, then `check_and_insert` per op.
+fn dedup_window(i: &Value) -> Outcome {
+    let mut w = dedup::DedupWindow::new(int(&i["capacity"]), int(&i["ttl_seconds"]), [42; 16])?;
+    let ops = i["ops"].as_array().unwrap().iter();
+    Ok(json!(ops
+        .map(|op| w
+            .check_and_insert(text(&op["key"]), int(&op["now"]))
+            .unwrap())
+        .collect::<Vec<_>>()))
+}
+
+fn export_call(function: &str, i: &Value) -> Option<Outcome> {
+    let state = || export::ExportState::parse(text(&i["state"]));
+    Some(match function {
+        "export_state" => view(Ok::<_, Error>(export::export_state_info(text(&i["state"])))),
+        "validate_export_command" => (|| {
+            let cmd = export::ExportCommand::parse(text(&i["command"]))?;
+            Ok(json!(
+                export::validate_export_command(&state(), cmd)?.as_str()
+            ))
+        })(),
+        "export_poll_decision" => view(export::export_poll_decision(
+            &state(),
+            int(&i["attempt"]),
+            i["random"].as_f64().unwrap(),
+            opt_int(&i["max_polls"]),
+            opt_int(&i["max_unknown_polls"]),
+        )),
+        "check_export_download" => (|| {
+            export::check_export_download(
+                int(&i["status"]),
+                &pairs(&i["headers"]),
+                &bytes(&i["body"]),
+                0,
+            )??;
+            Ok(json!("ok"))
+        })(),
+        "validate_export_list_query" => {
+            view(export::validate_export_list_query(&pairs(&i["query"])))
+        }
+        "step_up_satisfies" => (|| {
+            let r = catalog::StepUp::parse(text(&i["requirement"]))?;
+            let k = export::StepUpKind::parse(text(&i["kind"]))?;
+            view(export::step_up_satisfies(
+                r,
+                k,
+                int(&i["at"]),
+                int(&i["now"]),
+                int(&i["max_age_seconds"]),
+            ))
+        })(),
+        _ => return None,
+    })
+}
+
+fn adapter(function: &str, i: &Value) -> Option<Outcome> {
+    Some(match function {
+        "verify_webhook" => verify_webhook(i),
+        "delivery_key" => view(dedup::delivery_key(
+            text(&i["namespace"]),
+            text(&i["delivery_id"]),
+        )),
+        "event_key" => view(dedup::event_key_parts(
+            text(&i["namespace"]),
+            text(&i["name"]),
+            text(&i["resource_type"]),
+            text(&i["resource_reference"]),
+            text(&i["occurred_at"]),
+        )),
+        "content_key" => view(dedup::content_key(
+            text(&i["secret"]),
+            text(&i["timestamp"]),
+            &bytes(&i["body"]),
+        )),
+        "idempotency_key" => view(dedup::idempotency_key(
+            text(&i["tenant"]),
+            text(&i["operation_id"]),
+            &bytes(&i["body"]),
+        )),
+        "dedup_window" => dedup_window(i),
+        "decide_retry" => decide_retry(i),
+        "webhook_retry_schedule" => Ok(json!(retry::webhook_retry_schedule())),
+        "webhook_next_attempt_at" => view(retry::webhook_next_attempt_at(
+            int(&i["first_attempt_at"]),
+            int(&i["attempts_made"]),
+        )),
+        "webhook_gives_up_at" => Ok(json!(retry::webhook_gives_up_at(int(
+            &i["first_attempt_at"]
+        )))),
+        "backoff_delay" => backoff_delay(i),
+        "parse_retry_after" => view(retry::parse_retry_after_capped(
+            text(&i["value"]),
+            int(&i["now"]),
+            opt_int(&i["cap_seconds"]),
+        )),
+        "rate_budget" => rate_budget(i),
+        "parse_api_error" => (|| {
+            let api = catalog::Api::parse(text(&i["api"]))?;
+            view(api_error::parse_api_error(
+                api,
+                int(&i["status"]),
+                &pairs(&i["headers"]),
+                &bytes(&i["body"]),
+                i["operation_id"].as_str(),
+                int(&i["now"]),
+            ))
+        })(),
+        "build_request" => build_request(i),
+        "build_token_request" => token::build_token_request(
+            text(&i["client_id"]),
+            text(&i["client_secret"]),
+            text(&i["tenant_id"]),
+            &strings(&i["scopes"]),
+        )
+        .map(|d| descriptor(&d))
+        .map_err(Into::into),
+        "build_enterprise_token_request" => {
+            token::build_enterprise_token_request(text(&i["api_key"]), text(&i["api_secret"]))
+                .map(|d| descriptor(&d))
+                .map_err(Into::into)
+        }
+        "parse_token_response" => parse_token_response(i),
+        "parse_enterprise_token_response" => parse_enterprise_token_response(i),
+        "missing_scopes" => view(token::missing_scopes(
+            &strings(&i["granted"]),
+            text(&i["operation_id"]),
+        )),
+        "response_notices" => view(Ok::<_, Error>(token::response_notices(&pairs(
+            &i["headers"],
+        )))),
+        "operation" => view(catalog::operation(text(&i["operation_id"]))),
+        _ => return export_call(function, i),
+    })
+}
+
+#[test]
+fn webhook_vectors() {
+    assert!(run("webhook.json", adapter) >= 100);
 }
 
 #[test]
 fn dedup_vectors() {
-    let file = load("dedup.json");
-    let mut failures = Vec::new();
-    for c in file["delivery_key"].as_array().unwrap() {
-        let i = &c["input"];
-        let got = dedup::delivery_key(
-            i["namespace"].as_str().unwrap(),
-            i["delivery_id"].as_str().unwrap(),
-        );
-        check(c, got.map_err(|e| e.code()), &mut failures);
-    }
-    for c in file["event_key"].as_array().unwrap() {
-        let i = &c["input"];
-        let s = |k: &str| i[k].as_str().unwrap();
-        let got = dedup::event_key_parts(
-            s("namespace"),
-            s("name"),
-            s("resource_type"),
-            s("resource_reference"),
-            s("occurred_at"),
-        );
-        check(c, got.map_err(|e| e.code()), &mut failures);
-    }
-    for c in file["content_key"].as_array().unwrap() {
-        let i = &c["input"];
-        let got = dedup::content_key(
-            i["secret"].as_str().unwrap(),
-            i["timestamp"].as_str().unwrap(),
-            &body(&i["body"]),
-        );
-        check(c, got.map_err(|e| e.code()), &mut failures);
-    }
-    for c in file["idempotency_key"].as_array().unwrap() {
-        let i = &c["input"];
-        let got = dedup::idempotency_key(
-            i["tenant"].as_str().unwrap(),
-            i["operation_id"].as_str().unwrap(),
-            &body(&i["body"]),
-        );
-        check(c, got.map_err(|e| e.code()), &mut failures);
-    }
-    for c in file["window"].as_array().unwrap() {
-        let w = DedupWindow::new(
-            c["capacity"].as_i64().unwrap(),
-            c["ttl_seconds"].as_i64().unwrap(),
-            [42; 16],
-        );
-        match (w, c.get("error")) {
-            (Ok(mut w), None) => {
-                for op in c["ops"].as_array().unwrap() {
-                    let got = w
-                        .check_and_insert(op["key"].as_str().unwrap(), op["now"].as_i64().unwrap())
-                        .unwrap();
-                    if got != op["expected"].as_bool().unwrap() {
-                        failures.push(format!("window {}: op {op} gave {got}", c["comment"]));
-                    }
-                }
-            }
-            (Err(e), Some(code)) if code.as_str() == Some(e.code()) => {}
-            (w, _) => failures.push(format!("window {}: {:?}", c["comment"], w.err())),
-        }
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    run("dedup.json", adapter);
+}
+
+#[test]
+fn retry_vectors() {
+    assert!(run("retry.json", adapter) >= 200);
+}
+
+#[test]
+fn export_vectors() {
+    run("export.json", adapter);
+}
+
+#[test]
+fn api_error_vectors() {
+    assert!(run("api_error.json", adapter) >= 60);
+}
+
+#[test]
+fn request_vectors() {
+    assert!(run("requests.json", adapter) >= 40);
+}
+
+#[test]
+fn token_vectors() {
+    run("token.json", adapter);
 }

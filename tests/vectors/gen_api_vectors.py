@@ -9,6 +9,7 @@ import json
 import os
 
 from keys import idempotency_key
+import shape
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 NOW = 1_795_320_000
@@ -45,7 +46,10 @@ def err(comment, api, status, body, *, headers=(), operation=None, message=None,
             "expected": {"kind": KIND[status], "reason": reason, "message": message if message is not None else STATUS_TEXT[status],
                          "body_code": code, "field_errors": fields or {}, "retry_after_seconds": retry_after, "declared": declared}}
     if raw_prefix is not None:
+        # `_prefix` and `_max_len` name checks of `raw_body` (see shape.py): the body as sent starts
+        # it, and it is kept to at most 4 KiB (plus an ellipsis)
         case["expected"]["raw_body_prefix"] = raw_prefix
+        case["expected"]["raw_body_max_len"] = 4 * 1024 + 3
     errors.append(case)
 
 
@@ -295,7 +299,7 @@ def tok(comment, status, body, *, headers=NS, requested=SCOPE_REQ, expected=None
 def good(expires_in, scopes, missing, warnings, token_type="Bearer"):
     skew = min(60, max(1, expires_in // 10))
     return {"access_token": TOKEN, "token_type": token_type, "expires_in": expires_in, "expires_at": NOW + expires_in,
-            "refresh_at": NOW + expires_in - skew, "scopes": scopes, "missing_scopes": missing, "warnings": warnings}
+            "refresh_at": NOW + expires_in - skew, "scopes": scopes, "missing_scopes": missing, "warnings_count": warnings}
 
 
 tok("a full token", 200, {"access_token": TOKEN, "token_type": "Bearer", "expires_in": 3600, "scope": " ".join(SCOPE_REQ)}, expected=good(3600, SCOPE_REQ, [], 0))
@@ -370,10 +374,14 @@ token["notices"] += [
     {"comment": "none", "headers": [["Content-Type", "application/json"]], "expected": {"deprecated": False, "deprecated_at": None, "sunset_at": None, "link": None}},
 ]
 
-for name, data, n in [("api_error.json", errors, len(errors)), ("requests.json", reqs, len(reqs)), ("token.json", token, sum(len(v) for v in token.values()))]:
-    with open(os.path.join(HERE, name), "w", encoding="utf-8") as f:
-        json.dump({"description": f"{name} vectors for royaltykit, written from the specs by gen_api_vectors.py", "generator": "tests/vectors/gen_api_vectors.py",
-                   "cases": data} if isinstance(data, list) else dict(data, description=f"{name} vectors, written from the specs by gen_api_vectors.py"),
-                  f, indent=1, ensure_ascii=False)
-        f.write("\n")
-    print(name, n)
+DESC = "vectors for royaltykit, written from the specs by gen_api_vectors.py"
+GEN = "tests/vectors/gen_api_vectors.py"
+shape.write("api_error.json", "api_error.json " + DESC, GEN, [shape.group("parse_api_error", errors)])
+shape.write("requests.json", "requests.json " + DESC, GEN, [shape.group("build_request", reqs)])
+shape.write("token.json", "token.json " + DESC, GEN, [
+    shape.group("build_token_request", token["build"]),
+    shape.group("parse_token_response", token["parse"], error_fields=("api_error",)),
+    shape.group("build_enterprise_token_request", token["build_enterprise"]),
+    shape.group("parse_enterprise_token_response", token["parse_enterprise"], error_fields=("api_error",)),
+    shape.group("missing_scopes", token["missing_scopes"]),
+    shape.group("response_notices", token["notices"])])

@@ -4,6 +4,8 @@ table, machine and human export tables, Limits), written by hand; independent of
 import json
 import os
 
+import shape
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 U = "1b4e28ba-2fa1-11d2-883f-0016d3cca427"
 
@@ -100,10 +102,14 @@ for req in ["none", "recent", "recent_mfa", "recent_non_recovery"]:
 step_up.append({"requirement": "recent", "kind": "mfa", "at": 0, "now": 0, "max_age_seconds": -1, "error": "invalid_argument"})
 step_up.append({"requirement": "recent", "kind": "password", "at": 0, "now": 0, "max_age_seconds": 1, "error": "invalid_argument"})
 
-out = {"description": "Export lifecycle vectors, written from the reporting spec by gen_export_vectors.py",
-       "generator": "tests/vectors/gen_export_vectors.py", "defaults": {"max_polls": 100, "max_unknown_polls": 5},
-       "transitions": transitions, "poll": poll, "download": download, "list_query": lists, "scopes": scopes, "human_routes": human, "step_up": step_up}
-with open(os.path.join(HERE, "export.json"), "w", encoding="utf-8") as f:
-    json.dump(out, f, indent=1)
-    f.write("\n")
-print("export cases:", sum(len(v) for v in out.values() if isinstance(v, list)))
+states = sorted({c["state"]: c["state_known"] for c in transitions}.items())
+shape.write("export.json", "Export lifecycle vectors, written from the reporting spec by gen_export_vectors.py", "tests/vectors/gen_export_vectors.py", [
+    shape.group("export_state", [{"state": s, "expected": {"known": k}} for s, k in states]),
+    shape.group("validate_export_command", [{("expected" if k == "expected_state" else k): v for k, v in c.items() if k != "state_known"}
+                                            for c in transitions], error_fields=("allowed",)),
+    shape.group("export_poll_decision", poll, defaults={"max_polls": 100, "max_unknown_polls": 5}),
+    shape.group("check_export_download", download, error_fields=("api_error",)),
+    shape.group("validate_export_list_query", lists),
+    shape.group("missing_scopes", scopes),
+    shape.group("operation", [{"operation_id": c["operation_id"], "expected": {k: v for k, v in c.items() if k != "operation_id"}} for c in human]),
+    shape.group("step_up_satisfies", step_up)])

@@ -9,6 +9,8 @@ import calendar
 import email.utils
 import json
 import os
+
+import shape
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -249,11 +251,18 @@ rate = [
     {"comment": "no windows", "windows": [], "error": "invalid_argument"},
 ]
 
-out = {"description": "Retry vectors for royaltykit, written by hand from the spec tables (see each case's `spec`).",
-       "generator": "tests/vectors/gen_retry_vectors.py",
-       "defaults": {"max_attempts": 5, "max_elapsed_seconds": 300, "retry_after_cap_seconds": 3600},
-       "decisions": cases, "schedule": schedule, "backoff": backoff, "retry_after": retry_after, "rate_budget": rate}
-with open(os.path.join(HERE, "retry.json"), "w", encoding="utf-8") as f:
-    json.dump(out, f, indent=1)
-    f.write("\n")
-print("retry decisions:", len(cases), "backoff:", len(backoff), "retry_after:", len(retry_after), "rate:", len(rate))
+S = schedule
+rates = [dict({k: v for k, v in c.items() if k != "ops"},
+              ops=[{k: v for k, v in o.items() if k in ("now", "repeat")} for o in c.get("ops", [])],
+              **({} if "error" in c else {"expected": [{"allowed": o["allowed"], "wait_until": o.get("wait_until"), "limit": o.get("limit")} for o in c["ops"]]}))
+         for c in rate]
+shape.write("retry.json", "Retry vectors for royaltykit, written by hand from the spec tables (see each case's `spec`).",
+            "tests/vectors/gen_retry_vectors.py", [
+    shape.group("decide_retry", cases, defaults={"max_attempts": 5, "max_elapsed_seconds": 300}),
+    shape.group("webhook_retry_schedule", [{"comment": "the service's delays between delivery attempts", "expected": S["delays"]}]),
+    shape.group("webhook_next_attempt_at", [{"first_attempt_at": S["first_attempt_at"], **c} for c in S["next_attempt_at"]]
+                + [{"first_attempt_at": S["first_attempt_at"], "attempts_made": n, "error": "invalid_argument"} for n in S["invalid_attempts_made"]]),
+    shape.group("webhook_gives_up_at", [{"first_attempt_at": S["first_attempt_at"], "expected": S["gives_up_at"]}]),
+    shape.group("backoff_delay", backoff),
+    shape.group("parse_retry_after", retry_after),
+    shape.group("rate_budget", rates, comment="a new budget (windows or a preset), then try_acquire(now) for each op (repeat times): expected is one decision per op")])

@@ -14,6 +14,7 @@ import json
 import os
 
 from keys import content_key, delivery_key, event_key, idempotency_key, mac
+import shape
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ID, TS, SIG = "Service-Webhook-Id", "Service-Webhook-Timestamp", "Service-Webhook-Signature"
@@ -356,8 +357,13 @@ win("clock going backwards", 4, 10, [("a", 100, True), ("b", 50, True), ("b", 70
 win("zero capacity", 0, 10, [], "invalid_argument")
 win("zero ttl", 10, 0, [], "invalid_argument")
 
-for name, data in (("webhook.json", webhook), ("dedup.json", dedup)):
-    with open(os.path.join(HERE, name), "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=1, ensure_ascii=False)
-        f.write("\n")
-print("webhook cases:", len(cases), "dedup cases:", sum(len(v) for k, v in dedup.items() if isinstance(v, list)))
+shape.write("webhook.json", webhook["description"], webhook["generator"], [
+    shape.group("verify_webhook", cases, comment=webhook["input_shape"], defaults=webhook["defaults"], error_fields=("http_status",))])
+windows = [dict(c, ops=[{"key": o["key"], "now": o["now"]} for o in c["ops"]], **({} if "error" in c else {"expected": [o["expected"] for o in c["ops"]]}))
+           for c in dedup["window"]]
+shape.write("dedup.json", dedup["description"], dedup["generator"], [
+    shape.group("delivery_key", dedup["delivery_key"]),
+    shape.group("event_key", dedup["event_key"]),
+    shape.group("content_key", dedup["content_key"]),
+    shape.group("idempotency_key", dedup["idempotency_key"]),
+    shape.group("dedup_window", windows, comment="a new window, then check_and_insert(key, now) for each op: expected is the list of answers")])
