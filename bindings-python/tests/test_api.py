@@ -192,3 +192,21 @@ def test_errors_carry_the_status_a_receiver_should_answer() -> None:
         with pytest.raises(cls) as info:
             call()
         assert (info.value.code, info.value.http_status) == (code, status)
+
+
+def test_catalog_and_host_conversions():
+    ops = rk.operations()
+    assert sum(o.api == "reports" for o in ops) == 44 and sum(o.api == "enterprise" for o in ops) == 14
+    assert rk.operation("getPlatformExport").scope == "exports:write"
+    with pytest.raises(rk.InvalidArgumentError):
+        rk.operation("nope")
+    t = "0f8fad5b-d9cb-469f-a165-70867728950e"
+    d = rk.build_request("listPlatformExports", query={"limit": 20, "cursor": None}, token="t", tenant_id=t)
+    assert d.query == "limit=20" and d.url("https://reports.example/") == "https://reports.example/api/platform/v1/exports?limit=20"
+    c = rk.build_request("createPlatformExport", body={"format": "csv"}, token="t", tenant_id=t)
+    assert c.body == b'{"format":"csv"}'
+    with pytest.raises(TypeError):
+        rk.build_request("listPlatformExports", query={"limit": 1.5})
+    e = rk.parse_api_error("reports", 503, {"Retry-After": "7"}, b"")
+    with pytest.raises(rk.ApiError):
+        raise e

@@ -15,3 +15,9 @@ def test_no_test_only_name_is_exported() -> None:
     assert [n for n in royaltykit.__all__ if n.startswith("_")] == []
     assert _hooks(_native) == []
     assert [n for n in _hooks(royaltykit) if n not in ("_native",)] == []
+
+
+def test_the_package_exports_every_native_name_and_error() -> None:
+    from royaltykit import errors
+
+    assert sorted(royaltykit.__all__) == sorted(_native.__all__ + errors.__all__)

@@ -172,3 +172,24 @@ test('the module keeps working after hostile calls', () => {
   }
   assert.equal(rk.verifyWebhook(signed, body, SECRET, { now: NOW }).deliveryId, 'dlv_js_1');
 });
+
+test('catalog: read-only data, both APIs', () => {
+  const ops = rk.operations();
+  assert.equal(ops.filter((o) => o.api === 'reports').length, 44);
+  assert.equal(ops.filter((o) => o.api === 'enterprise').length, 14);
+  assert.equal(rk.operation('getPlatformExport').scope, 'exports:write');
+  assert.equal(rk.operation('downloadPlatformExportAsHuman').stepUp, 'recent_non_recovery');
+  assert.throws(() => { ops[0].id = 'x'; }, TypeError);
+  assert.throws(() => rk.operation('nope'), (e) => e.code === 'invalid_argument');
+});
+
+test('buildRequest host conversions: numbers in query, object bodies, URL helper', () => {
+  const d = rk.buildRequest('listPlatformExports', { query: { limit: 20, cursor: undefined }, token: 't', tenantId: '0f8fad5b-d9cb-469f-a165-70867728950e' });
+  assert.equal(d.query, 'limit=20');
+  assert.equal(d.url('https://reports.example/'), 'https://reports.example/api/platform/v1/exports?limit=20');
+  const c = rk.buildRequest('createPlatformExport', { body: { format: 'csv' }, token: 't', tenantId: '0f8fad5b-d9cb-469f-a165-70867728950e' });
+  assert.equal(Buffer.from(c.body).toString(), '{"format":"csv"}');
+  assert.match(c.idempotencyKey, /^idem_[0-9a-f]{64}$/);
+  assert.throws(() => rk.buildRequest('listPlatformExports', { query: { limit: {} } }), TypeError);
+  assert.throws(() => rk.buildRequest(5), TypeError);
+});

@@ -1,116 +1,188 @@
 'use strict';
-// Runs the shared vectors (tests/vectors/*.json) against the installed npm package.
+// Runs every shared vector file (tests/vectors/*.json, one shape: see tests/vectors/shape.py)
+// against the installed npm package with one generic runner. Only the adapter table below is
+// specific to JS: how each `function` a group names is called, and the value it gives back.
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const fs = require('node:fs');
 const path = require('node:path');
+const util = require('node:util');
 const rk = require('royaltykit');
 
 const VECTORS = process.env.ROYALTYKIT_VECTORS || path.join(__dirname, '..', '..', 'tests', 'vectors');
 const load = (name) => JSON.parse(fs.readFileSync(path.join(VECTORS, name), 'utf8'));
-const bytes = (b) => ('utf8' in b ? Buffer.from(b.utf8, 'utf8') : Buffer.from(b.hex, 'hex'));
+const bytes = (b) => (b == null ? null : 'hex' in b ? Buffer.from(b.hex, 'hex') : Buffer.from(b.utf8, 'utf8'));
+const camel = (k) => k.replace(/_([a-z])/g, (_, c) => c.toUpperCase());
 
-const webhook = load('webhook.json');
-assert.ok(webhook.cases.length >= 60);
+// ---- the generic runner -------------------------------------------------------------------------
 
-// Every vector runs twice: with the HMAC in wasm and with node:crypto's (the two primitives the
-// package picks between by body size); the results must be identical.
-for (const [path, threshold] of [['wasm HMAC', Infinity], ['node:crypto HMAC', 0]]) {
-test(`webhook vectors (${path})`, async (t) => {
-  for (const c of webhook.cases) {
-    await t.test(`tcId ${c.tcId}: ${c.comment}`, () => {
-      const i = c.input;
-      const opts = { now: i.now, hostMacThreshold: threshold };
-      if (i.tolerance !== undefined) opts.toleranceSeconds = i.tolerance;
-      if (i.max_body_bytes !== undefined) opts.maxBodyBytes = i.max_body_bytes;
-      const run = () => rk.verifyWebhook(i.headers, bytes(i.body), i.secrets, opts);
-      if (c.result === 'valid') {
-        const v = run();
-        const e = c.expected;
-        assert.equal(v.deliveryId, e.delivery_id);
-        assert.equal(v.timestamp, e.timestamp);
-        assert.equal(v.secretIndex, e.secret_index);
-        assert.equal(v.contentKey, e.content_key);
-        assert.equal(v.event.name, e.event.name);
-        assert.equal(v.event.resourceType, e.event.resource_type);
-        assert.equal(v.event.resourceReference, e.event.resource_reference);
-        assert.equal(v.event.resourceUrl, e.event.resource_url);
-        assert.equal(v.event.occurredAt, e.event.occurred_at);
-        assert.equal(v.event.replayOf, e.event.replay_of);
-        assert.equal(v.event.isTest, e.event.is_test);
-      } else {
-        assert.throws(run, (err) => {
-          assert.ok(err instanceof rk.RoyaltyKitError, `not a RoyaltyKitError: ${err}`);
-          assert.equal(err.code, c.error, err.message);
-          assert.equal(err.httpStatus, c.http_status, err.message);
-          return true;
-        });
-      }
-    });
+function member(actual, key) {
+  if (actual !== null && typeof actual === 'object') {
+    if (key in actual) return { found: true, value: actual[key] };
+    if (camel(key) in actual) return { found: true, value: actual[camel(key)] };
   }
-});
-
-test(`the reusable WebhookVerifier agrees with verifyWebhook on every vector with usable secrets (${path})`, (t) => {
-  let compared = 0;
-  for (const c of webhook.cases) {
-    const i = c.input;
-    let verifier;
-    try {
-      verifier = new rk.WebhookVerifier(i.secrets, { toleranceSeconds: i.tolerance, maxBodyBytes: i.max_body_bytes, hostMacThreshold: threshold });
-    } catch (e) {
-      assert.equal(e.code, 'invalid_secret');
-      continue;
-    }
-    const outcome = (f) => {
-      try {
-        return f().contentKey;
-      } catch (e) {
-        return e.code;
-      }
-    };
-    const a = outcome(() => verifier.verify(i.headers, bytes(i.body), i.now));
-    const b = outcome(() => rk.verifyWebhook(i.headers, bytes(i.body), i.secrets, { now: i.now, toleranceSeconds: i.tolerance, maxBodyBytes: i.max_body_bytes, hostMacThreshold: threshold }));
-    assert.equal(a, b, `tcId ${c.tcId}`);
-    compared++;
-  }
-  assert.ok(compared > 50);
-});
+  return { found: false };
 }
 
-const dedup = load('dedup.json');
+const CHECKS = { _prefix: (got, want) => got.startsWith(want), _max_len: (got, want) => [...got].length <= want, _count: (got, want) => got.length === want };
+
+/** Why `actual` does not match `expected` (a subset match, see shape.py), or null. */
+function mismatch(expected, actual) {
+  if (Array.isArray(expected)) {
+    if (!Array.isArray(actual) || actual.length !== expected.length) return `expected ${JSON.stringify(expected)}, got ${util.inspect(actual)}`;
+    for (let i = 0; i < expected.length; i++) {
+      const m = mismatch(expected[i], actual[i]);
+      if (m) return `[${i}]: ${m}`;
+    }
+    return null;
+  }
+  if (expected !== null && typeof expected === 'object') {
+    for (const [k, want] of Object.entries(expected)) {
+      const suffix = Object.keys(CHECKS).find((s) => k.endsWith(s) && member(actual, k.slice(0, -s.length)).found);
+      if (suffix) {
+        if (!CHECKS[suffix](member(actual, k.slice(0, -suffix.length)).value, want)) return `\`${k}\` ${JSON.stringify(want)} does not hold`;
+        continue;
+      }
+      const got = member(actual, k);
+      if (!got.found) return `\`${k}\` missing`;
+      const m = mismatch(want, got.value);
+      if (m) return `${k}: ${m}`;
+    }
+    return null;
+  }
+  if (typeof expected === 'number' && typeof actual === 'number') return Math.abs(expected - actual) < 1e-9 ? null : `expected ${expected}, got ${actual}`;
+  return expected === actual ? null : `expected ${JSON.stringify(expected)}, got ${util.inspect(actual)}`;
+}
+
+function runFile(file, minimum = 1) {
+  const data = load(file);
+  test(file, async (t) => {
+    let count = 0;
+    for (const group of data.testGroups) {
+      const adapter = ADAPTERS[group.function];
+      await t.test(`${group.function} (${group.tests.length} tests)`, () => {
+        assert.ok(adapter, `no adapter for ${group.function}`);
+        const failures = [];
+        for (const c of group.tests) {
+          count++;
+          let problem;
+          try {
+            const value = adapter(c.input);
+            problem = c.result === 'valid' ? mismatch(c.expected, value) : `accepted: ${util.inspect(value)}`;
+          } catch (e) {
+            if (!(e instanceof rk.RoyaltyKitError)) problem = `threw ${e && e.stack}`;
+            else problem = c.result === 'invalid' ? mismatch(c.error, e) && `${mismatch(c.error, e)} (${e.message})` : `refused: ${e.code} (${e.message})`;
+          }
+          if (problem) failures.push(`tcId ${c.tcId} (${c.comment}): ${problem}`);
+        }
+        assert.deepEqual(failures, []);
+      });
+    }
+    assert.equal(count, data.numberOfTests);
+    assert.ok(count >= minimum);
+  });
+}
+
+// ---- the adapter table ---------------------------------------------------------------------------
+
+const text = (u8) => (u8 === null ? null : { utf8: Buffer.from(u8).toString('utf8') });
+const descriptor = (d) => {
+  assert.ok(!util.inspect(d).includes('tok_ABC') && !JSON.stringify(d).includes('tok_ABC') && !util.inspect(d).includes('sec_1'), 'printing hides credentials');
+  return { ...d.toJSON(), headers: d.headers, body: text(d.body) };
+};
 const outcome = (f) => {
   try {
-    return { value: f() };
+    return f().contentKey;
   } catch (e) {
-    return { error: e.code };
+    return e.code;
   }
 };
-const expectCase = (c, got) => {
-  if ('expected' in c) assert.deepEqual(got, { value: c.expected }, c.comment);
-  else assert.deepEqual(got, { error: c.error }, c.comment);
-};
 
-test('dedup vectors: delivery, event, content and idempotency keys', () => {
-  for (const c of dedup.delivery_key) expectCase(c, outcome(() => rk.deliveryKey(c.input.namespace, c.input.delivery_id)));
-  for (const c of dedup.event_key) {
-    const i = c.input;
-    const ev = { name: i.name, resourceType: i.resource_type, resourceReference: i.resource_reference, occurredAtText: i.occurred_at };
-    expectCase(c, outcome(() => rk.eventKey(i.namespace, ev)));
-  }
-  for (const c of dedup.content_key) expectCase(c, outcome(() => rk.contentKey(c.input.secret, c.input.timestamp, bytes(c.input.body))));
-  for (const c of dedup.idempotency_key) expectCase(c, outcome(() => rk.idempotencyKey(c.input.tenant, c.input.operation_id, bytes(c.input.body))));
-});
-
-test('dedup vectors: DedupWindow sequences', () => {
-  for (const c of dedup.window) {
-    if (c.error) {
-      assert.throws(() => new rk.DedupWindow(c.capacity, c.ttl_seconds), (e) => e.code === c.error);
+/** verifyWebhook with the wasm HMAC and with node:crypto's (the package picks by body size), and
+ * the reusable WebhookVerifier: all must agree. */
+function verifyWebhook(i) {
+  const opts = { now: i.now, toleranceSeconds: i.tolerance, maxBodyBytes: i.max_body_bytes };
+  const run = (threshold) => rk.verifyWebhook(i.headers, bytes(i.body), i.secrets, { ...opts, hostMacThreshold: threshold });
+  const outcomes = [outcome(() => run(0))];
+  for (const threshold of [Infinity, 0]) {
+    let verifier;
+    try {
+      verifier = new rk.WebhookVerifier(i.secrets, { ...opts, hostMacThreshold: threshold });
+    } catch {
       continue;
     }
-    const w = new rk.DedupWindow(c.capacity, c.ttl_seconds);
-    for (const op of c.ops) assert.equal(w.checkAndInsert(op.key, op.now), op.expected, `${c.comment}: ${JSON.stringify(op)}`);
+    outcomes.push(outcome(() => verifier.verify(i.headers, bytes(i.body), i.now)));
   }
-});
+  const result = outcome(() => run(Infinity));
+  for (const o of outcomes) assert.equal(o, result, 'the HMAC paths and the verifier agree');
+  return run(Infinity);
+}
+
+function rateBudget(i) {
+  const b = new rk.RateBudget(i.preset ?? i.windows.map(([name, limit, windowSeconds]) => ({ name, limit, windowSeconds })));
+  return i.ops.map((op) => {
+    const all = Array.from({ length: op.repeat ?? 1 }, () => b.tryAcquire(op.now));
+    for (const d of all) assert.deepEqual(d, all[0], 'repeats give the same decision');
+    return all[0];
+  });
+}
+
+const LIST_NAMES = { export_class: 'exportClass' };
+
+const ADAPTERS = {
+  verify_webhook: verifyWebhook,
+  delivery_key: (i) => rk.deliveryKey(i.namespace, i.delivery_id),
+  event_key: (i) => rk.eventKey(i.namespace, { name: i.name, resourceType: i.resource_type, resourceReference: i.resource_reference, occurredAtText: i.occurred_at }),
+  content_key: (i) => rk.contentKey(i.secret, i.timestamp, bytes(i.body)),
+  idempotency_key: (i) => rk.idempotencyKey(i.tenant, i.operation_id, bytes(i.body)),
+  dedup_window: (i) => {
+    const w = new rk.DedupWindow(i.capacity, i.ttl_seconds);
+    return i.ops.map((op) => w.checkAndInsert(op.key, op.now));
+  },
+  decide_retry: (i) =>
+    rk.decideRetry({
+      retryClass: i.retry_class, status: i.status, headers: i.headers, transport: i.transport, attempt: i.attempt, elapsedSeconds: i.elapsed_seconds,
+      tokenRefreshed: i.token_refreshed, random: i.random, now: i.now, maxAttempts: i.max_attempts, maxElapsedSeconds: i.max_elapsed_seconds,
+    }),
+  webhook_retry_schedule: () => rk.webhookRetrySchedule(),
+  webhook_next_attempt_at: (i) => rk.webhookNextAttemptAt(i.first_attempt_at, i.attempts_made),
+  webhook_gives_up_at: (i) => rk.webhookGivesUpAt(i.first_attempt_at),
+  backoff_delay: (i) =>
+    rk.backoffDelay(i.attempt, { random: i.random, policy: i.policy && { steps: i.policy.steps, band: i.policy.band, jitter: i.policy.jitter, capSeconds: i.policy.cap_seconds } }),
+  parse_retry_after: (i) => rk.parseRetryAfter(i.value, i.now, { capSeconds: i.cap_seconds }),
+  rate_budget: rateBudget,
+  parse_api_error: (i) => rk.parseApiError(i.api, i.status, i.headers, bytes(i.body), { operationId: i.operation_id ?? undefined, now: i.now }),
+  build_request: ({ operation_id, params: p }) =>
+    descriptor(rk.buildRequest(operation_id, {
+      path: p.path, query: p.query, body: bytes(p.body), token: p.token, tenantId: p.tenant_id, userId: p.user_id, idempotencyKey: p.idempotency_key,
+      idempotencyHeader: p.idempotency_header,
+    })),
+  build_token_request: (i) => descriptor(rk.buildTokenRequest({ clientId: i.client_id, clientSecret: i.client_secret, tenantId: i.tenant_id, scopes: i.scopes })),
+  build_enterprise_token_request: (i) => descriptor(rk.buildEnterpriseTokenRequest({ apiKey: i.api_key, apiSecret: i.api_secret })),
+  parse_token_response: (i) => {
+    const tk = rk.parseTokenResponse(i.status, i.headers, bytes(i.body), { requestedScopes: i.requested_scopes, now: i.now });
+    assert.ok(!util.inspect(tk).includes(tk.accessToken) && !JSON.stringify(tk).includes(tk.accessToken), 'printing hides the token');
+    return tk;
+  },
+  parse_enterprise_token_response: (i) => rk.parseEnterpriseTokenResponse(i.status, i.headers, bytes(i.body), { now: i.now }),
+  missing_scopes: (i) => rk.missingScopes(i.granted, i.operation_id),
+  response_notices: (i) => rk.responseNotices(i.headers),
+  operation: (i) => rk.operation(i.operation_id),
+  export_state: (i) => rk.exportState(i.state),
+  validate_export_command: (i) => rk.validateExportCommand(i.state, i.command),
+  export_poll_decision: (i) => rk.exportPollDecision(i.state, i.attempt, { random: i.random, maxPolls: i.max_polls, maxUnknownPolls: i.max_unknown_polls }),
+  check_export_download: (i) => rk.checkExportDownload(i.status, i.headers, bytes(i.body)) && 'ok',
+  validate_export_list_query: (i) => rk.validateExportListQuery(Object.fromEntries(i.query.map(([k, v]) => [LIST_NAMES[k] ?? k, v]))),
+  step_up_satisfies: (i) => rk.stepUpSatisfies(i.requirement, i.kind, i.at, { now: i.now, maxAgeSeconds: i.max_age_seconds }),
+};
+
+runFile('webhook.json', 100);
+runFile('dedup.json');
+runFile('retry.json', 200);
+runFile('export.json');
+runFile('api_error.json', 60);
+runFile('requests.json', 40);
+runFile('token.json');
 
 test('the node:crypto path: a throwing or lying primitive fails closed', () => {
   const body = Buffer.from('{"event":"ddex.import.failed","resource":{"type":"t","reference":"r","url":"/u"},"occurred_at":"2026-11-22T00:00:00Z"}');

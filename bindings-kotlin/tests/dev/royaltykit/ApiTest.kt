@@ -127,4 +127,14 @@ class ApiTest {
         }
         assertEquals("dlv_kt_1", v.verify(signed, body, now).deliveryId)
     }
+
+    @Test
+    fun catalogAndThrowableApiError() {
+        val ops = operations()
+        assertEquals(44, ops.count { it.api == Api.REPORTS })
+        assertEquals(14, ops.count { it.api == Api.ENTERPRISE })
+        assertEquals("exports:write", operation("getPlatformExport").scope)
+        val e = parseApiError(Api.REPORTS, 503, mapOf("Retry-After" to "7"), ByteArray(0))
+        try { throw e.toException() } catch (x: RoyaltyKitException) { assertEquals("api_error", x.code); assertTrue(x.message!!.contains("503")) }
+    }
 }

@@ -2,133 +2,247 @@ package dev.royaltykit
 
 import dev.royaltykit.types.*
 
+import com.google.gson.Gson
+import com.google.gson.GsonBuilder
 import com.google.gson.JsonArray
+import com.google.gson.JsonElement
+import com.google.gson.JsonNull
 import com.google.gson.JsonObject
 import com.google.gson.JsonParser
+import com.google.gson.JsonPrimitive
+import com.google.gson.JsonSerializer
 import org.junit.Assert.assertEquals
+import org.junit.Assert.assertFalse
 import org.junit.Assert.assertTrue
 import org.junit.Assert.fail
 import org.junit.Test
 import java.io.File
 
-/** The shared vectors (the JSON files in tests/vectors) against the built jar. */
+/** A case whose input Kotlin's types cannot express (refused before the core); only a case that
+ * expects an error may be one. */
+class Unrepresentable : Exception()
+
+/**
+ * Every shared vector file (tests/vectors/\*.json, one shape: see tests/vectors/shape.py) against
+ * the built jar, with one generic runner. Only the adapter table is specific to Kotlin: how each
+ * `function` a group names is called, and the value it gives back.
+ */
 class VectorsTest {
     private val dir = File(System.getenv("ROYALTYKIT_VECTORS") ?: "../tests/vectors")
-    private fun load(name: String): JsonObject = JsonParser.parseString(File(dir, name).readText()).asJsonObject
 
-    private fun bytes(b: JsonObject): ByteArray =
-        if (b.has("utf8")) b["utf8"].asString.toByteArray(Charsets.UTF_8)
-        else b["hex"].asString.chunked(2).map { it.toInt(16).toByte() }.toByteArray()
+    // ---- the generic runner -------------------------------------------------------------------
 
-    private fun strings(a: JsonArray) = a.map { it.asString }
+    /** Results as JSON: records by field name, enums by wire name, unsigned numbers as numbers. */
+    private val gson: Gson = GsonBuilder().serializeNulls()
+        .registerTypeHierarchyAdapter(Enum::class.java, JsonSerializer<Enum<*>> { e, _, _ -> JsonPrimitive(e.wireName) })
+        .registerTypeAdapter(ULong::class.java, JsonSerializer<Any> { v, _, _ -> JsonPrimitive((v as ULong).toLong()) })
+        .registerTypeAdapter(UInt::class.java, JsonSerializer<Any> { v, _, _ -> JsonPrimitive((v as UInt).toLong()) })
+        .registerTypeAdapter(UShort::class.java, JsonSerializer<Any> { v, _, _ -> JsonPrimitive((v as UShort).toInt()) })
+        .create()
 
-    /** Pairs (a name may repeat) grouped into the multimap shape the JVM API takes. */
-    private fun headers(a: JsonArray): Map<String, List<String>> {
-        val out = LinkedHashMap<String, MutableList<String>>()
-        for (p in a) out.getOrPut(p.asJsonArray[0].asString) { mutableListOf() }.add(p.asJsonArray[1].asString)
+    /** An exception's own fields (the family's), with an API error's parsed response flattened on. */
+    private fun errorView(e: RoyaltyKitException): JsonObject {
+        val out = JsonObject()
+        for (f in e.javaClass.declaredFields) {
+            f.isAccessible = true
+            val v = gson.toJsonTree(f.get(e))
+            if (f.name == "error" && v.isJsonObject) v.asJsonObject.entrySet().forEach { (k, x) -> out.add(k, x) } else out.add(f.name, v)
+        }
         return out
     }
 
-    @Test
-    fun webhookVectors() {
-        val cases = load("webhook.json")["cases"].asJsonArray
-        assertTrue(cases.size() >= 60)
-        val failures = mutableListOf<String>()
-        for (c in cases.map { it.asJsonObject }) {
-            val i = c["input"].asJsonObject
-            val id = "tcId ${c["tcId"]} (${c["comment"].asString})"
-            val tol = if (i.has("tolerance")) i["tolerance"].asLong else null
-            val max = if (i.has("max_body_bytes")) i["max_body_bytes"].asLong else null
-            try {
-                val v = verifyWebhook(headers(i["headers"].asJsonArray), bytes(i["body"].asJsonObject),
-                    strings(i["secrets"].asJsonArray), i["now"].asLong, tol, max)
-                if (c["result"].asString != "valid") { failures += "$id: accepted, expected ${c["error"]}"; continue }
-                val e = c["expected"].asJsonObject
-                val ev = e["event"].asJsonObject
-                val want = listOf(e["delivery_id"].asString, e["timestamp"].asLong, e["secret_index"].asInt.toUInt(),
-                    e["content_key"].asString, ev["name"].asString, ev["resource_type"].asString,
-                    ev["resource_reference"].asString, ev["resource_url"].asString, ev["occurred_at"].asLong,
-                    if (ev["replay_of"].isJsonNull) null else ev["replay_of"].asString, ev["is_test"].asBoolean)
-                val got = listOf(v.deliveryId, v.timestamp, v.secretIndex, v.contentKey, v.event.name,
-                    v.event.resourceType, v.event.resourceReference, v.event.resourceUrl, v.event.occurredAt,
-                    v.event.replayOf, v.event.isTest)
-                if (want != got) failures += "$id: $got != $want"
-            } catch (e: RoyaltyKitException) {
-                if (c["result"].asString != "invalid" || e.code != c["error"].asString || e.httpStatus.toInt() != c["http_status"].asInt) {
-                    failures += "$id: ${e.code} ${e.httpStatus} (${e.message})"
-                }
+    private fun camel(k: String) = k.replace(Regex("_([a-z])")) { it.groupValues[1].uppercase() }
+    private fun member(actual: JsonElement, k: String): JsonElement? =
+        if (!actual.isJsonObject) null else actual.asJsonObject.let { it[k] ?: it[camel(k)] }
+
+    private val checks: Map<String, (JsonElement, JsonElement) -> Boolean> = mapOf(
+        "_prefix" to { got, want -> got.asString.startsWith(want.asString) },
+        "_max_len" to { got, want -> got.asString.codePointCount(0, got.asString.length) <= want.asInt },
+        "_count" to { got, want -> got.asJsonArray.size() == want.asInt },
+    )
+
+    /** Why `actual` does not match `expected` (a subset match, see shape.py), or null. */
+    private fun mismatch(expected: JsonElement, actual: JsonElement): String? = when {
+        expected.isJsonObject -> expected.asJsonObject.entrySet().firstNotNullOfOrNull { (k, want) ->
+            val suffix = checks.keys.firstOrNull { k.endsWith(it) && member(actual, k.dropLast(it.length)) != null }
+            if (suffix != null) {
+                if (checks.getValue(suffix)(member(actual, k.dropLast(suffix.length))!!, want)) null else "`$k` $want does not hold"
+            } else {
+                val got = member(actual, k)
+                if (got == null) "`$k` missing in $actual" else mismatch(want, got)?.let { "$k: $it" }
             }
         }
+        expected.isJsonArray -> if (!actual.isJsonArray || actual.asJsonArray.size() != expected.asJsonArray.size()) "expected $expected, got $actual"
+            else expected.asJsonArray.zip(actual.asJsonArray).withIndex().firstNotNullOfOrNull { (i, p) -> mismatch(p.first, p.second)?.let { "[$i]: $it" } }
+        expected.isJsonPrimitive && expected.asJsonPrimitive.isNumber && actual.isJsonPrimitive && actual.asJsonPrimitive.isNumber ->
+            if (Math.abs(expected.asDouble - actual.asDouble) < 1e-9) null else "expected $expected, got $actual"
+        else -> if (expected == actual) null else "expected $expected, got $actual"
+    }
+
+    private fun runFile(file: String, minimum: Int = 1) {
+        val data = JsonParser.parseString(File(dir, file).readText()).asJsonObject
+        val failures = mutableListOf<String>()
+        var count = 0
+        for (group in data["testGroups"].asJsonArray.map { it.asJsonObject }) {
+            val function = group["function"].asString
+            val adapter = adapters[function] ?: run { failures += "no adapter for $function"; null }
+            for (t in group["tests"].asJsonArray.map { it.asJsonObject }) {
+                count++
+                if (adapter == null) continue
+                val valid = t["result"].asString == "valid"
+                val problem = try {
+                    val got = gson.toJsonTree(adapter(t["input"].asJsonObject))
+                    if (valid) mismatch(t["expected"], got) else "accepted: $got"
+                } catch (e: Unrepresentable) {
+                    if (valid) "unrepresentable in Kotlin, but valid" else null
+                } catch (e: RoyaltyKitException) {
+                    if (valid) "refused: ${e.code} (${e.message})" else mismatch(t["error"], errorView(e))?.let { "$it (${e.message})" }
+                }
+                if (problem != null) failures += "$file tcId ${t["tcId"]} $function (${t["comment"].asString}): $problem"
+            }
+        }
+        assertEquals(file, data["numberOfTests"].asInt, count)
+        assertTrue(count >= minimum)
         if (failures.isNotEmpty()) fail(failures.joinToString("\n"))
     }
 
-    @Test
-    fun verifierObjectAgreesOnEveryVector() {
-        var compared = 0
-        for (c in load("webhook.json")["cases"].asJsonArray.map { it.asJsonObject }) {
-            val i = c["input"].asJsonObject
-            val tol = if (i.has("tolerance")) i["tolerance"].asLong else null
-            val max = if (i.has("max_body_bytes")) i["max_body_bytes"].asLong else null
-            val verifier = try {
-                WebhookVerifier(strings(i["secrets"].asJsonArray), tol, max)
-            } catch (e: RoyaltyKitException) {
-                assertEquals("invalid_secret", e.code); continue
-            }
-            fun outcome(f: () -> VerifiedWebhook) = try { f().contentKey } catch (e: RoyaltyKitException) { e.code }
-            val h = headers(i["headers"].asJsonArray)
-            val body = bytes(i["body"].asJsonObject)
-            val a = outcome { verifier.verifyMulti(h, body, i["now"].asLong) }
-            val b = outcome { verifyWebhook(h, body, strings(i["secrets"].asJsonArray), i["now"].asLong, tol, max) }
-            assertEquals("tcId ${c["tcId"]}", b, a)
-            verifier.close()
-            compared++
-        }
-        assertTrue(compared > 50)
+    @Test fun webhookVectors() = runFile("webhook.json", 100)
+    @Test fun dedupVectors() = runFile("dedup.json")
+    @Test fun retryVectors() = runFile("retry.json", 200)
+    @Test fun exportVectors() = runFile("export.json")
+    @Test fun apiErrorVectors() = runFile("api_error.json", 60)
+    @Test fun requestVectors() = runFile("requests.json", 40)
+    @Test fun tokenVectors() = runFile("token.json")
+
+    // ---- the adapter table --------------------------------------------------------------------
+
+    private fun JsonObject.opt(k: String): JsonElement? = if (has(k) && !get(k).isJsonNull) get(k) else null
+    private fun bytes(e: JsonElement?): ByteArray = e?.takeIf { !it.isJsonNull }?.asJsonObject?.let { b ->
+        if (b.has("hex")) b["hex"].asString.chunked(2).map { it.toInt(16).toByte() }.toByteArray() else b["utf8"].asString.toByteArray()
+    } ?: ByteArray(0)
+    private fun strings(e: JsonElement?) = e?.takeIf { !it.isJsonNull }?.asJsonArray?.map { it.asString } ?: emptyList()
+    private fun headerMap(e: JsonElement?) = e?.takeIf { !it.isJsonNull }?.asJsonArray?.associate { it.asJsonArray[0].asString to it.asJsonArray[1].asString } ?: emptyMap()
+
+    /** Pairs (a name may repeat) grouped into the multimap shape the JVM API takes. */
+    private fun headerMulti(a: JsonElement): Map<String, List<String>> {
+        val out = LinkedHashMap<String, MutableList<String>>()
+        for (p in a.asJsonArray) out.getOrPut(p.asJsonArray[0].asString) { mutableListOf() }.add(p.asJsonArray[1].asString)
+        return out
     }
 
-    private fun check(c: JsonObject, f: () -> String) {
-        val got = try { "value:" + f() } catch (e: RoyaltyKitException) { "error:" + e.code }
-        val want = if (c.has("expected")) "value:" + c["expected"].asString else "error:" + c["error"].asString
-        assertEquals(c["comment"].asString, want, got)
+    /** The enum for a wire name, or Unrepresentable when Kotlin's types cannot name it. */
+    private inline fun <reified T : Enum<T>> enumArg(e: JsonElement): T = wireOrNull<T>(e.asString) ?: throw Unrepresentable()
+
+    private fun descriptor(d: RequestDescriptor): Map<String, Any?> {
+        assertFalse("printing hides credentials", listOf("tok_ABC", "sec_1").any { d.describe().contains(it) || d.toString().contains(it) })
+        return mapOf("method" to d.method(), "path" to d.path(), "query" to d.query(), "headers" to d.headers().map { listOf(it.name, it.value) },
+            "body" to d.body()?.let { mapOf("utf8" to String(it)) }, "idempotency_key" to d.idempotencyKey())
     }
 
-    @Test
-    fun dedupKeys() {
-        val d = load("dedup.json")
-        for (c in d["delivery_key"].asJsonArray.map { it.asJsonObject }) {
-            val i = c["input"].asJsonObject
-            check(c) { deliveryKey(i["namespace"].asString, i["delivery_id"].asString) }
-        }
-        for (c in d["event_key"].asJsonArray.map { it.asJsonObject }) {
-            val i = c["input"].asJsonObject
-            val ev = WebhookEvent(i["name"].asString, true, false, i["resource_type"].asString,
-                i["resource_reference"].asString, "", 0, i["occurred_at"].asString, null)
-            check(c) { eventKey(i["namespace"].asString, ev) }
-        }
-        for (c in d["content_key"].asJsonArray.map { it.asJsonObject }) {
-            val i = c["input"].asJsonObject
-            check(c) { contentKey(i["secret"].asString, i["timestamp"].asString, bytes(i["body"].asJsonObject)) }
-        }
-        for (c in d["idempotency_key"].asJsonArray.map { it.asJsonObject }) {
-            val i = c["input"].asJsonObject
-            check(c) { idempotencyKey(i["tenant"].asString, i["operation_id"].asString, bytes(i["body"].asJsonObject)) }
-        }
+    /** verifyWebhook, and the reusable WebhookVerifier, which must agree. */
+    private fun verify(i: JsonObject): VerifiedWebhook {
+        val tol = i.opt("tolerance")?.asLong
+        val max = i.opt("max_body_bytes")?.asLong
+        val run = { verifyWebhook(headerMulti(i["headers"]), bytes(i["body"]), strings(i["secrets"]), i["now"].asLong, tol, max) }
+        fun outcome(f: () -> VerifiedWebhook) = try { f().contentKey } catch (e: RoyaltyKitException) { e.code }
+        val verifier = try { WebhookVerifier(strings(i["secrets"]), tol, max) } catch (e: RoyaltyKitException) { null }
+        verifier?.use { v -> assertEquals(outcome(run), outcome { v.verifyMulti(headerMulti(i["headers"]), bytes(i["body"]), i["now"].asLong) }) }
+        return run()
     }
 
-    @Test
-    fun dedupWindowSequences() {
-        for (c in load("dedup.json")["window"].asJsonArray.map { it.asJsonObject }) {
-            if (c.has("error")) {
-                try {
-                    DedupWindow(c["capacity"].asLong, c["ttl_seconds"].asLong); fail("accepted ${c["comment"]}")
-                } catch (e: RoyaltyKitException) { assertEquals(c["error"].asString, e.code) }
-                continue
-            }
-            DedupWindow(c["capacity"].asLong, c["ttl_seconds"].asLong).use { w ->
-                for (op in c["ops"].asJsonArray.map { it.asJsonObject }) {
-                    assertEquals("${c["comment"]}: $op", op["expected"].asBoolean, w.checkAndInsert(op["key"].asString, op["now"].asLong))
-                }
+    private fun rateBudget(i: JsonObject): List<RateDecision> {
+        val budget = i.opt("preset")?.let { RateBudget.preset(it.asString) }
+            ?: RateBudget(i["windows"].asJsonArray.map { w -> w.asJsonArray.let { RateWindow(it[0].asString, it[1].asLong, if (it[2].isJsonNull) null else it[2].asLong) } })
+        return budget.use { b ->
+            i["ops"].asJsonArray.map { it.asJsonObject }.map { op ->
+                val all = List(op.opt("repeat")?.asInt ?: 1) { b.tryAcquire(op["now"].asLong) }
+                assertTrue("repeats give the same decision", all.all { it == all[0] })
+                all[0]
             }
         }
     }
+
+    private fun backoff(i: JsonObject): Double {
+        val policy = i.opt("policy")?.asJsonObject?.let {
+            val band = it.opt("band")?.asJsonArray
+            BackoffPolicy(it["steps"].asJsonArray.map { s -> s.asDouble }, band?.get(0)?.asDouble, band?.get(1)?.asDouble, enumArg(it["jitter"]), it["cap_seconds"].asDouble)
+        }
+        return backoffDelay(i["attempt"].asLong, i["random"].asDouble, policy)
+    }
+
+    private fun request(i: JsonObject): Map<String, Any?> {
+        val p = i["params"].asJsonObject
+        val params = RequestParams(
+            path = p["path"].asJsonObject.entrySet().associate { (k, v) -> k to v.asString },
+            query = p["query"].asJsonArray.map { Param(it.asJsonArray[0].asString, it.asJsonArray[1].asString) },
+            body = p.opt("body")?.let { bytes(it) }, token = p.opt("token")?.asString, tenantId = p.opt("tenant_id")?.asString,
+            userId = p.opt("user_id")?.asString, idempotencyKey = p.opt("idempotency_key")?.asString, idempotencyHeader = p.opt("idempotency_header")?.asString,
+        )
+        return descriptor(buildRequest(i["operation_id"].asString, params))
+    }
+
+    private fun tokenView(i: JsonObject): Map<String, Any?> {
+        val tk = parseTokenResponse(i["status"].asLong, headerMap(i["headers"]), bytes(i["body"]), strings(i["requested_scopes"]), i["now"].asLong)
+        assertFalse("printing hides the token", tk.toString().contains(tk.accessToken()))
+        return mapOf("access_token" to tk.accessToken(), "token_type" to tk.tokenType(), "expires_in" to tk.expiresIn(), "expires_at" to tk.expiresAt(),
+            "refresh_at" to tk.refreshAt(), "scopes" to tk.scopes(), "missing_scopes" to tk.missingScopes(), "warnings" to tk.warnings())
+    }
+
+    private val listKeys = setOf("limit", "cursor", "export_class", "status", "format")
+
+    private val adapters: Map<String, (JsonObject) -> Any?> = mapOf(
+        "verify_webhook" to ::verify,
+        "delivery_key" to { i -> deliveryKey(i["namespace"].asString, i["delivery_id"].asString) },
+        "event_key" to { i ->
+            eventKey(i["namespace"].asString, WebhookEvent(i["name"].asString, true, false, i["resource_type"].asString,
+                i["resource_reference"].asString, "", 0, i["occurred_at"].asString, null))
+        },
+        "content_key" to { i -> contentKey(i["secret"].asString, i["timestamp"].asString, bytes(i["body"])) },
+        "idempotency_key" to { i -> idempotencyKey(i["tenant"].asString, i["operation_id"].asString, bytes(i["body"])) },
+        "dedup_window" to { i ->
+            DedupWindow(i["capacity"].asLong, i["ttl_seconds"].asLong).use { w -> i["ops"].asJsonArray.map { it.asJsonObject }.map { w.checkAndInsert(it["key"].asString, it["now"].asLong) } }
+        },
+        "decide_retry" to { i ->
+            decideRetry(RetryInput(
+                retryClass = enumArg(i["retry_class"]), attempt = i["attempt"].asLong, status = i.opt("status")?.asLong, headers = headerMap(i.opt("headers")),
+                transport = i.opt("transport")?.let { enumArg<TransportFailure>(it) }, elapsedSeconds = i["elapsed_seconds"].asDouble,
+                tokenRefreshed = i["token_refreshed"].asBoolean, random = i["random"].asDouble, now = i["now"].asLong,
+                maxAttempts = i.opt("max_attempts")?.asLong, maxElapsedSeconds = i.opt("max_elapsed_seconds")?.asDouble,
+            ))
+        },
+        "webhook_retry_schedule" to { _ -> webhookRetrySchedule() },
+        "webhook_next_attempt_at" to { i -> webhookNextAttemptAt(i["first_attempt_at"].asLong, i["attempts_made"].asLong) },
+        "webhook_gives_up_at" to { i -> webhookGivesUpAt(i["first_attempt_at"].asLong) },
+        "backoff_delay" to ::backoff,
+        "parse_retry_after" to { i -> parseRetryAfter(i["value"].asString, i["now"].asLong, i.opt("cap_seconds")?.asLong) },
+        "rate_budget" to ::rateBudget,
+        "parse_api_error" to { i ->
+            parseApiError(enumArg(i["api"]), i["status"].asLong, headerMap(i["headers"]), bytes(i["body"]), i.opt("operation_id")?.asString, i["now"].asLong)
+        },
+        "build_request" to ::request,
+        "build_token_request" to { i -> descriptor(buildTokenRequest(i["client_id"].asString, i["client_secret"].asString, i["tenant_id"].asString, strings(i["scopes"]))) },
+        "build_enterprise_token_request" to { i -> descriptor(buildEnterpriseTokenRequest(i["api_key"].asString, i["api_secret"].asString)) },
+        "parse_token_response" to ::tokenView,
+        "parse_enterprise_token_response" to { i ->
+            val tk = parseEnterpriseTokenResponse(i["status"].asLong, headerMap(i["headers"]), bytes(i["body"]), i["now"].asLong)
+            mapOf("token" to tk.token(), "expires_at" to tk.expiresAt(), "refresh_at" to tk.refreshAt())
+        },
+        "missing_scopes" to { i -> missingScopes(strings(i["granted"]), i["operation_id"].asString) },
+        "response_notices" to { i -> responseNotices(headerMap(i["headers"])) },
+        "operation" to { i -> operation(i["operation_id"].asString) },
+        "export_state" to { i -> exportState(i["state"].asString) },
+        "validate_export_command" to { i -> validateExportCommand(i["state"].asString, enumArg(i["command"])) },
+        "export_poll_decision" to { i ->
+            exportPollDecision(i["state"].asString, i["attempt"].asLong, i["random"].asDouble, i.opt("max_polls")?.asLong, i.opt("max_unknown_polls")?.asLong)
+        },
+        "check_export_download" to { i -> checkExportDownload(i["status"].asLong, headerMap(i["headers"]), bytes(i.opt("body"))).let { "ok" } },
+        "validate_export_list_query" to { i ->
+            val q = i["query"].asJsonArray.associate { it.asJsonArray[0].asString to it.asJsonArray[1].asString }
+            if (!listKeys.containsAll(q.keys)) throw Unrepresentable() // only the named parameters exist in Kotlin
+            validateExportListQuery(q["limit"], q["cursor"], q["export_class"], q["status"], q["format"])
+        },
+        "step_up_satisfies" to { i ->
+            stepUpSatisfies(enumArg(i["requirement"]), enumArg(i["kind"]), i["at"].asLong, i["max_age_seconds"].asLong, i["now"].asLong)
+        },
+    )
 }
