@@ -1,17 +1,13 @@
 //! Retry functions for Python: conversions only.
 
-use crate::{headers_for, now_arg, str_arg};
+use crate::args::{headers_or_none, Headers, Seconds, Text};
+use crate::{guard, R};
 use pyo3::prelude::*;
 use royaltykit::retry;
 use std::sync::Mutex;
 
-fn random_arg(random: Option<f64>) -> PyResult<f64> {
-    match random {
-        Some(r) => Ok(r),
-        None => {
-            royaltykit_host::random_unit().map_err(|e| Python::attach(|py| crate::error(py, e)))
-        }
-    }
+fn random_or_os(random: Option<f64>) -> R<f64> {
+    Ok(random.map_or_else(royaltykit_host::random_unit, Ok)?)
 }
 
 /// The service's delays between webhook delivery attempts, in seconds.
@@ -23,7 +19,7 @@ pub fn webhook_retry_schedule() -> Vec<u64> {
 /// When the next delivery attempt is due, or None once all attempts are made.
 #[pyfunction]
 pub fn webhook_next_attempt_at(first_attempt_at: i64, attempts_made: i64) -> PyResult<Option<i64>> {
-    crate::guard(|| {
+    guard(|| {
         Ok(retry::webhook_next_attempt_at(
             first_attempt_at,
             attempts_made,
@@ -51,9 +47,9 @@ impl BackoffPolicy {
         jitter: Option<&str>,
         cap_seconds: f64,
     ) -> PyResult<Self> {
-        crate::guard(|| {
-            let (lo, hi) = band.map_or((None, None), |(a, b)| (Some(a), Some(b)));
+        guard(|| {
             let jitter = jitter.map(retry::Jitter::parse).transpose()?;
+            let (lo, hi) = (band.map(|b| b.0), band.map(|b| b.1));
             Ok(Self(retry::BackoffPolicy::from_parts(
                 steps,
                 lo,
@@ -67,7 +63,7 @@ impl BackoffPolicy {
     /// Seconds before retry `attempt`; `random` in [0, 1) defaults to the OS RNG.
     #[pyo3(signature = (attempt, *, random=None))]
     fn delay(&self, attempt: i64, random: Option<f64>) -> PyResult<f64> {
-        crate::guard(|| Ok(self.0.delay(attempt, random_arg(random)?)?))
+        guard(|| Ok(self.0.delay(attempt, random_or_os(random)?)?))
     }
 
     fn __repr__(&self) -> String {
@@ -83,12 +79,12 @@ pub fn backoff_delay(
     random: Option<f64>,
     policy: Option<&BackoffPolicy>,
 ) -> PyResult<f64> {
-    crate::guard(|| {
-        let r = random_arg(random)?;
-        match policy {
-            Some(p) => Ok(p.0.delay(attempt, r)?),
-            None => Ok(retry::backoff_delay(attempt, r)?),
-        }
+    guard(|| {
+        let r = random_or_os(random)?;
+        Ok(policy.map_or_else(
+            || retry::backoff_delay(attempt, r),
+            |p| p.0.delay(attempt, r),
+        )?)
     })
 }
 
@@ -96,17 +92,15 @@ pub fn backoff_delay(
 #[pyfunction]
 #[pyo3(signature = (value, now=None, *, cap_seconds=None))]
 pub fn parse_retry_after(
-    value: Option<&Bound<'_, PyAny>>,
-    now: Option<&Bound<'_, PyAny>>,
+    value: Option<Text>,
+    now: Option<Seconds>,
     cap_seconds: Option<i64>,
 ) -> PyResult<Option<retry::RetryAfter>> {
-    crate::guard(|| {
-        let Some(value) = value.filter(|v| !v.is_none()) else {
-            return Ok(None);
-        };
-        let value = str_arg(value, "value")?;
-        let now = now_arg(now, "now")?;
-        Ok(retry::parse_retry_after_capped(&value, now, cap_seconds)?)
+    guard(|| {
+        Ok(value
+            .map(|v| retry::parse_retry_after_capped(&v, crate::args::now(now), cap_seconds))
+            .transpose()?
+            .flatten())
     })
 }
 
@@ -119,36 +113,32 @@ pub fn decide_retry(
     retry_class: &str,
     attempt: i64,
     status: Option<i64>,
-    headers: Option<&Bound<'_, PyAny>>,
+    headers: Option<Headers>,
     transport: Option<&str>,
     elapsed_seconds: f64,
     token_refreshed: bool,
     random: Option<f64>,
-    now: Option<&Bound<'_, PyAny>>,
+    now: Option<Seconds>,
     max_attempts: Option<i64>,
     max_elapsed_seconds: Option<f64>,
 ) -> PyResult<retry::RetryDecision> {
-    crate::guard(|| {
+    guard(|| {
         let class = retry::RetryClass::parse(retry_class)?;
-        let now = now_arg(now, "now")?;
-        let headers = match headers {
-            Some(h) if !h.is_none() => headers_for(h, &retry::RESPONSE_HEADER_NAMES)?,
-            _ => crate::Headers(Vec::new()),
-        };
         let transport = transport.map(retry::TransportFailure::parse).transpose()?;
         let state = retry::RetryState {
             attempt,
             elapsed_seconds,
             token_refreshed,
-            random: random_arg(random)?,
+            random: random_or_os(random)?,
         };
+        let headers = headers_or_none(headers);
         Ok(retry::decide_retry_parts(
             class,
             status,
             &headers,
             transport,
             state,
-            now,
+            crate::args::now(now),
             max_attempts,
             max_elapsed_seconds,
         )?)
@@ -161,29 +151,27 @@ pub struct RateBudget(Mutex<retry::RateBudget>);
 
 #[pymethods]
 impl RateBudget {
-    /// `windows`: a list of `(name, limit, window_seconds)`.
+    /// `windows`: a list of `(name, limit, window_seconds)`; a window of None seconds is the
+    /// core's default (one minute).
     #[new]
     fn new(windows: Vec<(String, i64, Option<i64>)>) -> PyResult<Self> {
-        crate::guard(|| Ok(retry::RateBudget::new(&windows)?).map(|b| Self(Mutex::new(b))))
+        guard(|| Ok(Self(Mutex::new(retry::RateBudget::new(&windows)?))))
     }
 
     /// A preset: enterprise, enterprise_ddex, enterprise_audio_upload, enterprise_chunk_upload.
     #[staticmethod]
     fn preset(name: &str) -> PyResult<Self> {
-        crate::guard(|| Ok(retry::RateBudget::preset(name)?).map(|b| Self(Mutex::new(b))))
+        guard(|| Ok(Self(Mutex::new(retry::RateBudget::preset(name)?))))
     }
 
     /// Counts a request at `now` when every window has room.
     #[pyo3(signature = (now=None))]
-    fn try_acquire(&self, now: Option<&Bound<'_, PyAny>>) -> PyResult<retry::RateDecision> {
-        crate::guard(|| {
-            let now = now_arg(now, "now")?;
-            Ok(self
-                .0
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .try_acquire(now))
-        })
+    fn try_acquire(&self, now: Option<Seconds>) -> retry::RateDecision {
+        let now = crate::args::now(now);
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .try_acquire(now)
     }
 }
 

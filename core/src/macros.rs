@@ -100,3 +100,22 @@ macro_rules! record {
         }
     };
 }
+
+/// Derives for a record that holds a secret (a token): behind the `python` feature a frozen
+/// Python class with read-only attributes whose `repr` is the type's redacting `Debug`. Kotlin
+/// and JS wrap such types by hand, with their own redacting printers.
+macro_rules! secret_record {
+    ($(#[$meta:meta])* pub struct $name:ident { $($body:tt)* }) => {
+        $(#[$meta])*
+        #[cfg_attr(feature = "python", pyo3::pyclass(get_all, frozen, module = "royaltykit"))]
+        pub struct $name { $($body)* }
+
+        #[cfg(feature = "python")]
+        #[pyo3::pymethods]
+        impl $name {
+            fn __repr__(&self) -> String {
+                format!("{self:?}")
+            }
+        }
+    };
+}

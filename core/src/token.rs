@@ -133,6 +133,7 @@ pub fn build_token_request<S: AsRef<str>>(
     })
 }
 
+secret_record! {
 /// A reporting API access token.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Token {
@@ -152,7 +153,7 @@ pub struct Token {
     pub missing_scopes: Vec<String>,
     /// Contract deviations that do not invalidate the token (e.g. no `Cache-Control: no-store`).
     pub warnings: Vec<String>,
-}
+}}
 
 impl fmt::Debug for Token {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -345,6 +346,7 @@ pub fn build_enterprise_token_request(
     })
 }
 
+secret_record! {
 /// An enterprise API token.
 #[derive(Clone, PartialEq, Eq)]
 pub struct EnterpriseToken {
@@ -354,7 +356,7 @@ pub struct EnterpriseToken {
     pub expires_at: Option<i64>,
     /// When to refresh (a tenth of the remaining lifetime before expiry, at most 60 s).
     pub refresh_at: Option<i64>,
-}
+}}
 
 impl fmt::Debug for EnterpriseToken {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

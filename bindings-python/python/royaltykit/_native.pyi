@@ -1,7 +1,7 @@
 """Type stubs of the native module; the public API is re-exported by ``royaltykit``."""
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal, Protocol, final
+from typing import Any, Final, Literal, Protocol, final
 
 from .errors import ApiError
 
@@ -11,55 +11,17 @@ _Secrets = str | Sequence[str]
 _Seconds = int | float
 
 __all__ = [
-    "ExportStateInfo",
-    "PollDecision",
-    "check_export_download",
-    "export_poll_decision",
-    "export_state",
-    "step_up_satisfies",
-    "validate_export_command",
-    "validate_export_list_query",
-    "EnterpriseToken",
-    "Operation",
-    "QueryParam",
-    "RequestDescriptor",
-    "ResponseNotices",
-    "Token",
-    "build_enterprise_token_request",
-    "build_request",
-    "build_token_request",
-    "missing_scopes",
-    "operation",
-    "operations",
-    "parse_api_error",
-    "parse_enterprise_token_response",
-    "parse_token_response",
-    "response_notices",
-    "BackoffPolicy",
-    "RateBudget",
-    "RateDecision",
-    "RetryAfter",
-    "RetryDecision",
-    "backoff_delay",
-    "decide_retry",
-    "parse_retry_after",
-    "webhook_gives_up_at",
-    "webhook_next_attempt_at",
-    "webhook_retry_schedule",
-    "DEFAULT_MAX_BODY_BYTES",
-    "DEFAULT_TOLERANCE_SECONDS",
-    "DedupWindow",
-    "HEADER_NAMES",
-    "VerifiedWebhook",
-    "WebhookEvent",
-    "WebhookVerifier",
-    "active_secrets",
-    "content_key",
-    "delivery_key",
-    "event_key",
-    "idempotency_key",
-    "sign_webhook",
-    "verify_webhook",
+    "BackoffPolicy", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_TOLERANCE_SECONDS", "DedupWindow",
+    "EnterpriseToken", "ExportStateInfo", "HEADER_NAMES", "Operation", "PollDecision", "QueryParam",
+    "RateBudget", "RateDecision", "RequestDescriptor", "ResponseNotices", "RetryAfter",
+    "RetryDecision", "Token", "VerifiedWebhook", "WebhookEvent", "WebhookVerifier",
+    "active_secrets", "backoff_delay", "build_enterprise_token_request", "build_request",
+    "build_token_request", "check_export_download", "content_key", "decide_retry", "delivery_key",
+    "event_key", "export_poll_decision", "export_state", "idempotency_key", "missing_scopes",
+    "operation", "operations", "parse_api_error", "parse_enterprise_token_response",
+    "parse_retry_after", "parse_token_response", "response_notices", "sign_webhook",
+    "step_up_satisfies", "validate_export_command", "validate_export_list_query", "verify_webhook",
+    "webhook_gives_up_at", "webhook_next_attempt_at", "webhook_retry_schedule",
 ]
 
 HEADER_NAMES: list[str]
@@ -81,39 +43,25 @@ class _EventIdentity(Protocol):
 class WebhookEvent:
     """A parsed webhook event; unknown event names are kept."""
 
-    @property
-    def name(self) -> str: ...
-    @property
-    def is_known(self) -> bool: ...
-    @property
-    def is_test(self) -> bool: ...
-    @property
-    def resource_type(self) -> str: ...
-    @property
-    def resource_reference(self) -> str: ...
-    @property
-    def resource_url(self) -> str: ...
-    @property
-    def occurred_at(self) -> int: ...
-    @property
-    def occurred_at_text(self) -> str: ...
-    @property
-    def replay_of(self) -> str | None: ...
+    name: Final[str]
+    is_known: Final[bool]
+    is_test: Final[bool]
+    resource_type: Final[str]
+    resource_reference: Final[str]
+    resource_url: Final[str]
+    occurred_at: Final[int]
+    occurred_at_text: Final[str]
+    replay_of: Final[str | None]
 
 @final
 class VerifiedWebhook:
     """A delivery that passed verification."""
 
-    @property
-    def delivery_id(self) -> str: ...
-    @property
-    def timestamp(self) -> int: ...
-    @property
-    def secret_index(self) -> int: ...
-    @property
-    def content_key(self) -> str: ...
-    @property
-    def event(self) -> WebhookEvent: ...
+    delivery_id: Final[str]
+    timestamp: Final[int]
+    secret_index: Final[int]
+    content_key: Final[str]
+    event: Final[WebhookEvent]
 
 def verify_webhook(
     headers: _Headers,
@@ -121,14 +69,14 @@ def verify_webhook(
     secrets: _Secrets,
     *,
     now: _Seconds | None = None,
-    tolerance: int = ...,
-    max_body_bytes: int = ...,
+    tolerance: int | None = None,
+    max_body_bytes: int | None = None,
 ) -> VerifiedWebhook: ...
 @final
 class WebhookVerifier:
     """A verifier built once with its secrets; thread-safe."""
 
-    def __new__(cls, secrets: _Secrets, *, tolerance: int = ..., max_body_bytes: int = ...) -> WebhookVerifier: ...
+    def __new__(cls, secrets: _Secrets, *, tolerance: int | None = None, max_body_bytes: int | None = None) -> WebhookVerifier: ...
     def verify(self, headers: _Headers, body: _Body, *, now: _Seconds | None = None) -> VerifiedWebhook: ...
 
 def sign_webhook(
@@ -156,8 +104,7 @@ class DedupWindow:
     def __new__(cls, capacity: int, ttl_seconds: int) -> DedupWindow: ...
     def check_and_insert(self, key: str, now: _Seconds | None = None) -> bool: ...
     def contains(self, key: str, now: _Seconds | None = None) -> bool: ...
-    @property
-    def capacity(self) -> int: ...
+    capacity: Final[int]
     def __len__(self) -> int: ...
 
 # ---- retry ------------------------------------------------------------------------------------
@@ -182,12 +129,9 @@ class BackoffPolicy:
 def backoff_delay(attempt: int, *, random: float | None = None, policy: BackoffPolicy | None = None) -> float: ...
 @final
 class RetryAfter:
-    @property
-    def seconds(self) -> int: ...
-    @property
-    def capped(self) -> bool: ...
-    @property
-    def form(self) -> Literal["delta_seconds", "http_date"]: ...
+    seconds: Final[int]
+    capped: Final[bool]
+    form: Final[Literal["delta_seconds", "http_date"]]
 
 def parse_retry_after(value: str | None, now: _Seconds | None = None, *, cap_seconds: int | None = None) -> RetryAfter | None: ...
 
@@ -197,16 +141,11 @@ _RetryClass = Literal[
 
 @final
 class RetryDecision:
-    @property
-    def action(self) -> Literal["retry", "stop", "reconcile", "refresh_token"]: ...
-    @property
-    def delay_seconds(self) -> float: ...
-    @property
-    def rule(self) -> str: ...
-    @property
-    def reason(self) -> str: ...
-    @property
-    def reconcile(self) -> Literal["lookup_by_sent_data", "fetch_release_review_state", "check_checkout_state", "read_addon_status"] | None: ...
+    action: Final[Literal["retry", "stop", "reconcile", "refresh_token"]]
+    delay_seconds: Final[float]
+    rule: Final[str]
+    reason: Final[str]
+    reconcile: Final[Literal["lookup_by_sent_data", "fetch_release_review_state", "check_checkout_state", "read_addon_status"] | None]
 
 def decide_retry(
     retry_class: _RetryClass | str,
@@ -224,12 +163,9 @@ def decide_retry(
 ) -> RetryDecision: ...
 @final
 class RateDecision:
-    @property
-    def allowed(self) -> bool: ...
-    @property
-    def wait_until(self) -> int | None: ...
-    @property
-    def limit(self) -> str | None: ...
+    allowed: Final[bool]
+    wait_until: Final[int | None]
+    limit: Final[str | None]
 
 @final
 class RateBudget:
@@ -243,55 +179,32 @@ class RateBudget:
 # ---- catalog, requests, error bodies, tokens ----------------------------------------------------
 
 @final
-@final
 class QueryParam:
-    @property
-    def name(self) -> str: ...
-    @property
-    def kind(self) -> Literal["uuid", "limit", "key", "cursor", "text", "positive", "date", "sort"]: ...
-    @property
-    def required(self) -> bool: ...
+    name: Final[str]
+    kind: Final[Literal["uuid", "limit", "key", "cursor", "text", "positive", "date", "sort"]]
+    required: Final[bool]
 
 @final
 class Operation:
-    @property
-    def id(self) -> str: ...
-    @property
-    def api(self) -> Literal["reports", "enterprise"]: ...
-    @property
-    def surface(self) -> Literal["machine", "human", "enterprise"]: ...
-    @property
-    def method(self) -> str: ...
-    @property
-    def path(self) -> str: ...
-    @property
-    def auth(self) -> Literal["none", "basic_client", "bearer", "session", "api_key"]: ...
-    @property
-    def scope(self) -> str | None: ...
-    @property
-    def idempotency(self) -> Literal["none", "key", "header"]: ...
-    @property
-    def csrf(self) -> bool: ...
-    @property
-    def step_up(self) -> Literal["none", "recent", "recent_mfa", "recent_non_recovery"]: ...
-    @property
-    def tenant_header(self) -> bool: ...
-    @property
-    def user_header(self) -> bool: ...
-    @property
-    def body(self) -> Literal["none", "optional", "required"]: ...
-    @property
-    def success(self) -> list[int]: ...
-    @property
-    def errors(self) -> list[int] | None: ...
-    @property
-    def query(self) -> list[QueryParam]: ...
-    @property
-    def open_query(self) -> bool: ...
-    @property
-    def no_store(self) -> bool: ...
-    @property
-    def retry_class(self) -> str: ...
+    id: Final[str]
+    api: Final[Literal["reports", "enterprise"]]
+    surface: Final[Literal["machine", "human", "enterprise"]]
+    method: Final[str]
+    path: Final[str]
+    auth: Final[Literal["none", "basic_client", "bearer", "session", "api_key"]]
+    scope: Final[str | None]
+    idempotency: Final[Literal["none", "key", "header"]]
+    csrf: Final[bool]
+    step_up: Final[Literal["none", "recent", "recent_mfa", "recent_non_recovery"]]
+    tenant_header: Final[bool]
+    user_header: Final[bool]
+    body: Final[Literal["none", "optional", "required"]]
+    success: Final[list[int]]
+    errors: Final[list[int] | None]
+    query: Final[list[QueryParam]]
+    open_query: Final[bool]
+    no_store: Final[bool]
+    retry_class: Final[str]
 
 def operations() -> list[Operation]: ...
 def operation(id: str) -> Operation: ...
@@ -299,22 +212,14 @@ def operation(id: str) -> Operation: ...
 class RequestDescriptor:
     """A request to send with your own HTTP client; ``repr`` hides credentials."""
 
-    @property
-    def operation_id(self) -> str: ...
-    @property
-    def method(self) -> str: ...
-    @property
-    def path(self) -> str: ...
-    @property
-    def query(self) -> str: ...
-    @property
-    def path_and_query(self) -> str: ...
-    @property
-    def headers(self) -> list[tuple[str, str]]: ...
-    @property
-    def body(self) -> bytes | None: ...
-    @property
-    def idempotency_key(self) -> str | None: ...
+    operation_id: Final[str]
+    method: Final[str]
+    path: Final[str]
+    query: Final[str]
+    path_and_query: Final[str]
+    headers: Final[list[tuple[str, str]]]
+    body: Final[bytes | None]
+    idempotency_key: Final[str | None]
     def url(self, base: str) -> str: ...
 
 _QueryValue = str | int | bool | None
@@ -344,31 +249,20 @@ def parse_api_error(
 class Token:
     """A reporting access token; ``repr`` hides it."""
 
-    @property
-    def access_token(self) -> str: ...
-    @property
-    def token_type(self) -> str: ...
-    @property
-    def expires_in(self) -> int: ...
-    @property
-    def expires_at(self) -> int: ...
-    @property
-    def refresh_at(self) -> int: ...
-    @property
-    def scopes(self) -> list[str]: ...
-    @property
-    def missing_scopes(self) -> list[str]: ...
-    @property
-    def warnings(self) -> list[str]: ...
+    access_token: Final[str]
+    token_type: Final[str]
+    expires_in: Final[int]
+    expires_at: Final[int]
+    refresh_at: Final[int]
+    scopes: Final[list[str]]
+    missing_scopes: Final[list[str]]
+    warnings: Final[list[str]]
 
 @final
 class EnterpriseToken:
-    @property
-    def token(self) -> str: ...
-    @property
-    def expires_at(self) -> int | None: ...
-    @property
-    def refresh_at(self) -> int | None: ...
+    token: Final[str]
+    expires_at: Final[int | None]
+    refresh_at: Final[int | None]
 
 def build_token_request(client_id: str, client_secret: str, tenant_id: str, scopes: Sequence[str] | None = None) -> RequestDescriptor: ...
 def parse_token_response(
@@ -379,14 +273,10 @@ def parse_enterprise_token_response(status: int, headers: _Headers | None, body:
 def missing_scopes(granted: Sequence[str], operation_id: str) -> list[str]: ...
 @final
 class ResponseNotices:
-    @property
-    def deprecated(self) -> bool: ...
-    @property
-    def deprecated_at(self) -> int | None: ...
-    @property
-    def sunset_at(self) -> int | None: ...
-    @property
-    def link(self) -> str | None: ...
+    deprecated: Final[bool]
+    deprecated_at: Final[int | None]
+    sunset_at: Final[int | None]
+    link: Final[str | None]
 
 def response_notices(headers: _Headers) -> ResponseNotices: ...
 
@@ -394,25 +284,18 @@ def response_notices(headers: _Headers) -> ResponseNotices: ...
 
 @final
 class ExportStateInfo:
-    @property
-    def name(self) -> str: ...
-    @property
-    def known(self) -> bool: ...
-    @property
-    def terminal(self) -> bool: ...
-    @property
-    def allowed_commands(self) -> list[str]: ...
+    name: Final[str]
+    known: Final[bool]
+    terminal: Final[bool]
+    allowed_commands: Final[list[str]]
 
 def export_state(value: str) -> ExportStateInfo: ...
 def validate_export_command(state: str, command: Literal["get", "cancel", "revoke", "download"] | str) -> str: ...
 @final
 class PollDecision:
-    @property
-    def action(self) -> Literal["keep_polling", "download", "stop"]: ...
-    @property
-    def delay_seconds(self) -> float: ...
-    @property
-    def reason(self) -> str: ...
+    action: Final[Literal["keep_polling", "download", "stop"]]
+    delay_seconds: Final[float]
+    reason: Final[str]
 
 def export_poll_decision(
     state: str, attempt: int, *, random: float | None = None, max_polls: int | None = None, max_unknown_polls: int | None = None

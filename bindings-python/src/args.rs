@@ -1,0 +1,255 @@
+//! Python arguments as the core takes them: each type checks and converts one argument, and a
+//! wrong type is a `TypeError` that pyo3 prefixes with the argument's name.
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{
+    PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyMemoryView, PyString, PyTuple,
+};
+use royaltykit::{seconds_from_f64, webhook, ArgumentError};
+use std::ops::Deref;
+
+fn type_error(what: &str, obj: &Borrowed<'_, '_, PyAny>) -> PyErr {
+    let name = obj
+        .get_type()
+        .name()
+        .map_or_else(|_| "?".to_owned(), |n| n.to_string());
+    PyTypeError::new_err(format!("must be {what}, not {name}"))
+}
+
+/// A `str`. Lone surrogates become U+FFFD, one per surrogate, exactly as a JS string crossing
+/// into wasm does, so both hosts see the same bytes.
+pub struct Text(pub String);
+
+impl Deref for Text {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Text {
+    type Error = PyErr;
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let s = obj
+            .cast::<PyString>()
+            .map_err(|_| type_error("str", &obj))?;
+        if let Ok(t) = s.to_str() {
+            return Ok(Self(t.to_owned()));
+        }
+        let utf16 = s.call_method1("encode", ("utf-16-le", "surrogatepass"))?;
+        let units: Vec<u16> = utf16
+            .cast::<PyBytes>()?
+            .as_bytes()
+            .chunks_exact(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]))
+            .collect();
+        Ok(Self(String::from_utf16_lossy(&units)))
+    }
+}
+
+/// A `str`, or an `int` written in decimal (query values, a timestamp as sent).
+pub struct TextOrInt(pub String);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for TextOrInt {
+    type Error = PyErr;
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        if obj.is_instance_of::<PyInt>() && !obj.is_instance_of::<pyo3::types::PyBool>() {
+            return Ok(Self(obj.str()?.to_string()));
+        }
+        obj.extract::<Text>()
+            .map(|t| Self(t.0))
+            .map_err(|_| type_error("str or int", &obj))
+    }
+}
+
+/// The raw body: bytes (borrowed), bytearray, memoryview (copied), or str (UTF-8).
+pub enum Body<'a> {
+    Borrowed(&'a [u8]),
+    Owned(Vec<u8>),
+}
+
+impl Deref for Body<'_> {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Body::Borrowed(b) => b,
+            Body::Owned(v) => v,
+        }
+    }
+}
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Body<'a> {
+    type Error = PyErr;
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        if let Ok(b) = obj.extract::<&'a [u8]>() {
+            return Ok(Body::Borrowed(b));
+        }
+        if let Ok(b) = obj.cast::<PyByteArray>() {
+            return Ok(Body::Owned(b.to_vec()));
+        }
+        if obj.is_instance_of::<PyString>() {
+            return Ok(Body::Owned(obj.extract::<Text>()?.0.into_bytes()));
+        }
+        if obj.is_instance_of::<PyMemoryView>() {
+            return Ok(Body::Owned(
+                obj.call_method0("tobytes")?
+                    .cast::<PyBytes>()?
+                    .as_bytes()
+                    .to_vec(),
+            ));
+        }
+        Err(type_error("bytes, bytearray, memoryview or str", &obj))
+    }
+}
+
+/// An optional body: absent or None is empty.
+pub fn body_or_empty<'a>(b: Option<Body<'a>>) -> Body<'a> {
+    b.unwrap_or(Body::Borrowed(&[]))
+}
+
+/// A list or tuple of `str` (never a lone `str`, which would iterate as characters).
+pub struct Texts(pub Vec<String>);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Texts {
+    type Error = PyErr;
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        if !(obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>()) {
+            return Err(type_error("a list or tuple of str", &obj));
+        }
+        obj.try_iter()?
+            .map(|s| Ok(s?.extract::<Text>()?.0))
+            .collect::<PyResult<_>>()
+            .map(Self)
+    }
+}
+
+/// Secrets: one `str` or a list/tuple of them.
+pub struct Secrets(pub Vec<String>);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Secrets {
+    type Error = PyErr;
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        match obj.extract::<Text>() {
+            Ok(one) => Ok(Self(vec![one.0])),
+            Err(_) => obj
+                .extract::<Texts>()
+                .map(|t| Self(t.0))
+                .map_err(|_| type_error("str or a list/tuple of str", &obj)),
+        }
+    }
+}
+
+/// Unix seconds: an int as is, a float rounded down; `None` (or absent) is the system clock.
+pub struct Seconds(pub i64);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Seconds {
+    type Error = PyErr;
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let out_of_range = |e: ArgumentError| crate::error(obj.py(), e);
+        if obj.is_instance_of::<PyInt>() {
+            return obj
+                .extract::<i64>()
+                .map(Self)
+                .map_err(|_| out_of_range(ArgumentError::new("seconds", "is out of range")));
+        }
+        if obj.is_instance_of::<PyFloat>() {
+            return seconds_from_f64("seconds", obj.extract()?)
+                .map(Self)
+                .map_err(out_of_range);
+        }
+        Err(type_error("int or float Unix seconds", &obj))
+    }
+}
+
+/// `now` for the core: the given seconds, or the system clock.
+pub fn now(s: Option<Seconds>) -> i64 {
+    s.map_or_else(royaltykit_host::now_unix_seconds, |s| s.0)
+}
+
+/// Headers out of a Mapping (anything with `.items()`) or an iterable of pairs; only the names
+/// the core reads are kept (ASCII case-insensitively); a value is a str or a list/tuple of str.
+pub struct Headers(pub Vec<(&'static str, String)>);
+
+impl webhook::HeaderMap for Headers {
+    fn for_each_value<'a>(&'a self, name: &str, f: &mut dyn FnMut(&'a str)) {
+        self.0
+            .iter()
+            .filter(|(n, _)| n.eq_ignore_ascii_case(name))
+            .for_each(|(_, v)| f(v));
+    }
+}
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Headers {
+    type Error = PyErr;
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let mut out = Vec::new();
+        if obj.is_instance_of::<PyString>() || obj.is_instance_of::<PyBytes>() {
+            return Err(type_error(
+                "a Mapping[str, str] or an iterable of (name, value) pairs",
+                &obj,
+            ));
+        }
+        if let Ok(dict) = obj.cast_exact::<PyDict>() {
+            for (name, value) in dict.iter() {
+                add(&mut out, &name, &value)?;
+            }
+            return Ok(Self(out));
+        }
+        let items = if obj.hasattr("items")? {
+            obj.call_method0("items")?
+        } else {
+            obj.to_owned()
+        };
+        let iter = items.try_iter().map_err(|_| {
+            type_error(
+                "a Mapping[str, str] or an iterable of (name, value) pairs",
+                &obj,
+            )
+        })?;
+        for item in iter {
+            let (name, value) = pair(&item?)
+                .ok_or_else(|| PyTypeError::new_err("each header must be a (name, value) pair"))?;
+            add(&mut out, &name, &value)?;
+        }
+        Ok(Self(out))
+    }
+}
+
+/// A (name, value) pair given as a tuple or a list of two.
+pub fn pair<'py>(item: &Bound<'py, PyAny>) -> Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    let ok = (item.is_instance_of::<PyTuple>() || item.is_instance_of::<PyList>())
+        && item.len().ok()? == 2;
+    ok.then(|| Some((item.get_item(0).ok()?, item.get_item(1).ok()?)))
+        .flatten()
+}
+
+fn add(
+    out: &mut Vec<(&'static str, String)>,
+    name: &Bound<'_, PyAny>,
+    value: &Bound<'_, PyAny>,
+) -> PyResult<()> {
+    let name = name
+        .extract::<Text>()
+        .map_err(|_| PyTypeError::new_err("header names must be str"))?;
+    let mut known = webhook::HEADER_NAMES
+        .iter()
+        .chain(&royaltykit::RESPONSE_HEADER_NAMES);
+    let Some(known) = known.find(|n| n.eq_ignore_ascii_case(&name)) else {
+        return Ok(());
+    };
+    let value_error = |_| {
+        PyTypeError::new_err(format!(
+            "header {known}: values must be str or a list/tuple of str"
+        ))
+    };
+    for v in value.extract::<Secrets>().map_err(value_error)?.0 {
+        out.push((known, v));
+    }
+    Ok(())
+}
+
+/// Optional headers: absent or None is none.
+pub fn headers_or_none(h: Option<Headers>) -> Headers {
+    h.unwrap_or(Headers(Vec::new()))
+}
