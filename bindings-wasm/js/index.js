@@ -493,36 +493,30 @@ function parseApiError(api, status, headers, body, opts) {
   return fromNative(call(() => native.parseApiError(toStr(api, 'api'), toNumber(status, 'status'), flat, bytes, optStr(o.operationId, 'operationId'), nowSeconds(o.now))));
 }
 
-/** A reporting access token; printing it hides the token. */
-class Token {
-  #accessToken;
-  constructor(fields) {
-    const { accessToken, ...rest } = fields;
-    this.#accessToken = accessToken;
-    Object.assign(this, rest);
-  }
-  get accessToken() {
-    return this.#accessToken;
-  }
-  [INSPECT]() {
-    return `Token ${JSON.stringify(this)}`;
-  }
+/** A class whose instances hold a credential in a private field `secret`, readable through
+ * its getter but left out of JSON and util.inspect output. */
+function secretHolder(name, secret) {
+  const Cls = class {
+    #secret;
+    constructor(fields) {
+      const { [secret]: value, ...rest } = fields;
+      this.#secret = value;
+      Object.assign(this, rest);
+    }
+    get [secret]() {
+      return this.#secret;
+    }
+    [INSPECT]() {
+      return `${name} ${JSON.stringify(this)}`;
+    }
+  };
+  Object.defineProperty(Cls, 'name', { value: name });
+  return Cls;
 }
-/** An enterprise token; printing it hides the token. */
-class EnterpriseToken {
-  #token;
-  constructor(fields) {
-    const { token, ...rest } = fields;
-    this.#token = token;
-    Object.assign(this, rest);
-  }
-  get token() {
-    return this.#token;
-  }
-  [INSPECT]() {
-    return `EnterpriseToken ${JSON.stringify(this)}`;
-  }
-}
+/** A reporting access token (`accessToken`); printing it hides the token. */
+const Token = secretHolder('Token', 'accessToken');
+/** An enterprise token (`token`); printing it hides the token. */
+const EnterpriseToken = secretHolder('EnterpriseToken', 'token');
 
 function strings(list, what) {
   if (list === undefined || list === null) return [];
