@@ -16,5 +16,5 @@ fuzz_target!(|data: (u8, Vec<(String, String)>, Vec<(String, String)>, Option<Ve
         idempotency_key: key,
         ..RequestParams::default()
     };
-    let _ = build_request(op.id, &params);
+    let _ = build_request(&op.id, &params);
 });
