@@ -78,7 +78,7 @@ const results = [];
   const native = require(process.env.ROYALTYKIT_HOOKS_NATIVE);
   const keys = Array.from({ length: 100000 }, (_, i) => `dlv1:org_42:wh_mem_${String(i).padStart(12, '0')}`);
   const before = native.wasmMemoryBytes();
-  const w = new native.DedupWindow(100000, 3600, new Uint8Array(16));
+  const w = new native.DedupWindow(100000, 3600, undefined, new Uint8Array(16));
   for (const k of keys) w.checkAndInsert(k, 1000);
   const after = native.wasmMemoryBytes();
   w.free();

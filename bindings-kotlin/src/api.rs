@@ -106,6 +106,10 @@ impl RequestDescriptor {
     pub fn idempotency_key(&self) -> Option<String> {
         self.0.idempotency_key.clone()
     }
+    /// Whether the key is in `headers()`: pass it to `decideRetry`.
+    pub fn idempotency_key_sent(&self) -> bool {
+        self.0.idempotency_key_sent
+    }
     /// A description with credentials redacted.
     pub fn describe(&self) -> String {
         format!("{:?}", self.0)

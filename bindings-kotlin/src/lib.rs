@@ -219,14 +219,44 @@ impl DedupWindow {
 
 #[uniffi::export]
 impl DedupWindow {
-    /// A window of `capacity` keys remembered for `ttlSeconds`.
-    #[uniffi::constructor]
-    pub fn new(capacity: i64, ttl_seconds: i64) -> Result<Arc<Self>> {
-        let window = dedup::DedupWindow::new(capacity, ttl_seconds, random_seed()?)?;
-        Ok(Arc::new(Self(Mutex::new(window))))
+    /// A window of `capacity` keys; `ttlSeconds` (how long a processed key is remembered)
+    /// defaults to the service's whole redelivery schedule plus the tolerance, `leaseSeconds`
+    /// (how long a claim holds) to 60.
+    #[uniffi::constructor(default(ttl_seconds = None, lease_seconds = None))]
+    pub fn new(
+        capacity: i64,
+        ttl_seconds: Option<i64>,
+        lease_seconds: Option<i64>,
+    ) -> Result<Arc<Self>> {
+        let w = dedup::DedupWindow::with_defaults(
+            capacity,
+            ttl_seconds,
+            lease_seconds,
+            random_seed()?,
+        )?;
+        Ok(Arc::new(Self(Mutex::new(w))))
     }
 
-    /// True when `key` was not seen within the TTL (process it); records it either way.
+    /// Claims `key` before processing: `NEW` (process, then `commit` or `release`),
+    /// `IN_PROGRESS` (answer 503) or `DONE` (answer 200, skip).
+    #[uniffi::method(default(now = None))]
+    pub fn claim(&self, key: String, now: Option<i64>) -> Result<dedup::ClaimState> {
+        Ok(self.lock().claim(&key, now_or_clock(now))?)
+    }
+
+    /// Marks `key` processed: call once the effect is stored, before answering 2xx.
+    #[uniffi::method(default(now = None))]
+    pub fn commit(&self, key: String, now: Option<i64>) -> Result<()> {
+        Ok(self.lock().commit(&key, now_or_clock(now))?)
+    }
+
+    /// Gives up a claim after processing failed (then answer 5xx); true when one was dropped.
+    #[uniffi::method(default(now = None))]
+    pub fn release(&self, key: String, now: Option<i64>) -> Result<bool> {
+        Ok(self.lock().release(&key, now_or_clock(now))?)
+    }
+
+    /// One phase: true when `key` was not seen (records it as processed). Prefer `claim`.
     #[uniffi::method(default(now = None))]
     pub fn check_and_insert(&self, key: String, now: Option<i64>) -> Result<bool> {
         Ok(self.lock().check_and_insert(&key, now_or_clock(now))?)

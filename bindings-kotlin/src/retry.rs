@@ -74,18 +74,11 @@ pub fn backoff_delay(
     })
 }
 
-/// Parses a Retry-After value relative to `now`; null when absent or garbage.
-#[uniffi::export(default(now = None, cap_seconds = None))]
-pub fn parse_retry_after(
-    value: String,
-    now: Option<i64>,
-    cap_seconds: Option<i64>,
-) -> Result<Option<RetryAfter>> {
-    Ok(retry::parse_retry_after_capped(
-        &value,
-        now_or_clock(now),
-        cap_seconds,
-    )?)
+/// Parses a Retry-After value relative to `now` (the whole wait, never shortened); null when
+/// absent or garbage.
+#[uniffi::export(default(now = None))]
+pub fn parse_retry_after(value: String, now: Option<i64>) -> Option<RetryAfter> {
+    retry::parse_retry_after(&value, now_or_clock(now))
 }
 
 /// The input of `decideRetry`: a response (`status`, `headers`) or a `transport` failure.
@@ -110,6 +103,10 @@ pub struct RetryInput {
     /// The token was already refreshed for this request.
     #[uniffi(default = false)]
     pub token_refreshed: bool,
+    /// The request carried its idempotency key (`RequestDescriptor.idempotencyKeySent()`); an
+    /// `IDEMPOTENT_WRITE` without it is reconciled, never repeated blindly.
+    #[uniffi(default = false)]
+    pub idempotency_key_sent: bool,
     /// In [0, 1); the OS RNG when null.
     #[uniffi(default = None)]
     pub random: Option<f64>,
@@ -132,6 +129,7 @@ pub fn decide_retry(input: RetryInput) -> Result<RetryDecision> {
         elapsed_seconds: input.elapsed_seconds,
         token_refreshed: input.token_refreshed,
         random: random_or_os(input.random)?,
+        idempotency_key_sent: input.idempotency_key_sent,
     };
     Ok(retry::decide_retry_parts(
         input.retry_class,

@@ -23,7 +23,7 @@ public final class JavaUse {
                 check(RoyaltyKitKt.getCode(e).equals("timestamp_too_old"), "code " + RoyaltyKitKt.getCode(e));
             }
         }
-        try (DedupWindow w = new DedupWindow(10L, 60L)) {
+        try (DedupWindow w = new DedupWindow(10L, 60L, null)) {
             check(w.checkAndInsert("k", 1000L) && !w.checkAndInsert("k", 1000L), "dedup");
             check(w.size() == 1L && w.capacity() == 10L, "size and capacity from Java");
         }

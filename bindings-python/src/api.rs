@@ -60,6 +60,11 @@ impl RequestDescriptor {
     fn idempotency_key(&self) -> Option<&str> {
         self.0.idempotency_key.as_deref()
     }
+    /// Whether the key is in ``headers`` (pass it to ``decide_retry``).
+    #[getter]
+    fn idempotency_key_sent(&self) -> bool {
+        self.0.idempotency_key_sent
+    }
     /// The full URL for a base such as ``https://reports.example``.
     fn url(&self, base: &str) -> String {
         self.0.url(base)

@@ -259,24 +259,44 @@ impl DedupWindow {
 
 #[pymethods]
 impl DedupWindow {
+    /// `ttl_seconds` (how long a processed key is remembered) defaults to the service's whole
+    /// redelivery schedule plus the tolerance; `lease_seconds` (how long a claim holds) to 60.
     #[new]
-    fn new(capacity: i64, ttl_seconds: i64) -> PyResult<Self> {
+    #[pyo3(signature = (capacity, ttl_seconds=None, *, lease_seconds=None))]
+    fn new(capacity: i64, ttl_seconds: Option<i64>, lease_seconds: Option<i64>) -> PyResult<Self> {
         guard(|| {
-            Ok(Self(Mutex::new(dedup::DedupWindow::new(
-                capacity,
-                ttl_seconds,
-                royaltykit_host::random_seed()?,
-            )?)))
+            let seed = royaltykit_host::random_seed()?;
+            let w = dedup::DedupWindow::with_defaults(capacity, ttl_seconds, lease_seconds, seed)?;
+            Ok(Self(Mutex::new(w)))
         })
     }
 
-    /// True when `key` was not seen within the TTL (process it); records it either way.
+    /// Claims ``key`` before processing: ``"new"`` (process, then ``commit`` or ``release``),
+    /// ``"in_progress"`` (answer 503) or ``"done"`` (answer 200, skip).
+    #[pyo3(signature = (key, now=None))]
+    fn claim(&self, key: Text, now: Option<Seconds>) -> PyResult<dedup::ClaimState> {
+        guard(|| Ok(self.lock().claim(&key, args::now(now))?))
+    }
+
+    /// Marks ``key`` processed (call once the effect is stored, before answering 2xx).
+    #[pyo3(signature = (key, now=None))]
+    fn commit(&self, key: Text, now: Option<Seconds>) -> PyResult<()> {
+        guard(|| Ok(self.lock().commit(&key, args::now(now))?))
+    }
+
+    /// Gives up a claim after processing failed (then answer 5xx); True when one was dropped.
+    #[pyo3(signature = (key, now=None))]
+    fn release(&self, key: Text, now: Option<Seconds>) -> PyResult<bool> {
+        guard(|| Ok(self.lock().release(&key, args::now(now))?))
+    }
+
+    /// One phase: True when ``key`` was not seen (records it as processed). Prefer ``claim``.
     #[pyo3(signature = (key, now=None))]
     fn check_and_insert(&self, key: Text, now: Option<Seconds>) -> PyResult<bool> {
         guard(|| Ok(self.lock().check_and_insert(&key, args::now(now))?))
     }
 
-    /// Whether `key` was seen within the TTL, without recording it.
+    /// Whether `key` is remembered (claimed or done), without recording it.
     #[pyo3(signature = (key, now=None))]
     fn contains(&self, key: Text, now: Option<Seconds>) -> PyResult<bool> {
         guard(|| Ok(self.lock().contains(&key, args::now(now))?))
@@ -320,6 +340,10 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         webhook::DEFAULT_TOLERANCE_SECONDS,
     )?;
     m.add("DEFAULT_MAX_BODY_BYTES", webhook::DEFAULT_MAX_BODY_BYTES)?;
+    m.add(
+        "DEFAULT_DEDUP_TTL_SECONDS",
+        dedup::DEFAULT_DEDUP_TTL_SECONDS,
+    )?;
     Ok(())
 }
 

@@ -88,26 +88,19 @@ pub fn backoff_delay(
     })
 }
 
-/// Parses a Retry-After value relative to `now`; None when absent or garbage.
+/// Parses a Retry-After value relative to `now` (the whole wait, never shortened); None when
+/// absent or garbage.
 #[pyfunction]
-#[pyo3(signature = (value, now=None, *, cap_seconds=None))]
-pub fn parse_retry_after(
-    value: Option<Text>,
-    now: Option<Seconds>,
-    cap_seconds: Option<i64>,
-) -> PyResult<Option<retry::RetryAfter>> {
-    guard(|| {
-        Ok(value
-            .map(|v| retry::parse_retry_after_capped(&v, crate::args::now(now), cap_seconds))
-            .transpose()?
-            .flatten())
-    })
+#[pyo3(signature = (value, now=None))]
+pub fn parse_retry_after(value: Option<Text>, now: Option<Seconds>) -> Option<retry::RetryAfter> {
+    value.and_then(|v| retry::parse_retry_after(&v, crate::args::now(now)))
 }
 
 /// What to do after a failed attempt (see the README's retry section).
 #[pyfunction]
 #[pyo3(signature = (retry_class, *, attempt, status=None, headers=None, transport=None, elapsed_seconds=0.0,
-                    token_refreshed=false, random=None, now=None, max_attempts=None, max_elapsed_seconds=None))]
+                    token_refreshed=false, idempotency_key_sent=false, random=None, now=None, max_attempts=None,
+                    max_elapsed_seconds=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn decide_retry(
     retry_class: &str,
@@ -117,6 +110,7 @@ pub fn decide_retry(
     transport: Option<&str>,
     elapsed_seconds: f64,
     token_refreshed: bool,
+    idempotency_key_sent: bool,
     random: Option<f64>,
     now: Option<Seconds>,
     max_attempts: Option<i64>,
@@ -130,6 +124,7 @@ pub fn decide_retry(
             elapsed_seconds,
             token_refreshed,
             random: random_or_os(random)?,
+            idempotency_key_sent,
         };
         let headers = headers_or_none(headers);
         Ok(retry::decide_retry_parts(

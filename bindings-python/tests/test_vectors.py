@@ -103,7 +103,8 @@ def pairs(headers):
 def descriptor(d):
     assert "tok_ABC" not in repr(d) and "sec_1" not in repr(d), "repr hides credentials"
     return {"method": d.method, "path": d.path, "query": d.query, "headers": [list(h) for h in d.headers],
-            "body": None if d.body is None else {"utf8": d.body.decode()}, "idempotency_key": d.idempotency_key}
+            "body": None if d.body is None else {"utf8": d.body.decode()}, "idempotency_key": d.idempotency_key,
+            "idempotency_key_sent": d.idempotency_key_sent}
 
 
 def verify_webhook(i):
@@ -139,6 +140,12 @@ def rate_budget(i):
 def dedup_window(i):
     w = rk.DedupWindow(i["capacity"], i["ttl_seconds"])
     return [w.check_and_insert(op["key"], op["now"]) for op in i["ops"]]
+
+
+def dedup_claims(i):
+    w = rk.DedupWindow(i["capacity"], i.get("ttl_seconds"), lease_seconds=i.get("lease_seconds"))
+    calls = {"claim": w.claim, "commit": w.commit, "release": w.release}
+    return [calls[op["op"]](op["key"], op["now"]) for op in i["ops"]]
 
 
 def backoff_delay(i):
@@ -182,15 +189,17 @@ ADAPTERS = {
     "content_key": lambda i: rk.content_key(i["secret"], i["timestamp"], body_bytes(i["body"])),
     "idempotency_key": lambda i: rk.idempotency_key(i["tenant"], i["operation_id"], body_bytes(i["body"])),
     "dedup_window": dedup_window,
+    "dedup_claims": dedup_claims,
     "decide_retry": lambda i: rk.decide_retry(
         i["retry_class"], attempt=i["attempt"], status=i.get("status"), headers=pairs(i.get("headers")), transport=i.get("transport"),
         elapsed_seconds=i["elapsed_seconds"], token_refreshed=i["token_refreshed"], random=i["random"], now=i["now"],
+        idempotency_key_sent=i.get("idempotency_key_sent", False),
         max_attempts=i.get("max_attempts"), max_elapsed_seconds=i.get("max_elapsed_seconds")),
     "webhook_retry_schedule": lambda i: rk.webhook_retry_schedule(),
     "webhook_next_attempt_at": lambda i: rk.webhook_next_attempt_at(i["first_attempt_at"], i["attempts_made"]),
     "webhook_gives_up_at": lambda i: rk.webhook_gives_up_at(i["first_attempt_at"]),
     "backoff_delay": backoff_delay,
-    "parse_retry_after": lambda i: rk.parse_retry_after(i["value"], i["now"], cap_seconds=i.get("cap_seconds")),
+    "parse_retry_after": lambda i: rk.parse_retry_after(i["value"], i["now"]),
     "rate_budget": rate_budget,
     "parse_api_error": lambda i: rk.parse_api_error(i["api"], i["status"], pairs(i["headers"]), raw(i["body"]),
                                                     operation_id=i["operation_id"], now=i["now"]),
@@ -205,7 +214,8 @@ ADAPTERS = {
     "operation": lambda i: rk.operation(i["operation_id"]),
     "export_state": lambda i: rk.export_state(i["state"]),
     "validate_export_command": lambda i: rk.validate_export_command(i["state"], i["command"]),
-    "export_poll_decision": lambda i: rk.export_poll_decision(i["state"], i["attempt"], random=i["random"], max_polls=i.get("max_polls"),
+    "export_poll_decision": lambda i: rk.export_poll_decision(i["state"], i["attempt"], unchanged_reads=i.get("unchanged_reads"),
+                                                              random=i["random"], max_polls=i.get("max_polls"),
                                                               max_unknown_polls=i.get("max_unknown_polls")),
     "check_export_download": lambda i: rk.check_export_download(i["status"], pairs(i["headers"]), raw(i.get("body"))) or "ok",
     "validate_export_list_query": validate_export_list_query,

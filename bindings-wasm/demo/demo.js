@@ -17,7 +17,13 @@ const event = (name, extra = {}) =>
 async function main() {
   // The rotation happened a minute ago: the previous secret is valid for four more minutes.
   const secrets = rk.activeSecrets(CURRENT, PREVIOUS, now() + 240);
-  const { server, url } = await startReceiver({ secrets });
+  let dbUp = true;
+  const stored = [];
+  const store = (e) => {
+    if (!dbUp) throw new Error('DB down');
+    stored.push(e.name);
+  };
+  const { server, url } = await startReceiver({ secrets, store });
   const post = async (headers, body) => {
     const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
     return { status: r.status, decision: (await r.json()).decision };
@@ -33,6 +39,13 @@ async function main() {
   const forgedBody = event('ddex.delivery.failed');
   const testBody = event('enterprise.webhook.test');
 
+  const outageBody = event('ddex.delivery.failed', { resource: { type: 'ddex_message', reference: '9c1f6a0e-2c3d-4e5f-8a9b-0c1d2e3f4a5b', url: '/api/v1/ddex/messages/9c1f6a0e-2c3d-4e5f-8a9b-0c1d2e3f4a5b' } });
+  const outage = rk.signWebhook(CURRENT, outageBody, { deliveryId: 'dlv-0011' });
+  const outageRedelivery = rk.signWebhook(CURRENT, outageBody, { deliveryId: 'dlv-0011', timestamp: now() + 1 });
+  const setDb = (up) => () => {
+    dbUp = up;
+  };
+
   const cases = [
     ['genuine delivery', genuine, body, 200, /^accepted/],
     ['exact duplicate (at-least-once)', genuine, body, 200, /duplicate delivery id/],
@@ -44,17 +57,24 @@ async function main() {
     ['test event', rk.signWebhook(CURRENT, testBody, { deliveryId: 'dlv-0008' }), testBody, 200, /test event/],
     ['operator replay (replay_of, new id)', rk.signWebhook(CURRENT, replayBody, { deliveryId: 'dlv-0009' }), replayBody, 200, /already applied/],
     ['signed with a wrong secret', rk.signWebhook('whsec_attacker', forgedBody, { deliveryId: 'dlv-0010' }), forgedBody, 401, /no_matching_signature/],
+    ['DB down: processing fails', outage, outageBody, 500, /processing failed/, setDb(false)],
+    ["the service's redelivery, DB back", outageRedelivery, outageBody, 200, /^accepted/, setDb(true)],
+    ['that redelivery again', outageRedelivery, outageBody, 200, /duplicate delivery id/],
   ];
 
   const rows = [];
   let ok = true;
-  for (const [name, headers, b, wantStatus, wantDecision] of cases) {
+  for (const [name, headers, b, wantStatus, wantDecision, before] of cases) {
+    if (before) before();
     const got = await post(headers, b);
     const pass = got.status === wantStatus && wantDecision.test(got.decision);
     ok &&= pass;
     rows.push([name, got.decision, String(got.status), pass ? 'ok' : `EXPECTED ${wantStatus} ${wantDecision}`]);
   }
   server.close();
+  // Exactly one effect for the delivery whose first attempt failed: nothing lost, nothing doubled.
+  const outageStored = stored.filter((n) => n === 'ddex.delivery.failed').length;
+  ok &&= outageStored === 1;
 
   const head = ['delivery', 'receiver decided', 'HTTP', 'check'];
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
@@ -62,7 +82,8 @@ async function main() {
   console.log(line(head));
   console.log('|' + widths.map((w) => '-'.repeat(w + 2)).join('|') + '|');
   rows.forEach((r) => console.log(line(r)));
-  console.log(ok ? `\n${rows.length} deliveries, every outcome as expected.` : '\nSOME OUTCOMES WERE NOT AS EXPECTED');
+  console.log(`\nThe delivery that failed on the DB outage was stored ${outageStored} time(s) after its redeliveries.`);
+  console.log(ok ? `${rows.length} deliveries, every outcome as expected.` : 'SOME OUTCOMES WERE NOT AS EXPECTED');
   process.exit(ok ? 0 : 1);
 }
 

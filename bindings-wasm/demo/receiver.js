@@ -1,17 +1,21 @@
 'use strict';
 // A webhook receiver as a user would write it with node:http and the royaltykit npm package:
-// verify the raw body, dedup on the delivery key AND the content key, apply each event once.
+// verify the raw body, claim the delivery key AND the content key, apply each event once, commit
+// after storing it or release when storing failed (two-phase dedup: a failure loses nothing).
 const http = require('node:http');
 const rk = require('royaltykit');
 
 /**
  * Starts a receiver on 127.0.0.1 (ephemeral port). `secrets` are the active secrets (current
- * first). Resolves to { server, url }.
+ * first); `store(event)` persists an event and may throw (then the receiver answers 500 and the
+ * service's redelivery is processed). Resolves to { server, url }.
  */
-function startReceiver({ secrets, namespace = 'org-demo/sub-1', capacity = 100_000, ttlSeconds = 3600 }) {
+function startReceiver({ secrets, namespace = 'org-demo/sub-1', capacity = 100_000, store = () => {} }) {
   const verifier = new rk.WebhookVerifier(secrets);
-  const deliveries = new rk.DedupWindow(capacity, ttlSeconds); // delivery and content keys
-  const events = new rk.DedupWindow(capacity, ttlSeconds); // event keys: apply once
+  // Two-phase dedup (claim, then commit or release); the default TTL outlasts the service's
+  // whole redelivery schedule.
+  const deliveries = new rk.DedupWindow(capacity); // delivery and content keys
+  const events = new rk.DedupWindow(capacity); // event keys: apply once
   const answer = (res, status, decision, extra = {}) => {
     res.writeHead(status, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ decision, ...extra }));
@@ -28,17 +32,31 @@ function startReceiver({ secrets, namespace = 'org-demo/sub-1', capacity = 100_0
         return answer(res, e.httpStatus, `rejected: ${e.code}`, { code: e.code }); // 400, 401 or 413
       }
       // Both keys: the delivery id is not signed, the content key is.
-      const newDelivery = deliveries.checkAndInsert(rk.deliveryKey(namespace, v.deliveryId));
-      const newContent = deliveries.checkAndInsert(v.contentKey);
-      if (!newDelivery) return answer(res, 200, 'duplicate delivery id, skipped');
-      if (!newContent) return answer(res, 200, 'same signed content under a new id, skipped');
-      if (v.event.isTest) return answer(res, 200, 'test event acknowledged');
-      if (!events.checkAndInsert(rk.eventKey(namespace, v.event))) {
-        return answer(res, 200, 'event already applied (replay), skipped');
+      const keys = [rk.deliveryKey(namespace, v.deliveryId), v.contentKey];
+      const claims = keys.map((k) => deliveries.claim(k));
+      if (claims.some((c) => c !== 'new')) {
+        keys.forEach((k, i) => claims[i] === 'new' && deliveries.release(k));
+        if (claims.includes('in_progress')) return answer(res, 503, 'being processed: retry later');
+        return answer(res, 200, claims[0] !== 'new' ? 'duplicate delivery id, skipped' : 'same signed content under a new id, skipped');
       }
-      // Here a real receiver persists the event, then fetches v.event.resourceUrl with a bearer
-      // token before any irreversible decision.
-      return answer(res, 200, `accepted (secret #${v.secretIndex})`, { event: v.event.name });
+      const done = (status, decision, extra) => {
+        keys.forEach((k) => deliveries.commit(k));
+        return answer(res, status, decision, extra);
+      };
+      if (v.event.isTest) return done(200, 'test event acknowledged');
+      const eventKey = rk.eventKey(namespace, v.event);
+      if (events.claim(eventKey) !== 'new') return done(200, 'event already applied (replay), skipped');
+      try {
+        // A real receiver persists the event here, then fetches v.event.resourceUrl with a bearer
+        // token before any irreversible decision.
+        store(v.event);
+      } catch (e) {
+        keys.forEach((k) => deliveries.release(k));
+        events.release(eventKey);
+        return answer(res, 500, `processing failed (${e.message}): released, the redelivery will be processed`);
+      }
+      events.commit(eventKey);
+      return done(200, `accepted (secret #${v.secretIndex})`, { event: v.event.name });
     });
   });
   return new Promise((resolve) => {

@@ -6,6 +6,7 @@
 import type {
   ApiError as ApiErrorFields,
   ApiErrorKind,
+  ClaimState,
   ExportCommand,
   ExportStateInfo,
   Jitter,
@@ -31,6 +32,7 @@ export type {
   ApiErrorKind,
   Auth,
   BodyRule,
+  ClaimState,
   ErrorFamily,
   ExportCommand,
   ExportStateInfo,
@@ -146,8 +148,17 @@ export function contentKey(secret: string, timestamp: string | number, body: Bod
 export function idempotencyKey(tenant: string, operationId: string, body?: BodyLike | null): string;
 
 export class DedupWindow {
-  constructor(capacity: number, ttlSeconds: number);
-  /** True when `key` was not seen within the TTL (process it); records it either way. */
+  /** `ttlSeconds` (how long a processed key is remembered) defaults to the service's whole
+   * redelivery schedule plus the tolerance; `leaseSeconds` (how long a claim holds) to 60. */
+  constructor(capacity: number, ttlSeconds?: number | null, options?: { leaseSeconds?: number });
+  /** Claims `key` before processing: `new` (process, then `commit` or `release`), `in_progress`
+   * (answer 503) or `done` (answer 200, skip). */
+  claim(key: string, now?: Time): ClaimState;
+  /** Marks `key` processed: call once the effect is stored, before answering 2xx. */
+  commit(key: string, now?: Time): void;
+  /** Gives up a claim after processing failed (then answer 5xx); true when one was dropped. */
+  release(key: string, now?: Time): boolean;
+  /** One phase: true when `key` was not seen (records it as processed). Prefer `claim`. */
   checkAndInsert(key: string, now?: Time): boolean;
   has(key: string, now?: Time): boolean;
   readonly size: number;
@@ -173,7 +184,8 @@ export interface BackoffPolicy {
   capSeconds: number;
 }
 export function backoffDelay(attempt: number, options?: { random?: number; policy?: BackoffPolicy }): number;
-export function parseRetryAfter(value: string | null | undefined, now?: Time, options?: { capSeconds?: number }): RetryAfter | null;
+/** The whole wait the server asked for (never shortened), or null when absent or garbage. */
+export function parseRetryAfter(value: string | null | undefined, now?: Time): RetryAfter | null;
 
 export interface RetryInput {
   retryClass: RetryClass;
@@ -186,6 +198,9 @@ export interface RetryInput {
   attempt: number;
   elapsedSeconds?: number;
   tokenRefreshed?: boolean;
+  /** Whether the request carried its idempotency key (`RequestDescriptor.idempotencyKeySent`);
+   * an `idempotent_write` without it is reconciled, never repeated blindly. */
+  idempotencyKeySent?: boolean;
   /** In [0, 1); defaults to Math.random(). */
   random?: number;
   now?: Time;
@@ -228,6 +243,8 @@ export class RequestDescriptor {
   readonly headers: Array<[string, string]>;
   readonly body: Uint8Array | null;
   readonly idempotencyKey: string | null;
+  /** Whether the key is in `headers`: pass it to `decideRetry`. */
+  readonly idempotencyKeySent: boolean;
   url(base: string): string;
 }
 export function buildRequest(operationId: string, params?: RequestParams): RequestDescriptor;
@@ -268,7 +285,12 @@ export function responseNotices(headers: HeadersLike): ResponseNotices;
 export function exportState(value: string): ExportStateInfo;
 /** The state expected after `command`; throws ExportStateError. */
 export function validateExportCommand(state: string, command: ExportCommand): string;
-export function exportPollDecision(state: string, attempt: number, options?: { random?: number; maxPolls?: number; maxUnknownPolls?: number }): PollDecision;
+/** `unchangedReads`: the consecutive reads, this one included, that returned this same state (default 1). */
+export function exportPollDecision(
+  state: string,
+  attempt: number,
+  options?: { unchangedReads?: number; random?: number; maxPolls?: number; maxUnknownPolls?: number },
+): PollDecision;
 /** Throws ExportDownloadError for partial content and ApiError for an error status; true when whole. */
 export function checkExportDownload(status: number, headers: HeadersLike | null | undefined, body?: BodyLike | null, options?: { now?: Time }): true;
 export function validateExportListQuery(query: { limit?: number | string; cursor?: string; exportClass?: string; status?: string; format?: string }): string;

@@ -289,11 +289,23 @@ function idempotencyKey(tenant, operationId, body) {
   return call(() => native.idempotencyKey(toStr(tenant, 'tenant'), toStr(operationId, 'operationId'), bytes));
 }
 
-/** Bounded in-memory dedup window; `checkAndInsert(key, now?)` is true when first seen. */
+/** Bounded in-memory dedup window: `claim` → `commit` / `release` (two-phase), or the one-phase
+ * `checkAndInsert`. Absent TTL and lease are the core's defaults. */
 class DedupWindow {
-  constructor(capacity, ttlSeconds) {
+  constructor(capacity, ttlSeconds, opts) {
+    const o = options(opts);
     const seed = globalThis.crypto.getRandomValues(new Uint8Array(16));
-    this._inner = call(() => new native.DedupWindow(toNumber(capacity, 'capacity'), toNumber(ttlSeconds, 'ttlSeconds'), seed));
+    const args = [toNumber(capacity, 'capacity'), toNumber(ttlSeconds, 'ttlSeconds', undefined), toNumber(o.leaseSeconds, 'leaseSeconds', undefined), seed];
+    this._inner = call(() => new native.DedupWindow(...args));
+  }
+  claim(key, now) {
+    return call(() => this._inner.claim(toStr(key, 'key'), nowSeconds(now)));
+  }
+  commit(key, now) {
+    call(() => this._inner.commit(toStr(key, 'key'), nowSeconds(now)));
+  }
+  release(key, now) {
+    return call(() => this._inner.release(toStr(key, 'key'), nowSeconds(now)));
   }
   checkAndInsert(key, now) {
     return call(() => this._inner.checkAndInsert(toStr(key, 'key'), nowSeconds(now)));
@@ -356,13 +368,12 @@ function backoffDelay(attempt, opts) {
   return call(() => native.backoffDelay(a, r, steps, lo, hi, jitter, cap));
 }
 
-/** Parses a Retry-After value relative to `now`: `{ seconds, capped, form }` or null. */
-function parseRetryAfter(value, now, opts) {
+/** Parses a Retry-After value relative to `now`: `{ seconds, form }` (the whole wait, never
+ * shortened) or null. */
+function parseRetryAfter(value, now) {
   if (value === undefined || value === null) return null;
-  const o = options(opts);
   const v = toStr(value, 'value');
-  const cap = toNumber(o.capSeconds, 'capSeconds', undefined);
-  return JSON.parse(call(() => native.parseRetryAfter(v, nowSeconds(now), cap)));
+  return JSON.parse(call(() => native.parseRetryAfter(v, nowSeconds(now))));
 }
 
 /**
@@ -381,10 +392,12 @@ function decideRetry(input) {
   const elapsed = toNumber(input.elapsedSeconds, 'elapsedSeconds', 0);
   const refreshed = input.tokenRefreshed === undefined ? false : input.tokenRefreshed;
   if (typeof refreshed !== 'boolean') throw new TypeError('tokenRefreshed must be a boolean');
+  const keySent = input.idempotencyKeySent === undefined ? false : input.idempotencyKeySent;
+  if (typeof keySent !== 'boolean') throw new TypeError('idempotencyKeySent must be a boolean');
   const r = randomArg(input.random);
   const maxAttempts = toNumber(input.maxAttempts, 'maxAttempts', undefined);
   const maxElapsed = toNumber(input.maxElapsedSeconds, 'maxElapsedSeconds', undefined);
-  return JSON.parse(call(() => native.decideRetry(cls, status, flat, transport, attempt, elapsed, refreshed, r, nowSeconds(input.now), maxAttempts, maxElapsed)));
+  return JSON.parse(call(() => native.decideRetry(cls, status, flat, transport, attempt, elapsed, refreshed, keySent, r, nowSeconds(input.now), maxAttempts, maxElapsed)));
 }
 
 /**
@@ -578,7 +591,7 @@ function validateExportCommand(state, command) {
 /** `{ action: 'keep_polling' | 'download' | 'stop', delaySeconds, reason }` after reading an export. */
 function exportPollDecision(state, attempt, opts) {
   const o = options(opts);
-  const args = [toStr(state, 'state'), toNumber(attempt, 'attempt'), randomArg(o.random),
+  const args = [toStr(state, 'state'), toNumber(attempt, 'attempt'), toNumber(o.unchangedReads, 'unchangedReads', undefined), randomArg(o.random),
     toNumber(o.maxPolls, 'maxPolls', undefined), toNumber(o.maxUnknownPolls, 'maxUnknownPolls', undefined)];
   return JSON.parse(call(() => native.exportPollDecision(...args)));
 }

@@ -26,6 +26,7 @@ fn descriptor(d: RequestDescriptor) -> js_sys::Array {
     let fields = json!({
         "operationId": d.operation_id, "method": d.method, "path": d.path, "query": d.query,
         "pathAndQuery": d.path_and_query(), "headers": d.headers, "idempotencyKey": d.idempotency_key,
+        "idempotencyKeySent": d.idempotency_key_sent,
     });
     let body = d
         .body

@@ -269,16 +269,43 @@ pub struct DedupWindow(dedup::DedupWindow);
 
 #[wasm_bindgen]
 impl DedupWindow {
-    /// `dedup::DedupWindow::new`; `seed` must be 16 bytes.
+    /// `dedup::DedupWindow::with_defaults`; `seed` must be 16 bytes.
     #[wasm_bindgen(constructor)]
-    pub fn new(capacity: f64, ttl_seconds: f64, seed: &[u8]) -> R<DedupWindow> {
+    pub fn new(
+        capacity: f64,
+        ttl_seconds: Option<f64>,
+        lease_seconds: Option<f64>,
+        seed: &[u8],
+    ) -> R<DedupWindow> {
         let seed: [u8; 16] = seed
             .try_into()
             .map_err(|_| err(ArgumentError::new("seed", "must be 16 bytes")))?;
-        let (c, t) = (int("capacity", capacity)?, int("ttl_seconds", ttl_seconds)?);
-        dedup::DedupWindow::new(c, t, seed)
+        let (c, t) = (
+            int("capacity", capacity)?,
+            opt_int("ttl_seconds", ttl_seconds)?,
+        );
+        let lease = opt_int("lease_seconds", lease_seconds)?;
+        dedup::DedupWindow::with_defaults(c, t, lease, seed)
             .map(DedupWindow)
             .map_err(err)
+    }
+
+    /// `dedup::DedupWindow::claim`: `new`, `in_progress` or `done`.
+    pub fn claim(&mut self, key: &str, now: f64) -> R<String> {
+        let now = now_arg(now)?;
+        Ok(self.0.claim(key, now).map_err(err)?.as_str().to_owned())
+    }
+
+    /// `dedup::DedupWindow::commit`.
+    pub fn commit(&mut self, key: &str, now: f64) -> R<()> {
+        let now = now_arg(now)?;
+        self.0.commit(key, now).map_err(err)
+    }
+
+    /// `dedup::DedupWindow::release`.
+    pub fn release(&mut self, key: &str, now: f64) -> R<bool> {
+        let now = now_arg(now)?;
+        self.0.release(key, now).map_err(err)
     }
 
     /// `dedup::DedupWindow::check_and_insert`.

@@ -55,13 +55,10 @@ pub fn backoff_delay(
     policy.delay(attempt, random).map_err(err)
 }
 
-/// `retry::parse_retry_after_capped`, as JSON (`null` when absent or garbage).
+/// `retry::parse_retry_after`, as JSON (`null` when absent or garbage).
 #[wasm_bindgen(js_name = parseRetryAfter)]
-pub fn parse_retry_after(value: &str, now: f64, cap_seconds: Option<f64>) -> R<String> {
-    let (now, cap) = (now_arg(now)?, opt_int("cap_seconds", cap_seconds)?);
-    retry::parse_retry_after_capped(value, now, cap)
-        .map(|r| json(&r))
-        .map_err(err)
+pub fn parse_retry_after(value: &str, now: f64) -> R<String> {
+    Ok(json(&retry::parse_retry_after(value, now_arg(now)?)))
 }
 
 /// `retry::decide_retry_parts`, as JSON.
@@ -75,6 +72,7 @@ pub fn decide_retry(
     attempt: f64,
     elapsed_seconds: f64,
     token_refreshed: bool,
+    idempotency_key_sent: bool,
     random: f64,
     now: f64,
     max_attempts: Option<f64>,
@@ -89,6 +87,7 @@ pub fn decide_retry(
         elapsed_seconds,
         token_refreshed,
         random,
+        idempotency_key_sent,
     };
     let d = retry::decide_retry_parts(
         class,

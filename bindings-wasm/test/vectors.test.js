@@ -139,17 +139,21 @@ const ADAPTERS = {
     const w = new rk.DedupWindow(i.capacity, i.ttl_seconds);
     return i.ops.map((op) => w.checkAndInsert(op.key, op.now));
   },
+  dedup_claims: (i) => {
+    const w = new rk.DedupWindow(i.capacity, i.ttl_seconds, { leaseSeconds: i.lease_seconds });
+    return i.ops.map((op) => (op.op === 'commit' ? (w.commit(op.key, op.now), null) : w[op.op](op.key, op.now)));
+  },
   decide_retry: (i) =>
     rk.decideRetry({
       retryClass: i.retry_class, status: i.status, headers: i.headers, transport: i.transport, attempt: i.attempt, elapsedSeconds: i.elapsed_seconds,
-      tokenRefreshed: i.token_refreshed, random: i.random, now: i.now, maxAttempts: i.max_attempts, maxElapsedSeconds: i.max_elapsed_seconds,
+      tokenRefreshed: i.token_refreshed, idempotencyKeySent: i.idempotency_key_sent, random: i.random, now: i.now, maxAttempts: i.max_attempts, maxElapsedSeconds: i.max_elapsed_seconds,
     }),
   webhook_retry_schedule: () => rk.webhookRetrySchedule(),
   webhook_next_attempt_at: (i) => rk.webhookNextAttemptAt(i.first_attempt_at, i.attempts_made),
   webhook_gives_up_at: (i) => rk.webhookGivesUpAt(i.first_attempt_at),
   backoff_delay: (i) =>
     rk.backoffDelay(i.attempt, { random: i.random, policy: i.policy && { steps: i.policy.steps, band: i.policy.band, jitter: i.policy.jitter, capSeconds: i.policy.cap_seconds } }),
-  parse_retry_after: (i) => rk.parseRetryAfter(i.value, i.now, { capSeconds: i.cap_seconds }),
+  parse_retry_after: (i) => rk.parseRetryAfter(i.value, i.now),
   rate_budget: rateBudget,
   parse_api_error: (i) => rk.parseApiError(i.api, i.status, i.headers, bytes(i.body), { operationId: i.operation_id ?? undefined, now: i.now }),
   build_request: ({ operation_id, params: p }) =>
@@ -170,7 +174,8 @@ const ADAPTERS = {
   operation: (i) => rk.operation(i.operation_id),
   export_state: (i) => rk.exportState(i.state),
   validate_export_command: (i) => rk.validateExportCommand(i.state, i.command),
-  export_poll_decision: (i) => rk.exportPollDecision(i.state, i.attempt, { random: i.random, maxPolls: i.max_polls, maxUnknownPolls: i.max_unknown_polls }),
+  export_poll_decision: (i) =>
+    rk.exportPollDecision(i.state, i.attempt, { unchangedReads: i.unchanged_reads, random: i.random, maxPolls: i.max_polls, maxUnknownPolls: i.max_unknown_polls }),
   check_export_download: (i) => rk.checkExportDownload(i.status, i.headers, bytes(i.body)) && 'ok',
   validate_export_list_query: (i) => rk.validateExportListQuery(Object.fromEntries(i.query.map(([k, v]) => [LIST_NAMES[k] ?? k, v]))),
   step_up_satisfies: (i) => rk.stepUpSatisfies(i.requirement, i.kind, i.at, { now: i.now, maxAgeSeconds: i.max_age_seconds }),

@@ -8,7 +8,7 @@
 //! bounded and never fails.
 
 use crate::catalog::{self, Api};
-use crate::retry::{retry_after_from_headers, DEFAULT_RETRY_AFTER_CAP_SECONDS};
+use crate::retry::retry_after_from_headers;
 use crate::{ArgumentError, HeaderMap};
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -89,7 +89,7 @@ pub struct ApiError {
     pub body_code: Option<String>,
     /// Field errors: field name to messages.
     pub field_errors: HashMap<String, Vec<String>>,
-    /// `Retry-After` in seconds, when present (capped at one hour).
+    /// `Retry-After` in seconds, when present: the whole wait, never shortened.
     pub retry_after_seconds: Option<u64>,
     /// Whether the operation declares this status; `None` without an operation or where the
     /// spec declares no statuses.
@@ -165,12 +165,7 @@ pub fn parse_api_error<H: HeaderMap + ?Sized>(
         message: String::new(),
         body_code: None,
         field_errors: HashMap::new(),
-        retry_after_seconds: retry_after_from_headers(
-            headers,
-            now,
-            DEFAULT_RETRY_AFTER_CAP_SECONDS,
-        )
-        .map(|r| r.seconds),
+        retry_after_seconds: retry_after_from_headers(headers, now).map(|r| r.seconds),
         declared: op.and_then(|o| o.declares(status)),
         operation_id: op.map(|o| o.id.to_owned()),
         raw_body: raw(body),

@@ -217,14 +217,19 @@ pub const DEFAULT_MAX_UNKNOWN_POLLS: i64 = 5;
 pub const DEFAULT_MAX_POLLS: i64 = 100;
 
 /// Decides the next step of a create → poll → download loop. `attempt` counts the reads made
-/// (1 after the first). Promises: `ready` → `download`; cancelled or revoked → `stop`; `queued`
-/// → `keep_polling` with the default backoff delay (2, 5, 15, then 30–60 s) up to `max_polls`;
-/// an unknown state → `keep_polling` up to `max_unknown_polls` reads, then `stop`;
-/// `invalid_argument` for an attempt below 1, a random value outside [0, 1) or non-positive bounds.
-/// Absent bounds are [`DEFAULT_MAX_POLLS`] and [`DEFAULT_MAX_UNKNOWN_POLLS`].
+/// (1 after the first); `unchanged_reads` counts the consecutive reads, this one included, that
+/// returned this same state (absent: 1, the first read of it). Promises: `ready` → `download`;
+/// cancelled or revoked → `stop`; `queued` or a state the spec does not show → `keep_polling`
+/// with the default backoff delay (2, 5, 15, then 30–60 s) until `max_polls` reads; an unknown
+/// state also stops once it stayed unchanged for `max_unknown_polls` reads (the reporting spec
+/// does not show the full status set, so states between queued and ready are expected and a
+/// new one starts its count again); `invalid_argument` for an attempt below 1, unchanged reads
+/// outside 1..=attempt, a random value outside [0, 1) or non-positive bounds. Absent bounds are
+/// [`DEFAULT_MAX_POLLS`] and [`DEFAULT_MAX_UNKNOWN_POLLS`].
 pub fn export_poll_decision(
     state: &ExportState,
     attempt: i64,
+    unchanged_reads: Option<i64>,
     random: f64,
     max_polls: Option<i64>,
     max_unknown_polls: Option<i64>,
@@ -233,6 +238,13 @@ pub fn export_poll_decision(
     let max_unknown_polls = max_unknown_polls.unwrap_or(DEFAULT_MAX_UNKNOWN_POLLS);
     if max_polls < 1 || max_unknown_polls < 1 {
         return Err(ArgumentError::new("max_polls", "bounds must be 1 or more"));
+    }
+    let unchanged = unchanged_reads.unwrap_or(1);
+    if unchanged < 1 || (attempt >= 1 && unchanged > attempt) {
+        return Err(ArgumentError::new(
+            "unchanged_reads",
+            format!("must be 1 to the number of reads ({attempt}), got {unchanged}"),
+        ));
     }
     let delay = BackoffPolicy::default().delay(attempt, random)?;
     let keep = |reason: String| PollDecision {
@@ -254,15 +266,15 @@ pub fn export_poll_decision(
         ExportState::Cancelled | ExportState::Revoked => {
             stop(format!("the export is {state}: an end state, there is nothing to download"))
         }
-        ExportState::Queued if attempt >= max_polls => {
-            stop(format!("still queued after {attempt} reads (limit {max_polls}); give up or raise the limit"))
-        }
+        _ if attempt >= max_polls => stop(format!(
+            "still {state} after {attempt} reads (limit {max_polls}); give up or raise the limit"
+        )),
         ExportState::Queued => keep(format!("queued: read it again after {delay} s")),
-        ExportState::Unknown(v) if attempt >= max_unknown_polls => stop(format!(
-            "state {v:?} is not one the spec shows and did not change after {attempt} reads; stopping rather than polling forever"
+        ExportState::Unknown(v) if unchanged >= max_unknown_polls => stop(format!(
+            "state {v:?} is not one the spec shows and did not change for {unchanged} reads; stopping rather than polling forever"
         )),
         ExportState::Unknown(v) => keep(format!(
-            "state {v:?} is not one the spec shows; reading again (at most {max_unknown_polls} reads)"
+            "state {v:?} is not one the spec shows (the full status set is not shown); reading again (at most {max_unknown_polls} reads while it stays unchanged)"
         )),
     })
 }

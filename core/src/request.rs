@@ -101,6 +101,11 @@ pub struct RequestDescriptor {
     pub body: Option<Vec<u8>>,
     /// The idempotency key used (given or derived), on operations that take one.
     pub idempotency_key: Option<String>,
+    /// Whether the key is in `headers`, i.e. actually sent. Reporting `idem` operations send it
+    /// only when the host names the header (the spec does not show its name); pass this to the
+    /// retry decision ([`crate::retry::RetryState::idempotency_key_sent`]): without it, a
+    /// timed-out create must be reconciled, not repeated.
+    pub idempotency_key_sent: bool,
 }
 
 /// Headers whose values are credentials: never printed.
@@ -124,6 +129,7 @@ impl fmt::Debug for RequestDescriptor {
             .field("headers", &headers)
             .field("body_bytes", &self.body.as_ref().map(Vec::len))
             .field("idempotency_key", &self.idempotency_key)
+            .field("idempotency_key_sent", &self.idempotency_key_sent)
             .finish()
     }
 }
@@ -264,6 +270,7 @@ pub fn build_request(
         _ => {}
     }
 
+    let mut key_sent = false;
     let idempotency_key = match op.idempotency {
         Idempotency::None => {
             if params.idempotency_key.is_some() {
@@ -311,6 +318,7 @@ pub fn build_request(
             };
             if let Some(h) = header {
                 headers.push((h, key.clone()));
+                key_sent = true;
             }
             Some(key)
         }
@@ -326,6 +334,7 @@ pub fn build_request(
         headers,
         body: body.map(<[u8]>::to_vec),
         idempotency_key,
+        idempotency_key_sent: key_sent,
     })
 }
 

@@ -130,6 +130,7 @@ pub fn build_token_request<S: AsRef<str>>(
         ],
         body: Some(Value::Object(body).to_string().into_bytes()),
         idempotency_key: None,
+        idempotency_key_sent: false,
     })
 }
 
@@ -343,6 +344,7 @@ pub fn build_enterprise_token_request(
         ],
         body: None,
         idempotency_key: None,
+        idempotency_key_sent: false,
     })
 }
 

@@ -98,16 +98,18 @@ proptest! {
         prop_assert!(d <= bound + 1e-9);
     }
 
-    /// An unsafe create is never retried once the request may have been sent.
+    /// An unsafe create, and an idempotent write sent without its key, is never retried once
+    /// the request may have been sent.
     #[test]
-    fn unsafe_create_is_never_blindly_retried(status in 100u16..600, attempt in 1i64..10, elapsed in 0.0f64..1000.0, r in 0.0f64..1.0, transport in 0usize..4) {
+    fn unsafe_create_is_never_blindly_retried(status in 100u16..600, attempt in 1i64..10, elapsed in 0.0f64..1000.0, r in 0.0f64..1.0, transport in 0usize..4, keyless_idem in proptest::bool::ANY, key_sent in proptest::bool::ANY) {
         let outcome = match transport {
             0 => Outcome::Transport(TransportFailure::Timeout),
             1 => Outcome::Transport(TransportFailure::ConnectionLost),
             _ => Outcome::Response { status, retry_after: None },
         };
-        let state = RetryState { attempt, elapsed_seconds: elapsed, token_refreshed: false, random: r };
-        let d = retry::decide_retry(RetryClass::UnsafeCreate, outcome, state, RetryLimits::new(100, 1e9).unwrap(), &BackoffPolicy::default()).unwrap();
+        let (class, key_sent) = if keyless_idem { (RetryClass::IdempotentWrite, false) } else { (RetryClass::UnsafeCreate, key_sent) };
+        let state = RetryState { attempt, elapsed_seconds: elapsed, token_refreshed: false, random: r, idempotency_key_sent: key_sent };
+        let d = retry::decide_retry(class, outcome, state, RetryLimits::new(100, 1e9).unwrap(), &BackoffPolicy::default()).unwrap();
         let maybe_sent = match outcome {
             Outcome::Transport(_) => true,
             Outcome::Response { status, .. } => status == 408 || status >= 500,

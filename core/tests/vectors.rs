@@ -97,7 +97,7 @@ fn descriptor(d: &RequestDescriptor) -> Value {
         "method": d.method, "path": d.path, "query": d.query,
         "headers": d.headers.iter().map(|(n, v)| json!([n, v])).collect::<Vec<_>>(),
         "body": d.body.as_ref().map(|b| json!({"utf8": String::from_utf8_lossy(b)})),
-        "idempotency_key": d.idempotency_key,
+        "idempotency_key": d.idempotency_key, "idempotency_key_sent": d.idempotency_key_sent,
     })
 }
 
@@ -160,6 +160,7 @@ fn decide_retry(i: &Value) -> Outcome {
         elapsed_seconds: i["elapsed_seconds"].as_f64().unwrap(),
         token_refreshed: i["token_refreshed"].as_bool().unwrap(),
         random: i["random"].as_f64().unwrap(),
+        idempotency_key_sent: i["idempotency_key_sent"].as_bool().unwrap_or(false),
     };
     let class = retry::RetryClass::parse(text(&i["retry_class"]))?;
     let transport = i["transport"]
@@ -230,6 +231,22 @@ fn rate_budget(i: &Value) -> Outcome {
     Ok(Value::Array(out))
 }
 
+/// A new window (absent TTL and lease: the core's defaults), then claim / commit / release.
+fn dedup_claims(i: &Value) -> Outcome {
+    let (ttl, lease) = (opt_int(&i["ttl_seconds"]), opt_int(&i["lease_seconds"]));
+    let mut w = dedup::DedupWindow::with_defaults(int(&i["capacity"]), ttl, lease, [42; 16])?;
+    let mut out = Vec::new();
+    for op in i["ops"].as_array().unwrap() {
+        let (key, now) = (text(&op["key"]), int(&op["now"]));
+        out.push(match text(&op["op"]) {
+            "claim" => json!(w.claim(key, now)?.as_str()),
+            "commit" => json!(w.commit(key, now)?),
+            _ => json!(w.release(key, now)?),
+        });
+    }
+    Ok(Value::Array(out))
+}
+
 /// A new window, then `check_and_insert` per op.
 fn dedup_window(i: &Value) -> Outcome {
     let mut w = dedup::DedupWindow::new(int(&i["capacity"]), int(&i["ttl_seconds"]), [42; 16])?;
@@ -254,6 +271,7 @@ fn export_call(function: &str, i: &Value) -> Option<Outcome> {
         "export_poll_decision" => view(export::export_poll_decision(
             &state(),
             int(&i["attempt"]),
+            opt_int(&i["unchanged_reads"]),
             i["random"].as_f64().unwrap(),
             opt_int(&i["max_polls"]),
             opt_int(&i["max_unknown_polls"]),
@@ -310,6 +328,7 @@ fn adapter(function: &str, i: &Value) -> Option<Outcome> {
             &bytes(&i["body"]),
         )),
         "dedup_window" => dedup_window(i),
+        "dedup_claims" => dedup_claims(i),
         "decide_retry" => decide_retry(i),
         "webhook_retry_schedule" => Ok(json!(retry::webhook_retry_schedule())),
         "webhook_next_attempt_at" => view(retry::webhook_next_attempt_at(
@@ -320,11 +339,10 @@ fn adapter(function: &str, i: &Value) -> Option<Outcome> {
             &i["first_attempt_at"]
         )))),
         "backoff_delay" => backoff_delay(i),
-        "parse_retry_after" => view(retry::parse_retry_after_capped(
+        "parse_retry_after" => Ok(json!(retry::parse_retry_after(
             text(&i["value"]),
-            int(&i["now"]),
-            opt_int(&i["cap_seconds"]),
-        )),
+            int(&i["now"])
+        ))),
         "rate_budget" => rate_budget(i),
         "parse_api_error" => (|| {
             let api = catalog::Api::parse(text(&i["api"]))?;

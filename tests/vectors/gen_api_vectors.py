@@ -82,6 +82,8 @@ err("enterprise: 503 with Retry-After", E, 503, b"", headers=[("Retry-After", "1
 err("enterprise: 429 with an HTTP-date Retry-After", E, 429, {"success": False, "message": "Too Many Attempts."}, headers=[("retry-after", email.utils.formatdate(NOW + 30, usegmt=True))],
     message="Too Many Attempts.", retry_after=30)
 err("enterprise: 429 with garbage Retry-After", E, 429, b"", headers=[("Retry-After", "soon")])
+# "wait at least Retry-After" (enterprise Errors, client behaviour): the value is reported in full, never capped
+err("reports: 429 with Retry-After 7200 is reported in full", R, 429, b"", headers=[("Retry-After", "7200")], retry_after=7200)
 err("enterprise: operation given, the spec declares no statuses", E, 409, {"success": False, "message": "Conflict"}, operation="createEnterpriseWebhook", message="Conflict")
 err("enterprise: errors without a message", E, 422, {"success": False, "errors": {"events": ["Unknown event."]}}, fields={"events": ["Unknown event."]})
 # reporting: declared statuses of several operations
@@ -154,7 +156,9 @@ def req(comment, op, *, path=None, query=(), body=None, token=TOKEN, tenant=T, u
         c["error"] = error
     else:
         c["expected"] = {"method": method, "path": epath, "query": equery, "headers": headers,
-                         "body": body_field(body) if ebody == "same" else ebody, "idempotency_key": ekey}
+                         "body": body_field(body) if ebody == "same" else ebody, "idempotency_key": ekey,
+                         # sent only when a header carries it (reporting: the key's parameter name is not shown)
+                         "idempotency_key_sent": ekey is not None and any(h[1] == ekey for h in headers or [])}
     reqs.append(c)
 
 

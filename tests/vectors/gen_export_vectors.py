@@ -40,10 +40,23 @@ poll += [
     {"state": "cancelled", "attempt": 2, "random": 0.5, "expected": {"action": "stop", "delay_seconds": 0.0}},
     {"state": "canceled", "attempt": 2, "random": 0.5, "expected": {"action": "stop", "delay_seconds": 0.0}},
     {"state": "revoked", "attempt": 1, "random": 0.5, "expected": {"action": "stop", "delay_seconds": 0.0}},
+    # The reporting spec does not show the full status set, so states between queued and ready
+    # are expected: the bound counts consecutive reads of the same unknown state
+    # (`unchanged_reads`, absent: 1), never the reads of the whole loop.
     {"state": "processing", "attempt": 1, "random": 0.5, "expected": {"action": "keep_polling", "delay_seconds": 2.0}, "comment": "unknown state: a few more reads"},
-    {"state": "processing", "attempt": 4, "random": 0.0, "expected": {"action": "keep_polling", "delay_seconds": 30.0}},
-    {"state": "processing", "attempt": 5, "random": 0.5, "expected": {"action": "stop", "delay_seconds": 0.0}, "comment": "unknown state: stop after 5 reads"},
-    {"state": "processing", "attempt": 2, "random": 0.5, "max_unknown_polls": 2, "expected": {"action": "stop", "delay_seconds": 0.0}},
+    {"state": "processing", "attempt": 4, "random": 0.0, "unchanged_reads": 4, "expected": {"action": "keep_polling", "delay_seconds": 30.0}},
+    {"state": "processing", "attempt": 5, "random": 0.5, "unchanged_reads": 5, "expected": {"action": "stop", "delay_seconds": 0.0},
+     "comment": "unknown state unchanged for 5 reads: stop"},
+    {"state": "processing", "attempt": 6, "random": 0.5, "unchanged_reads": 1, "expected": {"action": "keep_polling", "delay_seconds": 45.0},
+     "comment": "five queued reads, then the first read of an unknown state keeps polling (reporting spec: full status set not shown)"},
+    {"state": "processing", "attempt": 6, "random": 0.5, "expected": {"action": "keep_polling", "delay_seconds": 45.0},
+     "comment": "unchanged_reads absent counts as the first read of the state"},
+    {"state": "processing", "attempt": 2, "random": 0.5, "unchanged_reads": 2, "max_unknown_polls": 2, "expected": {"action": "stop", "delay_seconds": 0.0}},
+    {"state": "processing", "attempt": 100, "random": 0.5, "unchanged_reads": 1, "expected": {"action": "stop", "delay_seconds": 0.0},
+     "comment": "the 100-read bound applies to unknown states too"},
+    {"state": "processing", "attempt": 3, "random": 0.5, "unchanged_reads": 4, "error": "invalid_argument",
+     "comment": "more unchanged reads than reads"},
+    {"state": "processing", "attempt": 3, "random": 0.5, "unchanged_reads": 0, "error": "invalid_argument"},
     {"state": "queued", "attempt": 0, "random": 0.5, "error": "invalid_argument"},
     {"state": "queued", "attempt": 1, "random": 1.0, "error": "invalid_argument"},
 ]

@@ -40,9 +40,15 @@ cases = []
 
 
 def decision(comment, spec, retry_class, expect, *, status=None, headers=None, transport=None, attempt=1,
-             elapsed=0.0, refreshed=False, random=0.5, max_attempts=None, max_elapsed=None):
+             elapsed=0.0, refreshed=False, random=0.5, max_attempts=None, max_elapsed=None, key_sent=None):
     inp = {"retry_class": retry_class, "attempt": attempt, "elapsed_seconds": elapsed,
            "token_refreshed": refreshed, "random": random, "now": NOW}
+    # An idempotent write is repeatable only with its key on the wire (DESIGN §3); the matrix
+    # below reads idempotent_write as sent with its key unless a case says otherwise.
+    if key_sent is None and retry_class == "idempotent_write":
+        key_sent = True
+    if key_sent is not None and key_sent != "absent":
+        inp["idempotency_key_sent"] = key_sent
     if status is not None:
         inp["status"] = status
         inp["headers"] = headers or []
@@ -106,10 +112,16 @@ decision("429 with an HTTP-date Retry-After 90 s ahead", S_429, "read", ("retry"
          headers=[["Retry-After", email.utils.formatdate(NOW + 90, usegmt=True)]])
 decision("429 with a Retry-After date in the past retries at once", S_429, "read", ("retry", "rate_limited_retry_after", 0.0, None), status=429,
          headers=[["Retry-After", email.utils.formatdate(NOW - 90, usegmt=True)]])
-decision("429 with an absurd Retry-After is capped to 1 h, then the time budget stops it", S_429, "read",
-         ("stop", "time_budget_exhausted", 0.0, None), status=429, headers=[["Retry-After", "999999"]])
-decision("429 with an absurd Retry-After and a long budget waits the cap", S_429, "read",
-         ("retry", "rate_limited_retry_after", 3600.0, None), status=429, headers=[["Retry-After", "999999"]], max_elapsed=7200)
+# Retry-After is never shortened (enterprise: "wait at least Retry-After"); a wait past the retry
+# budget stops with the wait in the decision instead of a shorter retry.
+decision("429 with Retry-After 7200 passes the 300 s budget: stop with the full wait, never shortened", S_429, "read",
+         ("stop", "retry_after_exceeds_budget", 7200.0, None), status=429, headers=[["Retry-After", "7200"]])
+decision("429 with Retry-After 7200 and a 7200 s budget waits all of it", S_429, "read",
+         ("retry", "rate_limited_retry_after", 7200.0, None), status=429, headers=[["Retry-After", "7200"]], max_elapsed=7200)
+decision("429 with an absurd Retry-After: stop with the wait", S_429, "read",
+         ("stop", "retry_after_exceeds_budget", 999999.0, None), status=429, headers=[["Retry-After", "999999"]], max_elapsed=7200)
+decision("503 with Retry-After 3601 on a read: stop with the wait (not 3600)", S_429, "read",
+         ("stop", "retry_after_exceeds_budget", 3601.0, None), status=503, headers=[["Retry-After", "3601"]])
 decision("429 with garbage Retry-After backs off", S_429, "read", ("retry", "rate_limited_backoff", D1, None), status=429, headers=[["Retry-After", "soon"]])
 decision("429 on an unsafe create retries: nothing was applied", S_429, "unsafe_create", ("retry", "rate_limited_retry_after", 3.0, None), status=429, headers=[["Retry-After", "3"]])
 decision("attempt 5 of 5: no retry left", "retry loop bound (max attempts)", "read", ("stop", "attempts_exhausted", 0.0, None), status=503, attempt=5)
@@ -120,6 +132,24 @@ decision("elapsed 285 + 15 s backoff is exactly the budget", "retry loop bound (
 decision("limits do not turn reconcile into stop", S_CREATE, "unsafe_create", ("reconcile", "maybe_sent_reconcile", 0.0, "lookup_by_sent_data"), transport="timeout", attempt=5)
 decision("limits do not block the one token refresh", S_401, "read", ("refresh_token", "unauthorized_refresh", 0.0, None), status=401, attempt=5)
 decision("idempotent write 409 (idempotency conflict) stops", S_409, "idempotent_write", ("stop", "conflict", 0.0, None), status=409, attempt=3)
+
+# --- an idem operation sent without its key is a create (reporting: the key's parameter name is
+# not shown, so build_request sends it only when the host names the header; enterprise Retry
+# safety: creates must not be retried blindly) ------------------------------------------------------
+S_KEYLESS = "reporting: operations marked idem declare an idempotency-key parameter whose name is not shown; without the key sent, a create must not be retried blindly (enterprise Retry safety)"
+for t in ["timeout", "connection_lost"]:
+    decision(f"idempotent_write without its key: {t} reconciles (no blind second create)", S_KEYLESS, "idempotent_write",
+             ("reconcile", "maybe_sent_reconcile", 0.0, "lookup_by_sent_data"), transport=t, key_sent=False)
+for st in [408, 500, 503]:
+    rule = "request_timeout" if st == 408 else "server_error"
+    decision(f"idempotent_write without its key: {st} reconciles", S_KEYLESS, "idempotent_write",
+             ("reconcile", rule + "_reconcile", 0.0, "lookup_by_sent_data"), status=st, key_sent=False)
+decision("idempotent_write without its key: connect_failed still retries (nothing was sent)", S_CONNECT, "idempotent_write",
+         ("retry", "connect_failed_retry", D1, None), transport="connect_failed", key_sent=False)
+decision("idempotent_write without its key: 429 still retries (nothing was applied)", S_429, "idempotent_write",
+         ("retry", "rate_limited_retry_after", 3.0, None), status=429, headers=[["Retry-After", "3"]], key_sent=False)
+decision("the key-sent flag is absent: an idempotent write is treated as sent without its key", S_KEYLESS, "idempotent_write",
+         ("reconcile", "maybe_sent_reconcile", 0.0, "lookup_by_sent_data"), transport="timeout", key_sent="absent")
 
 
 def bad(comment, **inp):
@@ -188,29 +218,36 @@ def asctime(t):
     return time.strftime("%a %b ", g) + ("%2d" % g.tm_mday) + time.strftime(" %H:%M:%S %Y", g)
 
 
-def ra(comment, value, expected, now=RA_NOW, cap=None):
-    c = {"comment": comment, "value": value, "now": now, "expected": expected}
-    if cap is not None:
-        c["cap_seconds"] = cap
-    return c
+def ra(comment, value, expected, now=RA_NOW):
+    return {"comment": comment, "value": value, "now": now, "expected": expected}
 
 
+def d(seconds):
+    return {"seconds": seconds, "form": "delta_seconds"}
+
+
+def h(seconds):
+    return {"seconds": seconds, "form": "http_date"}
+
+
+# Never shortened (enterprise Errors: "wait at least Retry-After"): no cap.
 retry_after = [
-    ra("delta-seconds", "120", {"seconds": 120, "capped": False, "form": "delta_seconds"}),
-    ra("zero", "0", {"seconds": 0, "capped": False, "form": "delta_seconds"}),
-    ra("surrounding spaces", "  30 ", {"seconds": 30, "capped": False, "form": "delta_seconds"}),
-    ra("one hour exactly", "3600", {"seconds": 3600, "capped": False, "form": "delta_seconds"}),
-    ra("over an hour: capped", "3601", {"seconds": 3600, "capped": True, "form": "delta_seconds"}),
-    ra("more digits than 64 bits: capped", "99999999999999999999999", {"seconds": 3600, "capped": True, "form": "delta_seconds"}),
-    ra("custom cap 10", "60", {"seconds": 10, "capped": True, "form": "delta_seconds"}, cap=10),
-    ra("IMF-fixdate 2 minutes ahead", imf(RA_NOW + 120), {"seconds": 120, "capped": False, "form": "http_date"}),
-    ra("IMF-fixdate: the RFC's example date at now", "Sun, 06 Nov 1994 08:49:37 GMT", {"seconds": 0, "capped": False, "form": "http_date"}),
-    ra("obsolete RFC 850 form, 5 minutes ahead", rfc850(RA_NOW + 300), {"seconds": 300, "capped": False, "form": "http_date"}),
-    ra("asctime form, 10 minutes ahead", asctime(RA_NOW + 600), {"seconds": 600, "capped": False, "form": "http_date"}),
-    ra("asctime with a two-digit day", asctime(RA_NOW + 86400 * 10), {"seconds": 3600, "capped": True, "form": "http_date"}),
-    ra("date in the past gives 0", imf(RA_NOW - 3600), {"seconds": 0, "capped": False, "form": "http_date"}),
-    ra("date a day ahead: capped", imf(RA_NOW + 86400), {"seconds": 3600, "capped": True, "form": "http_date"}),
-    ra("IMF-fixdate in 2026", imf(NOW + 45), {"seconds": 45, "capped": False, "form": "http_date"}, now=NOW),
+    ra("delta-seconds", "120", d(120)),
+    ra("zero", "0", d(0)),
+    ra("surrounding spaces", "  30 ", d(30)),
+    ra("one hour exactly", "3600", d(3600)),
+    ra("over an hour is kept, never shortened", "3601", d(3601)),
+    ra("two hours is kept", "7200", d(7200)),
+    ra("more digits than 64 bits: the longest wait there is", "99999999999999999999999", d(2**64 - 1)),
+    ra("a minute", "60", d(60)),
+    ra("IMF-fixdate 2 minutes ahead", imf(RA_NOW + 120), h(120)),
+    ra("IMF-fixdate: the RFC's example date at now", "Sun, 06 Nov 1994 08:49:37 GMT", h(0)),
+    ra("obsolete RFC 850 form, 5 minutes ahead", rfc850(RA_NOW + 300), h(300)),
+    ra("asctime form, 10 minutes ahead", asctime(RA_NOW + 600), h(600)),
+    ra("asctime with a two-digit day", asctime(RA_NOW + 86400 * 10), h(864000)),
+    ra("date in the past gives 0", imf(RA_NOW - 3600), h(0)),
+    ra("date a day ahead is kept", imf(RA_NOW + 86400), h(86400)),
+    ra("IMF-fixdate in 2026", imf(NOW + 45), h(45), now=NOW),
     ra("negative number is garbage", "-5", None),
     ra("fraction is garbage", "1.5", None),
     ra("empty is absent", "", None),

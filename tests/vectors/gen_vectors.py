@@ -357,6 +357,71 @@ win("clock going backwards", 4, 10, [("a", 100, True), ("b", 50, True), ("b", 70
 win("zero capacity", 0, 10, [], "invalid_argument")
 win("zero ttl", 10, 0, [], "invalid_argument")
 
+# --- two-phase dedup (DESIGN §2; enterprise API: the service redelivers until it gets a 2xx) ----------
+# A reference model, independent of royaltykit: key -> (done, expires_at); live while now < expires_at.
+RETRY_DELAYS = [30, 120, 600, 1800, 3600, 7200, 21600]  # enterprise Limits: retry delays after the initial attempt
+ATTEMPT_LIMIT = 10  # enterprise Limits: delivery attempt 10 seconds default
+TOLERANCE = 300  # DESIGN §1: default tolerance
+DEFAULT_TTL = sum(RETRY_DELAYS) + ATTEMPT_LIMIT + TOLERANCE  # the whole redelivery schedule plus the tolerance
+DEFAULT_LEASE = 60
+
+
+def run_claims(ttl, lease, ops):
+    seen, out = {}, []
+    for op, key, now in ops:
+        done, exp = seen.get(key, (False, None))
+        live = exp is not None and now < exp
+        if op == "claim":
+            if live:
+                out.append("done" if done else "in_progress")
+            else:
+                seen[key] = (False, now + lease)
+                out.append("new")
+        elif op == "commit":
+            seen[key] = (True, now + ttl)
+            out.append(None)
+        elif op == "release":
+            ok = live and not done
+            if ok:
+                del seen[key]
+            out.append(ok)
+    return out
+
+
+claims = []
+
+
+def cl(comment, ops, ttl=None, lease=None, error=None, capacity=100):
+    inp = {"capacity": capacity, "ops": [{"op": o, "key": k, "now": n} for o, k, n in ops]}
+    if ttl is not None:
+        inp["ttl_seconds"] = ttl
+    if lease is not None:
+        inp["lease_seconds"] = lease
+    c = {"comment": comment, "input": inp}
+    if error:
+        c["error"] = error
+    else:
+        c["expected"] = run_claims(ttl or DEFAULT_TTL, lease or DEFAULT_LEASE, ops)
+    claims.append(c)
+
+
+T0 = 1_795_000_000
+cl("processing fails (DB down): released, the service's redelivery 30 s later is processed, then it is done",
+   [("claim", "k", T0), ("release", "k", T0 + 5), ("claim", "k", T0 + 30), ("commit", "k", T0 + 31), ("claim", "k", T0 + 150)])
+cl("a redelivery while the first is still processing is in progress (answer 503), then done",
+   [("claim", "k", T0), ("claim", "k", T0 + 1), ("commit", "k", T0 + 2), ("claim", "k", T0 + 3)])
+cl("a crashed worker's claim runs out after the lease", [("claim", "k", T0), ("claim", "k", T0 + 59), ("claim", "k", T0 + 60)], lease=60, ttl=3600)
+cl("default TTL: the last redelivery (9 h 42 min after the first attempt) is still a duplicate",
+   [("claim", "k", T0), ("commit", "k", T0), ("claim", "k", T0 + sum(RETRY_DELAYS)), ("claim", "k", T0 + 6 * 3600),
+    ("claim", "k", T0 + DEFAULT_TTL - 1), ("claim", "k", T0 + DEFAULT_TTL)])
+cl("releasing a done key changes nothing", [("claim", "k", T0), ("commit", "k", T0), ("release", "k", T0 + 1), ("claim", "k", T0 + 2)])
+cl("releasing an unknown key or a claim whose lease ran out is false",
+   [("release", "x", T0), ("claim", "k", T0), ("release", "k", T0 + 60), ("claim", "k", T0 + 61)], lease=60, ttl=3600)
+cl("a commit without a claim is remembered", [("commit", "k", T0), ("claim", "k", T0 + 1)])
+cl("keys are independent", [("claim", "a", T0), ("claim", "b", T0), ("commit", "a", T0 + 1), ("claim", "a", T0 + 2), ("claim", "b", T0 + 2)])
+cl("a lease of 0 is refused", [], lease=0, ttl=3600, error="invalid_argument")
+cl("a lease longer than the TTL is refused", [], lease=61, ttl=60, error="invalid_argument")
+
 shape.write("webhook.json", webhook["description"], webhook["generator"], [
     shape.group("verify_webhook", cases, comment=webhook["input_shape"], defaults=webhook["defaults"], error_fields=("http_status",))])
 windows = [dict(c, ops=[{"key": o["key"], "now": o["now"]} for o in c["ops"]], **({} if "error" in c else {"expected": [o["expected"] for o in c["ops"]]}))
@@ -366,4 +431,6 @@ shape.write("dedup.json", dedup["description"], dedup["generator"], [
     shape.group("event_key", dedup["event_key"]),
     shape.group("content_key", dedup["content_key"]),
     shape.group("idempotency_key", dedup["idempotency_key"]),
-    shape.group("dedup_window", windows, comment="a new window, then check_and_insert(key, now) for each op: expected is the list of answers")])
+    shape.group("dedup_window", windows, comment="a new window, then check_and_insert(key, now) for each op: expected is the list of answers"),
+    shape.group("dedup_claims", claims, comment="a new window (absent ttl and lease: the defaults), then claim / commit / release (key, now) "
+                "for each op: expected is the list of answers (claim: new, in_progress or done; commit: null; release: whether a live claim was dropped)")])

@@ -11,7 +11,7 @@ _Secrets = str | Sequence[str]
 _Seconds = int | float
 
 __all__ = [
-    "BackoffPolicy", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_TOLERANCE_SECONDS", "DedupWindow",
+    "BackoffPolicy", "DEFAULT_DEDUP_TTL_SECONDS", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_TOLERANCE_SECONDS", "DedupWindow",
     "EnterpriseToken", "ExportStateInfo", "HEADER_NAMES", "Operation", "PollDecision", "QueryParam",
     "RateBudget", "RateDecision", "RequestDescriptor", "ResponseNotices", "RetryAfter",
     "RetryDecision", "Token", "VerifiedWebhook", "WebhookEvent", "WebhookVerifier",
@@ -28,6 +28,7 @@ HEADER_NAMES: list[str]
 
 DEFAULT_TOLERANCE_SECONDS: int
 DEFAULT_MAX_BODY_BYTES: int
+DEFAULT_DEDUP_TTL_SECONDS: int
 
 class _EventIdentity(Protocol):
     @property
@@ -101,7 +102,10 @@ def idempotency_key(tenant: str, operation_id: str, body: _Body | None = None) -
 class DedupWindow:
     """Bounded in-memory dedup window; thread-safe."""
 
-    def __new__(cls, capacity: int, ttl_seconds: int) -> DedupWindow: ...
+    def __new__(cls, capacity: int, ttl_seconds: int | None = None, *, lease_seconds: int | None = None) -> DedupWindow: ...
+    def claim(self, key: str, now: _Seconds | None = None) -> Literal["new", "in_progress", "done"]: ...
+    def commit(self, key: str, now: _Seconds | None = None) -> None: ...
+    def release(self, key: str, now: _Seconds | None = None) -> bool: ...
     def check_and_insert(self, key: str, now: _Seconds | None = None) -> bool: ...
     def contains(self, key: str, now: _Seconds | None = None) -> bool: ...
     capacity: Final[int]
@@ -130,10 +134,9 @@ def backoff_delay(attempt: int, *, random: float | None = None, policy: BackoffP
 @final
 class RetryAfter:
     seconds: Final[int]
-    capped: Final[bool]
     form: Final[Literal["delta_seconds", "http_date"]]
 
-def parse_retry_after(value: str | None, now: _Seconds | None = None, *, cap_seconds: int | None = None) -> RetryAfter | None: ...
+def parse_retry_after(value: str | None, now: _Seconds | None = None) -> RetryAfter | None: ...
 
 _RetryClass = Literal[
     "read", "token_exchange", "idempotent_write", "safe_update", "unsafe_create", "submit", "checkout", "addon_action", "upload"
@@ -156,6 +159,7 @@ def decide_retry(
     transport: Literal["timeout", "connect_failed", "connection_lost"] | str | None = None,
     elapsed_seconds: float = 0.0,
     token_refreshed: bool = False,
+    idempotency_key_sent: bool = False,
     random: float | None = None,
     now: _Seconds | None = None,
     max_attempts: int | None = None,
@@ -220,6 +224,7 @@ class RequestDescriptor:
     headers: Final[list[tuple[str, str]]]
     body: Final[bytes | None]
     idempotency_key: Final[str | None]
+    idempotency_key_sent: Final[bool]
     def url(self, base: str) -> str: ...
 
 _QueryValue = str | int | bool | None
@@ -298,7 +303,13 @@ class PollDecision:
     reason: Final[str]
 
 def export_poll_decision(
-    state: str, attempt: int, *, random: float | None = None, max_polls: int | None = None, max_unknown_polls: int | None = None
+    state: str,
+    attempt: int,
+    *,
+    unchanged_reads: int | None = None,
+    random: float | None = None,
+    max_polls: int | None = None,
+    max_unknown_polls: int | None = None,
 ) -> PollDecision: ...
 def check_export_download(status: int, headers: _Headers | None = None, body: _Body | None = None, *, now: _Seconds | None = None) -> None: ...
 def validate_export_list_query(

@@ -21,7 +21,10 @@
 
 mod window;
 
-pub use window::{DedupWindow, MAX_CAPACITY, MAX_KEY_BYTES};
+pub use window::{
+    ClaimState, DedupWindow, DEFAULT_DEDUP_TTL_SECONDS, DEFAULT_LEASE_SECONDS, MAX_CAPACITY,
+    MAX_KEY_BYTES,
+};
 
 use crate::webhook::{WebhookError, WebhookEvent};
 use crate::ArgumentError;

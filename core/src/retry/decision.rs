@@ -10,7 +10,7 @@
 //! and `idem` operations.
 
 use super::backoff::{check_random, BackoffPolicy};
-use super::retry_after::{retry_after_from_headers, RetryAfter, DEFAULT_RETRY_AFTER_CAP_SECONDS};
+use super::retry_after::{retry_after_from_headers, RetryAfter};
 use crate::{ArgumentError, HeaderMap};
 
 string_enum! {
@@ -20,8 +20,9 @@ string_enum! {
         Read = "read",
         /// A token exchange: safe to repeat (enterprise "Retry safety").
         TokenExchange = "token_exchange",
-        /// A write sent with an idempotency key (reporting `idem` operations, enterprise webhook
-        /// create/update/delete): safe to repeat with the same key.
+        /// A write that takes an idempotency key (reporting `idem` operations, enterprise webhook
+        /// create/update/delete): safe to repeat with the same key only when the key was
+        /// actually sent ([`RetryState::idempotency_key_sent`]); without it, a create.
         IdempotentWrite = "idempotent_write",
         /// An update that is safe to apply again (e.g. a full replacement).
         SafeUpdate = "safe_update",
@@ -78,7 +79,7 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    /// A response outcome, reading `Retry-After` from the headers (default one-hour cap).
+    /// A response outcome, reading `Retry-After` from the headers (the whole wait).
     /// Promises `invalid_argument` for a status outside 100–599.
     pub fn response<H: HeaderMap + ?Sized>(
         status: i64,
@@ -93,7 +94,7 @@ impl Outcome {
             })?;
         Ok(Self::Response {
             status,
-            retry_after: retry_after_from_headers(headers, now, DEFAULT_RETRY_AFTER_CAP_SECONDS),
+            retry_after: retry_after_from_headers(headers, now),
         })
     }
 }
@@ -134,6 +135,11 @@ pub struct RetryState {
     pub token_refreshed: bool,
     /// A random value in `[0, 1)` for jitter.
     pub random: f64,
+    /// Whether the request carried its idempotency key on the wire
+    /// ([`crate::request::RequestDescriptor::idempotency_key_sent`]). An `idempotent_write`
+    /// without it may have been applied and must not be repeated blindly (reporting `idem`
+    /// operations; the spec does not show the key's parameter name).
+    pub idempotency_key_sent: bool,
 }
 
 /// Bounds of a retry loop.
@@ -236,7 +242,8 @@ record! {
 pub struct RetryDecision {
     /// What to do.
     pub action: RetryAction,
-    /// Seconds to wait before retrying (0 unless the action is `retry`).
+    /// Seconds to wait before retrying; for a `stop` with rule `retry_after_exceeds_budget`, the
+    /// wait the server asked for (`Retry-After`, never shortened); otherwise 0.
     pub delay_seconds: f64,
     /// A stable identifier of the rule that decided (e.g. `server_error_retry`).
     pub rule: String,
@@ -302,7 +309,18 @@ pub fn decide_retry(
     }
     check_random(state.random)?;
     let backoff = policy.delay(state.attempt, state.random)?;
-    let c = class.as_str();
+    // An idempotent write sent without its key is a create: the server cannot recognise a repeat.
+    let keyless = class == RetryClass::IdempotentWrite && !state.idempotency_key_sent;
+    let class = if keyless {
+        RetryClass::UnsafeCreate
+    } else {
+        class
+    };
+    let c = if keyless {
+        "idempotent_write (sent without its idempotency key, so a create)"
+    } else {
+        class.as_str()
+    };
     let stop = |rule: &str, reason: String| RetryDecision {
         action: RetryAction::Stop,
         delay_seconds: 0.0,
@@ -373,9 +391,8 @@ pub fn decide_retry(
                     "rate_limited_retry_after",
                     ra.seconds as f64,
                     format!(
-                        "429: rate limited; wait the Retry-After of {} s{} before sending the same request again (enterprise API: 429 waits at least Retry-After)",
-                        ra.seconds,
-                        if ra.capped { " (the server asked for longer; capped)" } else { "" }
+                        "429: rate limited; wait the Retry-After of {} s before sending the same request again (enterprise API: 429 waits at least Retry-After)",
+                        ra.seconds
                     ),
                 ),
                 None => retry(
@@ -421,6 +438,28 @@ pub fn decide_retry(
                 decision.rule, state.attempt, limits.max_attempts
             ),
         ));
+    }
+    let server_wait = match outcome {
+        Outcome::Response {
+            retry_after: Some(ra),
+            ..
+        } => ra.seconds as f64,
+        _ => 0.0,
+    };
+    if state.elapsed_seconds + decision.delay_seconds > limits.max_elapsed_seconds
+        && server_wait >= decision.delay_seconds
+    {
+        // Never shortened: stop, with the wait the server asked for.
+        return Ok(RetryDecision {
+            action: RetryAction::Stop,
+            delay_seconds: server_wait,
+            rule: "retry_after_exceeds_budget".to_owned(),
+            reason: format!(
+                "would retry ({}), but the server asked to wait at least {server_wait} s (Retry-After), which passes the {} s budget ({} s elapsed); wait that long before a new attempt, or raise the budget (enterprise API: wait at least Retry-After)",
+                decision.rule, limits.max_elapsed_seconds, state.elapsed_seconds
+            ),
+            reconcile: None,
+        });
     }
     if state.elapsed_seconds + decision.delay_seconds > limits.max_elapsed_seconds {
         return Ok(stop(

@@ -1,11 +1,9 @@
 //! `Retry-After` (RFC 9110 §10.2.3): delta-seconds or an HTTP-date in any of its three forms
 //! (IMF-fixdate, obsolete RFC 850, asctime), relative to the caller's `now`.
 
-use crate::{headers::first_value, ArgumentError, HeaderMap};
+use crate::{headers::first_value, HeaderMap};
 use std::time::UNIX_EPOCH;
 
-/// Default cap on a `Retry-After` wait: one hour.
-pub const DEFAULT_RETRY_AFTER_CAP_SECONDS: u64 = 3_600;
 /// Longest value considered; anything longer is garbage.
 const MAX_LEN: usize = 64;
 
@@ -20,57 +18,40 @@ string_enum! {
 }
 
 record! {
-/// A parsed `Retry-After`.
+/// A parsed `Retry-After`: the whole wait the server asked for, never shortened (enterprise
+/// API, client behaviour by status: "wait at least Retry-After").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryAfter {
-    /// Seconds to wait from `now` (0 for a date in the past), at most the cap.
+    /// Seconds to wait from `now` (0 for a date in the past; a number too large for 64 bits is
+    /// the largest one).
     pub seconds: u64,
-    /// True when the server asked for longer than the cap (the wait was shortened to it).
-    pub capped: bool,
     /// The form of the value.
     pub form: RetryAfterForm,
 }
 }
 
-/// Parses a `Retry-After` value with the default one-hour cap. Promises: garbage (empty,
-/// negative, fractional, unparsable dates, over 64 characters) gives `None`, never an error.
+/// Parses a `Retry-After` value relative to `now`, keeping the whole wait. Promises: garbage
+/// (empty, negative, fractional, unparsable dates, over 64 characters) gives `None`, never an
+/// error; a value is never shortened.
 pub fn parse_retry_after(value: &str, now: i64) -> Option<RetryAfter> {
-    parse(value, now, DEFAULT_RETRY_AFTER_CAP_SECONDS)
-}
-
-/// [`parse_retry_after`] with a cap in seconds (absent: [`DEFAULT_RETRY_AFTER_CAP_SECONDS`]).
-/// Promises `invalid_argument` for a negative cap.
-pub fn parse_retry_after_capped(
-    value: &str,
-    now: i64,
-    cap_seconds: Option<i64>,
-) -> Result<Option<RetryAfter>, ArgumentError> {
-    let cap_seconds = cap_seconds.unwrap_or(DEFAULT_RETRY_AFTER_CAP_SECONDS as i64);
-    let cap = u64::try_from(cap_seconds).map_err(|_| {
-        ArgumentError::new(
-            "cap_seconds",
-            format!("must be 0 or more, got {cap_seconds}"),
-        )
-    })?;
-    Ok(parse(value, now, cap))
+    parse(value, now)
 }
 
 /// The `Retry-After` of a response, from its headers (first non-empty value).
 pub fn retry_after_from_headers<H: HeaderMap + ?Sized>(
     headers: &H,
     now: i64,
-    cap_seconds: u64,
 ) -> Option<RetryAfter> {
-    first_value(headers, "Retry-After").and_then(|v| parse(v, now, cap_seconds))
+    first_value(headers, "Retry-After").and_then(|v| parse(v, now))
 }
 
-fn parse(value: &str, now: i64, cap: u64) -> Option<RetryAfter> {
+fn parse(value: &str, now: i64) -> Option<RetryAfter> {
     let v = value.trim_matches([' ', '\t']);
     if v.is_empty() || v.len() > MAX_LEN {
         return None;
     }
     let (wanted, form) = if v.bytes().all(|b| b.is_ascii_digit()) {
-        // More digits than u64 holds is still a (absurdly large) number: cap it.
+        // More digits than u64 holds is still an (absurdly large) number: the longest wait.
         (
             v.parse::<u64>().unwrap_or(u64::MAX),
             RetryAfterForm::DeltaSeconds,
@@ -86,8 +67,7 @@ fn parse(value: &str, now: i64, cap: u64) -> Option<RetryAfter> {
         )
     };
     Some(RetryAfter {
-        seconds: wanted.min(cap),
-        capped: wanted > cap,
+        seconds: wanted,
         form,
     })
 }

@@ -28,7 +28,6 @@ fn outcomes() -> Vec<Outcome> {
                 status,
                 retry_after: s.map(|seconds| RetryAfter {
                     seconds,
-                    capped: false,
                     form: RetryAfterForm::DeltaSeconds,
                 }),
             })
@@ -55,7 +54,12 @@ fn may_have_been_applied(o: Outcome) -> bool {
 #[test]
 fn never_blindly_repeats_an_unsafe_operation_that_may_have_been_applied() {
     let limits = RetryLimits::new(100, 1e9).unwrap();
-    for class in BLIND_UNSAFE {
+    // An idempotent write sent without its key is a create too.
+    let unsafe_cases = BLIND_UNSAFE
+        .iter()
+        .flat_map(|c| [(*c, false), (*c, true)])
+        .chain([(RetryClass::IdempotentWrite, false)]);
+    for (class, key_sent) in unsafe_cases {
         for o in outcomes().into_iter().filter(|o| may_have_been_applied(*o)) {
             for attempt in 1..=6 {
                 let state = RetryState {
@@ -63,6 +67,7 @@ fn never_blindly_repeats_an_unsafe_operation_that_may_have_been_applied() {
                     elapsed_seconds: 0.0,
                     token_refreshed: false,
                     random: 0.3,
+                    idempotency_key_sent: key_sent,
                 };
                 let d = decide_retry(class, o, state, limits, &BackoffPolicy::default()).unwrap();
                 assert_eq!(d.action, RetryAction::Reconcile, "{class:?} {o:?}");
@@ -77,7 +82,7 @@ fn every_decision_is_well_formed_and_bounded() {
     let limits = RetryLimits::default();
     for class in ALL {
         for o in outcomes() {
-            for refreshed in [false, true] {
+            for (refreshed, key_sent) in [(false, false), (true, true), (false, true)] {
                 for attempt in 1..=6 {
                     for random in [0.0, 0.5, 0.999_999] {
                         let state = RetryState {
@@ -85,6 +90,7 @@ fn every_decision_is_well_formed_and_bounded() {
                             elapsed_seconds: 10.0,
                             token_refreshed: refreshed,
                             random,
+                            idempotency_key_sent: key_sent,
                         };
                         let d = decide_retry(class, o, state, limits, &BackoffPolicy::default())
                             .unwrap();
@@ -94,6 +100,9 @@ fn every_decision_is_well_formed_and_bounded() {
                             RetryAction::Retry => {
                                 assert!(attempt < 5, "retry within max attempts");
                                 assert!(d.delay_seconds >= 0.0 && 10.0 + d.delay_seconds <= 300.0);
+                            }
+                            RetryAction::Stop if d.rule == "retry_after_exceeds_budget" => {
+                                assert!(10.0 + d.delay_seconds > 300.0, "the whole wait");
                             }
                             _ => assert_eq!(d.delay_seconds, 0.0),
                         }
@@ -105,6 +114,75 @@ fn every_decision_is_well_formed_and_bounded() {
             }
         }
     }
+}
+
+#[test]
+fn retry_after_is_never_shortened() {
+    for seconds in [0, 1, 299, 300, 301, 3600, 3601, 7200, u64::MAX] {
+        for class in ALL {
+            for status in [429, 503] {
+                let o = Outcome::Response {
+                    status,
+                    retry_after: Some(RetryAfter {
+                        seconds,
+                        form: RetryAfterForm::DeltaSeconds,
+                    }),
+                };
+                let state = RetryState {
+                    attempt: 1,
+                    elapsed_seconds: 0.0,
+                    token_refreshed: false,
+                    random: 0.5,
+                    idempotency_key_sent: true,
+                };
+                let d = decide_retry(
+                    class,
+                    o,
+                    state,
+                    RetryLimits::default(),
+                    &BackoffPolicy::default(),
+                )
+                .unwrap();
+                if matches!(d.action, RetryAction::Retry | RetryAction::Stop)
+                    && d.delay_seconds > 0.0
+                {
+                    assert!(
+                        d.delay_seconds >= seconds as f64,
+                        "{class:?} {status} {seconds}: {d:?}"
+                    );
+                }
+                if d.action == RetryAction::Retry {
+                    assert!(d.delay_seconds >= seconds as f64);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn an_idempotent_write_retries_only_when_its_key_was_sent() {
+    let timeout = Outcome::Transport(TransportFailure::Timeout);
+    let decide = |sent| {
+        let state = RetryState {
+            attempt: 1,
+            elapsed_seconds: 0.0,
+            token_refreshed: false,
+            random: 0.5,
+            idempotency_key_sent: sent,
+        };
+        decide_retry(
+            RetryClass::IdempotentWrite,
+            timeout,
+            state,
+            RetryLimits::default(),
+            &BackoffPolicy::default(),
+        )
+        .unwrap()
+    };
+    assert_eq!(decide(true).action, RetryAction::Retry);
+    let without = decide(false);
+    assert_eq!(without.action, RetryAction::Reconcile);
+    assert_eq!(without.reconcile, Some(Reconcile::LookupBySentData));
 }
 
 #[test]

@@ -23,7 +23,7 @@ class ReadmeTest {
     }
 
     @Test
-    fun webhookExampleProcessesTheDelivery() = assertEquals("process ddex.delivery.acknowledged\n", run("kotlin"))
+    fun webhookExampleProcessesTheRedeliveryOnce() = assertEquals("500\n200\n200 1\n", run("kotlin"))
 
     @Test
     fun retryLoopExample() = assertEquals(

@@ -35,7 +35,7 @@ class VectorsTest {
     /** Results as JSON: records by field name, enums by wire name, unsigned numbers as numbers. */
     private val gson: Gson = GsonBuilder().serializeNulls()
         .registerTypeHierarchyAdapter(Enum::class.java, JsonSerializer<Enum<*>> { e, _, _ -> JsonPrimitive(e.wireName) })
-        .registerTypeAdapter(ULong::class.java, JsonSerializer<Any> { v, _, _ -> JsonPrimitive((v as ULong).toLong()) })
+        .registerTypeAdapter(ULong::class.java, JsonSerializer<Any> { v, _, _ -> JsonPrimitive(java.math.BigInteger((v as ULong).toString())) })
         .registerTypeAdapter(UInt::class.java, JsonSerializer<Any> { v, _, _ -> JsonPrimitive((v as UInt).toLong()) })
         .registerTypeAdapter(UShort::class.java, JsonSerializer<Any> { v, _, _ -> JsonPrimitive((v as UShort).toInt()) })
         .create()
@@ -136,7 +136,8 @@ class VectorsTest {
     private fun descriptor(d: RequestDescriptor): Map<String, Any?> {
         assertFalse("printing hides credentials", listOf("tok_ABC", "sec_1").any { d.describe().contains(it) || d.toString().contains(it) })
         return mapOf("method" to d.method(), "path" to d.path(), "query" to d.query(), "headers" to d.headers().map { listOf(it.name, it.value) },
-            "body" to d.body()?.let { mapOf("utf8" to String(it)) }, "idempotency_key" to d.idempotencyKey())
+            "body" to d.body()?.let { mapOf("utf8" to String(it)) }, "idempotency_key" to d.idempotencyKey(),
+            "idempotency_key_sent" to d.idempotencyKeySent())
     }
 
     /** verifyWebhook, and the reusable WebhookVerifier, which must agree. */
@@ -207,6 +208,7 @@ class VectorsTest {
                 retryClass = enumArg(i["retry_class"]), attempt = i["attempt"].asLong, status = i.opt("status")?.asLong, headers = headerMap(i.opt("headers")),
                 transport = i.opt("transport")?.let { enumArg<TransportFailure>(it) }, elapsedSeconds = i["elapsed_seconds"].asDouble,
                 tokenRefreshed = i["token_refreshed"].asBoolean, random = i["random"].asDouble, now = i["now"].asLong,
+                idempotencyKeySent = i.opt("idempotency_key_sent")?.asBoolean ?: false,
                 maxAttempts = i.opt("max_attempts")?.asLong, maxElapsedSeconds = i.opt("max_elapsed_seconds")?.asDouble,
             ))
         },
@@ -214,7 +216,22 @@ class VectorsTest {
         "webhook_next_attempt_at" to { i -> webhookNextAttemptAt(i["first_attempt_at"].asLong, i["attempts_made"].asLong) },
         "webhook_gives_up_at" to { i -> webhookGivesUpAt(i["first_attempt_at"].asLong) },
         "backoff_delay" to ::backoff,
-        "parse_retry_after" to { i -> parseRetryAfter(i["value"].asString, i["now"].asLong, i.opt("cap_seconds")?.asLong) },
+        "dedup_claims" to { i ->
+            DedupWindow(i["capacity"].asLong, i.opt("ttl_seconds")?.asLong, i.opt("lease_seconds")?.asLong).use { w ->
+                i["ops"].asJsonArray.map { it.asJsonObject }.map { op ->
+                    val (key, now) = op["key"].asString to op["now"].asLong
+                    when (op["op"].asString) {
+                        "claim" -> w.claim(key, now)
+                        "commit" -> w.commit(key, now).let { null }
+                        else -> w.release(key, now)
+                    }
+                }
+            }
+        },
+        "parse_retry_after" to { i ->
+            // A non-null ULong field is a raw long to reflection: read it as Kotlin does.
+            parseRetryAfter(i["value"].asString, i["now"].asLong)?.let { mapOf("seconds" to java.math.BigInteger(it.seconds.toString()), "form" to it.form) }
+        },
         "rate_budget" to ::rateBudget,
         "parse_api_error" to { i ->
             parseApiError(enumArg(i["api"]), i["status"].asLong, headerMap(i["headers"]), bytes(i["body"]), i.opt("operation_id")?.asString, i["now"].asLong)
@@ -233,7 +250,8 @@ class VectorsTest {
         "export_state" to { i -> exportState(i["state"].asString) },
         "validate_export_command" to { i -> validateExportCommand(i["state"].asString, enumArg(i["command"])) },
         "export_poll_decision" to { i ->
-            exportPollDecision(i["state"].asString, i["attempt"].asLong, i["random"].asDouble, i.opt("max_polls")?.asLong, i.opt("max_unknown_polls")?.asLong)
+            exportPollDecision(i["state"].asString, i["attempt"].asLong, i["random"].asDouble, i.opt("max_polls")?.asLong,
+                i.opt("max_unknown_polls")?.asLong, i.opt("unchanged_reads")?.asLong)
         },
         "check_export_download" to { i -> checkExportDownload(i["status"].asLong, headerMap(i["headers"]), bytes(i.opt("body"))).let { "ok" } },
         "validate_export_list_query" to { i ->
