@@ -57,6 +57,15 @@ pub struct RequestParams {
     /// Header for the key on reporting idem routes.
     #[uniffi(default = None)]
     pub idempotency_header: Option<String>,
+    /// An id for this logical request: the key is derived from it (a retry recomputes it).
+    #[uniffi(default = None)]
+    pub request_id: Option<String>,
+    /// The tenant or organization a `requestId` key is scoped to (default: `tenantId`).
+    #[uniffi(default = None)]
+    pub key_namespace: Option<String>,
+    /// 16 random bytes for the default random key (default: the OS RNG).
+    #[uniffi(default = None)]
+    pub key_random: Option<Vec<u8>>,
 }
 
 /// A request to send with your own client. It holds credentials, so it is an object whose
@@ -139,6 +148,14 @@ pub fn build_request(
         user_id: params.user_id,
         idempotency_key: params.idempotency_key,
         idempotency_header: params.idempotency_header,
+        request_id: params.request_id,
+        key_namespace: params.key_namespace,
+        key_random: Some(match params.key_random {
+            Some(r) => r
+                .try_into()
+                .map_err(|_| royaltykit::ArgumentError::new("key_random", "must be 16 bytes"))?,
+            None => royaltykit_host::random_seed()?,
+        }),
     };
     Ok(descriptor(request::build_request(&operation_id, &p)?))
 }
@@ -190,12 +207,12 @@ impl Token {
     pub fn refresh_at(&self) -> i64 {
         self.0.refresh_at
     }
-    /// Scopes granted.
-    pub fn scopes(&self) -> Vec<String> {
+    /// Scopes granted; null when the response did not say (the grant is unknown).
+    pub fn scopes(&self) -> Option<Vec<String>> {
         self.0.scopes.clone()
     }
-    /// Scopes requested but not granted.
-    pub fn missing_scopes(&self) -> Vec<String> {
+    /// Scopes requested but not granted; null when the grant is unknown.
+    pub fn missing_scopes(&self) -> Option<Vec<String>> {
         self.0.missing_scopes.clone()
     }
     /// Contract deviations that do not invalidate the token.

@@ -201,10 +201,18 @@ pub fn content_key(secret: String, timestamp: String, body: Vec<u8>) -> Result<S
     Ok(dedup::content_key(&secret, &timestamp, &body)?)
 }
 
-/// The deterministic idempotency key of a request.
+/// The deterministic idempotency key of one logical request, from the id the caller gave it.
 #[uniffi::export]
-pub fn idempotency_key(tenant: String, operation_id: String, body: Vec<u8>) -> Result<String> {
-    Ok(dedup::idempotency_key(&tenant, &operation_id, &body)?)
+pub fn idempotency_key(
+    namespace: String,
+    operation_id: String,
+    request_id: String,
+) -> Result<String> {
+    Ok(dedup::idempotency_key(
+        &namespace,
+        &operation_id,
+        &request_id,
+    )?)
 }
 
 /// A bounded in-memory dedup window; thread-safe.

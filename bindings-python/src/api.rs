@@ -124,7 +124,7 @@ fn json_body(py: Python<'_>, body: Option<&Bound<'_, PyAny>>) -> R<Option<Vec<u8
 /// Builds the request for an operation (see the README); raises RequestBuildError.
 #[pyfunction]
 #[pyo3(signature = (operation_id, *, path=None, query=None, body=None, token=None, tenant_id=None, user_id=None,
-                    idempotency_key=None, idempotency_header=None))]
+                    idempotency_key=None, idempotency_header=None, request_id=None, key_namespace=None, key_random=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn build_request(
     py: Python<'_>,
@@ -137,6 +137,9 @@ pub fn build_request(
     user_id: Option<Text>,
     idempotency_key: Option<Text>,
     idempotency_header: Option<Text>,
+    request_id: Option<Text>,
+    key_namespace: Option<Text>,
+    key_random: Option<[u8; 16]>,
 ) -> PyResult<RequestDescriptor> {
     guard(|| {
         let params = RequestParams {
@@ -148,6 +151,9 @@ pub fn build_request(
             user_id: user_id.map(|t| t.0),
             idempotency_key: idempotency_key.map(|t| t.0),
             idempotency_header: idempotency_header.map(|t| t.0),
+            request_id: request_id.map(|t| t.0),
+            key_namespace: key_namespace.map(|t| t.0),
+            key_random: Some(key_random.map_or_else(royaltykit_host::random_seed, Ok)?),
         };
         Ok(RequestDescriptor(request::build_request(
             &operation_id,

@@ -2,7 +2,7 @@
 //! The native module is `royaltykit._native`; the Python package `royaltykit` re-exports it.
 #![forbid(unsafe_code)]
 
-use args::{body_or_empty, Body, Headers, Seconds, Secrets, Text, TextOrInt};
+use args::{Body, Headers, Seconds, Secrets, Text, TextOrInt};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -232,15 +232,14 @@ fn content_key(secret: Text, timestamp: TextOrInt, body: Body<'_>) -> PyResult<S
     guard(|| Ok(dedup::content_key(&secret, &timestamp.0, &body)?))
 }
 
-/// The deterministic idempotency key of a request.
+/// The deterministic idempotency key of one logical request, from the id the caller gave it.
 #[pyfunction]
-#[pyo3(signature = (tenant, operation_id, body=None))]
-fn idempotency_key(tenant: Text, operation_id: Text, body: Option<Body<'_>>) -> PyResult<String> {
+fn idempotency_key(namespace: Text, operation_id: Text, request_id: Text) -> PyResult<String> {
     guard(|| {
         Ok(dedup::idempotency_key(
-            &tenant,
+            &namespace,
             &operation_id,
-            &body_or_empty(body),
+            &request_id,
         )?)
     })
 }

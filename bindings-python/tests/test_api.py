@@ -205,6 +205,10 @@ def test_catalog_and_host_conversions():
     assert d.query == "limit=20" and d.url("https://reports.example/") == "https://reports.example/api/platform/v1/exports?limit=20"
     c = rk.build_request("createPlatformExport", body={"format": "csv"}, token="t", tenant_id=t)
     assert c.body == b'{"format":"csv"}'
+    # One random key per logical request (OS RNG): an identical second create is not a replay.
+    again = rk.build_request("createPlatformExport", body={"format": "csv"}, token="t", tenant_id=t)
+    assert c.idempotency_key.startswith("idem_") and len(c.idempotency_key) == 37
+    assert again.idempotency_key != c.idempotency_key and c.idempotency_key_sent is False
     with pytest.raises(TypeError):
         rk.build_request("listPlatformExports", query={"limit": 1.5})
     e = rk.parse_api_error("reports", 503, {"Retry-After": "7"}, b"")

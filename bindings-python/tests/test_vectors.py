@@ -178,7 +178,8 @@ def build_request(i):
     p = i["params"]
     return descriptor(rk.build_request(i["operation_id"], path=p["path"], query=pairs(p["query"]), body=raw(p["body"]), token=p["token"],
                                        tenant_id=p["tenant_id"], user_id=p["user_id"], idempotency_key=p["idempotency_key"],
-                                       idempotency_header=p["idempotency_header"]))
+                                       idempotency_header=p["idempotency_header"], request_id=p["request_id"],
+                                       key_namespace=p["key_namespace"], key_random=bytes.fromhex(p["key_random"])))
 
 
 ADAPTERS = {
@@ -187,7 +188,7 @@ ADAPTERS = {
     "event_key": lambda i: rk.event_key(i["namespace"], SimpleNamespace(
         name=i["name"], resource_type=i["resource_type"], resource_reference=i["resource_reference"], occurred_at_text=i["occurred_at"])),
     "content_key": lambda i: rk.content_key(i["secret"], i["timestamp"], body_bytes(i["body"])),
-    "idempotency_key": lambda i: rk.idempotency_key(i["tenant"], i["operation_id"], body_bytes(i["body"])),
+    "idempotency_key": lambda i: rk.idempotency_key(i["namespace"], i["operation_id"], i["request_id"]),
     "dedup_window": dedup_window,
     "dedup_claims": dedup_claims,
     "decide_retry": lambda i: rk.decide_retry(

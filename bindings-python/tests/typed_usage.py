@@ -21,4 +21,4 @@ def handle(headers: dict[str, str], body: bytes, window: rk.DedupWindow) -> int:
 verifier = rk.WebhookVerifier("secret", max_body_bytes=1024)
 result = verifier.verify([("Service-Webhook-Id", "x")], b"{}", now=1.5)
 n: int = len(rk.DedupWindow(10, 60))
-idem: str = rk.idempotency_key("tenant", "op", b"{}")
+idem: str = rk.idempotency_key("tenant", "op", "request-1")

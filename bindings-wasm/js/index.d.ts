@@ -145,7 +145,8 @@ export function activeSecrets(current: string, previous?: string | null, previou
 export function deliveryKey(namespace: string, deliveryId: string): string;
 export function eventKey(namespace: string, event: Pick<WebhookEvent, 'name' | 'resourceType' | 'resourceReference' | 'occurredAtText'>): string;
 export function contentKey(secret: string, timestamp: string | number, body: BodyLike): string;
-export function idempotencyKey(tenant: string, operationId: string, body?: BodyLike | null): string;
+/** The deterministic key of one logical request (a retry recomputes it), from the id the caller gave it. */
+export function idempotencyKey(namespace: string, operationId: string, requestId: string): string;
 
 export class DedupWindow {
   /** `ttlSeconds` (how long a processed key is remembered) defaults to the service's whole
@@ -229,9 +230,16 @@ export interface RequestParams {
   token?: string;
   tenantId?: string;
   userId?: string;
+  /** This logical request's key (keep it for its retries); default: random, or from `requestId`. */
   idempotencyKey?: string;
   /** Header for the key on reporting `idem` routes (its name is not shown in the spec). */
   idempotencyHeader?: string;
+  /** An id you give this logical request: the key is derived from it (a retry recomputes it). */
+  requestId?: string;
+  /** The tenant or organization a `requestId` key is scoped to (default: `tenantId`). */
+  keyNamespace?: string;
+  /** 16 random bytes for the default random key (default: `crypto.getRandomValues`). */
+  keyRandom?: Uint8Array;
 }
 /** A request to send with your own client. It holds credentials: printing it hides them. */
 export class RequestDescriptor {
@@ -263,8 +271,10 @@ export class Token {
   readonly expiresIn: number;
   readonly expiresAt: number;
   readonly refreshAt: number;
-  readonly scopes: string[];
-  readonly missingScopes: string[];
+  /** Scopes granted; null when the response did not say (the grant is unknown). */
+  readonly scopes: string[] | null;
+  /** Scopes requested but not granted; null when the grant is unknown. */
+  readonly missingScopes: string[] | null;
   readonly warnings: string[];
 }
 /** An enterprise token; printing it hides `token`. */

@@ -284,9 +284,9 @@ function contentKey(secret, timestamp, body) {
   return call(() => native.contentKey(toStr(secret, 'secret'), toStr(String(timestamp), 'timestamp'), toBytes(body)));
 }
 
-function idempotencyKey(tenant, operationId, body) {
-  const bytes = body === undefined || body === null ? new Uint8Array(0) : toBytes(body);
-  return call(() => native.idempotencyKey(toStr(tenant, 'tenant'), toStr(operationId, 'operationId'), bytes));
+/** The deterministic key of one logical request, from the id the caller gave it. */
+function idempotencyKey(namespace, operationId, requestId) {
+  return call(() => native.idempotencyKey(toStr(namespace, 'namespace'), toStr(operationId, 'operationId'), toStr(requestId, 'requestId')));
 }
 
 /** Bounded in-memory dedup window: `claim` → `commit` / `release` (two-phase), or the one-phase
@@ -494,6 +494,8 @@ function buildRequest(operationId, params) {
     toStr(operationId, 'operationId'), pairsOf(p.path, 'path'), pairsOf(p.query, 'query'), bodyArg(p.body),
     optStr(p.token, 'token'), optStr(p.tenantId, 'tenantId'), optStr(p.userId, 'userId'),
     optStr(p.idempotencyKey, 'idempotencyKey'), optStr(p.idempotencyHeader, 'idempotencyHeader'),
+    optStr(p.requestId, 'requestId'), optStr(p.keyNamespace, 'keyNamespace'),
+    p.keyRandom === undefined || p.keyRandom === null ? globalThis.crypto.getRandomValues(new Uint8Array(16)) : toBytes(p.keyRandom, 'keyRandom'),
   ];
   return new RequestDescriptor(call(() => native.buildRequest(...args)));
 }

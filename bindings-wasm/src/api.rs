@@ -54,7 +54,16 @@ pub fn build_request(
     user_id: Option<String>,
     idempotency_key: Option<String>,
     idempotency_header: Option<String>,
+    request_id: Option<String>,
+    key_namespace: Option<String>,
+    key_random: &[u8],
 ) -> R<js_sys::Array> {
+    let key_random: [u8; 16] = key_random.try_into().map_err(|_| {
+        err(royaltykit::ArgumentError::new(
+            "key_random",
+            "must be 16 bytes",
+        ))
+    })?;
     let pairs = |flat: Vec<String>| {
         flat.chunks_exact(2)
             .map(|p| (p[0].clone(), p[1].clone()))
@@ -70,6 +79,9 @@ pub fn build_request(
         user_id,
         idempotency_key,
         idempotency_header,
+        request_id,
+        key_namespace,
+        key_random: Some(key_random),
     };
     request::build_request(operation_id, &params)
         .map(descriptor)

@@ -259,8 +259,8 @@ pub fn content_key(secret: &str, timestamp: &str, body: &[u8]) -> R<String> {
 
 /// `dedup::idempotency_key`.
 #[wasm_bindgen(js_name = idempotencyKey)]
-pub fn idempotency_key(tenant: &str, operation_id: &str, body: &[u8]) -> R<String> {
-    dedup::idempotency_key(tenant, operation_id, body).map_err(err)
+pub fn idempotency_key(namespace: &str, operation_id: &str, request_id: &str) -> R<String> {
+    dedup::idempotency_key(namespace, operation_id, request_id).map_err(err)
 }
 
 /// `dedup::DedupWindow`, seeded by the JS layer from `crypto.getRandomValues`.

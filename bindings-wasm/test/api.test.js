@@ -189,7 +189,11 @@ test('buildRequest host conversions: numbers in query, object bodies, URL helper
   assert.equal(d.url('https://reports.example/'), 'https://reports.example/api/platform/v1/exports?limit=20');
   const c = rk.buildRequest('createPlatformExport', { body: { format: 'csv' }, token: 't', tenantId: '0f8fad5b-d9cb-469f-a165-70867728950e' });
   assert.equal(Buffer.from(c.body).toString(), '{"format":"csv"}');
-  assert.match(c.idempotencyKey, /^idem_[0-9a-f]{64}$/);
+  // One random key per logical request (OS RNG): an identical second create is not a replay.
+  assert.match(c.idempotencyKey, /^idem_[0-9a-f]{32}$/);
+  const again = rk.buildRequest('createPlatformExport', { body: { format: 'csv' }, token: 't', tenantId: '0f8fad5b-d9cb-469f-a165-70867728950e' });
+  assert.notEqual(again.idempotencyKey, c.idempotencyKey);
+  assert.equal(c.idempotencyKeySent, false, 'the reporting key header is not shown: not sent unless named');
   assert.throws(() => rk.buildRequest('listPlatformExports', { query: { limit: {} } }), TypeError);
   assert.throws(() => rk.buildRequest(5), TypeError);
 });

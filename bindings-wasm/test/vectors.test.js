@@ -134,7 +134,7 @@ const ADAPTERS = {
   delivery_key: (i) => rk.deliveryKey(i.namespace, i.delivery_id),
   event_key: (i) => rk.eventKey(i.namespace, { name: i.name, resourceType: i.resource_type, resourceReference: i.resource_reference, occurredAtText: i.occurred_at }),
   content_key: (i) => rk.contentKey(i.secret, i.timestamp, bytes(i.body)),
-  idempotency_key: (i) => rk.idempotencyKey(i.tenant, i.operation_id, bytes(i.body)),
+  idempotency_key: (i) => rk.idempotencyKey(i.namespace, i.operation_id, i.request_id),
   dedup_window: (i) => {
     const w = new rk.DedupWindow(i.capacity, i.ttl_seconds);
     return i.ops.map((op) => w.checkAndInsert(op.key, op.now));
@@ -159,7 +159,7 @@ const ADAPTERS = {
   build_request: ({ operation_id, params: p }) =>
     descriptor(rk.buildRequest(operation_id, {
       path: p.path, query: p.query, body: bytes(p.body), token: p.token, tenantId: p.tenant_id, userId: p.user_id, idempotencyKey: p.idempotency_key,
-      idempotencyHeader: p.idempotency_header,
+      idempotencyHeader: p.idempotency_header, requestId: p.request_id, keyNamespace: p.key_namespace, keyRandom: Buffer.from(p.key_random, 'hex'),
     })),
   build_token_request: (i) => descriptor(rk.buildTokenRequest({ clientId: i.client_id, clientSecret: i.client_secret, tenantId: i.tenant_id, scopes: i.scopes })),
   build_enterprise_token_request: (i) => descriptor(rk.buildEnterpriseTokenRequest({ apiKey: i.api_key, apiSecret: i.api_secret })),

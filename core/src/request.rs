@@ -63,8 +63,17 @@ pub struct RequestParams {
     pub tenant_id: Option<String>,
     /// `X-User-Id` (enterprise protected routes, optional): a UUID.
     pub user_id: Option<String>,
-    /// An idempotency key; derived from the request when not given.
+    /// An idempotency key for this logical request (keep it for its retries). When absent: the
+    /// key derived from `request_id`, else a random key from `key_random`.
     pub idempotency_key: Option<String>,
+    /// An id the caller gives this logical request; the key is derived from it
+    /// ([`dedup::idempotency_key`]) under `key_namespace`, so a retry recomputes it.
+    pub request_id: Option<String>,
+    /// The tenant or organization a key derived from `request_id` is scoped to (default:
+    /// `tenant_id`).
+    pub key_namespace: Option<String>,
+    /// 16 random bytes from the host for a random key (bindings pass the OS RNG's).
+    pub key_random: Option<[u8; 16]>,
     /// The header to carry the key on reporting `idem` routes, whose name the spec does not
     /// show. Without it the key is only returned in [`RequestDescriptor::idempotency_key`].
     pub idempotency_header: Option<String>,
@@ -80,7 +89,9 @@ impl fmt::Debug for RequestParams {
             .field("tenant_id", &self.tenant_id)
             .field("user_id", &self.user_id)
             .field("idempotency_key", &self.idempotency_key)
-            .finish()
+            .field("request_id", &self.request_id)
+            .field("key_namespace", &self.key_namespace)
+            .finish_non_exhaustive()
     }
 }
 
@@ -190,9 +201,10 @@ fn header_value(parameter: &str, value: &str, max: usize) -> Result<(), RequestE
 /// parameters checked against the spec (required members, `limit` 1–100, `key` 1–160,
 /// `cursor` 1–2048 or a UUID, UUID filters) and unknown ones refused where the spec lists them
 /// all; `Accept: application/json`; bearer, `X-Tenant-ID` (UUID) and `X-User-Id` (UUID) where
-/// the operation takes them; idempotency keys on the operations that declare one (derived
-/// with [`dedup::idempotency_key`] from the tenant, the operation and path, and the body when
-/// not given); webhook `endpoint_url` HTTPS without user-info or a literal private, loopback or
+/// the operation takes them; idempotency keys on the operations that declare one (given, or
+/// derived with [`dedup::idempotency_key`] from `request_id`, or random from `key_random`: one
+/// key per logical request, never derived from the body), sent when the header is known
+/// ([`RequestDescriptor::idempotency_key_sent`]); webhook `endpoint_url` HTTPS without user-info or a literal private, loopback or
 /// link-local address. Tokens never go into the query.
 pub fn build_request(
     operation_id: &str,
@@ -273,28 +285,44 @@ pub fn build_request(
     let mut key_sent = false;
     let idempotency_key = match op.idempotency {
         Idempotency::None => {
-            if params.idempotency_key.is_some() {
+            if params.idempotency_key.is_some() || params.request_id.is_some() {
                 return Err(unknown(
-                    "idempotency_key",
+                    if params.idempotency_key.is_some() {
+                        "idempotency_key"
+                    } else {
+                        "request_id"
+                    },
                     "this operation takes no idempotency key",
                 ));
             }
             None
         }
         Idempotency::Header | Idempotency::Key => {
-            let key = match &params.idempotency_key {
-                Some(k) => {
+            let key = match (&params.idempotency_key, &params.request_id, params.key_random) {
+                (Some(k), _, _) => {
                     header_value("idempotency_key", k, 255)?;
                     k.clone()
                 }
-                None => {
-                    let namespace = params.tenant_id.as_deref().unwrap_or(op.api.as_str());
-                    dedup::idempotency_key(
-                        namespace,
-                        &format!("{} {path}", op.id),
-                        body.unwrap_or(&[]),
-                    )
-                    .map_err(|e| invalid("idempotency_key", e.reason))?
+                (None, Some(request_id), _) => {
+                    let namespace = params
+                        .key_namespace
+                        .as_deref()
+                        .or(params.tenant_id.as_deref())
+                        .ok_or_else(|| {
+                            missing(
+                                "key_namespace",
+                                "a key derived from request_id is scoped to a tenant or organization: give key_namespace (or tenant_id)",
+                            )
+                        })?;
+                    dedup::idempotency_key(namespace, &op.id, request_id)
+                        .map_err(|e| invalid(e.name, e.reason))?
+                }
+                (None, None, Some(random)) => dedup::random_idempotency_key(random),
+                (None, None, None) => {
+                    return Err(missing(
+                        "idempotency_key",
+                        "this operation takes an idempotency key: give one, a request_id, or 16 random bytes (key_random)",
+                    ))
                 }
             };
             let header = match (op.idempotency, &params.idempotency_header) {
@@ -562,7 +590,7 @@ pub fn check_endpoint_url(url: &str) -> Result<(), RequestError> {
             .map_err(|_| bad("has an invalid IPv6 literal"))?;
         if !public_v6(ip) {
             return Err(bad(
-                "must not point at a private, loopback or link-local address",
+                "must point at a globally reachable address (not private, loopback, link-local or another IANA special-purpose block)",
             ));
         }
         return Ok(());
@@ -579,12 +607,14 @@ pub fn check_endpoint_url(url: &str) -> Result<(), RequestError> {
     if let Ok(ip) = host.parse::<Ipv4Addr>() {
         if !public_v4(ip) {
             return Err(bad(
-                "must not point at a private, loopback or link-local address",
+                "must point at a globally reachable address (not private, loopback, link-local or another IANA special-purpose block)",
             ));
         }
         return Ok(());
     }
+    // One trailing dot is the fully qualified form of the same name (`localhost.`).
     let lower = host.to_ascii_lowercase();
+    let lower = lower.strip_suffix('.').unwrap_or(&lower).to_owned();
     if !lower
         .bytes()
         .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.')
@@ -600,35 +630,57 @@ pub fn check_endpoint_url(url: &str) -> Result<(), RequestError> {
             "must not use a numeric host form other than a dotted IPv4 address",
         ));
     }
-    if lower == "localhost" || lower.ends_with(".localhost") || lower.ends_with(".local") {
+    let local = ["localhost", "local", "internal", "home.arpa"];
+    if local
+        .iter()
+        .any(|l| lower == *l || lower.ends_with(&format!(".{l}")))
+    {
         return Err(bad("must not point at a local host name"));
     }
     Ok(())
 }
 
+/// Whether an IPv4 address is globally reachable: outside every block of the IANA IPv4
+/// Special-Purpose Address Registry that is not (RFC 6890 and updates), and not multicast or
+/// broadcast.
 fn public_v4(ip: Ipv4Addr) -> bool {
-    let [a, b, ..] = ip.octets();
-    !(ip.is_private()
-        || ip.is_loopback()
-        || ip.is_link_local()
-        || ip.is_unspecified()
-        || ip.is_broadcast()
-        || ip.is_multicast()
-        || ip.is_documentation()
-        || a == 0
+    let [a, b, c, _] = ip.octets();
+    !(ip.is_private() // 10/8, 172.16/12, 192.168/16
+        || ip.is_loopback() // 127/8
+        || ip.is_link_local() // 169.254/16
+        || ip.is_documentation() // 192.0.2/24, 198.51.100/24, 203.0.113/24
+        || ip.is_multicast() // 224/4
+        || a == 0 // "this network"
         || (a == 100 && (64..=127).contains(&b)) // shared address space (RFC 6598)
-        || (a == 198 && (b == 18 || b == 19))) // benchmarking (RFC 2544)
+        || (a == 192 && b == 0 && c == 0) // IETF protocol assignments (RFC 6890)
+        || (a == 192 && b == 88 && c == 99) // deprecated 6to4 relay anycast (RFC 7526)
+        || (a == 198 && (b == 18 || b == 19)) // benchmarking (RFC 2544)
+        || a >= 240) // reserved (RFC 1112), and the limited broadcast address
 }
 
+/// Whether an IPv6 address is globally reachable (the IANA IPv6 Special-Purpose Address
+/// Registry); an address that embeds an IPv4 one (mapped, NAT64 well-known prefix) is judged by
+/// the IPv4 address.
 fn public_v6(ip: Ipv6Addr) -> bool {
-    if let Some(v4) = ip.to_ipv4_mapped() {
-        return public_v4(v4);
+    let s = ip.segments();
+    let [s0, s1, s2, s3, s4, s5, s6, s7] = s;
+    let embedded = Ipv4Addr::new((s6 >> 8) as u8, s6 as u8, (s7 >> 8) as u8, s7 as u8);
+    if s[..5] == [0, 0, 0, 0, 0] && s5 == 0xffff {
+        return public_v4(embedded); // IPv4-mapped
     }
-    let first = ip.segments().first().copied().unwrap_or(0);
-    !(ip.is_loopback()
-        || ip.is_unspecified()
-        || ip.is_multicast()
-        || (first & 0xfe00) == 0xfc00 // unique local
-        || (first & 0xffc0) == 0xfe80 // link-local
-        || first == 0x2001 && ip.segments().get(1) == Some(&0x0db8)) // documentation
+    if [s0, s1, s2, s3, s4, s5] == [0x64, 0xff9b, 0, 0, 0, 0] {
+        return public_v4(embedded); // NAT64 well-known prefix (RFC 6052)
+    }
+    !(s[..6] == [0, 0, 0, 0, 0, 0] // ::, ::1 and the deprecated IPv4-compatible ::a.b.c.d
+        || (s0 == 0x64 && s1 == 0xff9b && s2 == 1) // local-use NAT64 (RFC 8215)
+        || (s0 == 0x100 && s1 == 0 && s2 == 0 && s3 == 0) // discard-only (RFC 6666)
+        || (s0 == 0x2001 && s1 < 0x200) // IETF protocol assignments, Teredo (2001::/23)
+        || (s0 == 0x2001 && s1 == 0x0db8) // documentation
+        || s0 == 0x2002 // 6to4 (deprecated; embeds an IPv4 address)
+        || (s0 & 0xfff0) == 0x3ff0 // documentation (3fff::/20)
+        || s0 == 0x5f00 // SRv6 SIDs
+        || (s0 & 0xfe00) == 0xfc00 // unique local
+        || (s0 & 0xffc0) == 0xfe80 // link-local
+        || (s0 & 0xffc0) == 0xfec0 // site-local (deprecated)
+        || (s0 & 0xff00) == 0xff00) // multicast
 }

@@ -148,10 +148,12 @@ pub struct Token {
     pub expires_at: i64,
     /// When to refresh: `expires_at` minus a skew of a tenth of the lifetime, at most 60 s.
     pub refresh_at: i64,
-    /// Scopes granted.
-    pub scopes: Vec<String>,
-    /// Scopes requested but not granted (the exchange succeeds; calls needing them get 403).
-    pub missing_scopes: Vec<String>,
+    /// Scopes granted, as the response's `scope` lists them; `None` when it has no `scope`
+    /// member: the grant is unknown (never assumed to be what was requested).
+    pub scopes: Option<Vec<String>>,
+    /// Scopes requested but not granted (the exchange succeeds; calls needing them get 403);
+    /// `None` when the grant is unknown.
+    pub missing_scopes: Option<Vec<String>>,
     /// Contract deviations that do not invalidate the token (e.g. no `Cache-Control: no-store`).
     pub warnings: Vec<String>,
 }}
@@ -265,26 +267,26 @@ pub fn parse_token_response<H: HeaderMap + ?Sized, S: AsRef<str>>(
             return Err(invalid(format!("`expires_in` is {expires_in}; the contract allows 1 to {MAX_EXPIRES_IN_SECONDS} seconds")));
         }
         let mut warnings = Vec::new();
-        let scopes: Vec<String> = match obj.get("scope") {
-            Some(Value::String(s)) => s
-                .split(' ')
-                .filter(|x| !x.is_empty())
-                .map(str::to_owned)
-                .collect(),
+        let scopes: Option<Vec<String>> = match obj.get("scope") {
+            Some(Value::String(s)) => Some(
+                s.split(' ')
+                    .filter(|x| !x.is_empty())
+                    .map(str::to_owned)
+                    .collect(),
+            ),
             _ => {
-                warnings.push("the response has no `scope` member; the granted scopes are unknown, assumed as requested".to_owned());
-                requested_scopes
-                    .iter()
-                    .map(|s| s.as_ref().to_owned())
-                    .collect()
+                warnings.push("the response has no `scope` member: the granted scopes are unknown (a call needing one may get 403)".to_owned());
+                None
             }
         };
-        let missing_scopes = requested_scopes
-            .iter()
-            .map(AsRef::as_ref)
-            .filter(|r| !scopes.iter().any(|g| g == r))
-            .map(str::to_owned)
-            .collect();
+        let missing_scopes = scopes.as_ref().map(|granted| {
+            requested_scopes
+                .iter()
+                .map(AsRef::as_ref)
+                .filter(|r| !granted.iter().any(|g| g == r))
+                .map(str::to_owned)
+                .collect()
+        });
         if !has_no_store(headers) {
             warnings.push(
                 "the response lacks Cache-Control: no-store; do not let any cache keep it"
@@ -421,6 +423,23 @@ pub fn missing_scopes<S: AsRef<str>>(
     Ok(catalog::operation(operation_id)?.missing_scopes(granted))
 }
 
+string_enum! {
+    /// A way a deprecation notice falls short of the reporting API's lifecycle policy
+    /// ("minimum deprecation period 180 days; a sunset header is required on deprecated
+    /// operations; a replacement operation must be named").
+    pub enum NoticeIssue as "policy_issue" {
+        /// Deprecated without a `Sunset` header.
+        MissingSunset = "missing_sunset",
+        /// The sunset is less than 180 days after the deprecation.
+        SunsetTooSoon = "sunset_too_soon",
+        /// Deprecated without a `Link` naming the successor (`rel="successor-version"`).
+        NoReplacement = "no_replacement",
+    }
+}
+
+/// The reporting API's minimum deprecation period, in seconds (180 days).
+pub const MIN_DEPRECATION_PERIOD_SECONDS: i64 = 180 * 86_400;
+
 record! {
 /// `Deprecation` and `Sunset` response headers.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -433,12 +452,15 @@ pub struct ResponseNotices {
     pub sunset_at: Option<i64>,
     /// The `Link` header, which may name the replacement (`rel="successor-version"`).
     pub link: Option<String>,
+    /// Where a deprecation falls short of the lifecycle policy (empty when not deprecated):
+    /// report these to whoever owns the integration, the operation may go sooner than expected.
+    pub policy_issues: Vec<NoticeIssue>,
 }
 }
 
-/// Reads `Deprecation`, `Sunset` and `Link` from a response; the reporting API's lifecycle
-/// policy requires a sunset header on deprecated operations. Unparsable values are kept as
-/// "present" without a date.
+/// Reads `Deprecation`, `Sunset` and `Link` from a response, and says where a deprecation falls
+/// short of the reporting API's lifecycle policy (no sunset, under 180 days, no named
+/// replacement). Unparsable values are kept as "present" without a date.
 pub fn response_notices<H: HeaderMap + ?Sized>(headers: &H) -> ResponseNotices {
     let http_date = |v: &str| {
         httpdate::parse_http_date(v)
@@ -451,10 +473,32 @@ pub fn response_notices<H: HeaderMap + ?Sized>(headers: &H) -> ResponseNotices {
         Some(n) => n.parse::<i64>().ok(),
         None => http_date(v),
     });
+    let deprecated = deprecation.is_some_and(|v| !v.eq_ignore_ascii_case("false"));
+    let sunset = first_value(headers, "Sunset");
+    let sunset_at = sunset.and_then(http_date);
+    let link: Option<String> = first_value(headers, "Link").map(|l| l.chars().take(2048).collect());
+    let mut policy_issues = Vec::new();
+    if deprecated {
+        if sunset.is_none() {
+            policy_issues.push(NoticeIssue::MissingSunset);
+        }
+        if let (Some(d), Some(s)) = (deprecated_at, sunset_at) {
+            if s.saturating_sub(d) < MIN_DEPRECATION_PERIOD_SECONDS {
+                policy_issues.push(NoticeIssue::SunsetTooSoon);
+            }
+        }
+        let names_successor = link
+            .as_deref()
+            .is_some_and(|l| l.to_ascii_lowercase().contains("successor-version"));
+        if !names_successor {
+            policy_issues.push(NoticeIssue::NoReplacement);
+        }
+    }
     ResponseNotices {
-        deprecated: deprecation.is_some_and(|v| !v.eq_ignore_ascii_case("false")),
+        deprecated,
         deprecated_at,
-        sunset_at: first_value(headers, "Sunset").and_then(http_date),
-        link: first_value(headers, "Link").map(|l| l.chars().take(2048).collect()),
+        sunset_at,
+        link,
+        policy_issues,
     }
 }

@@ -118,6 +118,11 @@ fn build_request(i: &Value) -> Outcome {
         user_id: opt_text(&p["user_id"]),
         idempotency_key: opt_text(&p["idempotency_key"]),
         idempotency_header: opt_text(&p["idempotency_header"]),
+        request_id: opt_text(&p["request_id"]),
+        key_namespace: opt_text(&p["key_namespace"]),
+        key_random: p["key_random"]
+            .as_str()
+            .map(|h| bytes(&json!({ "hex": h })).try_into().unwrap()),
     };
     Ok(descriptor(&royaltykit::request::build_request(
         text(&i["operation_id"]),
@@ -323,9 +328,9 @@ fn adapter(function: &str, i: &Value) -> Option<Outcome> {
             &bytes(&i["body"]),
         )),
         "idempotency_key" => view(dedup::idempotency_key(
-            text(&i["tenant"]),
+            text(&i["namespace"]),
             text(&i["operation_id"]),
-            &bytes(&i["body"]),
+            text(&i["request_id"]),
         )),
         "dedup_window" => dedup_window(i),
         "dedup_claims" => dedup_claims(i),

@@ -8,7 +8,7 @@ import email.utils
 import json
 import os
 
-from keys import idempotency_key
+from keys import idempotency_key, random_idempotency_key
 import shape
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -147,10 +147,18 @@ TENANT = ["X-Tenant-ID", T]
 CT = ["Content-Type", "application/json"]
 
 
+# The host's RNG, injected: 16 bytes a binding would take from the OS. A request without a key
+# or a request id gets a random key (one per logical request, DESIGN §2; never from the body, so
+# two deliberately identical requests are both applied).
+RANDOM = "00112233445566778899aabbccddeeff"
+RK = random_idempotency_key(RANDOM)
+
+
 def req(comment, op, *, path=None, query=(), body=None, token=TOKEN, tenant=T, user=None, key=None, key_header=None,
-        method=None, epath=None, equery="", headers=None, ebody="same", ekey=None, error=None):
+        method=None, epath=None, equery="", headers=None, ebody="same", ekey=None, error=None, request_id=None, key_namespace=None):
     params = {"path": path or {}, "query": [list(q) for q in query], "body": body_field(body), "token": token,
-              "tenant_id": tenant, "user_id": user, "idempotency_key": key, "idempotency_header": key_header}
+              "tenant_id": tenant, "user_id": user, "idempotency_key": key, "idempotency_header": key_header,
+              "request_id": request_id, "key_namespace": key_namespace, "key_random": RANDOM}
     c = {"tcId": len(reqs) + 1, "comment": comment, "operation_id": op, "params": params}
     if error:
         c["error"] = error
@@ -198,11 +206,11 @@ req("export list with a UUID cursor and filters", "listPlatformExports", query=[
     epath="/api/platform/v1/exports", equery=f"cursor={U}&limit=50&status=ready", headers=[ACCEPT, BEARER, TENANT])
 req("export list cursor must be a UUID", "listPlatformExports", query=[("cursor", "page-2")], error="invalid_parameter")
 EXP = b'{"export_class":"statements","format":"csv"}'
-req("create export: idempotency key derived (header name not shown)", "createPlatformExport", body=EXP, method="POST", epath="/api/platform/v1/exports",
-    headers=[ACCEPT, BEARER, TENANT, CT], ekey=idempotency_key(T, "createPlatformExport /api/platform/v1/exports", EXP))
+req("create export: a random key from the host (header name not shown: not sent)", "createPlatformExport", body=EXP, method="POST", epath="/api/platform/v1/exports",
+    headers=[ACCEPT, BEARER, TENANT, CT], ekey=RK)
 req("create export: the host names the key's header", "createPlatformExport", body=EXP, key_header="Idempotency-Key", method="POST", epath="/api/platform/v1/exports",
-    headers=[ACCEPT, BEARER, TENANT, ["Idempotency-Key", idempotency_key(T, "createPlatformExport /api/platform/v1/exports", EXP)], CT],
-    ekey=idempotency_key(T, "createPlatformExport /api/platform/v1/exports", EXP))
+    headers=[ACCEPT, BEARER, TENANT, ["Idempotency-Key", RK], CT],
+    ekey=RK)
 req("create export: a given key is used", "createPlatformExport", body=EXP, key="my-key-1", method="POST", epath="/api/platform/v1/exports",
     headers=[ACCEPT, BEARER, TENANT, CT], ekey="my-key-1")
 req("create export needs a body", "createPlatformExport", error="missing_parameter")
@@ -210,33 +218,59 @@ req("create export body must be JSON", "createPlatformExport", body=b"format=csv
 req("a key with a space is refused", "createPlatformExport", body=EXP, key="a b", error="invalid_parameter")
 CMD = b'{"reason":"not needed"}'
 for e in ["e-1", "e-2"]:
-    req(f"cancel export {e}: key differs per export", "cancelPlatformExport", path={"export": e}, body=CMD, method="POST", epath=f"/api/platform/v1/exports/{e}/cancel",
-        headers=[ACCEPT, BEARER, TENANT, CT], ekey=idempotency_key(T, f"cancelPlatformExport /api/platform/v1/exports/{e}/cancel", CMD))
+    req(f"cancel export {e}: a random key per logical request", "cancelPlatformExport", path={"export": e}, body=CMD, method="POST", epath=f"/api/platform/v1/exports/{e}/cancel",
+        headers=[ACCEPT, BEARER, TENANT, CT], ekey=RK)
 req("a GET takes no body", "getPlatformImport", path={"importRef": "imp_1"}, body=b"{}", error="unknown_parameter")
+# One key per logical request (DESIGN §2): derived only from a request id the caller gives, under
+# the tenant or organization; two identical creates with two ids get two keys and are both applied.
+req("create export with a request id: the key comes from (tenant, operation, request id)", "createPlatformExport", body=EXP, request_id="job-42/export-1",
+    method="POST", epath="/api/platform/v1/exports", headers=[ACCEPT, BEARER, TENANT, CT],
+    ekey=idempotency_key(T, "createPlatformExport", "job-42/export-1"))
+req("the same body under another request id gets another key", "createPlatformExport", body=EXP, request_id="job-42/export-2",
+    method="POST", epath="/api/platform/v1/exports", headers=[ACCEPT, BEARER, TENANT, CT],
+    ekey=idempotency_key(T, "createPlatformExport", "job-42/export-2"))
+req("a request id under a named namespace", "createPlatformExport", body=EXP, request_id="job-42/export-1", key_namespace="tenant-a",
+    method="POST", epath="/api/platform/v1/exports", headers=[ACCEPT, BEARER, TENANT, CT],
+    ekey=idempotency_key("tenant-a", "createPlatformExport", "job-42/export-1"))
+req("an enterprise request id needs the organization as namespace", "createEnterpriseWebhook", body=b'{"name":"x","endpoint_url":"https://hooks.example/x","events":[]}',
+    tenant=None, request_id="sync-1", error="missing_parameter")
+req("an enterprise request id under the organization", "createEnterpriseWebhook", body=b'{"name":"x","endpoint_url":"https://hooks.example/x","events":[]}',
+    tenant=None, request_id="sync-1", key_namespace="org-7", method="POST", epath="/api/v1/webhooks",
+    headers=[ACCEPT, BEARER, ["Idempotency-Key", idempotency_key("org-7", "createEnterpriseWebhook", "sync-1")], CT],
+    ekey=idempotency_key("org-7", "createEnterpriseWebhook", "sync-1"))
+req("a GET takes no request id", "getPlatformImport", path={"importRef": "imp_1"}, request_id="r", error="unknown_parameter")
 req("a GET takes no idempotency key", "getPlatformImport", path={"importRef": "imp_1"}, key="k", error="unknown_parameter")
 req("profile import: the body is optional", "profilePlatformImport", path={"importRef": "imp_1"}, method="POST", epath="/api/platform/v1/imports/imp_1/profile",
-    headers=[ACCEPT, BEARER, TENANT], ebody=None, ekey=idempotency_key(T, "profilePlatformImport /api/platform/v1/imports/imp_1/profile", b""))
+    headers=[ACCEPT, BEARER, TENANT], ebody=None, ekey=RK)
 WH = b'{"name":"ddex","endpoint_url":"https://hooks.example.com/ddex","events":["ddex.delivery.failed"]}'
-req("create webhook: Idempotency-Key derived", "createEnterpriseWebhook", body=WH, tenant=None, method="POST", epath="/api/v1/webhooks",
-    headers=[ACCEPT, BEARER, ["Idempotency-Key", idempotency_key("enterprise", "createEnterpriseWebhook /api/v1/webhooks", WH)], CT],
-    ekey=idempotency_key("enterprise", "createEnterpriseWebhook /api/v1/webhooks", WH))
+req("create webhook: a random Idempotency-Key from the host", "createEnterpriseWebhook", body=WH, tenant=None, method="POST", epath="/api/v1/webhooks",
+    headers=[ACCEPT, BEARER, ["Idempotency-Key", RK], CT],
+    ekey=RK)
 req("create webhook with a given key and X-User-Id", "createEnterpriseWebhook", body=WH, tenant=None, user=U, key="wh-1", method="POST", epath="/api/v1/webhooks",
     headers=[ACCEPT, BEARER, ["X-User-Id", U], ["Idempotency-Key", "wh-1"], CT], ekey="wh-1")
 for url in ["http://hooks.example.com/x", "https://user:pw@hooks.example.com/", "https://127.0.0.1/x", "https://10.0.0.5/", "https://172.16.3.4:8443/",
             "https://192.168.1.1/", "https://169.254.169.254/latest", "https://[::1]/", "https://[fe80::1]/", "https://[fd00::1]/",
             "https://[::ffff:127.0.0.1]/", "https://localhost/", "https://app.localhost/", "https://2130706433/", "https://0x7f.0.0.1/",
-            "https://0.0.0.0/", "https://100.64.0.1/", "https:///nohost", "ftp://hooks.example.com/", "https://hooks.example.com:abc/"]:
+            "https://0.0.0.0/", "https://100.64.0.1/", "https:///nohost", "ftp://hooks.example.com/", "https://hooks.example.com:abc/",
+            # IANA IPv4 and IPv6 special-purpose address registries (not globally reachable), and a
+            # fully qualified local name
+            "https://localhost./x", "https://app.localhost./x", "https://[64:ff9b::7f00:1]/x", "https://[::127.0.0.1]/x",
+            "https://[2002:7f00:1::]/x", "https://[fec0::1]/x", "https://240.0.0.1/x", "https://192.0.0.8/x",
+            "https://255.255.255.255/x", "https://198.18.0.1/x", "https://192.88.99.1/x", "https://[100::1]/x",
+            "https://[2001::1]/x", "https://[64:ff9b:1::1]/x", "https://[3fff::1]/x", "https://[ff02::1]/x",
+            "https://printer.local./x", "https://db.internal/x", "https://nas.home.arpa/x"]:
     b = json.dumps({"name": "x", "endpoint_url": url, "events": []}).encode()
     req(f"endpoint {url} is refused", "createEnterpriseWebhook", body=b, tenant=None, error="invalid_endpoint_url")
-for url in ["https://93.184.216.34/hook", "https://[2606:4700::1111]/h", "https://HOOKS.Example.COM:8443/a?b=c"]:
+for url in ["https://93.184.216.34/hook", "https://[2606:4700::1111]/h", "https://HOOKS.Example.COM:8443/a?b=c",
+            "https://[64:ff9b::5db8:d822]/h", "https://hooks.example.com./h"]:
     b = json.dumps({"name": "x", "endpoint_url": url, "events": []}).encode()
     req(f"endpoint {url} is accepted", "createEnterpriseWebhook", body=b, tenant=None, key="k1", method="POST", epath="/api/v1/webhooks",
         headers=[ACCEPT, BEARER, ["Idempotency-Key", "k1"], CT], ekey="k1")
 req("create webhook without endpoint_url", "createEnterpriseWebhook", body=b'{"name":"x","events":[]}', tenant=None, error="missing_parameter")
 PATCH = b'{"active":false}'
 req("update webhook: PATCH, reference encoded, no endpoint needed", "updateEnterpriseWebhook", path={"reference": "wh 1"}, body=PATCH, tenant=None, method="PATCH",
-    epath="/api/v1/webhooks/wh%201", headers=[ACCEPT, BEARER, ["Idempotency-Key", idempotency_key("enterprise", "updateEnterpriseWebhook /api/v1/webhooks/wh%201", PATCH)], CT],
-    ekey=idempotency_key("enterprise", "updateEnterpriseWebhook /api/v1/webhooks/wh%201", PATCH))
+    epath="/api/v1/webhooks/wh%201", headers=[ACCEPT, BEARER, ["Idempotency-Key", RK], CT],
+    ekey=RK)
 req("delete webhook with a given key", "deleteEnterpriseWebhook", path={"reference": "wh_1"}, tenant=None, key="del-1", method="DELETE", epath="/api/v1/webhooks/wh_1",
     headers=[ACCEPT, BEARER, ["Idempotency-Key", "del-1"]], ebody=None, ekey="del-1")
 req("replay: two path parameters", "replayEnterpriseWebhookDelivery", path={"reference": "wh_1", "deliveryReference": "dlv_9"}, tenant=None, method="POST",
@@ -316,7 +350,9 @@ tok("no Cache-Control: no-store is a warning", 200, {"access_token": TOKEN, "tok
     expected=good(3600, ["exports:read"], [], 1))
 tok("no-store among other directives", 200, {"access_token": TOKEN, "token_type": "Bearer", "expires_in": 3600, "scope": "exports:read"}, headers=[["cache-control", "private, NO-STORE"]],
     requested=["exports:read"], expected=good(3600, ["exports:read"], [], 0))
-tok("no scope member: assumed as requested, with a warning", 200, {"access_token": TOKEN, "token_type": "Bearer", "expires_in": 3600}, expected=good(3600, SCOPE_REQ, [], 1))
+# reporting Authentication: granted scopes versus requested; without a `scope` member the grant is
+# unknown (never assumed to be what was requested)
+tok("no scope member: the grant is unknown, with a warning", 200, {"access_token": TOKEN, "token_type": "Bearer", "expires_in": 3600}, expected=good(3600, None, None, 1))
 for comment, b in [("expires_in over 3600", {"access_token": TOKEN, "token_type": "Bearer", "expires_in": 3601}),
                    ("expires_in zero", {"access_token": TOKEN, "token_type": "Bearer", "expires_in": 0}),
                    ("expires_in negative", {"access_token": TOKEN, "token_type": "Bearer", "expires_in": -5}),
@@ -376,7 +412,24 @@ token["notices"] += [
     {"comment": "garbage dates are kept as present without a date", "headers": [["Deprecation", "soon"], ["Sunset", "later"]],
      "expected": {"deprecated": True, "deprecated_at": None, "sunset_at": None, "link": None}},
     {"comment": "none", "headers": [["Content-Type", "application/json"]], "expected": {"deprecated": False, "deprecated_at": None, "sunset_at": None, "link": None}},
+    {"comment": "sunset 90 days after the deprecation, replacement named", "headers": [["Deprecation", f"@{NOW}"], ["Sunset", email.utils.formatdate(NOW + 90 * 86400, usegmt=True)],
+                                                                                   ["Link", '<https://api.example/v2>; rel="successor-version"']],
+     "expected": {"deprecated": True, "deprecated_at": NOW, "sunset_at": NOW + 90 * 86400}},
 ]
+# reporting API, API lifecycle: "minimum deprecation period 180 days; a sunset header is required on
+# deprecated operations; a replacement operation must be named": each shortfall is reported.
+for c in token["notices"]:
+    h = {n.lower(): v for n, v in c["headers"]}
+    issues = []
+    if c["expected"]["deprecated"]:
+        if "sunset" not in h:
+            issues.append("missing_sunset")
+        d, sun = c["expected"]["deprecated_at"], c["expected"]["sunset_at"]
+        if d is not None and sun is not None and sun - d < 180 * 86400:
+            issues.append("sunset_too_soon")
+        if "successor-version" not in h.get("link", "").lower():
+            issues.append("no_replacement")
+    c["expected"]["policy_issues"] = issues
 
 DESC = "vectors for royaltykit, written from the specs by gen_api_vectors.py"
 GEN = "tests/vectors/gen_api_vectors.py"

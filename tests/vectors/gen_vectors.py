@@ -316,30 +316,30 @@ ck("other body", SECRET, str(NOW), body_of(event("ddex.delivery.failed")))
 ck("non-UTF-8 body", SECRET, str(NOW), b"\xff\x00\xfe")
 ck("empty secret", "", str(NOW), b"{}", "invalid_secret")
 
-def ik(comment, tenant, op, body, error=None):
-    c = {"tcId": len(dedup["idempotency_key"]) + 1, "comment": comment, "input": {"tenant": tenant, "operation_id": op, "body": body_field(body)}}
+def ik(comment, ns, op, request_id, error=None):
+    c = {"tcId": len(dedup["idempotency_key"]) + 1, "comment": comment, "input": {"namespace": ns, "operation_id": op, "request_id": request_id}}
     if error:
         c["error"] = error
     else:
-        c["expected"] = idempotency_key(tenant, op, body)
+        c["expected"] = idempotency_key(ns, op, request_id)
     dedup["idempotency_key"].append(c)
 
+
+# One key per logical request (DESIGN §2): the caller's request id, never the body, so a retry
+# recomputes the same key and two deliberately identical requests never share one.
 T = "0f8fad5b-d9cb-469f-a165-70867728950e"
-ik("JSON body", T, "createPlatformExport", b'{"format":"csv","export_class":"statements"}')
-ik("same members in another order and spacing: same key", T, "createPlatformExport", b'{ "export_class" : "statements",\n "format": "csv" }')
-ik("other value: other key", T, "createPlatformExport", b'{"format":"xlsx","export_class":"statements"}')
-ik("other operation", T, "cancelPlatformExport", b'{"format":"csv","export_class":"statements"}')
-ik("other tenant", "1b4e28ba-2fa1-11d2-883f-0016d3cca427", "createPlatformExport", b'{"format":"csv","export_class":"statements"}')
-ik("nested objects sorted at every level", T, "op", b'{"b":{"z":1,"a":[{"y":2,"x":1}]},"a":true}')
-ik("unicode and escapes", T, "op", '{"name":"Größe \\"q\\" \\n 音楽","k":null}'.encode())
-ik("simple numbers", T, "op", b'{"n":-12,"f":1.5,"z":0}')
-ik("a whole-number float is an integer (Python writes 1.0 where JS writes 1): same key as the next", T, "op", b'{"amount":1.0,"neg":-3.0,"big":1e3}')
-ik("the same body as JS writes it", T, "op", b'{"amount":1,"neg":-3,"big":1000}')
-ik("empty body", T, "op", b"")
-ik("non-JSON body used as is", T, "op", b"name=a&b=c")
-ik("non-UTF-8 body used as is", T, "op", b"\xff\xfe")
-ik("empty tenant", "", "op", b"{}", "invalid_argument")
-ik("empty operation", T, "", b"{}", "invalid_argument")
+ik("a request id", T, "createPlatformExport", "job-42/export-1")
+ik("its retry: the same key", T, "createPlatformExport", "job-42/export-1")
+ik("a second, identical export: another request id, another key", T, "createPlatformExport", "job-42/export-2")
+ik("pause, re-activate, pause again: the third request has its own id", "org-7", "updateEnterpriseWebhook", "pause-2")
+ik("other operation", T, "cancelPlatformExport", "job-42/export-1")
+ik("other tenant", "1b4e28ba-2fa1-11d2-883f-0016d3cca427", "createPlatformExport", "job-42/export-1")
+ik("length prefix: ('ab','c') differs from ('a','bc')", "ab", "c", "r")
+ik("length prefix: ('a','bc')", "a", "bc", "r")
+ik("unicode request id", T, "op", "音楽/Größe")
+ik("empty namespace", "", "op", "r", "invalid_argument")
+ik("empty operation", T, "", "r", "invalid_argument")
+ik("empty request id", T, "op", "", "invalid_argument")
 
 def win(comment, capacity, ttl, ops, error=None):
     c = {"tcId": len(dedup["window"]) + 1, "comment": comment, "capacity": capacity, "ttl_seconds": ttl,

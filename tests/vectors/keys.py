@@ -2,7 +2,6 @@
 documented in core/src/dedup/mod.rs; shared by the vector generators."""
 import hashlib
 import hmac
-import json
 
 
 def mac(secret, ts, body):
@@ -31,26 +30,12 @@ def event_key(ns, name, rtype, rref, occurred):
     return lp_hash("evt", b"royaltykit/event/v1", [ns, name, rtype, rref, occurred])
 
 
-def _whole_floats_as_ints(value):
-    """A whole-number float is an integer (JS `JSON.stringify(1.0)` writes `1`, Python `1.0`)."""
-    if isinstance(value, float) and value.is_integer() and abs(value) <= 2**53:
-        return int(value)
-    if isinstance(value, dict):
-        return {k: _whole_floats_as_ints(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_whole_floats_as_ints(v) for v in value]
-    return value
+def idempotency_key(namespace, op, request_id):
+    """One logical request's key, from the id the caller gave it (DESIGN §2)."""
+    return lp_hash("idem", b"royaltykit/idempotency/v2", [namespace, op, request_id])
 
 
-def canonical(body):
-    try:
-        value = json.loads(body.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        return body
-    return json.dumps(_whole_floats_as_ints(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
-
-
-def idempotency_key(tenant, op, body):
-    return lp_hash("idem", b"royaltykit/idempotency/v1", [tenant, op, canonical(body)])
-
-
+def random_idempotency_key(random_hex):
+    """The key a request gets from 16 random bytes of the host (given here as hex)."""
+    assert len(bytes.fromhex(random_hex)) == 16
+    return "idem_" + random_hex

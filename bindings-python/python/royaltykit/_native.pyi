@@ -97,7 +97,7 @@ def active_secrets(
 def delivery_key(namespace: str, delivery_id: str) -> str: ...
 def event_key(namespace: str, event: _EventIdentity) -> str: ...
 def content_key(secret: str, timestamp: str | int, body: _Body) -> str: ...
-def idempotency_key(tenant: str, operation_id: str, body: _Body | None = None) -> str: ...
+def idempotency_key(namespace: str, operation_id: str, request_id: str) -> str: ...
 @final
 class DedupWindow:
     """Bounded in-memory dedup window; thread-safe."""
@@ -240,6 +240,9 @@ def build_request(
     user_id: str | None = None,
     idempotency_key: str | None = None,
     idempotency_header: str | None = None,
+    request_id: str | None = None,
+    key_namespace: str | None = None,
+    key_random: bytes | None = None,
 ) -> RequestDescriptor: ...
 def parse_api_error(
     api: Literal["reports", "enterprise"] | str,
@@ -259,8 +262,8 @@ class Token:
     expires_in: Final[int]
     expires_at: Final[int]
     refresh_at: Final[int]
-    scopes: Final[list[str]]
-    missing_scopes: Final[list[str]]
+    scopes: Final[list[str] | None]
+    missing_scopes: Final[list[str] | None]
     warnings: Final[list[str]]
 
 @final
@@ -282,6 +285,7 @@ class ResponseNotices:
     deprecated_at: Final[int | None]
     sunset_at: Final[int | None]
     link: Final[str | None]
+    policy_issues: Final[list[Literal["missing_sunset", "sunset_too_soon", "no_replacement"]]]
 
 def response_notices(headers: _Headers) -> ResponseNotices: ...
 

@@ -11,7 +11,10 @@
 //! | delivery | `dlv` | namespace, `Service-Webhook-Id` |
 //! | content | `cnt` | HMAC-SHA256 of `<timestamp>.<body>` under the first secret (32 bytes) |
 //! | event | `evt` | namespace, event name, resource type, resource reference, `occurred_at` as sent |
-//! | idempotency | `idem` | tenant, operation id, canonical body |
+//! | idempotency | `idem` | namespace (tenant or organization), operation id, the caller's request id |
+//!
+//! A random idempotency key (the default for a request without a request id) is `idem_` and 32
+//! hex characters of 128 random bits from the host.
 //!
 //! Why three webhook keys: `Service-Webhook-Id` is not covered by the signature, so someone
 //! who captured a genuine delivery can resend it under a fresh id within the tolerance window;
@@ -33,7 +36,7 @@ use sha2::{Digest, Sha256};
 const TAG_DELIVERY: &[u8] = b"royaltykit/delivery/v1";
 const TAG_CONTENT: &[u8] = b"royaltykit/content/v1";
 const TAG_EVENT: &[u8] = b"royaltykit/event/v1";
-const TAG_IDEMPOTENCY: &[u8] = b"royaltykit/idempotency/v1";
+const TAG_IDEMPOTENCY: &[u8] = b"royaltykit/idempotency/v2";
 
 /// Longest namespace, tenant or operation id accepted, in bytes.
 pub const MAX_NAME_BYTES: usize = 1024;
@@ -134,75 +137,38 @@ pub fn event_key_parts(
     ))
 }
 
-/// The idempotency key for a request: deterministic from the tenant, the operation id and the
-/// canonical request body, so a retry after a timeout sends the same key and a different
-/// request never does. A body that is JSON is canonicalised first (object members sorted by
-/// key, no insignificant whitespace, a whole-number float written as an integer, other numbers
-/// and strings as serde_json writes them), so member
-/// order and formatting do not change the key; any other body (including empty) is used as is.
-/// The key is 69 ASCII characters. Promises: `invalid_argument` for an empty or over-long
-/// tenant or operation id.
+/// The deterministic idempotency key of one **logical request**, from an id the caller gave
+/// that request: (namespace — the tenant or organization the key is scoped to —, operation id,
+/// request id). Every retry of the request passes the same request id and gets the same key (a
+/// job restarted after a crash can recompute it); two deliberately identical requests get two
+/// request ids and never share a key, so the second is applied rather than answered as a
+/// replay. The key is 69 ASCII characters. Promises: `invalid_argument` for an empty or
+/// over-long namespace, operation id or request id.
 pub fn idempotency_key(
-    tenant: &str,
+    namespace: &str,
     operation_id: &str,
-    body: &[u8],
+    request_id: &str,
 ) -> Result<String, ArgumentError> {
-    name_arg("tenant", tenant)?;
+    name_arg("namespace", namespace)?;
     name_arg("operation_id", operation_id)?;
-    let canonical = canonical_json(body);
-    let body_bytes = canonical.as_deref().map_or(body, str::as_bytes);
+    name_arg("request_id", request_id)?;
     Ok(hash_fields(
         "idem",
         TAG_IDEMPOTENCY,
-        &[tenant.as_bytes(), operation_id.as_bytes(), body_bytes],
+        &[
+            namespace.as_bytes(),
+            operation_id.as_bytes(),
+            request_id.as_bytes(),
+        ],
     ))
 }
 
-/// The canonical form of a JSON body, or `None` when the body is not JSON.
-fn canonical_json(body: &[u8]) -> Option<String> {
-    let value: serde_json::Value = serde_json::from_slice(body).ok()?;
-    let mut out = String::with_capacity(body.len());
-    write_canonical(&value, &mut out).ok()?;
-    Some(out)
-}
-
-fn write_canonical(value: &serde_json::Value, out: &mut String) -> Result<(), serde_json::Error> {
-    use serde_json::Value;
-    match value {
-        Value::Object(map) => {
-            let mut entries: Vec<_> = map.iter().collect();
-            entries.sort_by(|a, b| a.0.cmp(b.0));
-            out.push('{');
-            for (i, (k, v)) in entries.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&serde_json::to_string(k)?);
-                out.push(':');
-                write_canonical(v, out)?;
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, v) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_canonical(v, out)?;
-            }
-            out.push(']');
-        }
-        // A whole-number float is an integer: JS writes `1` where Python writes `1.0`.
-        Value::Number(n) if !n.is_i64() && !n.is_u64() => match n.as_f64() {
-            Some(f) if f.fract() == 0.0 && f.abs() <= 9_007_199_254_740_992.0 => {
-                // Whole and within ±2^53, so the conversion is exact.
-                #[allow(clippy::cast_possible_truncation)]
-                out.push_str(&(f as i64).to_string());
-            }
-            _ => out.push_str(&serde_json::to_string(value)?),
-        },
-        scalar => out.push_str(&serde_json::to_string(scalar)?),
-    }
-    Ok(())
+/// A random idempotency key for one logical request: `idem_` and the 32 lowercase hex
+/// characters of 128 random bits from the host's RNG (the default when the caller gives no
+/// request id, as Stripe does). Keep it with the request and send it on every retry.
+pub fn random_idempotency_key(random: [u8; 16]) -> String {
+    let mut hex = [0u8; 32];
+    // 16 bytes always fit 32 hex characters.
+    let _ = hex::encode_to_slice(random, &mut hex);
+    format!("idem_{}", std::str::from_utf8(&hex).unwrap_or_default())
 }

@@ -129,6 +129,18 @@ class ApiTest {
     }
 
     @Test
+    fun eachRequestGetsItsOwnRandomKey() {
+        val params = RequestParams(body = """{"format":"csv"}""".toByteArray(), token = "t", tenantId = "0f8fad5b-d9cb-469f-a165-70867728950e")
+        val a = buildRequest("createPlatformExport", params)
+        val b = buildRequest("createPlatformExport", params)
+        assertTrue(a.idempotencyKey()!!.matches(Regex("idem_[0-9a-f]{32}")))
+        assertNotEquals("an identical second create is not a replay", a.idempotencyKey(), b.idempotencyKey())
+        assertFalse(a.idempotencyKeySent())
+        val withId = RequestParams(body = params.body, token = "t", tenantId = params.tenantId, requestId = "job-1")
+        assertEquals(buildRequest("createPlatformExport", withId).idempotencyKey(), buildRequest("createPlatformExport", withId).idempotencyKey())
+    }
+
+    @Test
     fun catalogAndThrowableApiError() {
         val ops = operations()
         assertEquals(44, ops.count { it.api == Api.REPORTS })

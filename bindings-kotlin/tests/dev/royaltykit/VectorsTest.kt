@@ -178,6 +178,8 @@ class VectorsTest {
             query = p["query"].asJsonArray.map { Param(it.asJsonArray[0].asString, it.asJsonArray[1].asString) },
             body = p.opt("body")?.let { bytes(it) }, token = p.opt("token")?.asString, tenantId = p.opt("tenant_id")?.asString,
             userId = p.opt("user_id")?.asString, idempotencyKey = p.opt("idempotency_key")?.asString, idempotencyHeader = p.opt("idempotency_header")?.asString,
+            requestId = p.opt("request_id")?.asString, keyNamespace = p.opt("key_namespace")?.asString,
+            keyRandom = p["key_random"].asString.chunked(2).map { it.toInt(16).toByte() }.toByteArray(),
         )
         return descriptor(buildRequest(i["operation_id"].asString, params))
     }
@@ -199,7 +201,7 @@ class VectorsTest {
                 i["resource_reference"].asString, "", 0, i["occurred_at"].asString, null))
         },
         "content_key" to { i -> contentKey(i["secret"].asString, i["timestamp"].asString, bytes(i["body"])) },
-        "idempotency_key" to { i -> idempotencyKey(i["tenant"].asString, i["operation_id"].asString, bytes(i["body"])) },
+        "idempotency_key" to { i -> idempotencyKey(i["namespace"].asString, i["operation_id"].asString, i["request_id"].asString) },
         "dedup_window" to { i ->
             DedupWindow(i["capacity"].asLong, i["ttl_seconds"].asLong).use { w -> i["ops"].asJsonArray.map { it.asJsonObject }.map { w.checkAndInsert(it["key"].asString, it["now"].asLong) } }
         },
