@@ -267,6 +267,22 @@ pub fn parse_token_response(
     Ok(Arc::new(Token(t)))
 }
 
+/// Checks an API session response (granted scopes, when to refresh).
+#[uniffi::export(default(now = None))]
+pub fn parse_api_session(
+    status: i64,
+    headers: HashMap<String, String>,
+    body: Vec<u8>,
+    now: Option<i64>,
+) -> Result<token::ApiSession> {
+    Ok(token::parse_api_session(
+        status,
+        &headers,
+        &body,
+        now_or_clock(now),
+    )??)
+}
+
 /// The enterprise token exchange (`X-Api-Key`, `X-Api-Secret`).
 #[uniffi::export]
 pub fn build_enterprise_token_request(

@@ -229,6 +229,26 @@ pub fn parse_token_response(
     })
 }
 
+/// Checks an API session response (granted scopes, ``expires_at``); raises ApiError (error
+/// status) or TokenResponseError.
+#[pyfunction]
+#[pyo3(signature = (status, headers, body, *, now=None))]
+pub fn parse_api_session(
+    status: i64,
+    headers: Option<Headers>,
+    body: Option<Body<'_>>,
+    now: Option<Seconds>,
+) -> PyResult<token::ApiSession> {
+    guard(|| {
+        Ok(token::parse_api_session(
+            status,
+            &headers_or_none(headers),
+            &body_or_empty(body),
+            crate::args::now(now),
+        )??)
+    })
+}
+
 /// The enterprise key-and-secret exchange request.
 #[pyfunction]
 pub fn build_enterprise_token_request(
@@ -281,6 +301,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_api_error, m)?)?;
     m.add_function(wrap_pyfunction!(build_token_request, m)?)?;
     m.add_function(wrap_pyfunction!(parse_token_response, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_api_session, m)?)?;
     m.add_function(wrap_pyfunction!(build_enterprise_token_request, m)?)?;
     m.add_function(wrap_pyfunction!(parse_enterprise_token_response, m)?)?;
     m.add_function(wrap_pyfunction!(missing_scopes, m)?)?;
@@ -291,5 +312,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<token::Token>()?;
     m.add_class::<token::EnterpriseToken>()?;
     m.add_class::<token::ResponseNotices>()?;
+    m.add_class::<token::ApiSession>()?;
     Ok(())
 }

@@ -210,6 +210,7 @@ ADAPTERS = {
     "parse_token_response": parse_token_response,
     "parse_enterprise_token_response": lambda i: rk.parse_enterprise_token_response(i["status"], pairs(i["headers"]), raw(i["body"]),
                                                                                     now=i["now"]),
+    "parse_api_session": lambda i: rk.parse_api_session(i["status"], pairs(i["headers"]), raw(i["body"]), now=i["now"]),
     "missing_scopes": lambda i: rk.missing_scopes(i["granted"], i["operation_id"]),
     "response_notices": lambda i: rk.response_notices(pairs(i["headers"])),
     "operation": lambda i: rk.operation(i["operation_id"]),

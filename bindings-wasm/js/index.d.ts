@@ -5,6 +5,7 @@
 // argument shapes, the classes and the functions.
 import type {
   ApiError as ApiErrorFields,
+  ApiSession,
   ApiErrorKind,
   ClaimState,
   ExportCommand,
@@ -29,6 +30,7 @@ import type {
 
 export type {
   Api,
+  ApiSession,
   ApiErrorKind,
   Auth,
   BodyRule,
@@ -285,6 +287,8 @@ export class EnterpriseToken {
 }
 export function buildTokenRequest(params: { clientId: string; clientSecret: string; tenantId: string; scopes?: string[] }): RequestDescriptor;
 export function parseTokenResponse(status: number, headers: HeadersLike, body: BodyLike, options?: { requestedScopes?: string[]; now?: Time }): Token;
+/** Checks an API session response (granted scopes, when to refresh); throws ApiError or TokenResponseError. */
+export function parseApiSession(status: number, headers: HeadersLike | null | undefined, body: BodyLike | null | undefined, options?: { now?: Time }): ApiSession;
 export function buildEnterpriseTokenRequest(params: { apiKey: string; apiSecret: string }): RequestDescriptor;
 export function parseEnterpriseTokenResponse(status: number, headers: HeadersLike, body: BodyLike, options?: { now?: Time }): EnterpriseToken;
 export function missingScopes(granted: string[], operationId: string): string[];

@@ -554,6 +554,14 @@ function parseTokenResponse(status, headers, body, opts) {
   return new Token(JSON.parse(json));
 }
 
+/** Checks an API session response: `{ scopes, expiresAt, refreshAt }`, or throws ApiError /
+ * TokenResponseError. */
+function parseApiSession(status, headers, body, opts) {
+  const o = options(opts);
+  const flat = flattenHeaders(headers ?? [], RESPONSE_HEADERS);
+  return JSON.parse(call(() => native.parseApiSession(toNumber(status, 'status'), flat, toBytes(body ?? ''), nowSeconds(o.now))));
+}
+
 /** The enterprise key-and-secret exchange request. */
 function buildEnterpriseTokenRequest(params) {
   const p = options(params);
@@ -643,6 +651,7 @@ module.exports = {
   TokenResponseError,
   buildTokenRequest,
   parseTokenResponse,
+  parseApiSession,
   buildEnterpriseTokenRequest,
   parseEnterpriseTokenResponse,
   Token,

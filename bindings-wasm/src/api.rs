@@ -127,6 +127,14 @@ pub fn build_token_request(
     d.map(descriptor).map_err(err)
 }
 
+/// `token::parse_api_session`, as JSON.
+#[wasm_bindgen(js_name = parseApiSession)]
+pub fn parse_api_session(status: f64, headers: Vec<String>, body: &[u8], now: f64) -> R<String> {
+    let (status, now) = (int("status", status)?, now_arg(now)?);
+    let parsed = token::parse_api_session(status, &FlatHeaders(headers), body, now);
+    Ok(json(&parsed.map_err(err)?.map_err(err)?))
+}
+
 /// `token::build_enterprise_token_request`.
 #[wasm_bindgen(js_name = buildEnterpriseTokenRequest)]
 pub fn build_enterprise_token_request(api_key: &str, api_secret: &str) -> R<js_sys::Array> {

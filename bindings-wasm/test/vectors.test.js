@@ -169,6 +169,7 @@ const ADAPTERS = {
     return tk;
   },
   parse_enterprise_token_response: (i) => rk.parseEnterpriseTokenResponse(i.status, i.headers, bytes(i.body), { now: i.now }),
+  parse_api_session: (i) => rk.parseApiSession(i.status, i.headers, bytes(i.body), { now: i.now }),
   missing_scopes: (i) => rk.missingScopes(i.granted, i.operation_id),
   response_notices: (i) => rk.responseNotices(i.headers),
   operation: (i) => rk.operation(i.operation_id),

@@ -173,7 +173,7 @@ impl fmt::Debug for Token {
 }
 
 fn refresh_at(expires_at: i64, lifetime: i64) -> i64 {
-    expires_at - (lifetime / 10).clamp(1, MAX_REFRESH_SKEW_SECONDS)
+    expires_at.saturating_sub((lifetime / 10).clamp(1, MAX_REFRESH_SKEW_SECONDS))
 }
 
 fn json_object(body: &[u8]) -> Result<serde_json::Map<String, Value>, TokenError> {
@@ -410,6 +410,73 @@ pub fn parse_enterprise_token_response<H: HeaderMap + ?Sized>(
             token,
             expires_at,
             refresh_at: expires_at.map(|e| refresh_at(e, e.saturating_sub(now).max(0))),
+        })
+    })())
+}
+
+record! {
+/// The reporting API session of a token (`getPlatformApiSession`): what was granted and when
+/// to refresh. The client and tenant members' names are not shown in the spec, so they are
+/// not read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiSession {
+    /// Scopes granted, as the session lists them.
+    pub scopes: Vec<String>,
+    /// When the token must be refreshed by (Unix seconds).
+    pub expires_at: i64,
+    /// When to refresh: `expires_at` minus a skew of a tenth of the remaining lifetime, at
+    /// most 60 s ("refresh before expires_at (from the API session) instead of waiting for 401").
+    pub refresh_at: i64,
+}
+}
+
+/// Checks an API session response (`GET /api/platform/v1/api/session`): an array of granted
+/// `scopes` and `expires_at` (an RFC 3339 timestamp or Unix seconds). Promises the same error
+/// split as [`parse_token_response`]: `invalid_argument` for a status outside 100–599, an API
+/// error for an error status, `invalid_token_response` for a success body without usable
+/// `scopes` or `expires_at`.
+pub fn parse_api_session<H: HeaderMap + ?Sized>(
+    status: i64,
+    headers: &H,
+    body: &[u8],
+    now: i64,
+) -> Result<Result<ApiSession, TokenError>, ArgumentError> {
+    let status = success_status(status)?;
+    if !(200..=299).contains(&status) {
+        return Ok(Err(api_error(
+            Api::Reports,
+            status,
+            headers,
+            body,
+            "getPlatformApiSession",
+            now,
+        )));
+    }
+    Ok((|| {
+        let obj = json_object(body)?;
+        let scopes = match obj.get("scopes") {
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|v| v.as_str().filter(|s| !s.is_empty()).map(str::to_owned))
+                .collect::<Option<Vec<String>>>()
+                .ok_or_else(|| invalid("`scopes` must be an array of scope names"))?,
+            _ => return Err(invalid("`scopes` is missing or not an array")),
+        };
+        let expires_at = match obj.get("expires_at") {
+            Some(Value::String(s)) => {
+                time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339)
+                    .map_err(|_| invalid("`expires_at` is not an RFC 3339 timestamp"))?
+                    .unix_timestamp()
+            }
+            Some(Value::Number(n)) => n
+                .as_i64()
+                .ok_or_else(|| invalid("`expires_at` is not whole Unix seconds"))?,
+            _ => return Err(invalid("`expires_at` is missing")),
+        };
+        Ok(ApiSession {
+            scopes,
+            expires_at,
+            refresh_at: refresh_at(expires_at, expires_at.saturating_sub(now).max(0)),
         })
     })())
 }

@@ -376,6 +376,16 @@ fn adapter(function: &str, i: &Value) -> Option<Outcome> {
         }
         "parse_token_response" => parse_token_response(i),
         "parse_enterprise_token_response" => parse_enterprise_token_response(i),
+        "parse_api_session" => (|| {
+            let (status, headers, body) =
+                (int(&i["status"]), pairs(&i["headers"]), bytes(&i["body"]));
+            view(token::parse_api_session(
+                status,
+                &headers,
+                &body,
+                int(&i["now"]),
+            )?)
+        })(),
         "missing_scopes" => view(token::missing_scopes(
             &strings(&i["granted"]),
             text(&i["operation_id"]),

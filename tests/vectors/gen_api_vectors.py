@@ -394,6 +394,31 @@ ent_tok("no token", 200, {"expires_at": None}, error="invalid_token_response")
 ent_tok("expires_at not a date", 200, {"token": TOKEN, "expires_at": "tomorrow"}, error="invalid_token_response")
 ent_tok("expires_at a number", 200, {"token": TOKEN, "expires_at": 1795320000}, error="invalid_token_response")
 ent_tok("401 with the documented body", 401, {"success": False, "message": "This action is unauthorized."}, error="api_error", kind="unauthenticated", reason="action_unauthorized")
+# reporting API session response: "the client, the tenant, an array of granted scopes and
+# expires_at (timestamp after which the token must be refreshed)"; Authentication step 4:
+# "refresh before expires_at (from the API session) instead of waiting for 401"
+token["parse_api_session"] = []
+
+
+def session(comment, status, body, expected=None, error=None, kind=None, reason=None):
+    token_case(token["parse_api_session"], comment, status, body, NS, {}, expected, error, kind, reason)
+
+
+def sess(exp):
+    return {"expires_at": exp, "refresh_at": exp - min(60, max(1, max(0, exp - NOW) // 10))}
+
+
+session("scopes and an RFC 3339 expires_at", 200, {"client": {"name": "etl"}, "tenant": {"id": T}, "scopes": ["exports:read", "tenant:read"], "expires_at": exp_at},
+        expected={"scopes": ["exports:read", "tenant:read"], **sess(exp_unix)})
+session("expires_at as Unix seconds, ten minutes ahead", 200, {"scopes": [], "expires_at": NOW + 600}, expected={"scopes": [], **sess(NOW + 600)})
+session("expires_at five seconds ahead: refresh one second before", 200, {"scopes": ["tenant:read"], "expires_at": NOW + 5}, expected={"scopes": ["tenant:read"], **sess(NOW + 5)})
+session("no scopes member", 200, {"expires_at": exp_at}, error="invalid_token_response")
+session("scopes as a string", 200, {"scopes": "exports:read", "expires_at": exp_at}, error="invalid_token_response")
+session("no expires_at", 200, {"scopes": []}, error="invalid_token_response")
+session("expires_at not a timestamp", 200, {"scopes": [], "expires_at": "soon"}, error="invalid_token_response")
+session("401", 401, b"", error="api_error", kind="unauthenticated")
+session("403 without tenant:read", 403, b"", error="api_error", kind="forbidden")
+
 token["missing_scopes"] += [
     {"comment": "get export needs exports:write (as the spec's table says)", "granted": ["exports:read"], "operation_id": "getPlatformExport", "expected": ["exports:write"]},
     {"comment": "download needs exports:read", "granted": ["exports:read"], "operation_id": "downloadPlatformExport", "expected": []},
@@ -440,5 +465,6 @@ shape.write("token.json", "token.json " + DESC, GEN, [
     shape.group("parse_token_response", token["parse"], error_fields=("api_error",)),
     shape.group("build_enterprise_token_request", token["build_enterprise"]),
     shape.group("parse_enterprise_token_response", token["parse_enterprise"], error_fields=("api_error",)),
+    shape.group("parse_api_session", token["parse_api_session"], error_fields=("api_error",)),
     shape.group("missing_scopes", token["missing_scopes"]),
     shape.group("response_notices", token["notices"])])

@@ -11,7 +11,7 @@ __version__ = "0.1.0"
 
 # test_exports.py checks this list against the native module's own `__all__` (kept by pyo3).
 __all__ = [
-    "ApiError", "BackoffPolicy", "DEFAULT_DEDUP_TTL_SECONDS", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_TOLERANCE_SECONDS",
+    "ApiError", "ApiSession", "BackoffPolicy", "DEFAULT_DEDUP_TTL_SECONDS", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_TOLERANCE_SECONDS",
     "DedupWindow", "EnterpriseToken", "ExportDownloadError", "ExportStateError", "ExportStateInfo",
     "HEADER_NAMES", "InvalidArgumentError", "Operation", "PollDecision", "QueryParam", "RateBudget",
     "RateDecision", "RequestBuildError", "RequestDescriptor", "ResponseNotices", "RetryAfter",
@@ -20,7 +20,7 @@ __all__ = [
     "backoff_delay", "build_enterprise_token_request", "build_request", "build_token_request",
     "check_export_download", "content_key", "decide_retry", "delivery_key", "event_key",
     "export_poll_decision", "export_state", "idempotency_key", "missing_scopes", "operation",
-    "operations", "parse_api_error", "parse_enterprise_token_response", "parse_retry_after",
+    "operations", "parse_api_error", "parse_api_session", "parse_enterprise_token_response", "parse_retry_after",
     "parse_token_response", "response_notices", "sign_webhook", "step_up_satisfies",
     "validate_export_command", "validate_export_list_query", "verify_webhook",
     "webhook_gives_up_at", "webhook_next_attempt_at", "webhook_retry_schedule",

@@ -13,12 +13,12 @@ _Seconds = int | float
 __all__ = [
     "BackoffPolicy", "DEFAULT_DEDUP_TTL_SECONDS", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_TOLERANCE_SECONDS", "DedupWindow",
     "EnterpriseToken", "ExportStateInfo", "HEADER_NAMES", "Operation", "PollDecision", "QueryParam",
-    "RateBudget", "RateDecision", "RequestDescriptor", "ResponseNotices", "RetryAfter",
+    "RateBudget", "RateDecision", "RequestDescriptor", "ApiSession", "ResponseNotices", "RetryAfter",
     "RetryDecision", "Token", "VerifiedWebhook", "WebhookEvent", "WebhookVerifier",
     "active_secrets", "backoff_delay", "build_enterprise_token_request", "build_request",
     "build_token_request", "check_export_download", "content_key", "decide_retry", "delivery_key",
     "event_key", "export_poll_decision", "export_state", "idempotency_key", "missing_scopes",
-    "operation", "operations", "parse_api_error", "parse_enterprise_token_response",
+    "operation", "operations", "parse_api_error", "parse_api_session", "parse_enterprise_token_response",
     "parse_retry_after", "parse_token_response", "response_notices", "sign_webhook",
     "step_up_satisfies", "validate_export_command", "validate_export_list_query", "verify_webhook",
     "webhook_gives_up_at", "webhook_next_attempt_at", "webhook_retry_schedule",
@@ -276,6 +276,15 @@ def build_token_request(client_id: str, client_secret: str, tenant_id: str, scop
 def parse_token_response(
     status: int, headers: _Headers | None, body: _Body | None, *, requested_scopes: Sequence[str] | None = None, now: _Seconds | None = None
 ) -> Token: ...
+@final
+class ApiSession:
+    """A reporting API session: granted scopes and when to refresh."""
+
+    scopes: Final[list[str]]
+    expires_at: Final[int]
+    refresh_at: Final[int]
+
+def parse_api_session(status: int, headers: _Headers | None, body: _Body | None, *, now: _Seconds | None = None) -> ApiSession: ...
 def build_enterprise_token_request(api_key: str, api_secret: str) -> RequestDescriptor: ...
 def parse_enterprise_token_response(status: int, headers: _Headers | None, body: _Body | None, *, now: _Seconds | None = None) -> EnterpriseToken: ...
 def missing_scopes(granted: Sequence[str], operation_id: str) -> list[str]: ...

@@ -246,6 +246,7 @@ class VectorsTest {
             val tk = parseEnterpriseTokenResponse(i["status"].asLong, headerMap(i["headers"]), bytes(i["body"]), i["now"].asLong)
             mapOf("token" to tk.token(), "expires_at" to tk.expiresAt(), "refresh_at" to tk.refreshAt())
         },
+        "parse_api_session" to { i -> parseApiSession(i["status"].asLong, headerMap(i["headers"]), bytes(i["body"]), i["now"].asLong) },
         "missing_scopes" to { i -> missingScopes(strings(i["granted"]), i["operation_id"].asString) },
         "response_notices" to { i -> responseNotices(headerMap(i["headers"])) },
         "operation" to { i -> operation(i["operation_id"].asString) },
