@@ -91,13 +91,7 @@ macro_rules! record {
         #[cfg_attr(feature = "python", pyo3::pyclass(get_all, frozen, eq, module = "royaltykit"))]
         pub struct $name { $($body)* }
 
-        #[cfg(feature = "python")]
-        #[pyo3::pymethods]
-        impl $name {
-            fn __repr__(&self) -> String {
-                format!("{self:?}")
-            }
-        }
+        py_repr!($name);
     };
 }
 
@@ -110,6 +104,13 @@ macro_rules! secret_record {
         #[cfg_attr(feature = "python", pyo3::pyclass(get_all, frozen, module = "royaltykit"))]
         pub struct $name { $($body)* }
 
+        py_repr!($name);
+    };
+}
+
+/// A Python `repr` from the type's `Debug` (which redacts secrets), behind the `python` feature.
+macro_rules! py_repr {
+    ($name:ident) => {
         #[cfg(feature = "python")]
         #[pyo3::pymethods]
         impl $name {

@@ -216,11 +216,24 @@ fn api_error<H: HeaderMap + ?Sized>(
     }
 }
 
-fn success_status(status: i64) -> Result<u16, ArgumentError> {
-    u16::try_from(status)
+/// The body of a response to `op` as a JSON object when the status is a success; the parsed
+/// API error otherwise. Promises `invalid_argument` for a status outside 100–599.
+fn success_body<H: HeaderMap + ?Sized>(
+    api: Api,
+    status: i64,
+    headers: &H,
+    body: &[u8],
+    op: &str,
+    now: i64,
+) -> Result<Result<serde_json::Map<String, Value>, TokenError>, ArgumentError> {
+    let status = u16::try_from(status)
         .ok()
         .filter(|s| (100..=599).contains(s))
-        .ok_or_else(|| ArgumentError::new("status", format!("must be 100 to 599, got {status}")))
+        .ok_or_else(|| ArgumentError::new("status", format!("must be 100 to 599, got {status}")))?;
+    if !(200..=299).contains(&status) {
+        return Ok(Err(api_error(api, status, headers, body, op, now)));
+    }
+    Ok(json_object(body))
 }
 
 /// Checks a reporting token response. Promises: an error status gives `api_error` with the
@@ -235,19 +248,7 @@ pub fn parse_token_response<H: HeaderMap + ?Sized, S: AsRef<str>>(
     requested_scopes: &[S],
     now: i64,
 ) -> Result<Result<Token, TokenError>, ArgumentError> {
-    let status = success_status(status)?;
-    if !(200..=299).contains(&status) {
-        return Ok(Err(api_error(
-            Api::Reports,
-            status,
-            headers,
-            body,
-            "exchangePlatformClientCredential",
-            now,
-        )));
-    }
-    Ok((|| {
-        let obj = json_object(body)?;
+    Ok(success_body(Api::Reports, status, headers, body, "exchangePlatformClientCredential", now)?.and_then(|obj| {
         let access_token = bearer_value(obj.get("access_token"), "access_token")?;
         let token_type = match obj.get("token_type") {
             Some(Value::String(t)) if t.eq_ignore_ascii_case("bearer") => "Bearer".to_owned(),
@@ -304,7 +305,7 @@ pub fn parse_token_response<H: HeaderMap + ?Sized, S: AsRef<str>>(
             missing_scopes,
             warnings,
         })
-    })())
+    }))
 }
 
 fn has_no_store<H: HeaderMap + ?Sized>(headers: &H) -> bool {
@@ -381,19 +382,15 @@ pub fn parse_enterprise_token_response<H: HeaderMap + ?Sized>(
     body: &[u8],
     now: i64,
 ) -> Result<Result<EnterpriseToken, TokenError>, ArgumentError> {
-    let status = success_status(status)?;
-    if !(200..=299).contains(&status) {
-        return Ok(Err(api_error(
-            Api::Enterprise,
-            status,
-            headers,
-            body,
-            "exchangeEnterpriseToken",
-            now,
-        )));
-    }
-    Ok((|| {
-        let obj = json_object(body)?;
+    Ok(success_body(
+        Api::Enterprise,
+        status,
+        headers,
+        body,
+        "exchangeEnterpriseToken",
+        now,
+    )?
+    .and_then(|obj| {
         let token = bearer_value(obj.get("token"), "token")?;
         let expires_at = match obj.get("expires_at") {
             None | Some(Value::Null) => None,
@@ -411,7 +408,7 @@ pub fn parse_enterprise_token_response<H: HeaderMap + ?Sized>(
             expires_at,
             refresh_at: expires_at.map(|e| refresh_at(e, e.saturating_sub(now).max(0))),
         })
-    })())
+    }))
 }
 
 record! {
@@ -441,19 +438,15 @@ pub fn parse_api_session<H: HeaderMap + ?Sized>(
     body: &[u8],
     now: i64,
 ) -> Result<Result<ApiSession, TokenError>, ArgumentError> {
-    let status = success_status(status)?;
-    if !(200..=299).contains(&status) {
-        return Ok(Err(api_error(
-            Api::Reports,
-            status,
-            headers,
-            body,
-            "getPlatformApiSession",
-            now,
-        )));
-    }
-    Ok((|| {
-        let obj = json_object(body)?;
+    Ok(success_body(
+        Api::Reports,
+        status,
+        headers,
+        body,
+        "getPlatformApiSession",
+        now,
+    )?
+    .and_then(|obj| {
         let scopes = match obj.get("scopes") {
             Some(Value::Array(items)) => items
                 .iter()
@@ -478,7 +471,7 @@ pub fn parse_api_session<H: HeaderMap + ?Sized>(
             expires_at,
             refresh_at: refresh_at(expires_at, expires_at.saturating_sub(now).max(0)),
         })
-    })())
+    }))
 }
 
 /// Scopes that `operation_id` needs and `granted` lacks. Promises `invalid_argument` for an
