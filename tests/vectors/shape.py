@@ -23,9 +23,9 @@ SCHEMA = "royaltykit-vectors/2 (see tests/vectors/shape.py)"
 META = ("tcId", "comment", "flags", "spec")
 
 
-def test(case, outputs=(), error_fields=()):
-    """One case in the common shape. Members named in `outputs` become the expected object,
-    members named in `error_fields` the error's; `input` (or every other member) the input."""
+def test(case, error_fields=()):
+    """One case in the common shape. Members named in `error_fields` join the error's code;
+    `input` (or every other member) is the input."""
     c = dict(case)
     t = {k: c.pop(k) for k in META if k in c}
     t.setdefault("comment", "")
@@ -38,10 +38,6 @@ def test(case, outputs=(), error_fields=()):
             fields.update(v if isinstance(v, dict) else {k: v})
     has_expected = "expected" in c
     expected = c.pop("expected", None)
-    if outputs:
-        got = {k: c.pop(k) for k in outputs if k in c}
-        if not code:
-            expected, has_expected = got, True
     inputs = c.pop("input", {})
     inputs = {**c, **inputs}
     if isinstance(inputs.get("body"), str):
@@ -57,13 +53,13 @@ def test(case, outputs=(), error_fields=()):
     return t
 
 
-def group(function, cases, comment=None, defaults=None, outputs=(), error_fields=()):
+def group(function, cases, comment=None, defaults=None, error_fields=()):
     g = {"function": function}
     if comment:
         g["comment"] = comment
     if defaults:
         g["defaults"] = defaults
-    g["tests"] = [test(c, outputs, error_fields) for c in cases]
+    g["tests"] = [test(c, error_fields) for c in cases]
     return g
 
 
