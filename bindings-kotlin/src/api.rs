@@ -42,9 +42,10 @@ pub struct RequestParams {
     /// The JSON body.
     #[uniffi(default = None)]
     pub body: Option<Vec<u8>>,
-    /// Bearer token.
+    /// The bearer token, typed by the API that issued it (`token.bearer()`, or
+    /// `BearerToken.reports`/`enterprise` for a cached value).
     #[uniffi(default = None)]
-    pub token: Option<String>,
+    pub token: Option<Arc<BearerToken>>,
     /// X-Tenant-ID.
     #[uniffi(default = None)]
     pub tenant_id: Option<String>,
@@ -143,7 +144,7 @@ pub fn build_request(
             .map(|q| (q.name, q.value))
             .collect(),
         body: params.body,
-        token: params.token,
+        token: params.token.map(|t| t.0.clone()),
         tenant_id: params.tenant_id,
         user_id: params.user_id,
         idempotency_key: params.idempotency_key,
@@ -179,6 +180,37 @@ pub fn parse_api_error(
         operation_id.as_deref(),
         now,
     )?)
+}
+
+/// A bearer token and the API that issued it: `buildRequest` refuses one API's token on the
+/// other's routes. An object so that its `toString` never prints it.
+#[derive(Debug, PartialEq, Eq, uniffi::Object)]
+pub struct BearerToken(token::BearerToken);
+
+#[uniffi::export]
+impl BearerToken {
+    /// A reporting API access token restored from your cache.
+    #[uniffi::constructor]
+    pub fn reports(value: String) -> Arc<Self> {
+        Arc::new(Self(token::BearerToken::reports(value)))
+    }
+    /// An enterprise API token restored from your cache.
+    #[uniffi::constructor]
+    pub fn enterprise(value: String) -> Arc<Self> {
+        Arc::new(Self(token::BearerToken::enterprise(value)))
+    }
+    /// The API that issued it.
+    pub fn api(&self) -> catalog::Api {
+        self.0.api()
+    }
+    /// The bearer value: send it, never log it.
+    pub fn value(&self) -> String {
+        self.0.value().to_owned()
+    }
+    /// A description with the value redacted.
+    pub fn describe(&self) -> String {
+        format!("{:?}", self.0)
+    }
 }
 
 /// A reporting access token; an object so that its `toString` never prints it.
@@ -219,6 +251,10 @@ impl Token {
     pub fn warnings(&self) -> Vec<String> {
         self.0.warnings.clone()
     }
+    /// The token for `RequestParams.token`.
+    pub fn bearer(&self) -> Arc<BearerToken> {
+        Arc::new(BearerToken(self.0.bearer()))
+    }
 }
 
 /// An enterprise API token; an object so that its `toString` never prints it.
@@ -238,6 +274,10 @@ impl EnterpriseToken {
     /// When to refresh it (Unix seconds); null for no expiry.
     pub fn refresh_at(&self) -> Option<i64> {
         self.0.refresh_at
+    }
+    /// The token for `RequestParams.token`.
+    pub fn bearer(&self) -> Arc<BearerToken> {
+        Arc::new(BearerToken(self.0.bearer()))
     }
 }
 

@@ -22,6 +22,55 @@ pub fn operation(id: &str) -> PyResult<catalog::Operation> {
     guard(|| Ok(catalog::operation(id).cloned()?))
 }
 
+/// A bearer token and the API that issued it, for a token restored from a cache; `repr` hides
+/// it. `build_request` also takes the `Token` and `EnterpriseToken` the parsers return.
+#[pyclass(name = "BearerToken", frozen, eq, module = "royaltykit")]
+#[derive(PartialEq)]
+pub struct PyBearerToken(token::BearerToken);
+
+#[pymethods]
+impl PyBearerToken {
+    /// A reporting API access token.
+    #[staticmethod]
+    fn reports(value: Text) -> Self {
+        Self(token::BearerToken::reports(value.0))
+    }
+    /// An enterprise API token.
+    #[staticmethod]
+    fn enterprise(value: Text) -> Self {
+        Self(token::BearerToken::enterprise(value.0))
+    }
+    #[getter]
+    fn api(&self) -> catalog::Api {
+        self.0.api()
+    }
+    #[getter]
+    fn value(&self) -> &str {
+        self.0.value()
+    }
+    fn __repr__(&self) -> String {
+        format!("{:?}", self.0)
+    }
+}
+
+/// The `token` argument: a `Token`, an `EnterpriseToken` or a `BearerToken`; a `str` does not say
+/// which API issued it, so it is a `TypeError`.
+fn bearer(t: &Bound<'_, PyAny>) -> PyResult<token::BearerToken> {
+    if let Ok(t) = t.cast::<token::Token>() {
+        return Ok(t.get().bearer());
+    }
+    if let Ok(t) = t.cast::<token::EnterpriseToken>() {
+        return Ok(t.get().bearer());
+    }
+    if let Ok(t) = t.cast::<PyBearerToken>() {
+        return Ok(t.get().0.clone());
+    }
+    Err(PyTypeError::new_err(
+        "token must be a Token (parse_token_response), an EnterpriseToken (parse_enterprise_token_response) \
+         or a BearerToken (BearerToken.reports/enterprise for a cached value)",
+    ))
+}
+
 /// A request to send with your own HTTP client; `repr` hides credentials.
 #[pyclass(frozen, module = "royaltykit")]
 pub struct RequestDescriptor(CoreDescriptor);
@@ -132,7 +181,7 @@ pub fn build_request(
     path: Option<&Bound<'_, PyAny>>,
     query: Option<&Bound<'_, PyAny>>,
     body: Option<&Bound<'_, PyAny>>,
-    token: Option<Text>,
+    token: Option<&Bound<'_, PyAny>>,
     tenant_id: Option<Text>,
     user_id: Option<Text>,
     idempotency_key: Option<Text>,
@@ -146,7 +195,7 @@ pub fn build_request(
             path: params(path, "path")?,
             query: params(query, "query")?,
             body: json_body(py, body)?,
-            token: token.map(|t| t.0),
+            token: token.map(bearer).transpose()?,
             tenant_id: tenant_id.map(|t| t.0),
             user_id: user_id.map(|t| t.0),
             idempotency_key: idempotency_key.map(|t| t.0),
@@ -311,6 +360,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<RequestDescriptor>()?;
     m.add_class::<token::Token>()?;
     m.add_class::<token::EnterpriseToken>()?;
+    m.add_class::<PyBearerToken>()?;
     m.add_class::<token::ResponseNotices>()?;
     m.add_class::<token::ApiSession>()?;
     Ok(())

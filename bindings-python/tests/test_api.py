@@ -201,16 +201,37 @@ def test_catalog_and_host_conversions():
     with pytest.raises(rk.InvalidArgumentError):
         rk.operation("nope")
     t = "0f8fad5b-d9cb-469f-a165-70867728950e"
-    d = rk.build_request("listPlatformExports", query={"limit": 20, "cursor": None}, token="t", tenant_id=t)
+    d = rk.build_request("listPlatformExports", query={"limit": 20, "cursor": None}, token=rk.BearerToken.reports("t"), tenant_id=t)
     assert d.query == "limit=20" and d.url("https://reports.example/") == "https://reports.example/api/platform/v1/exports?limit=20"
-    c = rk.build_request("createPlatformExport", body={"format": "csv"}, token="t", tenant_id=t)
+    c = rk.build_request("createPlatformExport", body={"format": "csv"}, token=rk.BearerToken.reports("t"), tenant_id=t)
     assert c.body == b'{"format":"csv"}'
     # One random key per logical request (OS RNG): an identical second create is not a replay.
-    again = rk.build_request("createPlatformExport", body={"format": "csv"}, token="t", tenant_id=t)
+    again = rk.build_request("createPlatformExport", body={"format": "csv"}, token=rk.BearerToken.reports("t"), tenant_id=t)
     assert c.idempotency_key.startswith("idem_") and len(c.idempotency_key) == 37
     assert again.idempotency_key != c.idempotency_key and c.idempotency_key_sent is False
     with pytest.raises(TypeError):
         rk.build_request("listPlatformExports", query={"limit": 1.5})
+
+
+def test_build_request_takes_typed_tokens_never_a_string() -> None:
+    t = "0f8fad5b-d9cb-469f-a165-70867728950e"
+    reporting = rk.parse_token_response(200, {"cache-control": "no-store"}, b'{"access_token":"tok_r","token_type":"Bearer","expires_in":60}')
+    enterprise = rk.parse_enterprise_token_response(200, {}, b'{"token":"tok_e","expires_at":null}')
+
+    def auth(d: rk.RequestDescriptor) -> str:
+        return dict(d.headers)["Authorization"]
+
+    assert auth(rk.build_request("listPlatformExports", token=reporting, tenant_id=t)) == "Bearer tok_r"
+    assert auth(rk.build_request("listEnterpriseSubscriptions", token=enterprise)) == "Bearer tok_e"
+    cached = rk.BearerToken.enterprise("tok_c")
+    assert cached.api == "enterprise" and "tok_c" not in repr(cached)
+    assert auth(rk.build_request("listEnterpriseSubscriptions", token=cached)) == "Bearer tok_c"
+    for op, tok, tenant in [("listEnterpriseSubscriptions", reporting, None), ("listPlatformExports", enterprise, t)]:
+        with pytest.raises(rk.RequestBuildError) as e:
+            rk.build_request(op, token=tok, tenant_id=tenant)
+        assert e.value.code == "invalid_parameter" and e.value.parameter == "token" and "tok_" not in str(e.value)
+    with pytest.raises(TypeError, match="token"):
+        rk.build_request("listPlatformExports", token="tok_r", tenant_id=t)  # type: ignore[arg-type]
     e = rk.parse_api_error("reports", 503, {"Retry-After": "7"}, b"")
     with pytest.raises(rk.ApiError):
         raise e

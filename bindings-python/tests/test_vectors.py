@@ -176,7 +176,7 @@ def parse_token_response(i):
 
 def build_request(i):
     p = i["params"]
-    return descriptor(rk.build_request(i["operation_id"], path=p["path"], query=pairs(p["query"]), body=raw(p["body"]), token=p["token"],
+    return descriptor(rk.build_request(i["operation_id"], path=p["path"], query=pairs(p["query"]), body=raw(p["body"]), token=p["token"] and getattr(rk.BearerToken, p["token"]["api"])(p["token"]["value"]),
                                        tenant_id=p["tenant_id"], user_id=p["user_id"], idempotency_key=p["idempotency_key"],
                                        idempotency_header=p["idempotency_header"], request_id=p["request_id"],
                                        key_namespace=p["key_namespace"], key_random=bytes.fromhex(p["key_random"])))

@@ -1,5 +1,7 @@
 """Checked with `mypy --strict` against the installed stubs: the public API types as users write it."""
 
+from typing import Literal
+
 import royaltykit as rk
 
 
@@ -22,3 +24,9 @@ verifier = rk.WebhookVerifier("secret", max_body_bytes=1024)
 result = verifier.verify([("Service-Webhook-Id", "x")], b"{}", now=1.5)
 n: int = len(rk.DedupWindow(10, 60))
 idem: str = rk.idempotency_key("tenant", "op", "request-1")
+
+# Tokens are typed by the API that issued them.
+cached: rk.BearerToken = rk.BearerToken.reports("tok")
+token_api: Literal["reports", "enterprise"] = cached.api
+rk.build_request("listPlatformExports", token=cached, tenant_id="0f8fad5b-d9cb-469f-a165-70867728950e")
+rk.build_request("listPlatformExports", token="tok")  # type: ignore[arg-type]

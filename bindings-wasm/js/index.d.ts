@@ -229,7 +229,8 @@ export interface RequestParams {
   query?: Record<string, string | number | boolean | null | undefined> | ReadonlyArray<readonly [string, string | number]>;
   /** An object is sent as JSON; a string or bytes as is. */
   body?: object | string | Uint8Array | ArrayBuffer | null;
-  token?: string;
+  /** The bearer token, typed by the API that issued it: a token of one API is refused on the other's routes. */
+  token?: Token | EnterpriseToken | BearerToken;
   tenantId?: string;
   userId?: string;
   /** This logical request's key (keep it for its retries); default: random, or from `requestId`. */
@@ -268,6 +269,7 @@ export function parseApiError(
 
 /** A reporting access token; printing it hides `accessToken`. */
 export class Token {
+  #private;
   readonly accessToken: string;
   readonly tokenType: 'Bearer';
   readonly expiresIn: number;
@@ -281,9 +283,19 @@ export class Token {
 }
 /** An enterprise token; printing it hides `token`. */
 export class EnterpriseToken {
+  #private;
   readonly token: string;
   readonly expiresAt: number | null;
   readonly refreshAt: number | null;
+}
+/** A bearer token and the API that issued it, for a token restored from a cache; printing it hides `value`. */
+export class BearerToken {
+  #private;
+  private constructor();
+  static reports(value: string): BearerToken;
+  static enterprise(value: string): BearerToken;
+  readonly api: 'reports' | 'enterprise';
+  readonly value: string;
 }
 export function buildTokenRequest(params: { clientId: string; clientSecret: string; tenantId: string; scopes?: string[] }): RequestDescriptor;
 export function parseTokenResponse(status: number, headers: HeadersLike, body: BodyLike, options?: { requestedScopes?: string[]; now?: Time }): Token;

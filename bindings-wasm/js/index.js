@@ -492,7 +492,7 @@ function buildRequest(operationId, params) {
   const p = options(params);
   const args = [
     toStr(operationId, 'operationId'), pairsOf(p.path, 'path'), pairsOf(p.query, 'query'), bodyArg(p.body),
-    optStr(p.token, 'token'), optStr(p.tenantId, 'tenantId'), optStr(p.userId, 'userId'),
+    ...tokenArg(p.token), optStr(p.tenantId, 'tenantId'), optStr(p.userId, 'userId'),
     optStr(p.idempotencyKey, 'idempotencyKey'), optStr(p.idempotencyHeader, 'idempotencyHeader'),
     optStr(p.requestId, 'requestId'), optStr(p.keyNamespace, 'keyNamespace'),
     p.keyRandom === undefined || p.keyRandom === null ? globalThis.crypto.getRandomValues(new Uint8Array(16)) : toBytes(p.keyRandom, 'keyRandom'),
@@ -532,6 +532,27 @@ function secretHolder(name, secret) {
 const Token = secretHolder('Token', 'accessToken');
 /** An enterprise token (`token`); printing it hides the token. */
 const EnterpriseToken = secretHolder('EnterpriseToken', 'token');
+
+/** A bearer token and the API that issued it, for a token restored from a cache:
+ * `BearerToken.reports(value)` or `BearerToken.enterprise(value)`; printing it hides `value`. */
+class BearerToken extends secretHolder('BearerToken', 'value') {
+  static reports(value) {
+    return new BearerToken({ api: 'reports', value: toStr(value, 'value') });
+  }
+  static enterprise(value) {
+    return new BearerToken({ api: 'enterprise', value: toStr(value, 'value') });
+  }
+}
+
+// A Token, EnterpriseToken or BearerToken as [value, api]: a plain string does not say which API
+// issued it, so it could be sent to the other one.
+function tokenArg(t) {
+  if (t === undefined || t === null) return [undefined, undefined];
+  if (t instanceof Token) return [t.accessToken, 'reports'];
+  if (t instanceof EnterpriseToken) return [t.token, 'enterprise'];
+  if (t instanceof BearerToken) return [t.value, t.api];
+  throw new TypeError('token must be a Token (parseTokenResponse), an EnterpriseToken (parseEnterpriseTokenResponse) or a BearerToken (BearerToken.reports/enterprise for a cached value)');
+}
 
 function strings(list, what) {
   if (list === undefined || list === null) return [];
@@ -656,6 +677,7 @@ module.exports = {
   parseEnterpriseTokenResponse,
   Token,
   EnterpriseToken,
+  BearerToken,
   missingScopes,
   responseNotices,
   webhookRetrySchedule,

@@ -50,6 +50,7 @@ pub fn build_request(
     query: Vec<String>,
     body: Option<Vec<u8>>,
     token: Option<String>,
+    token_api: Option<String>,
     tenant_id: Option<String>,
     user_id: Option<String>,
     idempotency_key: Option<String>,
@@ -70,6 +71,11 @@ pub fn build_request(
             .collect()
     };
     let (path, query) = (pairs(path), pairs(query));
+    let api = Api::parse(token_api.as_deref().unwrap_or_default());
+    let token = match token {
+        Some(value) => Some(token::BearerToken::new(api.map_err(err)?, value)),
+        None => None,
+    };
     let params = RequestParams {
         path,
         query,

@@ -42,3 +42,13 @@ const notices: rk.ResponseNotices = rk.responseNotices([['Deprecation', '@1']]);
 const apiError: rk.ApiError = rk.parseApiError('reports', 429, [['Retry-After', '7']], '{}');
 const retryAfter: number | null = apiError.retryAfterSeconds;
 void [replayOf, secretIndex, action, reconcile, retryClass, poll, commands, rate, notices, retryAfter];
+
+// Tokens are typed by the API that issued them: a plain string or a look-alike object is refused.
+const cached: rk.BearerToken = rk.BearerToken.enterprise('tok');
+const tokenApi: 'reports' | 'enterprise' = cached.api;
+rk.buildRequest('listEnterpriseSubscriptions', { token: cached });
+// @ts-expect-error a plain string does not say which API issued it
+rk.buildRequest('listEnterpriseSubscriptions', { token: 'tok' });
+// @ts-expect-error an object shaped like an EnterpriseToken is not one
+rk.buildRequest('listEnterpriseSubscriptions', { token: { token: 'tok', expiresAt: null, refreshAt: null } });
+void tokenApi;

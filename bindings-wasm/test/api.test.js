@@ -184,16 +184,32 @@ test('catalog: read-only data, both APIs', () => {
 });
 
 test('buildRequest host conversions: numbers in query, object bodies, URL helper', () => {
-  const d = rk.buildRequest('listPlatformExports', { query: { limit: 20, cursor: undefined }, token: 't', tenantId: '0f8fad5b-d9cb-469f-a165-70867728950e' });
+  const d = rk.buildRequest('listPlatformExports', { query: { limit: 20, cursor: undefined }, token: rk.BearerToken.reports('t'), tenantId: '0f8fad5b-d9cb-469f-a165-70867728950e' });
   assert.equal(d.query, 'limit=20');
   assert.equal(d.url('https://reports.example/'), 'https://reports.example/api/platform/v1/exports?limit=20');
-  const c = rk.buildRequest('createPlatformExport', { body: { format: 'csv' }, token: 't', tenantId: '0f8fad5b-d9cb-469f-a165-70867728950e' });
+  const c = rk.buildRequest('createPlatformExport', { body: { format: 'csv' }, token: rk.BearerToken.reports('t'), tenantId: '0f8fad5b-d9cb-469f-a165-70867728950e' });
   assert.equal(Buffer.from(c.body).toString(), '{"format":"csv"}');
   // One random key per logical request (OS RNG): an identical second create is not a replay.
   assert.match(c.idempotencyKey, /^idem_[0-9a-f]{32}$/);
-  const again = rk.buildRequest('createPlatformExport', { body: { format: 'csv' }, token: 't', tenantId: '0f8fad5b-d9cb-469f-a165-70867728950e' });
+  const again = rk.buildRequest('createPlatformExport', { body: { format: 'csv' }, token: rk.BearerToken.reports('t'), tenantId: '0f8fad5b-d9cb-469f-a165-70867728950e' });
   assert.notEqual(again.idempotencyKey, c.idempotencyKey);
   assert.equal(c.idempotencyKeySent, false, 'the reporting key header is not shown: not sent unless named');
   assert.throws(() => rk.buildRequest('listPlatformExports', { query: { limit: {} } }), TypeError);
   assert.throws(() => rk.buildRequest(5), TypeError);
+});
+
+test('buildRequest takes typed tokens: the parsed Token or EnterpriseToken, or a BearerToken; never a string', () => {
+  const tenantId = '0f8fad5b-d9cb-469f-a165-70867728950e';
+  const reporting = rk.parseTokenResponse(200, { 'cache-control': 'no-store' }, JSON.stringify({ access_token: 'tok_r', token_type: 'Bearer', expires_in: 60 }));
+  const enterprise = rk.parseEnterpriseTokenResponse(200, {}, JSON.stringify({ token: 'tok_e', expires_at: null }));
+  const auth = (d) => d.headers.find(([n]) => n === 'Authorization')[1];
+  assert.equal(auth(rk.buildRequest('listPlatformExports', { token: reporting, tenantId })), 'Bearer tok_r');
+  assert.equal(auth(rk.buildRequest('listEnterpriseSubscriptions', { token: enterprise })), 'Bearer tok_e');
+  assert.equal(auth(rk.buildRequest('listEnterpriseSubscriptions', { token: rk.BearerToken.enterprise('tok_c') })), 'Bearer tok_c');
+  const wrongApi = (e) => e instanceof rk.RequestBuildError && e.code === 'invalid_parameter' && e.parameter === 'token' && !e.message.includes('tok_');
+  assert.throws(() => rk.buildRequest('listEnterpriseSubscriptions', { token: reporting }), wrongApi);
+  assert.throws(() => rk.buildRequest('listPlatformExports', { token: enterprise, tenantId }), wrongApi);
+  assert.throws(() => rk.buildRequest('listPlatformExports', { token: 'tok_r', tenantId }), TypeError);
+  assert.throws(() => rk.buildRequest('listPlatformExports', { token: { accessToken: 'tok_r' }, tenantId }), TypeError);
+  assert.equal(JSON.stringify(rk.BearerToken.reports('tok_s')), '{"api":"reports"}');
 });

@@ -158,7 +158,7 @@ const ADAPTERS = {
   parse_api_error: (i) => rk.parseApiError(i.api, i.status, i.headers, bytes(i.body), { operationId: i.operation_id ?? undefined, now: i.now }),
   build_request: ({ operation_id, params: p }) =>
     descriptor(rk.buildRequest(operation_id, {
-      path: p.path, query: p.query, body: bytes(p.body), token: p.token, tenantId: p.tenant_id, userId: p.user_id, idempotencyKey: p.idempotency_key,
+      path: p.path, query: p.query, body: bytes(p.body), token: p.token && rk.BearerToken[p.token.api](p.token.value), tenantId: p.tenant_id, userId: p.user_id, idempotencyKey: p.idempotency_key,
       idempotencyHeader: p.idempotency_header, requestId: p.request_id, keyNamespace: p.key_namespace, keyRandom: Buffer.from(p.key_random, 'hex'),
     })),
   build_token_request: (i) => descriptor(rk.buildTokenRequest({ clientId: i.client_id, clientSecret: i.client_secret, tenantId: i.tenant_id, scopes: i.scopes })),

@@ -350,7 +350,7 @@ pub fn check_export_download<H: HeaderMap + ?Sized>(
 pub fn validate_export_list_query(query: &[(String, String)]) -> Result<String, RequestError> {
     let params = RequestParams {
         query: query.to_vec(),
-        token: Some("validation-only".to_owned()),
+        token: Some(crate::token::BearerToken::reports("validation-only")),
         tenant_id: Some("00000000-0000-4000-8000-000000000000".to_owned()),
         ..RequestParams::default()
     };

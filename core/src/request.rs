@@ -2,8 +2,9 @@
 //! headers and body, validated against the spec's limits. The host sends it with its own
 //! HTTP client.
 
-use crate::catalog::{self, Auth, BodyRule, Idempotency, Operation, QueryKind};
+use crate::catalog::{self, Api, Auth, BodyRule, Idempotency, Operation, QueryKind};
 use crate::dedup;
+use crate::token::BearerToken;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use std::fmt;
 use std::net::{Ipv4Addr, Ipv6Addr};
@@ -57,8 +58,11 @@ pub struct RequestParams {
     pub query: Vec<(String, String)>,
     /// The JSON body, as bytes.
     pub body: Option<Vec<u8>>,
-    /// The bearer token (machine and enterprise protected routes).
-    pub token: Option<String>,
+    /// The bearer token (machine and enterprise protected routes), typed by the API that issued
+    /// it: [`Token::bearer`](crate::token::Token::bearer),
+    /// [`EnterpriseToken::bearer`](crate::token::EnterpriseToken::bearer), or
+    /// [`BearerToken::reports`]/[`BearerToken::enterprise`] for a cached value.
+    pub token: Option<BearerToken>,
     /// `X-Tenant-ID` (reporting machine routes): a UUID.
     pub tenant_id: Option<String>,
     /// `X-User-Id` (enterprise protected routes, optional): a UUID.
@@ -85,7 +89,7 @@ impl fmt::Debug for RequestParams {
             .field("path", &self.path)
             .field("query", &self.query)
             .field("body_bytes", &self.body.as_ref().map(Vec::len))
-            .field("token", &self.token.as_ref().map(|_| "[redacted]"))
+            .field("token", &self.token)
             .field("tenant_id", &self.tenant_id)
             .field("user_id", &self.user_id)
             .field("idempotency_key", &self.idempotency_key)
@@ -233,9 +237,24 @@ pub fn build_request(
 
     let mut headers = vec![("Accept".to_owned(), "application/json".to_owned())];
     match (op.auth, &params.token) {
+        (Auth::Bearer, Some(t)) if t.api() != op.api => {
+            return Err(invalid(
+                "token",
+                format!(
+                    "this is a token of the {} API; {} is an operation of the {} API, which takes the token from {}",
+                    t.api().as_str(),
+                    op.id,
+                    op.api.as_str(),
+                    match op.api {
+                        Api::Reports => "the reporting token exchange (parse_token_response)",
+                        Api::Enterprise => "the enterprise token exchange (parse_enterprise_token_response)",
+                    }
+                ),
+            ))
+        }
         (Auth::Bearer, Some(t)) => {
-            header_value("token", t, 8192)?;
-            headers.push(("Authorization".to_owned(), format!("Bearer {t}")));
+            header_value("token", t.value(), 8192)?;
+            headers.push(("Authorization".to_owned(), format!("Bearer {}", t.value())));
         }
         (Auth::Bearer, None) => {
             return Err(missing("token", "this operation needs a bearer token"))
@@ -425,8 +444,8 @@ fn render_query(op: &Operation, params: &RequestParams) -> Result<String, Reques
             .any(|c| name.eq_ignore_ascii_case(c))
             || params
                 .token
-                .as_deref()
-                .is_some_and(|t| !t.is_empty() && value.contains(t))
+                .as_ref()
+                .is_some_and(|t| !t.value().is_empty() && value.contains(t.value()))
         {
             return Err(invalid(name.clone(), "credentials never go into a query string; the token is sent as Authorization: Bearer"));
         }

@@ -172,6 +172,62 @@ impl fmt::Debug for Token {
     }
 }
 
+/// A bearer token together with the API that issued it. [`crate::request::build_request`]
+/// refuses to send one API's token to the other: a reporting token authenticates reporting
+/// machine routes only, an enterprise token enterprise routes only.
+#[derive(Clone, PartialEq, Eq)]
+pub struct BearerToken {
+    api: Api,
+    value: String,
+}
+
+impl BearerToken {
+    /// A token of `api` (bindings map their typed tokens to this).
+    pub fn new(api: Api, value: impl Into<String>) -> Self {
+        Self {
+            api,
+            value: value.into(),
+        }
+    }
+
+    /// A reporting API access token (from [`parse_token_response`], or restored from a cache).
+    pub fn reports(value: impl Into<String>) -> Self {
+        Self::new(Api::Reports, value)
+    }
+
+    /// An enterprise API token (from [`parse_enterprise_token_response`], or restored from a
+    /// cache).
+    pub fn enterprise(value: impl Into<String>) -> Self {
+        Self::new(Api::Enterprise, value)
+    }
+
+    /// The API that issued the token.
+    pub fn api(&self) -> Api {
+        self.api
+    }
+
+    /// The bearer value: send it, never log it.
+    pub fn value(&self) -> &str {
+        &self.value
+    }
+}
+
+impl fmt::Debug for BearerToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BearerToken")
+            .field("api", &self.api)
+            .field("value", &"[redacted]")
+            .finish()
+    }
+}
+
+impl Token {
+    /// The token as a [`BearerToken`] of the reporting API, for [`crate::request::RequestParams`].
+    pub fn bearer(&self) -> BearerToken {
+        BearerToken::reports(self.access_token.clone())
+    }
+}
+
 fn refresh_at(expires_at: i64, lifetime: i64) -> i64 {
     expires_at.saturating_sub((lifetime / 10).clamp(1, MAX_REFRESH_SKEW_SECONDS))
 }
@@ -370,6 +426,14 @@ impl fmt::Debug for EnterpriseToken {
             .field("expires_at", &self.expires_at)
             .field("refresh_at", &self.refresh_at)
             .finish()
+    }
+}
+
+impl EnterpriseToken {
+    /// The token as a [`BearerToken`] of the enterprise API, for
+    /// [`crate::request::RequestParams`].
+    pub fn bearer(&self) -> BearerToken {
+        BearerToken::enterprise(self.token.clone())
     }
 }
 

@@ -113,7 +113,13 @@ fn build_request(i: &Value) -> Outcome {
         path,
         query: pairs(&p["query"]),
         body: p["body"].is_object().then(|| bytes(&p["body"])),
-        token: opt_text(&p["token"]),
+        token: p["token"].is_object().then(|| {
+            let value = text(&p["token"]["value"]);
+            match text(&p["token"]["api"]) {
+                "enterprise" => token::BearerToken::enterprise(value),
+                _ => token::BearerToken::reports(value),
+            }
+        }),
         tenant_id: opt_text(&p["tenant_id"]),
         user_id: opt_text(&p["user_id"]),
         idempotency_key: opt_text(&p["idempotency_key"]),

@@ -154,9 +154,15 @@ RANDOM = "00112233445566778899aabbccddeeff"
 RK = random_idempotency_key(RANDOM)
 
 
+def bearer(op, value=TOKEN, api=None):
+    """A bearer token typed by the API that issued it (enterprise operation ids name the API)."""
+    return {"api": api or ("enterprise" if "Enterprise" in op else "reports"), "value": value}
+
+
 def req(comment, op, *, path=None, query=(), body=None, token=TOKEN, tenant=T, user=None, key=None, key_header=None,
         method=None, epath=None, equery="", headers=None, ebody="same", ekey=None, error=None, request_id=None, key_namespace=None):
-    params = {"path": path or {}, "query": [list(q) for q in query], "body": body_field(body), "token": token,
+    params = {"path": path or {}, "query": [list(q) for q in query], "body": body_field(body),
+              "token": token if token is None or isinstance(token, dict) else bearer(op, token),
               "tenant_id": tenant, "user_id": user, "idempotency_key": key, "idempotency_header": key_header,
               "request_id": request_id, "key_namespace": key_namespace, "key_random": RANDOM}
     c = {"tcId": len(reqs) + 1, "comment": comment, "operation_id": op, "params": params}
@@ -196,6 +202,11 @@ req("the token never goes into the query", "listEnterpriseSubscriptions", query=
 req("bearer routes need a token", "getPlatformImport", path={"importRef": "imp_1"}, token=None, error="missing_parameter")
 req("a token with a space is refused (header injection)", "getPlatformImport", path={"importRef": "imp_1"}, token="abc def", error="invalid_parameter")
 req("a token with a newline is refused", "getPlatformImport", path={"importRef": "imp_1"}, token="abc\r\nX-Evil: 1", error="invalid_parameter")
+# Reporting and enterprise tokens come from different exchanges (reporting: POST
+# /api/platform/v1/oauth/token; enterprise: POST /api/v1/token) and authenticate only their own
+# API's routes: a token of one is never sent to the other.
+req("a reporting token is refused on an enterprise route", "listEnterpriseSubscriptions", token=bearer("x", api="reports"), tenant=None, error="invalid_parameter")
+req("an enterprise token is refused on a reporting route", "getPlatformImport", path={"importRef": "imp_1"}, token=bearer("x", api="enterprise"), error="invalid_parameter")
 req("machine routes need X-Tenant-ID", "getPlatformImport", path={"importRef": "imp_1"}, tenant=None, error="missing_parameter")
 req("tenant must be a UUID", "getPlatformImport", path={"importRef": "imp_1"}, tenant="tenant-1", error="invalid_parameter")
 req("path parameters are percent-encoded", "getPlatformExport", path={"export": "exp/1?x=y#z"}, method="GET",

@@ -11,7 +11,7 @@ __version__ = "0.1.0"
 
 # test_exports.py checks this list against the native module's own `__all__` (kept by pyo3).
 __all__ = [
-    "ApiError", "ApiSession", "BackoffPolicy", "DEFAULT_DEDUP_TTL_SECONDS", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_TOLERANCE_SECONDS",
+    "ApiError", "ApiSession", "BackoffPolicy", "BearerToken", "DEFAULT_DEDUP_TTL_SECONDS", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_TOLERANCE_SECONDS",
     "DedupWindow", "EnterpriseToken", "ExportDownloadError", "ExportStateError", "ExportStateInfo",
     "HEADER_NAMES", "InvalidArgumentError", "Operation", "PollDecision", "QueryParam", "RateBudget",
     "RateDecision", "RequestBuildError", "RequestDescriptor", "ResponseNotices", "RetryAfter",

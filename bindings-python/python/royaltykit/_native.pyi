@@ -11,7 +11,7 @@ _Secrets = str | Sequence[str]
 _Seconds = int | float
 
 __all__ = [
-    "BackoffPolicy", "DEFAULT_DEDUP_TTL_SECONDS", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_TOLERANCE_SECONDS", "DedupWindow",
+    "BackoffPolicy", "BearerToken", "DEFAULT_DEDUP_TTL_SECONDS", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_TOLERANCE_SECONDS", "DedupWindow",
     "EnterpriseToken", "ExportStateInfo", "HEADER_NAMES", "Operation", "PollDecision", "QueryParam",
     "RateBudget", "RateDecision", "RequestDescriptor", "ApiSession", "ResponseNotices", "RetryAfter",
     "RetryDecision", "Token", "VerifiedWebhook", "WebhookEvent", "WebhookVerifier",
@@ -235,7 +235,7 @@ def build_request(
     path: Mapping[str, str | int] | None = None,
     query: Mapping[str, _QueryValue] | Iterable[tuple[str, _QueryValue]] | None = None,
     body: Mapping[str, Any] | list[Any] | _Body | None = None,
-    token: str | None = None,
+    token: Token | EnterpriseToken | BearerToken | None = None,
     tenant_id: str | None = None,
     user_id: str | None = None,
     idempotency_key: str | None = None,
@@ -271,6 +271,19 @@ class EnterpriseToken:
     token: Final[str]
     expires_at: Final[int | None]
     refresh_at: Final[int | None]
+
+@final
+class BearerToken:
+    """A bearer token and the API that issued it, for a value restored from a cache; ``repr`` hides it."""
+
+    @staticmethod
+    def reports(value: str) -> BearerToken: ...
+    @staticmethod
+    def enterprise(value: str) -> BearerToken: ...
+    @property
+    def api(self) -> Literal["reports", "enterprise"]: ...
+    @property
+    def value(self) -> str: ...
 
 def build_token_request(client_id: str, client_secret: str, tenant_id: str, scopes: Sequence[str] | None = None) -> RequestDescriptor: ...
 def parse_token_response(

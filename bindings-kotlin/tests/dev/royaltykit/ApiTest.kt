@@ -130,14 +130,37 @@ class ApiTest {
 
     @Test
     fun eachRequestGetsItsOwnRandomKey() {
-        val params = RequestParams(body = """{"format":"csv"}""".toByteArray(), token = "t", tenantId = "0f8fad5b-d9cb-469f-a165-70867728950e")
+        val params = RequestParams(body = """{"format":"csv"}""".toByteArray(), token = BearerToken.reports("t"), tenantId = "0f8fad5b-d9cb-469f-a165-70867728950e")
         val a = buildRequest("createPlatformExport", params)
         val b = buildRequest("createPlatformExport", params)
         assertTrue(a.idempotencyKey()!!.matches(Regex("idem_[0-9a-f]{32}")))
         assertNotEquals("an identical second create is not a replay", a.idempotencyKey(), b.idempotencyKey())
         assertFalse(a.idempotencyKeySent())
-        val withId = RequestParams(body = params.body, token = "t", tenantId = params.tenantId, requestId = "job-1")
+        val withId = RequestParams(body = params.body, token = BearerToken.reports("t"), tenantId = params.tenantId, requestId = "job-1")
         assertEquals(buildRequest("createPlatformExport", withId).idempotencyKey(), buildRequest("createPlatformExport", withId).idempotencyKey())
+    }
+
+    @Test
+    fun tokensAreTypedByTheApiThatIssuedThem() {
+        val tenant = "0f8fad5b-d9cb-469f-a165-70867728950e"
+        val reporting = parseTokenResponse(200, mapOf("Cache-Control" to "no-store"), """{"access_token":"tok_r","token_type":"Bearer","expires_in":60}""".toByteArray())
+        val enterprise = parseEnterpriseTokenResponse(200, emptyMap(), """{"token":"tok_e","expires_at":null}""".toByteArray())
+        fun auth(d: RequestDescriptor) = d.headers().first { it.name == "Authorization" }.value
+        assertEquals("Bearer tok_r", auth(buildRequest("listPlatformExports", RequestParams(token = reporting.bearer(), tenantId = tenant))))
+        assertEquals("Bearer tok_e", auth(buildRequest("listEnterpriseSubscriptions", RequestParams(token = enterprise.bearer()))))
+        val cached = BearerToken.enterprise("tok_c")
+        assertEquals(Api.ENTERPRISE, cached.api())
+        assertFalse(cached.toString().contains("tok_c") || cached.describe().contains("tok_c"))
+        for ((op, params) in listOf(
+            "listEnterpriseSubscriptions" to RequestParams(token = reporting.bearer()),
+            "listPlatformExports" to RequestParams(token = enterprise.bearer(), tenantId = tenant),
+        )) {
+            try {
+                buildRequest(op, params); fail("$op accepted the other API's token")
+            } catch (e: RoyaltyKitException.Request) {
+                assertEquals("invalid_parameter", e.code); assertEquals("token", e.parameter); assertFalse(e.message!!.contains("tok_"))
+            }
+        }
     }
 
     @Test

@@ -176,13 +176,16 @@ class VectorsTest {
         val params = RequestParams(
             path = p["path"].asJsonObject.entrySet().associate { (k, v) -> k to v.asString },
             query = p["query"].asJsonArray.map { Param(it.asJsonArray[0].asString, it.asJsonArray[1].asString) },
-            body = p.opt("body")?.let { bytes(it) }, token = p.opt("token")?.asString, tenantId = p.opt("tenant_id")?.asString,
+            body = p.opt("body")?.let { bytes(it) }, token = p.opt("token")?.asJsonObject?.let { bearer(it) }, tenantId = p.opt("tenant_id")?.asString,
             userId = p.opt("user_id")?.asString, idempotencyKey = p.opt("idempotency_key")?.asString, idempotencyHeader = p.opt("idempotency_header")?.asString,
             requestId = p.opt("request_id")?.asString, keyNamespace = p.opt("key_namespace")?.asString,
             keyRandom = p["key_random"].asString.chunked(2).map { it.toInt(16).toByte() }.toByteArray(),
         )
         return descriptor(buildRequest(i["operation_id"].asString, params))
     }
+
+    private fun bearer(t: JsonObject): BearerToken =
+        if (t["api"].asString == "enterprise") BearerToken.enterprise(t["value"].asString) else BearerToken.reports(t["value"].asString)
 
     private fun tokenView(i: JsonObject): Map<String, Any?> {
         val tk = parseTokenResponse(i["status"].asLong, headerMap(i["headers"]), bytes(i["body"]), strings(i["requested_scopes"]), i["now"].asLong)
