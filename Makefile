@@ -36,6 +36,7 @@ android-check: setup
 test-node: npm
 	@echo "== Node suite (installed npm package) =="
 	@bash scripts/test-node.sh
+	@bash scripts/test-js-runtimes.sh
 
 test-python: wheel
 	@echo "== Python suite (installed wheel) =="

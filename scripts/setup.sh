@@ -26,6 +26,7 @@ need_apt=()
 [ -f /usr/share/java/junit4.jar ] || need_apt+=(junit4)
 [ -f /usr/share/java/hamcrest-core.jar ] || [ -f /usr/share/java/hamcrest.jar ] || need_apt+=(libhamcrest-java)
 [ -f /usr/share/java/gson.jar ] || need_apt+=(libgoogle-gson-java)
+[ -x /usr/bin/chromium ] || need_apt+=(chromium)  # the npm package's browser test (headless)
 if [ ${#need_apt[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
   log "apt-get install ${need_apt[*]}"
@@ -42,13 +43,17 @@ if ! "$BUILD/tools/bin/wasm-bindgen" --version 2>/dev/null | grep -q " $wb_versi
   cargo install wasm-bindgen-cli --version "=$wb_version" --root "$BUILD/tools" --quiet
 fi
 
-# 4. npm tools: binaryen (wasm-opt) and kotlin-compiler (kotlinc + kotlin-test jars), pinned by tools/package-lock.json.
+# 4. npm tools: binaryen (wasm-opt), kotlin-compiler (kotlinc + kotlin-test jars), esbuild, attw and
+#    the Bun, Deno and workerd runtimes, pinned by tools/package-lock.json.
 if [ ! -x "$BUILD/node/node_modules/.bin/wasm-opt" ] || [ ! -f "$BUILD/node/node_modules/kotlin-compiler/bin/kotlinc" ] \
+   || [ ! -x "$BUILD/node/node_modules/.bin/workerd" ] || [ ! -x "$BUILD/node/node_modules/.bin/deno" ] \
    || ! cmp -s tools/package.json "$BUILD/node/package.json"; then
-  log "npm ci (binaryen, kotlin-compiler)"
+  log "npm install (binaryen, kotlin-compiler, esbuild, attw, bun, deno, workerd)"
   mkdir -p "$BUILD/node"
   cp tools/package.json tools/package-lock.json "$BUILD/node/"
-  (cd "$BUILD/node" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  # npm install, not ci: npm 11 leaves the other platforms' optional packages (deno, workerd) out of
+  # the lockfile and then refuses `npm ci`; exact versions in package.json and the lockfile still pin.
+  (cd "$BUILD/node" && npm install --no-audit --no-fund --loglevel=error >/dev/null)
 fi
 chmod +x "$BUILD/node/node_modules/kotlin-compiler/bin/"* 2>/dev/null || true
 

@@ -26,7 +26,7 @@ import type {
   TransportFailure,
   VerifiedWebhook,
   WebhookEvent,
-} from './native/types';
+} from './native/types.js';
 
 export type {
   Api,
@@ -60,7 +60,7 @@ export type {
   TransportFailure,
   VerifiedWebhook,
   WebhookEvent,
-} from './native/types';
+} from './native/types.js';
 
 // ---- errors ----------------------------------------------------------------------------------------
 
@@ -133,6 +133,25 @@ export interface VerifyOptions {
 // ---- webhooks and dedup --------------------------------------------------------------------------
 
 export function verifyWebhook(headers: HeadersLike, body: BodyLike, secrets: string | readonly string[], options?: VerifyOptions): VerifiedWebhook;
+
+/** What `verifyRequest` reads of a WHATWG `Request` (declared here, so no DOM or Node types are needed). */
+export interface RequestLike {
+  readonly headers: HeadersObject;
+  readonly body: {
+    getReader(): { read(): Promise<{ done: boolean; value?: Uint8Array }>; cancel(): Promise<void> };
+  } | null;
+}
+/** A verified delivery and the exact bytes it was verified over. */
+export interface VerifiedRequest {
+  readonly webhook: VerifiedWebhook;
+  readonly body: Uint8Array;
+}
+/**
+ * Verifies the delivery in a WHATWG `Request` (route handlers, Hono, Bun.serve, Deno.serve,
+ * Workers): reads the raw body once (at most `maxBodyBytes` + 1 bytes). Rejects with
+ * WebhookVerificationError; answer its `httpStatus`.
+ */
+export function verifyRequest(request: RequestLike, secrets: string | readonly string[], options?: VerifyOptions): Promise<VerifiedRequest>;
 
 /** A verifier built once with its secrets; cheaper per delivery than `verifyWebhook`. */
 export class WebhookVerifier {

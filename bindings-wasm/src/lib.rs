@@ -69,6 +69,13 @@ fn options(tolerance: Option<f64>, max_body_bytes: Option<f64>) -> R<webhook::Ve
     webhook::VerifyOptions::with_defaults(tolerance, max_body_bytes).map_err(err)
 }
 
+/// The default body limit of a verification, in bytes (`royaltykit/fetch` reads at most one
+/// byte more before the core refuses the body).
+#[wasm_bindgen(js_name = defaultMaxBodyBytes)]
+pub fn default_max_body_bytes() -> f64 {
+    webhook::DEFAULT_MAX_BODY_BYTES as f64
+}
+
 /// The three delivery header names, canonical spelling.
 #[wasm_bindgen(js_name = headerNames)]
 pub fn header_names() -> Vec<String> {

@@ -4,7 +4,7 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const rk = require('royaltykit');
-const native = require('royaltykit/native/royaltykit_wasm.js');
+const native = require(require('node:path').join(require('node:path').dirname(require.resolve('royaltykit')), 'native/royaltykit_wasm.cjs'));
 
 test('no test-only name is exported by the package or its wasm module', () => {
   const names = [...Object.keys(rk), ...Object.keys(native)];

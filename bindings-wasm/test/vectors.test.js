@@ -199,7 +199,7 @@ test('the node:crypto path: a throwing or lying primitive fails closed', () => {
     // A different secret through node:crypto never matches.
     assert.throws(() => new rk.WebhookVerifier('other', { hostMacThreshold: 0 }).verify(headers, body, 1000), { code: 'no_matching_signature' });
     // A primitive that throws: the error reaches the caller; one that answers wrong bytes: no match.
-    const native = require('royaltykit/native/royaltykit_wasm.js');
+    const native = require(require('node:path').join(require('node:path').dirname(require.resolve('royaltykit')), 'native/royaltykit_wasm.cjs'));
     const inner = new native.WebhookVerifier(['s3cret'], 300, 262144);
     const flat = Object.entries(headers).flat();
     assert.throws(() => inner.verifyWithMac(flat, body, 1000, () => { throw new Error('primitive failed'); }), /primitive failed/);

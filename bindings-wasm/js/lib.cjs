@@ -1,21 +1,21 @@
 'use strict';
-// royaltykit for Node: a thin layer over the wasm core. It only converts host values
+// royaltykit for JavaScript: a thin layer over the wasm core. It only converts host values
 // (header shapes, body types), supplies the default clock and RNG, and maps errors to classes.
-// Every rule (header names, limits, check order, key encodings) lives in the Rust core.
+// Every rule (header names, limits, check order, key encodings) lives in the Rust core. The
+// entry points (index.cjs, index.mjs, index.workerd.mjs) instantiate the wasm before this runs.
 
-const native = require('./native/royaltykit_wasm.js');
+const native = require('./native/royaltykit_wasm.cjs');
 
 // The HMAC primitive. wasm has no access to the CPU's SHA extensions, so for larger bodies the
 // MAC comes from node:crypto (same bytes, same secrets) while every rule still runs in the core;
 // small bodies stay in wasm, where a call costs less than createHmac's fixed overhead. Without
-// node:crypto (browsers, edge runtimes) everything stays in wasm. The threshold is measured by
+// node:crypto (browsers, edge runtimes) everything stays in wasm: `#crypto` is node:crypto under
+// the `node` condition (Node, Bun, Deno) and null elsewhere. The threshold is measured by
 // `make bench` (bench/RESULTS.md, "Node: where node:crypto takes over the HMAC").
-let nodeCrypto = null;
-try {
-  nodeCrypto = require('node:crypto');
-} catch {
-  nodeCrypto = null;
-}
+const nodeCrypto = require('#crypto');
+// The RNG for default delivery ids, dedup seeds and idempotency keys: WebCrypto, a global
+// everywhere but Node 18, where node:crypto carries it.
+const webCrypto = globalThis.crypto ?? nodeCrypto?.webcrypto;
 const DEFAULT_HOST_MAC_THRESHOLD = 1536;
 
 /** Bodies of at least this many bytes get node:crypto's HMAC (`hostMacThreshold` option). */
@@ -248,7 +248,7 @@ function signWebhook(secret, body, opts) {
   const list = toSecrets(secret);
   const bytes = toBytes(body);
   const ts = Math.floor(nowSeconds(o.timestamp));
-  const id = o.deliveryId === undefined ? globalThis.crypto.randomUUID() : toStr(o.deliveryId, 'deliveryId');
+  const id = o.deliveryId === undefined ? webCrypto.randomUUID() : toStr(o.deliveryId, 'deliveryId');
   return JSON.parse(call(() => native.signWebhook(list, bytes, ts, id)));
 }
 
@@ -294,7 +294,7 @@ function idempotencyKey(namespace, operationId, requestId) {
 class DedupWindow {
   constructor(capacity, ttlSeconds, opts) {
     const o = options(opts);
-    const seed = globalThis.crypto.getRandomValues(new Uint8Array(16));
+    const seed = webCrypto.getRandomValues(new Uint8Array(16));
     const args = [toNumber(capacity, 'capacity'), toNumber(ttlSeconds, 'ttlSeconds', undefined), toNumber(o.leaseSeconds, 'leaseSeconds', undefined), seed];
     this._inner = call(() => new native.DedupWindow(...args));
   }
@@ -495,7 +495,7 @@ function buildRequest(operationId, params) {
     ...tokenArg(p.token), optStr(p.tenantId, 'tenantId'), optStr(p.userId, 'userId'),
     optStr(p.idempotencyKey, 'idempotencyKey'), optStr(p.idempotencyHeader, 'idempotencyHeader'),
     optStr(p.requestId, 'requestId'), optStr(p.keyNamespace, 'keyNamespace'),
-    p.keyRandom === undefined || p.keyRandom === null ? globalThis.crypto.getRandomValues(new Uint8Array(16)) : toBytes(p.keyRandom, 'keyRandom'),
+    p.keyRandom === undefined || p.keyRandom === null ? webCrypto.getRandomValues(new Uint8Array(16)) : toBytes(p.keyRandom, 'keyRandom'),
   ];
   return new RequestDescriptor(call(() => native.buildRequest(...args)));
 }
@@ -653,7 +653,52 @@ function stepUpSatisfies(requirement, kind, at, opts) {
   return call(() => native.stepUpSatisfies(toStr(requirement, 'requirement'), toStr(kind, 'kind'), toNumber(at, 'at'), nowSeconds(o.now), toNumber(o.maxAgeSeconds, 'maxAgeSeconds', NaN)));
 }
 
+// ---- WHATWG Request handlers (royaltykit/fetch) --------------------------------------------------
+
+/** Reads a WHATWG body stream, stopping one byte past `limit` (the core then refuses it). */
+async function readCapped(request, limit) {
+  if (!request.body) return new Uint8Array(0);
+  const reader = request.body.getReader();
+  const chunks = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    size += value.length;
+    if (size > limit) {
+      await reader.cancel();
+      break;
+    }
+  }
+  const out = new Uint8Array(Math.min(size, limit + 1));
+  let at = 0;
+  for (const c of chunks) {
+    const part = c.subarray(0, out.length - at);
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
+}
+
+/**
+ * Verifies the webhook delivery in a WHATWG `Request` (Next.js and Remix route handlers, Hono,
+ * Bun.serve, Deno.serve, Cloudflare Workers). Reads the raw body once, never more than
+ * `maxBodyBytes` + 1 bytes, and resolves to `{ webhook, body }`: the verified delivery and the
+ * exact bytes. Rejects with WebhookVerificationError (answer its `httpStatus`) otherwise.
+ */
+async function verifyRequest(request, secrets, opts) {
+  if (request === null || typeof request !== 'object' || typeof request.headers !== 'object' || !('body' in request)) {
+    throw new TypeError('request must be a WHATWG Request (with headers and a body stream)');
+  }
+  const o = options(opts);
+  const limit = toNumber(o.maxBodyBytes, 'maxBodyBytes', native.defaultMaxBodyBytes());
+  const body = await readCapped(request, limit);
+  return { webhook: verifyWebhook(request.headers, body, secrets, o), body };
+}
+
 module.exports = {
+  verifyRequest,
   exportState,
   validateExportCommand,
   exportPollDecision,

@@ -1,0 +1,1 @@
+export { verifyRequest, WebhookVerificationError } from './index.mjs';
