@@ -263,7 +263,25 @@ def main():
         w(f"| Node: `require('royaltykit')` (wasm compile + instantiate) | {c['node'] / 1e6:.1f} ms |\n")
         w(f"| Python: `import royaltykit` | {c['python'] / 1e6:.1f} ms |\n")
         w(f"| JVM: first `WebhookVerifier` (class loading, native library extraction, JNA registration) | {c['jvm'] / 1e6:.1f} ms |\n")
+    js_coldstart_section(load("js-coldstart.json"), w)
+
+
+def js_coldstart_section(data, w):
+    """The npm package's cold start per JavaScript runtime (scripts/coldstart-js.sh)."""
+    if not data:
+        return
+    w("\n## npm package: cold start per JavaScript runtime\n\n"
+      "Import of the package (the embedded wasm decoded, compiled and instantiated) plus the first "
+      "verification, timed inside the runtime (process start excluded); median of 7 fresh processes "
+      "(`scripts/coldstart-js.sh`). workerd is left out: its isolate start is not observable from "
+      "inside the worker.\n\n| runtime | ms |\n|---|---:|\n")
+    for runtime, ms in data.items():
+        if runtime != "unit":
+            w(f"| {runtime} | {ms:.1f} |\n")
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--js-coldstart"]:
+        js_coldstart_section(json.load(open(sys.argv[2])), sys.stdout.write)
+    else:
+        main()

@@ -71,6 +71,8 @@ rm -rf "$so"
 "$ROOT/.build/tools/bin/wasm-bindgen" --target nodejs --no-typescript --out-dir "$WORK/wb" \
   "$ROOT/target/wasm32-unknown-unknown/release/royaltykit_wasm.wasm"
 python3 bench/wasm_sizes.py "$WORK/wb/royaltykit_wasm_bg.wasm" > "$OUT/wasm-crates.json"
+echo "== bench: npm package cold start per JavaScript runtime ==" >&2
+bash scripts/coldstart-js.sh > "$OUT/js-coldstart.json"
 cat /proc/loadavg > "$OUT/loadavg-end.txt"
 python3 bench/report.py "$OUT" "$ROOT/target/bench/criterion" > bench/RESULTS.md
 echo "wrote bench/RESULTS.md" >&2
