@@ -16,7 +16,8 @@ wheel: setup
 	@rm -f dist/royaltykit-$(VERSION)-*.whl
 	@rm -rf target/wheel-hooks
 	@cd bindings-python && ../.build/venv/bin/maturin build --release --strip --quiet --features test-hooks -o ../target/wheel-hooks 2>&1 | grep -v '^📦\|^🍹\|^🐍\|^🔗' || true
-	@cd bindings-python && ../.build/venv/bin/maturin build --release --strip --quiet -o ../dist 2>&1 | grep -v '^📦\|^🍹\|^🐍\|^🔗' || true
+	@cd bindings-python && PATH=$(CURDIR)/.build/venv/bin:$$PATH CARGO_PROFILE_RELEASE_OPT_LEVEL=z maturin build --release --strip --quiet \
+	  --zig --compatibility manylinux2014 --target x86_64-unknown-linux-gnu -o ../dist 2>&1 | grep -v '^📦\|^🍹\|^🐍\|^🔗' || true
 	@ls -l dist/royaltykit-$(VERSION)-*.whl >&2
 
 jar: setup
@@ -24,6 +25,14 @@ jar: setup
 
 ## dist/: the npm tarball, the abi3 wheel, the Kotlin jar
 package: npm wheel jar
+
+## every wheel (Linux glibc/musl x86_64/aarch64, macOS, Windows), the sdist, the five-platform JVM jar + POM -> dist/
+release-artifacts: setup npm
+	@bash scripts/build-release.sh
+
+## checks of the release artifacts: arm64 suite under qemu, auditwheel, pip platform resolution, symbol versions, headers
+test-platforms: release-artifacts
+	@bash scripts/test-platforms.sh
 
 test-rust: setup
 	cargo fmt --all --check
@@ -47,7 +56,7 @@ test-kotlin: jar
 	@bash scripts/test-kotlin.sh
 
 ## everything CI runs
-test: test-rust android-check test-node test-python test-kotlin demo
+test: test-rust android-check test-node test-python test-kotlin demo test-platforms
 	@echo "make test: all suites passed"
 
 ## the webhook receiver demo over real HTTP on 127.0.0.1

@@ -33,7 +33,7 @@ echo "== bench: Python (built wheel) ==" >&2
 [ -x "$B/venv/bin/python" ] || python3 -m venv "$B/venv"
 "$B/venv/bin/pip" install --quiet --disable-pip-version-check -r bench/python/requirements.txt
 "$B/venv/bin/pip" install --quiet --disable-pip-version-check --force-reinstall --no-deps \
-  "$(ls "$ROOT"/dist/royaltykit-"$VERSION"-*.whl)"
+  "$(ls "$ROOT"/dist/royaltykit-"$VERSION"-cp310-abi3-manylinux2014_x86_64.*.whl)"
 python3 bench/cases.py "$OUT/cases.json"
 "$B/venv/bin/python" bench/python/bench.py "$OUT/cases.json" "$OUT/python.json"
 
@@ -56,12 +56,12 @@ fun main() { val t = System.nanoTime(); dev.royaltykit.WebhookVerifier(listOf("x
 KT
 "$KC/bin/kotlinc" -nowarn -jvm-target 17 -cp "$CP" -d "$WORK/cold" "$WORK/Cold.kt" 2>&1 | grep -v '^warning: unable' >&2 || true
 jvm_cold=$(cold java -cp "$CP:$WORK/cold" ColdKt)
-so=$(mktemp -d); unzip -q -o "$(ls "$ROOT"/dist/royaltykit-"$VERSION"-*.whl)" -d "$so"
+so=$(mktemp -d); unzip -q -o "$(ls "$ROOT"/dist/royaltykit-"$VERSION"-cp310-abi3-manylinux2014_x86_64.*.whl)" -d "$so"
 cat > "$OUT/sizes.json" <<JSON
 {"cold_ns": {"node": $node_cold, "python": $py_cold, "jvm": $jvm_cold},
  "bytes": {"wasm": $(stat -c %s "$ROOT/target/npm/royaltykit/native/royaltykit_wasm_bg.wasm"),
   "npm": $(stat -c %s "$ROOT/dist/royaltykit-$VERSION.tgz"),
-  "wheel": $(stat -c %s "$(ls "$ROOT"/dist/royaltykit-"$VERSION"-*.whl)"),
+  "wheel": $(stat -c %s "$(ls "$ROOT"/dist/royaltykit-"$VERSION"-cp310-abi3-manylinux2014_x86_64.*.whl)"),
   "python_so": $(stat -c %s "$(find "$so" -name '_native*.so' | head -1)"),
   "jar": $(stat -c %s "$ROOT/dist/royaltykit-kotlin-$VERSION.jar"),
   "kotlin_so": $(stat -c %s "$ROOT/target/kotlin/classes/linux-x86-64/libroyaltykit_kotlin.so")}}

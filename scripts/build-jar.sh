@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Builds dist/royaltykit-kotlin-<version>.jar: uniffi-generated Kotlin (packages dev.royaltykit
-# and dev.royaltykit.types) compiled with kotlinc, plus the native library under JNA's resource
-# path (linux-x86-64/), so no -Djna.library.path is needed. Needs JNA at run time.
+# and dev.royaltykit.types) compiled with kotlinc for Java 11 (class files major 55) and Kotlin
+# 2.0 metadata (the oldest kotlinc 2.4 writes; Kotlin 1.9 compilers read it), plus the native
+# library under JNA's resource path, so no -Djna.library.path is needed. Needs JNA at run time.
+# The Linux x86-64 library is linked by zig against glibc 2.17 (cargo-zigbuild). With
+# JAR_PLATFORMS=all (make release-artifacts) the jar also carries linux-aarch64, darwin-x86-64,
+# darwin-aarch64 and win32-x86-64 libraries, and dist/ gets its POM and sources jar.
 # Also builds target/kotlin-hooks/royaltykit-kotlin-test-hooks.jar, the same with the
 # `test-hooks` feature (a deliberate panic, FFI floors), for the panic test and `make bench`
 # only; the shipped jar exports none of them.
@@ -12,22 +16,50 @@ VERSION=$(awk -F'"' '/^version = /{print $2; exit}' Cargo.toml)
 KOTLINC=$ROOT/.build/node/node_modules/kotlin-compiler/bin/kotlinc
 cargo build --quiet -p uniffi-bindgen
 
-# jar OUT_DIR JAR_PATH [cargo feature args...]
+export PATH=$ROOT/.build/venv/bin:$PATH  # cargo-zigbuild and ziglang (PyPI)
+
+# native RUST_TARGET JNA_DIR LIBRARY_FILE OUT_CLASSES [cargo feature args...]: one stripped library.
+native() {
+  local target=$1 dir=$2 file=$3 classes=$4; shift 4
+  # Stripped by rustc (exported symbols stay); no macOS SDK here, zig brings libSystem's stubs.
+  CARGO_PROFILE_RELEASE_STRIP=symbols cargo zigbuild --quiet --release -p royaltykit-kotlin --target "$target" "$@" 2>&1 \
+    | grep -v 'Compiler family detection failed\|xcrun\|^ *|$\|the SDK is needed\|DEVELOPER_DIR\|^$' >&2 || true
+  mkdir -p "$classes/$dir"
+  cp "$ROOT/target/${target%.2.17}/release/$file" "$classes/$dir/$file"
+}
+
+# jar OUT_DIR JAR_PATH PLATFORMS [cargo feature args...]
 jar_for() {
-  local out=$1 jar=$2; shift 2
+  local out=$1 jar=$2 platforms=$3; shift 3
+  rm -rf "$out" && mkdir -p "$out/gen" "$out/classes" "$(dirname "$jar")"
+  native x86_64-unknown-linux-gnu.2.17 linux-x86-64 libroyaltykit_kotlin.so "$out/classes" "$@"
+  if [ "$platforms" = all ]; then
+    native aarch64-unknown-linux-gnu.2.17 linux-aarch64 libroyaltykit_kotlin.so "$out/classes" "$@"
+    native x86_64-apple-darwin darwin-x86-64 libroyaltykit_kotlin.dylib "$out/classes" "$@"
+    native aarch64-apple-darwin darwin-aarch64 libroyaltykit_kotlin.dylib "$out/classes" "$@"
+    native x86_64-pc-windows-gnu win32-x86-64 royaltykit_kotlin.dll "$out/classes" "$@"
+  fi
+  # The Kotlin is generated from a native build: zig's linker keeps uniffi's metadata symbols
+  # only in the dynamic table, and uniffi-bindgen reads the static one.
   cargo build --quiet --release -p royaltykit-kotlin "$@"
-  rm -rf "$out" && mkdir -p "$out/gen" "$out/classes/linux-x86-64" "$(dirname "$jar")"
   "$ROOT/target/debug/uniffi-bindgen" generate --library "$ROOT/target/release/libroyaltykit_kotlin.so" \
     --language kotlin --no-format --out-dir "$out/gen" >/dev/null
-  "$KOTLINC" -nowarn -jvm-target 17 -cp /usr/share/java/jna.jar -d "$out/classes" \
-    $(find "$out/gen" bindings-kotlin/kotlin -name '*.kt') 2>&1 | grep -v '^warning: unable to find kotlin-stdlib' >&2 || true
+  "$KOTLINC" -nowarn -jvm-target 11 -language-version 2.0 -api-version 2.0 -cp /usr/share/java/jna.jar -d "$out/classes" \
+    $(find "$out/gen" bindings-kotlin/kotlin -name '*.kt') 2>&1 \
+    | grep -v '^warning: unable to find kotlin-stdlib\|^warning: language version 2.0 is deprecated\|^warning: API version 2.0 is deprecated' >&2 || true
   test -f "$out/classes/dev/royaltykit/WebhookVerifier.class"
-  cp "$ROOT/target/release/libroyaltykit_kotlin.so" "$out/classes/linux-x86-64/"
-  strip "$out/classes/linux-x86-64/libroyaltykit_kotlin.so"
   rm -f "$jar"
   (cd "$out/classes" && jar cf "$jar" .)
 }
 
-jar_for "$ROOT/target/kotlin-hooks" "$ROOT/target/kotlin-hooks/royaltykit-kotlin-test-hooks.jar" --features test-hooks
-jar_for "$ROOT/target/kotlin" "$ROOT/dist/royaltykit-kotlin-$VERSION.jar"
+jar_for "$ROOT/target/kotlin-hooks" "$ROOT/target/kotlin-hooks/royaltykit-kotlin-test-hooks.jar" linux --features test-hooks
+jar_for "$ROOT/target/kotlin" "$ROOT/dist/royaltykit-kotlin-$VERSION.jar" "${JAR_PLATFORMS:-linux}"
+if [ "${JAR_PLATFORMS:-linux}" = all ]; then
+  # Maven coordinates dev.royaltykit:royaltykit-jvm, JNA as a dependency; and the sources jar.
+  sed "s/@VERSION@/$VERSION/" bindings-kotlin/pom.xml > "$ROOT/dist/royaltykit-jvm-$VERSION.pom"
+  cp "$ROOT/dist/royaltykit-kotlin-$VERSION.jar" "$ROOT/dist/royaltykit-jvm-$VERSION.jar"
+  rm -f "$ROOT/dist/royaltykit-jvm-$VERSION-sources.jar"
+  (cd "$ROOT/target/kotlin/gen" && jar cf "$ROOT/dist/royaltykit-jvm-$VERSION-sources.jar" .)
+  (cd "$ROOT/bindings-kotlin/kotlin" && jar uf "$ROOT/dist/royaltykit-jvm-$VERSION-sources.jar" .)
+fi
 ls -l "$ROOT/dist/royaltykit-kotlin-$VERSION.jar" >&2

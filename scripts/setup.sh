@@ -11,9 +11,11 @@ mkdir -p "$BUILD"
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 
-# 1. Rust targets: wasm for the npm package, aarch64-linux-android for the Android check.
+# 1. Rust targets: wasm for the npm package, aarch64-linux-android for the Android check, and
+#    the release artifacts' platforms (linked by zig: make release-artifacts).
 installed_targets=$(rustup target list --installed)
-for t in wasm32-unknown-unknown aarch64-linux-android; do
+for t in wasm32-unknown-unknown aarch64-linux-android aarch64-unknown-linux-gnu x86_64-unknown-linux-musl \
+         aarch64-unknown-linux-musl x86_64-apple-darwin aarch64-apple-darwin x86_64-pc-windows-gnu; do
   if ! grep -qx "$t" <<<"$installed_targets"; then
     log "rustup target add $t"
     rustup target add "$t"
@@ -27,6 +29,9 @@ need_apt=()
 [ -f /usr/share/java/hamcrest-core.jar ] || [ -f /usr/share/java/hamcrest.jar ] || need_apt+=(libhamcrest-java)
 [ -f /usr/share/java/gson.jar ] || need_apt+=(libgoogle-gson-java)
 [ -x /usr/bin/chromium ] || need_apt+=(chromium)  # the npm package's browser test (headless)
+# the arm64 Debian root for the aarch64 wheel's suite (make test-platforms)
+[ -x /usr/bin/qemu-aarch64-static ] || need_apt+=(qemu-user-static binfmt-support)
+command -v debootstrap >/dev/null || need_apt+=(debootstrap)
 if [ ${#need_apt[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
   log "apt-get install ${need_apt[*]}"

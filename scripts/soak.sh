@@ -5,7 +5,7 @@ source "$(dirname "$0")/common.sh"
 install_npm_package
 cp "$ROOT"/bindings-wasm/demo/*.js .
 python3 -m venv "$WORK/venv"
-"$WORK/venv/bin/pip" install --quiet --disable-pip-version-check "$(ls "$ROOT"/dist/royaltykit-"$VERSION"-*.whl)"
+"$WORK/venv/bin/pip" install --quiet --disable-pip-version-check "$(ls "$ROOT"/dist/royaltykit-"$VERSION"-cp310-abi3-manylinux2014_x86_64.*.whl)"
 status=0
 node soak-sender.js node node soak-receiver.js || status=1
 node soak-sender.js python "$WORK/venv/bin/python" "$ROOT/bindings-python/soak/soak_receiver.py" || status=1

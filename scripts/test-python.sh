@@ -5,7 +5,7 @@ source "$(dirname "$0")/common.sh"
 python3 -m venv "$WORK/venv"
 # The wheel, plus the pinned test tools (pytest, mypy).
 "$WORK/venv/bin/pip" install --quiet --disable-pip-version-check \
-  "$(ls "$ROOT"/dist/royaltykit-"$VERSION"-*.whl)" -r "$ROOT/tools/requirements-test.txt"
+  "$(ls "$ROOT"/dist/royaltykit-"$VERSION"-cp310-abi3-manylinux2014_x86_64.*.whl)" -r "$ROOT/tools/requirements-test.txt"
 cp -r "$ROOT/bindings-python/tests" "$WORK/tests"
 cd "$WORK/tests"
 "$WORK/venv/bin/python" -m pytest -q -p no:cacheprovider .

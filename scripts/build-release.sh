@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# make release-artifacts: every wheel, the sdist and the multi-platform JVM jar into dist/,
+# cross-built here with the registries' tools (ziglang + cargo-zigbuild from PyPI as linkers,
+# maturin's --zig). What cannot run here (macOS, Windows) is checked structurally by
+# scripts/test-platforms.sh and run for real by .github/workflows/release.yml (not run here).
+#   wheels (abi3, CPython >= 3.10): manylinux2014 x86_64 and aarch64 (glibc >= 2.17),
+#     musllinux_1_2 x86_64 and aarch64, macOS x86_64 (10.12+) and arm64 (11+), win_amd64
+#   sdist: royaltykit-<version>.tar.gz (pip builds it where Rust is installed)
+#   jar: scripts/build-jar.sh with JAR_PLATFORMS=all (five native libraries, Java 11 classes)
+source "$(dirname "$0")/common.sh"
+export PATH=$ROOT/.build/venv/bin:$PATH
+cd "$ROOT/bindings-python"
+# Wheel size: opt-level "z" measured smallest with no change to the suite (see RELEASE notes in
+# the README); unwinding stays on, so a panic is a Python exception, never an abort.
+export CARGO_PROFILE_RELEASE_OPT_LEVEL=z
+rm -f "$ROOT"/dist/royaltykit-"$VERSION"-*.whl "$ROOT"/dist/royaltykit-"$VERSION".tar.gz
+wheel() { # rust-target [compatibility]
+  local start=$SECONDS
+  maturin build --release --strip --zig --quiet --target "$1" ${2:+--compatibility "$2"} -o "$ROOT/dist" 2>&1 \
+    | grep -v '^📦\|^🍹\|^🐍\|^🔗\|^🛠\|^💻\|Compiler family detection failed\|xcrun\|^ *|$\|the SDK is needed\|DEVELOPER_DIR\|^$' >&2 || true
+  echo "  wheel $1 ${2:-} ($((SECONDS - start)) s)" >&2
+}
+wheel x86_64-unknown-linux-gnu manylinux2014
+wheel aarch64-unknown-linux-gnu manylinux2014
+wheel x86_64-unknown-linux-musl musllinux_1_2
+wheel aarch64-unknown-linux-musl musllinux_1_2
+wheel x86_64-apple-darwin
+wheel aarch64-apple-darwin
+maturin sdist -o "$ROOT/dist" 2>&1 | grep -v '^📦\|^🍹\|^🐍\|^🔗' >&2 || true
+cd "$ROOT"
+JAR_PLATFORMS=all bash scripts/build-jar.sh
+ls -l dist/ >&2

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# make test-platforms: what can run here runs, what cannot is checked structurally.
+#  - the whole Python suite against the manylinux2014 aarch64 wheel, in an arm64 Debian root
+#    (debootstrap --foreign --arch arm64, run through qemu-user-static; cached in .build/)
+#  - auditwheel: the tag it computes for each Linux wheel equals the file's tag
+#  - pip resolves each wheel for its platform tag (--dry-run --only-binary=:all: --platform)
+#  - no GLIBC symbol version newer than 2.17 in the manylinux2014 and the jar's Linux libraries
+#  - Mach-O and PE headers: architecture, and the exported entry point (PyInit__native, uniffi)
+#  - the jar: five native libraries, class files for Java 11 (major <= 55); the Kotlin suite runs
+#    against this jar (the JVM loads linux-x86-64 from it)
+#  - the sdist builds and imports with pip where Rust is installed
+source "$(dirname "$0")/common.sh"
+PY=$ROOT/.build/venv/bin
+D=$ROOT/dist
+V=$VERSION
+fail() { echo "test-platforms: $*" >&2; exit 1; }
+whl() { ls "$D"/royaltykit-"$V"-cp310-abi3-"$1"*.whl; }
+
+echo "== wheels: auditwheel and pip platform resolution =="
+for w in "$D"/royaltykit-"$V"-*.whl; do
+  name=$(basename "$w")
+  tags=${name#royaltykit-$V-cp310-abi3-}; tags=${tags%.whl}
+  case $tags in
+    manylinux*)
+      shown=$("$PY/auditwheel" show "$w" 2>&1)
+      # auditwheel names the most compatible tag; the file carries it (first, or as the PEP 600 alias)
+      tag=$(tr '\n' ' ' <<<"$shown" | sed -n 's/.*consistent with the following platform tag: *"\([^"]*\)".*/\1/p')
+      [ -n "$tag" ] || { echo "$shown" >&2; fail "auditwheel gave no tag for $name"; }
+      [[ ".$tags." == *".$tag."* ]] || fail "$name: auditwheel computes $tag"
+      ;;
+  esac
+  first=${tags%%.*}
+  out=$("$PY/pip" install --dry-run --quiet --report - --no-index --find-links "$D" --only-binary=:all: \
+    --platform "$first" --python-version 3.10 --implementation cp --target "$WORK/pip-$first" "royaltykit==$V" 2>&1) \
+    || { echo "$out" >&2; fail "pip does not resolve $name for $first"; }
+  grep -q "$name" <<<"$out" || fail "pip resolved another file than $name for $first"
+  printf '  %-80s %7d B  auditwheel %s, pip %s\n' "$name" "$(stat -c %s "$w")" "${tag:-n/a}" "$first"
+  tag=
+done
+
+echo "== Linux libraries: glibc symbol versions (manylinux2014 and the jar: at most 2.17) =="
+mkdir -p "$WORK/x"
+newest() { readelf --version-info -W "$1" | grep -o 'GLIBC_[0-9.]*' | sed 's/GLIBC_//' | sort -uV | tail -1; }
+for arch in x86_64 aarch64; do
+  (cd "$WORK/x" && rm -rf w && "$PY/python" -m zipfile -e "$(whl "manylinux2014_$arch")" w)
+  so=$WORK/x/w/royaltykit/_native.abi3.so
+  python3 scripts/check_binaries.py "$so" elf "$arch" PyInit__native
+  n=$(newest "$so"); printf '  manylinux2014 %s: newest GLIBC_%s\n' "$arch" "$n"
+  [ "$(printf '%s\n2.17\n' "$n" | sort -V | tail -1)" = 2.17 ] || fail "manylinux2014 $arch needs GLIBC_$n"
+done
+(cd "$WORK/x" && rm -rf jar && mkdir jar && cd jar && unzip -q "$D/royaltykit-kotlin-$V.jar")
+J=$WORK/x/jar
+for pair in linux-x86-64:x86_64 linux-aarch64:aarch64; do
+  so=$J/${pair%%:*}/libroyaltykit_kotlin.so
+  python3 scripts/check_binaries.py "$so" elf "${pair##*:}" 'uniffi_royaltykit_kotlin_fn_*'
+  n=$(newest "$so"); printf '  jar %s: newest GLIBC_%s\n' "${pair%%:*}" "$n"
+  [ "$(printf '%s\n2.17\n' "$n" | sort -V | tail -1)" = 2.17 ] || fail "jar ${pair%%:*} needs GLIBC_$n"
+done
+for w in musllinux_1_2_x86_64:x86_64 musllinux_1_2_aarch64:aarch64; do
+  (cd "$WORK/x" && rm -rf m && "$PY/python" -m zipfile -e "$(whl "${w%%:*}")" m)
+  python3 scripts/check_binaries.py "$WORK/x/m/royaltykit/_native.abi3.so" elf "${w##*:}" PyInit__native
+  # auditwheel cannot analyse musllinux wheels on this glibc host (it parses glibc's libc.so
+  # linker script as ELF and crashes); the musl ABI is checked here instead: no glibc symbol
+  # versions, and libc.so (musl's soname) the only library needed.
+  ! readelf --version-info -W "$WORK/x/m/royaltykit/_native.abi3.so" | grep -q GLIBC_ || fail "${w%%:*} wheel refers to glibc"
+  needed=$(readelf -d "$WORK/x/m/royaltykit/_native.abi3.so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
+  [ "$needed" = "libc.so " ] || fail "${w%%:*} wheel needs: $needed"
+  echo "  ${w%%:*}: no glibc symbols, needs only libc.so (musl)"
+done
+
+echo "== macOS and Windows: headers and entry points (cannot run here) =="
+for w in macosx_10_12_x86_64:x86_64 macosx_11_0_arm64:arm64; do
+  (cd "$WORK/x" && rm -rf mac && "$PY/python" -m zipfile -e "$(whl "${w%%:*}")" mac)
+  python3 scripts/check_binaries.py "$WORK/x/mac/royaltykit/_native.abi3.so" macho "${w##*:}" PyInit__native
+done
+if ls "$D"/royaltykit-"$V"-cp310-abi3-win_amd64.whl >/dev/null 2>&1; then
+  (cd "$WORK/x" && rm -rf win && "$PY/python" -m zipfile -e "$(whl win_amd64)" win)
+  python3 scripts/check_binaries.py "$WORK/x/win/royaltykit/_native.pyd" pe x86_64 PyInit__native
+fi
+python3 scripts/check_binaries.py "$J/darwin-x86-64/libroyaltykit_kotlin.dylib" macho x86_64 'uniffi_royaltykit_kotlin_fn_*'
+python3 scripts/check_binaries.py "$J/darwin-aarch64/libroyaltykit_kotlin.dylib" macho arm64 'uniffi_royaltykit_kotlin_fn_*'
+python3 scripts/check_binaries.py "$J/win32-x86-64/royaltykit_kotlin.dll" pe x86_64 'uniffi_royaltykit_kotlin_fn_*'
+
+echo "== jar: class files for Java 11, POM, sources =="
+python3 - "$D/royaltykit-kotlin-$V.jar" <<'PY'
+import struct, sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+majors = {struct.unpack(">H", z.read(n)[6:8])[0] for n in z.namelist() if n.endswith(".class")}
+if not majors or max(majors) > 55:
+    sys.exit(f"class file major versions {sorted(majors)}: Java 11 needs <= 55")
+print(f"  {sum(n.endswith('.class') for n in z.namelist())} classes, major {sorted(majors)}")
+PY
+grep -q '<artifactId>jna</artifactId>' "$D/royaltykit-jvm-$V.pom" || fail "POM without JNA"
+unzip -Z1 "$D/royaltykit-jvm-$V-sources.jar" > "$WORK/sources.txt"
+grep -qx 'dev/royaltykit/RoyaltyKit.kt' "$WORK/sources.txt" && grep -qx 'dev/royaltykit/royaltykit_kotlin.kt' "$WORK/sources.txt" \
+  || fail "sources jar without the Kotlin sources"
+echo "  royaltykit-jvm-$V.pom (dev.royaltykit:royaltykit-jvm, JNA), sources jar"
+
+echo "== aarch64 wheel: the Python suite in an arm64 Debian root (qemu-user-static) =="
+R=$ROOT/.build/arm64-root
+if [ ! -x /proc/sys/fs/binfmt_misc/register ] && [ ! -f /proc/sys/fs/binfmt_misc/register ]; then
+  mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
+fi
+update-binfmts --enable qemu-aarch64 >/dev/null 2>&1 || true
+[ -f /proc/sys/fs/binfmt_misc/qemu-aarch64 ] || fail "qemu-aarch64 binfmt is not registered"
+if [ ! -x "$R/opt/venv/bin/python" ]; then
+  start=$SECONDS
+  rm -rf "$R"
+  debootstrap --foreign --arch arm64 --variant=minbase --include=python3,python3-venv bookworm "$R" \
+    http://deb.debian.org/debian > "$WORK/debootstrap.log" 2>&1 || { tail -20 "$WORK/debootstrap.log"; fail "debootstrap"; }
+  chroot "$R" /debootstrap/debootstrap --second-stage >> "$WORK/debootstrap.log" 2>&1 || { tail -20 "$WORK/debootstrap.log"; fail "debootstrap second stage"; }
+  chroot "$R" /usr/bin/python3 -m venv /opt/venv
+  echo "  arm64 root made in $((SECONDS - start)) s (cached in .build/arm64-root)"
+fi
+rm -rf "$R/tmp/t" && mkdir -p "$R/tmp/t/w"
+"$PY/pip" download --quiet --only-binary=:all: --platform manylinux2014_aarch64 --python-version 3.11 \
+  --implementation cp -d "$R/tmp/t/w" "$(grep '^pytest==' tools/requirements-test.txt)"
+cp "$(whl manylinux2014_aarch64)" "$R/tmp/t/w/"
+cp -r bindings-python/tests "$R/tmp/t/tests" && cp -r tests/vectors "$R/tmp/t/vectors" && cp README.md "$R/tmp/t/"
+chroot "$R" /usr/bin/env -i PATH=/usr/bin:/bin /opt/venv/bin/pip install --quiet --disable-pip-version-check --no-index --find-links /tmp/t/w --force-reinstall royaltykit pytest
+chroot "$R" /usr/bin/env -i PATH=/usr/bin:/bin ROYALTYKIT_VECTORS=/tmp/t/vectors ROYALTYKIT_ROOT=/tmp/t \
+  /opt/venv/bin/python -c 'import platform, royaltykit; assert platform.machine() == "aarch64", platform.machine(); print("  running on", platform.machine(), platform.libc_ver())'
+chroot "$R" /usr/bin/env -i PATH=/usr/bin:/bin ROYALTYKIT_VECTORS=/tmp/t/vectors ROYALTYKIT_ROOT=/tmp/t \
+  /opt/venv/bin/python -m pytest -q -p no:cacheprovider /tmp/t/tests | tail -1
+
+echo "== the Kotlin suite against the five-platform jar =="
+bash scripts/test-kotlin.sh 2>"$WORK/kotlin.err" > "$WORK/kotlin.out" || { cat "$WORK/kotlin.out" "$WORK/kotlin.err" >&2; fail "Kotlin suite"; }
+grep -E '^OK|^java:' "$WORK/kotlin.out" | sed 's/^/  /' 
+
+echo "== sdist: pip builds it where Rust is installed =="
+python3 -m venv "$WORK/sdist-venv"
+start=$SECONDS
+"$WORK/sdist-venv/bin/pip" install --quiet --disable-pip-version-check "$D/royaltykit-$V.tar.gz"
+"$WORK/sdist-venv/bin/python" -c '
+import royaltykit as rk
+h = rk.sign_webhook("whsec_s", b"{\"event\":\"x\",\"resource\":{\"type\":\"t\",\"reference\":\"r\",\"url\":\"/u\"},\"occurred_at\":\"2026-11-22T00:00:00Z\"}", timestamp=1000, delivery_id="d1")
+print("  sdist installed and verified", rk.verify_webhook(h, b"{\"event\":\"x\",\"resource\":{\"type\":\"t\",\"reference\":\"r\",\"url\":\"/u\"},\"occurred_at\":\"2026-11-22T00:00:00Z\"}", "whsec_s", now=1000).delivery_id)'
+echo "  (built from source in $((SECONDS - start)) s)"
+echo "test-platforms: all checks passed"
