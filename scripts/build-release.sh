@@ -4,7 +4,7 @@
 # maturin's --zig). What cannot run here (macOS, Windows) is checked structurally by
 # scripts/test-platforms.sh and run for real by .github/workflows/release.yml (not run here).
 #   wheels (abi3, CPython >= 3.10): manylinux2014 x86_64 and aarch64 (glibc >= 2.17),
-#     musllinux_1_2 x86_64 and aarch64, macOS x86_64 (10.12+) and arm64 (11+), win_amd64
+#     musllinux_1_2 x86_64 and aarch64, macOS x86_64 (10.12+) and arm64 (11+), win_amd64 (mingw-w64)
 #   sdist: royaltykit-<version>.tar.gz (pip builds it where Rust is installed)
 #   jar: scripts/build-jar.sh with JAR_PLATFORMS=all (five native libraries, Java 11 classes)
 source "$(dirname "$0")/common.sh"
@@ -26,6 +26,13 @@ wheel x86_64-unknown-linux-musl musllinux_1_2
 wheel aarch64-unknown-linux-musl musllinux_1_2
 wheel x86_64-apple-darwin
 wheel aarch64-apple-darwin
+# Windows: Debian's mingw-w64 links it (maturin's zig path writes a .def naming
+# PyInit_royaltykit._native, which lld then cannot find); the import library for python3.dll is
+# generated (pyo3), so the .pyd imports only python3.dll and system DLLs.
+start=$SECONDS
+CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc maturin build --release --strip --quiet \
+  --target x86_64-pc-windows-gnu -o "$ROOT/dist" 2>&1 | grep -v '^📦\|^🍹\|^🐍\|^🔗\|^⚠️\|python.exe' >&2 || true
+echo "  wheel x86_64-pc-windows-gnu ($((SECONDS - start)) s)" >&2
 maturin sdist -o "$ROOT/dist" 2>&1 | grep -v '^📦\|^🍹\|^🐍\|^🔗' >&2 || true
 cd "$ROOT"
 JAR_PLATFORMS=all bash scripts/build-jar.sh

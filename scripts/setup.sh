@@ -32,6 +32,8 @@ need_apt=()
 # the arm64 Debian root for the aarch64 wheel's suite (make test-platforms)
 [ -x /usr/bin/qemu-aarch64-static ] || need_apt+=(qemu-user-static binfmt-support)
 command -v debootstrap >/dev/null || need_apt+=(debootstrap)
+# the win_amd64 wheel's linker (make release-artifacts)
+command -v x86_64-w64-mingw32-gcc >/dev/null || need_apt+=(gcc-mingw-w64-x86-64-win32 binutils-mingw-w64-x86-64)
 if [ ${#need_apt[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
   log "apt-get install ${need_apt[*]}"

@@ -73,10 +73,17 @@ for w in macosx_10_12_x86_64:x86_64 macosx_11_0_arm64:arm64; do
   (cd "$WORK/x" && rm -rf mac && "$PY/python" -m zipfile -e "$(whl "${w%%:*}")" mac)
   python3 scripts/check_binaries.py "$WORK/x/mac/royaltykit/_native.abi3.so" macho "${w##*:}" PyInit__native
 done
-if ls "$D"/royaltykit-"$V"-cp310-abi3-win_amd64.whl >/dev/null 2>&1; then
-  (cd "$WORK/x" && rm -rf win && "$PY/python" -m zipfile -e "$(whl win_amd64)" win)
-  python3 scripts/check_binaries.py "$WORK/x/win/royaltykit/_native.pyd" pe x86_64 PyInit__native
-fi
+(cd "$WORK/x" && rm -rf win && "$PY/python" -m zipfile -e "$(whl win_amd64)" win)
+python3 scripts/check_binaries.py "$WORK/x/win/royaltykit/_native.pyd" pe x86_64 PyInit__native
+# abi3 on Windows: python3.dll, never python3X.dll, and no mingw runtime DLL a user would lack.
+dlls=$(x86_64-w64-mingw32-objdump -p "$WORK/x/win/royaltykit/_native.pyd" | sed -n 's/.*DLL Name: //p' | sort | tr '\n' ' ')
+for dll in $dlls; do
+  case ${dll,,} in
+    python3.dll|kernel32.dll|msvcrt.dll|ntdll.dll|bcryptprimitives.dll|api-ms-win-*) ;;
+    *) fail "win_amd64 .pyd imports $dll" ;;
+  esac
+done
+echo "  win_amd64 imports: $dlls"
 python3 scripts/check_binaries.py "$J/darwin-x86-64/libroyaltykit_kotlin.dylib" macho x86_64 'uniffi_royaltykit_kotlin_fn_*'
 python3 scripts/check_binaries.py "$J/darwin-aarch64/libroyaltykit_kotlin.dylib" macho arm64 'uniffi_royaltykit_kotlin_fn_*'
 python3 scripts/check_binaries.py "$J/win32-x86-64/royaltykit_kotlin.dll" pe x86_64 'uniffi_royaltykit_kotlin_fn_*'
