@@ -269,7 +269,10 @@ pub fn export_poll_decision(
         _ if attempt >= max_polls => stop(format!(
             "still {state} after {attempt} reads (limit {max_polls}); give up or raise the limit"
         )),
-        ExportState::Queued => keep(format!("queued: read it again after {delay} s")),
+        ExportState::Queued => keep(format!(
+            "queued: read it again after {} s",
+            crate::error::Num(delay)
+        )),
         ExportState::Unknown(v) if unchanged >= max_unknown_polls => stop(format!(
             "state {v:?} is not one the spec shows and did not change for {unchanged} reads; stopping rather than polling forever"
         )),

@@ -35,6 +35,7 @@ pub mod export;
 mod headers;
 pub mod request;
 pub mod retry;
+mod timestamp;
 pub mod token;
 pub mod webhook;
 

@@ -504,7 +504,7 @@ fn check_query(name: &str, kind: QueryKind, value: &str) -> Result<(), RequestEr
         QueryKind::Positive => {
             value.parse::<u32>().is_ok_and(|n| n >= 1) && !value.starts_with('+')
         }
-        QueryKind::Date => is_date(value),
+        QueryKind::Date => crate::timestamp::is_calendar_date(value),
         QueryKind::Sort => value == "asc" || value == "desc",
     };
     if ok {
@@ -521,23 +521,6 @@ fn check_query(name: &str, kind: QueryKind, value: &str) -> Result<(), RequestEr
         QueryKind::Sort => "must be asc or desc",
     };
     Err(invalid(name, rule))
-}
-
-fn is_date(v: &str) -> bool {
-    let b = v.as_bytes();
-    b.len() == 10
-        && b.iter().enumerate().all(|(i, c)| {
-            if i == 4 || i == 7 {
-                *c == b'-'
-            } else {
-                c.is_ascii_digit()
-            }
-        })
-        && time::Date::parse(
-            v,
-            &time::macros::format_description!("[year]-[month]-[day]"),
-        )
-        .is_ok()
 }
 
 fn check_body<'a>(

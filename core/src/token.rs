@@ -458,13 +458,11 @@ pub fn parse_enterprise_token_response<H: HeaderMap + ?Sized>(
         let token = bearer_value(obj.get("token"), "token")?;
         let expires_at = match obj.get("expires_at") {
             None | Some(Value::Null) => None,
-            Some(Value::String(s)) => Some(
-                time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339)
-                    .map_err(|_| {
-                        invalid("`expires_at` is not an ISO 8601 timestamp with an offset")
-                    })?
-                    .unix_timestamp(),
-            ),
+            Some(Value::String(s)) => {
+                Some(crate::timestamp::parse_rfc3339(s).ok_or_else(|| {
+                    invalid("`expires_at` is not an ISO 8601 timestamp with an offset")
+                })?)
+            }
             Some(_) => return Err(invalid("`expires_at` must be a string or null")),
         };
         Ok(EnterpriseToken {
@@ -520,11 +518,8 @@ pub fn parse_api_session<H: HeaderMap + ?Sized>(
             _ => return Err(invalid("`scopes` is missing or not an array")),
         };
         let expires_at = match obj.get("expires_at") {
-            Some(Value::String(s)) => {
-                time::OffsetDateTime::parse(s, &time::format_description::well_known::Rfc3339)
-                    .map_err(|_| invalid("`expires_at` is not an RFC 3339 timestamp"))?
-                    .unix_timestamp()
-            }
+            Some(Value::String(s)) => crate::timestamp::parse_rfc3339(s)
+                .ok_or_else(|| invalid("`expires_at` is not an RFC 3339 timestamp"))?,
             Some(Value::Number(n)) => n
                 .as_i64()
                 .ok_or_else(|| invalid("`expires_at` is not whole Unix seconds"))?,

@@ -142,7 +142,10 @@ pub(crate) fn check_random(random: f64) -> Result<f64, ArgumentError> {
     } else {
         Err(ArgumentError::new(
             "random",
-            format!("must be a number in [0, 1), got {random}"),
+            format!(
+                "must be a number in [0, 1), got {}",
+                crate::error::Num(random)
+            ),
         ))
     }
 }

@@ -11,6 +11,7 @@
 
 use super::backoff::{check_random, BackoffPolicy};
 use super::retry_after::{retry_after_from_headers, RetryAfter};
+use crate::error::Num;
 use crate::{ArgumentError, HeaderMap};
 
 string_enum! {
@@ -455,8 +456,8 @@ pub fn decide_retry(
             delay_seconds: server_wait,
             rule: "retry_after_exceeds_budget".to_owned(),
             reason: format!(
-                "would retry ({}), but the server asked to wait at least {server_wait} s (Retry-After), which passes the {} s budget ({} s elapsed); wait that long before a new attempt, or raise the budget (enterprise API: wait at least Retry-After)",
-                decision.rule, limits.max_elapsed_seconds, state.elapsed_seconds
+                "would retry ({}), but the server asked to wait at least {} s (Retry-After), which passes the {} s budget ({} s elapsed); wait that long before a new attempt, or raise the budget (enterprise API: wait at least Retry-After)",
+                decision.rule, Num(server_wait), Num(limits.max_elapsed_seconds), Num(state.elapsed_seconds)
             ),
             reconcile: None,
         });
@@ -467,9 +468,9 @@ pub fn decide_retry(
             format!(
                 "would retry ({}) after {} s, but that passes the {} s budget ({} s elapsed)",
                 decision.rule,
-                decision.delay_seconds,
-                limits.max_elapsed_seconds,
-                state.elapsed_seconds
+                Num(decision.delay_seconds),
+                Num(limits.max_elapsed_seconds),
+                Num(state.elapsed_seconds)
             ),
         ));
     }

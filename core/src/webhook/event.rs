@@ -157,17 +157,12 @@ impl WebhookEvent {
             .resource
             .ok_or_else(|| invalid("member `resource` is missing".to_owned()))?;
         let occurred_at_text = require(raw.occurred_at, "occurred_at")?;
-        let occurred_at = time::OffsetDateTime::parse(
-            &occurred_at_text,
-            &time::format_description::well_known::Rfc3339,
-        )
-        .map_err(|_| {
+        let occurred_at = crate::timestamp::parse_rfc3339(&occurred_at_text).ok_or_else(|| {
             invalid(format!(
                 "member `occurred_at` is not an RFC 3339 timestamp: {}",
                 super::error::quote(&occurred_at_text)
             ))
-        })?
-        .unix_timestamp();
+        })?;
         let name = EventName::parse(&require(raw.event, "event")?);
         Ok(Self {
             is_known: name.is_known(),

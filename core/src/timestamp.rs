@@ -1,0 +1,183 @@
+//! RFC 3339 timestamps and ISO 8601 calendar dates as the specs use them (`occurred_at`,
+//! `expires_at`, date query parameters).
+//!
+//! The grammar is scanned here and the calendar (month lengths, leap years, offsets) is left to
+//! the `time` crate's constructors. This accepts exactly what `time`'s own `Rfc3339` parser
+//! accepts (a differential property test in this module proves it against that parser), without
+//! linking `time`'s generic format-description machinery, which was the largest part of the
+//! wasm module.
+
+use time::{Date, Month, PrimitiveDateTime, Time, UtcOffset};
+
+/// A cursor over ASCII input; every method returns `None` when the input does not match.
+struct Scan<'a>(&'a [u8]);
+
+impl Scan<'_> {
+    fn digits(&mut self, n: usize) -> Option<u32> {
+        let (head, rest) = self.0.split_at_checked(n)?;
+        let mut value = 0u32;
+        for b in head {
+            if !b.is_ascii_digit() {
+                return None;
+            }
+            value = value * 10 + u32::from(b - b'0');
+        }
+        self.0 = rest;
+        Some(value)
+    }
+
+    fn byte(&mut self, expected: impl Fn(u8) -> bool) -> Option<u8> {
+        let (&b, rest) = self.0.split_first()?;
+        expected(b).then(|| {
+            self.0 = rest;
+            b
+        })
+    }
+
+    fn literal(&mut self, expected: u8) -> Option<()> {
+        self.byte(|b| b == expected).map(drop)
+    }
+}
+
+/// `YYYY-MM-DD` as a valid calendar date.
+fn date(s: &mut Scan<'_>) -> Option<Date> {
+    let year = s.digits(4)?;
+    s.literal(b'-')?;
+    let month = Month::try_from(u8::try_from(s.digits(2)?).ok()?).ok()?;
+    s.literal(b'-')?;
+    let day = u8::try_from(s.digits(2)?).ok()?;
+    Date::from_calendar_date(i32::try_from(year).ok()?, month, day).ok()
+}
+
+/// Unix seconds of an RFC 3339 date-time (`2026-11-22T04:05:06Z`, `…06.5+02:00`): any one
+/// separator byte between date and time (RFC 3339 §5.6 allows a space), fractional seconds of
+/// any length, `Z`/`z` or a `±hh:mm` offset, and a leap second (`:60`) only where one can
+/// occur (the last second of a month in UTC), read as the second before it. `None` otherwise.
+pub(crate) fn parse_rfc3339(text: &str) -> Option<i64> {
+    let mut s = Scan(text.as_bytes());
+    let date = date(&mut s)?;
+    s.byte(|_| true)?;
+    let hour = s.digits(2)?;
+    s.literal(b':')?;
+    let minute = s.digits(2)?;
+    s.literal(b':')?;
+    let mut second = s.digits(2)?;
+    if s.literal(b'.').is_some() {
+        s.digits(1)?;
+        while s.digits(1).is_some() {}
+    }
+    let offset = if s.byte(|b| b.eq_ignore_ascii_case(&b'z')).is_some() {
+        UtcOffset::UTC
+    } else {
+        let sign = if s.byte(|b| b == b'+' || b == b'-')? == b'-' {
+            -1
+        } else {
+            1
+        };
+        let h = s.digits(2).filter(|h| *h <= 23)?;
+        s.literal(b':')?;
+        let m = s.digits(2)?;
+        UtcOffset::from_hms(
+            sign * i8::try_from(h).ok()?,
+            sign * i8::try_from(m).ok()?,
+            0,
+        )
+        .ok()?
+    };
+    if !s.0.is_empty() {
+        return None;
+    }
+    let leap = second == 60;
+    if leap {
+        second = 59;
+    }
+    let time = Time::from_hms(
+        u8::try_from(hour).ok()?,
+        u8::try_from(minute).ok()?,
+        u8::try_from(second).ok()?,
+    )
+    .ok()?;
+    let at = PrimitiveDateTime::new(date, time).assume_offset(offset);
+    if leap {
+        let utc = at.to_offset(UtcOffset::UTC);
+        let last_day = utc.day() == utc.month().length(utc.year());
+        if !(utc.hour() == 23 && utc.minute() == 59 && last_day) {
+            return None;
+        }
+    }
+    Some(at.unix_timestamp())
+}
+
+/// Whether `text` is an ISO 8601 calendar date `YYYY-MM-DD` that exists.
+pub(crate) fn is_calendar_date(text: &str) -> bool {
+    let mut s = Scan(text.as_bytes());
+    date(&mut s).is_some() && s.0.is_empty()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use time::format_description::well_known::Rfc3339;
+
+    /// `time`'s own parser, the reference.
+    fn reference(text: &str) -> Option<i64> {
+        time::OffsetDateTime::parse(text, &Rfc3339)
+            .ok()
+            .map(|t| t.unix_timestamp())
+    }
+
+    #[test]
+    fn known_values() {
+        assert_eq!(parse_rfc3339("2026-11-22T04:05:06Z"), Some(1_795_320_306));
+        assert_eq!(
+            parse_rfc3339("2026-11-22T06:05:06+02:00"),
+            Some(1_795_320_306)
+        );
+        assert_eq!(
+            parse_rfc3339("2026-11-22t04:05:06.999z"),
+            Some(1_795_320_306)
+        );
+        assert_eq!(parse_rfc3339("2026-11-22 04:05:06Z"), Some(1_795_320_306));
+        assert_eq!(parse_rfc3339("2016-12-31T23:59:60Z"), Some(1_483_228_799));
+        assert_eq!(parse_rfc3339("2016-12-30T23:59:60Z"), None);
+        assert_eq!(parse_rfc3339("2026-02-29T00:00:00Z"), None);
+        assert_eq!(parse_rfc3339("2026-11-22T04:05:06"), None);
+        assert_eq!(parse_rfc3339("2026-11-22T04:05:06.Z"), None);
+        assert_eq!(parse_rfc3339("2026-11-22T04:05:06+24:00"), None);
+        assert_eq!(parse_rfc3339("2026-11-22T04:05:06Z "), None);
+        assert!(is_calendar_date("2024-02-29"));
+        assert!(!is_calendar_date("2026-02-29"));
+        assert!(!is_calendar_date("2026-1-01"));
+        assert!(!is_calendar_date("2026-01-01T"));
+    }
+
+    /// Strings near the grammar: every position drawn from the characters that matter there,
+    /// or anything, so both valid and subtly invalid timestamps come up often.
+    fn near_rfc3339() -> impl Strategy<Value = String> {
+        let d = "[0-9]";
+        let pattern = format!(
+            "{d}{{4}}-(0[1-9]|1[0-2]|0[0-9]|1[0-3])-([0-2][0-9]|3[01]|{d}{d})[Tt ]([01][0-9]|2[0-4]):([0-5][0-9]|[0-5][0-9]|[0-5][0-9]|60):([0-5][0-9]|[0-5][0-9]|[0-5][0-9]|6[01])(\\.{d}{{0,12}})?([Zz]|[+-]([01][0-9]|2[0-4]):[0-6][0-9]|[Zz]|.{{0,2}})"
+        );
+        prop_oneof![
+            4 => proptest::string::string_regex(&pattern).expect("valid regex"),
+            1 => "\\PC{0,30}",
+            1 => "[0-9:T+Z.-]{15,32}",
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(20_000))]
+        #[test]
+        fn agrees_with_the_time_crate(text in near_rfc3339()) {
+            prop_assert_eq!(parse_rfc3339(&text), reference(&text), "{:?}", text);
+        }
+
+        #[test]
+        fn dates_agree_with_the_time_crate(text in "[0-9]{4}-[0-1][0-9]-[0-3][0-9]|.{0,12}") {
+            let format = time::macros::format_description!("[year]-[month]-[day]");
+            let expected = text.len() == 10 && Date::parse(&text, &format).is_ok();
+            prop_assert_eq!(is_calendar_date(&text), expected, "{:?}", text);
+        }
+    }
+}
