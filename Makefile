@@ -4,7 +4,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := test
 VERSION := $(shell awk -F'"' '/^version = /{print $$2; exit}' Cargo.toml)
 
-.PHONY: setup package npm wheel jar test test-rust test-node test-python test-kotlin android-check demo soak bench vectors fuzz ct-check clean
+.PHONY: setup package npm wheel jar aar release-artifacts test test-rust test-node test-python test-kotlin test-android test-platforms demo soak bench vectors fuzz ct-check clean
 
 setup:
 	@bash scripts/setup.sh
@@ -23,6 +23,11 @@ wheel: setup
 jar: setup
 	@bash scripts/build-jar.sh
 
+## dist/royaltykit-android-<version>.aar + POM: four ABIs (minSdk 24), linked by zig against bionic's
+## API-24 exports (or by the NDK when ANDROID_NDK_HOME is set)
+aar: jar
+	@bash scripts/build-aar.sh
+
 ## dist/: the npm tarball, the abi3 wheel, the Kotlin jar
 package: npm wheel jar
 
@@ -39,8 +44,9 @@ test-rust: setup
 	cargo clippy --workspace --all-targets --quiet -- -D warnings
 	cargo test --workspace --quiet
 
-android-check: setup
-	cargo check --quiet --target aarch64-linux-android -p royaltykit-kotlin
+## the AAR's structure and its four native libraries against Android's exported symbols
+test-android: aar
+	@bash scripts/test-android.sh
 
 test-node: npm
 	@echo "== Node suite (installed npm package) =="
@@ -56,7 +62,7 @@ test-kotlin: jar
 	@bash scripts/test-kotlin.sh
 
 ## everything CI runs
-test: test-rust android-check test-node test-python test-kotlin demo test-platforms
+test: test-rust test-node test-python test-kotlin test-android demo test-platforms
 	@echo "make test: all suites passed"
 
 ## the webhook receiver demo over real HTTP on 127.0.0.1

@@ -11,11 +11,12 @@ mkdir -p "$BUILD"
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 
-# 1. Rust targets: wasm for the npm package, aarch64-linux-android for the Android check, and
-#    the release artifacts' platforms (linked by zig: make release-artifacts).
+# 1. Rust targets: wasm for the npm package, the release artifacts' platforms (linked by zig:
+#    make release-artifacts) and Android's four ABIs (make aar).
 installed_targets=$(rustup target list --installed)
-for t in wasm32-unknown-unknown aarch64-linux-android aarch64-unknown-linux-gnu x86_64-unknown-linux-musl \
-         aarch64-unknown-linux-musl x86_64-apple-darwin aarch64-apple-darwin x86_64-pc-windows-gnu; do
+for t in wasm32-unknown-unknown aarch64-unknown-linux-gnu x86_64-unknown-linux-musl \
+         aarch64-unknown-linux-musl x86_64-apple-darwin aarch64-apple-darwin x86_64-pc-windows-gnu \
+         aarch64-linux-android armv7-linux-androideabi x86_64-linux-android i686-linux-android; do
   if ! grep -qx "$t" <<<"$installed_targets"; then
     log "rustup target add $t"
     rustup target add "$t"

@@ -20,7 +20,7 @@ for name, code in blocks:
     open(os.path.join(sys.argv[2], pkg, "Example.kt"), "w", encoding="utf-8").write(f"package readme.{pkg}\n\n{code}")
 PY
 "$KC/bin/kotlinc" -nowarn -jvm-target 17 -cp "$CP" -d "$WORK/test-classes" \
-  $(find "$WORK/readme" "$ROOT/bindings-kotlin/tests" -name '*.kt') 2>&1 | grep -v '^warning: unable to find kotlin-stdlib' >&2 || true
+  $(find "$WORK/readme" "$ROOT/bindings-kotlin/tests" "$ROOT/bindings-kotlin/tests-android" -name '*.kt') 2>&1 | grep -v '^warning: unable to find kotlin-stdlib' >&2 || true
 test_classes() {
   local classes
   classes=$(cd "$1" && find . -name '*Test.class' | sed 's|^\./||; s|\.class$||; s|/|.|g' | sort)

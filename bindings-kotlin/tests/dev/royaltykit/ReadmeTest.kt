@@ -26,6 +26,9 @@ class ReadmeTest {
     fun webhookExampleProcessesTheRedeliveryOnce() = assertEquals("500\n200\n200 1\n", run("kotlin"))
 
     @Test
+    fun androidExampleStoresOnce() = assertEquals("ddex.delivery.acknowledged\n200\n200\n", run("kotlin_android"))
+
+    @Test
     fun retryLoopExample() = assertEquals(
         "503: retry in 2 s (server_error_retry)\n429: retry in 3 s (rate_limited_retry_after)\ndone after 3 attempts\n",
         run("kotlin_retry"),
