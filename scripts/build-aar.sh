@@ -41,6 +41,8 @@ for pair in $ABIS; do
   if [ -n "${NDK_BIN:-}" ]; then
     clang=$NDK_BIN/${target/armv7-linux-androideabi/armv7a-linux-androideabi}$MIN_SDK-clang
     export "$var=$clang"
+    # NDKs before r28 align LOAD segments to 4 KB unless told (16 KB-page devices need 16 KB)
+    export "CARGO_TARGET_$(tr 'a-z-' 'A-Z_' <<<"$target")_RUSTFLAGS=-C link-arg=-Wl,-z,max-page-size=16384"
   else
     export "$var=$A/bin/$abi-clang"
   fi
