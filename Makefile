@@ -4,7 +4,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := test
 VERSION := $(shell awk -F'"' '/^version = /{print $$2; exit}' Cargo.toml)
 
-.PHONY: setup package npm wheel jar aar release-artifacts test test-rust test-node test-python test-kotlin test-android test-platforms demo soak bench vectors fuzz ct-check clean
+.PHONY: setup package npm wheel jar aar release-artifacts test test-rust test-node test-python test-kotlin test-android test-receivers test-platforms demo soak bench vectors fuzz ct-check clean
 
 setup:
 	@bash scripts/setup.sh
@@ -62,11 +62,17 @@ test-kotlin: jar
 	@bash scripts/test-kotlin.sh
 
 ## everything CI runs
-test: test-rust test-node test-python test-kotlin test-android demo test-platforms
+test: test-rust test-node test-python test-kotlin test-android test-receivers demo test-platforms
 	@echo "make test: all suites passed"
 
+## every receiver integration (Express, Fastify, fetch; ASGI, Flask, Django; JVM) over real HTTP,
+## two processes each sharing a real redis-server
+test-receivers: npm wheel jar
+	@echo "== Receiver integrations (two processes each, one Redis) =="
+	@bash scripts/test-receivers.sh
+
 ## the webhook receiver demo over real HTTP on 127.0.0.1
-demo: npm
+demo: npm setup
 	@bash scripts/demo.sh
 
 ## 100,000 real HTTP deliveries each to the Node and a Python receiver (SOAK_DELIVERIES to change)
@@ -91,6 +97,7 @@ vectors:
 	python3 tests/vectors/gen_retry_vectors.py
 	python3 tests/vectors/gen_api_vectors.py
 	python3 tests/vectors/gen_export_vectors.py
+	python3 tests/vectors/gen_receiver_vectors.py
 
 clean:
 	rm -rf target dist .build

@@ -48,7 +48,8 @@ awk '/^export (class|function|const) /{exit} {print}' "$WEB/royaltykit_wasm.d.ts
 grep -q '^export interface VerifiedWebhook' "$OUT/native/types.d.ts"
 J=bindings-wasm/js
 cp $J/index.cjs $J/lib.cjs $J/crypto.node.cjs $J/crypto.none.cjs $J/fetch.cjs $J/fetch.mjs $J/fetch.workerd.mjs \
-  $J/index.d.ts $J/fetch.d.ts $J/fetch.d.mts $J/package.json bindings-wasm/README.md "$OUT/"
+  $J/express.cjs $J/express.mjs $J/fastify.cjs $J/fastify.mjs $J/index.d.ts $J/fetch.d.ts $J/fetch.d.mts \
+  $J/express.d.ts $J/express.d.mts $J/fastify.d.ts $J/fastify.d.mts $J/package.json bindings-wasm/README.md "$OUT/"
 cp $J/init.cjs $J/init.workerd.mjs "$OUT/native/"
 cp "$OUT/index.d.ts" "$OUT/index.d.mts"
 # The ESM entries: the CommonJS API's names, re-exported (one instance whichever way it is loaded).

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
-# make soak: the Node demo receiver and a Python stdlib receiver, each sent SOAK_DELIVERIES real
-# HTTP deliveries on 127.0.0.1 (default 100,000; bounded by SOAK_MAX_SECONDS, default 600).
+# make soak: SOAK_DELIVERIES real HTTP deliveries (default 100,000) to two Node and two Python
+# receiver processes sharing one redis-server on 127.0.0.1, with redeliveries racing first
+# attempts and handler failures; every delivery must be applied exactly once
+# (tests/receivers/soak.mjs). Bounded by SOAK_MAX_SECONDS (default 900).
 source "$(dirname "$0")/common.sh"
-install_npm_package
-cp "$ROOT"/bindings-wasm/demo/*.js .
-python3 -m venv "$WORK/venv"
-"$WORK/venv/bin/pip" install --quiet --disable-pip-version-check "$(ls "$ROOT"/dist/royaltykit-"$VERSION"-cp310-abi3-manylinux2014_x86_64.*.whl)"
-status=0
-node soak-sender.js node node soak-receiver.js || status=1
-node soak-sender.js python "$WORK/venv/bin/python" "$ROOT/bindings-python/soak/soak_receiver.py" || status=1
-exit $status
+source "$(dirname "$0")/receivers-env.sh"
+PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+mkdir -p "$WORK/redis"
+redis-server --bind 127.0.0.1 --port "$PORT" --dir "$WORK/redis" --save '' --appendonly no --daemonize no \
+  > "$WORK/redis.log" 2>&1 &
+REDIS=$!
+trap 'kill $REDIS 2>/dev/null || true; rm -rf "$WORK"' EXIT
+until redis-cli -p "$PORT" ping >/dev/null 2>&1; do sleep 0.1; done
+cd "$WORK"
+node "$ROOT/tests/receivers/soak.mjs" "$PORT" "$WORK/effects.txt"

@@ -10,7 +10,7 @@ cp -r "$ROOT/bindings-python/tests" "$WORK/tests"
 cd "$WORK/tests"
 "$WORK/venv/bin/python" -m pytest -q -p no:cacheprovider .
 "$WORK/venv/bin/python" -m mypy --strict --no-incremental typed_usage.py
-"$WORK/venv/bin/python" -m mypy.stubtest royaltykit
+"$WORK/venv/bin/python" -m mypy.stubtest --mypy-config-file mypy.ini --allowlist stubtest-allowlist.txt royaltykit
 # The panic test, against the test-hooks build of the same code (unpacked ahead of the installed
 # wheel on the path).
 mkdir "$WORK/hooks" && (cd "$WORK/hooks" && "$WORK/venv/bin/python" -m zipfile -e "$(ls "$ROOT"/target/wheel-hooks/royaltykit-*.whl)" .)

@@ -19,6 +19,7 @@ uniffi::setup_scaffolding!();
 
 mod api;
 mod export;
+mod receiver;
 mod retry;
 
 pub(crate) type Result<T> = std::result::Result<T, Error>;
@@ -54,6 +55,11 @@ impl WebhookVerifier {
         Ok(Arc::new(Self(webhook::WebhookVerifier::new(
             &secrets, opts,
         )?)))
+    }
+
+    /// The largest body accepted, in bytes (hosts reading a request read at most one more).
+    pub fn max_body_bytes(&self) -> i64 {
+        i64::try_from(self.0.options().max_body_bytes()).unwrap_or(i64::MAX)
     }
 
     /// Verifies a delivery packed into one buffer by the Kotlin layer's `verify(headers, body,

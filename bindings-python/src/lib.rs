@@ -13,6 +13,7 @@ use std::sync::Mutex;
 mod api;
 mod args;
 mod export;
+mod receiver;
 mod retry;
 
 // ---- errors ---------------------------------------------------------------------------------------
@@ -152,6 +153,12 @@ impl WebhookVerifier {
     ) -> PyResult<webhook::VerifiedWebhook> {
         let now = args::now(now);
         guard(|| run_verify(py, &body, |b| self.0.verify(&headers, b, now)))
+    }
+
+    /// The largest body accepted, in bytes (integrations read at most one byte more).
+    #[getter]
+    fn max_body_bytes(&self) -> usize {
+        self.0.options().max_body_bytes()
     }
 
     fn __repr__(&self) -> String {
@@ -333,6 +340,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     retry::register(m)?;
     api::register(m)?;
     export::register(m)?;
+    receiver::register(m)?;
     m.add("HEADER_NAMES", webhook::HEADER_NAMES.to_vec())?;
     m.add(
         "DEFAULT_TOLERANCE_SECONDS",

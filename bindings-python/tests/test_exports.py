@@ -18,6 +18,6 @@ def test_no_test_only_name_is_exported() -> None:
 
 
 def test_the_package_exports_every_native_name_and_error() -> None:
-    from royaltykit import errors
+    from royaltykit import errors, receiver
 
-    assert sorted(royaltykit.__all__) == sorted(_native.__all__ + errors.__all__)
+    assert sorted(royaltykit.__all__) == sorted(_native.__all__ + errors.__all__ + receiver.__all__)

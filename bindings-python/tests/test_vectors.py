@@ -8,7 +8,7 @@ import pytest
 import royaltykit as rk
 from conftest import body_bytes, load
 
-FILES = ["webhook.json", "dedup.json", "retry.json", "export.json", "api_error.json", "requests.json", "token.json"]
+FILES = ["webhook.json", "dedup.json", "retry.json", "export.json", "api_error.json", "requests.json", "token.json", "receiver.json"]
 
 
 class Unrepresentable(Exception):
@@ -182,8 +182,17 @@ def build_request(i):
                                        key_namespace=p["key_namespace"], key_random=bytes.fromhex(p["key_random"])))
 
 
+def redis_dedup_command(i):
+    p = rk.RedisDedupProtocol(prefix=i.get("prefix"), ttl_seconds=i.get("ttl_seconds"), lease_seconds=i.get("lease_seconds"))
+    return p.state_command(i["key"]) if i["op"] == "state" else getattr(p, f"{i['op']}_command")(i["key"], i["token"])
+
+
 ADAPTERS = {
     "verify_webhook": verify_webhook,
+    "plan_receipt": lambda i: rk.plan_receipt(i["namespace"], rk.verify_webhook(pairs(i["headers"]), body_bytes(i["body"]), i["secrets"], now=i["now"])),
+    "decide_claims": lambda i: rk.decide_claims(i["states"]),
+    "redis_dedup_command": redis_dedup_command,
+    "redis_dedup_reply": lambda i: (rk.RedisDedupProtocol.claim_reply if i["op"] == "claim" else rk.RedisDedupProtocol.state_reply)(i["reply"]),
     "delivery_key": lambda i: rk.delivery_key(i["namespace"], i["delivery_id"]),
     "event_key": lambda i: rk.event_key(i["namespace"], SimpleNamespace(
         name=i["name"], resource_type=i["resource_type"], resource_reference=i["resource_reference"], occurred_at_text=i["occurred_at"])),

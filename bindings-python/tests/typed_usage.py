@@ -30,3 +30,34 @@ cached: rk.BearerToken = rk.BearerToken.reports("tok")
 token_api: Literal["reports", "enterprise"] = cached.api
 rk.build_request("listPlatformExports", token=cached, tenant_id="0f8fad5b-d9cb-469f-a165-70867728950e")
 rk.build_request("listPlatformExports", token="tok")  # type: ignore[arg-type]
+
+# Receivers: a store of one's own, sync and async handlers, the rules from the core.
+
+
+class OwnStore:
+    def claim(self, key: str) -> str:
+        return "new"
+
+    def commit(self, key: str) -> object:
+        return None
+
+    def release(self, key: str) -> object:
+        return None
+
+
+def on_delivery(delivery: rk.VerifiedWebhook) -> None:
+    assert delivery.event.resource_url
+
+
+async def on_delivery_async(delivery: rk.VerifiedWebhook) -> None:
+    assert delivery.delivery_id
+
+
+receiver = rk.WebhookReceiver(["current"], namespace="org-1", store=OwnStore(), handler=on_delivery)
+receipt: rk.Receipt = receiver.receive([("Service-Webhook-Id", "x")], b"{}")
+status: int = receipt.status
+async_receiver = rk.WebhookReceiver("current", namespace="org-1", handler=on_delivery_async, max_body_bytes=4096)
+limit: int = async_receiver.max_body_bytes
+plan: rk.ReceiverDecision = rk.plan_receipt("org-1", result)
+claim_step: Literal["process", "acknowledge", "retry_later"] = rk.decide_claims(["new", "done"]).step
+command: list[str] = rk.RedisDedupProtocol(lease_seconds=30).claim_command("k", rk.RedisDedupProtocol.new_token())

@@ -1,5 +1,5 @@
 'use strict';
-// royaltykit/fetch: verification for WHATWG Request handlers.
-const { verifyRequest, WebhookVerificationError } = require('./index.cjs');
+// royaltykit/fetch: WHATWG Request handlers (Next.js, Remix, Hono, Bun.serve, Deno.serve, Workers).
+const { verifyRequest, webhookHandler, WebhookReceiver, WebhookVerificationError } = require('./index.cjs');
 
-module.exports = { verifyRequest, WebhookVerificationError };
+module.exports = { verifyRequest, webhookHandler, WebhookReceiver, WebhookVerificationError };

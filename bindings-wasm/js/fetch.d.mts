@@ -1,3 +1,3 @@
-// royaltykit/fetch: verification for WHATWG Request handlers.
-export { verifyRequest, WebhookVerificationError } from './index.mjs';
-export type { RequestLike, VerifiedRequest, VerifyOptions } from './index.mjs';
+// royaltykit/fetch: WHATWG Request handlers (Next.js, Remix, Hono, Bun.serve, Deno.serve, Workers).
+export { verifyRequest, webhookHandler, WebhookReceiver, WebhookVerificationError } from './index.mjs';
+export type { RequestLike, VerifiedRequest, VerifyOptions, ReceiverOptions, DedupStore } from './index.mjs';

@@ -14,6 +14,7 @@ import type {
   Operation,
   PollDecision,
   RateDecision,
+  ReceiverDecision,
   ResponseNotices,
   RetryAction,
   RetryAfter,
@@ -46,6 +47,8 @@ export type {
   QueryKind,
   QueryParam,
   RateDecision,
+  ReceiverDecision,
+  ReceiverStep,
   Reconcile,
   ResponseNotices,
   RetryAction,
@@ -189,6 +192,86 @@ export class DedupWindow {
 }
 
 export const HEADER_NAMES: readonly string[];
+
+// ---- receivers ------------------------------------------------------------------------------------
+
+/** The two-phase dedup contract a receiver needs: a DedupWindow (one process), a
+ * RedisDedupStore (several), or your own over your database. Methods may return promises. */
+export interface DedupStore {
+  claim(key: string): ClaimState | Promise<ClaimState>;
+  commit(key: string): unknown;
+  release(key: string): unknown;
+}
+
+export interface ReceiverOptions extends Omit<VerifyOptions, 'now'> {
+  /** Current secret first, then the previous one during a rotation. */
+  secrets: string | readonly string[];
+  /** Your organization, subscription or tenant: keys of one store never mix namespaces. */
+  namespace: string;
+  /** Default: a DedupWindow of 100,000 keys (one process only). */
+  store?: DedupStore;
+  /** Stores the delivery's effect; runs once per new delivery. Throwing (or rejecting)
+   * releases the claims and answers 500, so the service redelivers. */
+  handler: (delivery: VerifiedWebhook) => unknown;
+  /** Called with what the handler threw (default: console.error). */
+  onError?: (error: unknown, delivery: VerifiedWebhook) => void;
+}
+
+/** What to answer: `status` and a small JSON `body`; `delivery` once verified. */
+export interface Receipt {
+  readonly status: number;
+  readonly body: string;
+  readonly delivery?: VerifiedWebhook;
+}
+
+/** Verify → plan → claim → handler → commit (or release), the rules from the core. */
+export class WebhookReceiver {
+  constructor(options: ReceiverOptions);
+  receive(headers: HeadersLike, body: BodyLike, now?: Time): Promise<Receipt>;
+  readonly maxBodyBytes: number;
+}
+
+/** What `webhookHandler` resolves to: the runtime's own `Response` where the environment declares
+ * one (DOM or Node types), else the parts of it declared here. */
+export type FetchResponse = typeof globalThis extends { Response: { prototype: infer R } }
+  ? R
+  : { readonly status: number; readonly headers: HeadersObject; text(): Promise<string> };
+
+/** `async (request) => Response` for WHATWG Request handlers. */
+export function webhookHandler(receiver: WebhookReceiver | ReceiverOptions): (request: RequestLike) => Promise<FetchResponse>;
+
+/** The dedup contract on Redis for receivers in several processes. */
+export class RedisDedupStore implements DedupStore {
+  /** A node-redis (v4+) client, or an ioredis client. */
+  constructor(
+    client: { sendCommand(args: string[]): Promise<unknown> } | { call(...args: string[]): Promise<unknown> },
+    options?: { prefix?: string; ttlSeconds?: number; leaseSeconds?: number },
+  );
+  claim(key: string): Promise<ClaimState>;
+  /** True when done; false when another worker claimed the key after this claim's lease ran out. */
+  commit(key: string): Promise<boolean>;
+  /** True when this worker's claim was released. */
+  release(key: string): Promise<boolean>;
+}
+
+/** The dedup contract on Redis as commands (argument lists) and the meaning of their replies. */
+export class RedisDedupProtocol {
+  constructor(options?: { prefix?: string; ttlSeconds?: number; leaseSeconds?: number });
+  /** A claim token: 32 hex characters from the platform's random source. */
+  static newToken(): string;
+  claimCommand(key: string, token: string): string[];
+  /** `'new'` for `OK`; null for nil (then send `stateCommand`). */
+  static claimReply(reply: string | null | undefined): 'new' | null;
+  stateCommand(key: string): string[];
+  static stateReply(reply: string | null | undefined): 'in_progress' | 'done';
+  commitCommand(key: string, token: string): string[];
+  releaseCommand(key: string, token: string): string[];
+}
+
+/** What to do with a verified delivery: acknowledge a test event, or the keys to claim. */
+export function planReceipt(namespace: string, delivery: VerifiedWebhook): ReceiverDecision;
+/** What the states of a delivery's claims mean (process, acknowledge or retry later). */
+export function decideClaims(states: readonly ClaimState[]): ReceiverDecision;
 
 // ---- retry -----------------------------------------------------------------------------------------
 

@@ -697,8 +697,205 @@ async function verifyRequest(request, secrets, opts) {
   return { webhook: verifyWebhook(request.headers, body, secrets, o), body };
 }
 
+// ---- receivers: the flow every integration shares (royaltykit/express, royaltykit/fastify,
+// webhookHandler below). The rules (which keys, what the claims mean, which status) are the
+// core's planReceipt and decideClaims; this only sequences the I/O. A store's calls and the
+// handler may be synchronous or return promises.
+
+const [HANDLER_FAILED, STORE_UNAVAILABLE] = native.receiverStatuses();
+
+/** What to do with a verified delivery: `{ step, status, keys, release, reason }`. */
+function planReceipt(namespace, delivery) {
+  if (delivery === null || typeof delivery !== 'object') throw new TypeError('delivery must be a verified delivery');
+  return JSON.parse(call(() => native.planReceipt(toStr(namespace, 'namespace'), JSON.stringify(delivery))));
+}
+
+/** What the states of a delivery's claims mean: `{ step, status, release, reason }`. */
+function decideClaims(states) {
+  return JSON.parse(call(() => native.decideClaims(strings(states, 'states'))));
+}
+
+const reply = (status, fields) => ({ status, body: JSON.stringify(fields) });
+
+function storeArg(store) {
+  for (const m of ['claim', 'commit', 'release']) {
+    if (typeof store?.[m] !== 'function') throw new TypeError('store must have claim, commit and release (a DedupWindow, a RedisDedupStore or your own)');
+  }
+  return store;
+}
+
+/**
+ * A webhook receiver built once: `new WebhookReceiver({ secrets, namespace, store, handler })`.
+ * `receive(headers, body, now?)` resolves to `{ status, body, delivery }`: answer `status` with
+ * the JSON `body`. The handler runs only for a new delivery; its effect is committed when it
+ * returns, and its claims released (answer 500, the service redelivers) when it throws.
+ */
+class WebhookReceiver {
+  constructor(o) {
+    const opts = options(o);
+    if (typeof opts.handler !== 'function') throw new TypeError('handler must be a function (delivery) => void | Promise<void>');
+    this.verifier = new WebhookVerifier(opts.secrets, opts);
+    this.namespace = toStr(opts.namespace, 'namespace');
+    this.store = storeArg(opts.store ?? new DedupWindow(100_000));
+    this.handler = opts.handler;
+    this.onError = opts.onError ?? ((e) => console.error('royaltykit: webhook handler failed:', e));
+    this.maxBodyBytes = toNumber(opts.maxBodyBytes, 'maxBodyBytes', native.defaultMaxBodyBytes());
+  }
+
+  async receive(headers, body, now) {
+    let delivery;
+    try {
+      delivery = this.verifier.verify(headers, body, now);
+    } catch (e) {
+      if (e instanceof RoyaltyKitError) return reply(e.httpStatus, { error: e.code, message: e.message });
+      throw e;
+    }
+    const plan = planReceipt(this.namespace, delivery);
+    if (plan.step !== 'process') return { ...reply(plan.status, { result: plan.step }), delivery };
+    // Claimed in order, stopping at the first key that is not new: the first key is the
+    // delivery's lock, so two workers racing for it never split its keys between them.
+    const { store } = this;
+    const keys = plan.keys;
+    const releaseAll = (positions) => Promise.allSettled(positions.map((i) => store.release(keys[i])));
+    const states = [];
+    try {
+      for (const key of keys) {
+        states.push(await store.claim(key));
+        if (states[states.length - 1] !== 'new') break;
+      }
+    } catch {
+      await releaseAll(states.map((_, i) => i));
+      return { ...reply(STORE_UNAVAILABLE, { error: 'store_unavailable' }), delivery };
+    }
+    const decision = decideClaims(states);
+    if (decision.step !== 'process') {
+      await releaseAll(decision.release);
+      return { ...reply(decision.status, { result: decision.step }), delivery };
+    }
+    try {
+      await this.handler(delivery);
+    } catch (e) {
+      await releaseAll(keys.map((_, i) => i));
+      this.onError(e, delivery);
+      return { ...reply(HANDLER_FAILED, { error: 'handler_failed' }), delivery };
+    }
+    try {
+      for (const key of keys) await store.commit(key);
+    } catch {
+      return { ...reply(STORE_UNAVAILABLE, { error: 'store_unavailable' }), delivery };
+    }
+    return { ...reply(decision.status, { result: 'processed' }), delivery };
+  }
+}
+
+const receiverArg = (o) => (o instanceof WebhookReceiver ? o : new WebhookReceiver(o));
+
+/**
+ * A handler for WHATWG `Request`s (Next.js and Remix route handlers, Hono, Bun.serve,
+ * Deno.serve, Cloudflare Workers): `webhookHandler({ secrets, namespace, store, handler })`
+ * returns `async (request) => Response`.
+ */
+function webhookHandler(o) {
+  const receiver = receiverArg(o);
+  return async (request) => {
+    if (request === null || typeof request !== 'object' || typeof request.headers !== 'object') {
+      throw new TypeError('request must be a WHATWG Request');
+    }
+    const body = await readCapped(request, receiver.maxBodyBytes);
+    const r = await receiver.receive(request.headers, body);
+    return new Response(r.body, { status: r.status, headers: { 'content-type': 'application/json' } });
+  };
+}
+
+/** The dedup contract on Redis as commands (argument lists) and the meaning of their replies:
+ * `new RedisDedupProtocol({ prefix, ttlSeconds, leaseSeconds })` (absent: the core's defaults). */
+class RedisDedupProtocol {
+  constructor(o) {
+    const opts = options(o);
+    const ttl = toNumber(opts.ttlSeconds, 'ttlSeconds', undefined);
+    const lease = toNumber(opts.leaseSeconds, 'leaseSeconds', undefined);
+    this._inner = call(() => new native.RedisDedupProtocol(optStr(opts.prefix, 'prefix'), ttl, lease));
+  }
+  /** A claim token: 32 hex characters from the platform's random source. */
+  static newToken() {
+    return native.RedisDedupProtocol.claimToken(webCrypto.getRandomValues(new Uint8Array(16)));
+  }
+  claimCommand(key, token) {
+    return call(() => this._inner.claimCommand(toStr(key, 'key'), toStr(token, 'token')));
+  }
+  /** `'new'` for `OK`; null for nil (then send `stateCommand`). */
+  static claimReply(reply) {
+    return native.RedisDedupProtocol.claimReply(optStr(reply, 'reply')) ?? null;
+  }
+  stateCommand(key) {
+    return call(() => this._inner.stateCommand(toStr(key, 'key')));
+  }
+  /** `'done'` or `'in_progress'`. */
+  static stateReply(reply) {
+    return native.RedisDedupProtocol.stateReply(optStr(reply, 'reply'));
+  }
+  commitCommand(key, token) {
+    return call(() => this._inner.commitCommand(toStr(key, 'key'), toStr(token, 'token')));
+  }
+  releaseCommand(key, token) {
+    return call(() => this._inner.releaseCommand(toStr(key, 'key'), toStr(token, 'token')));
+  }
+}
+
+/**
+ * The dedup contract on Redis, shared by every process: `new RedisDedupStore(client, { prefix,
+ * ttlSeconds, leaseSeconds })` with an ioredis (`call`) or node-redis v4+ (`sendCommand`)
+ * client. Claims are guarded by a random token, so a worker whose lease ran out cannot commit
+ * or release another worker's claim. Configure the client to fail fast while Redis is away
+ * (node-redis `disableOfflineQueue`, ioredis `enableOfflineQueue: false`): the receiver then
+ * answers 503 and the service redelivers, instead of a request waiting for the reconnect.
+ */
+class RedisDedupStore {
+  constructor(client, o) {
+    // ioredis has both, and its sendCommand takes a Command object: call() first.
+    if (typeof client?.call === 'function') this.send = (args) => client.call(...args);
+    else if (typeof client?.sendCommand === 'function') this.send = (args) => client.sendCommand(args);
+    else throw new TypeError('client must be an ioredis client (call) or a node-redis client (sendCommand)');
+    this.protocol = new RedisDedupProtocol(o);
+    this.tokens = new Map();
+  }
+
+  /** `'new'`, `'in_progress'` or `'done'`. */
+  async claim(key) {
+    const token = RedisDedupProtocol.newToken();
+    const reply = await this.send(this.protocol.claimCommand(key, token));
+    if (RedisDedupProtocol.claimReply(reply) === 'new') {
+      this.tokens.set(key, token);
+      return 'new';
+    }
+    return RedisDedupProtocol.stateReply(await this.send(this.protocol.stateCommand(key)));
+  }
+
+  #take(key) {
+    const token = this.tokens.get(key) ?? RedisDedupProtocol.newToken();
+    this.tokens.delete(key);
+    return token;
+  }
+
+  /** Marks `key` processed; true when done (false: another worker claimed it after this claim's lease ran out). */
+  async commit(key) {
+    return Number(await this.send(this.protocol.commitCommand(key, this.#take(key)))) === 1;
+  }
+
+  /** Gives up this worker's claim on `key`; true when released. */
+  async release(key) {
+    return Number(await this.send(this.protocol.releaseCommand(key, this.#take(key)))) === 1;
+  }
+}
+
 module.exports = {
   verifyRequest,
+  webhookHandler,
+  WebhookReceiver,
+  RedisDedupStore,
+  RedisDedupProtocol,
+  planReceipt,
+  decideClaims,
   exportState,
   validateExportCommand,
   exportPollDecision,

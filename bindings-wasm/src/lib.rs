@@ -13,6 +13,7 @@ use wasm_bindgen::prelude::*;
 
 mod api;
 mod export;
+mod receiver;
 mod retry;
 
 pub(crate) type R<T> = Result<T, JsValue>;

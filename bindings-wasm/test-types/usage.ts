@@ -52,3 +52,25 @@ rk.buildRequest('listEnterpriseSubscriptions', { token: 'tok' });
 // @ts-expect-error an object shaped like an EnterpriseToken is not one
 rk.buildRequest('listEnterpriseSubscriptions', { token: { token: 'tok', expiresAt: null, refreshAt: null } });
 void tokenApi;
+
+// Receivers: the options, a store of one's own, the subpath integrations.
+import { webhookMiddleware } from 'royaltykit/express';
+import { royaltykitWebhooks } from 'royaltykit/fastify';
+import { webhookHandler as fetchHandler } from 'royaltykit/fetch';
+
+const ownStore: rk.DedupStore = {
+  claim: async (key: string): Promise<rk.ClaimState> => (key ? 'new' : 'done'),
+  commit: () => undefined,
+  release: () => undefined,
+};
+const receiver = new rk.WebhookReceiver({
+  secrets: ['whsec_a'], namespace: 'org-1', store: ownStore,
+  handler: async (d: VerifiedWebhook) => { void d.event.resourceUrl; },
+});
+void receiver.receive(signed, body, 1000).then((r: rk.Receipt) => [r.status, r.body] as const);
+const plan: rk.ReceiverDecision = rk.planReceipt('org-1', verified);
+const step: rk.ReceiverStep = rk.decideClaims(['new', 'done']).step;
+const command: string[] = new rk.RedisDedupProtocol({ leaseSeconds: 30 }).claimCommand('k', rk.RedisDedupProtocol.newToken());
+const middleware = webhookMiddleware(receiver);
+const handler = fetchHandler({ secrets: 'whsec_a', namespace: 'org-1', handler: () => undefined });
+void [plan.keys, step, command, middleware, handler, royaltykitWebhooks, new rk.RedisDedupStore({ call: async () => 'OK' })];

@@ -179,6 +179,13 @@ const ADAPTERS = {
     rk.exportPollDecision(i.state, i.attempt, { unchangedReads: i.unchanged_reads, random: i.random, maxPolls: i.max_polls, maxUnknownPolls: i.max_unknown_polls }),
   check_export_download: (i) => rk.checkExportDownload(i.status, i.headers, bytes(i.body)) && 'ok',
   validate_export_list_query: (i) => rk.validateExportListQuery(Object.fromEntries(i.query.map(([k, v]) => [LIST_NAMES[k] ?? k, v]))),
+  plan_receipt: (i) => rk.planReceipt(i.namespace, rk.verifyWebhook(i.headers, bytes(i.body), i.secrets, { now: i.now })),
+  decide_claims: (i) => rk.decideClaims(i.states),
+  redis_dedup_command: (i) => {
+    const p = new rk.RedisDedupProtocol({ prefix: i.prefix, ttlSeconds: i.ttl_seconds, leaseSeconds: i.lease_seconds });
+    return i.op === 'state' ? p.stateCommand(i.key) : p[`${i.op}Command`](i.key, i.token);
+  },
+  redis_dedup_reply: (i) => (i.op === 'claim' ? rk.RedisDedupProtocol.claimReply(i.reply) : rk.RedisDedupProtocol.stateReply(i.reply)),
   step_up_satisfies: (i) => rk.stepUpSatisfies(i.requirement, i.kind, i.at, { now: i.now, maxAgeSeconds: i.max_age_seconds }),
 };
 
@@ -189,6 +196,7 @@ runFile('export.json');
 runFile('api_error.json', 60);
 runFile('requests.json', 40);
 runFile('token.json');
+runFile('receiver.json');
 
 test('the node:crypto path: a throwing or lying primitive fails closed', () => {
   const body = Buffer.from('{"event":"ddex.import.failed","resource":{"type":"t","reference":"r","url":"/u"},"occurred_at":"2026-11-22T00:00:00Z"}');

@@ -11,6 +11,8 @@
 //!   event payloads.
 //! - [`dedup`]: delivery, content, event and idempotency keys, and a bounded in-memory
 //!   [`dedup::DedupWindow`].
+//! - [`receiver`]: a webhook receiver's rules (keys to claim, what claims mean, statuses),
+//!   shared by every framework integration.
 //! - [`retry`]: the server's webhook delivery schedule, client backoff, `Retry-After`, retry
 //!   decisions from both specs' rules, and request-rate budgets.
 #![forbid(unsafe_code)]
@@ -33,6 +35,7 @@ pub mod dedup;
 mod error;
 pub mod export;
 mod headers;
+pub mod receiver;
 pub mod request;
 pub mod retry;
 mod timestamp;

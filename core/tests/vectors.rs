@@ -11,7 +11,7 @@
 )]
 
 use royaltykit::request::{RequestDescriptor, RequestParams};
-use royaltykit::{api_error, catalog, dedup, export, retry, token, webhook, Error};
+use royaltykit::{api_error, catalog, dedup, export, receiver, retry, token, webhook, Error};
 use serde_json::{json, Value};
 
 mod common;
@@ -400,6 +400,42 @@ fn adapter(function: &str, i: &Value) -> Option<Outcome> {
             &i["headers"],
         )))),
         "operation" => view(catalog::operation(text(&i["operation_id"]))),
+        "plan_receipt" => (|| {
+            let opts = webhook::VerifyOptions::default();
+            let v = webhook::verify(
+                &pairs(&i["headers"]),
+                &bytes(&i["body"]),
+                &strings(&i["secrets"]),
+                int(&i["now"]),
+                opts,
+            )?;
+            view(receiver::plan_receipt(text(&i["namespace"]), &v))
+        })(),
+        "decide_claims" => (|| {
+            let states = strings(&i["states"])
+                .iter()
+                .map(|s| dedup::ClaimState::parse(s))
+                .collect::<Result<Vec<_>, _>>()?;
+            view(Ok::<_, Error>(receiver::decide_claims(&states)))
+        })(),
+        "redis_dedup_command" => (|| {
+            let p = dedup::RedisDedup::new(
+                i["prefix"].as_str(),
+                opt_int(&i["ttl_seconds"]),
+                opt_int(&i["lease_seconds"]),
+            )?;
+            let (key, token) = (text(&i["key"]), text(&i["token"]));
+            view(match text(&i["op"]) {
+                "claim" => p.claim_command(key, token),
+                "state" => p.state_command(key),
+                "commit" => p.commit_command(key, token),
+                _ => p.release_command(key, token),
+            })
+        })(),
+        "redis_dedup_reply" => Ok(match text(&i["op"]) {
+            "claim" => json!(dedup::RedisDedup::claim_reply(i["reply"].as_str())),
+            _ => json!(dedup::RedisDedup::state_reply(i["reply"].as_str())),
+        }),
         _ => return export_call(function, i),
     })
 }
@@ -437,4 +473,9 @@ fn request_vectors() {
 #[test]
 fn token_vectors() {
     run("token.json", adapter);
+}
+
+#[test]
+fn receiver_vectors() {
+    run("receiver.json", adapter);
 }

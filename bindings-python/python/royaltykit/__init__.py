@@ -6,22 +6,26 @@ Python, Node and Kotlin behave identically. Time values are Unix seconds.
 
 from ._native import *  # noqa: F403 (every public name; `__all__` below lists them)
 from .errors import *  # noqa: F403
+from .receiver import *  # noqa: F403
 
 __version__ = "0.1.0"
 
-# test_exports.py checks this list against the native module's own `__all__` (kept by pyo3).
+# test_exports.py checks this list against the native module's own `__all__` (kept by pyo3)
+# and the Python modules' (errors, receiver).
 __all__ = [
     "ApiError", "ApiSession", "BackoffPolicy", "BearerToken", "DEFAULT_DEDUP_TTL_SECONDS", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_TOLERANCE_SECONDS",
     "DedupWindow", "EnterpriseToken", "ExportDownloadError", "ExportStateError", "ExportStateInfo",
     "HEADER_NAMES", "InvalidArgumentError", "Operation", "PollDecision", "QueryParam", "RateBudget",
-    "RateDecision", "RequestBuildError", "RequestDescriptor", "ResponseNotices", "RetryAfter",
+    "RateDecision", "Receipt", "ReceiverDecision", "RedisDedupProtocol", "RedisDedupStore", "AsyncRedisDedupStore",
+    "DedupStore", "AsyncDedupStore",
+    "STATUS_HANDLER_FAILED", "STATUS_STORE_UNAVAILABLE", "WebhookReceiver", "RequestBuildError", "RequestDescriptor", "ResponseNotices", "RetryAfter",
     "RetryDecision", "RoyaltyKitError", "Token", "TokenResponseError", "VerifiedWebhook",
     "WebhookEvent", "WebhookVerificationError", "WebhookVerifier", "active_secrets",
     "backoff_delay", "build_enterprise_token_request", "build_request", "build_token_request",
-    "check_export_download", "content_key", "decide_retry", "delivery_key", "event_key",
+    "check_export_download", "content_key", "decide_claims", "decide_retry", "delivery_key", "event_key",
     "export_poll_decision", "export_state", "idempotency_key", "missing_scopes", "operation",
     "operations", "parse_api_error", "parse_api_session", "parse_enterprise_token_response", "parse_retry_after",
-    "parse_token_response", "response_notices", "sign_webhook", "step_up_satisfies",
+    "parse_token_response", "plan_receipt", "response_notices", "sign_webhook", "step_up_satisfies",
     "validate_export_command", "validate_export_list_query", "verify_webhook",
     "webhook_gives_up_at", "webhook_next_attempt_at", "webhook_retry_schedule",
 ]

@@ -13,13 +13,13 @@ _Seconds = int | float
 __all__ = [
     "BackoffPolicy", "BearerToken", "DEFAULT_DEDUP_TTL_SECONDS", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_TOLERANCE_SECONDS", "DedupWindow",
     "EnterpriseToken", "ExportStateInfo", "HEADER_NAMES", "Operation", "PollDecision", "QueryParam",
-    "RateBudget", "RateDecision", "RequestDescriptor", "ApiSession", "ResponseNotices", "RetryAfter",
+    "RateBudget", "RateDecision", "ReceiverDecision", "RedisDedupProtocol", "STATUS_HANDLER_FAILED", "STATUS_STORE_UNAVAILABLE", "RequestDescriptor", "ApiSession", "ResponseNotices", "RetryAfter",
     "RetryDecision", "Token", "VerifiedWebhook", "WebhookEvent", "WebhookVerifier",
     "active_secrets", "backoff_delay", "build_enterprise_token_request", "build_request",
-    "build_token_request", "check_export_download", "content_key", "decide_retry", "delivery_key",
+    "build_token_request", "check_export_download", "content_key", "decide_claims", "decide_retry", "delivery_key",
     "event_key", "export_poll_decision", "export_state", "idempotency_key", "missing_scopes",
     "operation", "operations", "parse_api_error", "parse_api_session", "parse_enterprise_token_response",
-    "parse_retry_after", "parse_token_response", "response_notices", "sign_webhook",
+    "parse_retry_after", "parse_token_response", "plan_receipt", "response_notices", "sign_webhook",
     "step_up_satisfies", "validate_export_command", "validate_export_list_query", "verify_webhook",
     "webhook_gives_up_at", "webhook_next_attempt_at", "webhook_retry_schedule",
 ]
@@ -79,6 +79,9 @@ class WebhookVerifier:
 
     def __new__(cls, secrets: _Secrets, *, tolerance: int | None = None, max_body_bytes: int | None = None) -> WebhookVerifier: ...
     def verify(self, headers: _Headers, body: _Body, *, now: _Seconds | None = None) -> VerifiedWebhook: ...
+    @property
+    def max_body_bytes(self) -> int:
+        """The largest body accepted, in bytes."""
 
 def sign_webhook(
     secret: _Secrets,
@@ -349,3 +352,42 @@ def step_up_satisfies(
     max_age_seconds: int,
     now: _Seconds | None = None,
 ) -> bool: ...
+
+# ---- receivers -------------------------------------------------------------------------------------
+
+STATUS_HANDLER_FAILED: int
+STATUS_STORE_UNAVAILABLE: int
+
+@final
+class ReceiverDecision:
+    """What a receiver does next: ``step`` (process, acknowledge, retry_later), the ``status`` to
+    answer, the ``keys`` to claim (plan_receipt) and the positions of claims to ``release``
+    (decide_claims)."""
+
+    step: Final[Literal["process", "acknowledge", "retry_later"]]
+    status: Final[int]
+    keys: Final[list[str]]
+    release: Final[list[int]]
+    reason: Final[str]
+
+def plan_receipt(namespace: str, delivery: VerifiedWebhook) -> ReceiverDecision:
+    """What to do with a verified delivery: acknowledge a test event, or the keys to claim."""
+
+def decide_claims(states: list[str]) -> ReceiverDecision:
+    """What the states of a delivery's claims mean (process, acknowledge or retry later)."""
+
+@final
+class RedisDedupProtocol:
+    """The dedup contract on Redis as commands and the meaning of their replies."""
+
+    def __new__(cls, *, prefix: str | None = None, ttl_seconds: int | None = None, lease_seconds: int | None = None) -> RedisDedupProtocol: ...
+    @staticmethod
+    def new_token() -> str: ...
+    def claim_command(self, key: str, token: str) -> list[str]: ...
+    @staticmethod
+    def claim_reply(reply: str | None) -> Literal["new"] | None: ...
+    def state_command(self, key: str) -> list[str]: ...
+    @staticmethod
+    def state_reply(reply: str | None) -> Literal["in_progress", "done"]: ...
+    def commit_command(self, key: str, token: str) -> list[str]: ...
+    def release_command(self, key: str, token: str) -> list[str]: ...

@@ -22,7 +22,10 @@
 //! operator replay (`replay_of`) is a new delivery with a new id and new signed content, but
 //! the same event: the event key makes it apply once.
 
+mod redis;
 mod window;
+
+pub use redis::{RedisDedup, COMMIT_SCRIPT, DEFAULT_REDIS_PREFIX, RELEASE_SCRIPT};
 
 pub use window::{
     ClaimState, DedupWindow, DEFAULT_DEDUP_TTL_SECONDS, DEFAULT_LEASE_SECONDS, MAX_CAPACITY,

@@ -93,6 +93,14 @@ impl serde::Serialize for EventName {
     }
 }
 
+/// From the wire name (unknown names kept), for JS handing a verified delivery back.
+#[cfg(feature = "wasm")]
+impl<'de> serde::Deserialize<'de> for EventName {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(Self::parse(&String::deserialize(deserializer)?))
+    }
+}
+
 #[cfg(feature = "uniffi")]
 uniffi::custom_type!(EventName, String, {
     lower: |name| name.as_str().to_owned(),
@@ -112,6 +120,7 @@ impl<'py> pyo3::IntoPyObject<'py> for &EventName {
 record! {
 /// A parsed webhook event.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "wasm", derive(serde::Deserialize))]
 pub struct WebhookEvent {
     /// The event name (`event`), as sent.
     #[cfg_attr(feature = "wasm", tsify(type = "string"))]

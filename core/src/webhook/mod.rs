@@ -131,6 +131,8 @@ impl VerifyOptions {
 record! {
 /// A delivery that passed verification.
 #[derive(Debug, Clone, PartialEq, Eq)]
+// JS hands a verified delivery back for `planReceipt` as the JSON it received.
+#[cfg_attr(feature = "wasm", derive(serde::Deserialize))]
 pub struct VerifiedWebhook {
     /// `Service-Webhook-Id`: the delivery reference. Dedup with [`dedup::delivery_key`].
     pub delivery_id: String,

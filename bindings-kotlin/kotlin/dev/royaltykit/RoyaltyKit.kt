@@ -2,6 +2,8 @@
 package dev.royaltykit
 
 import dev.royaltykit.types.ApiError
+import dev.royaltykit.types.ClaimState
+import dev.royaltykit.types.ReceiverStep
 import dev.royaltykit.types.RoyaltyKitException
 import dev.royaltykit.types.VerifiedWebhook
 
@@ -101,4 +103,166 @@ private fun packDelivery(pairs: Sequence<Pair<String, String>>, body: ByteArray,
     for (b in encoded) buf.putInt(b.size).put(b)
     buf.put(body)
     return buf.array()
+}
+
+// ---- receivers: the flow of every JVM integration (servlet, com.sun.net.httpserver, Ktor, an
+// Android WorkManager job). The rules (which keys, what the claims mean, which status) are the
+// core's planReceipt and decideClaims; this only sequences the store and handler calls.
+
+/** The two-phase dedup contract a receiver needs. Implementations must be thread-safe. */
+interface DedupStore {
+    /** `NEW` (this worker now holds the key), `IN_PROGRESS` or `DONE`. */
+    fun claim(key: String): ClaimState
+    /** Marks `key` processed (after the effect is stored). */
+    fun commit(key: String)
+    /** Gives up this worker's claim on `key` (processing failed). */
+    fun release(key: String)
+}
+
+/** A [DedupWindow] as a [DedupStore]: one process only. */
+class InMemoryDedupStore(private val window: DedupWindow = DedupWindow(100_000)) : DedupStore, AutoCloseable {
+    override fun claim(key: String): ClaimState = window.claim(key)
+    override fun commit(key: String) = window.commit(key)
+    override fun release(key: String) { window.release(key) }
+    override fun close() = window.close()
+}
+
+/**
+ * What a Redis client does for [RedisDedupStore]: send one command (its arguments as strings)
+ * and return the reply as text — bulk and status replies as they are (`OK`), integers in
+ * decimal, nil as null. With Jedis: `jedis.sendCommand(...)`; with Lettuce: `dispatch(...)`.
+ */
+fun interface RedisCommands {
+    fun execute(command: List<String>): String?
+}
+
+/**
+ * The dedup contract on Redis, for receivers in several processes: the commands come from the
+ * core ([RedisDedupProtocol]); claims carry a random token, so a worker whose lease ran out can
+ * neither commit nor release a claim another worker took since. Thread-safe.
+ */
+class RedisDedupStore(
+    private val redis: RedisCommands,
+    prefix: String? = null,
+    ttlSeconds: Long? = null,
+    leaseSeconds: Long? = null,
+) : DedupStore, AutoCloseable {
+    private val protocol = RedisDedupProtocol(prefix, ttlSeconds, leaseSeconds)
+    private val tokens = java.util.concurrent.ConcurrentHashMap<String, String>()
+
+    override fun claim(key: String): ClaimState {
+        val token = protocol.newToken()
+        if (protocol.claimReply(redis.execute(protocol.claimCommand(key, token))) == ClaimState.NEW) {
+            tokens[key] = token
+            return ClaimState.NEW
+        }
+        return protocol.stateReply(redis.execute(protocol.stateCommand(key)))
+    }
+
+    override fun commit(key: String) {
+        redis.execute(protocol.commitCommand(key, tokens.remove(key) ?: protocol.newToken()))
+    }
+
+    override fun release(key: String) {
+        redis.execute(protocol.releaseCommand(key, tokens.remove(key) ?: protocol.newToken()))
+    }
+
+    override fun close() = protocol.close()
+}
+
+/** What to answer: [status] with the small JSON [body]; [delivery] once verified. */
+class Receipt(val status: Int, val body: String, val delivery: VerifiedWebhook? = null)
+
+private fun json(vararg fields: Pair<String, String>): String = fields.joinToString(",", "{", "}") { (k, v) ->
+    "\"$k\":\"" + v.flatMap { c ->
+        when {
+            c == '"' || c == '\\' -> listOf('\\', c)
+            c < ' ' -> "\\u%04x".format(c.code).toList()
+            else -> listOf(c)
+        }
+    }.joinToString("") + "\""
+}
+
+/**
+ * A webhook receiver built once: secrets (current first), the dedup namespace (your
+ * organization, subscription or tenant), a [DedupStore] and the [handler] that stores a
+ * delivery's effect. [receive] returns the status to answer. The handler runs once per new
+ * delivery; when it throws, its claims are released and the answer is 500, so the service
+ * redelivers and that attempt is processed.
+ */
+class WebhookReceiver(
+    secrets: List<String>,
+    private val namespace: String,
+    private val store: DedupStore = InMemoryDedupStore(),
+    toleranceSeconds: Long? = null,
+    maxBodyBytes: Long? = null,
+    private val onError: (Exception, VerifiedWebhook) -> Unit = { e, d ->
+        System.err.println("royaltykit: webhook handler failed for ${d.deliveryId}: $e")
+    },
+    private val handler: (VerifiedWebhook) -> Unit,
+) : AutoCloseable {
+    private val verifier = WebhookVerifier(secrets, toleranceSeconds, maxBodyBytes)
+    private val statuses = receiverStatuses()
+
+    /** The largest body accepted: read at most one byte more from a request. */
+    val maxBodyBytes: Long = verifier.maxBodyBytes()
+
+    /** Receives one delivery (headers with one value per name). */
+    fun receive(headers: Map<String, String>, body: ByteArray, now: Long? = null): Receipt =
+        receiveVerified { verifier.verify(headers, body, now) }
+
+    /** Receives one delivery (headers with several values per name: servlet, `HttpExchange`). */
+    fun receiveMulti(headers: Map<String, List<String>>, body: ByteArray, now: Long? = null): Receipt =
+        receiveVerified { verifier.verifyMulti(headers, body, now) }
+
+    private fun receiveVerified(verify: () -> VerifiedWebhook): Receipt {
+        val delivery = try {
+            verify()
+        } catch (e: RoyaltyKitException) {
+            return Receipt(e.httpStatus.toInt(), json("error" to e.code, "message" to (e.message ?: "")))
+        }
+        val plan = planReceipt(namespace, delivery)
+        if (plan.step != ReceiverStep.PROCESS) return Receipt(plan.status.toInt(), json("result" to plan.step.name.lowercase()), delivery)
+        val keys = plan.keys
+        val states = ArrayList<ClaimState>()
+        try { // in order, stopping at the first key not new: the first key is the delivery's lock
+            for (key in keys) {
+                states.add(store.claim(key))
+                if (states.last() != ClaimState.NEW) break
+            }
+        } catch (e: Exception) {
+            releaseQuietly(keys, states.indices.toList())
+            return Receipt(statuses[1].toInt(), json("error" to "store_unavailable"), delivery)
+        }
+        val decision = decideClaims(states)
+        if (decision.step != ReceiverStep.PROCESS) {
+            releaseQuietly(keys, decision.release.map { it.toInt() })
+            return Receipt(decision.status.toInt(), json("result" to decision.step.name.lowercase()), delivery)
+        }
+        try {
+            handler(delivery)
+        } catch (e: Exception) {
+            releaseQuietly(keys, keys.indices.toList())
+            onError(e, delivery)
+            return Receipt(statuses[0].toInt(), json("error" to "handler_failed"), delivery)
+        }
+        try {
+            keys.forEach { store.commit(it) }
+        } catch (e: Exception) {
+            return Receipt(statuses[1].toInt(), json("error" to "store_unavailable"), delivery)
+        }
+        return Receipt(decision.status.toInt(), json("result" to "processed"), delivery)
+    }
+
+    private fun releaseQuietly(keys: List<String>, positions: List<Int>) {
+        for (i in positions) {
+            try {
+                store.release(keys[i])
+            } catch (_: Exception) {
+                // the store is down: the claim expires after its lease
+            }
+        }
+    }
+
+    override fun close() = verifier.close()
 }

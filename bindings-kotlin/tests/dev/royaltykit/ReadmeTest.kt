@@ -26,6 +26,12 @@ class ReadmeTest {
     fun webhookExampleProcessesTheRedeliveryOnce() = assertEquals("500\n200\n200 1\n", run("kotlin"))
 
     @Test
+    fun receiverExampleOverHttp() = assertEquals(
+        "stored ddex.delivery.acknowledged\n{\"result\":\"processed\"}\n{\"result\":\"acknowledge\"}\n",
+        run("kotlin_receiver"),
+    )
+
+    @Test
     fun androidExampleStoresOnce() = assertEquals("ddex.delivery.acknowledged\n200\n200\n", run("kotlin_android"))
 
     @Test

@@ -113,6 +113,7 @@ class VectorsTest {
     @Test fun apiErrorVectors() = runFile("api_error.json", 60)
     @Test fun requestVectors() = runFile("requests.json", 40)
     @Test fun tokenVectors() = runFile("token.json")
+    @Test fun receiverVectors() = runFile("receiver.json")
 
     // ---- the adapter table --------------------------------------------------------------------
 
@@ -198,6 +199,22 @@ class VectorsTest {
 
     private val adapters: Map<String, (JsonObject) -> Any?> = mapOf(
         "verify_webhook" to ::verify,
+        "plan_receipt" to { i -> planReceipt(i["namespace"].asString, verify(i)) },
+        "decide_claims" to { i -> decideClaims(i["states"].asJsonArray.map { enumArg<ClaimState>(it) }) },
+        "redis_dedup_command" to { i ->
+            RedisDedupProtocol(i.opt("prefix")?.asString, i.opt("ttl_seconds")?.asLong, i.opt("lease_seconds")?.asLong).use { p ->
+                val (key, token) = i["key"].asString to i["token"].asString
+                when (i["op"].asString) {
+                    "claim" -> p.claimCommand(key, token)
+                    "state" -> p.stateCommand(key)
+                    "commit" -> p.commitCommand(key, token)
+                    else -> p.releaseCommand(key, token)
+                }
+            }
+        },
+        "redis_dedup_reply" to { i ->
+            RedisDedupProtocol().use { p -> i.opt("reply")?.asString.let { r -> if (i["op"].asString == "claim") p.claimReply(r) else p.stateReply(r) } }
+        },
         "delivery_key" to { i -> deliveryKey(i["namespace"].asString, i["delivery_id"].asString) },
         "event_key" to { i ->
             eventKey(i["namespace"].asString, WebhookEvent(i["name"].asString, true, false, i["resource_type"].asString,

@@ -1,0 +1,86 @@
+//! The receiver rules and the Redis dedup protocol for Kotlin: conversions only.
+
+use crate::Result;
+use royaltykit::dedup::{ClaimState, RedisDedup};
+use royaltykit::receiver::{self, ReceiverDecision};
+use royaltykit::webhook::VerifiedWebhook;
+use std::sync::Arc;
+
+/// What to do with a verified delivery: acknowledge a test event, or the keys to claim.
+#[uniffi::export]
+pub fn plan_receipt(namespace: String, delivery: VerifiedWebhook) -> Result<ReceiverDecision> {
+    Ok(receiver::plan_receipt(&namespace, &delivery)?)
+}
+
+/// What the states of a delivery's claims mean (process, acknowledge or retry later).
+#[uniffi::export]
+pub fn decide_claims(states: Vec<ClaimState>) -> ReceiverDecision {
+    receiver::decide_claims(&states)
+}
+
+/// The statuses a receiver answers when its handler fails and when its store is unreachable.
+#[uniffi::export]
+pub fn receiver_statuses() -> Vec<u16> {
+    vec![
+        receiver::STATUS_HANDLER_FAILED,
+        receiver::STATUS_STORE_UNAVAILABLE,
+    ]
+}
+
+/// The dedup contract on Redis: the commands to send (as argument lists) and what their
+/// replies mean. `RedisDedupStore` (RoyaltyKit.kt) sends them through the host's client.
+#[derive(uniffi::Object)]
+pub struct RedisDedupProtocol(RedisDedup);
+
+#[uniffi::export]
+impl RedisDedupProtocol {
+    /// Absent values are the core's defaults (prefix `royaltykit:dedup:`, the dedup window's
+    /// TTL and lease).
+    #[uniffi::constructor(default(prefix = None, ttl_seconds = None, lease_seconds = None))]
+    pub fn new(
+        prefix: Option<String>,
+        ttl_seconds: Option<i64>,
+        lease_seconds: Option<i64>,
+    ) -> Result<Arc<Self>> {
+        Ok(Arc::new(Self(RedisDedup::new(
+            prefix.as_deref(),
+            ttl_seconds,
+            lease_seconds,
+        )?)))
+    }
+
+    /// A claim token (32 hex characters) from the OS random source.
+    pub fn new_token(&self) -> Result<String> {
+        Ok(RedisDedup::claim_token(royaltykit_host::random_seed()?))
+    }
+
+    /// `SET <k> claim:<token> NX PX <lease ms>`.
+    pub fn claim_command(&self, key: String, token: String) -> Result<Vec<String>> {
+        Ok(self.0.claim_command(&key, &token)?)
+    }
+
+    /// `NEW` for `OK`; null for nil (then send `stateCommand`).
+    pub fn claim_reply(&self, reply: Option<String>) -> Option<ClaimState> {
+        RedisDedup::claim_reply(reply.as_deref())
+    }
+
+    /// `GET <k>`.
+    pub fn state_command(&self, key: String) -> Result<Vec<String>> {
+        Ok(self.0.state_command(&key)?)
+    }
+
+    /// `DONE` or `IN_PROGRESS`.
+    pub fn state_reply(&self, reply: Option<String>) -> ClaimState {
+        RedisDedup::state_reply(reply.as_deref())
+    }
+
+    /// The guarded commit (`EVAL`); its reply is 1 when done.
+    pub fn commit_command(&self, key: String, token: String) -> Result<Vec<String>> {
+        Ok(self.0.commit_command(&key, &token)?)
+    }
+
+    /// The guarded release (`EVAL`); its reply is 1 when released.
+    pub fn release_command(&self, key: String, token: String) -> Result<Vec<String>> {
+        Ok(self.0.release_command(&key, &token)?)
+    }
+}

@@ -1,0 +1,61 @@
+"""``royaltykit.asgi``: an ASGI application receiving webhook deliveries, for Starlette, FastAPI
+or any ASGI server. It reads the raw body itself (whatever the content type, at most the
+receiver's limit + 1 bytes) and answers with :meth:`WebhookReceiver.areceive` — the store and the
+handler may be async. No framework is imported::
+
+    receiver = WebhookReceiver(secrets, namespace="org-1", store=store, handler=on_delivery)
+    app = Starlette(routes=[Route("/webhooks", WebhookApp(receiver), methods=["POST"])])
+    # FastAPI: app.add_route("/webhooks", WebhookApp(receiver), methods=["POST"])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+
+from .receiver import WebhookReceiver
+
+__all__ = ["WebhookApp"]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+
+
+class WebhookApp:
+    """An ASGI app: POST deliveries to it; other methods get 405."""
+
+    def __init__(self, receiver: WebhookReceiver) -> None:
+        self.receiver = receiver
+
+    async def __call__(self, scope: Scope, receive: Callable[[], Awaitable[Message]],
+                       send: Callable[[Message], Awaitable[None]]) -> None:
+        if scope["type"] == "lifespan":
+            while (message := await receive())["type"] != "lifespan.shutdown":
+                await send({"type": "lifespan.startup.complete"})
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        if scope["type"] != "http":
+            return
+        if scope["method"] != "POST":
+            await _respond(send, 405, b'{"error":"method_not_allowed"}', [(b"allow", b"POST")])
+            return
+        limit = self.receiver.max_body_bytes + 1
+        body = bytearray()
+        more = True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            if len(body) < limit:  # past the limit the rest is read and dropped: the core answers 413
+                body += message.get("body", b"")[: limit - len(body)]
+            more = message.get("more_body", False)
+        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]]
+        r = await self.receiver.areceive(headers, bytes(body))
+        await _respond(send, r.status, r.body)
+
+
+async def _respond(send: Callable[[Message], Awaitable[None]], status: int, body: bytes,
+                   headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), *(headers or [])]})
+    await send({"type": "http.response.body", "body": body})

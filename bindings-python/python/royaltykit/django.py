@@ -1,0 +1,57 @@
+"""``royaltykit.django``: a Django view receiving webhook deliveries (CSRF-exempt: the signature
+authenticates the sender). It reads the raw body itself, at most the receiver's limit + 1 bytes::
+
+    @webhook_view(secrets, namespace="org-1", store=RedisDedupStore(redis.Redis()))
+    def on_delivery(delivery):
+        Event.objects.create(...)
+
+    urlpatterns = [path("webhooks", on_delivery)]
+
+An ``async def`` handler gives an async view (under ASGI), with an async store. Django is imported
+only by this module.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.views.decorators.csrf import csrf_exempt
+
+from .receiver import Receipt, WebhookReceiver
+
+__all__ = ["webhook_view"]
+
+
+def _response(r: Receipt) -> HttpResponse:
+    return HttpResponse(r.body, status=r.status, content_type="application/json")
+
+
+def webhook_view(secrets: str | Iterable[str], **options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Turns a handler ``(delivery) -> None`` into a Django view (POST only); ``options`` are
+    :class:`WebhookReceiver`'s (``namespace`` is required)."""
+
+    def decorate(handler: Callable[..., Any]) -> Callable[..., Any]:
+        receiver = WebhookReceiver(secrets, handler=handler, **options)
+        limit = receiver.max_body_bytes + 1
+
+        if inspect.iscoroutinefunction(handler):
+            async def async_view(request: HttpRequest) -> HttpResponse:
+                if request.method != "POST":
+                    return HttpResponseNotAllowed(["POST"])
+                return _response(await receiver.areceive(request.headers.items(), request.read(limit)))
+            async_view.__name__ = handler.__name__
+            exempt_async: Callable[..., Any] = csrf_exempt(async_view)
+            return exempt_async
+
+        def view(request: HttpRequest) -> HttpResponse:
+            if request.method != "POST":
+                return HttpResponseNotAllowed(["POST"])
+            return _response(receiver.receive(request.headers.items(), request.read(limit)))
+        view.__name__ = handler.__name__
+        exempt: Callable[..., Any] = csrf_exempt(view)
+        return exempt
+
+    return decorate

@@ -1,0 +1,49 @@
+"""``royaltykit.flask``: a Flask view receiving webhook deliveries. It reads the raw body
+itself (whatever the content type, at most the receiver's limit + 1 bytes)::
+
+    @app.post("/webhooks")
+    @webhook_view(secrets, namespace="org-1", store=RedisDedupStore(redis.Redis()))
+    def on_delivery(delivery):
+        save(delivery.event)
+
+An ``async def`` handler gives an async view (Flask's ``flask[async]``), with an async store.
+Flask is imported only by this module.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from flask import Response, request
+
+from .receiver import Receipt, WebhookReceiver
+
+__all__ = ["webhook_view"]
+
+
+def _response(r: Receipt) -> Response:
+    return Response(r.body, status=r.status, content_type="application/json")
+
+
+def webhook_view(secrets: str | Iterable[str], **options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Turns a handler ``(delivery) -> None`` into a Flask view; ``options`` are
+    :class:`WebhookReceiver`'s (``namespace`` is required)."""
+
+    def decorate(handler: Callable[..., Any]) -> Callable[..., Any]:
+        receiver = WebhookReceiver(secrets, handler=handler, **options)
+        limit = receiver.max_body_bytes + 1
+
+        if inspect.iscoroutinefunction(handler):
+            async def async_view() -> Response:
+                return _response(await receiver.areceive(request.headers.items(), request.stream.read(limit)))
+            async_view.__name__ = handler.__name__
+            return async_view
+
+        def view() -> Response:
+            return _response(receiver.receive(request.headers.items(), request.stream.read(limit)))
+        view.__name__ = handler.__name__
+        return view
+
+    return decorate

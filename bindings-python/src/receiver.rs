@@ -1,0 +1,103 @@
+//! The receiver rules and the Redis dedup protocol for Python: conversions only.
+
+use crate::args::Text;
+use crate::guard;
+use pyo3::prelude::*;
+use royaltykit::dedup::{ClaimState, RedisDedup as Protocol};
+use royaltykit::receiver::{self, ReceiverDecision};
+use royaltykit::webhook::VerifiedWebhook;
+
+/// What to do with a verified delivery: acknowledge a test event, or the keys to claim.
+#[pyfunction]
+fn plan_receipt(
+    namespace: Text,
+    delivery: PyRef<'_, VerifiedWebhook>,
+) -> PyResult<ReceiverDecision> {
+    guard(|| Ok(receiver::plan_receipt(&namespace, &delivery)?))
+}
+
+/// What the states of a delivery's claims mean (process, acknowledge or retry later).
+#[pyfunction]
+fn decide_claims(states: Vec<Text>) -> PyResult<ReceiverDecision> {
+    guard(|| {
+        let states = states
+            .iter()
+            .map(|s| ClaimState::parse(s))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(receiver::decide_claims(&states))
+    })
+}
+
+/// The dedup contract on Redis as commands (lists of str) and the meaning of their replies.
+#[pyclass(frozen, module = "royaltykit")]
+struct RedisDedupProtocol(Protocol);
+
+#[pymethods]
+impl RedisDedupProtocol {
+    #[new]
+    #[pyo3(signature = (*, prefix=None, ttl_seconds=None, lease_seconds=None))]
+    fn new(
+        prefix: Option<Text>,
+        ttl_seconds: Option<i64>,
+        lease_seconds: Option<i64>,
+    ) -> PyResult<Self> {
+        guard(|| {
+            Ok(Self(Protocol::new(
+                prefix.as_deref(),
+                ttl_seconds,
+                lease_seconds,
+            )?))
+        })
+    }
+
+    /// A claim token (32 hex characters) from the OS random source.
+    #[staticmethod]
+    fn new_token() -> PyResult<String> {
+        guard(|| Ok(Protocol::claim_token(royaltykit_host::random_seed()?)))
+    }
+
+    fn claim_command(&self, key: Text, token: Text) -> PyResult<Vec<String>> {
+        guard(|| Ok(self.0.claim_command(&key, &token)?))
+    }
+
+    /// ``"new"`` for ``OK``; None for nil (then send ``state_command``).
+    #[staticmethod]
+    fn claim_reply(reply: Option<Text>) -> Option<ClaimState> {
+        Protocol::claim_reply(reply.as_deref())
+    }
+
+    fn state_command(&self, key: Text) -> PyResult<Vec<String>> {
+        guard(|| Ok(self.0.state_command(&key)?))
+    }
+
+    /// ``"done"`` or ``"in_progress"``.
+    #[staticmethod]
+    fn state_reply(reply: Option<Text>) -> ClaimState {
+        Protocol::state_reply(reply.as_deref())
+    }
+
+    fn commit_command(&self, key: Text, token: Text) -> PyResult<Vec<String>> {
+        guard(|| Ok(self.0.commit_command(&key, &token)?))
+    }
+
+    fn release_command(&self, key: Text, token: Text) -> PyResult<Vec<String>> {
+        guard(|| Ok(self.0.release_command(&key, &token)?))
+    }
+
+    fn __repr__(&self) -> String {
+        format!("{:?}", self.0)
+    }
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(plan_receipt, m)?)?;
+    m.add_function(wrap_pyfunction!(decide_claims, m)?)?;
+    m.add_class::<RedisDedupProtocol>()?;
+    m.add_class::<ReceiverDecision>()?;
+    m.add("STATUS_HANDLER_FAILED", receiver::STATUS_HANDLER_FAILED)?;
+    m.add(
+        "STATUS_STORE_UNAVAILABLE",
+        receiver::STATUS_STORE_UNAVAILABLE,
+    )?;
+    Ok(())
+}

@@ -1,0 +1,3 @@
+import m from './express.cjs';
+
+export const { webhookMiddleware } = m;

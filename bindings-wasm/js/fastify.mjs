@@ -1,0 +1,4 @@
+import m from './fastify.cjs';
+
+export const { royaltykitWebhooks } = m;
+export default royaltykitWebhooks;

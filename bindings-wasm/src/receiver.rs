@@ -1,0 +1,108 @@
+//! The receiver rules and the Redis dedup protocol for JS: conversions only.
+
+use crate::{err, json, parse, R};
+use royaltykit::dedup::{ClaimState, RedisDedup};
+use royaltykit::receiver;
+use royaltykit::webhook::VerifiedWebhook;
+use wasm_bindgen::prelude::*;
+
+/// `receiver::plan_receipt`, for a verified delivery as the JSON `verifyWebhook` returned.
+#[wasm_bindgen(js_name = planReceipt)]
+pub fn plan_receipt(namespace: &str, delivery_json: &str) -> R<String> {
+    let delivery: VerifiedWebhook = serde_json::from_str(delivery_json).map_err(|_| {
+        err(royaltykit::ArgumentError::new(
+            "delivery",
+            "must be a verified delivery as verifyWebhook returned it",
+        ))
+    })?;
+    receiver::plan_receipt(namespace, &delivery)
+        .map(|d| json(&d))
+        .map_err(err)
+}
+
+/// `receiver::decide_claims`, as JSON.
+#[wasm_bindgen(js_name = decideClaims)]
+pub fn decide_claims(states: Vec<String>) -> R<String> {
+    let states = states
+        .iter()
+        .map(|s| parse(ClaimState::parse, s))
+        .collect::<R<Vec<_>>>()?;
+    Ok(json(&receiver::decide_claims(&states)))
+}
+
+/// `dedup::RedisDedup`: the commands of the dedup contract on Redis and their replies.
+#[wasm_bindgen(js_name = RedisDedupProtocol)]
+pub struct RedisDedupProtocol(RedisDedup);
+
+#[wasm_bindgen(js_class = RedisDedupProtocol)]
+impl RedisDedupProtocol {
+    /// `RedisDedup::new`; absent values are the core's defaults.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        prefix: Option<String>,
+        ttl_seconds: Option<f64>,
+        lease_seconds: Option<f64>,
+    ) -> R<RedisDedupProtocol> {
+        let ttl = crate::opt_int("ttl_seconds", ttl_seconds)?;
+        let lease = crate::opt_int("lease_seconds", lease_seconds)?;
+        RedisDedup::new(prefix.as_deref(), ttl, lease)
+            .map(Self)
+            .map_err(err)
+    }
+
+    /// `RedisDedup::claim_token` from 16 random bytes.
+    #[wasm_bindgen(js_name = claimToken)]
+    pub fn claim_token(random: &[u8]) -> R<String> {
+        let random: [u8; 16] = random
+            .try_into()
+            .map_err(|_| err(royaltykit::ArgumentError::new("random", "must be 16 bytes")))?;
+        Ok(RedisDedup::claim_token(random))
+    }
+
+    /// `RedisDedup::claim_command`.
+    #[wasm_bindgen(js_name = claimCommand)]
+    pub fn claim_command(&self, key: &str, token: &str) -> R<Vec<String>> {
+        self.0.claim_command(key, token).map_err(err)
+    }
+
+    /// `RedisDedup::claim_reply`: `"new"`, or `undefined` (then send the state command).
+    #[wasm_bindgen(js_name = claimReply)]
+    pub fn claim_reply(reply: Option<String>) -> Option<String> {
+        RedisDedup::claim_reply(reply.as_deref()).map(|s| s.as_str().to_owned())
+    }
+
+    /// `RedisDedup::state_command`.
+    #[wasm_bindgen(js_name = stateCommand)]
+    pub fn state_command(&self, key: &str) -> R<Vec<String>> {
+        self.0.state_command(key).map_err(err)
+    }
+
+    /// `RedisDedup::state_reply`: `"done"` or `"in_progress"`.
+    #[wasm_bindgen(js_name = stateReply)]
+    pub fn state_reply(reply: Option<String>) -> String {
+        RedisDedup::state_reply(reply.as_deref())
+            .as_str()
+            .to_owned()
+    }
+
+    /// `RedisDedup::commit_command`.
+    #[wasm_bindgen(js_name = commitCommand)]
+    pub fn commit_command(&self, key: &str, token: &str) -> R<Vec<String>> {
+        self.0.commit_command(key, token).map_err(err)
+    }
+
+    /// `RedisDedup::release_command`.
+    #[wasm_bindgen(js_name = releaseCommand)]
+    pub fn release_command(&self, key: &str, token: &str) -> R<Vec<String>> {
+        self.0.release_command(key, token).map_err(err)
+    }
+}
+
+/// The statuses a receiver answers when its handler fails and when its store is unreachable.
+#[wasm_bindgen(js_name = receiverStatuses)]
+pub fn receiver_statuses() -> Vec<u16> {
+    vec![
+        receiver::STATUS_HANDLER_FAILED,
+        receiver::STATUS_STORE_UNAVAILABLE,
+    ]
+}

@@ -1,0 +1,164 @@
+//! A webhook receiver's rules, shared by every framework integration (Node's Express, Fastify
+//! and fetch handlers, Python's ASGI, Flask and Django views, the JVM's `WebhookReceiver`):
+//! which keys a verified delivery is claimed under, what the claims' states mean, and the status
+//! to answer at each step. The integrations do the I/O (read the raw body, call the dedup store
+//! and the handler) and decide nothing themselves.
+//!
+//! The flow, two-phase because the service redelivers until it gets a 2xx (DESIGN §2):
+//!
+//! 1. verify the delivery; a failure is answered with its error's `http_status`;
+//! 2. [`plan_receipt`]: acknowledge a test event, or claim the keys it names, in order, stopping
+//!    at the first that is not `new` (the first key then acts as the delivery's lock: two
+//!    workers racing for the same delivery never split its keys between them);
+//! 3. [`decide_claims`]: release the claims it names, then either answer its status (200 for a
+//!    delivery already processed, [`STATUS_IN_PROGRESS`] while another worker processes it), or
+//! 4. run the handler: on success commit every key and answer [`STATUS_PROCESSED`]; on failure
+//!    release every key and answer [`STATUS_HANDLER_FAILED`], so the redelivery is processed;
+//! 5. a store that cannot be reached is answered [`STATUS_STORE_UNAVAILABLE`]: the service
+//!    redelivers, and nothing is lost.
+
+use crate::dedup::{self, ClaimState};
+use crate::webhook::{EventName, VerifiedWebhook};
+use crate::ArgumentError;
+
+/// The handler stored the event and every key is committed.
+pub const STATUS_PROCESSED: u16 = 200;
+/// The handler failed: every claim is released and the service's redelivery is processed.
+pub const STATUS_HANDLER_FAILED: u16 = 500;
+/// Another worker holds a live claim on the delivery: the service redelivers later.
+pub const STATUS_IN_PROGRESS: u16 = 503;
+/// The dedup store could not be reached: nothing was processed; the service redelivers.
+pub const STATUS_STORE_UNAVAILABLE: u16 = 503;
+
+string_enum! {
+    /// What a receiver does next.
+    pub enum ReceiverStep as "step" {
+        /// Claim the keys ([`plan_receipt`]), or every claim was new ([`decide_claims`]): run
+        /// the handler, then commit every key (or release them all when it fails).
+        Process = "process",
+        /// Answer `status` (200) without running the handler: a test event, or a delivery
+        /// already processed (by this delivery, the same signed content or the same event).
+        Acknowledge = "acknowledge",
+        /// Another worker is processing it: answer `status` (503) so the service redelivers.
+        RetryLater = "retry_later",
+    }
+}
+
+record! {
+/// What a receiver does with a verified delivery ([`plan_receipt`]) and after claiming its
+/// keys ([`decide_claims`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReceiverDecision {
+    /// What to do next.
+    pub step: ReceiverStep,
+    /// The status to answer; for `process`, the one to answer once the handler succeeded and
+    /// every key is committed.
+    pub status: u16,
+    /// The keys to claim, in order (from [`plan_receipt`]; empty from [`decide_claims`]).
+    pub keys: Vec<String>,
+    /// Positions, in the keys claimed, of the claims to release now: the new ones of a delivery
+    /// that is not processed, so they hold no key they will never commit (from
+    /// [`decide_claims`]; empty from [`plan_receipt`]).
+    pub release: Vec<u32>,
+    /// Why, for logs.
+    pub reason: String,
+}
+}
+
+/// What to do with a verified delivery. Promises: for `enterprise.webhook.test`, `acknowledge`
+/// with 200 and no keys (the spec's test endpoint: acknowledge it, act on nothing); otherwise
+/// `process` with the three keys to claim, in this order: the delivery key (redeliveries of the
+/// same delivery), the content key (the same signed content resent under a new
+/// `Service-Webhook-Id`) and the event key (an operator replay, `replay_of`, of an event
+/// already applied). `invalid_argument` for an empty or over-long namespace.
+pub fn plan_receipt(
+    namespace: &str,
+    delivery: &VerifiedWebhook,
+) -> Result<ReceiverDecision, ArgumentError> {
+    let keys = vec![
+        dedup::delivery_key(namespace, &delivery.delivery_id)?,
+        delivery.content_key.clone(),
+        dedup::event_key(namespace, &delivery.event)?,
+    ];
+    Ok(if delivery.event.name == EventName::EnterpriseWebhookTest {
+        ReceiverDecision {
+            step: ReceiverStep::Acknowledge,
+            status: STATUS_PROCESSED,
+            keys: Vec::new(),
+            release: Vec::new(),
+            reason: "test event (enterprise.webhook.test): acknowledged, not processed".to_owned(),
+        }
+    } else {
+        ReceiverDecision {
+            step: ReceiverStep::Process,
+            status: STATUS_PROCESSED,
+            keys,
+            release: Vec::new(),
+            reason: "claim the delivery, content and event keys".to_owned(),
+        }
+    })
+}
+
+/// What the states of a delivery's claims mean: the states of the keys claimed so far, in the
+/// order of [`plan_receipt`]'s keys, up to and including the first that is not `new`.
+/// Promises: `process` with 200 when every state is `new`; otherwise `retry_later` with 503
+/// when any is `in_progress`, else `acknowledge` with 200; in both, the positions of the `new`
+/// ones to release. No states at all is `process`.
+pub fn decide_claims(states: &[ClaimState]) -> ReceiverDecision {
+    let decision = |step, status, reason: &str| ReceiverDecision {
+        step,
+        status,
+        keys: Vec::new(),
+        release: (0u32..)
+            .zip(states)
+            .filter(|(_, s)| **s == ClaimState::New && step != ReceiverStep::Process)
+            .map(|(i, _)| i)
+            .collect(),
+        reason: reason.to_owned(),
+    };
+    if states.iter().all(|s| *s == ClaimState::New) {
+        decision(
+            ReceiverStep::Process,
+            STATUS_PROCESSED,
+            "new delivery: process it, then commit",
+        )
+    } else if states.contains(&ClaimState::InProgress) {
+        decision(
+            ReceiverStep::RetryLater,
+            STATUS_IN_PROGRESS,
+            "another worker is processing it; the service redelivers",
+        )
+    } else {
+        decision(
+            ReceiverStep::Acknowledge,
+            STATUS_PROCESSED,
+            "already processed (a redelivery, the same signed content or a replayed event)",
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ClaimState::{Done, InProgress, New};
+
+    #[test]
+    fn claims() {
+        let d = decide_claims(&[New, New, New]);
+        assert_eq!(
+            (d.step, d.status, d.release),
+            (ReceiverStep::Process, 200, vec![])
+        );
+        let d = decide_claims(&[New, New, Done]);
+        assert_eq!(
+            (d.step, d.status, d.release),
+            (ReceiverStep::Acknowledge, 200, vec![0, 1])
+        );
+        let d = decide_claims(&[Done, InProgress, New]);
+        assert_eq!(
+            (d.step, d.status, d.release),
+            (ReceiverStep::RetryLater, 503, vec![2])
+        );
+        assert_eq!(decide_claims(&[]).step, ReceiverStep::Process);
+    }
+}

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Writes tests/vectors/receiver.json: a webhook receiver's rules (which keys a verified delivery
+is claimed under, what the claims' states mean) and the dedup contract's Redis commands.
+
+Independent of royaltykit: keys come from keys.py (hashlib), signatures from hmac, and the
+expectations from the rules written out below — DESIGN §2 (two-phase dedup, the three keys, an
+operator replay applies once), the enterprise spec's test endpoint (`enterprise.webhook.test`:
+acknowledge, act on nothing) and the Redis protocol documented in core/src/dedup/redis.rs.
+"""
+import json
+
+from keys import content_key, delivery_key, event_key, mac
+import shape
+
+NOW = 1_763_800_000
+SECRET = "whsec_receiver_current_0123456789"
+NS = "org-7/sub-2"
+REF = "5b1f6a0e-2c3d-4e5f-8a9b-0c1d2e3f4a5b"
+
+
+def event(name, occurred="2026-11-22T04:05:06Z", replay_of=None):
+    e = {"event": name, "resource": {"type": "ddex_message", "reference": REF, "url": "/api/v1/ddex/messages/" + REF},
+         "occurred_at": occurred}
+    if replay_of:
+        e["replay_of"] = replay_of
+    return e
+
+
+# ---- plan_receipt: a verified delivery -> acknowledge (test event) or the three keys to claim --------
+
+plans = []
+
+
+def plan(comment, e, did="dlv_0001", namespace=NS, error=None):
+    body = json.dumps(e, separators=(",", ":")).encode()
+    ts = str(NOW)
+    headers = [["Service-Webhook-Id", did], ["Service-Webhook-Timestamp", ts],
+               ["Service-Webhook-Signature", "v1=" + mac(SECRET, ts, body).hex()]]
+    case = {"comment": comment, "input": {"namespace": namespace, "headers": headers, "body": body.decode(),
+                                          "secrets": [SECRET], "now": NOW}}
+    if error:
+        case["error"] = error
+    elif e["event"] == "enterprise.webhook.test":
+        case["expected"] = {"step": "acknowledge", "status": 200, "keys": [], "release": []}
+    else:
+        keys = [delivery_key(namespace, did), content_key(SECRET, ts, body),
+                event_key(namespace, e["event"], e["resource"]["type"], e["resource"]["reference"], e["occurred_at"])]
+        case["expected"] = {"step": "process", "status": 200, "keys": keys, "release": []}
+    case["spec"] = "DESIGN §2: delivery key, content key, event key; enterprise spec: the test endpoint's event is acknowledged"
+    plans.append(case)
+
+
+plan("a delivery: its delivery, content and event keys, in that order", event("ddex.delivery.acknowledged"))
+plan("an operator replay: its own delivery and content keys, the original's event key",
+     event("ddex.delivery.acknowledged", replay_of="dlv_0001"), did="dlv_0099")
+plan("an unknown event name is processed like any other", event("ddex.something.new"))
+plan("occurred_at with an offset: the event key takes the text as sent", event("ddex.delivery.failed", occurred="2026-11-22T06:05:06+02:00"))
+plan("the test endpoint's event: acknowledged, nothing to claim", event("enterprise.webhook.test"))
+plan("another namespace: other delivery and event keys, the same content key", event("ddex.delivery.acknowledged"), namespace="org-8/sub-1")
+plan("an empty namespace is refused", event("ddex.delivery.acknowledged"), namespace="", error="invalid_argument")
+
+
+# ---- decide_claims: the states of the claims made so far -> process, acknowledge or retry later -------
+
+def reference_decision(states):
+    """The rule, written out: every claim new -> process (answer 200 once committed); any claim
+    in progress -> retry later (503: the service redelivers); otherwise (a key already done) ->
+    acknowledge (200). Unless processing, the new claims are released."""
+    fresh = [i for i, s in enumerate(states) if s == "new"]
+    if all(s == "new" for s in states):
+        return {"step": "process", "status": 200, "release": []}
+    if "in_progress" in states:
+        return {"step": "retry_later", "status": 503, "release": fresh}
+    return {"step": "acknowledge", "status": 200, "release": fresh}
+
+
+decisions = []
+for comment, states in [
+    ("all three keys new: process", ["new", "new", "new"]),
+    ("the delivery key is done: a redelivery, acknowledged", ["done"]),
+    ("the delivery key is claimed elsewhere: retry later", ["in_progress"]),
+    ("the same signed content under a new id: the content key is done", ["new", "done"]),
+    ("an operator replay of an applied event: the event key is done, two new claims released", ["new", "new", "done"]),
+    ("a replay racing its original: the event key is in progress", ["new", "new", "in_progress"]),
+    ("nothing claimed (no keys): process", []),
+]:
+    decisions.append({"comment": comment, "input": {"states": states}, "expected": reference_decision(states),
+                      "spec": "DESIGN §2: claim -> new / in_progress / done; release when not processing; in_progress answers 503"})
+decisions.append({"comment": "an unknown state is refused", "input": {"states": ["new", "maybe"]}, "error": "invalid_argument"})
+
+
+# ---- redis_dedup: the commands of the dedup contract on Redis, and what replies mean -----------------
+
+PREFIX = "royaltykit:dedup:"
+TTL = 34_950 + 10 + 300  # the redelivery schedule, the attempt limit and the tolerance (DESIGN §2)
+LEASE = 60
+COMMIT = ("local v = redis.call('GET', KEYS[1]) if v == ARGV[1] or v == false then redis.call('SET', KEYS[1], 'done', "
+          "'PX', ARGV[2]) return 1 end if v == 'done' then return 1 end return 0")
+RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
+TOKEN = "0123456789abcdef0123456789abcdef"
+redis = []
+
+
+def command(comment, op, key, token=TOKEN, prefix=None, ttl=None, lease=None, error=None):
+    inp = {"op": op, "key": key, "token": token}
+    for k, v in (("prefix", prefix), ("ttl_seconds", ttl), ("lease_seconds", lease)):
+        if v is not None:
+            inp[k] = v
+    case = {"comment": comment, "input": inp, "spec": "core/src/dedup/redis.rs: the Redis protocol"}
+    if error:
+        case["error"] = error
+    else:
+        k = (PREFIX if prefix is None else prefix) + key
+        ttl_ms, lease_ms = str((ttl or TTL) * 1000), str((lease or min(LEASE, ttl or TTL)) * 1000)
+        case["expected"] = {
+            "claim": ["SET", k, "claim:" + token, "NX", "PX", lease_ms],
+            "state": ["GET", k],
+            "commit": ["EVAL", COMMIT, "1", k, "claim:" + token, ttl_ms],
+            "release": ["EVAL", RELEASE, "1", k, "claim:" + token],
+        }[op]
+    redis.append(case)
+
+
+command("claim: SET NX with the lease (default 60 s)", "claim", "dlv_1")
+command("claim with a prefix and a lease", "claim", "dlv_1", prefix="app:", lease=30, ttl=3600)
+command("state after a taken claim: GET", "state", "dlv_1")
+command("commit: the guarded script with the TTL (default: the whole redelivery schedule plus the tolerance)", "commit", "cnt_2")
+command("commit with a TTL", "commit", "cnt_2", ttl=7200)
+command("release: the guarded script", "release", "evt_3")
+command("the default lease is at most the TTL", "claim", "k", ttl=45)
+command("a token too short is refused", "claim", "k", token="short", error="invalid_argument")
+command("a token with other characters is refused", "claim", "k", token="0123456789abcdef:", error="invalid_argument")
+command("an empty key is refused", "claim", "", error="invalid_argument")
+command("a lease over the TTL is refused", "claim", "k", ttl=60, lease=61, error="invalid_argument")
+command("a TTL of 0 is refused", "commit", "k", ttl=0, error="invalid_argument")
+
+replies = []
+for comment, op, reply, state in [
+    ("SET answered OK: the claim is new", "claim", "OK", "new"),
+    ("SET answered nil: the key is taken, read its state", "claim", None, None),
+    ("the key is done", "state", "done", "done"),
+    ("another worker's claim", "state", "claim:fedcba9876543210", "in_progress"),
+    ("the claim expired in between: in progress (the next redelivery decides)", "state", None, "in_progress"),
+]:
+    replies.append({"comment": comment, "input": {"op": op, "reply": reply}, "expected": state,
+                    "spec": "core/src/dedup/redis.rs: what replies mean"})
+
+shape.write("receiver.json", "A webhook receiver's rules and the dedup contract on Redis (see gen_receiver_vectors.py)",
+            "tests/vectors/gen_receiver_vectors.py (stdlib only)", [
+                shape.group("plan_receipt", plans, comment="verify the signed delivery (headers, body, secrets, now), then plan_receipt(namespace, delivery)"),
+                shape.group("decide_claims", decisions),
+                shape.group("redis_dedup_command", redis, comment="RedisDedup(prefix, ttl_seconds, lease_seconds), then <op>_command(key, token) (state: state_command(key))"),
+                shape.group("redis_dedup_reply", replies, comment="claim: claim_reply(reply) (null: send the state command); state: state_reply(reply)"),
+            ])
