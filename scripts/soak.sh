@@ -1,10 +1,17 @@
 #!/usr/bin/env bash
-# make soak: SOAK_DELIVERIES real HTTP deliveries (default 100,000) to two Node and two Python
-# receiver processes sharing one redis-server on 127.0.0.1, with redeliveries racing first
-# attempts and handler failures; every delivery must be applied exactly once
-# (tests/receivers/soak.mjs). Bounded by SOAK_MAX_SECONDS (default 900).
+# make soak, SOAK_DELIVERIES real HTTP deliveries each (default 100,000) on 127.0.0.1:
+#  1. to the Node demo receiver and a Python stdlib receiver, each alone with in-memory dedup
+#     windows: duplicates, replays under a new id, tampered and stale deliveries; exact counts
+#     and bounded memory (bindings-wasm/demo/soak-sender.js)
+#  2. to two Node and two Python receiver processes sharing one redis-server, with redeliveries
+#     racing first attempts and handler failures: every delivery applied exactly once
+#     (tests/receivers/soak.mjs)
+# Each bounded by SOAK_MAX_SECONDS.
 source "$(dirname "$0")/common.sh"
 source "$(dirname "$0")/receivers-env.sh"
+cp "$ROOT"/bindings-wasm/demo/*.js .
+node soak-sender.js node node soak-receiver.js
+node soak-sender.js python "$WORK/venv/bin/python" "$ROOT/bindings-python/soak/soak_receiver.py"
 PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 mkdir -p "$WORK/redis"
 redis-server --bind 127.0.0.1 --port "$PORT" --dir "$WORK/redis" --save '' --appendonly no --daemonize no \

@@ -15,7 +15,9 @@ async function redisClient() {
   if (CLIENT === 'ioredis') {
     const { default: Redis } = await import('ioredis');
     // Fail fast while Redis is away (the receiver answers 503) instead of queueing commands.
-    return new Redis({ port: Number(REDIS_PORT), host: '127.0.0.1', enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+    const client = new Redis({ port: Number(REDIS_PORT), host: '127.0.0.1', enableOfflineQueue: false, maxRetriesPerRequest: 0 });
+    client.on('error', () => {}); // reconnects by itself; commands fail meanwhile
+    return client;
   }
   const { createClient } = await import('redis');
   const client = createClient({ socket: { host: '127.0.0.1', port: Number(REDIS_PORT), reconnectStrategy: () => 100 }, disableOfflineQueue: true });

@@ -29,6 +29,9 @@ const freePort = () => new Promise((resolve) => {
   });
 });
 
+const children = [];
+process.on('exit', () => children.forEach((c) => c.kill()));
+
 async function start(name) {
   const [argv, env] = APPS[name];
   const port = await freePort();
@@ -36,6 +39,7 @@ async function start(name) {
     env: { ...process.env, ...env, PORT: String(port), REDIS_PORT: redisPort, EFFECTS: effects },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  children.push(child);
   await new Promise((resolve, reject) => {
     child.stdout.once('data', (d) => (String(d).startsWith('ready') ? resolve() : reject(new Error(`${name}: ${d}`))));
     child.once('exit', (code) => reject(new Error(`${name} exited with ${code}`)));
@@ -69,7 +73,7 @@ async function main() {
   const t0 = Date.now();
   const all = Array.from({ length: N }, (_, i) => delivery(i));
   const queue = all.flatMap((d) => (d.extra ? [d, d] : [d]));
-  const tally = { requests: 0, processed: 0, acknowledged: 0, handlerFailed: 0, retryLater: 0, storeUnavailable: 0, unexpected: 0 };
+  const tally = { requests: 0, processed: 0, acknowledged: 0, handlerFailed: 0, retryLater: 0, storeUnavailable: 0, unexpected: 0, transport: 0 };
   const perReceiver = Object.fromEntries(RECEIVERS.map((n) => [n, 0]));
   const worker = async () => {
     while (queue.length && Date.now() < DEADLINE) {
@@ -78,7 +82,17 @@ async function main() {
       const r = receivers[Math.floor(Math.random() * receivers.length)];
       tally.requests++;
       perReceiver[r.name]++;
-      const { status, reply } = await post(r, d);
+      let answer;
+      try {
+        answer = await post(r, d);
+      } catch {
+        // a keep-alive connection the server closed as it was reused: no answer, so the
+        // service redelivers (the delivery may have been applied: the dedup store knows)
+        tally.transport++;
+        queue.push(d);
+        continue;
+      }
+      const { status, reply } = answer;
       if (status === 200 && reply.result === 'processed') {
         tally.processed++;
       } else if (status === 200 && reply.result === 'acknowledge') {
@@ -106,10 +120,13 @@ async function main() {
   const failures = all.filter((d) => d.ref.startsWith('fail-once')).length;
   const extras = all.filter((d) => d.i % 10 === 3).length;
   console.log(`soak: ${N} deliveries, ${tally.requests} requests in ${seconds.toFixed(1)} s (${Math.round(tally.requests / seconds)} req/s) to ${RECEIVERS.join(', ')} (${Object.values(perReceiver).join(' / ')} requests)`);
-  console.log(`soak: processed ${tally.processed}, acknowledged ${tally.acknowledged} (deliveries sent twice: ${extras}), handler failures ${tally.handlerFailed} (deliveries failing once: ${failures}), in progress ${tally.retryLater}, store unavailable ${tally.storeUnavailable}, unexpected ${tally.unexpected}`);
+  console.log(`soak: processed ${tally.processed}, acknowledged ${tally.acknowledged} (deliveries sent twice: ${extras}), handler failures ${tally.handlerFailed} (deliveries failing once: ${failures}), in progress ${tally.retryLater}, store unavailable ${tally.storeUnavailable}, unexpected ${tally.unexpected}, no answer (connection reset, redelivered) ${tally.transport}`);
   console.log(`soak: effects ${[...counts.values()].reduce((a, b) => a + b, 0)} for ${counts.size} deliveries: lost ${lost}, doubled ${doubled}`);
-  const ok = queue.length === 0 && lost === 0 && doubled === 0 && counts.size === N && tally.processed === N
-    && tally.handlerFailed === failures && tally.acknowledged === extras && tally.unexpected === 0;
+  // Exact whenever every request got an answer; a lost answer turns one processed (or failed)
+  // attempt into an acknowledged (or processed) redelivery, never into a second effect.
+  const exact = tally.transport === 0 ? tally.processed === N && tally.handlerFailed === failures && tally.acknowledged === extras
+    : tally.processed <= N && tally.processed + tally.transport >= N && tally.transport < tally.requests / 1000;
+  const ok = queue.length === 0 && lost === 0 && doubled === 0 && counts.size === N && tally.unexpected === 0 && exact;
   console.log(ok ? 'soak: passed' : 'soak: FAILED');
   process.exit(ok ? 0 : 1);
 }
