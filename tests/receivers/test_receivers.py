@@ -244,6 +244,24 @@ def test_operator_replay_of_an_applied_event_is_acknowledged(pair: Pair) -> None
     assert pair.effects_of(r) == 1
 
 
+def test_a_large_genuine_delivery_is_processed(pair: Pair) -> None:
+    """150 KB: over Express's and body-parser's 100 KB default, under the 256 KiB limit."""
+    r = ref()
+    e = json.loads(event(r))
+    e["data"] = "x" * 150_000
+    body = json.dumps(e).encode()
+    assert pair.a.post(sign(body), body) == (200, {"result": "processed"})
+    assert pair.effects_of(r) == 1
+
+
+def test_any_content_type_is_read_raw(pair: Pair) -> None:
+    for content_type in ("text/plain", "application/octet-stream", "application/x-www-form-urlencoded"):
+        r = ref()
+        body = event(r)
+        assert post(pair.a.port, {**sign(body), "Content-Type": content_type}, body) == (200, {"result": "processed"}), content_type
+        assert pair.effects_of(r) == 1
+
+
 def test_a_body_over_the_limit_is_refused(pair: Pair) -> None:
     body = event(ref()) + b" " * (256 * 1024)
     status, _ = pair.a.post(sign(body), body)
