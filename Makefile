@@ -43,6 +43,9 @@ test-rust: setup
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets --quiet -- -D warnings
 	cargo test --workspace --quiet
+	@# the fuzz targets and the benchmarks live outside the workspace: keep them compiling
+	cargo check --quiet --manifest-path fuzz/Cargo.toml --target-dir target/fuzz-check
+	cargo check --quiet --manifest-path bench/rust/Cargo.toml --benches --target-dir target/bench
 
 ## the AAR's structure and its four native libraries against Android's exported symbols
 test-android: aar

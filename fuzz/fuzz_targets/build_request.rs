@@ -11,7 +11,14 @@ fuzz_target!(|data: (u8, Vec<(String, String)>, Vec<(String, String)>, Option<Ve
         path,
         query,
         body,
-        token,
+        // either API's token, so both routes' refusals are reached
+        token: token.map(|t| {
+            if pick % 2 == 0 {
+                royaltykit::token::BearerToken::reports(t)
+            } else {
+                royaltykit::token::BearerToken::enterprise(t)
+            }
+        }),
         tenant_id: Some("0f8fad5b-d9cb-469f-a165-70867728950e".to_owned()),
         idempotency_key: key,
         ..RequestParams::default()

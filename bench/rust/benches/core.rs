@@ -3,7 +3,7 @@
 //! `bench/cases.py`; then `DedupWindow`, `decide_retry` and `parse_api_error` per call.
 //! Criterion writes its samples under `target/criterion`; `bench/report.py` reads them.
 
-use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use criterion::{black_box, criterion_group, criterion_main, Criterion, Throughput};
 use hmac::{KeyInit, Mac};
 use royaltykit::webhook::{self, VerifyOptions, WebhookVerifier};
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -191,6 +191,7 @@ fn calls(c: &mut Criterion) {
                     elapsed_seconds: 0.5,
                     token_refreshed: false,
                     random: 0.25,
+                    idempotency_key_sent: false,
                 },
                 RetryLimits::default(),
                 &policy,
