@@ -16,7 +16,7 @@ wheel: setup
 	@rm -f dist/royaltykit-$(VERSION)-*.whl
 	@rm -rf target/wheel-hooks
 	@cd bindings-python && ../.build/venv/bin/maturin build --release --strip --quiet --features test-hooks -o ../target/wheel-hooks 2>&1 | grep -v '^📦\|^🍹\|^🐍\|^🔗' || true
-	@cd bindings-python && PATH=$(CURDIR)/.build/venv/bin:$$PATH CARGO_PROFILE_RELEASE_OPT_LEVEL=z maturin build --release --strip --quiet \
+	@cd bindings-python && PATH=$(CURDIR)/.build/venv/bin:$$PATH maturin build --release --strip --quiet \
 	  --zig --compatibility manylinux2014 --target x86_64-unknown-linux-gnu -o ../dist 2>&1 | grep -v '^📦\|^🍹\|^🐍\|^🔗' || true
 	@ls -l dist/royaltykit-$(VERSION)-*.whl >&2
 
