@@ -116,56 +116,53 @@ def main():
         target(what, "; ".join(parts), ok,
                "against the hand-written code that returns the same thing (verified + parsed event)")
 
-    # Rust
-    worst = 0.0
-    for case in CASES:
-        f, v = find(rust, case, "floor"), find(rust, case, "royaltykit webhook::verify")
-        if f and v:
-            worst = max(worst, v["median_ns"] / f["median_ns"])
-    per_case = ", ".join(
-        f"{c}: {find(rust, c, 'royaltykit webhook::verify')['median_ns'] / find(rust, c, 'floor')['median_ns']:.2f}×"
-        for c in CASES if find(rust, c, "floor"))
-    target("Rust `webhook::verify` ≤ 1.15× raw HMAC floor, every size", per_case, worst <= 1.15,
-           "the floor computes only the MAC; verify also parses the JSON event (see below)")
-    v256 = find(rust, "256 KiB", "royaltykit webhook::verify")
-    if v256 and 262144 in openssl:
-        mb = v256["bytes"] / v256["median_ns"] * 1e3
-        f256 = find(rust, "256 KiB", "floor")
-        target("Rust at 256 KiB ≥ 90% of `openssl speed -hmac sha256`",
-               f"{mb:,.0f} MB/s = {mb / openssl[262144]:.0%} of {openssl[262144]:,.0f} MB/s (HMAC floor: {f256['bytes'] / f256['median_ns'] * 1e3 / openssl[262144]:.0%})",
-               mb >= 0.9 * openssl[262144])
-    # Python
-    if py:
-        r = py["results"]
-        ratio_target("Python `verify_webhook` ≤ 0.5× stdlib at 200 B/1 KiB, ≤ 1.0× at 16/256 KiB", r,
-                     [("200 B", 0.5), ("1 KiB", 0.5), ("16 KiB", 1.0), ("256 KiB", 1.0)],
-                     "royaltykit verify_webhook", "stdlib hmac hand-written")
-        rk, sw = find(r, "1 KiB", "royaltykit verify_webhook"), find(r, "1 KiB", "standardwebhooks")
-        x = sw["median_ns"] / rk["median_ns"]
-        target("Python ≥ 5× faster than `standardwebhooks` at 1 KiB", f"{x:.2f}×", x >= 5)
-    # Node
+    # Second round (the performance issue's targets): ratios of medians in this run.
+    def ratio(rows, case, a, b):
+        x, y = find(rows, case, a), find(rows, case, b)
+        return x["median_ns"] / y["median_ns"] if x and y else None
+
+    r1k = ratio(rust, "1 KiB", "royaltykit webhook::verify", "floor")
+    if r1k is not None:
+        target("Rust `webhook::verify` ≤ 1.6× raw HMAC at 1 KiB", f"{r1k:.2f}×", r1k <= 1.6,
+               "the floor computes only the MAC; verify also validates and parses the JSON event, which "
+               "bench/PROFILES.md shows is most of the difference")
     if node:
         r = node["results"]
-        ratio_target("Node `verifyWebhook` ≤ 1.0× hand-written `node:crypto`, every size", r,
-                     [(case, 1.0) for case in CASES], "royaltykit verifyWebhook", "node:crypto hand-written")
-        rk, sv = find(r, "1 KiB", "royaltykit verifyWebhook"), find(r, "1 KiB", "svix")
-        x = sv["median_ns"] / rk["median_ns"]
-        target("Node ≥ 3× faster than `svix` at 1 KiB", f"{x:.2f}×", x >= 3)
-    # JVM
+        parts, ok = [], True
+        for case in ("200 B", "1 KiB"):
+            x = ratio(r, case, "royaltykit verifyWebhook", "node:crypto hand-written + ")
+            ok &= x <= 1.0
+            parts.append(f"{case}: {x:.2f}×")
+        target("Node `verifyWebhook` ≤ 1.0× hand-written `node:crypto` + `JSON.parse` at 200 B and 1 KiB",
+               "; ".join(parts), ok, "see bench/PROFILES.md")
+        x = 1 / ratio(r, "1 KiB", "royaltykit verifyWebhook", "svix")
+        target("Node ≥ 2× faster than `svix` at 1 KiB", f"{x:.2f}×", x >= 2)
     if jvm:
         r = jvm["results"]
         v, floor = find(r, "1 KiB", "royaltykit WebhookVerifier.verify"), find(r, "1 KiB", "uniffi no-op, no arguments")
-        target("JVM `WebhookVerifier.verify` ≤ 15 µs at 1 KiB",
+        target("JVM `WebhookVerifier.verify` ≤ 12 µs at 1 KiB",
                f"{v['median_ns'] / 1e3:.1f} µs (uniffi no-op floor {floor['median_ns'] / 1e3:.1f} µs)",
-               v["median_ns"] <= 15_000)
+               v["median_ns"] <= 12_000, "see bench/PROFILES.md")
+    if sizes:
+        b = sizes["bytes"]
+        target("`.wasm` ≤ 200 KB after wasm-opt", f"{b['wasm']:,} B", b["wasm"] <= 200_000, "see bench/PROFILES.md")
+    if py:
+        r = py["results"]
+        parts, ok = [], True
+        for case in CASES:
+            x = ratio(r, case, "royaltykit verify_webhook", "stdlib hmac hand-written + ")
+            if x is not None:
+                ok &= x <= 0.4
+                parts.append(f"{case}: {x:.2f}×")
+        target("Python `verify_webhook` ≤ 0.4× stdlib `hmac` + `json.loads`, every size", "; ".join(parts), ok)
     d = next((x for x in rust if x["group"] == "dedup" and "new keys" in x["contender"]), None)
     if d:
         rate = 1e9 / d["median_ns"]
-        target("`DedupWindow` ≥ 5 M operations/s native", f"{rate / 1e6:.1f} M/s (new keys into a full window)", rate >= 5e6)
+        target("`DedupWindow` ≥ 5 M operations/s native (first round, kept)", f"{rate / 1e6:.1f} M/s (new keys into a full window)", rate >= 5e6)
     if sizes:
         b = sizes["bytes"]
-        target("`.wasm` ≤ 120 KB after wasm-opt", f"{b['wasm']:,} B", b["wasm"] <= 120_000)
-        target("wheel ≤ 400 KB", f"{b['wheel']:,} B", b["wheel"] <= 400_000)
+        target("wheel ≤ 400 KB (the platforms issue)", f"{b['wheel']:,} B", b["wheel"] <= 400_000,
+               "opt-level 3 kept for speed: see README, Install")
 
     w = sys.stdout.write
     w("# Benchmark results\n\n")
@@ -184,7 +181,7 @@ def main():
         w(f"- Python {py['python']}; " + ", ".join(f"{k} {v}" for k, v in py["versions"].items()) + "\n")
     if jvm:
         w(f"- JVM {jvm['java']}\n")
-    w("\n## Targets (issue 6)\n\n| target | measured | | note |\n|---|---|---|---|\n")
+    w("\n## Targets\n\n| target | measured | | note |\n|---|---|---|---|\n")
     w("\n".join(targets) + "\n")
     w("\n## What each contender does\n\n"
       "Same delivery per body: a realistic event payload padded with a `data` array of delivery-status rows "

@@ -197,9 +197,23 @@ function options(opts) {
  */
 function verifyWebhook(headers, body, secrets, opts) {
   const o = options(opts);
+  const list = toSecrets(secrets);
+  let verifier;
+  try {
+    verifier = cachedVerifier(list, o);
+  } catch (e) {
+    // Unusable secrets or options: the one-shot path reports them in the contract's order
+    // (a missing header first).
+    if (e instanceof RoyaltyKitError) return verifyOnce(headers, body, list, o);
+    throw e;
+  }
+  return verifier.verify(headers, body, o.now);
+}
+
+/** Verification without a verifier: the core keys the HMAC for this call only. */
+function verifyOnce(headers, body, list, o) {
   const flat = flattenHeaders(headers);
   const bytes = toBytes(body);
-  const list = toSecrets(secrets);
   const tolerance = toNumber(o.toleranceSeconds, 'toleranceSeconds', undefined);
   const maxBody = toNumber(o.maxBodyBytes, 'maxBodyBytes', undefined);
   const now = nowSeconds(o.now);
@@ -208,6 +222,29 @@ function verifyWebhook(headers, body, secrets, opts) {
     return JSON.parse(call(() => native.verifyWebhookWithMac(flat, bytes, list, now, tolerance, maxBody, mac)));
   }
   return JSON.parse(call(() => native.verifyWebhook(flat, bytes, list, now, tolerance, maxBody)));
+}
+
+
+// verifyWebhook reuses the verifier of its last few secret/option combinations: keying the HMAC
+// and copying the secrets into wasm is a seventh of a small delivery's cost. At most
+// VERIFIER_CACHE entries; the oldest is freed first.
+const VERIFIER_CACHE = 8;
+const verifiers = new Map();
+function cachedVerifier(list, o) {
+  // length-prefixed, so no two secret lists or option sets share a key
+  let key = `${o.toleranceSeconds}|${o.maxBodyBytes}|${o.hostMacThreshold}|`;
+  for (const s of list) key += `${s.length}:${s}`;
+  let v = verifiers.get(key);
+  if (v === undefined) {
+    v = new WebhookVerifier(list, o);
+    if (verifiers.size >= VERIFIER_CACHE) {
+      const [oldest, old] = verifiers.entries().next().value;
+      verifiers.delete(oldest);
+      old.free();
+    }
+    verifiers.set(key, v);
+  }
+  return v;
 }
 
 /** A verifier built once with its secrets and options; `verify(headers, body, now?)`. */
