@@ -1,3 +1,0 @@
-// royaltykit/fetch: WHATWG Request handlers (Next.js, Remix, Hono, Bun.serve, Deno.serve, Workers).
-export { verifyRequest, webhookHandler, WebhookReceiver, WebhookVerificationError } from './index.mjs';
-export type { RequestLike, VerifiedRequest, VerifyOptions, ReceiverOptions, DedupStore } from './index.mjs';
