@@ -2,7 +2,7 @@
 
 use crate::Result;
 use royaltykit::dedup::{ClaimState, RedisDedup};
-use royaltykit::receiver::{self, ReceiverDecision};
+use royaltykit::receiver::{self, ReceiverDecision, ReceiverFailure, ReceiverReply};
 use royaltykit::webhook::VerifiedWebhook;
 use std::sync::Arc;
 
@@ -18,13 +18,22 @@ pub fn decide_claims(states: Vec<ClaimState>) -> ReceiverDecision {
     receiver::decide_claims(&states)
 }
 
-/// The statuses a receiver answers when its handler fails and when its store is unreachable.
+/// The status and JSON body when a verified delivery cannot be finished.
 #[uniffi::export]
-pub fn receiver_statuses() -> Vec<u16> {
-    vec![
-        receiver::STATUS_HANDLER_FAILED,
-        receiver::STATUS_STORE_UNAVAILABLE,
-    ]
+pub fn failure_reply(failure: ReceiverFailure) -> ReceiverReply {
+    receiver::failure_reply(failure)
+}
+
+/// The JSON body answering a delivery that failed verification.
+#[uniffi::export]
+pub fn rejection_body(code: String, message: String) -> String {
+    receiver::rejection_body(&code, &message)
+}
+
+/// The capacity of a receiver's default in-memory store.
+#[uniffi::export]
+pub fn default_store_capacity() -> u32 {
+    receiver::DEFAULT_STORE_CAPACITY
 }
 
 /// The dedup contract on Redis: the commands to send (as argument lists) and what their

@@ -4,7 +4,7 @@ use crate::args::Text;
 use crate::guard;
 use pyo3::prelude::*;
 use royaltykit::dedup::{ClaimState, RedisDedup as Protocol};
-use royaltykit::receiver::{self, ReceiverDecision};
+use royaltykit::receiver::{self, ReceiverDecision, ReceiverFailure, ReceiverReply};
 use royaltykit::webhook::VerifiedWebhook;
 
 /// What to do with a verified delivery: acknowledge a test event, or the keys to claim.
@@ -26,6 +26,19 @@ fn decide_claims(states: Vec<Text>) -> PyResult<ReceiverDecision> {
             .collect::<Result<Vec<_>, _>>()?;
         Ok(receiver::decide_claims(&states))
     })
+}
+
+/// The status and JSON body when a verified delivery cannot be finished: ``"handler_failed"``
+/// or ``"store_unavailable"``.
+#[pyfunction]
+fn failure_reply(failure: Text) -> PyResult<ReceiverReply> {
+    guard(|| Ok(receiver::failure_reply(ReceiverFailure::parse(&failure)?)))
+}
+
+/// The JSON body answering a delivery that failed verification.
+#[pyfunction]
+fn rejection_body(code: Text, message: Text) -> String {
+    receiver::rejection_body(&code, &message)
 }
 
 /// The dedup contract on Redis as commands (lists of str) and the meaning of their replies.
@@ -94,6 +107,10 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decide_claims, m)?)?;
     m.add_class::<RedisDedupProtocol>()?;
     m.add_class::<ReceiverDecision>()?;
+    m.add_class::<ReceiverReply>()?;
+    m.add_function(wrap_pyfunction!(failure_reply, m)?)?;
+    m.add_function(wrap_pyfunction!(rejection_body, m)?)?;
+    m.add("DEFAULT_STORE_CAPACITY", receiver::DEFAULT_STORE_CAPACITY)?;
     m.add("STATUS_HANDLER_FAILED", receiver::STATUS_HANDLER_FAILED)?;
     m.add(
         "STATUS_STORE_UNAVAILABLE",

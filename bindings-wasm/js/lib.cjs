@@ -739,7 +739,9 @@ async function verifyRequest(request, secrets, opts) {
 // core's planReceipt and decideClaims; this only sequences the I/O. A store's calls and the
 // handler may be synchronous or return promises.
 
-const [HANDLER_FAILED, STORE_UNAVAILABLE] = native.receiverStatuses();
+// The answers when a verified delivery cannot be finished: { status, body } from the core.
+const HANDLER_FAILED = JSON.parse(native.failureReply('handler_failed'));
+const STORE_UNAVAILABLE = JSON.parse(native.failureReply('store_unavailable'));
 
 /** What to do with a verified delivery: `{ step, status, keys, release, reason }`. */
 function planReceipt(namespace, delivery) {
@@ -752,7 +754,6 @@ function decideClaims(states) {
   return JSON.parse(call(() => native.decideClaims(strings(states, 'states'))));
 }
 
-const reply = (status, fields) => ({ status, body: JSON.stringify(fields) });
 
 function storeArg(store) {
   for (const m of ['claim', 'commit', 'release']) {
@@ -773,7 +774,7 @@ class WebhookReceiver {
     if (typeof opts.handler !== 'function') throw new TypeError('handler must be a function (delivery) => void | Promise<void>');
     this.verifier = new WebhookVerifier(opts.secrets, opts);
     this.namespace = toStr(opts.namespace, 'namespace');
-    this.store = storeArg(opts.store ?? new DedupWindow(100_000));
+    this.store = storeArg(opts.store ?? new DedupWindow(native.defaultStoreCapacity()));
     this.handler = opts.handler;
     this.onError = opts.onError ?? ((e) => console.error('royaltykit: webhook handler failed:', e));
     this.maxBodyBytes = toNumber(opts.maxBodyBytes, 'maxBodyBytes', native.defaultMaxBodyBytes());
@@ -784,11 +785,11 @@ class WebhookReceiver {
     try {
       delivery = this.verifier.verify(headers, body, now);
     } catch (e) {
-      if (e instanceof RoyaltyKitError) return reply(e.httpStatus, { error: e.code, message: e.message });
+      if (e instanceof RoyaltyKitError) return { status: e.httpStatus, body: native.rejectionBody(e.code, e.message) };
       throw e;
     }
     const plan = planReceipt(this.namespace, delivery);
-    if (plan.step !== 'process') return { ...reply(plan.status, { result: plan.step }), delivery };
+    if (plan.step !== 'process') return { status: plan.status, body: plan.body, delivery };
     // Claimed in order, stopping at the first key that is not new: the first key is the
     // delivery's lock, so two workers racing for it never split its keys between them.
     const { store } = this;
@@ -802,26 +803,26 @@ class WebhookReceiver {
       }
     } catch {
       await releaseAll(states.map((_, i) => i));
-      return { ...reply(STORE_UNAVAILABLE, { error: 'store_unavailable' }), delivery };
+      return { ...STORE_UNAVAILABLE, delivery };
     }
     const decision = decideClaims(states);
     if (decision.step !== 'process') {
       await releaseAll(decision.release);
-      return { ...reply(decision.status, { result: decision.step }), delivery };
+      return { status: decision.status, body: decision.body, delivery };
     }
     try {
       await this.handler(delivery);
     } catch (e) {
       await releaseAll(keys.map((_, i) => i));
       this.onError(e, delivery);
-      return { ...reply(HANDLER_FAILED, { error: 'handler_failed' }), delivery };
+      return { ...HANDLER_FAILED, delivery };
     }
     try {
       for (const key of keys) await store.commit(key);
     } catch {
-      return { ...reply(STORE_UNAVAILABLE, { error: 'store_unavailable' }), delivery };
+      return { ...STORE_UNAVAILABLE, delivery };
     }
-    return { ...reply(decision.status, { result: 'processed' }), delivery };
+    return { status: decision.status, body: decision.body, delivery };
   }
 }
 

@@ -30,6 +30,9 @@ pub const STATUS_IN_PROGRESS: u16 = 503;
 /// The dedup store could not be reached: nothing was processed; the service redelivers.
 pub const STATUS_STORE_UNAVAILABLE: u16 = 503;
 
+/// The `result` of a delivery processed and committed.
+const PROCESSED: &str = "processed";
+
 string_enum! {
     /// What a receiver does next.
     pub enum ReceiverStep as "step" {
@@ -60,9 +63,64 @@ pub struct ReceiverDecision {
     /// that is not processed, so they hold no key they will never commit (from
     /// [`decide_claims`]; empty from [`plan_receipt`]).
     pub release: Vec<u32>,
+    /// The JSON body to answer with `status` (`{"result": …}`); for `process`, the one to
+    /// answer once the handler succeeded and every key is committed.
+    pub body: String,
     /// Why, for logs.
     pub reason: String,
 }
+}
+
+string_enum! {
+    /// Why a receiver could not finish a verified delivery.
+    pub enum ReceiverFailure as "failure" {
+        /// The handler failed: every claim was released ([`STATUS_HANDLER_FAILED`]).
+        HandlerFailed = "handler_failed",
+        /// The dedup store could not be reached ([`STATUS_STORE_UNAVAILABLE`]).
+        StoreUnavailable = "store_unavailable",
+    }
+}
+
+record! {
+/// A status and the JSON body to answer with it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReceiverReply {
+    /// The HTTP status.
+    pub status: u16,
+    /// The JSON body (`application/json`).
+    pub body: String,
+}
+}
+
+/// The store a receiver uses when none is given: a dedup window of this many keys (one process).
+pub const DEFAULT_STORE_CAPACITY: u32 = 100_000;
+
+fn json_body(field: &str, value: &str, message: Option<&str>) -> String {
+    let mut body = serde_json::Map::new();
+    body.insert(field.to_owned(), value.into());
+    if let Some(m) = message {
+        body.insert("message".to_owned(), m.into());
+    }
+    serde_json::Value::Object(body).to_string()
+}
+
+/// The answer when a verified delivery could not be finished. Promises: `handler_failed` is
+/// [`STATUS_HANDLER_FAILED`] and `store_unavailable` [`STATUS_STORE_UNAVAILABLE`], each with the
+/// body `{"error":"<failure>"}`.
+pub fn failure_reply(failure: ReceiverFailure) -> ReceiverReply {
+    ReceiverReply {
+        status: match failure {
+            ReceiverFailure::HandlerFailed => STATUS_HANDLER_FAILED,
+            ReceiverFailure::StoreUnavailable => STATUS_STORE_UNAVAILABLE,
+        },
+        body: json_body("error", failure.as_str(), None),
+    }
+}
+
+/// The body answering a delivery that failed verification (with the error's `http_status`):
+/// `{"error":"<code>","message":"<message>"}`.
+pub fn rejection_body(code: &str, message: &str) -> String {
+    json_body("error", code, Some(message))
 }
 
 /// What to do with a verified delivery. Promises: for `enterprise.webhook.test`, `acknowledge`
@@ -86,6 +144,7 @@ pub fn plan_receipt(
             status: STATUS_PROCESSED,
             keys: Vec::new(),
             release: Vec::new(),
+            body: json_body("result", ReceiverStep::Acknowledge.as_str(), None),
             reason: "test event (enterprise.webhook.test): acknowledged, not processed".to_owned(),
         }
     } else {
@@ -94,6 +153,7 @@ pub fn plan_receipt(
             status: STATUS_PROCESSED,
             keys,
             release: Vec::new(),
+            body: json_body("result", PROCESSED, None),
             reason: "claim the delivery, content and event keys".to_owned(),
         }
     })
@@ -114,6 +174,14 @@ pub fn decide_claims(states: &[ClaimState]) -> ReceiverDecision {
             .filter(|(_, s)| **s == ClaimState::New && step != ReceiverStep::Process)
             .map(|(i, _)| i)
             .collect(),
+        body: json_body(
+            "result",
+            match step {
+                ReceiverStep::Process => PROCESSED,
+                other => other.as_str(),
+            },
+            None,
+        ),
         reason: reason.to_owned(),
     };
     if states.iter().all(|s| *s == ClaimState::New) {
@@ -160,5 +228,29 @@ mod tests {
             (ReceiverStep::RetryLater, 503, vec![2])
         );
         assert_eq!(decide_claims(&[]).step, ReceiverStep::Process);
+    }
+
+    #[test]
+    fn replies() {
+        assert_eq!(decide_claims(&[New]).body, r#"{"result":"processed"}"#);
+        assert_eq!(decide_claims(&[Done]).body, r#"{"result":"acknowledge"}"#);
+        assert_eq!(
+            decide_claims(&[InProgress]).body,
+            r#"{"result":"retry_later"}"#
+        );
+        let r = failure_reply(ReceiverFailure::HandlerFailed);
+        assert_eq!(
+            (r.status, r.body.as_str()),
+            (500, r#"{"error":"handler_failed"}"#)
+        );
+        let r = failure_reply(ReceiverFailure::StoreUnavailable);
+        assert_eq!(
+            (r.status, r.body.as_str()),
+            (503, r#"{"error":"store_unavailable"}"#)
+        );
+        assert_eq!(
+            rejection_body("invalid_signature", "no \"v1\" matched"),
+            r#"{"error":"invalid_signature","message":"no \"v1\" matched"}"#
+        );
     }
 }

@@ -41,11 +41,13 @@ def plan(comment, e, did="dlv_0001", namespace=NS, error=None):
     if error:
         case["error"] = error
     elif e["event"] == "enterprise.webhook.test":
-        case["expected"] = {"step": "acknowledge", "status": 200, "keys": [], "release": []}
+        case["expected"] = {"step": "acknowledge", "status": 200, "keys": [], "release": [],
+                            "body": '{"result":"acknowledge"}'}
     else:
         keys = [delivery_key(namespace, did), content_key(SECRET, ts, body),
                 event_key(namespace, e["event"], e["resource"]["type"], e["resource"]["reference"], e["occurred_at"])]
-        case["expected"] = {"step": "process", "status": 200, "keys": keys, "release": []}
+        case["expected"] = {"step": "process", "status": 200, "keys": keys, "release": [],
+                            "body": '{"result":"processed"}'}
     case["spec"] = "DESIGN §2: delivery key, content key, event key; enterprise spec: the test endpoint's event is acknowledged"
     plans.append(case)
 
@@ -65,13 +67,14 @@ plan("an empty namespace is refused", event("ddex.delivery.acknowledged"), names
 def reference_decision(states):
     """The rule, written out: every claim new -> process (answer 200 once committed); any claim
     in progress -> retry later (503: the service redelivers); otherwise (a key already done) ->
-    acknowledge (200). Unless processing, the new claims are released."""
+    acknowledge (200). Unless processing, the new claims are released. The body names the
+    result: `processed` (answered once committed), `retry_later` or `acknowledge`."""
     fresh = [i for i, s in enumerate(states) if s == "new"]
     if all(s == "new" for s in states):
-        return {"step": "process", "status": 200, "release": []}
+        return {"step": "process", "status": 200, "release": [], "body": '{"result":"processed"}'}
     if "in_progress" in states:
-        return {"step": "retry_later", "status": 503, "release": fresh}
-    return {"step": "acknowledge", "status": 200, "release": fresh}
+        return {"step": "retry_later", "status": 503, "release": fresh, "body": '{"result":"retry_later"}'}
+    return {"step": "acknowledge", "status": 200, "release": fresh, "body": '{"result":"acknowledge"}'}
 
 
 decisions = []

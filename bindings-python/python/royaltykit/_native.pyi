@@ -13,11 +13,11 @@ _Seconds = int | float
 __all__ = [
     "BackoffPolicy", "BearerToken", "DEFAULT_DEDUP_TTL_SECONDS", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_TOLERANCE_SECONDS", "DedupWindow",
     "EnterpriseToken", "ExportStateInfo", "HEADER_NAMES", "Operation", "PollDecision", "QueryParam",
-    "RateBudget", "RateDecision", "ReceiverDecision", "RedisDedupProtocol", "STATUS_HANDLER_FAILED", "STATUS_STORE_UNAVAILABLE", "RequestDescriptor", "ApiSession", "ResponseNotices", "RetryAfter",
+    "RateBudget", "RateDecision", "ReceiverDecision", "ReceiverReply", "RedisDedupProtocol", "DEFAULT_STORE_CAPACITY", "STATUS_HANDLER_FAILED", "STATUS_STORE_UNAVAILABLE", "RequestDescriptor", "ApiSession", "ResponseNotices", "RetryAfter",
     "RetryDecision", "Token", "VerifiedWebhook", "WebhookEvent", "WebhookVerifier",
     "active_secrets", "backoff_delay", "build_enterprise_token_request", "build_request",
     "build_token_request", "check_export_download", "content_key", "decide_claims", "decide_retry", "delivery_key",
-    "event_key", "export_poll_decision", "export_state", "idempotency_key", "missing_scopes",
+    "event_key", "export_poll_decision", "failure_reply", "rejection_body", "export_state", "idempotency_key", "missing_scopes",
     "operation", "operations", "parse_api_error", "parse_api_session", "parse_enterprise_token_response",
     "parse_retry_after", "parse_token_response", "plan_receipt", "response_notices", "sign_webhook",
     "step_up_satisfies", "validate_export_command", "validate_export_list_query", "verify_webhook",
@@ -357,6 +357,7 @@ def step_up_satisfies(
 
 STATUS_HANDLER_FAILED: int
 STATUS_STORE_UNAVAILABLE: int
+DEFAULT_STORE_CAPACITY: int
 
 @final
 class ReceiverDecision:
@@ -368,7 +369,21 @@ class ReceiverDecision:
     status: Final[int]
     keys: Final[list[str]]
     release: Final[list[int]]
+    body: Final[str]
     reason: Final[str]
+
+@final
+class ReceiverReply:
+    """A status and the JSON ``body`` to answer with it."""
+
+    status: Final[int]
+    body: Final[str]
+
+def failure_reply(failure: Literal["handler_failed", "store_unavailable"]) -> ReceiverReply:
+    """The status and JSON body when a verified delivery cannot be finished."""
+
+def rejection_body(code: str, message: str) -> str:
+    """The JSON body answering a delivery that failed verification."""
 
 def plan_receipt(namespace: str, delivery: VerifiedWebhook) -> ReceiverDecision:
     """What to do with a verified delivery: acknowledge a test event, or the keys to claim."""

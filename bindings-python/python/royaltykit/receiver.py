@@ -11,22 +11,22 @@ this module only sequences the I/O, synchronously (:meth:`WebhookReceiver.receiv
 from __future__ import annotations
 
 import inspect
-import json
 import logging
 import threading
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 from ._native import (
-    STATUS_HANDLER_FAILED,
-    STATUS_STORE_UNAVAILABLE,
+    DEFAULT_STORE_CAPACITY,
     DedupWindow,
     RedisDedupProtocol,
     VerifiedWebhook,
     WebhookVerifier,
     decide_claims,
+    failure_reply,
     plan_receipt,
+    rejection_body,
 )
 from .errors import RoyaltyKitError
 
@@ -71,8 +71,13 @@ def _text(reply: object) -> str | None:
     return reply.decode() if isinstance(reply, bytes) else str(reply)
 
 
-def _reply(status: int, delivery: VerifiedWebhook | None = None, **fields: str) -> Receipt:
-    return Receipt(status, json.dumps(fields).encode(), delivery)
+def _reply(status: int, body: str, delivery: VerifiedWebhook | None = None) -> Receipt:
+    return Receipt(status, body.encode(), delivery)
+
+
+def _failed(failure: Literal["handler_failed", "store_unavailable"], delivery: VerifiedWebhook) -> Receipt:
+    r = failure_reply(failure)
+    return _reply(r.status, r.body, delivery)
 
 
 class _Tokens:
@@ -170,7 +175,7 @@ class WebhookReceiver:
                                         tolerance=tolerance, max_body_bytes=max_body_bytes)
         self.namespace = namespace
         self.handler = handler
-        self.store: Any = store if store is not None else DedupWindow(100_000)
+        self.store: Any = store if store is not None else DedupWindow(DEFAULT_STORE_CAPACITY)
         self.max_body_bytes: int = self.verifier.max_body_bytes
         self.on_error = on_error or (lambda e, d: _log.error("webhook handler failed for %s", d.delivery_id, exc_info=e))
 
@@ -178,10 +183,10 @@ class WebhookReceiver:
         try:
             delivery = self.verifier.verify(headers, body, now=now)
         except RoyaltyKitError as e:
-            return _reply(e.http_status, error=e.code, message=str(e))
+            return _reply(e.http_status, rejection_body(e.code, str(e)))
         plan = plan_receipt(self.namespace, delivery)
         if plan.step != "process":
-            return _reply(plan.status, delivery, result=plan.step)
+            return _reply(plan.status, plan.body, delivery)
         return delivery, plan.keys
 
     def receive(self, headers: Any, body: bytes, *, now: float | None = None) -> Receipt:
@@ -199,23 +204,23 @@ class WebhookReceiver:
                     break
         except Exception:
             self._release_quietly(keys, range(len(states)))
-            return _reply(STATUS_STORE_UNAVAILABLE, delivery, error="store_unavailable")
+            return _failed("store_unavailable", delivery)
         decision = decide_claims(states)
         if decision.step != "process":
             self._release_quietly(keys, decision.release)
-            return _reply(decision.status, delivery, result=decision.step)
+            return _reply(decision.status, decision.body, delivery)
         try:
             self.handler(delivery)
         except Exception as e:
             self._release_quietly(keys, range(len(keys)))
             self.on_error(e, delivery)
-            return _reply(STATUS_HANDLER_FAILED, delivery, error="handler_failed")
+            return _failed("handler_failed", delivery)
         try:
             for key in keys:
                 store.commit(key)
         except Exception:
-            return _reply(STATUS_STORE_UNAVAILABLE, delivery, error="store_unavailable")
-        return _reply(decision.status, delivery, result="processed")
+            return _failed("store_unavailable", delivery)
+        return _reply(decision.status, decision.body, delivery)
 
     async def areceive(self, headers: Any, body: bytes, *, now: float | None = None) -> Receipt:
         """Receives one delivery; the store's methods and the handler may be coroutines (a
@@ -233,23 +238,23 @@ class WebhookReceiver:
                     break
         except Exception:
             await self._arelease_quietly(keys, range(len(states)))
-            return _reply(STATUS_STORE_UNAVAILABLE, delivery, error="store_unavailable")
+            return _failed("store_unavailable", delivery)
         decision = decide_claims(states)
         if decision.step != "process":
             await self._arelease_quietly(keys, decision.release)
-            return _reply(decision.status, delivery, result=decision.step)
+            return _reply(decision.status, decision.body, delivery)
         try:
             await _maybe(self.handler(delivery))
         except Exception as e:
             await self._arelease_quietly(keys, range(len(keys)))
             self.on_error(e, delivery)
-            return _reply(STATUS_HANDLER_FAILED, delivery, error="handler_failed")
+            return _failed("handler_failed", delivery)
         try:
             for key in keys:
                 await _maybe(store.commit(key))
         except Exception:
-            return _reply(STATUS_STORE_UNAVAILABLE, delivery, error="store_unavailable")
-        return _reply(decision.status, delivery, result="processed")
+            return _failed("store_unavailable", delivery)
+        return _reply(decision.status, decision.body, delivery)
 
     def _release_quietly(self, keys: list[str], positions: Iterable[int]) -> None:
         for i in positions:

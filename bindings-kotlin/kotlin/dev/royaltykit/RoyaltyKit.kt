@@ -3,6 +3,7 @@ package dev.royaltykit
 
 import dev.royaltykit.types.ApiError
 import dev.royaltykit.types.ClaimState
+import dev.royaltykit.types.ReceiverFailure
 import dev.royaltykit.types.ReceiverStep
 import dev.royaltykit.types.RoyaltyKitException
 import dev.royaltykit.types.VerifiedWebhook
@@ -120,7 +121,7 @@ interface DedupStore {
 }
 
 /** A [DedupWindow] as a [DedupStore]: one process only. */
-class InMemoryDedupStore(private val window: DedupWindow = DedupWindow(100_000)) : DedupStore, AutoCloseable {
+class InMemoryDedupStore(private val window: DedupWindow = DedupWindow(defaultStoreCapacity())) : DedupStore, AutoCloseable {
     override fun claim(key: String): ClaimState = window.claim(key)
     override fun commit(key: String) = window.commit(key)
     override fun release(key: String) { window.release(key) }
@@ -173,15 +174,8 @@ class RedisDedupStore(
 /** What to answer: [status] with the small JSON [body]; [delivery] once verified. */
 class Receipt(val status: Int, val body: String, val delivery: VerifiedWebhook? = null)
 
-private fun json(vararg fields: Pair<String, String>): String = fields.joinToString(",", "{", "}") { (k, v) ->
-    "\"$k\":\"" + v.flatMap { c ->
-        when {
-            c == '"' || c == '\\' -> listOf('\\', c)
-            c < ' ' -> "\\u%04x".format(c.code).toList()
-            else -> listOf(c)
-        }
-    }.joinToString("") + "\""
-}
+private fun failed(failure: ReceiverFailure, delivery: VerifiedWebhook): Receipt =
+    failureReply(failure).let { Receipt(it.status.toInt(), it.body, delivery) }
 
 /**
  * A webhook receiver built once: secrets (current first), the dedup namespace (your
@@ -202,7 +196,6 @@ class WebhookReceiver(
     private val handler: (VerifiedWebhook) -> Unit,
 ) : AutoCloseable {
     private val verifier = WebhookVerifier(secrets, toleranceSeconds, maxBodyBytes)
-    private val statuses = receiverStatuses()
 
     /** The largest body accepted: read at most one byte more from a request. */
     val maxBodyBytes: Long = verifier.maxBodyBytes()
@@ -219,10 +212,10 @@ class WebhookReceiver(
         val delivery = try {
             verify()
         } catch (e: RoyaltyKitException) {
-            return Receipt(e.httpStatus.toInt(), json("error" to e.code, "message" to (e.message ?: "")))
+            return Receipt(e.httpStatus.toInt(), rejectionBody(e.code, e.message ?: ""))
         }
         val plan = planReceipt(namespace, delivery)
-        if (plan.step != ReceiverStep.PROCESS) return Receipt(plan.status.toInt(), json("result" to plan.step.name.lowercase()), delivery)
+        if (plan.step != ReceiverStep.PROCESS) return Receipt(plan.status.toInt(), plan.body, delivery)
         val keys = plan.keys
         val states = ArrayList<ClaimState>()
         try { // in order, stopping at the first key not new: the first key is the delivery's lock
@@ -232,26 +225,26 @@ class WebhookReceiver(
             }
         } catch (e: Exception) {
             releaseQuietly(keys, states.indices.toList())
-            return Receipt(statuses[1].toInt(), json("error" to "store_unavailable"), delivery)
+            return failed(ReceiverFailure.STORE_UNAVAILABLE, delivery)
         }
         val decision = decideClaims(states)
         if (decision.step != ReceiverStep.PROCESS) {
             releaseQuietly(keys, decision.release.map { it.toInt() })
-            return Receipt(decision.status.toInt(), json("result" to decision.step.name.lowercase()), delivery)
+            return Receipt(decision.status.toInt(), decision.body, delivery)
         }
         try {
             handler(delivery)
         } catch (e: Exception) {
             releaseQuietly(keys, keys.indices.toList())
             onError(e, delivery)
-            return Receipt(statuses[0].toInt(), json("error" to "handler_failed"), delivery)
+            return failed(ReceiverFailure.HANDLER_FAILED, delivery)
         }
         try {
             keys.forEach { store.commit(it) }
         } catch (e: Exception) {
-            return Receipt(statuses[1].toInt(), json("error" to "store_unavailable"), delivery)
+            return failed(ReceiverFailure.STORE_UNAVAILABLE, delivery)
         }
-        return Receipt(decision.status.toInt(), json("result" to "processed"), delivery)
+        return Receipt(decision.status.toInt(), decision.body, delivery)
     }
 
     private fun releaseQuietly(keys: List<String>, positions: List<Int>) {
