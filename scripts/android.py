@@ -218,7 +218,9 @@ class Elf:
 
 # Symbols a toolchain resolves without bionic: none may stay undefined. The uniffi library is a
 # leaf: everything it calls must come from libc/libm/libdl/liblog or be linked in statically.
-def check(abi, paths):
+def check(abi, paths, calls=()):
+    """`calls`: the native symbols the Kotlin classes bind (uniffi functions, checksums, buffer
+    functions); each must be exported, or the call fails on the device at run time."""
     _rust, _zig, bits, machine, _cpu = ABIS[abi]
     allowed = exports(abi)
     exported = {s: lib for lib, syms in allowed.items() for s in syms}
@@ -260,11 +262,16 @@ def check(abi, paths):
         entry = [s for s, defined, _b in syms if defined and s.startswith("uniffi_royaltykit_kotlin_fn_")]
         if not entry:
             problems.append(f"{name}: no uniffi entry point (uniffi_royaltykit_kotlin_fn_*) exported")
+        defined = {s for s, is_defined, _b in syms if is_defined}
+        missing = sorted(set(calls) - defined)
+        if missing:
+            problems.append(f"{name}: {len(missing)} symbols the Kotlin classes call are not exported: {missing[:5]}")
         if not problems:
             print(f"  {abi:<12} {name}: ELF{bits} machine {machine}, {os.path.getsize(path):,} B, "
                   f"DT_NEEDED {', '.join(needed)}, {len(undefined)} undefined symbols in bionic at "
                   f"API <= {MIN_SDK}{' but ' + ', '.join(weak_newer) if weak_newer else ''}, "
-                  f"LOAD align {min(p[4] for p in loads)}, {len(entry)} uniffi entry points")
+                  f"LOAD align {min(p[4] for p in loads)}, {len(entry)} uniffi entry points"
+                  + (f", all {len(calls)} symbols the Kotlin classes call" if calls else ""))
     if problems:
         raise SystemExit("android check failed:\n  " + "\n  ".join(problems))
 
@@ -276,7 +283,11 @@ def main():
     elif cmd == "link":
         link(rest[0], rest[1:])
     elif cmd == "check":
-        check(rest[0], rest[1:])
+        calls = ()
+        if rest[:1] == ["--calls"]:
+            calls = Path(rest[1]).read_text().split()
+            rest = rest[2:]
+        check(rest[0], rest[1:], calls)
     else:
         raise SystemExit(__doc__)
 
