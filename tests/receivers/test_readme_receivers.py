@@ -11,12 +11,11 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from test_receivers import RedisServer, event, free_port, post, sign
+from test_receivers import RedisServer, event, free_port, post, redis, sign  # redis: the module-scoped server fixture
 
 README = (Path(os.environ["ROYALTYKIT_ROOT"]) / "README.md").read_text(encoding="utf-8")
 WORK = Path(os.environ["RECEIVER_WORK"])
@@ -54,14 +53,6 @@ def command(name: str, tmp: Path, port: int) -> list[str]:
     if name == "receiver-fetch":
         return [os.environ["BUN"], str(file)]
     return ["node", str(file)]
-
-
-@pytest.fixture(scope="module")
-def redis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    server = RedisServer(tmp_path_factory.mktemp("redis-readme"))
-    server.start()
-    yield server
-    server.stop()
 
 
 @pytest.mark.parametrize("name", ["receiver-express", "receiver-fastify", "receiver-fetch", "receiver-fastapi",
