@@ -30,10 +30,10 @@ pub fn rejection_body(code: String, message: String) -> String {
     receiver::rejection_body(&code, &message)
 }
 
-/// The capacity of a receiver's default in-memory store.
+/// The capacity of a receiver's default in-memory store (a `Long`, as `DedupWindow` takes it).
 #[uniffi::export]
-pub fn default_store_capacity() -> u32 {
-    receiver::DEFAULT_STORE_CAPACITY
+pub fn default_store_capacity() -> i64 {
+    receiver::DEFAULT_STORE_CAPACITY.into()
 }
 
 /// The dedup contract on Redis: the commands to send (as argument lists) and what their
