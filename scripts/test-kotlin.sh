@@ -19,8 +19,16 @@ for name, code in blocks:
     os.makedirs(os.path.join(sys.argv[2], pkg))
     open(os.path.join(sys.argv[2], pkg, "Example.kt"), "w", encoding="utf-8").write(f"package readme.{pkg}\n\n{code}")
 PY
-"$KC/bin/kotlinc" -nowarn -jvm-target 17 -cp "$CP" -d "$WORK/test-classes" \
-  $(find "$WORK/readme" "$ROOT/bindings-kotlin/tests" "$ROOT/bindings-kotlin/tests-android" -name '*.kt') 2>&1 | grep -v '^warning: unable to find kotlin-stdlib' >&2 || true
+# kotlinc with its one harmless warning filtered out; a compile error fails the suite (it must
+# never end as "OK (0 tests)").
+kotlinc_or_fail() {
+  local out rc=0
+  out=$("$KC/bin/kotlinc" -nowarn -jvm-target 17 "$@" 2>&1) || rc=$?
+  grep -v '^warning: unable to find kotlin-stdlib' <<<"$out" >&2 || true
+  [ "$rc" = 0 ] || { echo "kotlinc failed (exit $rc)" >&2; exit 1; }
+}
+kotlinc_or_fail -cp "$CP" -d "$WORK/test-classes" \
+  $(find "$WORK/readme" "$ROOT/bindings-kotlin/tests" "$ROOT/bindings-kotlin/tests-android" -name '*.kt')
 test_classes() {
   local classes
   classes=$(cd "$1" && find . -name '*Test.class' | sed 's|^\./||; s|\.class$||; s|/|.|g' | sort)
@@ -36,12 +44,13 @@ if grep -inE 'panic|floor|[ .]_[a-z]' <<<"$public_api$exported" | grep -v 'uniff
   echo "the shipped jar exports a test-only name (above)" >&2; exit 1
 fi
 cd "$WORK"
-java -cp "$CP:$WORK/test-classes" org.junit.runner.JUnitCore $(test_classes "$WORK/test-classes")
+classes=$(test_classes "$WORK/test-classes")
+java -cp "$CP:$WORK/test-classes" org.junit.runner.JUnitCore $classes
 # The jar from plain Java: javac against it, then run.
 javac -d "$WORK/java-classes" -cp "$CP" "$ROOT/bindings-kotlin/tests-java/JavaUse.java"
 java -cp "$CP:$WORK/java-classes" JavaUse
 # The panic test, against the test-hooks build of the same code.
 HOOKS_CP="$ROOT/target/kotlin-hooks/royaltykit-kotlin-test-hooks.jar:${CP#*:}"
-"$KC/bin/kotlinc" -nowarn -jvm-target 17 -cp "$HOOKS_CP" -d "$WORK/hook-classes" \
-  $(find "$ROOT/bindings-kotlin/tests-hooks" -name '*.kt') 2>&1 | grep -v '^warning: unable to find kotlin-stdlib' >&2 || true
-java -cp "$HOOKS_CP:$WORK/hook-classes" org.junit.runner.JUnitCore $(test_classes "$WORK/hook-classes")
+kotlinc_or_fail -cp "$HOOKS_CP" -d "$WORK/hook-classes" $(find "$ROOT/bindings-kotlin/tests-hooks" -name '*.kt')
+classes=$(test_classes "$WORK/hook-classes")
+java -cp "$HOOKS_CP:$WORK/hook-classes" org.junit.runner.JUnitCore $classes
