@@ -12,10 +12,19 @@
 //!    workers racing for the same delivery never split its keys between them);
 //! 3. [`decide_claims`]: release the claims it names, then either answer its status (200 for a
 //!    delivery already processed, [`STATUS_IN_PROGRESS`] while another worker processes it), or
-//! 4. run the handler: on success commit every key and answer [`STATUS_PROCESSED`]; on failure
-//!    release every key and answer [`STATUS_HANDLER_FAILED`], so the redelivery is processed;
+//! 4. run the handler: on success commit every key (each commit tried up to
+//!    [`COMMIT_ATTEMPTS`] times, [`COMMIT_RETRY_DELAY_MS`] apart) and answer
+//!    [`STATUS_PROCESSED`]; on failure release every key and answer [`STATUS_HANDLER_FAILED`],
+//!    so the redelivery is processed;
 //! 5. a store that cannot be reached is answered [`STATUS_STORE_UNAVAILABLE`]: the service
 //!    redelivers, and nothing is lost.
+//!
+//! The guarantee, precisely: every genuine delivery is processed **at least once**. With a store
+//! apart from the handler's effects (the in-memory window, Redis), a commit that still fails
+//! after its retries, or a process killed between the effect and the commit, means the
+//! redelivery runs the handler again. Processing is exactly once when the handler is idempotent
+//! (the spec asks consumers to apply the resource's current state idempotently) or when the
+//! dedup mark commits in the same database transaction as the effect.
 
 use crate::dedup::{self, ClaimState};
 use crate::webhook::{EventName, VerifiedWebhook};
@@ -30,6 +39,13 @@ pub const STATUS_IN_PROGRESS: u16 = 503;
 /// The dedup store could not be reached: nothing was processed; the service redelivers.
 pub const STATUS_STORE_UNAVAILABLE: u16 = 503;
 
+/// How many times a receiver tries each commit before answering [`STATUS_STORE_UNAVAILABLE`]:
+/// the effect is already stored, so a transient store failure is worth retrying rather than
+/// having the whole delivery processed again after the lease.
+pub const COMMIT_ATTEMPTS: u32 = 3;
+/// The pause between two attempts of one commit, in milliseconds.
+pub const COMMIT_RETRY_DELAY_MS: u32 = 100;
+
 /// The `result` of a delivery processed and committed.
 const PROCESSED: &str = "processed";
 
@@ -40,7 +56,7 @@ string_enum! {
         /// the handler, then commit every key (or release them all when it fails).
         Process = "process",
         /// Answer `status` (200) without running the handler: a test event, or a delivery
-        /// already processed (by this delivery, the same signed content or the same event).
+        /// already processed (this delivery, or the same signed content under another id).
         Acknowledge = "acknowledge",
         /// Another worker is processing it: answer `status` (503) so the service redelivers.
         RetryLater = "retry_later",
@@ -66,6 +82,12 @@ pub struct ReceiverDecision {
     /// The JSON body to answer with `status` (`{"result": …}`); for `process`, the one to
     /// answer once the handler succeeded and every key is committed.
     pub body: String,
+    /// For `process`: how many times to try each commit before answering
+    /// [`STATUS_STORE_UNAVAILABLE`] ([`COMMIT_ATTEMPTS`]); 0 otherwise.
+    pub commit_attempts: u32,
+    /// For `process`: the pause between two attempts of one commit, in milliseconds
+    /// ([`COMMIT_RETRY_DELAY_MS`]); 0 otherwise.
+    pub commit_retry_delay_ms: u32,
     /// Why, for logs.
     pub reason: String,
 }
@@ -93,6 +115,8 @@ pub struct ReceiverReply {
 }
 
 /// The store a receiver uses when none is given: a dedup window of this many keys (one process).
+/// A delivery holds two keys (its delivery and content keys), so the window remembers half as
+/// many deliveries.
 pub const DEFAULT_STORE_CAPACITY: u32 = 100_000;
 
 fn json_body(field: &str, value: &str, message: Option<&str>) -> String {
@@ -125,10 +149,14 @@ pub fn rejection_body(code: &str, message: &str) -> String {
 
 /// What to do with a verified delivery. Promises: for `enterprise.webhook.test`, `acknowledge`
 /// with 200 and no keys (the spec's test endpoint: acknowledge it, act on nothing); otherwise
-/// `process` with the three keys to claim, in this order: the delivery key (redeliveries of the
-/// same delivery), the content key (the same signed content resent under a new
-/// `Service-Webhook-Id`) and the event key (an operator replay, `replay_of`, of an event
-/// already applied). `invalid_argument` for an empty or over-long namespace.
+/// `process` with the two keys to claim, in this order: the delivery key (the spec:
+/// "deduplicate by Service-Webhook-Id"; redeliveries of the same delivery) and the content key
+/// (the same signed content resent under a new `Service-Webhook-Id`, which the signature does
+/// not cover). The event key is never claimed: an operator replay gets a new
+/// `Service-Webhook-Id` on purpose and must be processed, and two different changes of one
+/// resource stamped the same second share an event key ([`dedup::event_key`] stays available
+/// to hosts that choose to collapse replays). `invalid_argument` for an empty or over-long
+/// namespace.
 pub fn plan_receipt(
     namespace: &str,
     delivery: &VerifiedWebhook,
@@ -136,7 +164,6 @@ pub fn plan_receipt(
     let keys = vec![
         dedup::delivery_key(namespace, &delivery.delivery_id)?,
         delivery.content_key.clone(),
-        dedup::event_key(namespace, &delivery.event)?,
     ];
     Ok(if delivery.event.name == EventName::EnterpriseWebhookTest {
         ReceiverDecision {
@@ -145,6 +172,8 @@ pub fn plan_receipt(
             keys: Vec::new(),
             release: Vec::new(),
             body: json_body("result", ReceiverStep::Acknowledge.as_str(), None),
+            commit_attempts: 0,
+            commit_retry_delay_ms: 0,
             reason: "test event (enterprise.webhook.test): acknowledged, not processed".to_owned(),
         }
     } else {
@@ -154,14 +183,16 @@ pub fn plan_receipt(
             keys,
             release: Vec::new(),
             body: json_body("result", PROCESSED, None),
-            reason: "claim the delivery, content and event keys".to_owned(),
+            commit_attempts: COMMIT_ATTEMPTS,
+            commit_retry_delay_ms: COMMIT_RETRY_DELAY_MS,
+            reason: "claim the delivery and content keys".to_owned(),
         }
     })
 }
 
 /// What the states of a delivery's claims mean: the states of the keys claimed so far, in the
 /// order of [`plan_receipt`]'s keys, up to and including the first that is not `new`.
-/// Promises: `process` with 200 when every state is `new`; otherwise `retry_later` with 503
+/// Promises: `process` with 200 (and the commit attempts) when every state is `new`; otherwise `retry_later` with 503
 /// when any is `in_progress`, else `acknowledge` with 200; in both, the positions of the `new`
 /// ones to release. No states at all is `process`.
 pub fn decide_claims(states: &[ClaimState]) -> ReceiverDecision {
@@ -182,6 +213,16 @@ pub fn decide_claims(states: &[ClaimState]) -> ReceiverDecision {
             },
             None,
         ),
+        commit_attempts: if step == ReceiverStep::Process {
+            COMMIT_ATTEMPTS
+        } else {
+            0
+        },
+        commit_retry_delay_ms: if step == ReceiverStep::Process {
+            COMMIT_RETRY_DELAY_MS
+        } else {
+            0
+        },
         reason: reason.to_owned(),
     };
     if states.iter().all(|s| *s == ClaimState::New) {
@@ -200,7 +241,7 @@ pub fn decide_claims(states: &[ClaimState]) -> ReceiverDecision {
         decision(
             ReceiverStep::Acknowledge,
             STATUS_PROCESSED,
-            "already processed (a redelivery, the same signed content or a replayed event)",
+            "already processed (a redelivery, or the same signed content under another id)",
         )
     }
 }

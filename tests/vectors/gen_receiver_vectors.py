@@ -3,8 +3,9 @@
 is claimed under, what the claims' states mean) and the dedup contract's Redis commands.
 
 Independent of royaltykit: keys come from keys.py (hashlib), signatures from hmac, and the
-expectations from the rules written out below — DESIGN §2 (two-phase dedup, the three keys, an
-operator replay applies once), the enterprise spec's test endpoint (`enterprise.webhook.test`:
+expectations from the rules written out below — DESIGN §2 (two-phase dedup; the delivery and
+content keys are claimed, the event key never: "deduplicate by Service-Webhook-Id", "a replay gets
+a new one"), the enterprise spec's test endpoint (`enterprise.webhook.test`:
 acknowledge, act on nothing) and the Redis protocol documented in core/src/dedup/redis.rs.
 """
 import json
@@ -26,14 +27,20 @@ def event(name, occurred="2026-11-22T04:05:06Z", replay_of=None):
     return e
 
 
-# ---- plan_receipt: a verified delivery -> acknowledge (test event) or the three keys to claim --------
+# ---- plan_receipt: a verified delivery -> acknowledge (test event) or the two keys to claim ----------
+
+# A receiver tries each commit this many times, this many milliseconds apart, before answering 503
+# (issue 24: the effect is stored, so a transient store failure is retried, not reprocessed).
+COMMIT_ATTEMPTS, COMMIT_RETRY_DELAY_MS = 3, 100
+SPEC_KEYS = ("enterprise spec, Delivery contract: \"deduplicate by Service-Webhook-Id\"; Webhook delivery: \"a replay has a new "
+             "reference and retains replay_of\"; DESIGN §2: the content key (the id is not signed); the event key is never claimed")
 
 plans = []
 
 
-def plan(comment, e, did="dlv_0001", namespace=NS, error=None):
+def plan(comment, e, did="dlv_0001", namespace=NS, error=None, ts=NOW, spec=SPEC_KEYS):
     body = json.dumps(e, separators=(",", ":")).encode()
-    ts = str(NOW)
+    ts = str(ts)
     headers = [["Service-Webhook-Id", did], ["Service-Webhook-Timestamp", ts],
                ["Service-Webhook-Signature", "v1=" + mac(SECRET, ts, body).hex()]]
     case = {"comment": comment, "input": {"namespace": namespace, "headers": headers, "body": body.decode(),
@@ -42,19 +49,28 @@ def plan(comment, e, did="dlv_0001", namespace=NS, error=None):
         case["error"] = error
     elif e["event"] == "enterprise.webhook.test":
         case["expected"] = {"step": "acknowledge", "status": 200, "keys": [], "release": [],
-                            "body": '{"result":"acknowledge"}'}
+                            "body": '{"result":"acknowledge"}', "commit_attempts": 0}
     else:
-        keys = [delivery_key(namespace, did), content_key(SECRET, ts, body),
-                event_key(namespace, e["event"], e["resource"]["type"], e["resource"]["reference"], e["occurred_at"])]
+        keys = [delivery_key(namespace, did), content_key(SECRET, ts, body)]
         case["expected"] = {"step": "process", "status": 200, "keys": keys, "release": [],
-                            "body": '{"result":"processed"}'}
-    case["spec"] = "DESIGN §2: delivery key, content key, event key; enterprise spec: the test endpoint's event is acknowledged"
+                            "body": '{"result":"processed"}', "commit_attempts": COMMIT_ATTEMPTS,
+                            "commit_retry_delay_ms": COMMIT_RETRY_DELAY_MS}
+    case["spec"] = spec
     plans.append(case)
+    return case
 
 
-plan("a delivery: its delivery, content and event keys, in that order", event("ddex.delivery.acknowledged"))
-plan("an operator replay: its own delivery and content keys, the original's event key",
-     event("ddex.delivery.acknowledged", replay_of="dlv_0001"), did="dlv_0099")
+plan("a delivery: its delivery and content keys, in that order (never the event key)", event("ddex.delivery.acknowledged"))
+replay = plan("an operator replay: its own delivery and content keys, so it is processed (the spec: a replay gets a new "
+              "Service-Webhook-Id; the consumer applies the resource's current state idempotently)",
+              event("ddex.delivery.acknowledged", replay_of="dlv_0001"), did="dlv_0099")
+first = plan("a status change of the resource at 04:00:00Z", event("ddex.delivery.status_changed", occurred="2026-11-22T04:00:00Z"),
+             did="dlv_0100", ts=NOW)
+second = plan("a second, different change of the same resource stamped the same second: other keys, so it is processed too",
+              event("ddex.delivery.status_changed", occurred="2026-11-22T04:00:00Z"), did="dlv_0101", ts=NOW + 1)
+# The event key the old rule claimed would have been the same for both: the reason it is never claimed.
+assert event_key(NS, "ddex.delivery.status_changed", "ddex_message", REF, "2026-11-22T04:00:00Z") not in first["expected"]["keys"] + second["expected"]["keys"]
+assert not set(first["expected"]["keys"]) & set(second["expected"]["keys"])
 plan("an unknown event name is processed like any other", event("ddex.something.new"))
 plan("occurred_at with an offset: the event key takes the text as sent", event("ddex.delivery.failed", occurred="2026-11-22T06:05:06+02:00"))
 plan("the test endpoint's event: acknowledged, nothing to claim", event("enterprise.webhook.test"))
@@ -71,20 +87,20 @@ def reference_decision(states):
     result: `processed` (answered once committed), `retry_later` or `acknowledge`."""
     fresh = [i for i, s in enumerate(states) if s == "new"]
     if all(s == "new" for s in states):
-        return {"step": "process", "status": 200, "release": [], "body": '{"result":"processed"}'}
+        return {"step": "process", "status": 200, "release": [], "body": '{"result":"processed"}',
+                "commit_attempts": COMMIT_ATTEMPTS, "commit_retry_delay_ms": COMMIT_RETRY_DELAY_MS}
     if "in_progress" in states:
-        return {"step": "retry_later", "status": 503, "release": fresh, "body": '{"result":"retry_later"}'}
-    return {"step": "acknowledge", "status": 200, "release": fresh, "body": '{"result":"acknowledge"}'}
+        return {"step": "retry_later", "status": 503, "release": fresh, "body": '{"result":"retry_later"}', "commit_attempts": 0}
+    return {"step": "acknowledge", "status": 200, "release": fresh, "body": '{"result":"acknowledge"}', "commit_attempts": 0}
 
 
 decisions = []
 for comment, states in [
-    ("all three keys new: process", ["new", "new", "new"]),
+    ("both keys new: process, then commit (each commit tried up to three times)", ["new", "new"]),
     ("the delivery key is done: a redelivery, acknowledged", ["done"]),
     ("the delivery key is claimed elsewhere: retry later", ["in_progress"]),
-    ("the same signed content under a new id: the content key is done", ["new", "done"]),
-    ("an operator replay of an applied event: the event key is done, two new claims released", ["new", "new", "done"]),
-    ("a replay racing its original: the event key is in progress", ["new", "new", "in_progress"]),
+    ("the same signed content under a new id: the content key is done, the new claim released", ["new", "done"]),
+    ("the same signed content racing under another id: the content key is in progress", ["new", "in_progress"]),
     ("nothing claimed (no keys): process", []),
 ]:
     decisions.append({"comment": comment, "input": {"states": states}, "expected": reference_decision(states),

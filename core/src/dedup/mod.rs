@@ -16,11 +16,13 @@
 //! A random idempotency key (the default for a request without a request id) is `idem_` and 32
 //! hex characters of 128 random bits from the host.
 //!
-//! Why three webhook keys: `Service-Webhook-Id` is not covered by the signature, so someone
-//! who captured a genuine delivery can resend it under a fresh id within the tolerance window;
-//! the content key is derived from what *is* signed, so checking it too stops that replay. An
-//! operator replay (`replay_of`) is a new delivery with a new id and new signed content, but
-//! the same event: the event key makes it apply once.
+//! Why two webhook keys are claimed: `Service-Webhook-Id` is not covered by the signature, so
+//! someone who captured a genuine delivery can resend it under a fresh id within the tolerance
+//! window; the content key is derived from what *is* signed, so checking it too stops that
+//! resend. The event key is only a hint: an operator replay (`replay_of`) gets a new id on
+//! purpose and must be processed (the spec dedups by `Service-Webhook-Id`; the consumer applies
+//! the resource's current state idempotently), and two different changes of one resource
+//! stamped the same second share an event key, so claiming it would drop one of them.
 
 mod redis;
 mod window;
@@ -105,7 +107,8 @@ pub fn content_key(secret: &str, timestamp: &str, body: &[u8]) -> Result<String,
 
 /// The event key: the event's identity (name, resource type, resource reference, `occurred_at`
 /// as sent) inside a namespace. An original delivery and its replay (`replay_of`) have the same
-/// event key, so an event applies once however often it is delivered. Promises:
+/// event key. A hint for a host that deliberately collapses replays, never a dedup key to claim
+/// by default: two different changes of one resource in the same second share it too. Promises:
 /// `invalid_argument` for an empty or over-long namespace.
 pub fn event_key(namespace: &str, event: &WebhookEvent) -> Result<String, ArgumentError> {
     event_key_parts(
