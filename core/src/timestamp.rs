@@ -61,7 +61,7 @@ pub(crate) fn parse_rfc3339(text: &str) -> Option<i64> {
     s.literal(b':')?;
     let minute = s.digits(2)?;
     s.literal(b':')?;
-    let mut second = s.digits(2)?;
+    let second = s.digits(2)?;
     if s.literal(b'.').is_some() {
         s.digits(1)?;
         while s.digits(1).is_some() {}
@@ -87,14 +87,80 @@ pub(crate) fn parse_rfc3339(text: &str) -> Option<i64> {
     if !s.0.is_empty() {
         return None;
     }
-    let leap = second == 60;
-    if leap {
-        second = 59;
+    at_offset(date, hour, minute, second, offset)
+}
+
+/// Most bytes of a timestamp [`parse_iso8601`] looks at: longer text is not a timestamp.
+const MAX_ISO8601_BYTES: usize = 64;
+
+/// Unix seconds of an ISO 8601 date-time as a server may send one for "an ISO 8601 UTC
+/// timestamp" (`occurred_at`): everything [`parse_rfc3339`] accepts, and also the basic format
+/// (`20261122T040000Z`), a `T`, `t` or space separator, fractional seconds after `.` or `,`
+/// (dropped), and offsets `Z`, `±hh:mm`, `±hhmm` or `±hh` (`-00:00` is UTC). A leap second is
+/// read as in [`parse_rfc3339`]. `None` for anything else (the caller keeps the text).
+pub(crate) fn parse_iso8601(text: &str) -> Option<i64> {
+    if let Some(at) = parse_rfc3339(text) {
+        return Some(at);
     }
+    if text.len() > MAX_ISO8601_BYTES {
+        return None;
+    }
+    let bytes = text.as_bytes();
+    let extended = bytes.get(4) == Some(&b'-');
+    let mut s = Scan(bytes);
+    let year = s.digits(4)?;
+    let sep = |s: &mut Scan<'_>, c: u8| if extended { s.literal(c) } else { Some(()) };
+    sep(&mut s, b'-')?;
+    let month = Month::try_from(u8::try_from(s.digits(2)?).ok()?).ok()?;
+    sep(&mut s, b'-')?;
+    let day = u8::try_from(s.digits(2)?).ok()?;
+    let date = Date::from_calendar_date(i32::try_from(year).ok()?, month, day).ok()?;
+    s.byte(|b| b == b'T' || b == b't' || b == b' ')?;
+    let hour = s.digits(2)?;
+    sep(&mut s, b':')?;
+    let minute = s.digits(2)?;
+    sep(&mut s, b':')?;
+    let second = s.digits(2)?;
+    if s.byte(|b| b == b'.' || b == b',').is_some() {
+        s.digits(1)?;
+        while s.digits(1).is_some() {}
+    }
+    let offset = if s.byte(|b| b.eq_ignore_ascii_case(&b'z')).is_some() {
+        UtcOffset::UTC
+    } else {
+        let sign: i8 = if s.byte(|b| b == b'+' || b == b'-')? == b'-' {
+            -1
+        } else {
+            1
+        };
+        let h = s.digits(2).filter(|h| *h <= 23)?;
+        let m = if s.0.is_empty() {
+            0
+        } else {
+            s.literal(b':').or(Some(()))?;
+            s.digits(2)?
+        };
+        UtcOffset::from_hms(
+            sign * i8::try_from(h).ok()?,
+            sign * i8::try_from(m).ok()?,
+            0,
+        )
+        .ok()?
+    };
+    if !s.0.is_empty() {
+        return None;
+    }
+    at_offset(date, hour, minute, second, offset)
+}
+
+/// The instant of a date, a time (a `60` second only where a leap second can occur, read as
+/// the second before it) and an offset.
+fn at_offset(date: Date, hour: u32, minute: u32, second: u32, offset: UtcOffset) -> Option<i64> {
+    let leap = second == 60;
     let time = Time::from_hms(
         u8::try_from(hour).ok()?,
         u8::try_from(minute).ok()?,
-        u8::try_from(second).ok()?,
+        u8::try_from(if leap { 59 } else { second }).ok()?,
     )
     .ok()?;
     let at = PrimitiveDateTime::new(date, time).assume_offset(offset);
@@ -146,6 +212,32 @@ mod tests {
         assert_eq!(parse_rfc3339("2026-11-22T04:05:06.Z"), None);
         assert_eq!(parse_rfc3339("2026-11-22T04:05:06+24:00"), None);
         assert_eq!(parse_rfc3339("2026-11-22T04:05:06Z "), None);
+        // ISO 8601 forms a server may send for "an ISO 8601 UTC timestamp"
+        for form in [
+            "2026-11-22T04:05:06+0000",
+            "2026-11-22T04:05:06+00",
+            "2026-11-22T04:05:06-00:00",
+            "20261122T040506Z",
+            "20261122T040506,5+0000",
+            "2026-11-22T04:05:06,25Z",
+            "2026-11-22T06:05:06+0200",
+            "20261122T060506+02",
+        ] {
+            assert_eq!(parse_iso8601(form), Some(1_795_320_306), "{form}");
+        }
+        for garbage in [
+            "2026-11-22T040506Z",
+            "20261122T04:05:06Z",
+            "2026-11-22T04:05:06+2400",
+            "2026-11-22T04:05:06+0",
+            "2026-11-22T04:05:06+00:",
+            "20261122T040506",
+            "20261122",
+            "yesterday",
+            "",
+        ] {
+            assert_eq!(parse_iso8601(garbage), None, "{garbage}");
+        }
         assert!(is_calendar_date("2024-02-29"));
         assert!(!is_calendar_date("2026-02-29"));
         assert!(!is_calendar_date("2026-1-01"));
@@ -171,6 +263,22 @@ mod tests {
         #[test]
         fn agrees_with_the_time_crate(text in near_rfc3339()) {
             prop_assert_eq!(parse_rfc3339(&text), reference(&text), "{:?}", text);
+        }
+
+        /// ISO 8601 reading extends RFC 3339 reading and never changes its value; the basic
+        /// form and the other UTC offsets of a valid UTC timestamp read as the same instant.
+        #[test]
+        fn iso8601_extends_rfc3339(text in near_rfc3339()) {
+            let rfc = parse_rfc3339(&text);
+            if rfc.is_some() {
+                prop_assert_eq!(parse_iso8601(&text), rfc, "{:?}", text);
+            }
+            if let (Some(at), Some(utc)) = (rfc, text.strip_suffix('Z')) {
+                let basic: String = utc.chars().filter(|c| *c != '-' && *c != ':').collect();
+                prop_assert_eq!(parse_iso8601(&format!("{basic}Z")), Some(at), "{:?}", basic);
+                prop_assert_eq!(parse_iso8601(&format!("{utc}+0000")), Some(at));
+                prop_assert_eq!(parse_iso8601(&format!("{utc}+00")), Some(at));
+            }
         }
 
         #[test]

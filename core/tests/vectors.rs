@@ -11,6 +11,7 @@
 )]
 
 use royaltykit::request::{RequestDescriptor, RequestParams};
+use royaltykit::webhook::SigningSecret;
 use royaltykit::{api_error, catalog, dedup, export, receiver, retry, token, webhook, Error};
 use serde_json::{json, Value};
 
@@ -36,12 +37,12 @@ fn view<T: serde::Serialize, E: Into<Error>>(r: Result<T, E>) -> Outcome {
 }
 
 /// HMAC-SHA256 keyed afresh per call from the secret bytes: a stand-in for a host primitive.
-struct ExternalMac<'a>(&'a [String]);
+struct ExternalMac<'a>(&'a [webhook::WebhookSecret]);
 
 impl webhook::SignatureMac for ExternalMac<'_> {
     fn mac(&mut self, secret_index: usize, timestamp: &str, body: &[u8]) -> Option<[u8; 32]> {
         use hmac::{KeyInit, Mac};
-        let key = self.0.get(secret_index)?.as_bytes();
+        let key = self.0.get(secret_index)?.secret_bytes();
         let mut m = hmac::Hmac::<sha2::Sha256>::new_from_slice(key).ok()?;
         m.update(timestamp.as_bytes());
         m.update(b".");
@@ -50,13 +51,25 @@ impl webhook::SignatureMac for ExternalMac<'_> {
     }
 }
 
+/// A vector's secrets: strings (no end of validity) or `{secret, valid_until}`.
+fn secrets(v: &Value) -> Vec<webhook::WebhookSecret> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|s| match s {
+            Value::String(s) => webhook::WebhookSecret::new(s.as_str(), None),
+            o => webhook::WebhookSecret::new(text(&o["secret"]), o["valid_until"].as_i64()),
+        })
+        .collect()
+}
+
 /// `webhook::verify`; the reusable verifier and both with the MAC delegated to another HMAC
 /// implementation (what the Node binding does with node:crypto) must give the same outcome.
 fn verify_webhook(i: &Value) -> Outcome {
     let (headers, body, secrets) = (
         pairs(&i["headers"]),
         bytes(&i["body"]),
-        strings(&i["secrets"]),
+        secrets(&i["secrets"]),
     );
     let now = int(&i["now"]);
     let opts = webhook::VerifyOptions::with_defaults(
@@ -115,9 +128,13 @@ fn build_request(i: &Value) -> Outcome {
         body: p["body"].is_object().then(|| bytes(&p["body"])),
         token: p["token"].is_object().then(|| {
             let value = text(&p["token"]["value"]);
-            match text(&p["token"]["api"]) {
+            let t = match text(&p["token"]["api"]) {
                 "enterprise" => token::BearerToken::enterprise(value),
                 _ => token::BearerToken::reports(value),
+            };
+            match opt_text(&p["token"]["tenant_id"]) {
+                Some(tenant) => t.for_tenant(tenant),
+                None => t,
             }
         }),
         tenant_id: opt_text(&p["tenant_id"]),
@@ -142,6 +159,7 @@ fn parse_token_response(i: &Value) -> Outcome {
         &pairs(&i["headers"]),
         &bytes(&i["body"]),
         &strings(&i["requested_scopes"]),
+        text(&i["tenant_id"]),
         int(&i["now"]),
     )??;
     assert!(
@@ -151,7 +169,7 @@ fn parse_token_response(i: &Value) -> Outcome {
     Ok(json!({
         "access_token": got.access_token, "token_type": got.token_type, "expires_in": got.expires_in,
         "expires_at": got.expires_at, "refresh_at": got.refresh_at, "scopes": got.scopes,
-        "missing_scopes": got.missing_scopes, "warnings": got.warnings,
+        "missing_scopes": got.missing_scopes, "warnings": got.warnings, "tenant_id": got.tenant_id,
     }))
 }
 
@@ -282,10 +300,8 @@ fn export_call(function: &str, i: &Value) -> Option<Outcome> {
         "export_poll_decision" => view(export::export_poll_decision(
             &state(),
             int(&i["attempt"]),
-            opt_int(&i["unchanged_reads"]),
             i["random"].as_f64().unwrap(),
             opt_int(&i["max_polls"]),
-            opt_int(&i["max_unknown_polls"]),
         )),
         "check_export_download" => (|| {
             export::check_export_download(

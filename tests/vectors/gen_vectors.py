@@ -11,6 +11,7 @@ import datetime
 import hashlib
 import hmac
 import json
+import re
 import os
 
 from keys import content_key, delivery_key, event_key, idempotency_key, mac
@@ -29,9 +30,31 @@ def v1(secret, ts, body):
     return "v1=" + mac(secret, ts, body).hex()
 
 
+ISO8601 = re.compile(r"^(\d{4})(?:-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})|(\d{2})(\d{2})[Tt ](\d{2})(\d{2})(\d{2}))"
+                     r"(?:[.,]\d+)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)$")
+
+
 def unix(text):
-    dt = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    return calendar.timegm(dt.astimezone(datetime.timezone.utc).utctimetuple())
+    """Unix seconds of an ISO 8601 timestamp in the forms a server may send for "an ISO 8601 UTC
+    timestamp": extended or basic, T/t/space, a fraction after . or , (dropped), Z or an offset
+    ±hh:mm, ±hhmm, ±hh; None for anything else (the payload keeps the text)."""
+    m = ISO8601.match(text)
+    if not m:
+        return None
+    g = m.groups()
+    year = int(g[0])
+    mo, d, h, mi, sec = (g[1:6] if g[1] is not None else g[6:11])
+    try:
+        base = datetime.datetime(year, int(mo), int(d), int(h), int(mi), int(sec))
+    except ValueError:
+        return None
+    offset = 0
+    if g[11] is None:
+        oh, om = int(g[13]), int(g[14] or 0)
+        if oh > 23 or om > 59:
+            return None
+        offset = (oh * 3600 + om * 60) * (-1 if g[12] == "-" else 1)
+    return calendar.timegm(base.timetuple()) - offset
 
 
 def event(name="ddex.delivery.status_changed", occurred="2026-11-22T04:05:06Z", replay_of=None, extra=None):
@@ -67,9 +90,12 @@ HTTP_STATUS = {"no_matching_signature": 401, "payload_too_large": 413, "invalid_
 
 
 def add(comment, flags, headers, body, secrets, now=NOW, error=None, expect=None, **opts):
+    spec = opts.pop("spec", None)
     inp = {"headers": headers, "body": body_field(body), "secrets": secrets, "now": now}
     inp.update(opts)
     case = {"tcId": len(cases) + 1, "comment": comment, "flags": flags, "input": inp}
+    if spec:
+        case["spec"] = spec
     if error:
         case["result"] = "invalid"
         case["error"] = error
@@ -97,13 +123,14 @@ def expected(did, ts, body, secrets, index, e):
 def genuine(comment, flags=None, e=None, did="dlv_0001", ts=str(NOW), secrets=None, sign_with=None,
             now=NOW, names=(ID, TS, SIG), extra_headers=(), index=0, sig=None, error=None, body=None, **opts):
     secrets = secrets or [SECRET]
-    sign_with = sign_with or [secrets[0]]
+    plain = [s["secret"] if isinstance(s, dict) else s for s in secrets]  # {secret, valid_until}: its string
+    sign_with = sign_with or [plain[0]]
     e = e if e is not None else event()
     body = body if body is not None else body_of(e)
     signed_ts = ts.strip(" \t")
     sig = sig if sig is not None else ",".join(v1(s, signed_ts, body) for s in sign_with)
     headers = [[names[0], did], [names[1], ts], [names[2], sig]] + [list(h) for h in extra_headers]
-    exp = None if error else expected(did, ts, body, secrets, index, e)
+    exp = None if error else expected(did, ts, body, plain, index, e)
     add(comment, flags or ["genuine"], headers, body, secrets, now=now, error=error, expect=exp, **opts)
 
 
@@ -152,6 +179,26 @@ genuine("rotation: signed with previous only, receiver has both -> index 1", ["r
 genuine("rotation: header order previous,new; receiver has new first", ["rotation"], secrets=[SECRET, PREVIOUS], sign_with=[PREVIOUS, SECRET])
 genuine("rotation: receiver has only previous, delivery signed by both -> match", ["rotation"], secrets=[PREVIOUS], sign_with=[SECRET, PREVIOUS])
 genuine("rotation complete: delivery signed with previous only, receiver has new only", ["rotation"], secrets=[SECRET], sign_with=[PREVIOUS], error="no_matching_signature")
+# A secret with its end of validity ({secret, valid_until}): the enterprise spec, States: rotate-secret ->
+# "for five minutes deliveries carry signatures by both; afterwards only the new one"; rotation returns
+# previous_secret_valid_until. Valid while now <= valid_until; after it the secret never verifies.
+UNTIL = NOW + 300
+ROT = "enterprise spec, States and transitions: webhook signing secret, rotate-secret: \"afterwards only the new one\"; Webhook subscription: previous_secret_valid_until"
+prev_until = {"secret": PREVIOUS, "valid_until": UNTIL}
+genuine("rotation overlap: signed with previous only, previous valid until later -> index 1", ["rotation", "valid_until"],
+        secrets=[SECRET, prev_until], sign_with=[PREVIOUS], index=1, spec=ROT)
+genuine("rotation overlap: valid_until is inclusive (now == valid_until)", ["rotation", "valid_until"],
+        secrets=[SECRET, prev_until], sign_with=[PREVIOUS], index=1, now=UNTIL, ts=str(UNTIL), spec=ROT)
+genuine("rotation over: signed with previous only, one second past its valid_until -> refused", ["rotation", "valid_until"],
+        secrets=[SECRET, prev_until], sign_with=[PREVIOUS], now=UNTIL + 1, ts=str(UNTIL + 1), error="no_matching_signature", spec=ROT)
+genuine("rotation over: signed with both, previous expired -> the new one matches (index 0)", ["rotation", "valid_until"],
+        secrets=[SECRET, prev_until], sign_with=[SECRET, PREVIOUS], now=UNTIL + 1, ts=str(UNTIL + 1), spec=ROT)
+genuine("a leaked secret rotated out long ago never verifies, even with a timestamp inside the tolerance", ["rotation", "valid_until"],
+        secrets=[SECRET, {"secret": PREVIOUS, "valid_until": NOW - 86_400}], sign_with=[PREVIOUS], error="no_matching_signature", spec=ROT)
+genuine("the only secret expired: refused (nothing in force)", ["rotation", "valid_until"],
+        secrets=[{"secret": SECRET, "valid_until": NOW - 1}], error="no_matching_signature", spec=ROT)
+genuine("a current secret with a later valid_until verifies as a plain one", ["rotation", "valid_until"],
+        secrets=[{"secret": SECRET, "valid_until": NOW + 10}], spec=ROT)
 
 # --- tolerance boundaries ---------------------------------------------------------------------
 genuine("now = timestamp + 300 (inside)", ["tolerance"], now=NOW + 300)
@@ -187,7 +234,19 @@ genuine("missing event member", ["payload"], body=json.dumps({"resource": event(
 genuine("missing resource", ["payload"], body=json.dumps({"event": "ddex.delivery.failed", "occurred_at": "2026-11-22T04:05:06Z"}).encode(), error="invalid_payload")
 genuine("resource without url", ["payload"], body=json.dumps({"event": "x", "resource": {"type": "t", "reference": REF}, "occurred_at": "2026-11-22T04:05:06Z"}).encode(), error="invalid_payload")
 genuine("event is a number", ["payload"], body=json.dumps(dict(event(), event=5)).encode(), error="invalid_payload")
-genuine("occurred_at not RFC 3339", ["payload"], e=event(occurred="22/11/2026 04:05"), error="invalid_payload")
+# enterprise spec, Events: "occurred_at | string, ISO 8601 UTC timestamp". A genuine delivery is never
+# refused for the form of its timestamp (a 400 on every attempt would lose the event): the forms a server
+# may send are read, anything else is kept as text with occurred_at null.
+OCC = "enterprise spec, Events, Payload: occurred_at | string, ISO 8601 UTC timestamp"
+for form in ["2026-11-22T04:00:00+0000", "2026-11-22T04:00:00+00:00", "2026-11-22T04:00:00-00:00", "2026-11-22T04:00:00+00",
+             "20261122T040000Z", "20261122T040000+0000", "20261122T040000.250Z", "2026-11-22T04:00:00,5Z", "2026-11-22 04:00:00Z",
+             "2026-11-22t04:00:00z", "2026-11-22T06:00:00+0200", "2026-11-22T04:00:00.123456789Z"]:
+    assert unix(form) == 1795320000, form  # 2026-11-22T04:00:00Z
+    genuine(f"occurred_at {form}: read as 2026-11-22T04:00:00Z", ["payload", "occurred_at"], e=event(occurred=form), spec=OCC)
+for garbage in ["22/11/2026 04:05", "yesterday", "2026-11-22", "2026-02-30T04:00:00Z", "2026-11-22T04:00:00+2400", "1763784000"]:
+    assert unix(garbage) is None, garbage
+    genuine(f"occurred_at {garbage!r} cannot be read: kept as text, occurred_at null, the delivery verifies",
+            ["payload", "occurred_at"], e=event(occurred=garbage), spec=OCC)
 genuine("non-UTF-8 body signed as bytes (hash over raw bytes, not text)", ["payload", "non_utf8"], body=bytes(range(256)), error="invalid_payload")
 
 # --- missing and malformed headers ------------------------------------------------------------
@@ -257,7 +316,7 @@ webhook = {
     "description": "Webhook verification vectors for royaltykit. Expected values computed by gen_vectors.py with Python's hmac/hashlib, never by royaltykit.",
     "generator": "tests/vectors/gen_vectors.py",
     "defaults": {"tolerance": 300, "max_body_bytes": 262144},
-    "input_shape": "headers: list of [name, value] pairs (a name may repeat); body: {utf8} or {hex}; secrets: list; now: Unix seconds; optional tolerance, max_body_bytes",
+    "input_shape": "headers: list of [name, value] pairs (a name may repeat); body: {utf8} or {hex}; secrets: list of strings or {secret, valid_until} (valid_until: the last Unix second it verifies); now: Unix seconds; optional tolerance, max_body_bytes",
     "numberOfTests": len(cases),
     "cases": cases,
 }

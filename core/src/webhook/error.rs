@@ -54,12 +54,14 @@ pub enum WebhookError {
     },
     /// No signature value matches any secret: a forged, tampered or wrongly-keyed request.
     /// Code `no_matching_signature`.
-    #[error("no matching signature: none of the {candidates} v1 signature value(s) matches any of the {secrets} secret(s); the body may have been altered (verify the exact raw bytes, before any JSON parsing) or the secret is wrong or rotated")]
+    #[error("no matching signature: none of the {candidates} v1 signature value(s) matches any of the {secrets} secret(s) in force{}; the body may have been altered (verify the exact raw bytes, before any JSON parsing) or the secret is wrong or rotated", expired_note(*expired))]
     NoMatchingSignature {
         /// How many well-formed `v1` values the header carried.
         candidates: usize,
         /// How many secrets were tried.
         secrets: usize,
+        /// How many secrets were past their `valid_until` and not tried.
+        expired: usize,
     },
     /// The signature is genuine but the timestamp is older than the tolerance allows.
     /// Code `timestamp_too_old`.
@@ -146,3 +148,11 @@ impl WebhookError {
 }
 
 pub(crate) use crate::error::quote;
+
+fn expired_note(expired: usize) -> String {
+    if expired == 0 {
+        String::new()
+    } else {
+        format!(" ({expired} more past its valid_until, no longer accepted: the rotation's overlap is over)")
+    }
+}

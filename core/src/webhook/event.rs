@@ -135,9 +135,11 @@ pub struct WebhookEvent {
     pub resource_reference: String,
     /// `resource.url`: the canonical API path to fetch before any irreversible decision.
     pub resource_url: String,
-    /// `occurred_at` as Unix seconds (fractions dropped).
-    pub occurred_at: i64,
-    /// `occurred_at` exactly as sent (RFC 3339); the event key uses this text.
+    /// `occurred_at` as Unix seconds (fractions dropped), read from any ISO 8601 form a server
+    /// may send (extended or basic, `Z`, `±hh:mm`, `±hhmm`, `±hh`); `None` when it cannot be
+    /// read, which never fails verification of a genuine delivery (`occurred_at_text` keeps it).
+    pub occurred_at: Option<i64>,
+    /// `occurred_at` exactly as sent; the event key uses this text.
     pub occurred_at_text: String,
     /// `replay_of`: the original delivery reference, present only on replays.
     pub replay_of: Option<String>,
@@ -145,9 +147,10 @@ pub struct WebhookEvent {
 }
 
 impl WebhookEvent {
-    /// Parses a payload. Promises: unknown members and unknown event names are accepted;
-    /// a missing or mistyped required member, a non-UTF-8 or non-JSON body, or an
-    /// `occurred_at` that is not RFC 3339 gives `invalid_payload` naming the member.
+    /// Parses a payload. Promises: unknown members and unknown event names are accepted; an
+    /// `occurred_at` that is not a readable ISO 8601 timestamp is kept as text (`occurred_at`
+    /// `None`), never an error; a missing or mistyped required member, or a non-UTF-8 or
+    /// non-JSON body, gives `invalid_payload` naming the member.
     pub fn parse(body: &[u8]) -> Result<Self, WebhookError> {
         let invalid = |reason: String| WebhookError::InvalidPayload { reason };
         let text = std::str::from_utf8(body).map_err(|e| {
@@ -166,12 +169,7 @@ impl WebhookEvent {
             .resource
             .ok_or_else(|| invalid("member `resource` is missing".to_owned()))?;
         let occurred_at_text = require(raw.occurred_at, "occurred_at")?;
-        let occurred_at = crate::timestamp::parse_rfc3339(&occurred_at_text).ok_or_else(|| {
-            invalid(format!(
-                "member `occurred_at` is not an RFC 3339 timestamp: {}",
-                super::error::quote(&occurred_at_text)
-            ))
-        })?;
+        let occurred_at = crate::timestamp::parse_iso8601(&occurred_at_text);
         let name = EventName::parse(&require(raw.event, "event")?);
         Ok(Self {
             is_known: name.is_known(),

@@ -59,6 +59,70 @@ pub const MAX_SECRETS: usize = 8;
 /// Longest secret accepted, in bytes.
 pub const MAX_SECRET_BYTES: usize = 1024;
 
+/// A signing secret as a verifier takes it: its bytes (the secret string's UTF-8 bytes, as the
+/// service showed it) and, optionally, the last Unix second it may verify. Implemented for
+/// plain secrets (`&str`, `String`, byte slices and vectors: no expiry) and for
+/// [`WebhookSecret`].
+pub trait SigningSecret {
+    /// The secret's bytes, used as the HMAC key as is.
+    fn secret_bytes(&self) -> &[u8];
+    /// The last Unix second at which a delivery signed with this secret verifies (the
+    /// rotation's `previous_secret_valid_until`); `None`: no limit.
+    fn valid_until(&self) -> Option<i64> {
+        None
+    }
+}
+
+impl<T: AsRef<[u8]> + ?Sized> SigningSecret for T {
+    fn secret_bytes(&self) -> &[u8] {
+        self.as_ref()
+    }
+}
+
+/// A signing secret with an optional end of validity. After `rotate-secret` the service signs
+/// with the new and the previous secret for five minutes, "afterwards only the new one", and
+/// returns `previous_secret_valid_until`: give the previous secret that limit, and it never
+/// verifies a delivery whose verification time is after it (a rotation often follows a leak).
+/// `Debug` never shows the secret.
+#[derive(Clone, PartialEq, Eq)]
+pub struct WebhookSecret {
+    secret: Vec<u8>,
+    valid_until: Option<i64>,
+}
+
+impl WebhookSecret {
+    /// A secret valid until `valid_until` (Unix seconds, inclusive), or with no limit.
+    pub fn new(secret: impl Into<Vec<u8>>, valid_until: Option<i64>) -> Self {
+        Self {
+            secret: secret.into(),
+            valid_until,
+        }
+    }
+}
+
+impl SigningSecret for WebhookSecret {
+    fn secret_bytes(&self) -> &[u8] {
+        &self.secret
+    }
+    fn valid_until(&self) -> Option<i64> {
+        self.valid_until
+    }
+}
+
+impl fmt::Debug for WebhookSecret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WebhookSecret")
+            .field("secret", &"[redacted]")
+            .field("valid_until", &self.valid_until)
+            .finish()
+    }
+}
+
+/// Whether a secret valid until `valid_until` may verify a delivery at `now`.
+fn in_force(valid_until: Option<i64>, now: i64) -> bool {
+    valid_until.is_none_or(|until| now <= until)
+}
+
 /// Verification options. Build with [`VerifyOptions::default`] or [`VerifyOptions::new`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct VerifyOptions {
@@ -177,6 +241,7 @@ impl SignatureMac for KeyedStates<'_> {
 #[derive(Clone)]
 pub struct WebhookVerifier {
     keys: Vec<HmacSha256>,
+    valid_until: Vec<Option<i64>>,
     options: VerifyOptions,
 }
 
@@ -190,15 +255,18 @@ impl fmt::Debug for WebhookVerifier {
 }
 
 impl WebhookVerifier {
-    /// A verifier for one or more secrets (current first, then previous). Promises:
+    /// A verifier for one or more secrets (current first, then previous), each with its
+    /// optional end of validity ([`WebhookSecret`]; a plain secret has none). Promises:
     /// `invalid_secret` when the list is empty, longer than [`MAX_SECRETS`], or a secret is
-    /// empty or longer than [`MAX_SECRET_BYTES`].
-    pub fn new<S: AsRef<[u8]>>(
+    /// empty or longer than [`MAX_SECRET_BYTES`]; a secret past its `valid_until` at the time of
+    /// verification never matches.
+    pub fn new<S: SigningSecret>(
         secrets: &[S],
         options: VerifyOptions,
     ) -> Result<Self, WebhookError> {
         Ok(Self {
             keys: keys_for(secrets)?,
+            valid_until: secrets.iter().map(SigningSecret::valid_until).collect(),
             options,
         })
     }
@@ -220,7 +288,7 @@ impl WebhookVerifier {
         let mut mac = KeyedStates(&self.keys);
         verify_collected(
             &collected,
-            self.keys.len(),
+            &self.valid_until,
             &mut mac,
             body,
             now,
@@ -239,14 +307,15 @@ impl WebhookVerifier {
         mac: &mut M,
     ) -> Result<VerifiedWebhook, WebhookError> {
         let collected = headers::collect(headers)?;
-        verify_collected(&collected, self.keys.len(), mac, body, now, self.options)
+        verify_collected(&collected, &self.valid_until, mac, body, now, self.options)
     }
 }
 
 /// Verifies one delivery against one or more secrets (current first). Equivalent to
 /// [`WebhookVerifier::new`] then [`WebhookVerifier::verify`], except that missing headers are
-/// reported before unusable secrets, as the check order requires.
-pub fn verify<H: HeaderMap + ?Sized, S: AsRef<[u8]>>(
+/// reported before unusable secrets, as the check order requires. A secret past its
+/// `valid_until` at `now` never matches.
+pub fn verify<H: HeaderMap + ?Sized, S: SigningSecret>(
     headers: &H,
     body: &[u8],
     secrets: &[S],
@@ -255,9 +324,10 @@ pub fn verify<H: HeaderMap + ?Sized, S: AsRef<[u8]>>(
 ) -> Result<VerifiedWebhook, WebhookError> {
     let collected = headers::collect(headers)?;
     let keys = keys_for(secrets)?;
+    let valid_until: Vec<_> = secrets.iter().map(SigningSecret::valid_until).collect();
     verify_collected(
         &collected,
-        keys.len(),
+        &valid_until,
         &mut KeyedStates(&keys),
         body,
         now,
@@ -267,7 +337,7 @@ pub fn verify<H: HeaderMap + ?Sized, S: AsRef<[u8]>>(
 
 /// As [`verify`], with the MACs computed by `mac` for `secrets` (same order). The secrets are
 /// still checked here (`invalid_secret`, in the contract's order); only the MAC is delegated.
-pub fn verify_with_mac<H: HeaderMap + ?Sized, S: AsRef<[u8]>, M: SignatureMac + ?Sized>(
+pub fn verify_with_mac<H: HeaderMap + ?Sized, S: SigningSecret, M: SignatureMac + ?Sized>(
     headers: &H,
     body: &[u8],
     secrets: &[S],
@@ -277,14 +347,15 @@ pub fn verify_with_mac<H: HeaderMap + ?Sized, S: AsRef<[u8]>, M: SignatureMac + 
 ) -> Result<VerifiedWebhook, WebhookError> {
     let collected = headers::collect(headers)?;
     check_secrets(secrets)?;
-    verify_collected(&collected, secrets.len(), mac, body, now, options)
+    let valid_until: Vec<_> = secrets.iter().map(SigningSecret::valid_until).collect();
+    verify_collected(&collected, &valid_until, mac, body, now, options)
 }
 
 /// Step 2 without keying: the same checks and errors as [`keys_for`].
-fn check_secrets<S: AsRef<[u8]>>(secrets: &[S]) -> Result<(), WebhookError> {
+fn check_secrets<S: SigningSecret>(secrets: &[S]) -> Result<(), WebhookError> {
     check_secret_count(secrets.len())?;
     for (index, s) in secrets.iter().enumerate() {
-        secret_problem(s.as_ref()).map_or(Ok(()), |reason| {
+        secret_problem(s.secret_bytes()).map_or(Ok(()), |reason| {
             Err(WebhookError::InvalidSecret {
                 index: Some(index),
                 reason: format!("secret #{index} {reason}"),
@@ -321,13 +392,13 @@ fn secret_problem(secret: &[u8]) -> Option<String> {
 }
 
 /// Step 2: secrets usable, each keyed once.
-fn keys_for<S: AsRef<[u8]>>(secrets: &[S]) -> Result<Vec<HmacSha256>, WebhookError> {
+fn keys_for<S: SigningSecret>(secrets: &[S]) -> Result<Vec<HmacSha256>, WebhookError> {
     check_secrets(secrets)?;
     secrets
         .iter()
         .enumerate()
         .map(|(index, s)| {
-            HmacSha256::new_from_slice(s.as_ref()).map_err(|_| WebhookError::InvalidSecret {
+            HmacSha256::new_from_slice(s.secret_bytes()).map_err(|_| WebhookError::InvalidSecret {
                 index: Some(index),
                 reason: format!("secret #{index} cannot key HMAC-SHA256"),
             })
@@ -350,10 +421,10 @@ pub(crate) fn mac_with_secret(
     Ok(signature::mac(key, timestamp, body))
 }
 
-/// Steps 3 to 8, with `secret_count` secrets whose MACs `mac` computes.
+/// Steps 3 to 8, with one secret per `valid_until` entry, whose MACs `mac` computes.
 fn verify_collected<M: SignatureMac + ?Sized>(
     c: &headers::Collected<'_>,
-    secret_count: usize,
+    valid_until: &[Option<i64>],
     mac: &mut M,
     body: &[u8],
     now: i64,
@@ -369,17 +440,25 @@ fn verify_collected<M: SignatureMac + ?Sized>(
     let candidates = signature::parse_signatures(&c.signature)?;
 
     // Each secret's MAC is computed once; the first secret's MAC is always computed because the
-    // content key is derived from it.
+    // content key is derived from it. A secret past its end of validity is never compared.
     let mut first_mac = None;
     let mut matched = None;
-    for index in 0..secret_count {
+    let mut expired = 0;
+    for (index, until) in valid_until.iter().enumerate() {
+        let live = in_force(*until, now);
+        if !live {
+            expired += 1;
+            if index != 0 {
+                continue;
+            }
+        }
         let Some(expected) = mac.mac(index, ts_text, body) else {
             continue;
         };
         if index == 0 {
             first_mac = Some(expected);
         }
-        if signature::any_matches(&expected, candidates.as_slice()) {
+        if live && signature::any_matches(&expected, candidates.as_slice()) {
             matched = Some(index);
             break;
         }
@@ -387,7 +466,8 @@ fn verify_collected<M: SignatureMac + ?Sized>(
     let (Some(secret_index), Some(first_mac)) = (matched, first_mac) else {
         return Err(WebhookError::NoMatchingSignature {
             candidates: candidates.len(),
-            secrets: secret_count,
+            secrets: valid_until.len() - expired,
+            expired,
         });
     };
 
@@ -448,7 +528,7 @@ impl SignedHeaders {
 /// With two secrets the signature header carries two values, as during a rotation.
 /// Promises: `invalid_secret` as for verification; `invalid_argument` for a negative
 /// timestamp or an empty, over-long or control-character delivery id.
-pub fn sign<S: AsRef<[u8]>>(
+pub fn sign<S: SigningSecret>(
     secrets: &[S],
     body: &[u8],
     timestamp: i64,

@@ -209,3 +209,41 @@ fn a_delegated_mac_keeps_the_check_order() {
     assert_eq!(e.code(), "invalid_secret");
     assert_eq!(mac.1, 0, "no MAC is computed before the secrets are usable");
 }
+
+#[test]
+fn a_secret_past_its_valid_until_never_matches_and_the_message_says_so() {
+    let h = sign(&["new", "old"], BODY, 1_000, "dlv-1").unwrap();
+    let secrets = [
+        WebhookSecret::new("other", None),
+        WebhookSecret::new("old", Some(1_000)),
+    ];
+    let opts = VerifyOptions::default();
+    // inclusive: valid at its valid_until
+    let v = verify(&h.pairs(), BODY, &secrets, 1_000, opts).unwrap();
+    assert_eq!(v.secret_index, 1);
+    // one second later the same delivery (still inside the tolerance) is refused, by every path
+    let verifier = WebhookVerifier::new(&secrets, opts).unwrap();
+    for e in [
+        verify(&h.pairs(), BODY, &secrets, 1_001, opts).unwrap_err(),
+        verifier.verify(&h.pairs(), BODY, 1_001).unwrap_err(),
+    ] {
+        assert_eq!(e.code(), "no_matching_signature");
+        assert!(e.to_string().contains("1 more past its valid_until"), "{e}");
+    }
+    // the content key does not depend on whether the first secret expired
+    let fresh = [WebhookSecret::new("new", None)];
+    let expired_first = [
+        WebhookSecret::new("new", Some(0)),
+        WebhookSecret::new("old", None),
+    ];
+    assert_eq!(
+        verify(&h.pairs(), BODY, &fresh, 1_000, opts)
+            .unwrap()
+            .content_key,
+        verify(&h.pairs(), BODY, &expired_first, 1_000, opts)
+            .unwrap()
+            .content_key
+    );
+    let debug = format!("{:?}", secrets[1]);
+    assert!(!debug.contains("old") && debug.contains("1000"), "{debug}");
+}
