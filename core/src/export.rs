@@ -211,47 +211,32 @@ pub struct PollDecision {
 }
 }
 
-/// Default bound on polls of an export in a state the spec does not show.
-pub const DEFAULT_MAX_UNKNOWN_POLLS: i64 = 5;
-/// Default bound on polls of a queued export.
+/// Default bound on reads of an export that is not ready yet (queued, or a state the spec does
+/// not show): with the default backoff (2, 5, 15, then 30–60 s) about 75 minutes.
 pub const DEFAULT_MAX_POLLS: i64 = 100;
 
 /// Decides the next step of a create → poll → download loop. `attempt` counts the reads made
-/// (1 after the first); `unchanged_reads` counts the consecutive reads, this one included, that
-/// returned this same state (absent: 1, the first read of it). Promises: `ready` → `download`;
-/// cancelled or revoked → `stop`; `queued` or a state the spec does not show → `keep_polling`
-/// with the default backoff delay (2, 5, 15, then 30–60 s) until `max_polls` reads; an unknown
-/// state also stops once it stayed unchanged for `max_unknown_polls` reads (the reporting spec
-/// does not show the full status set, so states between queued and ready are expected and a
-/// new one starts its count again); `invalid_argument` for an attempt below 1, unchanged reads
-/// outside 1..=attempt, a random value outside [0, 1) or non-positive bounds. Absent bounds are
-/// [`DEFAULT_MAX_POLLS`] and [`DEFAULT_MAX_UNKNOWN_POLLS`].
+/// (1 after the first). Promises: `ready` → `download`; cancelled or revoked → `stop` (end
+/// states); `queued` and every state the spec does not show ("The full set of export statuses:
+/// not shown", so states between queued and ready are expected, and a new one is never a reason
+/// to give up) → `keep_polling` with the default backoff delay (2, 5, 15, then 30–60 s, capped),
+/// until `max_polls` reads (default [`DEFAULT_MAX_POLLS`]), where it is `stop` with a reason
+/// naming the state and the budget; `invalid_argument` for an attempt below 1, a random value
+/// outside [0, 1) or a bound below 1.
 pub fn export_poll_decision(
     state: &ExportState,
     attempt: i64,
-    unchanged_reads: Option<i64>,
     random: f64,
     max_polls: Option<i64>,
-    max_unknown_polls: Option<i64>,
 ) -> Result<PollDecision, ArgumentError> {
     let max_polls = max_polls.unwrap_or(DEFAULT_MAX_POLLS);
-    let max_unknown_polls = max_unknown_polls.unwrap_or(DEFAULT_MAX_UNKNOWN_POLLS);
-    if max_polls < 1 || max_unknown_polls < 1 {
-        return Err(ArgumentError::new("max_polls", "bounds must be 1 or more"));
-    }
-    let unchanged = unchanged_reads.unwrap_or(1);
-    if unchanged < 1 || (attempt >= 1 && unchanged > attempt) {
+    if max_polls < 1 {
         return Err(ArgumentError::new(
-            "unchanged_reads",
-            format!("must be 1 to the number of reads ({attempt}), got {unchanged}"),
+            "max_polls",
+            format!("must be 1 or more, got {max_polls}"),
         ));
     }
     let delay = BackoffPolicy::default().delay(attempt, random)?;
-    let keep = |reason: String| PollDecision {
-        action: PollAction::KeepPolling,
-        delay_seconds: delay,
-        reason,
-    };
     let stop = |reason: String| PollDecision {
         action: PollAction::Stop,
         delay_seconds: 0.0,
@@ -267,18 +252,21 @@ pub fn export_poll_decision(
             stop(format!("the export is {state}: an end state, there is nothing to download"))
         }
         _ if attempt >= max_polls => stop(format!(
-            "still {state} after {attempt} reads (limit {max_polls}); give up or raise the limit"
+            "polling budget reached: still {state} after {attempt} reads (max_polls {max_polls}); the export may still become ready, read it later or raise max_polls"
         )),
-        ExportState::Queued => keep(format!(
-            "queued: read it again after {} s",
-            crate::error::Num(delay)
-        )),
-        ExportState::Unknown(v) if unchanged >= max_unknown_polls => stop(format!(
-            "state {v:?} is not one the spec shows and did not change for {unchanged} reads; stopping rather than polling forever"
-        )),
-        ExportState::Unknown(v) => keep(format!(
-            "state {v:?} is not one the spec shows (the full status set is not shown); reading again (at most {max_unknown_polls} reads while it stays unchanged)"
-        )),
+        ExportState::Queued => PollDecision {
+            action: PollAction::KeepPolling,
+            delay_seconds: delay,
+            reason: format!("queued: read it again after {} s", crate::error::Num(delay)),
+        },
+        ExportState::Unknown(v) => PollDecision {
+            action: PollAction::KeepPolling,
+            delay_seconds: delay,
+            reason: format!(
+                "state {v:?} is not one the spec shows (the full status set is not shown) and not an end state: read it again after {} s, within the same budget as queued",
+                crate::error::Num(delay)
+            ),
+        },
     })
 }
 

@@ -34,29 +34,32 @@ poll = []
 for state, attempt, r in [("queued", 1, 0.5), ("queued", 2, 0.5), ("queued", 3, 0.0), ("queued", 4, 0.5), ("queued", 9, 0.25)]:
     poll.append({"state": state, "attempt": attempt, "random": r, "expected": {"action": "keep_polling", "delay_seconds": delay(attempt, r)}})
 poll += [
-    {"state": "queued", "attempt": 100, "random": 0.5, "expected": {"action": "stop", "delay_seconds": 0.0}, "comment": "default bound of 100 reads"},
+    {"state": "queued", "attempt": 100, "random": 0.5, "expected": {"action": "stop", "delay_seconds": 0.0, "reason_prefix": "polling budget reached"},
+     "comment": "default bound of 100 reads"},
     {"state": "queued", "attempt": 3, "random": 0.5, "max_polls": 3, "expected": {"action": "stop", "delay_seconds": 0.0}},
     {"state": "ready", "attempt": 7, "random": 0.5, "expected": {"action": "download", "delay_seconds": 0.0}},
     {"state": "cancelled", "attempt": 2, "random": 0.5, "expected": {"action": "stop", "delay_seconds": 0.0}},
     {"state": "canceled", "attempt": 2, "random": 0.5, "expected": {"action": "stop", "delay_seconds": 0.0}},
     {"state": "revoked", "attempt": 1, "random": 0.5, "expected": {"action": "stop", "delay_seconds": 0.0}},
-    # The reporting spec does not show the full status set, so states between queued and ready
-    # are expected: the bound counts consecutive reads of the same unknown state
-    # (`unchanged_reads`, absent: 1), never the reads of the whole loop.
-    {"state": "processing", "attempt": 1, "random": 0.5, "expected": {"action": "keep_polling", "delay_seconds": 2.0}, "comment": "unknown state: a few more reads"},
-    {"state": "processing", "attempt": 4, "random": 0.0, "unchanged_reads": 4, "expected": {"action": "keep_polling", "delay_seconds": 30.0}},
-    {"state": "processing", "attempt": 5, "random": 0.5, "unchanged_reads": 5, "expected": {"action": "stop", "delay_seconds": 0.0},
-     "comment": "unknown state unchanged for 5 reads: stop"},
-    {"state": "processing", "attempt": 6, "random": 0.5, "unchanged_reads": 1, "expected": {"action": "keep_polling", "delay_seconds": 45.0},
-     "comment": "five queued reads, then the first read of an unknown state keeps polling (reporting spec: full status set not shown)"},
-    {"state": "processing", "attempt": 6, "random": 0.5, "expected": {"action": "keep_polling", "delay_seconds": 45.0},
-     "comment": "unchanged_reads absent counts as the first read of the state"},
-    {"state": "processing", "attempt": 2, "random": 0.5, "unchanged_reads": 2, "max_unknown_polls": 2, "expected": {"action": "stop", "delay_seconds": 0.0}},
-    {"state": "processing", "attempt": 100, "random": 0.5, "unchanged_reads": 1, "expected": {"action": "stop", "delay_seconds": 0.0},
-     "comment": "the 100-read bound applies to unknown states too"},
-    {"state": "processing", "attempt": 3, "random": 0.5, "unchanged_reads": 4, "error": "invalid_argument",
-     "comment": "more unchanged reads than reads"},
-    {"state": "processing", "attempt": 3, "random": 0.5, "unchanged_reads": 0, "error": "invalid_argument"},
+    # "The full set of export statuses: not shown": a state between queued and ready is expected,
+    # and one that is not an end state is polled with the same budget as queued (max_polls reads,
+    # capped backoff); it stops only on that budget (issue 24: it used to stop after 5 unchanged reads).
+    {"state": "processing", "attempt": 1, "random": 0.5, "expected": {"action": "keep_polling", "delay_seconds": 2.0}, "comment": "unknown state: keep polling"},
+]
+UNKNOWN_SPEC = "reports spec, States and transitions: \"The full set of export statuses: not shown\""
+for attempt, r in [(2, 0.5), (4, 0.0), (5, 0.5), (6, 0.5), (12, 0.9), (50, 0.1), (99, 0.5)]:
+    poll.append({"state": "processing", "attempt": attempt, "random": r, "spec": UNKNOWN_SPEC,
+                 "expected": {"action": "keep_polling", "delay_seconds": delay(attempt, r)},
+                 "comment": f"queued at read 1, processing from read 2 on: read {attempt} keeps polling like queued"})
+for state in ["exporting", "Processing", "pending_review", "x" * 300]:
+    poll.append({"state": state, "attempt": 7, "random": 0.25, "spec": UNKNOWN_SPEC,
+                 "expected": {"action": "keep_polling", "delay_seconds": delay(7, 0.25)}, "comment": f"another unknown state ({state[:20]}): keep polling"})
+poll += [
+    {"state": "processing", "attempt": 100, "random": 0.5, "spec": UNKNOWN_SPEC, "expected": {"action": "stop", "delay_seconds": 0.0, "reason_prefix": "polling budget reached"},
+     "comment": "the 100-read budget of queued: stop, saying the budget was reached"},
+    {"state": "processing", "attempt": 7, "random": 0.5, "max_polls": 7, "spec": UNKNOWN_SPEC, "expected": {"action": "stop", "delay_seconds": 0.0, "reason_prefix": "polling budget reached"},
+     "comment": "a smaller budget applies to unknown states as to queued"},
+    {"state": "processing", "attempt": 1, "random": 0.5, "max_polls": 0, "error": "invalid_argument", "comment": "a budget below one read"},
     {"state": "queued", "attempt": 0, "random": 0.5, "error": "invalid_argument"},
     {"state": "queued", "attempt": 1, "random": 1.0, "error": "invalid_argument"},
 ]
@@ -120,7 +123,7 @@ shape.write("export.json", "Export lifecycle vectors, written from the reporting
     shape.group("export_state", [{"state": s, "expected": {"known": k}} for s, k in states]),
     shape.group("validate_export_command", [{("expected" if k == "expected_state" else k): v for k, v in c.items() if k != "state_known"}
                                             for c in transitions], error_fields=("allowed",)),
-    shape.group("export_poll_decision", poll, defaults={"max_polls": 100, "max_unknown_polls": 5}),
+    shape.group("export_poll_decision", poll, defaults={"max_polls": 100}),
     shape.group("check_export_download", download, error_fields=("api_error",)),
     shape.group("validate_export_list_query", lists),
     shape.group("missing_scopes", scopes),
