@@ -235,7 +235,15 @@ pub fn build_request(
     let query = render_query(op, params)?;
     let body = check_body(op, params.body.as_deref())?;
 
-    let mut headers = vec![("Accept".to_owned(), "application/json".to_owned())];
+    // An export download returns the artifact itself, in a format the spec does not show (CSV
+    // or another): ask for anything; every other route answers JSON (enterprise: "Send
+    // Accept: application/json").
+    let accept = if op.path.ends_with("/download") {
+        "*/*"
+    } else {
+        "application/json"
+    };
+    let mut headers = vec![("Accept".to_owned(), accept.to_owned())];
     match (op.auth, &params.token) {
         (Auth::Bearer, Some(t)) if t.api() != op.api => {
             return Err(invalid(
@@ -267,7 +275,23 @@ pub fn build_request(
         }
         (_, None) => {}
     }
-    match (op.tenant_header, &params.tenant_id) {
+    // A reporting token remembers its tenant: it is sent when none is given, and a different
+    // one is refused (the spec: a tenant reference from one authenticated context must never
+    // be passed into another).
+    let token_tenant = params.token.as_ref().and_then(BearerToken::tenant_id);
+    if let (Some(given), Some(bound)) = (params.tenant_id.as_deref(), token_tenant) {
+        if !given.eq_ignore_ascii_case(bound) {
+            return Err(invalid(
+                "tenant_id",
+                format!("is {given:?}, but the token was obtained for tenant {bound:?}; a tenant reference from one authenticated context must never be passed into another: exchange credentials for that tenant"),
+            ));
+        }
+    }
+    let tenant_id = params
+        .tenant_id
+        .clone()
+        .or_else(|| token_tenant.filter(|_| op.tenant_header).map(str::to_owned));
+    match (op.tenant_header, &tenant_id) {
         (true, Some(t)) if is_uuid(t) => headers.push(("X-Tenant-ID".to_owned(), t.clone())),
         (true, Some(_)) => {
             return Err(invalid(
@@ -326,7 +350,7 @@ pub fn build_request(
                     let namespace = params
                         .key_namespace
                         .as_deref()
-                        .or(params.tenant_id.as_deref())
+                        .or(tenant_id.as_deref())
                         .ok_or_else(|| {
                             missing(
                                 "key_namespace",
@@ -407,6 +431,14 @@ fn render_path(op: &Operation, given: &[(String, String)]) -> Result<String, Req
             return Err(invalid(
                 format!("path.{name}"),
                 "must be 1 to 1024 characters",
+            ));
+        }
+        // `.` and `..` are left as they are by percent-encoding, and an HTTP client normalises
+        // `/exports/../cancel` to `/cancel`: another route than the one named.
+        if value == "." || value == ".." {
+            return Err(invalid(
+                format!("path.{name}"),
+                format!("is {value:?}, a dot segment: HTTP clients would resolve it to another route than {}", op.path),
             ));
         }
         out.extend(utf8_percent_encode(value, COMPONENT));
@@ -583,10 +615,27 @@ pub fn check_endpoint_url(url: &str) -> Result<(), RequestError> {
     if authority.contains('@') {
         return Err(bad("must not contain user-info (user:password@)"));
     }
+    // A port, when given, is 1 to 65535 (RFC 3986 allows an empty one: the default).
+    let check_port = |port: &str| -> Result<(), RequestError> {
+        if port.is_empty()
+            || (port.len() <= 5
+                && port.bytes().all(|b| b.is_ascii_digit())
+                && port.parse::<u32>().is_ok_and(|p| (1..=65_535).contains(&p)))
+        {
+            Ok(())
+        } else {
+            Err(bad("has an invalid port (1 to 65535)"))
+        }
+    };
     let host = if let Some(v6) = authority.strip_prefix('[') {
-        let (addr, _) = v6
+        let (addr, after) = v6
             .split_once(']')
             .ok_or_else(|| bad("has an unterminated IPv6 literal"))?;
+        match after.strip_prefix(':') {
+            Some(port) => check_port(port)?,
+            None if after.is_empty() => {}
+            None => return Err(bad("has an invalid port (1 to 65535)")),
+        }
         let ip: Ipv6Addr = addr
             .parse()
             .map_err(|_| bad("has an invalid IPv6 literal"))?;
@@ -598,8 +647,10 @@ pub fn check_endpoint_url(url: &str) -> Result<(), RequestError> {
         return Ok(());
     } else {
         match authority.rsplit_once(':') {
-            Some((h, port)) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => h,
-            Some((_, _)) => return Err(bad("has an invalid port")),
+            Some((h, port)) => {
+                check_port(port)?;
+                h
+            }
             None => authority,
         }
     };
@@ -632,7 +683,15 @@ pub fn check_endpoint_url(url: &str) -> Result<(), RequestError> {
             "must not use a numeric host form other than a dotted IPv4 address",
         ));
     }
-    let local = ["localhost", "local", "internal", "home.arpa"];
+    let local = [
+        "localhost",
+        "localdomain",
+        "local",
+        "internal",
+        "home.arpa",
+        "test",
+        "invalid",
+    ];
     if local
         .iter()
         .any(|l| lower == *l || lower.ends_with(&format!(".{l}")))
@@ -660,29 +719,26 @@ fn public_v4(ip: Ipv4Addr) -> bool {
         || a >= 240) // reserved (RFC 1112), and the limited broadcast address
 }
 
-/// Whether an IPv6 address is globally reachable (the IANA IPv6 Special-Purpose Address
-/// Registry); an address that embeds an IPv4 one (mapped, NAT64 well-known prefix) is judged by
-/// the IPv4 address.
+/// Whether an IPv6 address is globally reachable: inside global unicast (2000::/3, the only
+/// space IANA allocates for it; everything in ::/8 but the two forms below — unspecified,
+/// loopback, IPv4-compatible, IPv4-translated `::ffff:0:a.b.c.d`, `::1:0:0:1` — is reserved)
+/// and outside every block of the IANA IPv6 Special-Purpose Address Registry that is not. An
+/// address that embeds an IPv4 one as the registry routes it (IPv4-mapped, NAT64 well-known
+/// prefix) is judged by the IPv4 address.
 fn public_v6(ip: Ipv6Addr) -> bool {
     let s = ip.segments();
-    let [s0, s1, s2, s3, s4, s5, s6, s7] = s;
+    let [s0, s1, s2, _, s4, s5, s6, s7] = s;
     let embedded = Ipv4Addr::new((s6 >> 8) as u8, s6 as u8, (s7 >> 8) as u8, s7 as u8);
     if s[..5] == [0, 0, 0, 0, 0] && s5 == 0xffff {
         return public_v4(embedded); // IPv4-mapped
     }
-    if [s0, s1, s2, s3, s4, s5] == [0x64, 0xff9b, 0, 0, 0, 0] {
+    if [s0, s1, s2, s[3], s4, s5] == [0x64, 0xff9b, 0, 0, 0, 0] {
         return public_v4(embedded); // NAT64 well-known prefix (RFC 6052)
     }
-    !(s[..6] == [0, 0, 0, 0, 0, 0] // ::, ::1 and the deprecated IPv4-compatible ::a.b.c.d
-        || (s0 == 0x64 && s1 == 0xff9b && s2 == 1) // local-use NAT64 (RFC 8215)
-        || (s0 == 0x100 && s1 == 0 && s2 == 0 && s3 == 0) // discard-only (RFC 6666)
-        || (s0 == 0x2001 && s1 < 0x200) // IETF protocol assignments, Teredo (2001::/23)
-        || (s0 == 0x2001 && s1 == 0x0db8) // documentation
-        || s0 == 0x2002 // 6to4 (deprecated; embeds an IPv4 address)
-        || (s0 & 0xfff0) == 0x3ff0 // documentation (3fff::/20)
-        || s0 == 0x5f00 // SRv6 SIDs
-        || (s0 & 0xfe00) == 0xfc00 // unique local
-        || (s0 & 0xffc0) == 0xfe80 // link-local
-        || (s0 & 0xffc0) == 0xfec0 // site-local (deprecated)
-        || (s0 & 0xff00) == 0xff00) // multicast
+    let global_unicast = (s0 & 0xe000) == 0x2000; // 2000::/3
+                                                  // 2001::/23 (IETF protocol assignments, Teredo) and 2001:db8::/32 (documentation), 6to4
+                                                  // (2002::/16, deprecated, embeds an IPv4 address), documentation 3fff::/20
+    let special =
+        (s0 == 0x2001 && (s1 < 0x200 || s1 == 0x0db8)) || s0 == 0x2002 || (s0 & 0xfff0) == 0x3ff0;
+    global_unicast && !special
 }

@@ -22,6 +22,31 @@ fn secret() -> impl Strategy<Value = String> {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
+    /// No built path holds a dot segment (`.` or `..`: HTTP clients resolve it to another
+    /// route), whatever the path parameters of whatever operation.
+    #[test]
+    fn built_paths_never_hold_a_dot_segment(pick in any::<u16>(), values in proptest::collection::vec(prop_oneof!["\\.{1,3}", "[./%a-z]{0,6}"], 1..3)) {
+        let ops = royaltykit::catalog::operations();
+        let op = &ops[usize::from(pick) % ops.len()];
+        let names: Vec<&str> = op.path.split('{').skip(1).filter_map(|s| s.split_once('}')).map(|(n, _)| n).collect();
+        let path: Vec<(String, String)> = names.iter().zip(values.iter().cycle()).map(|(n, v)| ((*n).to_owned(), v.clone())).collect();
+        let dotted = path.iter().any(|(_, v)| v == "." || v == "..");
+        use royaltykit::token::BearerToken;
+        // every mix of token, tenant and body, so that each operation builds with one of them
+        for (token, tenant) in [(None, None), (Some(BearerToken::reports("t")), Some("0f8fad5b-d9cb-469f-a165-70867728950e")), (Some(BearerToken::enterprise("t")), None)] {
+            for body in [None, Some(b"{}".to_vec())] {
+                let params = royaltykit::request::RequestParams {
+                    path: path.clone(), token: token.clone(), tenant_id: tenant.map(str::to_owned), body, key_random: Some([7; 16]),
+                    ..Default::default()
+                };
+                if let Ok(d) = royaltykit::request::build_request(&op.id, &params) {
+                    prop_assert!(!dotted, "a dot segment was accepted: {}", d.path);
+                    prop_assert!(!d.path.split('/').any(|s| s == "." || s == ".."), "{}", d.path);
+                }
+            }
+        }
+    }
+
     /// sign → verify accepts any secret, any body bytes and any timestamp (the payload aside).
     #[test]
     fn sign_then_verify_accepts_the_signature(secret in secret(), body in proptest::collection::vec(any::<u8>(), 0..2048), ts in 0i64..10_000_000_000) {

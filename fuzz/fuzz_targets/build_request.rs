@@ -1,4 +1,5 @@
-//! Arbitrary parameters for arbitrary catalog operations.
+//! Arbitrary parameters for arbitrary catalog operations. A built path never holds a dot segment
+//! (`.` or `..`), which HTTP clients would resolve to another route.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use royaltykit::request::{build_request, RequestParams};
@@ -23,5 +24,11 @@ fuzz_target!(|data: (u8, Vec<(String, String)>, Vec<(String, String)>, Option<Ve
         idempotency_key: key,
         ..RequestParams::default()
     };
-    let _ = build_request(&op.id, &params);
+    if let Ok(d) = build_request(&op.id, &params) {
+        assert!(
+            !d.path.split('/').any(|segment| segment == "." || segment == ".."),
+            "dot segment in {}",
+            d.path
+        );
+    }
 });
