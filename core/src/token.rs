@@ -156,6 +156,10 @@ pub struct Token {
     pub missing_scopes: Option<Vec<String>>,
     /// Contract deviations that do not invalidate the token (e.g. no `Cache-Control: no-store`).
     pub warnings: Vec<String>,
+    /// The tenant (`X-Tenant-ID`) the token was obtained for: requests built with it send this
+    /// tenant, and refuse another (the spec: a tenant reference from one authenticated context
+    /// must never be passed into another).
+    pub tenant_id: String,
 }}
 
 impl fmt::Debug for Token {
@@ -168,17 +172,21 @@ impl fmt::Debug for Token {
             .field("scopes", &self.scopes)
             .field("missing_scopes", &self.missing_scopes)
             .field("warnings", &self.warnings)
+            .field("tenant_id", &self.tenant_id)
             .finish()
     }
 }
 
 /// A bearer token together with the API that issued it. [`crate::request::build_request`]
 /// refuses to send one API's token to the other: a reporting token authenticates reporting
-/// machine routes only, an enterprise token enterprise routes only.
+/// machine routes only, an enterprise token enterprise routes only. A reporting token also
+/// remembers the tenant it was obtained for, and is never sent with another tenant's
+/// `X-Tenant-ID`.
 #[derive(Clone, PartialEq, Eq)]
 pub struct BearerToken {
     api: Api,
     value: String,
+    tenant_id: Option<String>,
 }
 
 impl BearerToken {
@@ -187,7 +195,20 @@ impl BearerToken {
         Self {
             api,
             value: value.into(),
+            tenant_id: None,
         }
+    }
+
+    /// This token bound to the tenant it was obtained for: [`crate::request::build_request`]
+    /// sends that tenant when none is given and refuses another.
+    pub fn for_tenant(mut self, tenant_id: impl Into<String>) -> Self {
+        self.tenant_id = Some(tenant_id.into());
+        self
+    }
+
+    /// The tenant the token was obtained for, when known.
+    pub fn tenant_id(&self) -> Option<&str> {
+        self.tenant_id.as_deref()
     }
 
     /// A reporting API access token (from [`parse_token_response`], or restored from a cache).
@@ -217,14 +238,16 @@ impl fmt::Debug for BearerToken {
         f.debug_struct("BearerToken")
             .field("api", &self.api)
             .field("value", &"[redacted]")
+            .field("tenant_id", &self.tenant_id)
             .finish()
     }
 }
 
 impl Token {
-    /// The token as a [`BearerToken`] of the reporting API, for [`crate::request::RequestParams`].
+    /// The token as a [`BearerToken`] of the reporting API bound to its tenant, for
+    /// [`crate::request::RequestParams`].
     pub fn bearer(&self) -> BearerToken {
-        BearerToken::reports(self.access_token.clone())
+        BearerToken::reports(self.access_token.clone()).for_tenant(self.tenant_id.clone())
     }
 }
 
@@ -296,14 +319,23 @@ fn success_body<H: HeaderMap + ?Sized>(
 /// parsed body; a 2xx body without a usable `access_token`, with a `token_type` other than
 /// Bearer (any case), or with `expires_in` not a whole number from 1 to 3600 gives
 /// `invalid_token_response`; scopes requested but not granted are listed, not rejected; a
-/// missing `Cache-Control: no-store` or `scope` member is a warning.
+/// missing `Cache-Control: no-store` or `scope` member is a warning. `tenant_id` is the
+/// tenant the exchange was made for (its `X-Tenant-ID`): the token remembers it;
+/// `invalid_argument` when it is not a UUID.
 pub fn parse_token_response<H: HeaderMap + ?Sized, S: AsRef<str>>(
     status: i64,
     headers: &H,
     body: &[u8],
     requested_scopes: &[S],
+    tenant_id: &str,
     now: i64,
 ) -> Result<Result<Token, TokenError>, ArgumentError> {
+    if !is_uuid(tenant_id) {
+        return Err(ArgumentError::new(
+            "tenant_id",
+            "must be the tenant's UUID the exchange was made for (its X-Tenant-ID)",
+        ));
+    }
     Ok(success_body(Api::Reports, status, headers, body, "exchangePlatformClientCredential", now)?.and_then(|obj| {
         let access_token = bearer_value(obj.get("access_token"), "access_token")?;
         let token_type = match obj.get("token_type") {
@@ -360,6 +392,7 @@ pub fn parse_token_response<H: HeaderMap + ?Sized, S: AsRef<str>>(
             scopes,
             missing_scopes,
             warnings,
+            tenant_id: tenant_id.to_owned(),
         })
     }))
 }
@@ -577,6 +610,48 @@ pub struct ResponseNotices {
 }
 }
 
+/// Most characters of the `Link` field kept and examined.
+const MAX_LINK_CHARS: usize = 8192;
+
+/// Splits `s` at `sep` outside double-quoted strings and `<…>` references.
+fn split_outside_quotes(s: &str, sep: char) -> impl Iterator<Item = &str> {
+    let mut parts = Vec::new();
+    let (mut quoted, mut bracketed, mut escaped, mut start) = (false, false, false, 0);
+    for (i, c) in s.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if quoted => escaped = true,
+            '"' if !bracketed => quoted = !quoted,
+            '<' if !quoted => bracketed = true,
+            '>' if !quoted => bracketed = false,
+            c if c == sep && !quoted && !bracketed => {
+                parts.push(s.get(start..i).unwrap_or_default());
+                start = i + c.len_utf8();
+            }
+            _ => {}
+        }
+    }
+    parts.push(s.get(start..).unwrap_or_default());
+    parts.into_iter()
+}
+
+/// Whether a `Link` field (RFC 8288) has a link-value whose `rel` names `successor-version`,
+/// on any line and in any position.
+fn names_successor_version(field: &str) -> bool {
+    split_outside_quotes(field, ',').any(|link_value| {
+        split_outside_quotes(link_value, ';').skip(1).any(|param| {
+            param.split_once('=').is_some_and(|(name, value)| {
+                name.trim().eq_ignore_ascii_case("rel")
+                    && value
+                        .trim()
+                        .trim_matches('"')
+                        .split_ascii_whitespace()
+                        .any(|rel| rel.eq_ignore_ascii_case("successor-version"))
+            })
+        })
+    })
+}
+
 /// Reads `Deprecation`, `Sunset` and `Link` from a response, and says where a deprecation falls
 /// short of the reporting API's lifecycle policy (no sunset, under 180 days, no named
 /// replacement). Unparsable values are kept as "present" without a date.
@@ -595,7 +670,11 @@ pub fn response_notices<H: HeaderMap + ?Sized>(headers: &H) -> ResponseNotices {
     let deprecated = deprecation.is_some_and(|v| !v.eq_ignore_ascii_case("false"));
     let sunset = first_value(headers, "Sunset");
     let sunset_at = sunset.and_then(http_date);
-    let link: Option<String> = first_value(headers, "Link").map(|l| l.chars().take(2048).collect());
+    // Every `Link` line, in order, joined as one field value (RFC 9110 §5.3), bounded.
+    let mut lines: Vec<&str> = Vec::new();
+    headers.for_each_value("Link", &mut |v| lines.push(v));
+    let link: Option<String> =
+        (!lines.is_empty()).then(|| lines.join(", ").chars().take(MAX_LINK_CHARS).collect());
     let mut policy_issues = Vec::new();
     if deprecated {
         if sunset.is_none() {
@@ -606,9 +685,7 @@ pub fn response_notices<H: HeaderMap + ?Sized>(headers: &H) -> ResponseNotices {
                 policy_issues.push(NoticeIssue::SunsetTooSoon);
             }
         }
-        let names_successor = link
-            .as_deref()
-            .is_some_and(|l| l.to_ascii_lowercase().contains("successor-version"));
+        let names_successor = link.as_deref().is_some_and(names_successor_version);
         if !names_successor {
             policy_issues.push(NoticeIssue::NoReplacement);
         }

@@ -50,6 +50,7 @@ fn nothing_prints_a_secret() {
             &[("Cache-Control", "no-store")],
             ok.as_bytes(),
             &["a"],
+            TENANT,
             0,
         )
         .unwrap()
@@ -66,6 +67,7 @@ fn nothing_prints_a_secret() {
         &[("X", "y")],
         br#"{"access_token":"a b","token_type":"Bearer","expires_in":60}"#,
         &["a"],
+        TENANT,
         0,
     )
     .unwrap()

@@ -11,6 +11,6 @@ fuzz_target!(|data: (u16, bool, &[u8])| {
     let headers = [("Retry-After", "120")];
     let _ = parse_api_error(api, i64::from(status), &headers, body, None, 0);
     let _ = parse_api_error(api, i64::from(status), &headers, body, Some(op), 0);
-    let _ = royaltykit::token::parse_token_response(i64::from(status), &headers, body, &["exports:read"], 0);
+    let _ = royaltykit::token::parse_token_response(i64::from(status), &headers, body, &["exports:read"], "0f8fad5b-d9cb-469f-a165-70867728950e", 0);
     let _ = royaltykit::token::parse_enterprise_token_response(i64::from(status), &headers, body, 0);
 });
