@@ -123,6 +123,8 @@ decision("429 with an absurd Retry-After: stop with the wait", S_429, "read",
 decision("503 with Retry-After 3601 on a read: stop with the wait (not 3600)", S_429, "read",
          ("stop", "retry_after_exceeds_budget", 3601.0, None), status=503, headers=[["Retry-After", "3601"]])
 decision("429 with garbage Retry-After backs off", S_429, "read", ("retry", "rate_limited_backoff", D1, None), status=429, headers=[["Retry-After", "soon"]])
+decision("429 with a 100-digit Retry-After: longer than any budget, stop with retry_after_exceeds_budget (never a 2 s retry)", S_429, "read",
+         ("stop", "retry_after_exceeds_budget", float(2**64 - 1), None), status=429, headers=[["Retry-After", "9" * 100]], max_elapsed=7200)
 decision("429 on an unsafe create retries: nothing was applied", S_429, "unsafe_create", ("retry", "rate_limited_retry_after", 3.0, None), status=429, headers=[["Retry-After", "3"]])
 decision("attempt 5 of 5: no retry left", "retry loop bound (max attempts)", "read", ("stop", "attempts_exhausted", 0.0, None), status=503, attempt=5)
 decision("attempt 4 of 5 may still retry", "retry loop bound (max attempts)", "read", ("retry", "server_error_retry", 45.0, None), status=503, attempt=4)
@@ -254,7 +256,11 @@ retry_after = [
     ra("words are garbage", "soon", None),
     ra("date without GMT is garbage", "Sun, 06 Nov 1994 08:49:37", None),
     ra("ISO 8601 is not an HTTP-date", "1994-11-06T08:49:37Z", None),
-    ra("over 64 characters is garbage", "9" * 65, None),
+    # issue 24: a number too large to represent is "longer than any budget", never garbage
+    # (garbage would back off 2 s and retry: shorter than the server asked)
+    ra("65 digits: still a number, the longest wait there is", "9" * 65, d(2**64 - 1)),
+    ra("a thousand digits: the longest wait there is", "1" + "0" * 999, d(2**64 - 1)),
+    ra("over 64 characters that are not all digits is garbage", "9" * 64 + "s", None),
     ra("number with a unit is garbage", "120s", None),
 ]
 for c in retry_after:

@@ -4,7 +4,9 @@
 use crate::{headers::first_value, HeaderMap};
 use std::time::UNIX_EPOCH;
 
-/// Longest value considered; anything longer is garbage.
+/// Longest HTTP-date considered; a longer value that is not all digits is garbage. (A run of
+/// digits of any length is a number of seconds: one too large to represent is the longest wait,
+/// which stops a retry loop with `retry_after_exceeds_budget` rather than retrying at once.)
 const MAX_LEN: usize = 64;
 
 string_enum! {
@@ -31,8 +33,9 @@ pub struct RetryAfter {
 }
 
 /// Parses a `Retry-After` value relative to `now`, keeping the whole wait. Promises: garbage
-/// (empty, negative, fractional, unparsable dates, over 64 characters) gives `None`, never an
-/// error; a value is never shortened.
+/// (empty, negative, fractional, unparsable dates, anything but digits over 64 characters)
+/// gives `None`, never an error; a value is never shortened, and delta-seconds of any length
+/// too large for 64 bits is the longest wait (`u64::MAX` seconds).
 pub fn parse_retry_after(value: &str, now: i64) -> Option<RetryAfter> {
     parse(value, now)
 }
@@ -47,10 +50,11 @@ pub fn retry_after_from_headers<H: HeaderMap + ?Sized>(
 
 fn parse(value: &str, now: i64) -> Option<RetryAfter> {
     let v = value.trim_matches([' ', '\t']);
-    if v.is_empty() || v.len() > MAX_LEN {
+    let digits = !v.is_empty() && v.bytes().all(|b| b.is_ascii_digit());
+    if v.is_empty() || (v.len() > MAX_LEN && !digits) {
         return None;
     }
-    let (wanted, form) = if v.bytes().all(|b| b.is_ascii_digit()) {
+    let (wanted, form) = if digits {
         // More digits than u64 holds is still an (absurdly large) number: the longest wait.
         (
             v.parse::<u64>().unwrap_or(u64::MAX),
