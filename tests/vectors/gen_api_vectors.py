@@ -209,6 +209,25 @@ req("a reporting token is refused on an enterprise route", "listEnterpriseSubscr
 req("an enterprise token is refused on a reporting route", "getPlatformImport", path={"importRef": "imp_1"}, token=bearer("x", api="enterprise"), error="invalid_parameter")
 req("machine routes need X-Tenant-ID", "getPlatformImport", path={"importRef": "imp_1"}, tenant=None, error="missing_parameter")
 req("tenant must be a UUID", "getPlatformImport", path={"importRef": "imp_1"}, tenant="tenant-1", error="invalid_parameter")
+# A reporting token remembers the tenant it was obtained for (reports spec, What the service does: "a tenant
+# reference from one authenticated context must never be passed into another"): it is sent when no tenant is
+# given, and another tenant is refused.
+T_OTHER = "7c9e6679-7425-40de-944b-e07fc1f90ae7"
+TENANT_SPEC = "reports spec, What the service does: a tenant reference from one authenticated context must never be passed into another"
+bound = dict(bearer("getPlatformImport"), tenant_id=T)
+req("a token bound to its tenant sends that tenant when none is given", "getPlatformImport", path={"importRef": "imp_1"}, token=bound, tenant=None,
+    method="GET", epath="/api/platform/v1/imports/imp_1", headers=[ACCEPT, BEARER, TENANT])
+req("a token bound to its tenant, with the same tenant given (case aside)", "getPlatformImport", path={"importRef": "imp_1"}, token=bound, tenant=T.upper(),
+    method="GET", epath="/api/platform/v1/imports/imp_1", headers=[ACCEPT, BEARER, ["X-Tenant-ID", T.upper()]])
+req("a token obtained for tenant A is refused with X-Tenant-ID B", "getPlatformImport", path={"importRef": "imp_1"}, token=bound, tenant=T_OTHER,
+    error="invalid_parameter")
+reqs[-1]["parameter"] = "tenant_id"
+req("a request id key is scoped to the token's tenant when none is given", "createPlatformExport", body=b'{"format":"csv"}', token=bound, tenant=None,
+    request_id="job-7", key_header="Idempotency-Key", method="POST", epath="/api/platform/v1/exports",
+    headers=[ACCEPT, BEARER, TENANT, ["Idempotency-Key", idempotency_key(T, "createPlatformExport", "job-7")], CT],
+    ekey=idempotency_key(T, "createPlatformExport", "job-7"))
+for c in reqs[-4:]:
+    c["spec"] = TENANT_SPEC
 req("path parameters are percent-encoded", "getPlatformExport", path={"export": "exp/1?x=y#z"}, method="GET",
     epath="/api/platform/v1/exports/exp%2F1%3Fx%3Dy%23z", headers=[ACCEPT, BEARER, TENANT])
 req("a missing path parameter", "getPlatformExport", error="missing_parameter")
@@ -269,11 +288,19 @@ for url in ["http://hooks.example.com/x", "https://user:pw@hooks.example.com/", 
             "https://[2002:7f00:1::]/x", "https://[fec0::1]/x", "https://240.0.0.1/x", "https://192.0.0.8/x",
             "https://255.255.255.255/x", "https://198.18.0.1/x", "https://192.88.99.1/x", "https://[100::1]/x",
             "https://[2001::1]/x", "https://[64:ff9b:1::1]/x", "https://[3fff::1]/x", "https://[ff02::1]/x",
-            "https://printer.local./x", "https://db.internal/x", "https://nas.home.arpa/x"]:
+            "https://printer.local./x", "https://db.internal/x", "https://nas.home.arpa/x",
+            # issue 24: IPv4-translated (::ffff:0:0:0/96), the rest of ::/8 (reserved by the IETF; only
+            # 2000::/3 is global unicast), RFC 6761 special-use names, ports outside 1..65535
+            "https://[::ffff:0:7f00:1]/", "https://[::ffff:0:5db8:d822]/", "https://[::1:0:0:1]/", "https://[1::1]/",
+            "https://[4000::1]/", "https://[5f00::1]/", "https://localhost.localdomain/", "https://box.localdomain./x",
+            "https://hooks.test/x", "https://hooks.invalid/x", "https://hooks.example.com:99999/x", "https://hooks.example.com:0/x",
+            "https://93.184.216.34:65536/x", "https://[2606:4700::1111]:99999/x", "https://[2606:4700::1111]x/"]:
     b = json.dumps({"name": "x", "endpoint_url": url, "events": []}).encode()
     req(f"endpoint {url} is refused", "createEnterpriseWebhook", body=b, tenant=None, error="invalid_endpoint_url")
+    reqs[-1]["spec"] = "enterprise spec, Delivery contract: Endpoints must be HTTPS and resolve only to public addresses"
 for url in ["https://93.184.216.34/hook", "https://[2606:4700::1111]/h", "https://HOOKS.Example.COM:8443/a?b=c",
-            "https://[64:ff9b::5db8:d822]/h", "https://hooks.example.com./h"]:
+            "https://[64:ff9b::5db8:d822]/h", "https://hooks.example.com./h", "https://hooks.example.com:65535/h",
+            "https://[2606:4700::1111]:443/h", "https://hooks.example.com:/h"]:
     b = json.dumps({"name": "x", "endpoint_url": url, "events": []}).encode()
     req(f"endpoint {url} is accepted", "createEnterpriseWebhook", body=b, tenant=None, key="k1", method="POST", epath="/api/v1/webhooks",
         headers=[ACCEPT, BEARER, ["Idempotency-Key", "k1"], CT], ekey="k1")
@@ -300,6 +327,35 @@ req("split update", "updateEnterpriseSplit", path={"uuid": U}, tenant=None, body
 req("human export: no bearer, no tenant (session transport not shown)", "getPlatformExportAsHuman", path={"export": "e1"}, token=None, tenant=None, method="GET",
     epath="/platform/v1/exports/e1", headers=[ACCEPT])
 req("human routes take no bearer token", "getPlatformExportAsHuman", path={"export": "e1"}, tenant=None, error="unknown_parameter")
+# The download returns the artifact (reports spec: "one complete artifact"; ExportFormat values not shown),
+# not JSON: Accept: */*.
+ACCEPT_ANY = ["Accept", "*/*"]
+req("export download asks for any media type: the artifact is CSV or another format", "downloadPlatformExport", path={"export": "e1"},
+    method="GET", epath="/api/platform/v1/exports/e1/download", headers=[ACCEPT_ANY, BEARER, TENANT])
+reqs[-1]["spec"] = "reports spec, Limits: export download: one complete artifact; Enumerated values of ExportFormat: not shown"
+req("human export download asks for any media type too", "downloadPlatformExportAsHuman", path={"export": "e1"}, token=None, tenant=None,
+    method="GET", epath="/platform/v1/exports/e1/download", headers=[ACCEPT_ANY])
+reqs[-1]["spec"] = "reports spec, Limits: export download: one complete artifact; Enumerated values of ExportFormat: not shown"
+# Dot segments: a path parameter `.` or `..` is left as is by percent-encoding, and HTTP clients
+# normalise `/exports/../cancel` to `/cancel` (RFC 3986 §5.2.4): another route than the one named.
+DOT_SPEC = "reports spec, Endpoints: Path parameters: session, importRef, export; enterprise spec: path uuid, reference, deliveryReference"
+n_before = len(reqs)
+for op, path, tenant in [("cancelPlatformExport", {"export": ".."}, T), ("getPlatformExport", {"export": "."}, T),
+                         ("getPlatformImport", {"importRef": ".."}, T), ("revokePlatformIdentitySession", {"session": ".."}, None),
+                         ("updateEnterpriseSplit", {"uuid": ".."}, None), ("replayEnterpriseWebhookDelivery", {"reference": "wh_1", "deliveryReference": ".."}, None),
+                         ("testEnterpriseWebhook", {"reference": "."}, None)]:
+    token = None if op.startswith("revokePlatformIdentity") else TOKEN
+    req(f"{op}: path parameter {list(path.values())[-1]!r} is a dot segment, refused", op, path=path, tenant=tenant, token=token,
+        body=b'{}' if op in ("cancelPlatformExport", "updateEnterpriseSplit", "revokePlatformIdentitySession") else None, error="invalid_parameter")
+    reqs[-1]["parameter"] = "path." + list(path)[-1]
+req("three dots are a name, not a dot segment", "getPlatformExport", path={"export": "..."}, method="GET",
+    epath="/api/platform/v1/exports/...", headers=[ACCEPT, BEARER, TENANT])
+req("an encoded dot segment stays a name: % is encoded", "getPlatformExport", path={"export": "%2e%2e"}, method="GET",
+    epath="/api/platform/v1/exports/%252e%252e", headers=[ACCEPT, BEARER, TENANT])
+req("a dot inside a value is kept", "getPlatformExport", path={"export": "exp.2026.csv"}, method="GET",
+    epath="/api/platform/v1/exports/exp.2026.csv", headers=[ACCEPT, BEARER, TENANT])
+for c in reqs[n_before:]:
+    c["spec"] = DOT_SPEC
 req("the token exchange has its own builder", "exchangePlatformClientCredential", body=b"{}", error="invalid_parameter")
 req("unknown operation", "getEverything", error="unknown_operation")
 
@@ -341,14 +397,17 @@ def token_case(into, comment, status, body, headers, extra, expected, error, kin
     into.append(c)
 
 
-def tok(comment, status, body, *, headers=NS, requested=SCOPE_REQ, expected=None, error=None, kind=None, reason=None):
-    token_case(token["parse"], comment, status, body, headers, {"requested_scopes": requested}, expected, error, kind, reason)
+def tok(comment, status, body, *, headers=NS, requested=SCOPE_REQ, expected=None, error=None, kind=None, reason=None, tenant=T):
+    token_case(token["parse"], comment, status, body, headers, {"requested_scopes": requested, "tenant_id": tenant}, expected, error, kind, reason)
 
 
 def good(expires_in, scopes, missing, warnings, token_type="Bearer"):
+    """A token also remembers the tenant it was obtained for (reports spec, What the service does: "a tenant
+    reference from one authenticated context must never be passed into another")."""
     skew = min(60, max(1, expires_in // 10))
     return {"access_token": TOKEN, "token_type": token_type, "expires_in": expires_in, "expires_at": NOW + expires_in,
-            "refresh_at": NOW + expires_in - skew, "scopes": scopes, "missing_scopes": missing, "warnings_count": warnings}
+            "refresh_at": NOW + expires_in - skew, "scopes": scopes, "missing_scopes": missing, "warnings_count": warnings,
+            "tenant_id": T}
 
 
 tok("a full token", 200, {"access_token": TOKEN, "token_type": "Bearer", "expires_in": 3600, "scope": " ".join(SCOPE_REQ)}, expected=good(3600, SCOPE_REQ, [], 0))
@@ -380,6 +439,8 @@ tok("401 invalid_client", 401, {"error": "invalid_client", "error_description": 
 tok("400 invalid_request", 400, {"error": "invalid_request"}, error="api_error", kind="bad_request", reason="invalid_request")
 tok("503 dependency unavailable", 503, b"", error="api_error", kind="unavailable")
 tok("429 rate limited", 429, b"", error="api_error", kind="rate_limited")
+tok("the tenant the exchange was made for must be a UUID", 200, {"access_token": TOKEN, "token_type": "Bearer", "expires_in": 60, "scope": ""},
+    requested=[], tenant="acme", error="invalid_argument")
 token["build_enterprise"] += [
     {"comment": "key and secret in headers, no body", "input": {"api_key": "key_1", "api_secret": "sec_1"},
      "expected": {"method": "POST", "path": "/api/v1/token", "headers": [ACCEPT, ["X-Api-Key", "key_1"], ["X-Api-Secret", "sec_1"]], "body": None}},
@@ -440,6 +501,20 @@ token["missing_scopes"] += [
     {"comment": "unknown operation", "granted": [], "operation_id": "nope", "error": "invalid_argument"},
 ]
 SUNSET = email.utils.formatdate(NOW + 180 * 86400, usegmt=True)
+LIFECYCLE = "reports spec, Versioning: lifecycle policy: a sunset header is required on deprecated operations; a replacement operation must be named"
+
+
+def names_successor(link_lines):
+    """RFC 8288, written out: every Link line is part of one list of link-values `<uri>; param...`;
+    a replacement is named when some link-value's rel (a space-separated list, quoted or not) holds
+    successor-version."""
+    import re
+    for line in link_lines:
+        for m in re.finditer(r'<[^>]*>((?:\s*;\s*[^;,="]+\s*=\s*(?:"[^"]*"|[^;,]*))*)', line):
+            for name, quoted, bare in re.findall(r';\s*([^;,="\s]+)\s*=\s*(?:"([^"]*)"|([^;,]*))', m.group(1)):
+                if name.lower() == "rel" and "successor-version" in (quoted or bare).lower().split():
+                    return True
+    return False
 token["notices"] += [
     {"comment": "RFC 9745 Deprecation, Sunset and Link", "headers": [["Deprecation", f"@{NOW - 86400}"], ["Sunset", SUNSET], ["Link", '<https://api.example/v2>; rel="successor-version"']],
      "expected": {"deprecated": True, "deprecated_at": NOW - 86400, "sunset_at": NOW + 180 * 86400, "link": '<https://api.example/v2>; rel="successor-version"'}},
@@ -451,6 +526,18 @@ token["notices"] += [
     {"comment": "sunset 90 days after the deprecation, replacement named", "headers": [["Deprecation", f"@{NOW}"], ["Sunset", email.utils.formatdate(NOW + 90 * 86400, usegmt=True)],
                                                                                    ["Link", '<https://api.example/v2>; rel="successor-version"']],
      "expected": {"deprecated": True, "deprecated_at": NOW, "sunset_at": NOW + 90 * 86400}},
+    # RFC 9110 §5.3: a field sent on several lines is one list; the successor may be on any line.
+    {"comment": "Link on two lines, the successor on the second: a replacement is named", "spec": LIFECYCLE,
+     "headers": [["Deprecation", f"@{NOW}"], ["Sunset", SUNSET], ["Link", '<https://api.example/docs>; rel="deprecation"'],
+                 ["Link", '<https://api.example/v2>; rel="successor-version"']],
+     "expected": {"deprecated": True, "deprecated_at": NOW, "sunset_at": NOW + 180 * 86400,
+                  "link": '<https://api.example/docs>; rel="deprecation", <https://api.example/v2>; rel="successor-version"'}},
+    {"comment": "a successor among several rel values of the second link-value", "spec": LIFECYCLE,
+     "headers": [["Deprecation", f"@{NOW}"], ["Sunset", SUNSET], ["Link", '<https://a.example/x>; rel="help", <https://a.example/v2>; title="v2, new"; rel="latest-version successor-version"']],
+     "expected": {"deprecated": True, "deprecated_at": NOW, "sunset_at": NOW + 180 * 86400}},
+    {"comment": "successor-version only inside a URI, the rel is another: no replacement named", "spec": LIFECYCLE,
+     "headers": [["Deprecation", f"@{NOW}"], ["Sunset", SUNSET], ["Link", '<https://a.example/successor-version>; rel="alternate"']],
+     "expected": {"deprecated": True, "deprecated_at": NOW, "sunset_at": NOW + 180 * 86400}},
 ]
 # reporting API, API lifecycle: "minimum deprecation period 180 days; a sunset header is required on
 # deprecated operations; a replacement operation must be named": each shortfall is reported.
@@ -463,14 +550,14 @@ for c in token["notices"]:
         d, sun = c["expected"]["deprecated_at"], c["expected"]["sunset_at"]
         if d is not None and sun is not None and sun - d < 180 * 86400:
             issues.append("sunset_too_soon")
-        if "successor-version" not in h.get("link", "").lower():
+        if not names_successor([v for n, v in c["headers"] if n.lower() == "link"]):
             issues.append("no_replacement")
     c["expected"]["policy_issues"] = issues
 
 DESC = "vectors for royaltykit, written from the specs by gen_api_vectors.py"
 GEN = "tests/vectors/gen_api_vectors.py"
 shape.write("api_error.json", "api_error.json " + DESC, GEN, [shape.group("parse_api_error", errors)])
-shape.write("requests.json", "requests.json " + DESC, GEN, [shape.group("build_request", reqs)])
+shape.write("requests.json", "requests.json " + DESC, GEN, [shape.group("build_request", reqs, error_fields=("parameter",))])
 shape.write("token.json", "token.json " + DESC, GEN, [
     shape.group("build_token_request", token["build"]),
     shape.group("parse_token_response", token["parse"], error_fields=("api_error",)),
