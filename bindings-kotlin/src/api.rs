@@ -189,10 +189,15 @@ pub struct BearerToken(token::BearerToken);
 
 #[uniffi::export]
 impl BearerToken {
-    /// A reporting API access token restored from your cache.
-    #[uniffi::constructor]
-    pub fn reports(value: String) -> Arc<Self> {
-        Arc::new(Self(token::BearerToken::reports(value)))
+    /// A reporting API access token restored from your cache; `tenantId`: the tenant it was
+    /// obtained for (requests then send it and refuse another).
+    #[uniffi::constructor(default(tenant_id = None))]
+    pub fn reports(value: String, tenant_id: Option<String>) -> Arc<Self> {
+        let t = token::BearerToken::reports(value);
+        Arc::new(Self(match tenant_id {
+            Some(tenant) => t.for_tenant(tenant),
+            None => t,
+        }))
     }
     /// An enterprise API token restored from your cache.
     #[uniffi::constructor]
@@ -206,6 +211,10 @@ impl BearerToken {
     /// The bearer value: send it, never log it.
     pub fn value(&self) -> String {
         self.0.value().to_owned()
+    }
+    /// The tenant the token was obtained for, when known.
+    pub fn tenant_id(&self) -> Option<String> {
+        self.0.tenant_id().map(str::to_owned)
     }
     /// A description with the value redacted.
     pub fn describe(&self) -> String {
@@ -251,6 +260,10 @@ impl Token {
     pub fn warnings(&self) -> Vec<String> {
         self.0.warnings.clone()
     }
+    /// The tenant the token was obtained for: requests built with it send it and refuse another.
+    pub fn tenant_id(&self) -> String {
+        self.0.tenant_id.clone()
+    }
     /// The token for `RequestParams.token`.
     pub fn bearer(&self) -> Arc<BearerToken> {
         Arc::new(BearerToken(self.0.bearer()))
@@ -293,17 +306,20 @@ pub fn build_token_request(
     Ok(descriptor(d))
 }
 
-/// Checks a reporting token response.
+/// Checks a reporting token response; `tenantId` is the tenant the exchange was made for (its
+/// `X-Tenant-ID`), which the token remembers.
 #[uniffi::export(default(requested_scopes = [], now = None))]
 pub fn parse_token_response(
     status: i64,
     headers: HashMap<String, String>,
     body: Vec<u8>,
+    tenant_id: String,
     requested_scopes: Vec<String>,
     now: Option<i64>,
 ) -> Result<Arc<Token>> {
     let now = now_or_clock(now);
-    let t = token::parse_token_response(status, &headers, &body, &requested_scopes, now)??;
+    let t =
+        token::parse_token_response(status, &headers, &body, &requested_scopes, &tenant_id, now)??;
     Ok(Arc::new(Token(t)))
 }
 

@@ -21,26 +21,19 @@ pub fn validate_export_command(state: String, command: ExportCommand) -> Result<
     Ok(after.as_str().to_owned())
 }
 
-/// What to do after the `attempt`-th read; `random` defaults to the OS RNG; `unchangedReads`
-/// counts the consecutive reads that returned this same state (null: the first).
-#[uniffi::export(default(random = None, max_polls = None, max_unknown_polls = None, unchanged_reads = None))]
+/// What to do after the `attempt`-th read; `random` defaults to the OS RNG. Queued and every
+/// state the spec does not show keep polling until `maxPolls` reads.
+#[uniffi::export(default(random = None, max_polls = None))]
 pub fn export_poll_decision(
     state: String,
     attempt: i64,
     random: Option<f64>,
     max_polls: Option<i64>,
-    max_unknown_polls: Option<i64>,
-    unchanged_reads: Option<i64>,
 ) -> Result<PollDecision> {
     let random = crate::retry::random_or_os(random)?;
     let state = ExportState::parse(&state);
     Ok(export::export_poll_decision(
-        &state,
-        attempt,
-        unchanged_reads,
-        random,
-        max_polls,
-        max_unknown_polls,
+        &state, attempt, random, max_polls,
     )?)
 }
 

@@ -37,6 +37,27 @@ impl webhook::HeaderMap for MultiMap<'_> {
     }
 }
 
+/// The secrets with their ends of validity: `valid_until` is empty (no secret has one) or holds
+/// one value per secret (null: none).
+fn secrets_with(
+    secrets: Vec<String>,
+    valid_until: Vec<Option<i64>>,
+) -> Result<Vec<webhook::WebhookSecret>> {
+    if !valid_until.is_empty() && valid_until.len() != secrets.len() {
+        return Err(ArgumentError::new(
+            "valid_until",
+            "must be empty or hold one value per secret",
+        )
+        .into());
+    }
+    let until = valid_until.into_iter().chain(std::iter::repeat(None));
+    Ok(secrets
+        .into_iter()
+        .zip(until)
+        .map(|(s, u)| webhook::WebhookSecret::new(s, u))
+        .collect())
+}
+
 /// A verifier built once with its secrets (current first) and options; thread-safe. Verifying
 /// through it costs one JNA crossing per delivery.
 #[derive(uniffi::Object)]
@@ -45,13 +66,17 @@ pub struct WebhookVerifier(webhook::WebhookVerifier);
 #[uniffi::export]
 impl WebhookVerifier {
     /// `toleranceSeconds` defaults to 300, `maxBodyBytes` to 262144 (the core's defaults).
-    #[uniffi::constructor(default(tolerance_seconds = None, max_body_bytes = None))]
+    /// `validUntil`: empty, or per secret the last Unix second it verifies (null: no limit; the
+    /// rotation's `previous_secret_valid_until` for the previous secret).
+    #[uniffi::constructor(default(tolerance_seconds = None, max_body_bytes = None, valid_until = []))]
     pub fn new(
         secrets: Vec<String>,
         tolerance_seconds: Option<i64>,
         max_body_bytes: Option<i64>,
+        valid_until: Vec<Option<i64>>,
     ) -> Result<Arc<Self>> {
         let opts = webhook::VerifyOptions::with_defaults(tolerance_seconds, max_body_bytes)?;
+        let secrets = secrets_with(secrets, valid_until)?;
         Ok(Arc::new(Self(webhook::WebhookVerifier::new(
             &secrets, opts,
         )?)))
@@ -136,7 +161,8 @@ fn unpack_delivery(buf: &[u8]) -> Result<PackedDelivery<'_>> {
 mod tests;
 
 /// Verifies a delivery in one call (builds the keys each time; prefer `WebhookVerifier`).
-#[uniffi::export(default(now = None, tolerance_seconds = None, max_body_bytes = None))]
+/// `validUntil` as for `WebhookVerifier`.
+#[uniffi::export(default(now = None, tolerance_seconds = None, max_body_bytes = None, valid_until = []))]
 pub fn verify_webhook(
     headers: HashMap<String, Vec<String>>,
     body: Vec<u8>,
@@ -144,8 +170,10 @@ pub fn verify_webhook(
     now: Option<i64>,
     tolerance_seconds: Option<i64>,
     max_body_bytes: Option<i64>,
+    valid_until: Vec<Option<i64>>,
 ) -> Result<VerifiedWebhook> {
     let opts = webhook::VerifyOptions::with_defaults(tolerance_seconds, max_body_bytes)?;
+    let secrets = secrets_with(secrets, valid_until)?;
     Ok(webhook::verify(
         &MultiMap(&headers),
         &body,
@@ -195,7 +223,8 @@ pub fn delivery_key(namespace: String, delivery_id: String) -> Result<String> {
     Ok(dedup::delivery_key(&namespace, &delivery_id)?)
 }
 
-/// The event key of an event: the same for an original and its replay.
+/// The event key of an event: the same for an original and its replay (a hint for hosts that
+/// collapse replays; receivers never claim it).
 #[uniffi::export]
 pub fn event_key(namespace: String, event: WebhookEvent) -> Result<String> {
     Ok(dedup::event_key(&namespace, &event)?)

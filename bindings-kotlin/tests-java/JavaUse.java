@@ -13,7 +13,7 @@ public final class JavaUse {
         byte[] body = "{\"event\":\"e\",\"resource\":{\"type\":\"t\",\"reference\":\"r\",\"url\":\"/u\"},\"occurred_at\":\"2026-11-22T00:00:00Z\"}"
             .getBytes(StandardCharsets.UTF_8);
         Map<String, String> headers = RoyaltyKitKt.signWebhook("s", body, 1000L, "dlv_java");
-        try (WebhookVerifier verifier = new WebhookVerifier(List.of("s"), null, null)) {
+        try (WebhookVerifier verifier = new WebhookVerifier(List.of("s"), null, null, List.of())) {
             VerifiedWebhook v = RoyaltyKitKt.verify(verifier, headers, body, 1000L);
             check(v.getDeliveryId().equals("dlv_java"), "delivery id");
             try {

@@ -30,10 +30,16 @@ pub struct PyBearerToken(token::BearerToken);
 
 #[pymethods]
 impl PyBearerToken {
-    /// A reporting API access token.
+    /// A reporting API access token; `tenant_id`: the tenant it was obtained for (requests
+    /// then send it and refuse another).
     #[staticmethod]
-    fn reports(value: Text) -> Self {
-        Self(token::BearerToken::reports(value.0))
+    #[pyo3(signature = (value, tenant_id=None))]
+    fn reports(value: Text, tenant_id: Option<Text>) -> Self {
+        let t = token::BearerToken::reports(value.0);
+        Self(match tenant_id {
+            Some(tenant) => t.for_tenant(tenant.0),
+            None => t,
+        })
     }
     /// An enterprise API token.
     #[staticmethod]
@@ -47,6 +53,11 @@ impl PyBearerToken {
     #[getter]
     fn value(&self) -> &str {
         self.0.value()
+    }
+    /// The tenant the token was obtained for, when known.
+    #[getter]
+    fn tenant_id(&self) -> Option<&str> {
+        self.0.tenant_id()
     }
     fn __repr__(&self) -> String {
         format!("{:?}", self.0)
@@ -258,11 +269,12 @@ pub fn build_token_request(
 
 /// Checks a token response; raises ApiError (error status) or TokenResponseError.
 #[pyfunction]
-#[pyo3(signature = (status, headers, body, *, requested_scopes=None, now=None))]
+#[pyo3(signature = (status, headers, body, *, tenant_id, requested_scopes=None, now=None))]
 pub fn parse_token_response(
     status: i64,
     headers: Option<Headers>,
     body: Option<Body<'_>>,
+    tenant_id: Text,
     requested_scopes: Option<Texts>,
     now: Option<Seconds>,
 ) -> PyResult<token::Token> {
@@ -273,6 +285,7 @@ pub fn parse_token_response(
             &headers_or_none(headers),
             &body_or_empty(body),
             &requested,
+            &tenant_id,
             crate::args::now(now),
         )??)
     })

@@ -140,6 +140,64 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Secrets {
     }
 }
 
+/// A signing secret with the last Unix second it verifies (the rotation's
+/// `previous_secret_valid_until`): ``WebhookSecret(secret, valid_until=None)``. Its `repr`
+/// never shows the secret.
+#[pyclass(name = "WebhookSecret", frozen, module = "royaltykit")]
+pub struct PyWebhookSecret(pub webhook::WebhookSecret, Option<i64>);
+
+#[pymethods]
+impl PyWebhookSecret {
+    #[new]
+    #[pyo3(signature = (secret, valid_until=None))]
+    fn new(secret: Text, valid_until: Option<Seconds>) -> Self {
+        let until = valid_until.map(|s| s.0);
+        Self(webhook::WebhookSecret::new(secret.0, until), until)
+    }
+
+    /// The last Unix second at which the secret verifies; None: no limit.
+    #[getter]
+    fn valid_until(&self) -> Option<i64> {
+        self.1
+    }
+
+    fn __repr__(&self) -> String {
+        match self.1 {
+            Some(u) => format!("WebhookSecret('[redacted]', valid_until={u})"),
+            None => "WebhookSecret('[redacted]')".to_owned(),
+        }
+    }
+}
+
+/// Signing secrets: a `str` or a `WebhookSecret`, or a list/tuple of them (current first).
+pub struct SigningSecrets(pub Vec<webhook::WebhookSecret>);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for SigningSecrets {
+    type Error = PyErr;
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        fn one(obj: &Bound<'_, PyAny>) -> Option<webhook::WebhookSecret> {
+            if let Ok(s) = obj.cast::<PyWebhookSecret>() {
+                return Some(s.get().0.clone());
+            }
+            obj.extract::<Text>()
+                .ok()
+                .map(|t| webhook::WebhookSecret::new(t.0, None))
+        }
+        let wrong = || type_error("str, WebhookSecret, or a list/tuple of them", &obj);
+        let bound = obj.to_owned();
+        if let Some(s) = one(&bound) {
+            return Ok(Self(vec![s]));
+        }
+        if !(obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>()) {
+            return Err(wrong());
+        }
+        obj.try_iter()?
+            .map(|s| one(&s?).ok_or_else(wrong))
+            .collect::<PyResult<_>>()
+            .map(Self)
+    }
+}
+
 /// Unix seconds: an int as is, a float rounded down; `None` (or absent) is the system clock.
 pub struct Seconds(pub i64);
 

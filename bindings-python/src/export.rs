@@ -25,29 +25,20 @@ pub fn validate_export_command(state: Text, command: &str) -> PyResult<String> {
     })
 }
 
-/// ``keep_polling``, ``download`` or ``stop`` after the ``attempt``-th read; ``unchanged_reads``
-/// counts the consecutive reads that returned this same state (None: the first).
+/// ``keep_polling``, ``download`` or ``stop`` after the ``attempt``-th read: queued and every
+/// state the spec does not show keep polling until ``max_polls`` reads.
 #[pyfunction]
-#[pyo3(signature = (state, attempt, *, unchanged_reads=None, random=None, max_polls=None, max_unknown_polls=None))]
+#[pyo3(signature = (state, attempt, *, random=None, max_polls=None))]
 pub fn export_poll_decision(
     state: Text,
     attempt: i64,
-    unchanged_reads: Option<i64>,
     random: Option<f64>,
     max_polls: Option<i64>,
-    max_unknown_polls: Option<i64>,
 ) -> PyResult<export::PollDecision> {
     guard(|| {
         let r = random.map_or_else(royaltykit_host::random_unit, Ok)?;
         let state = ExportState::parse(&state);
-        Ok(export::export_poll_decision(
-            &state,
-            attempt,
-            unchanged_reads,
-            r,
-            max_polls,
-            max_unknown_polls,
-        )?)
+        Ok(export::export_poll_decision(&state, attempt, r, max_polls)?)
     })
 }
 

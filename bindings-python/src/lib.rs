@@ -2,7 +2,7 @@
 //! The native module is `royaltykit._native`; the Python package `royaltykit` re-exports it.
 #![forbid(unsafe_code)]
 
-use args::{Body, Headers, Seconds, Secrets, Text, TextOrInt};
+use args::{Body, Headers, Seconds, SigningSecrets, Text, TextOrInt};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -110,7 +110,7 @@ fn verify_webhook(
     py: Python<'_>,
     headers: Headers,
     body: Body<'_>,
-    secrets: Secrets,
+    secrets: SigningSecrets,
     now: Option<Seconds>,
     tolerance: Option<i64>,
     max_body_bytes: Option<i64>,
@@ -133,7 +133,7 @@ impl WebhookVerifier {
     #[new]
     #[pyo3(signature = (secrets, *, tolerance=None, max_body_bytes=None))]
     fn new(
-        secrets: Secrets,
+        secrets: SigningSecrets,
         tolerance: Option<i64>,
         max_body_bytes: Option<i64>,
     ) -> PyResult<Self> {
@@ -171,7 +171,7 @@ impl WebhookVerifier {
 #[pyo3(signature = (secret, body, *, timestamp=None, delivery_id=None))]
 fn sign_webhook<'py>(
     py: Python<'py>,
-    secret: Secrets,
+    secret: SigningSecrets,
     body: Body<'_>,
     timestamp: Option<Seconds>,
     delivery_id: Option<Text>,
@@ -332,6 +332,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(content_key, m)?)?;
     m.add_function(wrap_pyfunction!(idempotency_key, m)?)?;
     m.add_class::<WebhookVerifier>()?;
+    m.add_class::<args::PyWebhookSecret>()?;
     m.add_class::<webhook::VerifiedWebhook>()?;
     m.add_class::<webhook::WebhookEvent>()?;
     m.add_class::<DedupWindow>()?;

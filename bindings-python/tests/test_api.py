@@ -213,9 +213,23 @@ def test_catalog_and_host_conversions():
         rk.build_request("listPlatformExports", query={"limit": 1.5})
 
 
+def test_a_reporting_token_remembers_its_tenant() -> None:
+    tenant_a, tenant_b = "0f8fad5b-d9cb-469f-a165-70867728950e", "7c9e6679-7425-40de-944b-e07fc1f90ae7"
+    token = rk.parse_token_response(200, {"cache-control": "no-store"}, b'{"access_token":"tok_r","token_type":"Bearer","expires_in":60}', tenant_id=tenant_a)
+    assert token.tenant_id == tenant_a
+    assert dict(rk.build_request("listPlatformExports", token=token).headers)["X-Tenant-ID"] == tenant_a
+    for tok in (token, rk.BearerToken.reports("tok_c", tenant_a)):
+        with pytest.raises(rk.RequestBuildError) as e:
+            rk.build_request("listPlatformExports", token=tok, tenant_id=tenant_b)
+        assert e.value.code == "invalid_parameter" and e.value.parameter == "tenant_id" and "tok_" not in str(e.value)
+    assert rk.BearerToken.reports("tok_c", tenant_a).tenant_id == tenant_a and rk.BearerToken.reports("tok_c").tenant_id is None
+    with pytest.raises(TypeError):
+        rk.parse_token_response(200, {}, b"{}")  # type: ignore[call-arg]
+
+
 def test_build_request_takes_typed_tokens_never_a_string() -> None:
     t = "0f8fad5b-d9cb-469f-a165-70867728950e"
-    reporting = rk.parse_token_response(200, {"cache-control": "no-store"}, b'{"access_token":"tok_r","token_type":"Bearer","expires_in":60}')
+    reporting = rk.parse_token_response(200, {"cache-control": "no-store"}, b'{"access_token":"tok_r","token_type":"Bearer","expires_in":60}', tenant_id=t)
     enterprise = rk.parse_enterprise_token_response(200, {}, b'{"token":"tok_e","expires_at":null}')
 
     def auth(d: rk.RequestDescriptor) -> str:

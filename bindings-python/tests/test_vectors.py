@@ -107,10 +107,15 @@ def descriptor(d):
             "idempotency_key_sent": d.idempotency_key_sent}
 
 
+def secrets(items):
+    """A vector's secrets: strings, or ``{secret, valid_until}`` as ``WebhookSecret``."""
+    return [s if isinstance(s, str) else rk.WebhookSecret(s["secret"], valid_until=s["valid_until"]) for s in items]
+
+
 def verify_webhook(i):
     """verify_webhook, and the reusable WebhookVerifier, which must agree."""
     opts = {k: i[k] for k in ("tolerance", "max_body_bytes") if k in i}
-    run = lambda: rk.verify_webhook(pairs(i["headers"]), body_bytes(i["body"]), i["secrets"], now=i["now"], **opts)  # noqa: E731
+    run = lambda: rk.verify_webhook(pairs(i["headers"]), body_bytes(i["body"]), secrets(i["secrets"]), now=i["now"], **opts)  # noqa: E731
 
     def outcome(f):
         try:
@@ -119,7 +124,7 @@ def verify_webhook(i):
             return e.code
 
     try:
-        verifier = rk.WebhookVerifier(i["secrets"], **opts)
+        verifier = rk.WebhookVerifier(secrets(i["secrets"]), **opts)
     except rk.WebhookVerificationError:
         pass
     else:
@@ -169,14 +174,15 @@ def validate_export_list_query(i):
 
 
 def parse_token_response(i):
-    tk = rk.parse_token_response(i["status"], pairs(i["headers"]), raw(i["body"]), requested_scopes=i["requested_scopes"], now=i["now"])
+    tk = rk.parse_token_response(i["status"], pairs(i["headers"]), raw(i["body"]), tenant_id=i["tenant_id"],
+                                 requested_scopes=i["requested_scopes"], now=i["now"])
     assert tk.access_token not in repr(tk), "repr hides the token"
     return tk
 
 
 def build_request(i):
     p = i["params"]
-    return descriptor(rk.build_request(i["operation_id"], path=p["path"], query=pairs(p["query"]), body=raw(p["body"]), token=p["token"] and getattr(rk.BearerToken, p["token"]["api"])(p["token"]["value"]),
+    return descriptor(rk.build_request(i["operation_id"], path=p["path"], query=pairs(p["query"]), body=raw(p["body"]), token=p["token"] and getattr(rk.BearerToken, p["token"]["api"])(p["token"]["value"], *([p["token"]["tenant_id"]] if p["token"].get("tenant_id") else [])),
                                        tenant_id=p["tenant_id"], user_id=p["user_id"], idempotency_key=p["idempotency_key"],
                                        idempotency_header=p["idempotency_header"], request_id=p["request_id"],
                                        key_namespace=p["key_namespace"], key_random=bytes.fromhex(p["key_random"])))
@@ -225,9 +231,7 @@ ADAPTERS = {
     "operation": lambda i: rk.operation(i["operation_id"]),
     "export_state": lambda i: rk.export_state(i["state"]),
     "validate_export_command": lambda i: rk.validate_export_command(i["state"], i["command"]),
-    "export_poll_decision": lambda i: rk.export_poll_decision(i["state"], i["attempt"], unchanged_reads=i.get("unchanged_reads"),
-                                                              random=i["random"], max_polls=i.get("max_polls"),
-                                                              max_unknown_polls=i.get("max_unknown_polls")),
+    "export_poll_decision": lambda i: rk.export_poll_decision(i["state"], i["attempt"], random=i["random"], max_polls=i.get("max_polls")),
     "check_export_download": lambda i: rk.check_export_download(i["status"], pairs(i["headers"]), raw(i.get("body"))) or "ok",
     "validate_export_list_query": validate_export_list_query,
     "step_up_satisfies": lambda i: rk.step_up_satisfies(i["requirement"], i["kind"], i["at"], now=i["now"],

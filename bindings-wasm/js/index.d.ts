@@ -135,7 +135,15 @@ export interface VerifyOptions {
 
 // ---- webhooks and dedup --------------------------------------------------------------------------
 
-export function verifyWebhook(headers: HeadersLike, body: BodyLike, secrets: string | readonly string[], options?: VerifyOptions): VerifiedWebhook;
+/** A signing secret with the last Unix second it verifies (the rotation's
+ * `previous_secret_valid_until`); after it, the secret never verifies. */
+export interface WebhookSecret {
+  secret: string;
+  validUntil?: Time | null;
+}
+/** One secret or several, current first; a plain string never expires. */
+export type Secrets = string | WebhookSecret | readonly (string | WebhookSecret)[];
+export function verifyWebhook(headers: HeadersLike, body: BodyLike, secrets: Secrets, options?: VerifyOptions): VerifiedWebhook;
 
 /** What `verifyRequest` reads of a WHATWG `Request` (declared here, so no DOM or Node types are needed). */
 export interface RequestLike {
@@ -154,11 +162,11 @@ export interface VerifiedRequest {
  * Workers): reads the raw body once (at most `maxBodyBytes` + 1 bytes). Rejects with
  * WebhookVerificationError; answer its `httpStatus`.
  */
-export function verifyRequest(request: RequestLike, secrets: string | readonly string[], options?: VerifyOptions): Promise<VerifiedRequest>;
+export function verifyRequest(request: RequestLike, secrets: Secrets, options?: VerifyOptions): Promise<VerifiedRequest>;
 
 /** A verifier built once with its secrets; cheaper per delivery than `verifyWebhook`. */
 export class WebhookVerifier {
-  constructor(secrets: string | readonly string[], options?: Omit<VerifyOptions, 'now'>);
+  constructor(secrets: Secrets, options?: Omit<VerifyOptions, 'now'>);
   verify(headers: HeadersLike, body: BodyLike, now?: Time): VerifiedWebhook;
   /** Frees the wasm memory now (otherwise freed when garbage-collected). */
   free(): void;
@@ -204,11 +212,12 @@ export interface DedupStore {
 }
 
 export interface ReceiverOptions extends Omit<VerifyOptions, 'now'> {
-  /** Current secret first, then the previous one during a rotation. */
-  secrets: string | readonly string[];
+  /** Current secret first, then the previous one during a rotation with its `validUntil`
+   * (the rotation's `previous_secret_valid_until`): after it, that secret never verifies. */
+  secrets: Secrets;
   /** Your organization, subscription or tenant: keys of one store never mix namespaces. */
   namespace: string;
-  /** Default: a DedupWindow of 100,000 keys (one process only). */
+  /** Default: a DedupWindow of 100,000 keys, two per delivery: 50,000 deliveries (one process only). */
   store?: DedupStore;
   /** Stores the delivery's effect; runs once per new delivery. Throwing (or rejecting)
    * releases the claims and answers 500, so the service redelivers. */
@@ -333,6 +342,7 @@ export interface RequestParams {
   body?: object | string | Uint8Array | ArrayBuffer | null;
   /** The bearer token, typed by the API that issued it: a token of one API is refused on the other's routes. */
   token?: Token | EnterpriseToken | BearerToken;
+  /** `X-Tenant-ID`; default: the tenant the token was obtained for (another one is refused). */
   tenantId?: string;
   userId?: string;
   /** This logical request's key (keep it for its retries); default: random, or from `requestId`. */
@@ -382,6 +392,8 @@ export class Token {
   /** Scopes requested but not granted; null when the grant is unknown. */
   readonly missingScopes: string[] | null;
   readonly warnings: string[];
+  /** The tenant the token was obtained for: requests built with it send it and refuse another. */
+  readonly tenantId: string;
 }
 /** An enterprise token; printing it hides `token`. */
 export class EnterpriseToken {
@@ -394,13 +406,16 @@ export class EnterpriseToken {
 export class BearerToken {
   #private;
   private constructor();
-  static reports(value: string): BearerToken;
+  /** `tenantId`: the tenant it was obtained for (requests then send it and refuse another). */
+  static reports(value: string, tenantId?: string): BearerToken;
   static enterprise(value: string): BearerToken;
   readonly api: 'reports' | 'enterprise';
   readonly value: string;
+  readonly tenantId?: string;
 }
 export function buildTokenRequest(params: { clientId: string; clientSecret: string; tenantId: string; scopes?: string[] }): RequestDescriptor;
-export function parseTokenResponse(status: number, headers: HeadersLike, body: BodyLike, options?: { requestedScopes?: string[]; now?: Time }): Token;
+/** `tenantId`: the tenant the exchange was made for (its `X-Tenant-ID`); the token remembers it. */
+export function parseTokenResponse(status: number, headers: HeadersLike, body: BodyLike, options: { tenantId: string; requestedScopes?: string[]; now?: Time }): Token;
 /** Checks an API session response (granted scopes, when to refresh); throws ApiError or TokenResponseError. */
 export function parseApiSession(status: number, headers: HeadersLike | null | undefined, body: BodyLike | null | undefined, options?: { now?: Time }): ApiSession;
 export function buildEnterpriseTokenRequest(params: { apiKey: string; apiSecret: string }): RequestDescriptor;
@@ -413,11 +428,12 @@ export function responseNotices(headers: HeadersLike): ResponseNotices;
 export function exportState(value: string): ExportStateInfo;
 /** The state expected after `command`; throws ExportStateError. */
 export function validateExportCommand(state: string, command: ExportCommand): string;
-/** `unchangedReads`: the consecutive reads, this one included, that returned this same state (default 1). */
+/** After the `attempt`-th read: queued and every state the spec does not show keep polling until
+ * `maxPolls` reads (default 100). */
 export function exportPollDecision(
   state: string,
   attempt: number,
-  options?: { unchangedReads?: number; random?: number; maxPolls?: number; maxUnknownPolls?: number },
+  options?: { random?: number; maxPolls?: number },
 ): PollDecision;
 /** Throws ExportDownloadError for partial content and ApiError for an error status; true when whole. */
 export function checkExportDownload(status: number, headers: HeadersLike | null | undefined, body?: BodyLike | null, options?: { now?: Time }): true;

@@ -157,12 +157,36 @@ function toBytes(body, what = 'body') {
   throw new TypeError(`${what} must be a Buffer, a Uint8Array, an ArrayBuffer or a string`);
 }
 
-function toSecrets(secrets) {
-  const list = typeof secrets === 'string' ? [secrets] : secrets;
-  if (!Array.isArray(list) || !list.every((s) => typeof s === 'string')) {
-    throw new TypeError('secrets must be a string or an array of strings');
+// Secrets as the core takes them: the strings, and (when any has one) each one's end of
+// validity, NaN for none. A secret is a string or `{ secret, validUntil }` (Unix seconds or a
+// Date: the rotation's previous_secret_valid_until; after it the secret never verifies).
+class SecretList {
+  constructor(list, validUntil) {
+    this.list = list;
+    this.validUntil = validUntil;
   }
-  return list;
+}
+const SECRETS_TYPE = 'secrets must be a string, a { secret, validUntil } object or an array of them';
+function toSecrets(secrets) {
+  if (secrets instanceof SecretList) return secrets;
+  const items = typeof secrets === 'string' || (secrets !== null && typeof secrets === 'object' && !Array.isArray(secrets)) ? [secrets] : secrets;
+  if (!Array.isArray(items)) throw new TypeError(SECRETS_TYPE);
+  const list = new Array(items.length);
+  let validUntil;
+  items.forEach((s, i) => {
+    if (typeof s === 'string') {
+      list[i] = s;
+      return;
+    }
+    if (s === null || typeof s !== 'object' || typeof s.secret !== 'string') throw new TypeError(SECRETS_TYPE);
+    list[i] = s.secret;
+    const until = toNumber(s.validUntil, 'validUntil', undefined);
+    if (until !== undefined) {
+      validUntil ??= new Float64Array(items.length).fill(NaN);
+      validUntil[i] = until;
+    }
+  });
+  return new SecretList(list, validUntil);
 }
 
 function toStr(value, what) {
@@ -211,7 +235,8 @@ function verifyWebhook(headers, body, secrets, opts) {
 }
 
 /** Verification without a verifier: the core keys the HMAC for this call only. */
-function verifyOnce(headers, body, list, o) {
+function verifyOnce(headers, body, secrets, o) {
+  const { list, validUntil } = secrets;
   const flat = flattenHeaders(headers);
   const bytes = toBytes(body);
   const tolerance = toNumber(o.toleranceSeconds, 'toleranceSeconds', undefined);
@@ -219,9 +244,9 @@ function verifyOnce(headers, body, list, o) {
   const now = nowSeconds(o.now);
   if (bytes.length >= macThreshold(o)) {
     const mac = hostMac(list, bytes);
-    return JSON.parse(call(() => native.verifyWebhookWithMac(flat, bytes, list, now, tolerance, maxBody, mac)));
+    return JSON.parse(call(() => native.verifyWebhookWithMac(flat, bytes, list, now, tolerance, maxBody, mac, validUntil)));
   }
-  return JSON.parse(call(() => native.verifyWebhook(flat, bytes, list, now, tolerance, maxBody)));
+  return JSON.parse(call(() => native.verifyWebhook(flat, bytes, list, now, tolerance, maxBody, validUntil)));
 }
 
 
@@ -230,13 +255,13 @@ function verifyOnce(headers, body, list, o) {
 // VERIFIER_CACHE entries; the oldest is freed first.
 const VERIFIER_CACHE = 8;
 const verifiers = new Map();
-function cachedVerifier(list, o) {
+function cachedVerifier(secrets, o) {
   // length-prefixed, so no two secret lists or option sets share a key
-  let key = `${o.toleranceSeconds}|${o.maxBodyBytes}|${o.hostMacThreshold}|`;
-  for (const s of list) key += `${s.length}:${s}`;
+  let key = `${o.toleranceSeconds}|${o.maxBodyBytes}|${o.hostMacThreshold}|${secrets.validUntil ?? ''}|`;
+  for (const s of secrets.list) key += `${s.length}:${s}`;
   let v = verifiers.get(key);
   if (v === undefined) {
-    v = new WebhookVerifier(list, o);
+    v = new WebhookVerifier(secrets, o);
     if (verifiers.size >= VERIFIER_CACHE) {
       const [oldest, old] = verifiers.entries().next().value;
       verifiers.delete(oldest);
@@ -247,14 +272,15 @@ function cachedVerifier(list, o) {
   return v;
 }
 
-/** A verifier built once with its secrets and options; `verify(headers, body, now?)`. */
+/** A verifier built once with its secrets (strings or `{ secret, validUntil }`, current first)
+ * and options; `verify(headers, body, now?)`. */
 class WebhookVerifier {
   constructor(secrets, opts) {
     const o = options(opts);
-    const list = toSecrets(secrets);
+    const { list, validUntil } = toSecrets(secrets);
     const tolerance = toNumber(o.toleranceSeconds, 'toleranceSeconds', undefined);
     const maxBody = toNumber(o.maxBodyBytes, 'maxBodyBytes', undefined);
-    this._inner = call(() => new native.WebhookVerifier(list, tolerance, maxBody));
+    this._inner = call(() => new native.WebhookVerifier(list, tolerance, maxBody, validUntil));
     this._macThreshold = macThreshold(o);
     // Keys for node:crypto, made only after the core accepted the secrets.
     this._keys = nodeCrypto ? list.map((s) => nodeCrypto.createSecretKey(Buffer.from(s, 'utf8'))) : null;
@@ -282,7 +308,7 @@ class WebhookVerifier {
  */
 function signWebhook(secret, body, opts) {
   const o = options(opts);
-  const list = toSecrets(secret);
+  const { list } = toSecrets(secret);
   const bytes = toBytes(body);
   const ts = Math.floor(nowSeconds(o.timestamp));
   const id = o.deliveryId === undefined ? webCrypto.randomUUID() : toStr(o.deliveryId, 'deliveryId');
@@ -571,10 +597,11 @@ const Token = secretHolder('Token', 'accessToken');
 const EnterpriseToken = secretHolder('EnterpriseToken', 'token');
 
 /** A bearer token and the API that issued it, for a token restored from a cache:
- * `BearerToken.reports(value)` or `BearerToken.enterprise(value)`; printing it hides `value`. */
+ * `BearerToken.reports(value, tenantId?)` (the tenant it was obtained for: requests then send
+ * it and refuse another) or `BearerToken.enterprise(value)`; printing it hides `value`. */
 class BearerToken extends secretHolder('BearerToken', 'value') {
-  static reports(value) {
-    return new BearerToken({ api: 'reports', value: toStr(value, 'value') });
+  static reports(value, tenantId) {
+    return new BearerToken({ api: 'reports', value: toStr(value, 'value'), tenantId: optStr(tenantId, 'tenantId') });
   }
   static enterprise(value) {
     return new BearerToken({ api: 'enterprise', value: toStr(value, 'value') });
@@ -584,10 +611,10 @@ class BearerToken extends secretHolder('BearerToken', 'value') {
 // A Token, EnterpriseToken or BearerToken as [value, api]: a plain string does not say which API
 // issued it, so it could be sent to the other one.
 function tokenArg(t) {
-  if (t === undefined || t === null) return [undefined, undefined];
-  if (t instanceof Token) return [t.accessToken, 'reports'];
-  if (t instanceof EnterpriseToken) return [t.token, 'enterprise'];
-  if (t instanceof BearerToken) return [t.value, t.api];
+  if (t === undefined || t === null) return [undefined, undefined, undefined];
+  if (t instanceof Token) return [t.accessToken, 'reports', t.tenantId];
+  if (t instanceof EnterpriseToken) return [t.token, 'enterprise', undefined];
+  if (t instanceof BearerToken) return [t.value, t.api, t.tenantId ?? undefined];
   throw new TypeError('token must be a Token (parseTokenResponse), an EnterpriseToken (parseEnterpriseTokenResponse) or a BearerToken (BearerToken.reports/enterprise for a cached value)');
 }
 
@@ -608,7 +635,7 @@ function buildTokenRequest(params) {
 function parseTokenResponse(status, headers, body, opts) {
   const o = options(opts);
   const flat = flattenHeaders(headers ?? [], RESPONSE_HEADERS);
-  const json = call(() => native.parseTokenResponse(toNumber(status, 'status'), flat, toBytes(body ?? ''), strings(o.requestedScopes, 'requestedScopes'), nowSeconds(o.now)));
+  const json = call(() => native.parseTokenResponse(toNumber(status, 'status'), flat, toBytes(body ?? ''), strings(o.requestedScopes, 'requestedScopes'), toStr(o.tenantId, 'tenantId'), nowSeconds(o.now)));
   return new Token(JSON.parse(json));
 }
 
@@ -659,8 +686,7 @@ function validateExportCommand(state, command) {
 /** `{ action: 'keep_polling' | 'download' | 'stop', delaySeconds, reason }` after reading an export. */
 function exportPollDecision(state, attempt, opts) {
   const o = options(opts);
-  const args = [toStr(state, 'state'), toNumber(attempt, 'attempt'), toNumber(o.unchangedReads, 'unchangedReads', undefined), randomArg(o.random),
-    toNumber(o.maxPolls, 'maxPolls', undefined), toNumber(o.maxUnknownPolls, 'maxUnknownPolls', undefined)];
+  const args = [toStr(state, 'state'), toNumber(attempt, 'attempt'), randomArg(o.random), toNumber(o.maxPolls, 'maxPolls', undefined)];
   return JSON.parse(call(() => native.exportPollDecision(...args)));
 }
 
@@ -817,10 +843,18 @@ class WebhookReceiver {
       this.onError(e, delivery);
       return { ...HANDLER_FAILED, delivery };
     }
-    try {
-      for (const key of keys) await store.commit(key);
-    } catch {
-      return { ...STORE_UNAVAILABLE, delivery };
+    // The effect is stored: each commit is tried up to commitAttempts times before answering
+    // 503 (then the redelivery runs the handler again: at-least-once).
+    for (const key of keys) {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await store.commit(key);
+          break;
+        } catch {
+          if (attempt >= decision.commitAttempts) return { ...STORE_UNAVAILABLE, delivery };
+          await new Promise((resolve) => setTimeout(resolve, decision.commitRetryDelayMs));
+        }
+      }
     }
     return { status: decision.status, body: decision.body, delivery };
   }
@@ -909,20 +943,24 @@ class RedisDedupStore {
     return RedisDedupProtocol.stateReply(await this.send(this.protocol.stateCommand(key)));
   }
 
-  #take(key) {
-    const token = this.tokens.get(key) ?? RedisDedupProtocol.newToken();
-    this.tokens.delete(key);
-    return token;
+  #token(key) {
+    return this.tokens.get(key) ?? RedisDedupProtocol.newToken();
   }
 
-  /** Marks `key` processed; true when done (false: another worker claimed it after this claim's lease ran out). */
+  /** Marks `key` processed; true when done (false: another worker claimed it after this claim's
+   * lease ran out). When Redis cannot be reached it throws and keeps the claim's token, so the
+   * receiver's retry commits the same claim. */
   async commit(key) {
-    return Number(await this.send(this.protocol.commitCommand(key, this.#take(key)))) === 1;
+    const reply = await this.send(this.protocol.commitCommand(key, this.#token(key)));
+    this.tokens.delete(key);
+    return Number(reply) === 1;
   }
 
   /** Gives up this worker's claim on `key`; true when released. */
   async release(key) {
-    return Number(await this.send(this.protocol.releaseCommand(key, this.#take(key)))) === 1;
+    const reply = await this.send(this.protocol.releaseCommand(key, this.#token(key)));
+    this.tokens.delete(key);
+    return Number(reply) === 1;
   }
 }
 

@@ -51,6 +51,7 @@ pub fn build_request(
     body: Option<Vec<u8>>,
     token: Option<String>,
     token_api: Option<String>,
+    token_tenant: Option<String>,
     tenant_id: Option<String>,
     user_id: Option<String>,
     idempotency_key: Option<String>,
@@ -73,7 +74,13 @@ pub fn build_request(
     let (path, query) = (pairs(path), pairs(query));
     let api = Api::parse(token_api.as_deref().unwrap_or_default());
     let token = match token {
-        Some(value) => Some(token::BearerToken::new(api.map_err(err)?, value)),
+        Some(value) => {
+            let t = token::BearerToken::new(api.map_err(err)?, value);
+            Some(match token_tenant {
+                Some(tenant) => t.for_tenant(tenant),
+                None => t,
+            })
+        }
         None => None,
     };
     let params = RequestParams {
@@ -156,15 +163,23 @@ pub fn parse_token_response(
     headers: Vec<String>,
     body: &[u8],
     requested_scopes: Vec<String>,
+    tenant_id: &str,
     now: f64,
 ) -> R<String> {
     let (status, now) = (int("status", status)?, now_arg(now)?);
-    let parsed =
-        token::parse_token_response(status, &FlatHeaders(headers), body, &requested_scopes, now);
+    let parsed = token::parse_token_response(
+        status,
+        &FlatHeaders(headers),
+        body,
+        &requested_scopes,
+        tenant_id,
+        now,
+    );
     let t = parsed.map_err(err)?.map_err(err)?;
     Ok(json!({
         "accessToken": t.access_token, "tokenType": t.token_type, "expiresIn": t.expires_in, "expiresAt": t.expires_at,
         "refreshAt": t.refresh_at, "scopes": t.scopes, "missingScopes": t.missing_scopes, "warnings": t.warnings,
+        "tenantId": t.tenant_id,
     })
     .to_string())
 }

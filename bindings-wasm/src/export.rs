@@ -25,23 +25,12 @@ pub fn validate_export_command(state: &str, command: &str) -> R<String> {
 pub fn export_poll_decision(
     state: &str,
     attempt: f64,
-    unchanged_reads: Option<f64>,
     random: f64,
     max_polls: Option<f64>,
-    max_unknown_polls: Option<f64>,
 ) -> R<String> {
     let (attempt, max_polls) = (int("attempt", attempt)?, opt_int("max_polls", max_polls)?);
-    let max_unknown_polls = opt_int("max_unknown_polls", max_unknown_polls)?;
     let state = ExportState::parse(state);
-    let unchanged = opt_int("unchanged_reads", unchanged_reads)?;
-    let d = export::export_poll_decision(
-        &state,
-        attempt,
-        unchanged,
-        random,
-        max_polls,
-        max_unknown_polls,
-    );
+    let d = export::export_poll_decision(&state, attempt, random, max_polls);
     d.map(|d| json(&d)).map_err(err)
 }
 

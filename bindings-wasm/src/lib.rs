@@ -86,6 +86,33 @@ pub fn header_names() -> Vec<String> {
         .collect()
 }
 
+/// The secrets with their ends of validity: `valid_until` (absent: none has one) holds one
+/// value per secret, NaN for a secret without one.
+fn secrets_with(
+    secrets: Vec<String>,
+    valid_until: Option<Vec<f64>>,
+) -> R<Vec<webhook::WebhookSecret>> {
+    let until = valid_until.unwrap_or_else(|| vec![f64::NAN; secrets.len()]);
+    if until.len() != secrets.len() {
+        return Err(err(royaltykit::ArgumentError::new(
+            "valid_until",
+            "must hold one value per secret",
+        )));
+    }
+    secrets
+        .into_iter()
+        .zip(until)
+        .map(|(s, u)| {
+            let u = if u.is_nan() {
+                None
+            } else {
+                Some(seconds_from_f64("validUntil", u).map_err(err)?)
+            };
+            Ok(webhook::WebhookSecret::new(s, u))
+        })
+        .collect()
+}
+
 /// `webhook::verify` with flat headers; absent options are the core's defaults.
 #[wasm_bindgen(js_name = verifyWebhook)]
 pub fn verify_webhook(
@@ -95,8 +122,10 @@ pub fn verify_webhook(
     now: f64,
     tolerance: Option<f64>,
     max_body_bytes: Option<f64>,
+    valid_until: Option<Vec<f64>>,
 ) -> R<String> {
     let opts = options(tolerance, max_body_bytes)?;
+    let secrets = secrets_with(secrets, valid_until)?;
     let v = webhook::verify(&FlatHeaders(headers), body, &secrets, now_arg(now)?, opts);
     v.map(|v| json(&v)).map_err(err)
 }
@@ -148,6 +177,7 @@ fn with_host_mac(
 
 /// `webhook::verify_with_mac` with flat headers and the host's HMAC (see `HostMac`).
 #[wasm_bindgen(js_name = verifyWebhookWithMac)]
+#[allow(clippy::too_many_arguments)]
 pub fn verify_webhook_with_mac(
     headers: Vec<String>,
     body: &[u8],
@@ -156,9 +186,11 @@ pub fn verify_webhook_with_mac(
     tolerance: Option<f64>,
     max_body_bytes: Option<f64>,
     mac: &js_sys::Function,
+    valid_until: Option<Vec<f64>>,
 ) -> R<String> {
     let opts = options(tolerance, max_body_bytes)?;
     let now = now_arg(now)?;
+    let secrets = secrets_with(secrets, valid_until)?;
     with_host_mac(mac, |m| {
         webhook::verify_with_mac(&FlatHeaders(headers), body, &secrets, now, opts, m)
     })
@@ -176,8 +208,10 @@ impl WebhookVerifier {
         secrets: Vec<String>,
         tolerance: Option<f64>,
         max_body_bytes: Option<f64>,
+        valid_until: Option<Vec<f64>>,
     ) -> R<WebhookVerifier> {
         let opts = options(tolerance, max_body_bytes)?;
+        let secrets = secrets_with(secrets, valid_until)?;
         let verifier = webhook::WebhookVerifier::new(&secrets, opts).map_err(err)?;
         Ok(WebhookVerifier(verifier))
     }

@@ -125,7 +125,7 @@ test('activeSecrets follows previous_secret_valid_until', () => {
   assert.throws(() => rk.activeSecrets('new', 'old', undefined, NOW), (e) => e.code === 'invalid_argument');
 });
 
-test('eventKey: an original and its replay apply once; a replay is a new delivery', () => {
+test('eventKey: an original and its replay share it (a hint: receivers never claim it); a replay is a new delivery', () => {
   const original = rk.verifyWebhook(signed, body, SECRET, { now: NOW });
   const replayBody = Buffer.from(JSON.stringify({ ...JSON.parse(body), replay_of: 'dlv_js_1' }));
   const replay = rk.verifyWebhook(rk.signWebhook(SECRET, replayBody, { timestamp: NOW + 60, deliveryId: 'dlv_js_2' }), replayBody, SECRET, { now: NOW + 60 });
@@ -200,7 +200,7 @@ test('buildRequest host conversions: numbers in query, object bodies, URL helper
 
 test('buildRequest takes typed tokens: the parsed Token or EnterpriseToken, or a BearerToken; never a string', () => {
   const tenantId = '0f8fad5b-d9cb-469f-a165-70867728950e';
-  const reporting = rk.parseTokenResponse(200, { 'cache-control': 'no-store' }, JSON.stringify({ access_token: 'tok_r', token_type: 'Bearer', expires_in: 60 }));
+  const reporting = rk.parseTokenResponse(200, { 'cache-control': 'no-store' }, JSON.stringify({ access_token: 'tok_r', token_type: 'Bearer', expires_in: 60 }), { tenantId });
   const enterprise = rk.parseEnterpriseTokenResponse(200, {}, JSON.stringify({ token: 'tok_e', expires_at: null }));
   const auth = (d) => d.headers.find(([n]) => n === 'Authorization')[1];
   assert.equal(auth(rk.buildRequest('listPlatformExports', { token: reporting, tenantId })), 'Bearer tok_r');
@@ -212,4 +212,19 @@ test('buildRequest takes typed tokens: the parsed Token or EnterpriseToken, or a
   assert.throws(() => rk.buildRequest('listPlatformExports', { token: 'tok_r', tenantId }), TypeError);
   assert.throws(() => rk.buildRequest('listPlatformExports', { token: { accessToken: 'tok_r' }, tenantId }), TypeError);
   assert.equal(JSON.stringify(rk.BearerToken.reports('tok_s')), '{"api":"reports"}');
+});
+
+test('a reporting token remembers its tenant: sent when none is given, another one refused', () => {
+  const tenantA = '0f8fad5b-d9cb-469f-a165-70867728950e';
+  const tenantB = '7c9e6679-7425-40de-944b-e07fc1f90ae7';
+  const token = rk.parseTokenResponse(200, { 'cache-control': 'no-store' }, JSON.stringify({ access_token: 'tok_r', token_type: 'Bearer', expires_in: 60 }), { tenantId: tenantA });
+  assert.equal(token.tenantId, tenantA);
+  const tenant = (d) => d.headers.find(([n]) => n === 'X-Tenant-ID')[1];
+  assert.equal(tenant(rk.buildRequest('listPlatformExports', { token })), tenantA);
+  const crossTenant = (e) => e instanceof rk.RequestBuildError && e.code === 'invalid_parameter' && e.parameter === 'tenant_id' && !e.message.includes('tok_');
+  assert.throws(() => rk.buildRequest('listPlatformExports', { token, tenantId: tenantB }), crossTenant);
+  const cached = rk.BearerToken.reports('tok_c', tenantA);
+  assert.equal(cached.tenantId, tenantA);
+  assert.throws(() => rk.buildRequest('listPlatformExports', { token: cached, tenantId: tenantB }), crossTenant);
+  assert.throws(() => rk.parseTokenResponse(200, {}, '{}'), TypeError, 'the tenant the exchange was made for is required');
 });

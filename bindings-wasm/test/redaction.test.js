@@ -26,7 +26,7 @@ test('no secret in any printed object or error', () => {
   show(rk.buildRequest('listPlatformExports', { token: rk.BearerToken.reports(TOKEN), tenantId: TENANT }));
   show(rk.buildTokenRequest({ clientId: 'cli', clientSecret: CLIENT_SECRET, tenantId: TENANT }));
   show(rk.buildEnterpriseTokenRequest({ apiKey: 'key', apiSecret: API_SECRET }));
-  show(rk.parseTokenResponse(200, { 'cache-control': 'no-store' }, JSON.stringify({ access_token: TOKEN, token_type: 'Bearer', expires_in: 60 })));
+  show(rk.parseTokenResponse(200, { 'cache-control': 'no-store' }, JSON.stringify({ access_token: TOKEN, token_type: 'Bearer', expires_in: 60 }), { tenantId: '0f8fad5b-d9cb-469f-a165-70867728950e' }));
   show(rk.parseEnterpriseTokenResponse(200, {}, JSON.stringify({ token: TOKEN, expires_at: null })));
   try { rk.buildRequest('listPlatformExports', { query: { access_token: TOKEN }, token: rk.BearerToken.reports(TOKEN), tenantId: TENANT }); } catch (e) { show(e); out.push(e.stack); }
   show(new rk.DedupWindow(10, 60));

@@ -100,14 +100,17 @@ const outcome = (f) => {
 
 /** verifyWebhook with the wasm HMAC and with node:crypto's (the package picks by body size), and
  * the reusable WebhookVerifier: all must agree. */
+/** A vector's secrets: strings, or `{ secret, valid_until }` as `{ secret, validUntil }`. */
+const secrets = (list) => list.map((s) => (typeof s === 'string' ? s : { secret: s.secret, validUntil: s.valid_until }));
+
 function verifyWebhook(i) {
   const opts = { now: i.now, toleranceSeconds: i.tolerance, maxBodyBytes: i.max_body_bytes };
-  const run = (threshold) => rk.verifyWebhook(i.headers, bytes(i.body), i.secrets, { ...opts, hostMacThreshold: threshold });
+  const run = (threshold) => rk.verifyWebhook(i.headers, bytes(i.body), secrets(i.secrets), { ...opts, hostMacThreshold: threshold });
   const outcomes = [outcome(() => run(0))];
   for (const threshold of [Infinity, 0]) {
     let verifier;
     try {
-      verifier = new rk.WebhookVerifier(i.secrets, { ...opts, hostMacThreshold: threshold });
+      verifier = new rk.WebhookVerifier(secrets(i.secrets), { ...opts, hostMacThreshold: threshold });
     } catch {
       continue;
     }
@@ -158,13 +161,13 @@ const ADAPTERS = {
   parse_api_error: (i) => rk.parseApiError(i.api, i.status, i.headers, bytes(i.body), { operationId: i.operation_id ?? undefined, now: i.now }),
   build_request: ({ operation_id, params: p }) =>
     descriptor(rk.buildRequest(operation_id, {
-      path: p.path, query: p.query, body: bytes(p.body), token: p.token && rk.BearerToken[p.token.api](p.token.value), tenantId: p.tenant_id, userId: p.user_id, idempotencyKey: p.idempotency_key,
+      path: p.path, query: p.query, body: bytes(p.body), token: p.token && rk.BearerToken[p.token.api](p.token.value, ...(p.token.tenant_id ? [p.token.tenant_id] : [])), tenantId: p.tenant_id, userId: p.user_id, idempotencyKey: p.idempotency_key,
       idempotencyHeader: p.idempotency_header, requestId: p.request_id, keyNamespace: p.key_namespace, keyRandom: Buffer.from(p.key_random, 'hex'),
     })),
   build_token_request: (i) => descriptor(rk.buildTokenRequest({ clientId: i.client_id, clientSecret: i.client_secret, tenantId: i.tenant_id, scopes: i.scopes })),
   build_enterprise_token_request: (i) => descriptor(rk.buildEnterpriseTokenRequest({ apiKey: i.api_key, apiSecret: i.api_secret })),
   parse_token_response: (i) => {
-    const tk = rk.parseTokenResponse(i.status, i.headers, bytes(i.body), { requestedScopes: i.requested_scopes, now: i.now });
+    const tk = rk.parseTokenResponse(i.status, i.headers, bytes(i.body), { requestedScopes: i.requested_scopes, tenantId: i.tenant_id, now: i.now });
     assert.ok(!util.inspect(tk).includes(tk.accessToken) && !JSON.stringify(tk).includes(tk.accessToken), 'printing hides the token');
     return tk;
   },
@@ -176,7 +179,7 @@ const ADAPTERS = {
   export_state: (i) => rk.exportState(i.state),
   validate_export_command: (i) => rk.validateExportCommand(i.state, i.command),
   export_poll_decision: (i) =>
-    rk.exportPollDecision(i.state, i.attempt, { unchangedReads: i.unchanged_reads, random: i.random, maxPolls: i.max_polls, maxUnknownPolls: i.max_unknown_polls }),
+    rk.exportPollDecision(i.state, i.attempt, { random: i.random, maxPolls: i.max_polls }),
   check_export_download: (i) => rk.checkExportDownload(i.status, i.headers, bytes(i.body)) && 'ok',
   validate_export_list_query: (i) => rk.validateExportListQuery(Object.fromEntries(i.query.map(([k, v]) => [LIST_NAMES[k] ?? k, v]))),
   plan_receipt: (i) => rk.planReceipt(i.namespace, rk.verifyWebhook(i.headers, bytes(i.body), i.secrets, { now: i.now })),

@@ -20,7 +20,7 @@ __all__ = [
     "DedupStore", "AsyncDedupStore",
     "STATUS_HANDLER_FAILED", "STATUS_STORE_UNAVAILABLE", "WebhookReceiver", "RequestBuildError", "RequestDescriptor", "ResponseNotices", "RetryAfter",
     "RetryDecision", "RoyaltyKitError", "Token", "TokenResponseError", "VerifiedWebhook",
-    "WebhookEvent", "WebhookVerificationError", "WebhookVerifier", "active_secrets",
+    "WebhookEvent", "WebhookSecret", "WebhookVerificationError", "WebhookVerifier", "active_secrets",
     "backoff_delay", "build_enterprise_token_request", "build_request", "build_token_request",
     "check_export_download", "content_key", "decide_claims", "decide_retry", "delivery_key", "event_key",
     "export_poll_decision", "export_state", "failure_reply", "rejection_body", "idempotency_key", "missing_scopes", "operation",

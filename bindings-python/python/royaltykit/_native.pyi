@@ -7,14 +7,24 @@ from .errors import ApiError
 
 _Headers = Mapping[str, str] | Mapping[str, Sequence[str]] | Iterable[tuple[str, str]]
 _Body = bytes | bytearray | memoryview | str
-_Secrets = str | Sequence[str]
 _Seconds = int | float
+
+@final
+class WebhookSecret:
+    """A signing secret with the last Unix second it verifies (the rotation's
+    ``previous_secret_valid_until``); after it, the secret never verifies. ``repr`` hides it."""
+
+    def __new__(cls, secret: str, valid_until: _Seconds | None = None) -> WebhookSecret: ...
+    @property
+    def valid_until(self) -> int | None: ...
+
+_Secrets = str | WebhookSecret | Sequence[str | WebhookSecret]
 
 __all__ = [
     "BackoffPolicy", "BearerToken", "DEFAULT_DEDUP_TTL_SECONDS", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_TOLERANCE_SECONDS", "DedupWindow",
     "EnterpriseToken", "ExportStateInfo", "HEADER_NAMES", "Operation", "PollDecision", "QueryParam",
     "RateBudget", "RateDecision", "ReceiverDecision", "ReceiverReply", "RedisDedupProtocol", "DEFAULT_STORE_CAPACITY", "STATUS_HANDLER_FAILED", "STATUS_STORE_UNAVAILABLE", "RequestDescriptor", "ApiSession", "ResponseNotices", "RetryAfter",
-    "RetryDecision", "Token", "VerifiedWebhook", "WebhookEvent", "WebhookVerifier",
+    "RetryDecision", "Token", "VerifiedWebhook", "WebhookEvent", "WebhookSecret", "WebhookVerifier",
     "active_secrets", "backoff_delay", "build_enterprise_token_request", "build_request",
     "build_token_request", "check_export_download", "content_key", "decide_claims", "decide_retry", "delivery_key",
     "event_key", "export_poll_decision", "failure_reply", "rejection_body", "export_state", "idempotency_key", "missing_scopes",
@@ -50,7 +60,7 @@ class WebhookEvent:
     resource_type: Final[str]
     resource_reference: Final[str]
     resource_url: Final[str]
-    occurred_at: Final[int]
+    occurred_at: Final[int | None]
     occurred_at_text: Final[str]
     replay_of: Final[str | None]
 
@@ -268,6 +278,7 @@ class Token:
     scopes: Final[list[str] | None]
     missing_scopes: Final[list[str] | None]
     warnings: Final[list[str]]
+    tenant_id: Final[str]
 
 @final
 class EnterpriseToken:
@@ -280,17 +291,20 @@ class BearerToken:
     """A bearer token and the API that issued it, for a value restored from a cache; ``repr`` hides it."""
 
     @staticmethod
-    def reports(value: str) -> BearerToken: ...
+    def reports(value: str, tenant_id: str | None = None) -> BearerToken: ...
     @staticmethod
     def enterprise(value: str) -> BearerToken: ...
     @property
     def api(self) -> Literal["reports", "enterprise"]: ...
     @property
     def value(self) -> str: ...
+    @property
+    def tenant_id(self) -> str | None: ...
 
 def build_token_request(client_id: str, client_secret: str, tenant_id: str, scopes: Sequence[str] | None = None) -> RequestDescriptor: ...
 def parse_token_response(
-    status: int, headers: _Headers | None, body: _Body | None, *, requested_scopes: Sequence[str] | None = None, now: _Seconds | None = None
+    status: int, headers: _Headers | None, body: _Body | None, *, tenant_id: str, requested_scopes: Sequence[str] | None = None,
+    now: _Seconds | None = None
 ) -> Token: ...
 @final
 class ApiSession:
@@ -335,10 +349,8 @@ def export_poll_decision(
     state: str,
     attempt: int,
     *,
-    unchanged_reads: int | None = None,
     random: float | None = None,
     max_polls: int | None = None,
-    max_unknown_polls: int | None = None,
 ) -> PollDecision: ...
 def check_export_download(status: int, headers: _Headers | None = None, body: _Body | None = None, *, now: _Seconds | None = None) -> None: ...
 def validate_export_list_query(
@@ -370,6 +382,8 @@ class ReceiverDecision:
     keys: Final[list[str]]
     release: Final[list[int]]
     body: Final[str]
+    commit_attempts: Final[int]
+    commit_retry_delay_ms: Final[int]
     reason: Final[str]
 
 @final

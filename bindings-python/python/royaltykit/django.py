@@ -20,6 +20,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.views.decorators.csrf import csrf_exempt
 
+from ._native import WebhookSecret
 from .receiver import Receipt, WebhookReceiver
 
 __all__ = ["webhook_view"]
@@ -29,7 +30,7 @@ def _response(r: Receipt) -> HttpResponse:
     return HttpResponse(r.body, status=r.status, content_type="application/json")
 
 
-def webhook_view(secrets: str | Iterable[str], **options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def webhook_view(secrets: str | WebhookSecret | Iterable[str | WebhookSecret], **options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Turns a handler ``(delivery) -> None`` into a Django view (POST only); ``options`` are
     :class:`WebhookReceiver`'s (``namespace`` is required)."""
 

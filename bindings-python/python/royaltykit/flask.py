@@ -18,6 +18,7 @@ from typing import Any
 
 from flask import Response, request
 
+from ._native import WebhookSecret
 from .receiver import Receipt, WebhookReceiver
 
 __all__ = ["webhook_view"]
@@ -27,7 +28,7 @@ def _response(r: Receipt) -> Response:
     return Response(r.body, status=r.status, content_type="application/json")
 
 
-def webhook_view(secrets: str | Iterable[str], **options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def webhook_view(secrets: str | WebhookSecret | Iterable[str | WebhookSecret], **options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Turns a handler ``(delivery) -> None`` into a Flask view; ``options`` are
     :class:`WebhookReceiver`'s (``namespace`` is required)."""
 

@@ -2,17 +2,19 @@
 ``royaltykit.flask``, ``royaltykit.django``).
 
 verify → :func:`plan_receipt` → claim every key → :func:`decide_claims` → run the handler →
-commit every key (or release them all when the handler raises, answering 500 so the service
-redelivers). The rules — which keys, what the claims mean, which status — are the Rust core's;
+commit every key, each commit retried a few times (or release them all when the handler raises,
+answering 500 so the service redelivers). The rules — which keys, what the claims mean, which status — are the Rust core's;
 this module only sequences the I/O, synchronously (:meth:`WebhookReceiver.receive`) or with
 ``await`` (:meth:`WebhookReceiver.areceive`, where the store and the handler may be async).
 """
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 import threading
+import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, TypeVar
@@ -22,6 +24,7 @@ from ._native import (
     DedupWindow,
     RedisDedupProtocol,
     VerifiedWebhook,
+    WebhookSecret,
     WebhookVerifier,
     decide_claims,
     failure_reply,
@@ -91,9 +94,13 @@ class _Tokens:
         with self._lock:
             self._held[key] = token
 
-    def take(self, key: str) -> str:
+    def get(self, key: str) -> str:
         with self._lock:
-            return self._held.pop(key, None) or RedisDedupProtocol.new_token()
+            return self._held.get(key) or RedisDedupProtocol.new_token()
+
+    def drop(self, key: str) -> None:
+        with self._lock:
+            self._held.pop(key, None)
 
 
 class RedisDedupStore:
@@ -119,12 +126,18 @@ class RedisDedupStore:
         return RedisDedupProtocol.state_reply(self._send(self._protocol.state_command(key)))
 
     def commit(self, key: str) -> bool:
-        """True when done; False when another worker claimed the key after this claim's lease ran out."""
-        return self._send(self._protocol.commit_command(key, self._tokens.take(key))) == "1"
+        """True when done; False when another worker claimed the key after this claim's lease ran
+        out. When Redis cannot be reached it raises and keeps the claim's token, so the
+        receiver's retry commits the same claim."""
+        reply = self._send(self._protocol.commit_command(key, self._tokens.get(key)))
+        self._tokens.drop(key)
+        return reply == "1"
 
     def release(self, key: str) -> bool:
         """True when this worker's claim was released."""
-        return self._send(self._protocol.release_command(key, self._tokens.take(key))) == "1"
+        reply = self._send(self._protocol.release_command(key, self._tokens.get(key)))
+        self._tokens.drop(key)
+        return reply == "1"
 
 
 class AsyncRedisDedupStore(RedisDedupStore):
@@ -141,10 +154,14 @@ class AsyncRedisDedupStore(RedisDedupStore):
         return RedisDedupProtocol.state_reply(await self._asend(self._protocol.state_command(key)))
 
     async def commit(self, key: str) -> bool:  # type: ignore[override]
-        return await self._asend(self._protocol.commit_command(key, self._tokens.take(key))) == "1"
+        reply = await self._asend(self._protocol.commit_command(key, self._tokens.get(key)))
+        self._tokens.drop(key)
+        return reply == "1"
 
     async def release(self, key: str) -> bool:  # type: ignore[override]
-        return await self._asend(self._protocol.release_command(key, self._tokens.take(key))) == "1"
+        reply = await self._asend(self._protocol.release_command(key, self._tokens.get(key)))
+        self._tokens.drop(key)
+        return reply == "1"
 
 
 async def _maybe(value: T | Awaitable[T]) -> T:
@@ -152,15 +169,18 @@ async def _maybe(value: T | Awaitable[T]) -> T:
 
 
 class WebhookReceiver:
-    """A webhook receiver built once: secrets (current first), the dedup namespace (your
-    organization, subscription or tenant), a store (default: a :class:`DedupWindow` of 100,000
-    keys, one process only) and the handler that stores a delivery's effect. The handler runs
-    once per new delivery; when it raises, its claims are released and the answer is 500, so the
-    service redelivers and that attempt is processed."""
+    """A webhook receiver built once: secrets (current first; during a rotation the previous one
+    as ``WebhookSecret(previous, valid_until=previous_secret_valid_until)``, so it stops
+    verifying when the overlap ends), the dedup namespace (your organization, subscription or
+    tenant), a store (default: a :class:`DedupWindow`, one process only) and the handler that
+    stores a delivery's effect. The handler runs once per new delivery; when it raises, its
+    claims are released and the answer is 500, so the service redelivers and that attempt is
+    processed. Processing is at least once: a commit that still fails after its retries is
+    answered 503 and the redelivery runs the handler again (make the handler idempotent)."""
 
     def __init__(
         self,
-        secrets: str | Iterable[str],
+        secrets: str | WebhookSecret | Iterable[str | WebhookSecret],
         *,
         namespace: str,
         handler: Callable[[VerifiedWebhook], object],
@@ -171,7 +191,7 @@ class WebhookReceiver:
     ) -> None:
         if not callable(handler):
             raise TypeError("handler must be callable: handler(delivery)")
-        self.verifier = WebhookVerifier(secrets if isinstance(secrets, str) else list(secrets),
+        self.verifier = WebhookVerifier(secrets if isinstance(secrets, (str, WebhookSecret)) else list(secrets),
                                         tolerance=tolerance, max_body_bytes=max_body_bytes)
         self.namespace = namespace
         self.handler = handler
@@ -180,6 +200,7 @@ class WebhookReceiver:
         self.on_error = on_error or (lambda e, d: _log.error("webhook handler failed for %s", d.delivery_id, exc_info=e))
 
     def _verify(self, headers: Any, body: bytes, now: float | None) -> Receipt | tuple[VerifiedWebhook, list[str]]:
+        """The verified delivery and the keys to claim, or the answer when there is nothing to claim."""
         try:
             delivery = self.verifier.verify(headers, body, now=now)
         except RoyaltyKitError as e:
@@ -215,11 +236,16 @@ class WebhookReceiver:
             self._release_quietly(keys, range(len(keys)))
             self.on_error(e, delivery)
             return _failed("handler_failed", delivery)
-        try:
-            for key in keys:
-                store.commit(key)
-        except Exception:
-            return _failed("store_unavailable", delivery)
+        # The effect is stored: each commit is tried commit_attempts times before answering 503.
+        for key in keys:
+            for attempt in range(1, decision.commit_attempts + 1):
+                try:
+                    store.commit(key)
+                    break
+                except Exception:
+                    if attempt == decision.commit_attempts:
+                        return _failed("store_unavailable", delivery)
+                    time.sleep(decision.commit_retry_delay_ms / 1000)
         return _reply(decision.status, decision.body, delivery)
 
     async def areceive(self, headers: Any, body: bytes, *, now: float | None = None) -> Receipt:
@@ -249,11 +275,15 @@ class WebhookReceiver:
             await self._arelease_quietly(keys, range(len(keys)))
             self.on_error(e, delivery)
             return _failed("handler_failed", delivery)
-        try:
-            for key in keys:
-                await _maybe(store.commit(key))
-        except Exception:
-            return _failed("store_unavailable", delivery)
+        for key in keys:
+            for attempt in range(1, decision.commit_attempts + 1):
+                try:
+                    await _maybe(store.commit(key))
+                    break
+                except Exception:
+                    if attempt == decision.commit_attempts:
+                        return _failed("store_unavailable", delivery)
+                    await asyncio.sleep(decision.commit_retry_delay_ms / 1000)
         return _reply(decision.status, decision.body, delivery)
 
     def _release_quietly(self, keys: list[str], positions: Iterable[int]) -> None:

@@ -53,6 +53,25 @@ fun verifyWebhook(
     return verifyWebhook(multi, body, secrets, now, toleranceSeconds, maxBodyBytes)
 }
 
+/**
+ * A signing secret with the last Unix second it verifies: during a rotation, the previous
+ * secret with the rotation's `previous_secret_valid_until`, so it stops verifying when the
+ * five-minute overlap ends. A secret without [validUntil] never expires. `toString` never shows
+ * the secret.
+ */
+class WebhookSecret(val secret: String, val validUntil: Long? = null) {
+    override fun toString(): String = "WebhookSecret([redacted], validUntil=$validUntil)"
+}
+
+/** A verifier for secrets with their ends of validity ([WebhookSecret]), current first. */
+@Throws(RoyaltyKitException::class)
+fun WebhookVerifier(
+    secrets: Collection<WebhookSecret>,
+    toleranceSeconds: Long? = null,
+    maxBodyBytes: Long? = null,
+): WebhookVerifier =
+    WebhookVerifier(secrets.map { it.secret }, toleranceSeconds, maxBodyBytes, secrets.map { it.validUntil })
+
 /** [signWebhook] with one secret. */
 @Throws(RoyaltyKitException::class)
 fun signWebhook(secret: String, body: ByteArray, timestamp: Long? = null, deliveryId: String? = null): Map<String, String> =
@@ -160,12 +179,16 @@ class RedisDedupStore(
         return protocol.stateReply(redis.execute(protocol.stateCommand(key)))
     }
 
+    /** When Redis cannot be reached it throws and keeps the claim's token, so the receiver's
+     * retry commits the same claim. */
     override fun commit(key: String) {
-        redis.execute(protocol.commitCommand(key, tokens.remove(key) ?: protocol.newToken()))
+        redis.execute(protocol.commitCommand(key, tokens[key] ?: protocol.newToken()))
+        tokens.remove(key)
     }
 
     override fun release(key: String) {
-        redis.execute(protocol.releaseCommand(key, tokens.remove(key) ?: protocol.newToken()))
+        redis.execute(protocol.releaseCommand(key, tokens[key] ?: protocol.newToken()))
+        tokens.remove(key)
     }
 
     override fun close() = protocol.close()
@@ -178,14 +201,17 @@ private fun failed(failure: ReceiverFailure, delivery: VerifiedWebhook): Receipt
     failureReply(failure).let { Receipt(it.status.toInt(), it.body, delivery) }
 
 /**
- * A webhook receiver built once: secrets (current first), the dedup namespace (your
+ * A webhook receiver built once: secrets (current first; during a rotation the previous one as
+ * `WebhookSecret(previous, validUntil = previousSecretValidUntil)`), the dedup namespace (your
  * organization, subscription or tenant), a [DedupStore] and the [handler] that stores a
  * delivery's effect. [receive] returns the status to answer. The handler runs once per new
  * delivery; when it throws, its claims are released and the answer is 500, so the service
- * redelivers and that attempt is processed.
+ * redelivers and that attempt is processed. Processing is at least once: a commit that still
+ * fails after its retries is answered 503 and the redelivery runs the handler again (make the
+ * handler idempotent).
  */
 class WebhookReceiver(
-    secrets: List<String>,
+    secrets: Collection<WebhookSecret>,
     private val namespace: String,
     private val store: DedupStore = InMemoryDedupStore(),
     toleranceSeconds: Long? = null,
@@ -195,6 +221,19 @@ class WebhookReceiver(
     },
     private val handler: (VerifiedWebhook) -> Unit,
 ) : AutoCloseable {
+    /** A receiver for plain secrets, which never expire (current first). */
+    constructor(
+        secrets: List<String>,
+        namespace: String,
+        store: DedupStore = InMemoryDedupStore(),
+        toleranceSeconds: Long? = null,
+        maxBodyBytes: Long? = null,
+        onError: (Exception, VerifiedWebhook) -> Unit = { e, d ->
+            System.err.println("royaltykit: webhook handler failed for ${d.deliveryId}: $e")
+        },
+        handler: (VerifiedWebhook) -> Unit,
+    ) : this(secrets.map { WebhookSecret(it) }, namespace, store, toleranceSeconds, maxBodyBytes, onError, handler)
+
     private val verifier = WebhookVerifier(secrets, toleranceSeconds, maxBodyBytes)
 
     /** The largest body accepted: read at most one byte more from a request. */
@@ -239,10 +278,19 @@ class WebhookReceiver(
             onError(e, delivery)
             return failed(ReceiverFailure.HANDLER_FAILED, delivery)
         }
-        try {
-            keys.forEach { store.commit(it) }
-        } catch (e: Exception) {
-            return failed(ReceiverFailure.STORE_UNAVAILABLE, delivery)
+        // The effect is stored: each commit is tried commitAttempts times before answering 503.
+        for (key in keys) {
+            var attempt = 1
+            while (true) {
+                try {
+                    store.commit(key)
+                    break
+                } catch (e: Exception) {
+                    if (attempt >= decision.commitAttempts.toInt()) return failed(ReceiverFailure.STORE_UNAVAILABLE, delivery)
+                    Thread.sleep(decision.commitRetryDelayMs.toLong())
+                    attempt++
+                }
+            }
         }
         return Receipt(decision.status.toInt(), decision.body, delivery)
     }

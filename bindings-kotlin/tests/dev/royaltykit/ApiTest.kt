@@ -141,9 +141,28 @@ class ApiTest {
     }
 
     @Test
+    fun aReportingTokenRemembersItsTenant() {
+        val tenantA = "0f8fad5b-d9cb-469f-a165-70867728950e"
+        val tenantB = "7c9e6679-7425-40de-944b-e07fc1f90ae7"
+        val token = parseTokenResponse(200, mapOf("Cache-Control" to "no-store"), """{"access_token":"tok_r","token_type":"Bearer","expires_in":60}""".toByteArray(), tenantA)
+        assertEquals(tenantA, token.tenantId())
+        val sent = buildRequest("listPlatformExports", RequestParams(token = token.bearer()))
+        assertEquals(tenantA, sent.headers().first { it.name == "X-Tenant-ID" }.value)
+        for (t in listOf(token.bearer(), BearerToken.reports("tok_c", tenantA))) {
+            try {
+                buildRequest("listPlatformExports", RequestParams(token = t, tenantId = tenantB)); fail("a token of tenant A was sent for tenant B")
+            } catch (e: RoyaltyKitException.Request) {
+                assertEquals("invalid_parameter", e.code)
+                assertFalse(e.message!!.contains("tok_"))
+            }
+        }
+        assertEquals(tenantA, BearerToken.reports("tok_c", tenantA).tenantId())
+    }
+
+    @Test
     fun tokensAreTypedByTheApiThatIssuedThem() {
         val tenant = "0f8fad5b-d9cb-469f-a165-70867728950e"
-        val reporting = parseTokenResponse(200, mapOf("Cache-Control" to "no-store"), """{"access_token":"tok_r","token_type":"Bearer","expires_in":60}""".toByteArray())
+        val reporting = parseTokenResponse(200, mapOf("Cache-Control" to "no-store"), """{"access_token":"tok_r","token_type":"Bearer","expires_in":60}""".toByteArray(), tenant)
         val enterprise = parseEnterpriseTokenResponse(200, emptyMap(), """{"token":"tok_e","expires_at":null}""".toByteArray())
         fun auth(d: RequestDescriptor) = d.headers().first { it.name == "Authorization" }.value
         assertEquals("Bearer tok_r", auth(buildRequest("listPlatformExports", RequestParams(token = reporting.bearer(), tenantId = tenant))))

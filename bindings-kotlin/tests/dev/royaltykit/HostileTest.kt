@@ -38,7 +38,7 @@ class HostileTest {
         Triple("10 MB timestamp", { verifier.verify(signed + ("Service-Webhook-Timestamp" to big), body, now) }, Want.Code("invalid_timestamp")),
         Triple("now Long.MIN_VALUE", { verifier.verify(signed, body, Long.MIN_VALUE) }, Want.Code("timestamp_too_new")),
         Triple("now Long.MAX_VALUE", { verifier.verify(signed, body, Long.MAX_VALUE) }, Want.Code("timestamp_too_old")),
-        Triple("no secrets", { WebhookVerifier(emptyList()) }, Want.Code("invalid_secret")),
+        Triple("no secrets", { WebhookVerifier(emptyList<String>()) }, Want.Code("invalid_secret")),
         Triple("an empty secret", { WebhookVerifier(listOf("")) }, Want.Code("invalid_secret")),
         Triple("tolerance Long.MIN_VALUE", { WebhookVerifier(listOf(secret), Long.MIN_VALUE) }, Want.Code("invalid_argument")),
         Triple("maxBodyBytes -1", { WebhookVerifier(listOf(secret), null, -1) }, Want.Code("invalid_argument")),
