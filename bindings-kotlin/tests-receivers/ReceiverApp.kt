@@ -3,11 +3,15 @@
 // minimal RESP client standing in for the host's (no Maven client can be installed here), and
 // the handler every language's app implements alike: a resource reference starting with "slow"
 // sleeps 0.6 s; one starting with "fail-once" fails its first attempt (a marker file beside
-// EFFECTS remembers it); then the reference is appended to the EFFECTS file.
+// EFFECTS remembers it); then the reference is appended to the EFFECTS file; after one starting
+// with "commit-fails-once", the next commit fails once (the store going away between the effect
+// and the commit). Secrets: the current, the previous (no end) and one rotated out long ago.
 import com.sun.net.httpserver.HttpServer
+import dev.royaltykit.DedupStore
 import dev.royaltykit.RedisCommands
 import dev.royaltykit.RedisDedupStore
 import dev.royaltykit.WebhookReceiver
+import dev.royaltykit.WebhookSecret
 import java.io.BufferedInputStream
 import java.io.File
 import java.io.InputStream
@@ -54,17 +58,28 @@ class Resp(private val port: Int) : RedisCommands {
     }
 }
 
+/** [store], whose next commit fails once when [failNextCommit] is set. */
+class FlakyCommit(private val store: DedupStore) : DedupStore by store {
+    val failNextCommit = java.util.concurrent.atomic.AtomicBoolean(false)
+    override fun commit(key: String) {
+        if (failNextCommit.getAndSet(false)) throw java.io.IOException("Redis connection reset")
+        store.commit(key)
+    }
+}
+
 fun main() {
     val env = System.getenv()
     val effects = File(env.getValue("EFFECTS"))
+    val store = FlakyCommit(RedisDedupStore(Resp(env.getValue("REDIS_PORT").toInt())))
     val receiver = WebhookReceiver(
-        secrets = listOf("whsec_current", "whsec_previous"),
+        secrets = listOf(WebhookSecret("whsec_current"), WebhookSecret("whsec_previous"), WebhookSecret("whsec_rotated_out", validUntil = 1_700_000_000)),
         namespace = "org-test",
-        store = RedisDedupStore(Resp(env.getValue("REDIS_PORT").toInt())),
+        store = store,
         onError = { _, _ -> },
     ) { delivery ->
         val ref = delivery.event.resourceReference
         if (ref.startsWith("slow")) Thread.sleep(600)
+        if (ref.startsWith("commit-fails-once")) store.failNextCommit.set(true)
         val marker = File("${effects.path}.failed.$ref")
         if (ref.startsWith("fail-once") && marker.createNewFile()) error("the database is down (first attempt)")
         synchronized(effects) { effects.appendText("$ref\n") }

@@ -3,25 +3,51 @@ starlette, fastapi, flask, flask-async, django, django-async) on 127.0.0.1:PORT,
 the Redis at REDIS_PORT, with the handler every language's app implements alike: a resource
 reference starting with "slow" sleeps 0.6 s; one starting with "fail-once" fails its first
 attempt (a marker file beside EFFECTS remembers it); then the reference is appended to the
-EFFECTS file, one line per effect."""
+EFFECTS file, one line per effect; after one starting with "commit-fails-once", the next commit
+fails once (the store going away between the effect and the commit). Secrets: the current, the
+previous (no end) and one rotated out long ago."""
 
 import asyncio
 import os
 import sys
+import threading
 import time
+from typing import Any
 
 import redis
 import redis.asyncio
 
-from royaltykit import AsyncRedisDedupStore, RedisDedupStore, VerifiedWebhook, WebhookReceiver
+from royaltykit import AsyncRedisDedupStore, RedisDedupStore, VerifiedWebhook, WebhookReceiver, WebhookSecret
 
 FRAMEWORK, PORT, REDIS_PORT, EFFECTS = (os.environ[k] for k in ("FRAMEWORK", "PORT", "REDIS_PORT", "EFFECTS"))
-SECRETS = ["whsec_current", "whsec_previous"]
+SECRETS = ["whsec_current", "whsec_previous", WebhookSecret("whsec_rotated_out", valid_until=1_700_000_000)]
+FAIL_NEXT_COMMIT = threading.Event()
+
+
+class FlakyCommit:
+    """The store, whose next commit fails once when FAIL_NEXT_COMMIT is set (sync or async)."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+
+    def claim(self, key: str) -> Any:
+        return self.store.claim(key)
+
+    def release(self, key: str) -> Any:
+        return self.store.release(key)
+
+    def commit(self, key: str) -> Any:
+        if FAIL_NEXT_COMMIT.is_set():
+            FAIL_NEXT_COMMIT.clear()
+            raise ConnectionError("Redis connection reset")
+        return self.store.commit(key)
 OPTIONS = {"namespace": "org-test", "on_error": lambda e, d: None}
 
 
 def effect(delivery: VerifiedWebhook) -> None:
     ref = delivery.event.resource_reference
+    if ref.startswith("commit-fails-once"):
+        FAIL_NEXT_COMMIT.set()
     marker = f"{EFFECTS}.failed.{ref}"
     if ref.startswith("fail-once") and not os.path.exists(marker):
         open(marker, "w").close()
@@ -42,12 +68,12 @@ async def async_handler(delivery: VerifiedWebhook) -> None:
     effect(delivery)
 
 
-def sync_store() -> RedisDedupStore:
-    return RedisDedupStore(redis.Redis(host="127.0.0.1", port=int(REDIS_PORT), socket_timeout=2))
+def sync_store() -> Any:
+    return FlakyCommit(RedisDedupStore(redis.Redis(host="127.0.0.1", port=int(REDIS_PORT), socket_timeout=2)))
 
 
-def async_store() -> AsyncRedisDedupStore:
-    return AsyncRedisDedupStore(redis.asyncio.Redis(host="127.0.0.1", port=int(REDIS_PORT), socket_timeout=2))
+def async_store() -> Any:
+    return FlakyCommit(AsyncRedisDedupStore(redis.asyncio.Redis(host="127.0.0.1", port=int(REDIS_PORT), socket_timeout=2)))
 
 
 def serve_wsgi(app: object) -> None:

@@ -1,7 +1,8 @@
 'use strict';
 // A webhook receiver as a user would write it with node:http and the royaltykit npm package:
-// verify the raw body, claim the delivery key AND the content key, apply each event once, commit
-// after storing it or release when storing failed (two-phase dedup: a failure loses nothing).
+// verify the raw body, claim the delivery key AND the content key, store the event, commit after
+// storing it or release when storing failed (two-phase dedup: a failure loses nothing). An
+// operator replay has a new delivery id and is processed: the spec dedups by Service-Webhook-Id.
 const http = require('node:http');
 const rk = require('royaltykit');
 
@@ -15,7 +16,6 @@ function startReceiver({ secrets, namespace = 'org-demo/sub-1', capacity = 100_0
   // Two-phase dedup (claim, then commit or release); the default TTL outlasts the service's
   // whole redelivery schedule.
   const deliveries = new rk.DedupWindow(capacity); // delivery and content keys
-  const events = new rk.DedupWindow(capacity); // event keys: apply once
   const answer = (res, status, decision, extra = {}) => {
     res.writeHead(status, { 'content-type': 'application/json' });
     res.end(JSON.stringify({ decision, ...extra }));
@@ -44,18 +44,14 @@ function startReceiver({ secrets, namespace = 'org-demo/sub-1', capacity = 100_0
         return answer(res, status, decision, extra);
       };
       if (v.event.isTest) return done(200, 'test event acknowledged');
-      const eventKey = rk.eventKey(namespace, v.event);
-      if (events.claim(eventKey) !== 'new') return done(200, 'event already applied (replay), skipped');
       try {
         // A real receiver persists the event here, then fetches v.event.resourceUrl with a bearer
         // token before any irreversible decision.
         store(v.event);
       } catch (e) {
         keys.forEach((k) => deliveries.release(k));
-        events.release(eventKey);
         return answer(res, 500, `processing failed (${e.message}): released, the redelivery will be processed`);
       }
-      events.commit(eventKey);
       return done(200, `accepted (secret #${v.secretIndex})`, { event: v.event.name });
     });
   });

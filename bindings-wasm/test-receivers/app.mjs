@@ -3,7 +3,9 @@
 // (CLIENT: node-redis or ioredis), with the handler every language's app implements alike:
 //   a resource reference starting with "slow" sleeps 0.6 s; one starting with "fail-once" fails
 //   its first attempt (a marker file beside EFFECTS remembers it); then the reference is
-//   appended to the EFFECTS file, one line per effect.
+//   appended to the EFFECTS file, one line per effect; after one starting with
+//   "commit-fails-once", the next commit fails once (the store going away between the effect and
+//   the commit). Secrets: the current, the previous (no end) and one rotated out long ago.
 import { appendFileSync, existsSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { Readable } from 'node:stream';
@@ -26,9 +28,25 @@ async function redisClient() {
   return client;
 }
 
+// The Redis store, whose next commit fails once when failNextCommit is set.
+let failNextCommit = false;
+const redisStore = new RedisDedupStore(await redisClient());
+const store = {
+  claim: (key) => redisStore.claim(key),
+  release: (key) => redisStore.release(key),
+  commit: async (key) => {
+    if (failNextCommit) {
+      failNextCommit = false;
+      throw new Error('Redis connection reset');
+    }
+    return redisStore.commit(key);
+  },
+};
+
 const handler = async (delivery) => {
   const ref = delivery.event.resourceReference;
   if (ref.startsWith('slow')) await new Promise((ok) => setTimeout(ok, 600));
+  if (ref.startsWith('commit-fails-once')) failNextCommit = true;
   const marker = `${EFFECTS}.failed.${ref}`;
   if (ref.startsWith('fail-once') && !existsSync(marker)) {
     writeFileSync(marker, '');
@@ -38,9 +56,9 @@ const handler = async (delivery) => {
 };
 
 const receiver = new WebhookReceiver({
-  secrets: ['whsec_current', 'whsec_previous'],
+  secrets: ['whsec_current', 'whsec_previous', { secret: 'whsec_rotated_out', validUntil: 1_700_000_000 }],
   namespace: 'org-test',
-  store: new RedisDedupStore(await redisClient()),
+  store,
   handler,
   onError: () => {},
 });

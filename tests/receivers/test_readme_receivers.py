@@ -20,6 +20,7 @@ from test_receivers import RedisServer, event, free_port, post, redis, sign  # r
 README = (Path(os.environ["ROYALTYKIT_ROOT"]) / "README.md").read_text(encoding="utf-8")
 WORK = Path(os.environ["RECEIVER_WORK"])
 SECRET = "whsec_readme_example"
+PREVIOUS = "whsec_readme_previous"
 
 
 def example(name: str) -> str:
@@ -33,7 +34,9 @@ def django_project(tmp: Path, views: str) -> list[str]:
     (tmp / "site_settings.py").write_text(
         "import os\nSECRET_KEY = 'readme'\nDEBUG = False\nALLOWED_HOSTS = ['127.0.0.1']\nROOT_URLCONF = 'urls'\n"
         "MIDDLEWARE = ['django.middleware.csrf.CsrfViewMiddleware']\n"
-        "WEBHOOK_SECRET = os.environ['WEBHOOK_SECRET']\nREDIS_URL = os.environ['REDIS_URL']\n")
+        "WEBHOOK_SECRET = os.environ['WEBHOOK_SECRET']\nREDIS_URL = os.environ['REDIS_URL']\n"
+        "WEBHOOK_PREVIOUS_SECRET = os.environ['WEBHOOK_PREVIOUS_SECRET']\n"
+        "WEBHOOK_PREVIOUS_VALID_UNTIL = int(os.environ['WEBHOOK_PREVIOUS_VALID_UNTIL'])\n")
     (tmp / "views.py").write_text(views)
     (tmp / "urls.py").write_text("from django.urls import path\nimport views\nurlpatterns = [path('webhooks', views.on_delivery)]\n")
     return [sys.executable, "-m", "django", "runserver", "--noreload", "--settings", "site_settings"]
@@ -59,7 +62,9 @@ def command(name: str, tmp: Path, port: int) -> list[str]:
                                   "receiver-flask", "receiver-django"])
 def test_readme_receiver_example(name: str, redis: RedisServer, tmp_path: Path) -> None:
     port = free_port()
+    # The rotation's overlap is over: the previous secret's previous_secret_valid_until has passed.
     env = {**os.environ, "PORT": str(port), "WEBHOOK_SECRET": SECRET, "REDIS_URL": f"redis://127.0.0.1:{redis.port}",
+           "WEBHOOK_PREVIOUS_SECRET": PREVIOUS, "WEBHOOK_PREVIOUS_VALID_UNTIL": str(int(time.time()) - 1),
            "PYTHONPATH": str(tmp_path)}
     node = name in ("receiver-express", "receiver-fastify", "receiver-fetch")  # resolve node_modules from WORK
     proc = subprocess.Popen(command(name, tmp_path, port), cwd=WORK if node else tmp_path,
@@ -77,6 +82,9 @@ def test_readme_receiver_example(name: str, redis: RedisServer, tmp_path: Path) 
         headers = sign(body, secret=SECRET)
         assert post(port, headers, body) == (200, {"result": "processed"})
         assert post(port, sign(body, secret=SECRET, delivery_id=headers["Service-Webhook-Id"]), body) == (200, {"result": "acknowledge"})
+        late = event(f"readme-{name}-signed-with-the-rotated-out-secret")
+        status, reply = post(port, sign(late, secret=PREVIOUS), late)
+        assert (status, reply["error"]) == (401, "no_matching_signature"), "a secret past its validUntil never verifies"
     finally:
         proc.terminate()
         out, _ = proc.communicate(timeout=10)

@@ -5,8 +5,10 @@ Integrations: Node's royaltykit/express, royaltykit/fastify and the fetch handle
 node-redis and ioredis); Python's royaltykit.asgi (Starlette, FastAPI), royaltykit.flask (sync and
 async handlers) and royaltykit.django (WSGI with a sync handler, ASGI with an async one); the
 JVM's WebhookReceiver in com.sun.net.httpserver. Each app (bindings-*/test*-receivers) has the
-same handler: "slow…" references take 0.6 s, "fail-once…" ones fail their first attempt, and
-every effect is a line in a file both processes append to, so effects are counted exactly.
+same handler: "slow…" references take 0.6 s, "fail-once…" ones fail their first attempt,
+"commit-fails-once…" ones make the next commit fail once, and every effect is a line in a file
+both processes append to, so effects are counted exactly. Each app has three secrets: the
+current, the previous, and one rotated out long ago (validUntil 1,700,000,000).
 
 Deliveries are signed here with Python's hmac, independently of royaltykit. Run by
 scripts/test-receivers.sh (make test), which installs the apps and tells this file how to start
@@ -33,7 +35,7 @@ from pathlib import Path
 import pytest
 
 APPS: dict[str, list] = json.loads(os.environ["RECEIVER_APPS"])
-CURRENT, PREVIOUS = "whsec_current", "whsec_previous"
+CURRENT, PREVIOUS, ROTATED_OUT = "whsec_current", "whsec_previous", "whsec_rotated_out"
 
 
 def free_port() -> int:
@@ -123,9 +125,10 @@ class Pair:
         return self.effects.read_text().splitlines().count(ref) if self.effects.exists() else 0
 
 
-def event(ref: str, *, name: str = "ddex.delivery.acknowledged", replay_of: str | None = None) -> bytes:
+def event(ref: str, *, name: str = "ddex.delivery.acknowledged", replay_of: str | None = None,
+          occurred_at: str = "2026-11-22T04:00:00Z") -> bytes:
     e: dict[str, object] = {"event": name, "resource": {"type": "ddex_message", "reference": ref, "url": f"/api/v1/ddex/messages/{ref}"},
-                            "occurred_at": "2026-11-22T04:00:00Z"}
+                            "occurred_at": occurred_at}
     if replay_of:
         e["replay_of"] = replay_of
     return json.dumps(e).encode()
@@ -188,6 +191,16 @@ def test_rotated_secret_is_accepted(pair: Pair) -> None:
     assert pair.effects_of(r) == 1
 
 
+def test_a_secret_past_its_valid_until_is_refused(pair: Pair) -> None:
+    """Enterprise spec: after rotate-secret, both signatures for five minutes, "afterwards only
+    the new one"; a secret past its validUntil never verifies."""
+    r = ref()
+    body = event(r)
+    status, reply = pair.a.post(sign(body, secret=ROTATED_OUT), body)
+    assert (status, reply["error"]) == (401, "no_matching_signature")
+    assert pair.effects_of(r) == 0
+
+
 def test_redelivery_to_the_other_process_is_acknowledged(pair: Pair) -> None:
     r = ref()
     body = event(r)
@@ -234,13 +247,35 @@ def test_test_event_is_acknowledged_without_processing(pair: Pair) -> None:
     assert pair.effects_of(r) == 0
 
 
-def test_operator_replay_of_an_applied_event_is_acknowledged(pair: Pair) -> None:
+def test_operator_replay_of_an_applied_event_is_processed(pair: Pair) -> None:
+    """Enterprise spec: "deduplicate by Service-Webhook-Id"; a replay gets a new one and the
+    consumer applies the resource's current state idempotently."""
     r = ref()
     original = event(r)
     headers = sign(original)
     assert pair.a.post(headers, original) == (200, {"result": "processed"})
     replay = event(r, replay_of=headers["Service-Webhook-Id"])
-    assert pair.b.post(sign(replay), replay) == (200, {"result": "acknowledge"})
+    assert pair.b.post(sign(replay), replay) == (200, {"result": "processed"})
+    assert pair.effects_of(r) == 2
+
+
+def test_two_changes_of_one_resource_in_the_same_second_are_both_processed(pair: Pair) -> None:
+    r = ref()
+    body = event(r, name="ddex.delivery.status_changed", occurred_at="2026-11-22T04:00:00Z")
+    now = int(time.time())
+    assert pair.a.post(sign(body, timestamp=now), body) == (200, {"result": "processed"})
+    assert pair.b.post(sign(body, timestamp=now + 1), body) == (200, {"result": "processed"})
+    assert pair.effects_of(r) == 2
+
+
+def test_a_commit_failing_once_is_retried_and_answered_200_with_one_effect(pair: Pair) -> None:
+    r = ref("commit-fails-once")
+    body = event(r)
+    headers = sign(body)
+    assert pair.a.post(headers, body) == (200, {"result": "processed"})
+    assert pair.effects_of(r) == 1
+    # committed: the redelivery to either process is a duplicate
+    assert pair.b.post(sign(body, delivery_id=headers["Service-Webhook-Id"]), body) == (200, {"result": "acknowledge"})
     assert pair.effects_of(r) == 1
 
 
