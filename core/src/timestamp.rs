@@ -66,28 +66,38 @@ pub(crate) fn parse_rfc3339(text: &str) -> Option<i64> {
         s.digits(1)?;
         while s.digits(1).is_some() {}
     }
-    let offset = if s.byte(|b| b.eq_ignore_ascii_case(&b'z')).is_some() {
-        UtcOffset::UTC
-    } else {
-        let sign = if s.byte(|b| b == b'+' || b == b'-')? == b'-' {
-            -1
-        } else {
-            1
-        };
-        let h = s.digits(2).filter(|h| *h <= 23)?;
-        s.literal(b':')?;
-        let m = s.digits(2)?;
-        UtcOffset::from_hms(
-            sign * i8::try_from(h).ok()?,
-            sign * i8::try_from(m).ok()?,
-            0,
-        )
-        .ok()?
-    };
+    let offset = zone(&mut s, false)?;
     if !s.0.is_empty() {
         return None;
     }
     at_offset(date, hour, minute, second, offset)
+}
+
+/// `Z`/`z` or `±hh:mm` at the end of the input; with `iso8601`, also `±hhmm` and `±hh`.
+fn zone(s: &mut Scan<'_>, iso8601: bool) -> Option<UtcOffset> {
+    if s.byte(|b| b.eq_ignore_ascii_case(&b'z')).is_some() {
+        return Some(UtcOffset::UTC);
+    }
+    let sign: i8 = if s.byte(|b| b == b'+' || b == b'-')? == b'-' {
+        -1
+    } else {
+        1
+    };
+    let h = s.digits(2).filter(|h| *h <= 23)?;
+    let m = if iso8601 && s.0.is_empty() {
+        0
+    } else {
+        if s.literal(b':').is_none() && !iso8601 {
+            return None;
+        }
+        s.digits(2)?
+    };
+    UtcOffset::from_hms(
+        sign * i8::try_from(h).ok()?,
+        sign * i8::try_from(m).ok()?,
+        0,
+    )
+    .ok()
 }
 
 /// Most bytes of a timestamp [`parse_iso8601`] looks at: longer text is not a timestamp.
@@ -125,28 +135,7 @@ pub(crate) fn parse_iso8601(text: &str) -> Option<i64> {
         s.digits(1)?;
         while s.digits(1).is_some() {}
     }
-    let offset = if s.byte(|b| b.eq_ignore_ascii_case(&b'z')).is_some() {
-        UtcOffset::UTC
-    } else {
-        let sign: i8 = if s.byte(|b| b == b'+' || b == b'-')? == b'-' {
-            -1
-        } else {
-            1
-        };
-        let h = s.digits(2).filter(|h| *h <= 23)?;
-        let m = if s.0.is_empty() {
-            0
-        } else {
-            s.literal(b':').or(Some(()))?;
-            s.digits(2)?
-        };
-        UtcOffset::from_hms(
-            sign * i8::try_from(h).ok()?,
-            sign * i8::try_from(m).ok()?,
-            0,
-        )
-        .ok()?
-    };
+    let offset = zone(&mut s, true)?;
     if !s.0.is_empty() {
         return None;
     }
