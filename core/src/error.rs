@@ -1,108 +1,9 @@
-//! Errors shared by every capability: invalid arguments from the host, and the one public
-//! [`Error`] that every binding derives its error classes from.
+//! The one public [`Error`] that every binding derives its error classes from: each
+//! capability's error (and the host's [`ArgumentError`]) converted into it in one place. No
+//! other module depends on this one.
 
 use crate::api_error::ApiError;
-
-/// A caller passed a value the library cannot use (an option out of range, an empty
-/// namespace, a non-finite time). Stable code: `invalid_argument`.
-///
-/// This is a programming or configuration error in the host, not a property of an incoming
-/// request: a webhook handler should let it surface rather than answer 4xx.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid argument `{name}`: {reason}")]
-pub struct ArgumentError {
-    /// The argument's name as the Rust API spells it (bindings document their own spelling).
-    pub name: &'static str,
-    /// What is wrong and what is accepted.
-    pub reason: String,
-}
-
-impl ArgumentError {
-    /// Builds an error for argument `name`.
-    pub fn new(name: &'static str, reason: impl Into<String>) -> Self {
-        Self {
-            name,
-            reason: reason.into(),
-        }
-    }
-
-    /// The stable error code: always `invalid_argument`.
-    pub fn code(&self) -> &'static str {
-        "invalid_argument"
-    }
-}
-
-/// Converts a host's floating-point Unix time (JS `Date.now() / 1000`, Python `time.time()`)
-/// to whole seconds, rounding down. Promises: finite values within ±2^53 are accepted;
-/// NaN, infinities and values beyond that give `invalid_argument` naming `name`.
-pub fn seconds_from_f64(name: &'static str, value: f64) -> Result<i64, ArgumentError> {
-    const LIMIT: f64 = 9_007_199_254_740_992.0; // 2^53: exact in f64, JS safe-integer range
-    if !value.is_finite() {
-        return Err(ArgumentError::new(
-            name,
-            "must be a finite number of seconds",
-        ));
-    }
-    let floored = value.floor();
-    if !(-LIMIT..=LIMIT).contains(&floored) {
-        return Err(ArgumentError::new(
-            name,
-            "must be within ±2^53 seconds (is it in milliseconds?)",
-        ));
-    }
-    // In range and integral, so the conversion is exact.
-    #[allow(clippy::cast_possible_truncation)]
-    Ok(floored as i64)
-}
-
-/// Converts a host number that must be a whole number (a capacity, a tolerance, a byte limit)
-/// to `i64`. Promises: NaN, infinities, fractions and values beyond ±2^53 give
-/// `invalid_argument` naming `name`; range checks are left to the function that uses it.
-pub fn integer_from_f64(name: &'static str, value: f64) -> Result<i64, ArgumentError> {
-    if value.fract() != 0.0 {
-        return Err(ArgumentError::new(name, "must be a whole number"));
-    }
-    seconds_from_f64(name, value)
-}
-
-/// A number (seconds, a random value) for a message: whole values as integers, others with the
-/// shortest digits that read back the same (serde_json's writer), so messages never link
-/// core's float formatter, which was a large share of the wasm module.
-pub(crate) struct Num(pub f64);
-
-impl std::fmt::Display for Num {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
-        let x = self.0;
-        if x.fract() == 0.0 && x.abs() <= EXACT {
-            // Whole and within ±2^53, so the conversion is exact.
-            #[allow(clippy::cast_possible_truncation)]
-            return write!(f, "{}", x as i64);
-        }
-        match serde_json::Number::from_f64(x) {
-            Some(n) => write!(f, "{n}"),
-            None if x.is_nan() => f.write_str("NaN"),
-            None => f.write_str(if x > 0.0 { "inf" } else { "-inf" }),
-        }
-    }
-}
-
-/// Quotes an untrusted value for an error message: at most 40 characters, control characters
-/// escaped, so a hostile value cannot forge log lines.
-pub(crate) fn quote(value: &str) -> String {
-    const MAX: usize = 40;
-    let mut out = String::with_capacity(MAX + 8);
-    out.push('"');
-    for (i, c) in value.chars().enumerate() {
-        if i == MAX {
-            out.push('…');
-            break;
-        }
-        out.extend(c.escape_debug());
-    }
-    out.push('"');
-    out
-}
+use crate::ArgumentError;
 
 string_enum! {
     /// The family of a [`RoyaltyKitError`]: what kind of thing went wrong, and so which error class a
@@ -423,22 +324,5 @@ impl From<crate::export::DownloadError> for RoyaltyKitError {
                 http_status: 500,
             },
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn seconds_from_f64_floors_and_rejects_non_finite() {
-        assert_eq!(seconds_from_f64("now", 1.9), Ok(1));
-        assert_eq!(seconds_from_f64("now", -0.5), Ok(-1));
-        assert_eq!(seconds_from_f64("now", f64::NAN).unwrap_err().name, "now");
-        assert!(seconds_from_f64("now", f64::INFINITY).is_err());
-        assert!(seconds_from_f64("now", 1e300).is_err());
-        assert_eq!(integer_from_f64("capacity", 3.0), Ok(3));
-        assert!(integer_from_f64("capacity", 3.5).is_err());
-        assert!(integer_from_f64("capacity", f64::NAN).is_err());
     }
 }

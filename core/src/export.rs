@@ -257,14 +257,14 @@ pub fn export_poll_decision(
         ExportState::Queued => PollDecision {
             action: PollAction::KeepPolling,
             delay_seconds: delay,
-            reason: format!("queued: read it again after {} s", crate::error::Num(delay)),
+            reason: format!("queued: read it again after {} s", crate::text::Num(delay)),
         },
         ExportState::Unknown(v) => PollDecision {
             action: PollAction::KeepPolling,
             delay_seconds: delay,
             reason: format!(
                 "state {v:?} is not one the spec shows (the full status set is not shown) and not an end state: read it again after {} s, within the same budget as queued",
-                crate::error::Num(delay)
+                crate::text::Num(delay)
             ),
         },
     })

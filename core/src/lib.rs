@@ -30,14 +30,18 @@
 mod macros;
 
 pub mod api_error;
+mod argument;
+mod bearer;
 pub mod catalog;
 pub mod dedup;
 mod error;
 pub mod export;
 mod headers;
+mod keyhash;
 pub mod receiver;
 pub mod request;
 pub mod retry;
+mod text;
 mod timestamp;
 pub mod token;
 pub mod webhook;
@@ -47,9 +51,8 @@ pub mod webhook;
 #[doc = include_str!("../../README.md")]
 struct ReadmeExamples;
 
-pub use error::{
-    integer_from_f64, seconds_from_f64, ArgumentError, Error, ErrorFamily, RoyaltyKitError,
-};
+pub use argument::{integer_from_f64, seconds_from_f64, ArgumentError};
+pub use error::{Error, ErrorFamily, RoyaltyKitError};
 pub use headers::{HeaderMap, RESPONSE_HEADER_NAMES};
 
 #[cfg(feature = "uniffi")]

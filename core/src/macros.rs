@@ -42,7 +42,7 @@ macro_rules! string_enum {
                         $argument,
                         format!(
                             "unknown value {}; expected one of {}",
-                            $crate::error::quote(value),
+                            $crate::text::quote(value),
                             [$($text),+].join(", ")
                         ),
                     )),

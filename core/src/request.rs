@@ -2,9 +2,9 @@
 //! headers and body, validated against the spec's limits. The host sends it with its own
 //! HTTP client.
 
+use crate::bearer::BearerToken;
 use crate::catalog::{self, Api, Auth, BodyRule, Idempotency, Operation, QueryKind};
 use crate::dedup;
-use crate::token::BearerToken;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use std::fmt;
 use std::net::{Ipv4Addr, Ipv6Addr};

@@ -34,33 +34,16 @@ pub use window::{
     MAX_KEY_BYTES,
 };
 
+use crate::keyhash::{content_key_from_mac, hash_fields};
 use crate::webhook::{WebhookError, WebhookEvent};
 use crate::ArgumentError;
-use sha2::{Digest, Sha256};
 
 const TAG_DELIVERY: &[u8] = b"royaltykit/delivery/v1";
-const TAG_CONTENT: &[u8] = b"royaltykit/content/v1";
 const TAG_EVENT: &[u8] = b"royaltykit/event/v1";
 const TAG_IDEMPOTENCY: &[u8] = b"royaltykit/idempotency/v2";
 
 /// Longest namespace, tenant or operation id accepted, in bytes.
 pub const MAX_NAME_BYTES: usize = 1024;
-
-fn hash_fields(prefix: &str, tag: &[u8], fields: &[&[u8]]) -> String {
-    let mut h = Sha256::new();
-    for f in std::iter::once(&tag).chain(fields.iter()) {
-        h.update((f.len() as u64).to_be_bytes());
-        h.update(f);
-    }
-    let mut hex = [0u8; 64];
-    // 32 bytes always fit 64 hex characters.
-    let _ = hex::encode_to_slice(h.finalize(), &mut hex);
-    let mut key = String::with_capacity(prefix.len() + 65);
-    key.push_str(prefix);
-    key.push('_');
-    key.push_str(std::str::from_utf8(&hex).unwrap_or_default());
-    key
-}
 
 fn name_arg(name: &'static str, value: &str) -> Result<(), ArgumentError> {
     if value.is_empty() {
@@ -87,11 +70,6 @@ pub fn delivery_key(namespace: &str, delivery_id: &str) -> Result<String, Argume
         TAG_DELIVERY,
         &[namespace.as_bytes(), delivery_id.as_bytes()],
     ))
-}
-
-/// The content key from the MAC of the signed content under the first secret.
-pub(crate) fn content_key_from_mac(mac: &[u8; 32]) -> String {
-    hash_fields("cnt", TAG_CONTENT, &[mac])
 }
 
 /// The content key of a delivery: derived from the HMAC-SHA256 of `<timestamp>.<body>` under

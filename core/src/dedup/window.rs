@@ -368,6 +368,12 @@ impl DedupWindow {
 mod tests {
     use super::*;
 
+    #[test]
+    fn window_is_send_and_sync() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<DedupWindow>();
+    }
+
     fn window(capacity: i64, ttl: i64) -> DedupWindow {
         DedupWindow::new(capacity, ttl, [7; 16]).unwrap()
     }

@@ -144,7 +144,7 @@ pub(crate) fn check_random(random: f64) -> Result<f64, ArgumentError> {
             "random",
             format!(
                 "must be a number in [0, 1), got {}",
-                crate::error::Num(random)
+                crate::text::Num(random)
             ),
         ))
     }

@@ -11,7 +11,7 @@
 
 use super::backoff::{check_random, BackoffPolicy};
 use super::retry_after::{retry_after_from_headers, RetryAfter};
-use crate::error::Num;
+use crate::text::Num;
 use crate::{ArgumentError, HeaderMap};
 
 string_enum! {

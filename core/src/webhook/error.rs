@@ -147,7 +147,7 @@ impl WebhookError {
     }
 }
 
-pub(crate) use crate::error::quote;
+pub(crate) use crate::text::quote;
 
 fn expired_note(expired: usize) -> String {
     if expired == 0 {

@@ -25,7 +25,7 @@ pub use signature::{
     MAX_SIGNATURE_HEADER_BYTES, MAX_SIGNATURE_VALUES, MAX_TIMESTAMP_DIGITS, SIGNATURE_HEX_LEN,
 };
 
-use crate::{dedup, ArgumentError};
+use crate::{keyhash, ArgumentError};
 use hmac::KeyInit;
 use signature::HmacSha256;
 use std::fmt;
@@ -198,14 +198,14 @@ record! {
 // JS hands a verified delivery back for `planReceipt` as the JSON it received.
 #[cfg_attr(feature = "wasm", derive(serde::Deserialize))]
 pub struct VerifiedWebhook {
-    /// `Service-Webhook-Id`: the delivery reference. Dedup with [`dedup::delivery_key`].
+    /// `Service-Webhook-Id`: the delivery reference. Dedup with [`crate::dedup::delivery_key`].
     pub delivery_id: String,
     /// `Service-Webhook-Timestamp`, Unix seconds.
     pub timestamp: i64,
     /// Index, in the secrets given, of the secret that matched (0 = the first). When every
     /// delivery matches the current secret, a rotation is complete.
     pub secret_index: u32,
-    /// A key derived from the signed content (timestamp and body), see [`dedup::content_key`].
+    /// A key derived from the signed content (timestamp and body), see [`crate::dedup::content_key`].
     /// Unlike the delivery id it cannot be changed by someone replaying a captured delivery.
     pub content_key: String,
     /// The parsed event.
@@ -492,7 +492,7 @@ fn verify_collected<M: SignatureMac + ?Sized>(
         delivery_id: c.delivery_id.to_owned(),
         timestamp,
         secret_index: u32::try_from(secret_index).unwrap_or(u32::MAX),
-        content_key: dedup::content_key_from_mac(&first_mac),
+        content_key: keyhash::content_key_from_mac(&first_mac),
         event,
     })
 }
