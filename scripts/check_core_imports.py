@@ -89,7 +89,11 @@ def check(src):
 
 
 def self_test():
-    with tempfile.TemporaryDirectory() as d:
+    import contextlib
+    import io
+
+    quiet = contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO())
+    with tempfile.TemporaryDirectory() as d, quiet[0], quiet[1]:
         def write(name, text):
             open(os.path.join(d, name), "w").write(text)
         write("lib.rs", "mod a;\npub mod b;\npub use b::{Thing, other};\n")
