@@ -3,7 +3,7 @@
 # [argv, env]) saying how to start each.
 #   Node: bindings-wasm/test-receivers/app.mjs (express, fastify, fetch; node-redis or ioredis)
 #   Python: bindings-python/tests-receivers/app.py (Starlette, FastAPI, Flask, Django)
-#   JVM: bindings-kotlin/tests-receivers/ReceiverApp.kt (com.sun.net.httpserver)
+#   JVM: bindings-kotlin/tests-receivers/ReceiverApp.kt (com.sun.net.httpserver; Jedis)
 command -v redis-server >/dev/null || { echo "redis-server is missing (make setup)" >&2; exit 1; }
 install_npm_package
 # The frameworks and clients at the versions bindings-wasm/test-receivers/package.json pins.
@@ -14,7 +14,9 @@ python3 -m venv "$WORK/venv"
   "$(ls "$ROOT"/dist/royaltykit-"$VERSION"-cp310-abi3-manylinux2014_x86_64.*.whl)" -r "$ROOT/tools/requirements-receivers.txt"
 mkdir -p "$WORK/py" && cp "$ROOT/bindings-python/tests-receivers/app.py" "$WORK/py/"
 KC=$ROOT/.build/node/node_modules/kotlin-compiler
-KOTLIN_CP="$ROOT/dist/royaltykit-kotlin-$VERSION.jar:/usr/share/java/jna.jar:$KC/lib/kotlin-stdlib.jar"
+# Jedis and its dependencies from Maven Central (make setup: tools/jvm/pom.xml -> .build/maven/lib)
+JEDIS_CP=$(ls "$ROOT"/.build/maven/lib/*.jar | paste -sd: -)
+KOTLIN_CP="$ROOT/dist/royaltykit-kotlin-$VERSION.jar:/usr/share/java/jna.jar:$KC/lib/kotlin-stdlib.jar:$JEDIS_CP"
 "$KC/bin/kotlinc" -nowarn -jvm-target 17 -cp "$KOTLIN_CP" -d "$WORK/kotlin-receiver" \
   "$ROOT/bindings-kotlin/tests-receivers/ReceiverApp.kt" 2>&1 | grep -v '^warning: unable to find kotlin-stdlib' >&2 || true
 export RECEIVER_APPS

@@ -36,6 +36,7 @@ command -v redis-server >/dev/null || need_apt+=(redis-server)  # the receivers'
 command -v debootstrap >/dev/null || need_apt+=(debootstrap)
 # the win_amd64 wheel's linker (make release-artifacts)
 command -v x86_64-w64-mingw32-gcc >/dev/null || need_apt+=(gcc-mingw-w64-x86-64-win32 binutils-mingw-w64-x86-64)
+command -v mvn >/dev/null || need_apt+=(maven)  # the JVM test libraries from Maven Central (step 6)
 if [ ${#need_apt[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
   log "apt-get install ${need_apt[*]}"
@@ -75,5 +76,15 @@ if ! cmp -s tools/requirements-dev.txt "$BUILD/venv/.requirements"; then
   log "pip install -r tools/requirements-dev.txt"
   "$BUILD/venv/bin/pip" install --quiet --disable-pip-version-check -r tools/requirements-dev.txt
   cp tools/requirements-dev.txt "$BUILD/venv/.requirements"
+fi
+# 6. JVM test libraries from Maven Central (Jedis for the JVM receiver app), pinned by
+#    tools/jvm/pom.xml; the local repository and the copied jars stay in .build/maven.
+if ! cmp -s tools/jvm/pom.xml "$BUILD/maven/pom.xml" || [ ! -d "$BUILD/maven/lib" ]; then
+  log "mvn dependency:copy-dependencies (tools/jvm/pom.xml: Jedis)"
+  rm -rf "$BUILD/maven/lib"
+  mkdir -p "$BUILD/maven"
+  mvn -q -B -Dstyle.color=never -f tools/jvm/pom.xml dependency:copy-dependencies -DoutputDirectory="$BUILD/maven/lib" \
+    -Dmaven.repo.local="$BUILD/maven/m2" >&2
+  cp tools/jvm/pom.xml "$BUILD/maven/pom.xml"
 fi
 log "ok"

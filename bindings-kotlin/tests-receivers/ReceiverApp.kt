@@ -1,6 +1,6 @@
 // A receiver app for the shared receiver tests (tests/receivers): com.sun.net.httpserver on
-// 127.0.0.1:PORT with a WebhookReceiver deduplicating on the Redis at REDIS_PORT, through a
-// minimal RESP client standing in for the host's (no Maven client can be installed here), and
+// 127.0.0.1:PORT with a WebhookReceiver deduplicating on the Redis at REDIS_PORT through Jedis,
+// the client JVM users have, and
 // the handler every language's app implements alike: a resource reference starting with "slow"
 // sleeps 0.6 s; one starting with "fail-once" fails its first attempt (a marker file beside
 // EFFECTS remembers it); then the reference is appended to the EFFECTS file; after one starting
@@ -12,50 +12,26 @@ import dev.royaltykit.RedisCommands
 import dev.royaltykit.RedisDedupStore
 import dev.royaltykit.WebhookReceiver
 import dev.royaltykit.WebhookSecret
-import java.io.BufferedInputStream
 import java.io.File
-import java.io.InputStream
 import java.net.InetSocketAddress
-import java.net.Socket
 import java.util.concurrent.Executors
+import redis.clients.jedis.Protocol
+import redis.clients.jedis.RedisClient
 
-/** RESP over one socket per thread, reconnecting after any failure; replies as text. */
-class Resp(private val port: Int) : RedisCommands {
-    private val socket = ThreadLocal<Pair<Socket, BufferedInputStream>?>()
+/**
+ * [RedisCommands] over Jedis (Maven Central, pinned in tools/jvm/pom.xml), as a JVM user wires
+ * it: a pooled, thread-safe RedisClient; replies as text (bulk and status replies as UTF-8,
+ * integers in decimal, nil as null). A broken connection throws and is replaced by the pool.
+ */
+class JedisCommands(port: Int) : RedisCommands {
+    private val client = RedisClient.create("127.0.0.1", port)
 
-    override fun execute(command: List<String>): String? {
-        val (s, input) = socket.get() ?: Socket("127.0.0.1", port).let { it.soTimeout = 2000; it to BufferedInputStream(it.getInputStream()) }.also { socket.set(it) }
-        try {
-            val out = StringBuilder("*${command.size}\r\n")
-            command.forEach { val b = it.toByteArray(); out.append("\$${b.size}\r\n").append(it).append("\r\n") }
-            s.getOutputStream().write(out.toString().toByteArray())
-            return read(input)
-        } catch (e: Exception) {
-            runCatching { s.close() }
-            socket.set(null)
-            throw e
+    override fun execute(command: List<String>): String? =
+        when (val reply = client.sendCommand(Protocol.Command.valueOf(command[0]), *command.drop(1).toTypedArray())) {
+            null -> null
+            is ByteArray -> String(reply, Charsets.UTF_8)
+            else -> reply.toString()
         }
-    }
-
-    private fun line(input: InputStream): String {
-        val b = StringBuilder()
-        while (true) {
-            val c = input.read()
-            check(c >= 0) { "connection closed" }
-            if (c == '\r'.code) { input.read(); return b.toString() }
-            b.append(c.toChar())
-        }
-    }
-
-    private fun read(input: InputStream): String? {
-        val l = line(input)
-        return when (l[0]) {
-            '+', ':' -> l.substring(1)
-            '-' -> error("redis: ${l.substring(1)}")
-            '$' -> l.substring(1).toInt().let { n -> if (n < 0) null else String(input.readNBytes(n)).also { input.readNBytes(2) } }
-            else -> error("unexpected reply $l")
-        }
-    }
 }
 
 /** [store], whose next commit fails once when [failNextCommit] is set. */
@@ -70,7 +46,7 @@ class FlakyCommit(private val store: DedupStore) : DedupStore by store {
 fun main() {
     val env = System.getenv()
     val effects = File(env.getValue("EFFECTS"))
-    val store = FlakyCommit(RedisDedupStore(Resp(env.getValue("REDIS_PORT").toInt())))
+    val store = FlakyCommit(RedisDedupStore(JedisCommands(env.getValue("REDIS_PORT").toInt())))
     val receiver = WebhookReceiver(
         secrets = listOf(WebhookSecret("whsec_current"), WebhookSecret("whsec_previous"), WebhookSecret("whsec_rotated_out", validUntil = 1_700_000_000)),
         namespace = "org-test",

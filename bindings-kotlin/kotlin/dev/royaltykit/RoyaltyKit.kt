@@ -150,7 +150,18 @@ class InMemoryDedupStore(private val window: DedupWindow = DedupWindow(defaultSt
 /**
  * What a Redis client does for [RedisDedupStore]: send one command (its arguments as strings)
  * and return the reply as text — bulk and status replies as they are (`OK`), integers in
- * decimal, nil as null. With Jedis: `jedis.sendCommand(...)`; with Lettuce: `dispatch(...)`.
+ * decimal, nil as null. With Jedis (tested: bindings-kotlin/tests-receivers):
+ * ```
+ * val jedis = RedisClient.create(host, port)
+ * val commands = RedisCommands { c ->
+ *     when (val r = jedis.sendCommand(Protocol.Command.valueOf(c[0]), *c.drop(1).toTypedArray())) {
+ *         null -> null
+ *         is ByteArray -> String(r, Charsets.UTF_8)
+ *         else -> r.toString()
+ *     }
+ * }
+ * ```
+ * With Lettuce: `dispatch(...)`. Throwing (a connection failure) makes the receiver answer 503.
  */
 fun interface RedisCommands {
     fun execute(command: List<String>): String?
