@@ -6,6 +6,7 @@
 //   appended to the EFFECTS file, one line per effect; after one starting with
 //   "commit-fails-once", the next commit fails once (the store going away between the effect and
 //   the commit). Secrets: the current, the previous (no end) and one rotated out long ago.
+import { once } from 'node:events';
 import { appendFileSync, existsSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { Readable } from 'node:stream';
@@ -19,6 +20,7 @@ async function redisClient() {
     // Fail fast while Redis is away (the receiver answers 503) instead of queueing commands.
     const client = new Redis({ port: Number(REDIS_PORT), host: '127.0.0.1', enableOfflineQueue: false, maxRetriesPerRequest: 0 });
     client.on('error', () => {}); // reconnects by itself; commands fail meanwhile
+    await once(client, 'ready'); // without an offline queue, commands before it would fail
     return client;
   }
   const { createClient } = await import('redis');
