@@ -48,10 +48,24 @@ fun verifyWebhook(
     now: Long? = null,
     toleranceSeconds: Long? = null,
     maxBodyBytes: Long? = null,
+    validUntil: List<Long?> = emptyList(),
 ): VerifiedWebhook {
     val multi: Map<String, List<String>> = headers.mapValues { listOf(it.value) }
-    return verifyWebhook(multi, body, secrets, now, toleranceSeconds, maxBodyBytes)
+    return verifyWebhook(multi, body, secrets, now, toleranceSeconds, maxBodyBytes, validUntil)
 }
+
+/** [verifyWebhook] for secrets with their ends of validity ([WebhookSecret]), current first. */
+@JvmName("verifyWebhookSecrets")
+@Throws(RoyaltyKitException::class)
+fun verifyWebhook(
+    headers: Map<String, String>,
+    body: ByteArray,
+    secrets: Collection<WebhookSecret>,
+    now: Long? = null,
+    toleranceSeconds: Long? = null,
+    maxBodyBytes: Long? = null,
+): VerifiedWebhook =
+    verifyWebhook(headers, body, secrets.map { it.secret }, now, toleranceSeconds, maxBodyBytes, secrets.map { it.validUntil })
 
 /**
  * A signing secret with the last Unix second it verifies: during a rotation, the previous

@@ -141,6 +141,31 @@ class ApiTest {
     }
 
     @Test
+    fun aSecretPastItsValidUntilNeverVerifies() {
+        val body = """{"event":"ddex.delivery.failed","resource":{"type":"ddex_message","reference":"r","url":"/api/v1/ddex/messages/r"},"occurred_at":"2026-11-22T04:00:00Z"}""".toByteArray()
+        val headers = signWebhook("whsec_previous", body, timestamp = 1_000L, deliveryId = "dlv_1")
+        val secrets = listOf(WebhookSecret("whsec_current"), WebhookSecret("whsec_previous", validUntil = 1_000L))
+        assertEquals(1u, verifyWebhook(headers, body, secrets, now = 1_000L).secretIndex)
+        for (verify in listOf(
+            { verifyWebhook(headers, body, secrets, now = 1_001L) },
+            { WebhookVerifier(secrets).use { it.verify(headers, body, 1_001L) } },
+        )) {
+            try {
+                verify(); fail("a secret past its validUntil verified")
+            } catch (e: RoyaltyKitException) {
+                assertEquals("no_matching_signature", e.code)
+            }
+        }
+        var handled = 0
+        WebhookReceiver(secrets, namespace = "org") { handled++ }.use { r ->
+            assertEquals(401, r.receive(headers, body, 1_001L).status)
+            assertEquals(0, handled)
+            assertEquals(200, r.receive(headers, body, 1_000L).status) // inside the overlap: processed
+            assertEquals(1, handled)
+        }
+    }
+
+    @Test
     fun aReportingTokenRemembersItsTenant() {
         val tenantA = "0f8fad5b-d9cb-469f-a165-70867728950e"
         val tenantB = "7c9e6679-7425-40de-944b-e07fc1f90ae7"
