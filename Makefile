@@ -104,6 +104,7 @@ vectors:
 	python3 tests/vectors/gen_api_vectors.py
 	python3 tests/vectors/gen_export_vectors.py
 	python3 tests/vectors/gen_receiver_vectors.py
+	python3 tests/vectors/gen_machine_vectors.py
 
 clean:
 	rm -rf target dist .build

@@ -13,6 +13,8 @@
 //!   [`dedup::DedupWindow`].
 //! - [`receiver`]: a webhook receiver's rules (keys to claim, what claims mean, statuses),
 //!   shared by every framework integration.
+//! - [`machine`]: protocol machines (sans-I/O): a webhook [`machine::Receipt`], an API
+//!   [`machine::Call`] and a reporting [`machine::ExportJob`].
 //! - [`retry`]: the server's webhook delivery schedule, client backoff, `Retry-After`, retry
 //!   decisions from both specs' rules, and request-rate budgets.
 #![forbid(unsafe_code)]
@@ -38,6 +40,7 @@ mod error;
 pub mod export;
 mod headers;
 mod keyhash;
+pub mod machine;
 pub mod receiver;
 pub mod request;
 pub mod retry;

@@ -50,7 +50,7 @@ impl RequestError {
 
 /// The parameters of a request. Values are strings as they would appear on the wire (bindings
 /// convert numbers).
-#[derive(Default, Clone)]
+#[derive(Default, Clone, serde::Serialize, serde::Deserialize)]
 pub struct RequestParams {
     /// Path parameters by name (`export`, `importRef`, `uuid`, `reference`, …).
     pub path: Vec<(String, String)>,
@@ -61,7 +61,9 @@ pub struct RequestParams {
     /// The bearer token (machine and enterprise protected routes), typed by the API that issued
     /// it: [`Token::bearer`](crate::token::Token::bearer),
     /// [`EnterpriseToken::bearer`](crate::token::EnterpriseToken::bearer), or
-    /// [`BearerToken::reports`]/[`BearerToken::enterprise`] for a cached value.
+    /// [`BearerToken::reports`]/[`BearerToken::enterprise`] for a cached value. Never
+    /// serialised.
+    #[serde(skip)]
     pub token: Option<BearerToken>,
     /// `X-Tenant-ID` (reporting machine routes): a UUID.
     pub tenant_id: Option<String>,

@@ -1,0 +1,635 @@
+//! [`Call`]: one API operation, either API, with everything around the send: the request built
+//! from the catalog, the bearer token (refreshed before it expires, and once on 401), the
+//! idempotency key of the logical request (kept for every retry), the rate budget, the retry
+//! rules of both specs ([`crate::retry::decide_retry`]), `Retry-After` (never shortened), and
+//! a complete artifact for an export download (a 206 is retried, never accepted).
+//!
+//! A host's loop:
+//!
+//! ```text
+//! loop {
+//!     match call.next(now(), Some(&mut budget))? {
+//!         CallStep::Send { request } => match http.send(&request) {
+//!             Ok(r) => call.response(r.status, &r.headers, &r.body, now())?,
+//!             Err(e) => call.transport_failure(kind_of(e), now())?,
+//!         },
+//!         CallStep::Wait { seconds } => sleep(seconds),
+//!         CallStep::RefreshToken { .. } => { let t = exchange()?; call.token(t.bearer(), Some(t.refresh_at as f64)) }
+//!         CallStep::Done { response } => return Ok(response),
+//!         CallStep::Reconcile { reconcile, reason } => return Err(reconcile_required(reconcile, reason)),
+//!         CallStep::Fail { failure } => return Err(failure),
+//!     }
+//! }
+//! ```
+
+use super::{check_now, unexpected, Jitter};
+use crate::api_error::parse_api_error;
+use crate::bearer::BearerToken;
+use crate::catalog::{self, Api, Auth, Idempotency};
+use crate::export::{check_export_download, DownloadError};
+use crate::request::{build_request, RequestDescriptor, RequestParams};
+use crate::retry::{
+    decide_retry, BackoffPolicy, Outcome, Reconcile, RetryAction, RetryClass, RetryDecision,
+    RetryLimits, RetryState, TransportFailure,
+};
+use crate::text::Num;
+use crate::{ArgumentError, RoyaltyKitError};
+
+/// An HTTP response as the host received it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Response {
+    /// The status code.
+    pub status: u16,
+    /// The headers (name, value), in order.
+    pub headers: Vec<(String, String)>,
+    /// The body, whole.
+    pub body: Vec<u8>,
+}
+
+/// The most of an error response's body a call keeps (saved with it, for the error).
+const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// How a call ended: what is saved, the final step rebuilt from it.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+enum Ended {
+    Done(Response),
+    Reconcile {
+        reconcile: Reconcile,
+        reason: String,
+    },
+    Fail {
+        rule: String,
+        reason: String,
+        status: Option<u16>,
+        transport: Option<TransportFailure>,
+        retry_after_seconds: Option<f64>,
+        cause: Cause,
+    },
+}
+
+/// What the error of a failed call is made from.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+enum Cause {
+    None,
+    Api {
+        response: Response,
+        at: i64,
+    },
+    Request {
+        code: String,
+        detail: String,
+        parameter: String,
+    },
+    Partial(String),
+}
+
+/// How a call ended without a usable response.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallFailure {
+    /// A stable identifier of the rule that stopped it (a retry rule such as
+    /// `attempts_exhausted`, `client_error`, `retry_after_exceeds_budget`, or
+    /// `invalid_request`, `partial_content`).
+    pub rule: String,
+    /// A sentence saying why and what to do.
+    pub reason: String,
+    /// The last response's status, when there was one.
+    pub status: Option<u16>,
+    /// The last transport failure, when there was no response.
+    pub transport: Option<TransportFailure>,
+    /// For a `retry_after_exceeds_budget` stop, the wait the server asked for, in seconds.
+    pub retry_after_seconds: Option<f64>,
+    /// The error: the parsed API error of the last response, the request that could not be
+    /// built, or the partial download; `None` for a transport failure.
+    pub error: Option<RoyaltyKitError>,
+}
+
+/// What the host does next for a call.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallStep {
+    /// Send `request`, then report [`Call::response`] or [`Call::transport_failure`].
+    Send {
+        /// The request (its headers carry the token: never log them).
+        request: RequestDescriptor,
+    },
+    /// Ask again after `seconds` (a backoff, a `Retry-After`, or the rate budget).
+    Wait {
+        /// How long, in seconds.
+        seconds: f64,
+    },
+    /// Obtain a token (a new one: the one given expires, or was refused), then report
+    /// [`Call::token`].
+    RefreshToken {
+        /// Why.
+        reason: String,
+    },
+    /// The request may have been applied and must not be repeated blindly: check its effect
+    /// first, as `reconcile` says. The call is over.
+    Reconcile {
+        /// What to check.
+        reconcile: Reconcile,
+        /// Why, in words.
+        reason: String,
+    },
+    /// The operation succeeded: `response` is its 2xx response (for an export download, the
+    /// complete artifact). The call is over.
+    Done {
+        /// The response.
+        response: Response,
+    },
+    /// The operation failed for a reason that retrying cannot fix, or its budget ran out.
+    Fail {
+        /// Why.
+        failure: CallFailure,
+    },
+}
+
+/// The bounds and randomness of a call.
+#[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+pub struct CallOptions {
+    /// Most attempts (default [`crate::retry::DEFAULT_MAX_ATTEMPTS`]).
+    pub max_attempts: Option<i64>,
+    /// Most seconds from the first send to the start of a retry (default
+    /// [`crate::retry::DEFAULT_MAX_ELAPSED_SECONDS`]).
+    pub max_elapsed_seconds: Option<f64>,
+    /// A seed from the host's RNG, for jitter and, where the operation takes an idempotency key
+    /// and none was given, the key itself.
+    pub seed: u64,
+}
+
+/// One API operation in progress (see the module documentation). Its state serialises (the
+/// token excepted: a resumed call asks for one), so a job can resume after a crash.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Call {
+    operation_id: String,
+    api: Api,
+    class: RetryClass,
+    needs_token: bool,
+    download: bool,
+    params: RequestParams,
+    refresh_at: Option<f64>,
+    options: CallOptions,
+    jitter: Jitter,
+    attempt: i64,
+    started_at: Option<f64>,
+    /// A pause: from `.0` (Unix seconds), `.1` seconds long (kept apart so the wait reported
+    /// is the delay itself, not a difference of large timestamps).
+    hold: (f64, f64),
+    token_refreshed: bool,
+    awaiting: bool,
+    /// Whether the request in flight carries its idempotency key.
+    in_flight_key_sent: Option<bool>,
+    /// The request in flight: not saved (its headers carry the token).
+    #[serde(skip)]
+    in_flight: Option<RequestDescriptor>,
+    /// How the call ended, saved with it (a resumed call that had ended stays ended).
+    ended: Option<Ended>,
+}
+
+impl Call {
+    /// A call of `operation_id` with `params` (a token in them is used until it is refused or
+    /// [`Call::token`] replaces it). Promises `invalid_argument` for an unknown operation, a
+    /// token exchange (the exchange is built by the token module), or limits out of range.
+    /// Nothing is sent before [`Call::next`].
+    pub fn new(
+        operation_id: &str,
+        mut params: RequestParams,
+        options: CallOptions,
+    ) -> Result<Self, ArgumentError> {
+        let op = catalog::operation(operation_id)?;
+        if matches!(op.auth, Auth::BasicClient | Auth::ApiKey) {
+            return Err(ArgumentError::new(
+                "operation_id",
+                format!(
+                    "{} is a token exchange: build it with the token module",
+                    op.id
+                ),
+            ));
+        }
+        RetryLimits::with_defaults(options.max_attempts, options.max_elapsed_seconds)?;
+        let mut jitter = Jitter(options.seed);
+        let keyed = op.idempotency != Idempotency::None;
+        if keyed
+            && params.idempotency_key.is_none()
+            && params.request_id.is_none()
+            && params.key_random.is_none()
+        {
+            let mut random = [0u8; 16];
+            random[..8].copy_from_slice(&jitter.fork().to_le_bytes());
+            random[8..].copy_from_slice(&jitter.fork().to_le_bytes());
+            params.key_random = Some(random);
+        }
+        Ok(Self {
+            operation_id: op.id.clone(),
+            api: op.api,
+            class: op.retry_class,
+            needs_token: op.auth == Auth::Bearer,
+            download: op.id.starts_with("downloadPlatformExport"),
+            refresh_at: None,
+            params,
+            options,
+            jitter,
+            attempt: 0,
+            started_at: None,
+            hold: (0.0, 0.0),
+            token_refreshed: false,
+            awaiting: false,
+            in_flight_key_sent: None,
+            in_flight: None,
+            ended: None,
+        })
+    }
+
+    /// The operation id.
+    pub fn operation_id(&self) -> &str {
+        &self.operation_id
+    }
+
+    /// Attempts sent so far.
+    pub fn attempts(&self) -> i64 {
+        self.attempt
+    }
+
+    /// The idempotency key of the logical request, once the first request is built.
+    pub fn idempotency_key(&self) -> Option<&str> {
+        self.params.idempotency_key.as_deref()
+    }
+
+    /// Whether the call has reached `Done`, `Reconcile` or `Fail`.
+    pub fn is_finished(&self) -> bool {
+        self.ended.is_some()
+    }
+
+    /// Sends nothing for `seconds` after `now`: a poll's delay.
+    pub fn hold(&mut self, now: f64, seconds: f64) {
+        self.hold = (now, seconds);
+    }
+
+    /// The step to perform at `now`, taking one request from `budget` (shared by the host's
+    /// calls) before each send. Promises: `Send` of the same request until its outcome is
+    /// reported; `RefreshToken` before sending without a token or past its refresh time;
+    /// `Wait` while a backoff, a `Retry-After` or the budget holds the send back (never
+    /// shorter); the final step forever once finished. `invalid_argument` for a `now` that is
+    /// not finite or is negative.
+    pub fn next(
+        &mut self,
+        now: f64,
+        budget: Option<&mut crate::retry::RateBudget>,
+    ) -> Result<CallStep, ArgumentError> {
+        let (now, seconds) = check_now(now)?;
+        if let Some(ended) = &self.ended {
+            return Ok(self.final_step(ended));
+        }
+        if self.awaiting && self.in_flight.is_none() {
+            // Resumed from a state saved while a request was in flight: its fate is unknown,
+            // so it is a lost connection (a create is reconciled, never sent blindly again).
+            self.transport_failure(TransportFailure::ConnectionLost, now)?;
+            return self.next(now, budget);
+        }
+        if let (true, Some(request)) = (self.awaiting, &self.in_flight) {
+            return Ok(CallStep::Send {
+                request: request.clone(),
+            });
+        }
+        if self.needs_token && self.params.token.is_none() {
+            return Ok(CallStep::RefreshToken {
+                reason: if self.token_refreshed {
+                    "401: the token was refused; obtain a new one and the request is sent again once"
+                } else {
+                    "the operation needs a bearer token; obtain one"
+                }
+                .to_owned(),
+            });
+        }
+        if self.needs_token && self.refresh_at.is_some_and(|at| now >= at) {
+            return Ok(CallStep::RefreshToken {
+                reason: "the token is due for refresh (before it expires); obtain a new one"
+                    .to_owned(),
+            });
+        }
+        let (from, delay) = self.hold;
+        // Within a millisecond is on time: a clock of large timestamps cannot do better.
+        if delay - (now - from) > 0.001 {
+            return Ok(CallStep::Wait {
+                seconds: delay - (now - from),
+            });
+        }
+        if let Some(budget) = budget {
+            let decision = budget.try_acquire(seconds);
+            if !decision.allowed {
+                let until = decision.wait_until.map_or(now + 1.0, |u| u as f64);
+                return Ok(CallStep::Wait {
+                    seconds: (until - now).max(0.001),
+                });
+            }
+        }
+        let request = match self.request() {
+            Ok(r) => r,
+            Err(e) => return Ok(self.finish_request_error(e)),
+        };
+        if self.params.idempotency_key.is_none() {
+            self.params.idempotency_key = request.idempotency_key.clone();
+        }
+        self.attempt += 1;
+        self.started_at.get_or_insert(now);
+        self.awaiting = true;
+        self.in_flight_key_sent = Some(request.idempotency_key_sent);
+        self.in_flight = Some(request.clone());
+        Ok(CallStep::Send { request })
+    }
+
+    fn request(&self) -> Result<RequestDescriptor, crate::request::RequestError> {
+        build_request(&self.operation_id, &self.params)
+    }
+
+    fn finish_request_error(&mut self, e: crate::request::RequestError) -> CallStep {
+        self.finish(Ended::Fail {
+            rule: "invalid_request".to_owned(),
+            reason: format!("the request cannot be built: {e}"),
+            status: None,
+            transport: None,
+            retry_after_seconds: None,
+            cause: Cause::Request {
+                code: e.code.to_owned(),
+                detail: e.to_string(),
+                parameter: e.parameter,
+            },
+        })
+    }
+
+    fn finish(&mut self, ended: Ended) -> CallStep {
+        let step = self.final_step(&ended);
+        self.ended = Some(ended);
+        self.awaiting = false;
+        self.in_flight = None;
+        step
+    }
+
+    /// The final step of an ended call, its error rebuilt from what was saved.
+    fn final_step(&self, ended: &Ended) -> CallStep {
+        match ended {
+            Ended::Done(response) => CallStep::Done {
+                response: response.clone(),
+            },
+            Ended::Reconcile { reconcile, reason } => CallStep::Reconcile {
+                reconcile: *reconcile,
+                reason: reason.clone(),
+            },
+            Ended::Fail {
+                rule,
+                reason,
+                status,
+                transport,
+                retry_after_seconds,
+                cause,
+            } => CallStep::Fail {
+                failure: CallFailure {
+                    rule: rule.clone(),
+                    reason: reason.clone(),
+                    status: *status,
+                    transport: *transport,
+                    retry_after_seconds: *retry_after_seconds,
+                    error: match cause {
+                        Cause::None => None,
+                        Cause::Api { response, at } => parse_api_error(
+                            self.api,
+                            i64::from(response.status),
+                            &response.headers,
+                            &response.body,
+                            Some(&self.operation_id),
+                            *at,
+                        )
+                        .ok()
+                        .map(Into::into),
+                        Cause::Request {
+                            code,
+                            detail,
+                            parameter,
+                        } => Some(RoyaltyKitError::Request {
+                            code: code.clone(),
+                            detail: detail.clone(),
+                            http_status: 500,
+                            parameter: parameter.clone(),
+                        }),
+                        Cause::Partial(reason) => Some(
+                            DownloadError::PartialContent {
+                                reason: reason.clone(),
+                            }
+                            .into(),
+                        ),
+                    },
+                },
+            },
+        }
+    }
+
+    /// A token for the calls to come: `refresh_at` (Unix seconds) is when to obtain the next
+    /// one ([`crate::token::Token::refresh_at`]; `None` for a token without an expiry).
+    pub fn token(&mut self, token: BearerToken, refresh_at: Option<f64>) {
+        self.params.token = Some(token);
+        self.refresh_at = refresh_at;
+    }
+
+    fn arrived(&mut self, input: &str, now: f64) -> Result<f64, ArgumentError> {
+        if !self.awaiting {
+            return Err(unexpected(
+                input,
+                if self.ended.is_some() {
+                    "nothing (the call is over)"
+                } else {
+                    "a step from next() (no request is in flight)"
+                },
+            ));
+        }
+        self.awaiting = false;
+        self.in_flight = None;
+        self.in_flight_key_sent = None;
+        Ok((now - self.started_at.unwrap_or(now)).max(0.0))
+    }
+
+    /// Where the retry loop is. `key_sent`: whether the request carried its key.
+    fn retry_state(&mut self, elapsed: f64, key_sent: Option<bool>) -> RetryState {
+        RetryState {
+            attempt: self.attempt.max(1),
+            elapsed_seconds: elapsed,
+            token_refreshed: self.token_refreshed,
+            random: self.jitter.next(),
+            idempotency_key_sent: key_sent.unwrap_or(false),
+        }
+    }
+
+    fn limits(&self) -> RetryLimits {
+        RetryLimits::with_defaults(self.options.max_attempts, self.options.max_elapsed_seconds)
+            .unwrap_or_default()
+    }
+
+    /// The response to the request in flight. Promises: `Done` for a 2xx (a download only when
+    /// it is the complete artifact: a 206 or `Content-Range` is retried within the limits);
+    /// otherwise the retry rules: a retry `Wait`s its delay (at least the `Retry-After`), a 401
+    /// asks once for a new token, a request that may have been applied and must not be repeated
+    /// is `Reconcile`, and a stop is `Fail` with the parsed API error. `invalid_argument` when
+    /// no request is in flight, or for a status outside 100–599.
+    pub fn response<H: crate::HeaderMap + ?Sized>(
+        &mut self,
+        status: i64,
+        headers: &H,
+        body: &[u8],
+        now: f64,
+    ) -> Result<(), ArgumentError> {
+        let (now, seconds) = check_now(now)?;
+        let code = u16::try_from(status)
+            .ok()
+            .filter(|s| (100..=599).contains(s))
+            .ok_or_else(|| {
+                ArgumentError::new("status", format!("must be 100 to 599, got {status}"))
+            })?;
+        let key_sent = self.in_flight_key_sent;
+        let elapsed = self.arrived("response", now)?;
+        let success = (200..=299).contains(&code);
+        if success && self.download {
+            if let Err(DownloadError::PartialContent { reason }) =
+                check_export_download(status, headers, body, seconds)?
+            {
+                self.partial(code, reason, elapsed, now);
+                return Ok(());
+            }
+        }
+        if success {
+            let mut kept = Vec::new();
+            for name in crate::RESPONSE_HEADER_NAMES {
+                headers.for_each_value(name, &mut |v| kept.push((name.to_owned(), v.to_owned())));
+            }
+            self.finish(Ended::Done(Response {
+                status: code,
+                headers: kept,
+                body: body.to_vec(),
+            }));
+            return Ok(());
+        }
+        let outcome = Outcome::response(status, headers, seconds)?;
+        let state = self.retry_state(elapsed, key_sent);
+        let decision = decide_retry(
+            self.class,
+            outcome,
+            state,
+            self.limits(),
+            &BackoffPolicy::default(),
+        )?;
+        let mut kept = Vec::new();
+        for name in crate::RESPONSE_HEADER_NAMES {
+            headers.for_each_value(name, &mut |v| kept.push((name.to_owned(), v.to_owned())));
+        }
+        let cause = Cause::Api {
+            response: Response {
+                status: code,
+                headers: kept,
+                body: body.get(..MAX_ERROR_BODY).unwrap_or(body).to_vec(),
+            },
+            at: seconds,
+        };
+        self.apply(decision, now, Some(code), None, cause);
+        Ok(())
+    }
+
+    /// No response to the request in flight: `timeout` (it may have been applied),
+    /// `connect_failed` (nothing was sent) or `connection_lost` (it may have been applied).
+    /// Promises the retry rules as for [`Call::response`]; `invalid_argument` when no request
+    /// is in flight.
+    pub fn transport_failure(
+        &mut self,
+        failure: TransportFailure,
+        now: f64,
+    ) -> Result<(), ArgumentError> {
+        let (now, _) = check_now(now)?;
+        let key_sent = self.in_flight_key_sent;
+        let elapsed = self.arrived("transport_failure", now)?;
+        let state = self.retry_state(elapsed, key_sent);
+        let decision = decide_retry(
+            self.class,
+            Outcome::Transport(failure),
+            state,
+            self.limits(),
+            &BackoffPolicy::default(),
+        )?;
+        self.apply(decision, now, None, Some(failure), Cause::None);
+        Ok(())
+    }
+
+    fn apply(
+        &mut self,
+        decision: RetryDecision,
+        now: f64,
+        status: Option<u16>,
+        transport: Option<TransportFailure>,
+        cause: Cause,
+    ) {
+        match decision.action {
+            RetryAction::Retry => self.hold = (now, decision.delay_seconds),
+            RetryAction::RefreshToken => {
+                self.params.token = None;
+                self.token_refreshed = true;
+            }
+            RetryAction::Reconcile => {
+                self.finish(Ended::Reconcile {
+                    reconcile: decision.reconcile.unwrap_or(Reconcile::LookupBySentData),
+                    reason: decision.reason,
+                });
+            }
+            RetryAction::Stop => {
+                let retry_after_seconds = (decision.rule == "retry_after_exceeds_budget")
+                    .then_some(decision.delay_seconds);
+                self.finish(Ended::Fail {
+                    rule: decision.rule,
+                    reason: decision.reason,
+                    status,
+                    transport,
+                    retry_after_seconds,
+                    cause,
+                });
+            }
+        }
+    }
+
+    /// A 2xx download that is not the whole artifact: read again (a read is safe to repeat)
+    /// with the default backoff, within the limits.
+    fn partial(&mut self, status: u16, reason: String, elapsed: f64, now: f64) {
+        let random = self.jitter.next();
+        let delay = BackoffPolicy::default()
+            .delay(self.attempt.max(1), random)
+            .unwrap_or(0.0);
+        let (max_attempts, max_elapsed) = (
+            self.options
+                .max_attempts
+                .unwrap_or(crate::retry::DEFAULT_MAX_ATTEMPTS),
+            self.options
+                .max_elapsed_seconds
+                .unwrap_or(crate::retry::DEFAULT_MAX_ELAPSED_SECONDS),
+        );
+        let stop = if self.attempt >= max_attempts {
+            Some(format!(
+                "partial content ({reason}) on every attempt: {} of {max_attempts} attempts are used; exports are delivered only whole",
+                self.attempt
+            ))
+        } else if elapsed + delay > max_elapsed {
+            Some(format!(
+                "partial content ({reason}); a new read after {} s passes the {} s budget",
+                Num(delay),
+                Num(max_elapsed)
+            ))
+        } else {
+            None
+        };
+        match stop {
+            Some(why) => {
+                self.finish(Ended::Fail {
+                    rule: "partial_content".to_owned(),
+                    reason: why,
+                    status: Some(status),
+                    transport: None,
+                    retry_after_seconds: None,
+                    cause: Cause::Partial(reason),
+                });
+            }
+            None => self.hold = (now, delay),
+        }
+    }
+}

@@ -1,0 +1,67 @@
+//! Protocol machines: the sequences of I/O steps the rules need, written once and performing
+//! none of them (DESIGN "Protocol machines"; the shape of h11, rustls and quinn-proto).
+//!
+//! Each machine answers `next()` with the step the host performs (claim a key, send a request,
+//! wait, refresh the token, reply) and takes one method per kind of outcome (a store answer, a
+//! response, a transport failure, a token). Time is an input (`now`, Unix seconds, fractions
+//! allowed) and so is randomness (a seed the host draws from its RNG), so a transcript of
+//! inputs gives the same steps in every language.
+//!
+//! - [`Receipt`] (built by a [`Receiver`]): one webhook delivery.
+//! - [`Call`]: one API operation with its retries, `Retry-After`, token refresh, idempotency
+//!   key and rate budget.
+//! - [`ExportJob`]: a reporting export, create → poll → download, reconciling a create that may
+//!   have been applied.
+
+mod call;
+mod export_job;
+mod receipt;
+
+pub use call::{Call, CallFailure, CallOptions, CallStep, Response};
+pub use export_job::{ExportJob, ExportJobOptions, JobStep};
+pub use receipt::{Receipt, ReceiptStep, Receiver};
+
+use crate::ArgumentError;
+
+/// The error for an input the machine is not waiting for.
+fn unexpected(input: &str, expecting: &str) -> ArgumentError {
+    ArgumentError::new(
+        "input",
+        format!("{input} was reported, but the machine is waiting for {expecting}"),
+    )
+}
+
+/// A small deterministic generator (SplitMix64) for jitter: seeded by the host, so the core
+/// draws no randomness of its own and a saved machine resumes with the same sequence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct Jitter(u64);
+
+impl Jitter {
+    /// The next value in `[0, 1)`.
+    fn next(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        (z >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// A seed for a machine this one starts.
+    fn fork(&mut self) -> u64 {
+        self.next();
+        self.0
+    }
+}
+
+/// A clock value: finite and not negative; with its whole seconds, for the rules that count
+/// in seconds (rate windows, `Retry-After` dates, token expiry).
+fn check_now(now: f64) -> Result<(f64, i64), ArgumentError> {
+    if !(now.is_finite() && now >= 0.0) {
+        return Err(ArgumentError::new(
+            "now",
+            "must be finite Unix seconds, 0 or more",
+        ));
+    }
+    Ok((now, crate::seconds_from_f64("now", now)?))
+}

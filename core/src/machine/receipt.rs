@@ -1,0 +1,391 @@
+//! [`Receipt`]: one webhook delivery, from the verification result to the reply, as a machine
+//! that performs no I/O. The host claims, releases and commits keys in its dedup store and runs
+//! its handler when the receipt says so, and reports each outcome back; every rule (which keys,
+//! in which order, what a claim's state means, how often a commit is tried, which status to
+//! answer) is the receiver module's ([`crate::receiver`]).
+//!
+//! A host's loop, whatever its framework:
+//!
+//! ```text
+//! let mut receipt = receiver.receive(&headers, &body, now);
+//! loop {
+//!     match receipt.next() {
+//!         ReceiptStep::Claim { key } => match store.claim(&key) {
+//!             Ok(state) => receipt.claimed(state)?,
+//!             Err(_) => receipt.store_failed()?,
+//!         },
+//!         ReceiptStep::Release { key } => { let _ = store.release(&key); receipt.released()? }
+//!         ReceiptStep::RunHandler => match handler(receipt.delivery()) {
+//!             Ok(()) => receipt.handler_succeeded()?,
+//!             Err(_) => receipt.handler_failed()?,
+//!         },
+//!         ReceiptStep::Commit { key, .. } => match store.commit(&key) {
+//!             Ok(_) => receipt.committed()?,
+//!             Err(_) => receipt.store_failed()?,
+//!         },
+//!         ReceiptStep::Wait { seconds } => { sleep(seconds); receipt.waited()? }
+//!         ReceiptStep::Reply { status, body } => return (status, body),
+//!     }
+//! }
+//! ```
+
+use super::unexpected;
+use crate::dedup::ClaimState;
+use crate::receiver::{
+    decide_claims, failure_reply, plan_receipt, rejection_body, ReceiverFailure, ReceiverStep,
+};
+use crate::webhook::{
+    VerifiedWebhook, VerifyOptions, WebhookError, WebhookSecret, WebhookVerifier,
+};
+use crate::{ArgumentError, HeaderMap};
+
+/// What the host does next for a delivery.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(tag = "step", rename_all = "snake_case")]
+pub enum ReceiptStep {
+    /// Claim `key` in the dedup store, then report [`Receipt::claimed`] with its state, or
+    /// [`Receipt::store_failed`] when the store could not be reached.
+    Claim {
+        /// The key to claim.
+        key: String,
+    },
+    /// Give up this worker's claim on `key`, then report [`Receipt::released`] (a failed
+    /// release is reported the same way: the claim's lease runs out on its own).
+    Release {
+        /// The key to release.
+        key: String,
+    },
+    /// Run the handler with [`Receipt::delivery`], then report
+    /// [`Receipt::handler_succeeded`] or [`Receipt::handler_failed`].
+    RunHandler,
+    /// Mark `key` processed, then report [`Receipt::committed`] or [`Receipt::store_failed`].
+    Commit {
+        /// The key to commit.
+        key: String,
+        /// Which attempt of this commit it is (1 to [`crate::receiver::COMMIT_ATTEMPTS`]).
+        attempt: u32,
+    },
+    /// Pause `seconds` before the next attempt of a commit, then report [`Receipt::waited`].
+    Wait {
+        /// How long, in seconds.
+        seconds: f64,
+    },
+    /// Answer `status` with the JSON `body`: the delivery is finished.
+    Reply {
+        /// The HTTP status.
+        status: u16,
+        /// The JSON body (`application/json`).
+        body: String,
+    },
+}
+
+/// Where a receipt is.
+#[derive(Debug, Clone)]
+enum Phase {
+    /// Claiming `keys[claimed]`.
+    Claiming,
+    /// Releasing `to_release[0]`, then answering `reply`.
+    Releasing {
+        to_release: Vec<String>,
+        reply: (u16, String),
+    },
+    /// Waiting for the handler.
+    Handling,
+    /// Committing `keys[index]`, attempt `attempt`.
+    Committing { index: usize, attempt: u32 },
+    /// Pausing before attempt `attempt` of the commit of `keys[index]`.
+    Pausing { index: usize, attempt: u32 },
+    /// Finished.
+    Replied(u16, String),
+}
+
+/// One webhook delivery in progress (see the module documentation). Built by
+/// [`Receiver::receive`] or [`Receipt::new`]; it is not serialisable (a delivery lasts one
+/// request: a crash is answered by the service's redelivery).
+#[derive(Debug, Clone)]
+pub struct Receipt {
+    delivery: Option<VerifiedWebhook>,
+    keys: Vec<String>,
+    claimed: usize,
+    commit_attempts: u32,
+    commit_delay_seconds: f64,
+    success: (u16, String),
+    phase: Phase,
+}
+
+impl Receipt {
+    /// A receipt for a delivery that was verified (or was not: it is then answered with the
+    /// error's `http_status` and `{"error": code, "message": …}` at once). Promises the first
+    /// step: `Reply` for a rejected delivery and for a test event, otherwise `Claim` of the
+    /// delivery key; `invalid_argument` for an empty or over-long namespace.
+    pub fn new(
+        namespace: &str,
+        verified: Result<VerifiedWebhook, WebhookError>,
+    ) -> Result<Self, ArgumentError> {
+        let delivery = match verified {
+            Ok(d) => d,
+            Err(e) => {
+                let e = crate::RoyaltyKitError::from(e);
+                let reply = (e.http_status(), rejection_body(e.code(), &e.to_string()));
+                return Ok(Self::finished(None, reply));
+            }
+        };
+        let plan = plan_receipt(namespace, &delivery)?;
+        if plan.step != ReceiverStep::Process {
+            return Ok(Self::finished(Some(delivery), (plan.status, plan.body)));
+        }
+        Ok(Self {
+            delivery: Some(delivery),
+            keys: plan.keys,
+            claimed: 0,
+            commit_attempts: plan.commit_attempts.max(1),
+            commit_delay_seconds: f64::from(plan.commit_retry_delay_ms) / 1000.0,
+            success: (plan.status, plan.body),
+            phase: Phase::Claiming,
+        })
+    }
+
+    fn finished(delivery: Option<VerifiedWebhook>, reply: (u16, String)) -> Self {
+        Self {
+            delivery,
+            keys: Vec::new(),
+            claimed: 0,
+            commit_attempts: 0,
+            commit_delay_seconds: 0.0,
+            success: reply.clone(),
+            phase: Phase::Replied(reply.0, reply.1),
+        }
+    }
+
+    /// The verified delivery, for the handler and for logs (`None` when verification failed).
+    pub fn delivery(&self) -> Option<&VerifiedWebhook> {
+        self.delivery.as_ref()
+    }
+
+    /// Whether the receipt has reached its `Reply`.
+    pub fn is_finished(&self) -> bool {
+        matches!(self.phase, Phase::Replied(..))
+    }
+
+    /// The step pending. Promises: the same step until an input is reported; `Reply` forever
+    /// once finished.
+    pub fn next(&self) -> ReceiptStep {
+        match &self.phase {
+            Phase::Claiming => ReceiptStep::Claim {
+                key: self.key(self.claimed),
+            },
+            Phase::Releasing { to_release, reply } => match to_release.first() {
+                Some(key) => ReceiptStep::Release { key: key.clone() },
+                None => ReceiptStep::Reply {
+                    status: reply.0,
+                    body: reply.1.clone(),
+                },
+            },
+            Phase::Handling => ReceiptStep::RunHandler,
+            Phase::Committing { index, attempt } => ReceiptStep::Commit {
+                key: self.key(*index),
+                attempt: *attempt,
+            },
+            Phase::Pausing { .. } => ReceiptStep::Wait {
+                seconds: self.commit_delay_seconds,
+            },
+            Phase::Replied(status, body) => ReceiptStep::Reply {
+                status: *status,
+                body: body.clone(),
+            },
+        }
+    }
+
+    fn key(&self, index: usize) -> String {
+        self.keys.get(index).cloned().unwrap_or_default()
+    }
+
+    fn expecting(&self) -> &'static str {
+        match self.phase {
+            Phase::Claiming => "claimed or store_failed",
+            Phase::Releasing { .. } => "released",
+            Phase::Handling => "handler_succeeded or handler_failed",
+            Phase::Committing { .. } => "committed or store_failed",
+            Phase::Pausing { .. } => "waited",
+            Phase::Replied(..) => "nothing (the receipt has replied)",
+        }
+    }
+
+    /// Releases `keys` (in order), then replies; with nothing to release, replies at once.
+    fn release_then(&mut self, keys: Vec<String>, reply: (u16, String)) {
+        self.phase = if keys.is_empty() {
+            Phase::Replied(reply.0, reply.1)
+        } else {
+            Phase::Releasing {
+                to_release: keys,
+                reply,
+            }
+        };
+    }
+
+    /// The state the store gave the key of the pending `Claim`. Promises: the next key's
+    /// `Claim` while every claim is `new`; `RunHandler` once every key is claimed; otherwise the
+    /// `new` claims released, then `Reply` 200 (already processed) or 503 (another worker
+    /// holds it). `invalid_argument` when no claim is pending.
+    pub fn claimed(&mut self, state: ClaimState) -> Result<(), ArgumentError> {
+        if !matches!(self.phase, Phase::Claiming) {
+            return Err(unexpected("claimed", self.expecting()));
+        }
+        self.claimed += 1;
+        if state == ClaimState::New {
+            self.phase = if self.claimed >= self.keys.len() {
+                Phase::Handling
+            } else {
+                Phase::Claiming
+            };
+            return Ok(());
+        }
+        let mut states = vec![ClaimState::New; self.claimed - 1];
+        states.push(state);
+        let decision = decide_claims(&states);
+        let release = decision
+            .release
+            .iter()
+            .map(|i| self.key(*i as usize))
+            .collect();
+        self.release_then(release, (decision.status, decision.body));
+        Ok(())
+    }
+
+    /// The store could not be reached for the pending `Claim` or `Commit`. Promises: during
+    /// claims, the claims already taken released, then `Reply` 503; during commits, `Wait` then
+    /// the same commit again until its attempts are used, then `Reply` 503 (the effect stands;
+    /// the redelivery runs the handler again). `invalid_argument` in any other phase.
+    pub fn store_failed(&mut self) -> Result<(), ArgumentError> {
+        let unavailable = failure_reply(ReceiverFailure::StoreUnavailable);
+        match self.phase {
+            Phase::Claiming => {
+                let taken = self.keys.iter().take(self.claimed).cloned().collect();
+                self.release_then(taken, (unavailable.status, unavailable.body));
+            }
+            Phase::Committing { index, attempt } if attempt < self.commit_attempts => {
+                self.phase = Phase::Pausing {
+                    index,
+                    attempt: attempt + 1,
+                };
+            }
+            Phase::Committing { .. } => {
+                self.phase = Phase::Replied(unavailable.status, unavailable.body);
+            }
+            _ => return Err(unexpected("store_failed", self.expecting())),
+        }
+        Ok(())
+    }
+
+    /// The pending `Release` is done (or failed: a claim's lease runs out on its own).
+    /// `invalid_argument` when no release is pending.
+    pub fn released(&mut self) -> Result<(), ArgumentError> {
+        match &mut self.phase {
+            Phase::Releasing { to_release, reply } if !to_release.is_empty() => {
+                to_release.remove(0);
+                if to_release.is_empty() {
+                    self.phase = Phase::Replied(reply.0, std::mem::take(&mut reply.1));
+                }
+                Ok(())
+            }
+            _ => Err(unexpected("released", self.expecting())),
+        }
+    }
+
+    /// The handler stored its effect. Promises `Commit` of the first key.
+    pub fn handler_succeeded(&mut self) -> Result<(), ArgumentError> {
+        if !matches!(self.phase, Phase::Handling) {
+            return Err(unexpected("handler_succeeded", self.expecting()));
+        }
+        self.phase = Phase::Committing {
+            index: 0,
+            attempt: 1,
+        };
+        Ok(())
+    }
+
+    /// The handler failed. Promises: every key released, then `Reply` 500, so the service's
+    /// redelivery is processed.
+    pub fn handler_failed(&mut self) -> Result<(), ArgumentError> {
+        if !matches!(self.phase, Phase::Handling) {
+            return Err(unexpected("handler_failed", self.expecting()));
+        }
+        let failed = failure_reply(ReceiverFailure::HandlerFailed);
+        self.release_then(self.keys.clone(), (failed.status, failed.body));
+        Ok(())
+    }
+
+    /// The pending `Commit` is done (whatever the store answered: a key whose lease ran out
+    /// and was claimed by another worker is that worker's to finish). Promises the next key's
+    /// `Commit`, then `Reply` 200.
+    pub fn committed(&mut self) -> Result<(), ArgumentError> {
+        let Phase::Committing { index, .. } = self.phase else {
+            return Err(unexpected("committed", self.expecting()));
+        };
+        self.phase = if index + 1 < self.keys.len() {
+            Phase::Committing {
+                index: index + 1,
+                attempt: 1,
+            }
+        } else {
+            Phase::Replied(self.success.0, self.success.1.clone())
+        };
+        Ok(())
+    }
+
+    /// The pending `Wait` is over. Promises the commit's next attempt.
+    pub fn waited(&mut self) -> Result<(), ArgumentError> {
+        let Phase::Pausing { index, attempt } = self.phase else {
+            return Err(unexpected("waited", self.expecting()));
+        };
+        self.phase = Phase::Committing { index, attempt };
+        Ok(())
+    }
+}
+
+/// A webhook receiver's fixed part, built once: the verifier (secrets and options) and the
+/// namespace its keys are scoped to. Each delivery becomes a [`Receipt`].
+#[derive(Debug, Clone)]
+pub struct Receiver {
+    verifier: WebhookVerifier,
+    namespace: String,
+}
+
+impl Receiver {
+    /// A receiver for `secrets` (current first) under `namespace`. Promises `invalid_secret`
+    /// for unusable secrets and `invalid_argument` for an empty or over-long namespace.
+    pub fn new(
+        secrets: &[WebhookSecret],
+        options: VerifyOptions,
+        namespace: &str,
+    ) -> Result<Self, WebhookError> {
+        crate::dedup::delivery_key(namespace, "probe").map_err(WebhookError::InvalidArgument)?;
+        Ok(Self {
+            verifier: WebhookVerifier::new(secrets, options)?,
+            namespace: namespace.to_owned(),
+        })
+    }
+
+    /// The namespace keys are scoped to.
+    pub fn namespace(&self) -> &str {
+        &self.namespace
+    }
+
+    /// Verifies one delivery (`headers` as received, `body` the raw bytes, `now` Unix seconds)
+    /// and returns its receipt. Promises a receipt whose first step is `Reply` for a rejected
+    /// delivery.
+    pub fn receive<H: HeaderMap + ?Sized>(&self, headers: &H, body: &[u8], now: i64) -> Receipt {
+        let verified = self.verifier.verify(headers, body, now);
+        // The namespace was checked when the receiver was built.
+        Receipt::new(&self.namespace, verified).unwrap_or_else(|e| {
+            let reply = failure_reply(ReceiverFailure::HandlerFailed);
+            Receipt::finished(
+                None,
+                (
+                    reply.status,
+                    rejection_body("invalid_argument", &e.to_string()),
+                ),
+            )
+        })
+    }
+}

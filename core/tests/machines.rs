@@ -1,0 +1,317 @@
+//! Runs the protocol machines' transcripts (tests/vectors/machines.json, written by
+//! gen_machine_vectors.py from the specs, never from this crate) the way every host drives them:
+//! ask for the next step, perform it against the script, report the outcome.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::result_large_err
+)]
+
+use royaltykit::catalog;
+use royaltykit::dedup::ClaimState;
+use royaltykit::machine::{
+    Call, CallFailure, CallOptions, CallStep, ExportJob, ExportJobOptions, JobStep, ReceiptStep,
+    Receiver,
+};
+use royaltykit::request::{RequestDescriptor, RequestParams};
+use royaltykit::retry::{RateBudget, TransportFailure};
+use royaltykit::token::BearerToken;
+
+fn bearer_token_for(api: catalog::Api, value: &str) -> BearerToken {
+    BearerToken::new(api, value)
+}
+use royaltykit::webhook::{VerifyOptions, WebhookSecret};
+use serde_json::{json, Value};
+
+mod common;
+use common::{bytes, pairs, run, Outcome};
+
+fn receipt(i: &Value) -> Outcome {
+    let secrets: Vec<WebhookSecret> = i["secrets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| WebhookSecret::new(s["secret"].as_str().unwrap(), s["valid_until"].as_i64()))
+        .collect();
+    let receiver = Receiver::new(
+        &secrets,
+        VerifyOptions::default(),
+        i["namespace"].as_str().unwrap(),
+    )?;
+    let mut r = receiver.receive(
+        &pairs(&i["headers"]),
+        &bytes(&i["body"]),
+        i["now"].as_i64().unwrap(),
+    );
+    let mut answers = i["answers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap());
+    let mut steps = Vec::new();
+    for _ in 0..100 {
+        let step = r.next();
+        steps.push(match &step {
+            ReceiptStep::Reply { status, body } => {
+                let mut v: Value = serde_json::from_str(body).unwrap();
+                v["step"] = "reply".into();
+                v["status"] = (*status).into();
+                v.as_object_mut().unwrap().remove("message");
+                v
+            }
+            other => serde_json::to_value(other).unwrap(),
+        });
+        match step {
+            ReceiptStep::Reply { .. } => return Ok(json!({ "steps": steps })),
+            ReceiptStep::Wait { .. } => r.waited()?,
+            ReceiptStep::Claim { .. } => match answers.next().unwrap() {
+                "store_down" => r.store_failed()?,
+                state => r.claimed(ClaimState::parse(state)?)?,
+            },
+            ReceiptStep::Release { .. } => {
+                answers.next().unwrap();
+                r.released()?
+            }
+            ReceiptStep::RunHandler => match answers.next().unwrap() {
+                "ok" => r.handler_succeeded()?,
+                _ => r.handler_failed()?,
+            },
+            ReceiptStep::Commit { .. } => match answers.next().unwrap() {
+                "ok" => r.committed()?,
+                _ => r.store_failed()?,
+            },
+        }
+    }
+    panic!("no reply after 100 steps: {steps:?}")
+}
+
+fn params(p: &Value) -> RequestParams {
+    RequestParams {
+        path: pairs(&p["path"]),
+        query: pairs(&p["query"]),
+        body: p["body"].as_str().map(|b| b.as_bytes().to_vec()),
+        tenant_id: p["tenant_id"].as_str().map(str::to_owned),
+        idempotency_key: p["idempotency_key"].as_str().map(str::to_owned),
+        idempotency_header: p["idempotency_header"].as_str().map(str::to_owned),
+        request_id: p["request_id"].as_str().map(str::to_owned),
+        ..RequestParams::default()
+    }
+}
+
+fn options(o: &Value) -> CallOptions {
+    CallOptions {
+        max_attempts: o["max_attempts"].as_i64(),
+        max_elapsed_seconds: o["max_elapsed_seconds"].as_f64(),
+        seed: o["seed"].as_u64().unwrap_or(0),
+    }
+}
+
+fn budget(b: &Value) -> Option<RateBudget> {
+    let windows: Vec<(String, i64, Option<i64>)> = b
+        .as_array()?
+        .iter()
+        .map(|w| {
+            (
+                w[0].as_str().unwrap().to_owned(),
+                w[1].as_i64().unwrap(),
+                w[2].as_i64(),
+            )
+        })
+        .collect();
+    Some(RateBudget::new(&windows).unwrap())
+}
+
+fn send_view(r: &RequestDescriptor) -> Value {
+    let header = |name: &str| {
+        r.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.clone())
+    };
+    json!({
+        "step": "send",
+        "method": r.method,
+        "target": r.path_and_query(),
+        "token": header("Authorization").map(|v| v.trim_start_matches("Bearer ").to_owned()),
+        "idempotency_key": if r.idempotency_key_sent { r.idempotency_key.clone() } else { None },
+    })
+}
+
+fn failure_view(f: &CallFailure) -> Value {
+    json!({
+        "step": "fail",
+        "rule": f.rule,
+        "status": f.status,
+        "code": f.error.as_ref().map(|e| e.code().to_owned()),
+        "transport": f.transport.map(|t| t.as_str()),
+        "retry_after_seconds": f.retry_after_seconds,
+    })
+}
+
+/// What a host does for a step that needs an outcome: the next event of the script.
+trait Driven {
+    fn response(&mut self, status: i64, headers: &[(String, String)], body: &[u8], now: f64);
+    fn transport(&mut self, failure: TransportFailure, now: f64);
+    fn token(&mut self, value: &str, refresh_at: Option<f64>);
+}
+
+impl Driven for Call {
+    fn response(&mut self, status: i64, headers: &[(String, String)], body: &[u8], now: f64) {
+        Call::response(self, status, headers, body, now).unwrap()
+    }
+    fn transport(&mut self, failure: TransportFailure, now: f64) {
+        self.transport_failure(failure, now).unwrap()
+    }
+    fn token(&mut self, value: &str, refresh_at: Option<f64>) {
+        let api = catalog::operation(self.operation_id()).unwrap().api;
+        Call::token(self, bearer_token_for(api, value), refresh_at)
+    }
+}
+
+impl Driven for ExportJob {
+    fn response(&mut self, status: i64, headers: &[(String, String)], body: &[u8], now: f64) {
+        ExportJob::response(self, status, headers, body, now).unwrap()
+    }
+    fn transport(&mut self, failure: TransportFailure, now: f64) {
+        self.transport_failure(failure, now).unwrap()
+    }
+    fn token(&mut self, value: &str, refresh_at: Option<f64>) {
+        ExportJob::token(
+            self,
+            bearer_token_for(catalog::Api::Reports, value),
+            refresh_at,
+        )
+    }
+}
+
+/// The common loop: `next` gives the rendered step and whether it needs an event
+/// (`Some(true)` a send, `Some(false)` a token), a wait's seconds, or the end.
+enum Kind {
+    Send,
+    Token,
+    Wait(f64),
+    End,
+}
+
+fn drive<M: Driven>(
+    machine: &mut M,
+    i: &Value,
+    mut next: impl FnMut(&mut M, f64) -> (Value, Kind),
+) -> Outcome {
+    let mut now = i["start"].as_f64().unwrap();
+    let mut events = i["events"].as_array().unwrap().iter();
+    let mut steps = Vec::new();
+    for _ in 0..200 {
+        let (view, kind) = next(machine, now);
+        steps.push(view);
+        match kind {
+            Kind::End => return Ok(json!({ "steps": steps })),
+            Kind::Wait(s) => now += s,
+            Kind::Token => {
+                let e = events.next().expect("a token event");
+                let refresh_at = e["valid_for"].as_f64().map(|v| now + v);
+                machine.token(e["token"].as_str().unwrap(), refresh_at);
+            }
+            Kind::Send => {
+                let e = events.next().expect("an outcome event");
+                now += e["after"].as_f64().unwrap_or(0.0);
+                if let Some(kind) = e["transport"].as_str() {
+                    machine.transport(TransportFailure::parse(kind)?, now);
+                } else {
+                    let r = &e["response"];
+                    let body = r["body"].as_str().unwrap().as_bytes();
+                    machine.response(
+                        r["status"].as_i64().unwrap(),
+                        &pairs(&r["headers"]),
+                        body,
+                        now,
+                    );
+                }
+            }
+        }
+    }
+    panic!("no end after 200 steps: {steps:?}")
+}
+
+fn call(i: &Value) -> Outcome {
+    let mut call = Call::new(
+        i["operation"].as_str().unwrap(),
+        params(&i["params"]),
+        options(&i["options"]),
+    )?;
+    let mut budget = budget(&i["budget"]);
+    drive(&mut call, i, |c, now| {
+        match c.next(now, budget.as_mut()).unwrap() {
+            CallStep::Send { request } => (send_view(&request), Kind::Send),
+            CallStep::Wait { seconds } => (
+                json!({"step": "wait", "seconds": seconds}),
+                Kind::Wait(seconds),
+            ),
+            CallStep::RefreshToken { .. } => (json!({"step": "refresh_token"}), Kind::Token),
+            CallStep::Reconcile { reconcile, .. } => (
+                json!({"step": "reconcile", "reconcile": reconcile.as_str()}),
+                Kind::End,
+            ),
+            CallStep::Done { response } => (
+                json!({"step": "done", "status": response.status, "body": String::from_utf8_lossy(&response.body)}),
+                Kind::End,
+            ),
+            CallStep::Fail { failure } => (failure_view(&failure), Kind::End),
+        }
+    })
+}
+
+fn export_job(i: &Value) -> Outcome {
+    let o = &i["options"];
+    let mut job = ExportJob::new(ExportJobOptions {
+        tenant_id: o["tenant_id"].as_str().unwrap().to_owned(),
+        body: o["body"].as_str().unwrap().as_bytes().to_vec(),
+        idempotency_header: o["idempotency_header"].as_str().map(str::to_owned),
+        request_id: o["request_id"].as_str().map(str::to_owned),
+        max_polls: o["max_polls"].as_i64(),
+        call: options(o),
+        id_field: o["id_field"].as_str().map(str::to_owned),
+        state_field: o["state_field"].as_str().map(str::to_owned),
+    })?;
+    let mut budget = budget(&i["budget"]);
+    drive(&mut job, i, |j, now| {
+        match j.next(now, budget.as_mut()).unwrap() {
+            JobStep::Send { request } => (send_view(&request), Kind::Send),
+            JobStep::Wait { seconds } => (
+                json!({"step": "wait", "seconds": seconds}),
+                Kind::Wait(seconds),
+            ),
+            JobStep::RefreshToken { .. } => (json!({"step": "refresh_token"}), Kind::Token),
+            JobStep::Done {
+                export_id,
+                artifact,
+            } => (
+                json!({"step": "done", "export_id": export_id, "artifact": String::from_utf8_lossy(&artifact)}),
+                Kind::End,
+            ),
+            JobStep::Fail {
+                stage,
+                export_id,
+                failure,
+            } => {
+                let mut v = failure_view(&failure);
+                v["stage"] = stage.into();
+                v["export_id"] = export_id.into();
+                (v, Kind::End)
+            }
+        }
+    })
+}
+
+#[test]
+fn machine_transcripts() {
+    let n = run("machines.json", |function, i| match function {
+        "receipt" => Some(receipt(i)),
+        "call" => Some(call(i)),
+        "export_job" => Some(export_job(i)),
+        _ => None,
+    });
+    assert!(n >= 120, "{n} transcripts");
+}

@@ -1,0 +1,733 @@
+#!/usr/bin/env python3
+"""Writes tests/vectors/machines.json: transcripts of the three protocol machines (DESIGN
+"Protocol machines") — a scripted sequence of host outcomes and the exact steps expected.
+
+Independent of royaltykit: keys from keys.py (hashlib), signatures from hmac, jitter from a
+SplitMix64 written out below, and the expected steps from the rules of the specs written out in
+each scenario:
+
+- Receipt (DESIGN §2, the receiver's flow): claim the delivery key, then the content key, stopping
+  at the first that is not new; release the new claims of a delivery not processed; run the
+  handler; commit every key, each commit tried 3 times 0.1 s apart; 200 / 503 / 500.
+- Call (enterprise "Errors → client behaviour by status", "Retry safety"; reporting "Errors"):
+  reads retry on 408, 429, 5xx with 2, 5, 15, then 30–60 s; 429 waits at least Retry-After (and
+  a 5xx the larger of the two); 401 refreshes the token once; a create that may have been
+  applied is reconciled unless its idempotency key was sent; connect_failed is always safe; the
+  budget of a call is 5 attempts and 300 s; a request-rate window holds the send back; an
+  export download is one complete artifact (206 / Content-Range read again).
+- ExportJob (reporting "Exports"): list once before a create that cannot carry its key, create,
+  poll (unknown states like queued; cancelled/revoked end it; 100 reads), download; a create that
+  may have been applied is looked up "by the data already sent" among the exports new since
+  the job started; at most 3 creates.
+
+How a runner drives a transcript (the same in every language): `now` starts at `start`; it asks
+the machine for its next step at `now` and records it; a step that needs an answer takes the
+next event of `events`: a Send takes {"response": {status, headers, body}} or {"transport": kind}
+(with "after": seconds that pass before it arrives), a RefreshToken takes {"token": value,
+"valid_for": seconds|null} (refresh at now + valid_for); a Wait advances `now` by its seconds;
+Receipt steps take the next answer of `answers`. It stops at the final step. Steps are compared
+in the rendered form below (waits to 1e-9).
+
+Jitter: a machine's seed feeds SplitMix64 (state += 0x9E3779B97F4A7C15, then the usual mix; a
+value in [0,1) is the output >> 11 over 2^53). A call draws one value per failed attempt; a job
+forks one seed per request it starts and draws one value per read of the export's state.
+"""
+import json
+from email.utils import formatdate
+
+from keys import content_key, delivery_key, idempotency_key, mac
+import shape
+
+M64 = (1 << 64) - 1
+
+
+class SplitMix:
+    def __init__(self, seed):
+        self.s = seed & M64
+
+    def next(self):
+        self.s = (self.s + 0x9E3779B97F4A7C15) & M64
+        z = self.s
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & M64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & M64
+        z ^= z >> 31
+        return (z >> 11) / float(1 << 53)
+
+    def fork(self):
+        self.next()
+        return self.s
+
+
+def backoff(attempt, r):
+    """The default client backoff: 2, 5, 15, then 30-60 s (enterprise spec, Client behaviour)."""
+    return [2.0, 5.0, 15.0][attempt - 1] if attempt <= 3 else 30.0 + r * 30.0
+
+
+# ---------------------------------------------------------------- Receipt -------------------------------
+
+NOW = 1_763_800_000
+SECRET = "whsec_machine_current_0123456789"
+OLD = "whsec_machine_previous_9876543210"
+NS = "org-7/machines"
+REF = "5b1f6a0e-2c3d-4e5f-8a9b-0c1d2e3f4a5b"
+SPEC_R = ("DESIGN §2 (two-phase dedup; delivery and content keys; release what is not processed; commits "
+          "retried 3 times 100 ms apart); enterprise spec, Delivery contract (2xx within 10 s or redelivered)")
+
+
+def delivery(name="enterprise.release.updated", did="dlv_m_0001", ts=NOW, secret=SECRET, body=None, extra=None, first=SECRET):
+    """Headers signed with `secret`, the body, and the two keys. The content key is the first
+    configured secret's MAC, so the same content has one key whichever secret signed it (DESIGN §2)."""
+    e = {"event": name, "resource": {"type": "release", "reference": REF, "url": "/api/v1/releases/" + REF},
+         "occurred_at": "2026-11-22T04:05:06Z"}
+    e.update(extra or {})
+    b = body if body is not None else json.dumps(e, separators=(",", ":"))
+    t = str(ts)
+    headers = [["Service-Webhook-Id", did], ["Service-Webhook-Timestamp", t],
+               ["Service-Webhook-Signature", "v1=" + mac(secret, t, b.encode()).hex()]]
+    return headers, b, delivery_key(NS, did), content_key(first, t, b.encode())
+
+
+def reply(status, **kv):
+    return {"step": "reply", "status": status, **kv}
+
+
+receipts = []
+
+
+def receipt(comment, answers, steps, secrets=None, headers=None, body=None, now=NOW, signed=None, **d):
+    h, b, dk, ck = delivery(body=signed, **d)
+    receipts.append({"comment": comment, "spec": SPEC_R,
+                     "input": {"namespace": NS, "secrets": secrets or [{"secret": SECRET}],
+                               "headers": headers if headers is not None else h, "body": body if body is not None else b,
+                               "now": now, "answers": answers},
+                     "expected": {"steps": steps(dk, ck) if callable(steps) else steps}})
+
+
+PROCESSED = reply(200, result="processed")
+ACK = reply(200, result="acknowledge")
+LATER = reply(503, result="retry_later")
+DOWN = reply(503, error="store_unavailable")
+FAILED = reply(500, error="handler_failed")
+
+
+def claim(k):
+    return {"step": "claim", "key": k}
+
+
+def release(k):
+    return {"step": "release", "key": k}
+
+
+def commit(k, attempt=1):
+    return {"step": "commit", "key": k, "attempt": attempt}
+
+
+RUN = {"step": "run_handler"}
+PAUSE = {"step": "wait", "seconds": 0.1}
+
+for name in ("enterprise.release.updated", "enterprise.ddex.delivery.failed", "enterprise.split.updated"):
+    receipt(f"a new {name} delivery: both keys claimed, the handler run, both committed, 200",
+            ["new", "new", "ok", "ok", "ok"],
+            lambda dk, ck: [claim(dk), claim(ck), RUN, commit(dk), commit(ck), PROCESSED], name=name, did="dlv_" + name[11:20])
+receipt("a replay (replay_of, new delivery id) is processed: the event key is never claimed",
+        ["new", "new", "ok", "ok", "ok"], lambda dk, ck: [claim(dk), claim(ck), RUN, commit(dk), commit(ck), PROCESSED],
+        did="dlv_replay_02", extra={"replay_of": "dlv_m_0001"})
+receipt("a redelivery of a delivery already processed: 200 without running the handler", ["done"],
+        lambda dk, ck: [claim(dk), ACK])
+receipt("another worker holds the delivery: 503 so the service redelivers", ["in_progress"], lambda dk, ck: [claim(dk), LATER])
+receipt("the same signed content under a new id (content key done): the new claim released, 200", ["new", "done", "ok"],
+        lambda dk, ck: [claim(dk), claim(ck), release(dk), ACK])
+receipt("the same content in progress under another id: the new claim released, 503", ["new", "in_progress", "ok"],
+        lambda dk, ck: [claim(dk), claim(ck), release(dk), LATER])
+receipt("a failed release changes nothing (the lease runs out)", ["new", "done", "store_down"],
+        lambda dk, ck: [claim(dk), claim(ck), release(dk), ACK])
+receipt("the store is down at the first claim: 503, nothing to release", ["store_down"], lambda dk, ck: [claim(dk), DOWN])
+receipt("the store goes down at the second claim: the first released, 503", ["new", "store_down", "ok"],
+        lambda dk, ck: [claim(dk), claim(ck), release(dk), DOWN])
+receipt("the store goes down at the second claim and the release fails too: 503", ["new", "store_down", "store_down"],
+        lambda dk, ck: [claim(dk), claim(ck), release(dk), DOWN])
+receipt("the handler fails: both claims released, 500 so the redelivery is processed", ["new", "new", "fail", "ok", "ok"],
+        lambda dk, ck: [claim(dk), claim(ck), RUN, release(dk), release(ck), FAILED])
+receipt("the handler fails and the store is down for the releases: still 500", ["new", "new", "fail", "store_down", "store_down"],
+        lambda dk, ck: [claim(dk), claim(ck), RUN, release(dk), release(ck), FAILED])
+receipt("the first commit fails once: paused 0.1 s, committed on the second attempt, 200",
+        ["new", "new", "ok", "store_down", "ok", "ok"],
+        lambda dk, ck: [claim(dk), claim(ck), RUN, commit(dk), PAUSE, commit(dk, 2), commit(ck), PROCESSED])
+receipt("the second commit fails twice, then succeeds on its third attempt",
+        ["new", "new", "ok", "ok", "store_down", "store_down", "ok"],
+        lambda dk, ck: [claim(dk), claim(ck), RUN, commit(dk), commit(ck), PAUSE, commit(ck, 2), PAUSE, commit(ck, 3), PROCESSED])
+receipt("a commit failing three times: 503 (the effect stands; at-least-once)",
+        ["new", "new", "ok", "store_down", "store_down", "store_down"],
+        lambda dk, ck: [claim(dk), claim(ck), RUN, commit(dk), PAUSE, commit(dk, 2), PAUSE, commit(dk, 3), DOWN])
+receipt("the last commit failing three times: 503 after the first committed",
+        ["new", "new", "ok", "ok", "store_down", "store_down", "store_down"],
+        lambda dk, ck: [claim(dk), claim(ck), RUN, commit(dk), commit(ck), PAUSE, commit(ck, 2), PAUSE, commit(ck, 3), DOWN])
+receipt("each commit fails once", ["new", "new", "ok", "store_down", "ok", "store_down", "ok"],
+        lambda dk, ck: [claim(dk), claim(ck), RUN, commit(dk), PAUSE, commit(dk, 2), commit(ck), PAUSE, commit(ck, 2), PROCESSED])
+receipt("the test event (enterprise.webhook.test): acknowledged at once, nothing claimed", [], [ACK],
+        name="enterprise.webhook.test", did="dlv_test_0001")
+receipt("a delivery signed with the previous secret while both are configured: processed",
+        ["new", "new", "ok", "ok", "ok"], lambda dk, ck: [claim(dk), claim(ck), RUN, commit(dk), commit(ck), PROCESSED],
+        secrets=[{"secret": SECRET}, {"secret": OLD}], secret=OLD, did="dlv_rotated_1")
+receipt("a delivery signed with a previous secret past its valid_until: 401, nothing claimed", [],
+        [reply(401, error="no_matching_signature")], secrets=[{"secret": SECRET}, {"secret": OLD, "valid_until": NOW - 1}],
+        secret=OLD, did="dlv_rotated_2")
+receipt("a previous secret inside its valid_until still verifies", ["new", "new", "ok", "ok", "ok"],
+        lambda dk, ck: [claim(dk), claim(ck), RUN, commit(dk), commit(ck), PROCESSED],
+        secrets=[{"secret": SECRET}, {"secret": OLD, "valid_until": NOW + 3600}], secret=OLD, did="dlv_rotated_3")
+receipt("a forged signature: 401 no_matching_signature, nothing claimed", [], [reply(401, error="no_matching_signature")],
+        secret="whsec_attacker_guess_00000000000")
+h, b, _, _ = delivery()
+receipt("Service-Webhook-Id missing: 400 missing_header", [], [reply(400, error="missing_header")],
+        headers=[x for x in h if x[0] != "Service-Webhook-Id"])
+receipt("Service-Webhook-Signature missing: 400 missing_header", [], [reply(400, error="missing_header")],
+        headers=[x for x in h if x[0] != "Service-Webhook-Signature"])
+receipt("a timestamp 301 s old: 400 timestamp_too_old", [], [reply(400, error="timestamp_too_old")], now=NOW + 301)
+receipt("a timestamp 301 s ahead: 400 timestamp_too_new", [], [reply(400, error="timestamp_too_new")], now=NOW - 301)
+receipt("a timestamp 300 s old is inside the tolerance", ["done"], lambda dk, ck: [claim(dk), ACK], now=NOW + 300)
+receipt("a body that is not the signed one: 401", [], [reply(401, error="no_matching_signature")],
+        headers=h, body=b.replace("release", "releasX", 1))
+receipt("a signed body that is not an event: 400 invalid_payload, nothing claimed", [], [reply(400, error="invalid_payload")],
+        signed="[1,2,3]")
+receipt("a signed body over 1 MiB: 413 payload_too_large", [], [reply(413, error="payload_too_large")],
+        signed="{\"pad\":\"" + "x" * (1024 * 1024) + "\"}")
+receipt("a malformed timestamp: 400 invalid_timestamp", [], [reply(400, error="invalid_timestamp")],
+        headers=[[n, "17638OOOOO" if n == "Service-Webhook-Timestamp" else v] for n, v in h])
+receipt("a signature header without v1: 400 invalid_signature_header", [], [reply(400, error="invalid_signature_header")],
+        headers=[[n, "v2=abc" if n == "Service-Webhook-Signature" else v] for n, v in h])
+for i, (states, steps) in enumerate([
+    (["done"], lambda dk, ck: [claim(dk), ACK]),
+    (["in_progress"], lambda dk, ck: [claim(dk), LATER]),
+    (["new", "done", "ok"], lambda dk, ck: [claim(dk), claim(ck), release(dk), ACK]),
+    (["new", "new", "ok", "ok", "ok"], lambda dk, ck: [claim(dk), claim(ck), RUN, commit(dk), commit(ck), PROCESSED]),
+]):
+    receipt(f"two workers race for one delivery: worker {i + 1}'s view ({', '.join(states[:2])})", states, steps,
+            did="dlv_race_0001")
+receipt("header names in another case are the same headers", ["new", "new", "ok", "ok", "ok"],
+        lambda dk, ck: [claim(dk), claim(ck), RUN, commit(dk), commit(ck), PROCESSED],
+        headers=[[n.lower(), v] for n, v in h])
+receipt("two signatures, the second valid: processed", ["new", "new", "ok", "ok", "ok"],
+        lambda dk, ck: [claim(dk), claim(ck), RUN, commit(dk), commit(ck), PROCESSED],
+        headers=[[n, "v1=" + "0" * 64 + "," + v if n == "Service-Webhook-Signature" else v] for n, v in h])
+receipt("a delivery processed after a handler failure on an earlier attempt (claims were released)",
+        ["new", "new", "ok", "ok", "ok"], lambda dk, ck: [claim(dk), claim(ck), RUN, commit(dk), commit(ck), PROCESSED],
+        did="dlv_after_fail")
+receipt("the store is down when claiming and the handler is never run", ["store_down"], lambda dk, ck: [claim(dk), DOWN],
+        did="dlv_store_down_2")
+
+# ---------------------------------------------------------------- Call ----------------------------------
+
+TENANT = "0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e"
+T0 = 1_763_900_000
+SPEC_C = ("enterprise spec, Errors → Client behaviour by status and Retry safety; reporting spec, Errors (409, 503) "
+          "and idem operations; DESIGN §3 (backoff 2, 5, 15, 30–60 s; Retry-After never shortened; budgets)")
+
+calls = []
+
+
+def resp(status, body="", headers=None, after=0):
+    e = {"response": {"status": status, "headers": headers or [], "body": body}}
+    if after:
+        e["after"] = after
+    return e
+
+
+def transport(kind, after=0):
+    e = {"transport": kind}
+    if after:
+        e["after"] = after
+    return e
+
+
+def tok(value="tok-1", valid_for=3600):
+    return {"token": value, "valid_for": valid_for}
+
+
+def send(method, target, token="tok-1", key=None):
+    return {"step": "send", "method": method, "target": target, "token": token, "idempotency_key": key}
+
+
+def wait(s):
+    return {"step": "wait", "seconds": s}
+
+
+REFRESH = {"step": "refresh_token"}
+
+
+def done(status, body=""):
+    return {"step": "done", "status": status, "body": body}
+
+
+def fail(rule, status=None, code=None, transport=None, **kv):
+    return {"step": "fail", "rule": rule, "status": status, "code": code, "transport": transport, **kv}
+
+
+def reconcile(what="lookup_by_sent_data"):
+    return {"step": "reconcile", "reconcile": what}
+
+
+GET = ("GET", "/api/platform/v1/exports/exp_1")
+
+
+def call(comment, events, steps, operation="getPlatformExport", params=None, options=None, budget=None, spec=SPEC_C):
+    p = {"tenant_id": TENANT, "path": [["export", "exp_1"]]} if params is None else params
+    calls.append({"comment": comment, "spec": spec,
+                  "input": {"operation": operation, "params": p, "options": {"seed": 7, **(options or {})},
+                            "budget": budget, "start": T0, "events": events},
+                  "expected": {"steps": steps}})
+
+
+def read_fail_then_ok(statuses, seed=7):
+    """A read failing with each status (no Retry-After), then 200: the default backoff between."""
+    r = SplitMix(seed)
+    ev, st = [tok()], [REFRESH]
+    for i, s in enumerate(statuses):
+        ev.append(resp(s))
+        st += [send(*GET), wait(backoff(i + 1, r.next()))]
+    ev.append(resp(200, '{"id":"exp_1","status":"queued"}'))
+    st += [send(*GET), done(200, '{"id":"exp_1","status":"queued"}')]
+    return ev, st
+
+
+call("a read answered 200 at once", [tok(), resp(200, "{}")], [REFRESH, send(*GET), done(200, "{}")])
+for statuses in ([503], [500], [502, 504], [408], [500, 502, 503], [503, 503, 503, 503]):
+    ev, st = read_fail_then_ok(statuses)
+    call(f"a read failing with {statuses} then 200: waits 2, 5, 15, then 30–60 s with jitter", ev, st)
+r = SplitMix(7)
+ev, st = [tok()], [REFRESH]
+for i in range(4):
+    ev.append(resp(503))
+    st += [send(*GET), wait(backoff(i + 1, r.next()))]
+ev.append(resp(503, '{"message":"dependency unavailable"}'))
+st += [send(*GET), fail("attempts_exhausted", 503, "api_error")]
+call("five 503s: the fifth ends the call (5 attempts)", ev, st)
+call("max_attempts 2: two 503s end it", [tok(), resp(503), resp(503)],
+     [REFRESH, send(*GET), wait(2.0), send(*GET), fail("attempts_exhausted", 503, "api_error")], options={"max_attempts": 2})
+call("429 with Retry-After 7: waits exactly 7 s, then sends again", [tok(), resp(429, "", [["Retry-After", "7"]]), resp(200, "{}")],
+     [REFRESH, send(*GET), wait(7.0), send(*GET), done(200, "{}")])
+call("429 without Retry-After: the backoff", [tok(), resp(429), resp(200, "{}")],
+     [REFRESH, send(*GET), wait(2.0), send(*GET), done(200, "{}")])
+call("429 with an HTTP-date 30 s ahead: waits 30 s", [tok(), resp(429, "", [["Retry-After", formatdate(T0 + 30, usegmt=True)]]), resp(200, "{}")],
+     [REFRESH, send(*GET), wait(30.0), send(*GET), done(200, "{}")])
+call("503 with Retry-After 10: the larger of backoff (2) and Retry-After", [tok(), resp(503, "", [["Retry-After", "10"]]), resp(200, "{}")],
+     [REFRESH, send(*GET), wait(10.0), send(*GET), done(200, "{}")])
+call("503 with Retry-After 1: the backoff (2) is longer", [tok(), resp(503, "", [["Retry-After", "1"]]), resp(200, "{}")],
+     [REFRESH, send(*GET), wait(2.0), send(*GET), done(200, "{}")])
+call("429 with Retry-After 400 passes the 300 s budget: stop with the wait, never shortened",
+     [tok(), resp(429, "", [["Retry-After", "400"]])],
+     [REFRESH, send(*GET), fail("retry_after_exceeds_budget", 429, "api_error", retry_after_seconds=400.0)])
+call("the time budget: 503s until the next backoff passes max_elapsed_seconds 10",
+     [tok(), resp(503), resp(503), resp(503)],
+     [REFRESH, send(*GET), wait(2.0), send(*GET), wait(5.0), send(*GET), fail("time_budget_exhausted", 503, "api_error")],
+     options={"max_elapsed_seconds": 10})
+call("401: a new token, the request sent again at once with it", [tok(), resp(401), tok("tok-2"), resp(200, "{}")],
+     [REFRESH, send(*GET), REFRESH, send(*GET, token="tok-2"), done(200, "{}")])
+call("401 again after the refresh: stop", [tok(), resp(401), tok("tok-2"), resp(401, '{"message":"Unauthenticated."}')],
+     [REFRESH, send(*GET), REFRESH, send(*GET, token="tok-2"), fail("unauthorized_after_refresh", 401, "api_error")])
+call("a token due for refresh before the retry: refreshed first, then the wait",
+     [tok(valid_for=3), resp(503, after=4), tok("tok-2"), resp(200, "{}")],
+     [REFRESH, send(*GET), REFRESH, wait(2.0), send(*GET, token="tok-2"), done(200, "{}")])
+for status, rule in ((404, "client_error"), (400, "client_error"), (403, "client_error"), (409, "conflict"),
+                     (301, "redirect"), (422, "client_error")):
+    call(f"{status}: stop ({rule}), the error parsed", [tok(), resp(status, '{"message":"no"}')],
+         [REFRESH, send(*GET), fail(rule, status, "api_error")])
+for kind in ("timeout", "connect_failed", "connection_lost"):
+    call(f"a read after {kind}: safe to send again after 2 s", [tok(), transport(kind), resp(200, "{}")],
+         [REFRESH, send(*GET), wait(2.0), send(*GET), done(200, "{}")])
+call("a read timing out five times: stop with the transport failure", [tok()] + [transport("timeout")] * 5,
+     [REFRESH] + sum([[send(*GET), wait(backoff(i + 1, r))] for i, r in zip(range(4), (lambda g: [g.next() for _ in range(4)])(SplitMix(7)))], [])
+     + [send(*GET), fail("attempts_exhausted", transport="timeout")])
+call("the rate budget (2 per 60 s) holds the third send until the window frees",
+     [tok(), resp(503), resp(503), resp(200, "{}")],
+     [REFRESH, send(*GET), wait(2.0), send(*GET), wait(5.0), wait(53.0), send(*GET), done(200, "{}")],
+     budget=[["api_client", 2, 60]])
+call("an idempotent path parameter that tries to climb: the request is refused before sending",
+     [tok()], [REFRESH, fail("invalid_request", code="invalid_parameter")], params={"tenant_id": TENANT, "path": [["export", ".."]]})
+
+CREATE = ("POST", "/api/platform/v1/exports")
+BODY = '{"export_class":"statements","format":"csv"}'
+KEYED = {"tenant_id": TENANT, "body": BODY, "idempotency_key": "key-0001", "idempotency_header": "Idempotency-Key"}
+UNKEYED = {"tenant_id": TENANT, "body": BODY, "idempotency_key": "key-0001"}
+CREATED = '{"id":"exp_9","status":"queued"}'
+for kind in ("timeout", "connection_lost"):
+    call(f"a create with its key sent, after {kind}: sent again with the same key", [tok(), transport(kind), resp(201, CREATED)],
+         [REFRESH, send(*CREATE, key="key-0001"), wait(2.0), send(*CREATE, key="key-0001"), done(201, CREATED)],
+         operation="createPlatformExport", params=KEYED)
+    call(f"a create without its key on the wire, after {kind}: reconcile, never a blind retry", [tok(), transport(kind)],
+         [REFRESH, send(*CREATE), reconcile()], operation="createPlatformExport", params=UNKEYED)
+for status in (500, 503, 408):
+    call(f"a create without its key, answered {status}: reconcile", [tok(), resp(status)],
+         [REFRESH, send(*CREATE), reconcile()], operation="createPlatformExport", params=UNKEYED)
+call("a keyed create answered 503: sent again with the same key", [tok(), resp(503), resp(201, CREATED)],
+     [REFRESH, send(*CREATE, key="key-0001"), wait(2.0), send(*CREATE, key="key-0001"), done(201, CREATED)],
+     operation="createPlatformExport", params=KEYED)
+call("a create whose connection was refused (nothing sent): retried even without its key",
+     [tok(), transport("connect_failed"), resp(201, CREATED)],
+     [REFRESH, send(*CREATE), wait(2.0), send(*CREATE), done(201, CREATED)], operation="createPlatformExport", params=UNKEYED)
+call("a create rate limited (429, nothing applied): waits Retry-After even without its key",
+     [tok(), resp(429, "", [["Retry-After", "3"]]), resp(201, CREATED)],
+     [REFRESH, send(*CREATE), wait(3.0), send(*CREATE), done(201, CREATED)], operation="createPlatformExport", params=UNKEYED)
+call("a create answered 409 (state or idempotency conflict): stop", [tok(), resp(409)],
+     [REFRESH, send(*CREATE, key="key-0001"), fail("conflict", 409, "api_error")], operation="createPlatformExport", params=KEYED)
+HOOK = ("POST", "/api/v1/webhooks")
+HOOK_BODY = '{"endpoint_url":"https://hooks.example.com/rk","events":["enterprise.release.updated"]}'
+call("an enterprise webhook create (Idempotency-Key) after a lost connection: the same key again",
+     [tok(), transport("connection_lost"), resp(201, "{}")],
+     [REFRESH, send(*HOOK, key="hook-key-1"), wait(2.0), send(*HOOK, key="hook-key-1"), done(201, "{}")],
+     operation="createEnterpriseWebhook", params={"body": HOOK_BODY, "idempotency_key": "hook-key-1"})
+call("an enterprise webhook test (a create, no key) timing out: reconcile", [tok(), transport("timeout")],
+     [REFRESH, send("POST", "/api/v1/webhooks/wh_1/test"), reconcile()],
+     operation="testEnterpriseWebhook", params={"path": [["reference", "wh_1"]]})
+call("an enterprise read answered 502 then 200", [tok(), resp(502), resp(200, "[]")],
+     [REFRESH, send("GET", "/api/v1/countries"), wait(2.0), send("GET", "/api/v1/countries"), done(200, "[]")],
+     operation="listEnterpriseCountries", params={})
+call("an enterprise safe update after a timeout: sent again", [tok(), transport("timeout"), resp(200, "{}")],
+     [REFRESH, send("POST", "/api/v1/splits/" + REF), wait(2.0), send("POST", "/api/v1/splits/" + REF), done(200, "{}")],
+     operation="updateEnterpriseSplit", params={"path": [["uuid", REF]], "body": '{"shares":[]}'})
+DL = ("GET", "/api/platform/v1/exports/exp_1/download")
+call("a download answered 206: read again, then the whole artifact", [tok(), resp(206, "a,b"), resp(200, "a,b\n1,2\n")],
+     [REFRESH, send(*DL), wait(2.0), send(*DL), done(200, "a,b\n1,2\n")], operation="downloadPlatformExport")
+call("a download 200 with Content-Range: not whole, read again", [tok(), resp(200, "a,b", [["Content-Range", "bytes 0-2/9"]]),
+                                                                  resp(200, "a,b\n1,2\n")],
+     [REFRESH, send(*DL), wait(2.0), send(*DL), done(200, "a,b\n1,2\n")], operation="downloadPlatformExport")
+g = SplitMix(7)
+call("five partial downloads: stop (partial_content)", [tok()] + [resp(206, "a")] * 5,
+     [REFRESH] + sum([[send(*DL), wait(backoff(i + 1, g.next()))] for i in range(4)], [])
+     + [send(*DL), fail("partial_content", 206, "partial_content_unsupported")], operation="downloadPlatformExport")
+call("a download of an export not ready (409): stop", [tok(), resp(409, '{"message":"not ready"}')],
+     [REFRESH, send(*DL), fail("conflict", 409, "api_error")], operation="downloadPlatformExport")
+
+# ---------------------------------------------------------------- ExportJob -----------------------------
+
+SPEC_J = ("reporting spec, Exports (create → queued → ready; cancel only while queued; revoke when ready; one complete "
+          "artifact; the full status set not shown) and Errors; enterprise spec, Retry safety (a create that timed out: "
+          "look up by the data already sent)")
+LIST = ("GET", "/api/platform/v1/exports?limit=100")
+EXP = ("GET", "/api/platform/v1/exports/exp_9")
+EXPDL = ("GET", "/api/platform/v1/exports/exp_9/download")
+ART = "statement_id,amount\n1,10.00\n2,5.50\n"
+jobs = []
+
+
+def state(s, i="exp_9"):
+    return resp(200, json.dumps({"id": i, "status": s}, separators=(",", ":")))
+
+
+def page(*items, shape="data"):
+    arr = [dict({"id": i, "status": "queued", "export_class": "statements", "format": f}) for i, f in items]
+    body = arr if shape == "array" else {shape: arr}
+    return resp(200, json.dumps(body, separators=(",", ":")))
+
+
+def job(comment, events, steps, keyed=False, options=None, budget=None, body=BODY):
+    o = {"tenant_id": TENANT, "body": body, "seed": 11, **(options or {})}
+    if keyed:
+        o.update({"idempotency_header": "Idempotency-Key", "request_id": "etl-2026-11"})
+    jobs.append({"comment": comment, "spec": SPEC_J,
+                 "input": {"options": o, "budget": budget, "start": T0, "events": events},
+                 "expected": {"steps": steps}})
+
+
+KEY = idempotency_key(TENANT, "createPlatformExport", "etl-2026-11")
+
+
+class Job:
+    """Expected steps of a job: the job's jitter forks one seed per request and draws one value per read."""
+
+    def __init__(self, seed=11, keyed=False):
+        self.g = SplitMix(seed)
+        self.steps = [REFRESH]
+        self.events = [tok()]
+        self.reads = 0
+        self.keyed = keyed
+        self.start()  # the first request: the list (unkeyed) or the create
+
+    def start(self):
+        return self.g.fork()
+
+    def read(self):
+        """The next poll delay after a non-final read."""
+        self.reads += 1
+        return backoff(self.reads, self.g.next())
+
+    def create(self, *events):
+        for e in events:
+            self.steps.append(send(*CREATE, key=KEY if self.keyed else None))
+            self.events.append(e)
+        return self
+
+
+def flow(keyed, states, final=None, download=(resp(200, ART),), created="queued", seed=11):
+    """list (unkeyed) → create → reads → download; `states` are the reads after the create."""
+    j = Job(seed, keyed)
+    st, ev = j.steps, j.events
+    if not keyed:
+        st.append(send(*LIST))
+        ev.append(page())
+        j.start()  # the create's request
+    st.append(send(*CREATE, key=KEY if keyed else None))
+    ev.append(resp(201, json.dumps({"id": "exp_9", "status": created}, separators=(",", ":"))))
+    seq = [created] + list(states)
+    for i, s in enumerate(seq):
+        if s in ("ready",):
+            j.reads += 1
+            j.g.next()
+            j.start()
+            for d in download:
+                st.append(send(*EXPDL))
+                ev.append(d)
+            return j, st, ev
+        if s in ("cancelled", "canceled", "revoked"):
+            j.reads += 1
+            j.g.next()
+            st.append(final)
+            return j, st, ev
+        delay = j.read()
+        j.start()
+        if final is not None and i == len(seq) - 1:
+            st.append(final)
+            return j, st, ev
+        st += [wait(delay), send(*EXP)]
+        ev.append(state(seq[i + 1]) if i + 1 < len(seq) else state("queued"))
+    return j, st, ev
+
+
+for keyed in (True, False):
+    j, st, ev = flow(keyed, ["ready"])
+    job(f"create → queued → ready → download ({'key sent' if keyed else 'no key header: the exports listed first'})",
+        ev, st + [{"step": "done", "export_id": "exp_9", "artifact": ART}], keyed=keyed)
+for states in (["processing", "ready"], ["rendering", "packaging", "ready"], ["queued", "processing", "queued", "ready"],
+               ["processing"] * 5 + ["ready"]):
+    j, st, ev = flow(True, states)
+    job(f"unknown intermediate states {states[:-1]} are polled like queued", ev,
+        st + [{"step": "done", "export_id": "exp_9", "artifact": ART}], keyed=True)
+j, st, ev = flow(True, [], created="ready")
+job("the create answers ready: downloaded at once", ev, st + [{"step": "done", "export_id": "exp_9", "artifact": ART}], keyed=True)
+for end in ("cancelled", "canceled", "revoked"):
+    j, st, ev = flow(True, ["queued", end], final={"step": "fail", "stage": "poll", "rule": "poll_stopped", "export_id": "exp_9"})
+    job(f"the export ends {end}: stop, nothing to download", ev, st, keyed=True)
+j, st, ev = flow(True, ["queued", "processing"], final={"step": "fail", "stage": "poll", "rule": "poll_stopped", "export_id": "exp_9"})
+job("max_polls 3: still processing after 3 reads, stop with the budget", ev, st, keyed=True, options={"max_polls": 3})
+j, st, ev = flow(True, ["ready"], download=(resp(206, "statement_id"), resp(200, ART)))
+st.insert(len(st) - 1, wait(2.0))
+job("a 206 download is read again, then the whole artifact", ev, st + [{"step": "done", "export_id": "exp_9", "artifact": ART}],
+    keyed=True)
+j, st, ev = flow(True, ["ready"], download=(transport("connection_lost"), resp(200, ART)))
+st.insert(len(st) - 1, wait(2.0))
+job("a download that loses its connection is read again", ev, st + [{"step": "done", "export_id": "exp_9", "artifact": ART}],
+    keyed=True)
+j, st, ev = flow(True, ["ready"], download=(resp(409, '{"message":"not ready"}'),))
+job("a download answered 409: stop at the download stage", ev,
+    st + [{"step": "fail", "stage": "download", "rule": "conflict", "export_id": "exp_9"}], keyed=True)
+
+# A keyed create that times out is sent again with the same key (no list at all).
+j = Job(keyed=True)
+j.create(transport("timeout"))
+j.steps.append(wait(2.0))
+j.create(resp(201, CREATED))
+d = j.read()
+j.start()
+j.steps += [wait(d), send(*EXP)]
+j.events.append(state("ready"))
+j.reads += 1
+j.g.next()
+j.steps += [send(*EXPDL), {"step": "done", "export_id": "exp_9", "artifact": ART}]
+j.events.append(resp(200, ART))
+job("a keyed create timing out is sent again with the same key: one export", j.events, j.steps, keyed=True)
+
+
+def reconciled(listing, then, comment, kind="timeout", body=BODY, baseline=None):
+    """An unkeyed create lost to `kind`, the exports listed again, then `then` (steps, events)."""
+    j = Job()
+    j.steps.append(send(*LIST))
+    j.events.append(baseline or page(("exp_old", "csv")))
+    j.start()
+    j.steps.append(send(*CREATE))
+    j.events.append(transport(kind) if isinstance(kind, str) else kind)
+    j.start()
+    j.steps.append(send(*LIST))
+    j.events.append(listing)
+    then(j)
+    job(comment, j.events, j.steps, body=body)
+
+
+def adopt(j, i="exp_9"):
+    d = j.read()
+    j.start()
+    j.steps += [wait(d), send("GET", "/api/platform/v1/exports/" + i)]
+    j.events.append(state("ready", i))
+    j.reads += 1
+    j.g.next()
+    j.start()
+    j.steps += [send("GET", f"/api/platform/v1/exports/{i}/download"), {"step": "done", "export_id": i, "artifact": ART}]
+    j.events.append(resp(200, ART))
+
+
+def recreate(j):
+    j.start()
+    j.steps.append(send(*CREATE))
+    j.events.append(resp(201, CREATED))
+    adopt(j)
+
+
+for kind in ("timeout", "connection_lost"):
+    reconciled(page(("exp_old", "csv"), ("exp_9", "csv")), adopt,
+               f"an unkeyed create lost to {kind} had been applied: the new export carrying the data sent is adopted", kind)
+for status in (500, 503):
+    reconciled(page(("exp_9", "csv"), ("exp_old", "csv")), adopt,
+               f"an unkeyed create answered {status} had been applied: found by the data sent and adopted", resp(status))
+for shape_ in ("array", "items", "exports"):
+    reconciled(page(("exp_old", "csv"), ("exp_9", "csv"), shape=shape_), adopt,
+               f"the list page as {shape_!r}: the export found all the same")
+reconciled(page(("exp_old", "csv")), recreate, "the create had not been applied (nothing new listed): created again, once")
+reconciled(page(("exp_old", "csv"), ("exp_x", "pdf")), recreate,
+           "a new export with other data (pdf, not csv) is not ours: created again")
+reconciled(page(("exp_old", "csv")), recreate,
+           "an export with the same data that existed before the job is not adopted", baseline=page(("exp_old", "csv")))
+
+
+def ambiguous(j):
+    j.steps.append({"step": "fail", "stage": "reconcile", "rule": "reconcile_ambiguous", "export_id": None})
+
+
+reconciled(page(("exp_9", "csv"), ("exp_10", "csv")), ambiguous,
+           "two new exports carry the data sent: the job cannot tell which is its own, stop")
+
+
+def exhausted(j):
+    for _ in range(2):
+        j.start()
+        j.steps.append(send(*CREATE))
+        j.events.append(transport("timeout"))
+        j.start()
+        j.steps.append(send(*LIST))
+        j.events.append(page(("exp_old", "csv")))
+    j.steps.append({"step": "fail", "stage": "reconcile", "rule": "creates_exhausted", "export_id": None})
+
+
+reconciled(page(("exp_old", "csv")), exhausted, "three creates lost and none found: stop (never a fourth create)")
+
+j, st, ev = flow(True, ["ready"])
+ev[1:1] = []
+job_steps = [REFRESH, send(*CREATE, key=KEY), wait(5.0)]
+j = Job(keyed=True)
+j.steps.append(send(*CREATE, key=KEY))
+j.events.append(resp(429, "", [["Retry-After", "5"]]))
+j.steps.append(wait(5.0))
+j.create(resp(201, CREATED))
+adopt(j)
+job("a create rate limited: waits Retry-After, sends again with the same key", j.events, j.steps, keyed=True)
+j = Job(keyed=True)
+j.create(resp(422, '{"message":"invalid","errors":{"format":["unknown"]}}'))
+j.steps.append({"step": "fail", "stage": "create", "rule": "client_error", "export_id": None})
+job("a create refused (422): stop at the create stage", j.events, j.steps, keyed=True)
+j = Job(keyed=True)
+j.create(resp(201, '{"export":"exp_9"}'))
+j.steps.append({"step": "fail", "stage": "create", "rule": "no_export_id", "export_id": None})
+job("a create response without an id member: stop, saying which member to read", j.events, j.steps, keyed=True)
+j = Job(keyed=True)
+j.create(resp(201, '{"export_id":"exp_9","state":"queued"}'))
+adopt(j)
+j.events[-2] = resp(200, '{"export_id":"exp_9","state":"ready"}')
+job("id_field and state_field name other members", j.events, j.steps, keyed=True,
+    options={"id_field": "export_id", "state_field": "state"})
+j = Job(keyed=True)
+j.create(resp(201, CREATED))
+d = j.read()
+j.start()
+j.steps += [wait(d), send(*EXP)]
+j.events.append(resp(503))
+j.steps += [wait(2.0), send(*EXP)]
+j.events.append(state("ready"))
+j.reads += 1
+j.g.next()
+j.start()
+j.steps += [send(*EXPDL), {"step": "done", "export_id": "exp_9", "artifact": ART}]
+j.events.append(resp(200, ART))
+job("a read answered 503 is read again after the backoff", j.events, j.steps, keyed=True)
+j = Job(keyed=True)
+j.create(resp(201, CREATED))
+d = j.read()
+j.start()
+j.steps += [wait(d), send(*EXP), REFRESH, send(*EXP, token="tok-2")]
+j.events += [resp(401), tok("tok-2"), state("ready")]
+j.reads += 1
+j.g.next()
+j.start()
+j.steps += [send(*EXPDL, token="tok-2"), {"step": "done", "export_id": "exp_9", "artifact": ART}]
+j.events.append(resp(200, ART))
+job("a token refused (401) mid-job: refreshed once, the read sent again, the new token kept", j.events, j.steps, keyed=True)
+j = Job(keyed=True)
+j.events[0] = tok(valid_for=1)
+j.create(resp(201, CREATED))
+d = j.read()
+j.start()
+j.steps += [wait(d), REFRESH, send(*EXP, token="tok-2")]
+j.events += [tok("tok-2"), state("ready")]
+j.reads += 1
+j.g.next()
+j.start()
+j.steps += [send(*EXPDL, token="tok-2"), {"step": "done", "export_id": "exp_9", "artifact": ART}]
+j.events.append(resp(200, ART))
+job("the token due for refresh mid-job: a new one before the next read", j.events, j.steps, keyed=True)
+j = Job(keyed=True)
+j.create(resp(201, CREATED))
+d = j.read()
+j.start()
+j.steps += [wait(d), send(*EXP)]
+j.events.append(resp(404, '{"message":"not found"}'))
+j.steps.append({"step": "fail", "stage": "poll", "rule": "client_error", "export_id": "exp_9"})
+job("the export vanishes (404) while polled: stop at the poll stage", j.events, j.steps, keyed=True)
+j = Job(keyed=True)
+j.create(resp(201, CREATED))
+d = j.read()
+j.start()
+j.steps += [wait(d), wait(58.0), send(*EXP)]
+j.events.append(state("ready"))
+j.reads += 1
+j.g.next()
+j.start()
+j.steps += [wait(60.0), send(*EXPDL), {"step": "done", "export_id": "exp_9", "artifact": ART}]
+j.events.append(resp(200, ART))
+job("the rate budget (1 per 60 s) spaces the requests of the job", j.events, j.steps, keyed=True, budget=[["api_client", 1, 60]])
+
+j, st, ev = flow(False, ["processing", "ready"])
+job("no key header: listed first, then an unknown state polled like queued", ev,
+    st + [{"step": "done", "export_id": "exp_9", "artifact": ART}])
+j, st, ev = flow(True, [], final={"step": "fail", "stage": "poll", "rule": "poll_stopped", "export_id": "exp_9"})
+job("max_polls 1: the create's own queued answer is the one read allowed, stop", ev, st, keyed=True, options={"max_polls": 1})
+j = Job()
+j.steps.append(send(*LIST))
+j.events.append(page())
+j.start()
+j.steps += [send(*CREATE), wait(2.0), send(*CREATE)]
+j.events += [transport("connect_failed"), resp(201, CREATED)]
+adopt(j)
+job("an unkeyed create whose connection was refused (nothing sent) is sent again without reconciling", j.events, j.steps)
+j = Job(keyed=True)
+j.create(resp(201, CREATED))
+d = j.read()
+j.start()
+j.steps += [wait(d), send(*EXP), wait(9.0), send(*EXP)]
+j.events += [resp(429, "", [["Retry-After", "9"]]), state("ready")]
+j.reads += 1
+j.g.next()
+j.start()
+j.steps += [send(*EXPDL), {"step": "done", "export_id": "exp_9", "artifact": ART}]
+j.events.append(resp(200, ART))
+job("a read rate limited (429, Retry-After 9): waits 9 s, reads again", j.events, j.steps, keyed=True)
+j = Job()
+j.steps += [send(*LIST), wait(2.0), send(*LIST)]
+j.events += [resp(503), page()]
+j.start()
+j.create(resp(201, CREATED))
+adopt(j)
+job("the first list answered 503: listed again after 2 s, then the create", j.events, j.steps)
+
+shape.write("machines.json", "Transcripts of the protocol machines: Receipt, Call, ExportJob (see gen_machine_vectors.py)",
+            "tests/vectors/gen_machine_vectors.py (stdlib only)", [
+                shape.group("receipt", receipts, "Receiver(secrets, namespace).receive(headers, body, now), driven by `answers`"),
+                shape.group("call", calls, "Call(operation, params, options) driven by `events` from `start`"),
+                shape.group("export_job", jobs, "ExportJob(options) driven by `events` from `start`"),
+            ])
+print(len(receipts), len(calls), len(jobs))
