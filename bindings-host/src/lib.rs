@@ -35,3 +35,31 @@ pub fn random_unit() -> Result<f64, royaltykit::Error> {
     getrandom::fill(&mut b).map_err(royaltykit::Error::rng_unavailable)?;
     Ok((u64::from_le_bytes(b) >> 11) as f64 / (1u64 << 53) as f64)
 }
+
+/// The system clock as Unix seconds with their fraction, for the protocol machines' clocks.
+pub fn now_unix_f64() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+/// 64 bits from the OS RNG: a protocol machine's seed (jitter, idempotency keys).
+pub fn random_u64() -> Result<u64, royaltykit::Error> {
+    let mut b = [0u8; 8];
+    getrandom::fill(&mut b).map_err(royaltykit::Error::rng_unavailable)?;
+    Ok(u64::from_le_bytes(b))
+}
+
+/// A protocol machine's bounds, its seed drawn from the OS RNG unless the host gives one.
+pub fn call_options(
+    max_attempts: Option<i64>,
+    max_elapsed_seconds: Option<f64>,
+    seed: Option<u64>,
+) -> Result<royaltykit::machine::CallOptions, royaltykit::Error> {
+    Ok(royaltykit::machine::CallOptions {
+        max_attempts,
+        max_elapsed_seconds,
+        seed: seed.map_or_else(random_u64, Ok)?,
+    })
+}

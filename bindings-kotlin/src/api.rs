@@ -72,7 +72,7 @@ pub struct RequestParams {
 /// A request to send with your own client. It holds credentials, so it is an object whose
 /// `describe()` redacts them, not a data class whose `toString` would print them.
 #[derive(uniffi::Object)]
-pub struct RequestDescriptor(request::RequestDescriptor);
+pub struct RequestDescriptor(pub(crate) request::RequestDescriptor);
 
 #[uniffi::export]
 impl RequestDescriptor {
@@ -126,7 +126,7 @@ impl RequestDescriptor {
     }
 }
 
-fn descriptor(d: request::RequestDescriptor) -> Arc<RequestDescriptor> {
+pub(crate) fn descriptor(d: request::RequestDescriptor) -> Arc<RequestDescriptor> {
     Arc::new(RequestDescriptor(d))
 }
 
@@ -136,7 +136,13 @@ pub fn build_request(
     operation_id: String,
     params: RequestParams,
 ) -> Result<Arc<RequestDescriptor>> {
-    let p = request::RequestParams {
+    let p = core_params(params)?;
+    Ok(descriptor(request::build_request(&operation_id, &p)?))
+}
+
+/// The core's parameters from Kotlin's record.
+pub(crate) fn core_params(params: RequestParams) -> Result<request::RequestParams> {
+    Ok(request::RequestParams {
         path: params.path.into_iter().collect(),
         query: params
             .query
@@ -157,8 +163,7 @@ pub fn build_request(
                 .map_err(|_| royaltykit::ArgumentError::new("key_random", "must be 16 bytes"))?,
             None => royaltykit_host::random_seed()?,
         }),
-    };
-    Ok(descriptor(request::build_request(&operation_id, &p)?))
+    })
 }
 
 /// Parses an error response (never fails on the body).
@@ -185,7 +190,7 @@ pub fn parse_api_error(
 /// A bearer token and the API that issued it: `buildRequest` refuses one API's token on the
 /// other's routes. An object so that its `toString` never prints it.
 #[derive(Debug, PartialEq, Eq, uniffi::Object)]
-pub struct BearerToken(token::BearerToken);
+pub struct BearerToken(pub(crate) token::BearerToken);
 
 #[uniffi::export]
 impl BearerToken {

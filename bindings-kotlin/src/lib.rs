@@ -19,6 +19,7 @@ uniffi::setup_scaffolding!();
 
 mod api;
 mod export;
+mod machine;
 mod receiver;
 mod retry;
 
@@ -85,6 +86,20 @@ impl WebhookVerifier {
     /// The largest body accepted, in bytes (hosts reading a request read at most one more).
     pub fn max_body_bytes(&self) -> i64 {
         i64::try_from(self.0.options().max_body_bytes()).unwrap_or(i64::MAX)
+    }
+
+    /// One delivery, packed as for `verify_packed`, as a `WebhookReceipt` machine under
+    /// `namespace`: a rejected delivery's receipt replies at once.
+    pub fn receipt_packed(
+        &self,
+        delivery: Vec<u8>,
+        namespace: String,
+    ) -> Result<Arc<machine::WebhookReceipt>> {
+        let d = unpack_delivery(&delivery)?;
+        let verified = self
+            .0
+            .verify(d.headers.as_slice(), d.body, now_or_clock(d.now));
+        machine::WebhookReceipt::new(&namespace, verified)
     }
 
     /// Verifies a delivery packed into one buffer by the Kotlin layer's `verify(headers, body,

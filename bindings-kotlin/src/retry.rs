@@ -157,7 +157,7 @@ pub struct RateWindow {
 
 /// Rolling-window request budgets; thread-safe.
 #[derive(uniffi::Object)]
-pub struct RateBudget(Mutex<retry::RateBudget>);
+pub struct RateBudget(pub(crate) Mutex<retry::RateBudget>);
 
 #[uniffi::export]
 impl RateBudget {

@@ -66,7 +66,7 @@ impl PyBearerToken {
 
 /// The `token` argument: a `Token`, an `EnterpriseToken` or a `BearerToken`; a `str` does not say
 /// which API issued it, so it is a `TypeError`.
-fn bearer(t: &Bound<'_, PyAny>) -> PyResult<token::BearerToken> {
+pub(crate) fn bearer(t: &Bound<'_, PyAny>) -> PyResult<token::BearerToken> {
     if let Ok(t) = t.cast::<token::Token>() {
         return Ok(t.get().bearer());
     }
@@ -84,7 +84,7 @@ fn bearer(t: &Bound<'_, PyAny>) -> PyResult<token::BearerToken> {
 
 /// A request to send with your own HTTP client; `repr` hides credentials.
 #[pyclass(frozen, module = "royaltykit")]
-pub struct RequestDescriptor(CoreDescriptor);
+pub struct RequestDescriptor(pub(crate) CoreDescriptor);
 
 #[pymethods]
 impl RequestDescriptor {
@@ -129,7 +129,7 @@ impl RequestDescriptor {
     fn url(&self, base: &str) -> String {
         self.0.url(base)
     }
-    fn __repr__(&self) -> String {
+    pub(crate) fn __repr__(&self) -> String {
         format!("{:?}", self.0)
     }
 }
@@ -165,7 +165,7 @@ fn params(obj: Option<&Bound<'_, PyAny>>, what: &str) -> R<Vec<(String, String)>
 
 /// A request body: a dict or list is sent as compact JSON (the core canonicalises it for the
 /// idempotency key), anything else as raw bytes.
-fn json_body(py: Python<'_>, body: Option<&Bound<'_, PyAny>>) -> R<Option<Vec<u8>>> {
+pub(crate) fn json_body(py: Python<'_>, body: Option<&Bound<'_, PyAny>>) -> R<Option<Vec<u8>>> {
     let Some(b) = body.filter(|b| !b.is_none()) else {
         return Ok(None);
     };
@@ -202,23 +202,56 @@ pub fn build_request(
     key_random: Option<[u8; 16]>,
 ) -> PyResult<RequestDescriptor> {
     guard(|| {
-        let params = RequestParams {
-            path: params(path, "path")?,
-            query: params(query, "query")?,
-            body: json_body(py, body)?,
-            token: token.map(bearer).transpose()?,
-            tenant_id: tenant_id.map(|t| t.0),
-            user_id: user_id.map(|t| t.0),
-            idempotency_key: idempotency_key.map(|t| t.0),
-            idempotency_header: idempotency_header.map(|t| t.0),
-            request_id: request_id.map(|t| t.0),
-            key_namespace: key_namespace.map(|t| t.0),
-            key_random: Some(key_random.map_or_else(royaltykit_host::random_seed, Ok)?),
-        };
+        let key_random = Some(key_random.map_or_else(royaltykit_host::random_seed, Ok)?);
+        let params = request_params(
+            py,
+            path,
+            query,
+            body,
+            token,
+            tenant_id,
+            user_id,
+            idempotency_key,
+            idempotency_header,
+            request_id,
+            key_namespace,
+            key_random,
+        )?;
         Ok(RequestDescriptor(request::build_request(
             &operation_id,
             &params,
         )?))
+    })
+}
+
+/// The core's request parameters from `build_request`'s (and `Call`'s) keyword arguments.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn request_params(
+    py: Python<'_>,
+    path: Option<&Bound<'_, PyAny>>,
+    query: Option<&Bound<'_, PyAny>>,
+    body: Option<&Bound<'_, PyAny>>,
+    token: Option<&Bound<'_, PyAny>>,
+    tenant_id: Option<Text>,
+    user_id: Option<Text>,
+    idempotency_key: Option<Text>,
+    idempotency_header: Option<Text>,
+    request_id: Option<Text>,
+    key_namespace: Option<Text>,
+    key_random: Option<[u8; 16]>,
+) -> R<RequestParams> {
+    Ok(RequestParams {
+        path: params(path, "path")?,
+        query: params(query, "query")?,
+        body: json_body(py, body)?,
+        token: token.map(bearer).transpose()?,
+        tenant_id: tenant_id.map(|t| t.0),
+        user_id: user_id.map(|t| t.0),
+        idempotency_key: idempotency_key.map(|t| t.0),
+        idempotency_header: idempotency_header.map(|t| t.0),
+        request_id: request_id.map(|t| t.0),
+        key_namespace: key_namespace.map(|t| t.0),
+        key_random,
     })
 }
 

@@ -13,6 +13,7 @@ use std::sync::Mutex;
 mod api;
 mod args;
 mod export;
+mod machine;
 mod receiver;
 mod retry;
 
@@ -153,6 +154,31 @@ impl WebhookVerifier {
     ) -> PyResult<webhook::VerifiedWebhook> {
         let now = args::now(now);
         guard(|| run_verify(py, &body, |b| self.0.verify(&headers, b, now)))
+    }
+
+    /// One delivery as a ``WebhookReceipt`` (verified, its keys scoped to ``namespace``): drive it
+    /// with ``next()`` until it says ``Reply``. A rejected delivery's receipt replies at once.
+    #[pyo3(signature = (headers, body, *, namespace, now=None))]
+    fn receipt(
+        &self,
+        py: Python<'_>,
+        headers: Headers,
+        body: Body<'_>,
+        namespace: Text,
+        now: Option<Seconds>,
+    ) -> PyResult<machine::WebhookReceipt> {
+        let now = args::now(now);
+        let body: &[u8] = &body;
+        let verified = if body.len() >= DETACH_AT {
+            py.detach(|| self.0.verify(&headers, body, now))
+        } else {
+            self.0.verify(&headers, body, now)
+        };
+        guard(|| {
+            Ok(machine::WebhookReceipt::new(
+                royaltykit::machine::Receipt::new(&namespace, verified)?,
+            ))
+        })
     }
 
     /// The largest body accepted, in bytes (integrations read at most one byte more).
@@ -342,6 +368,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     api::register(m)?;
     export::register(m)?;
     receiver::register(m)?;
+    machine::register(m)?;
     m.add("HEADER_NAMES", webhook::HEADER_NAMES.to_vec())?;
     m.add(
         "DEFAULT_TOLERANCE_SECONDS",

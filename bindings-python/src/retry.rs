@@ -142,7 +142,7 @@ pub fn decide_retry(
 
 /// Rolling-window request budgets; thread-safe.
 #[pyclass(frozen, module = "royaltykit")]
-pub struct RateBudget(Mutex<retry::RateBudget>);
+pub struct RateBudget(pub(crate) Mutex<retry::RateBudget>);
 
 #[pymethods]
 impl RateBudget {

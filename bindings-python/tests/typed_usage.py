@@ -61,3 +61,21 @@ limit: int = async_receiver.max_body_bytes
 plan: rk.ReceiverDecision = rk.plan_receipt("org-1", result)
 claim_step: Literal["process", "acknowledge", "retry_later"] = rk.decide_claims(["new", "done"]).step
 command: list[str] = rk.RedisDedupProtocol(lease_seconds=30).claim_command("k", rk.RedisDedupProtocol.new_token())
+
+# The protocol machines: steps are matched by variant, their members typed.
+job = rk.ExportJob(tenant_id="0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e", body={"format": "csv"}, seed=1)
+match job.next(0.0):
+    case rk.CallStep.Send(request=req):
+        sent_method: str = req.method
+    case rk.CallStep.Wait(seconds=pause):
+        pause_seconds: float = pause
+    case rk.CallStep.Done(body=artifact):
+        artifact_bytes: bytes = artifact
+    case rk.CallStep.Fail(rule=rule, error=error):
+        failed_rule: str = rule
+    case _:
+        pass
+verifier_r = rk.WebhookVerifier("whsec_x")
+step_r: rk.ReceiptStep = verifier_r.receipt({}, b"{}", namespace="ns", now=0).next()
+if isinstance(step_r, rk.ReceiptStep.Reply):
+    reply_status: int = step_r.status

@@ -14,6 +14,7 @@ import type {
   Operation,
   PollDecision,
   RateDecision,
+  ReceiptStep,
   ReceiverDecision,
   ResponseNotices,
   RetryAction,
@@ -168,8 +169,27 @@ export function verifyRequest(request: RequestLike, secrets: Secrets, options?: 
 export class WebhookVerifier {
   constructor(secrets: Secrets, options?: Omit<VerifyOptions, 'now'>);
   verify(headers: HeadersLike, body: BodyLike, now?: Time): VerifiedWebhook;
+  /** One delivery as a machine: drive it with `next()` until it says `reply`. */
+  receipt(headers: HeadersLike, body: BodyLike, options: { namespace: string; now?: Time }): WebhookReceipt;
   /** Frees the wasm memory now (otherwise freed when garbage-collected). */
   free(): void;
+}
+
+/** One webhook delivery as a machine: every input returns the step that follows. */
+export class WebhookReceipt {
+  /** The step pending. */
+  next(): ReceiptStep;
+  /** The verified delivery, or null when verification failed. */
+  readonly delivery: VerifiedWebhook | null;
+  /** Whether the receipt has reached its reply. */
+  readonly finished: boolean;
+  claimed(state: ClaimState): ReceiptStep;
+  storeFailed(): ReceiptStep;
+  released(): ReceiptStep;
+  handlerSucceeded(): ReceiptStep;
+  handlerFailed(): ReceiptStep;
+  committed(): ReceiptStep;
+  waited(): ReceiptStep;
 }
 
 export function signWebhook(secret: string | readonly string[], body: BodyLike, options?: { timestamp?: Time; deliveryId?: string }): SignedHeaders;
@@ -439,3 +459,66 @@ export function exportPollDecision(
 export function checkExportDownload(status: number, headers: HeadersLike | null | undefined, body?: BodyLike | null, options?: { now?: Time }): true;
 export function validateExportListQuery(query: { limit?: number | string; cursor?: string; exportClass?: string; status?: string; format?: string }): string;
 export function stepUpSatisfies(requirement: StepUp, kind: StepUpKind, at: Time, options: { maxAgeSeconds: number; now?: Time }): boolean;
+
+// ---- protocol machines ---------------------------------------------------------------------------
+
+/** What a host does next for a `Call` or an `ExportJob`. */
+export type CallStep =
+  | { step: 'send'; request: RequestDescriptor }
+  | { step: 'wait'; seconds: number }
+  | { step: 'refresh_token'; reason: string }
+  | { step: 'reconcile'; reconcile: 'lookup_by_sent_data' | 'fetch_release_review_state' | 'check_checkout_state' | 'read_addon_status'; reason: string }
+  | { step: 'done'; status: number; headers: Array<[string, string]>; body: Uint8Array; exportId?: string }
+  | {
+      step: 'fail';
+      rule: string;
+      reason: string;
+      status: number | null;
+      transport: TransportFailure | null;
+      retryAfterSeconds: number | null;
+      /** The error to throw; null for a transport failure. */
+      error: RoyaltyKitError | null;
+      stage: 'list' | 'create' | 'reconcile' | 'poll' | 'download' | null;
+      exportId: string | null;
+    };
+
+export interface MachineLimits {
+  maxAttempts?: number;
+  maxElapsedSeconds?: number;
+  /** The seed of jitter and generated keys (default: the platform's RNG). */
+  seed?: number;
+}
+
+declare class Machine {
+  /** The step at `now`, taking one request from `budget` before a send. */
+  next(now?: Time, budget?: RateBudget): CallStep;
+  response(status: number, headers: HeadersLike | null | undefined, body: BodyLike | null | undefined, now?: Time): void;
+  transportFailure(failure: TransportFailure, now?: Time): void;
+  token(token: Token | EnterpriseToken | BearerToken, refreshAt?: Time): void;
+  /** The state as JSON text, to resume after a crash (never the token). */
+  save(): string;
+}
+
+/** One API operation with retries, Retry-After, token refresh, idempotency key and rate budget. */
+export class Call extends Machine {
+  constructor(operationId: string, params?: Omit<RequestParams, 'keyRandom'> & MachineLimits);
+  readonly idempotencyKey: string | null;
+  static resume(saved: string): Call;
+}
+
+/** A reporting export (create, poll, download) as a machine. */
+export class ExportJob extends Machine {
+  constructor(params: {
+    tenantId: string;
+    /** The CreateExportRequest. */
+    body: object | string | Uint8Array;
+    token?: Token | BearerToken;
+    idempotencyHeader?: string;
+    requestId?: string;
+    maxPolls?: number;
+    idField?: string;
+    stateField?: string;
+  } & MachineLimits);
+  readonly exportId: string | null;
+  static resume(saved: string): ExportJob;
+}

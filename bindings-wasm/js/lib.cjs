@@ -295,6 +295,18 @@ class WebhookVerifier {
     }
     return JSON.parse(call(() => this._inner.verify(flat, bytes, t)));
   }
+  /**
+   * One delivery as a `WebhookReceipt` machine (keys scoped to `namespace`): drive it with
+   * `next()` until it says `reply`. A rejected delivery's receipt replies at once.
+   */
+  receipt(headers, body, opts) {
+    const o = options(opts);
+    const flat = flattenHeaders(headers);
+    const bytes = toBytes(body);
+    const mac = bytes.length >= this._macThreshold ? hostMac(this._keys, bytes) : undefined;
+    const namespace = toStr(o.namespace, 'namespace');
+    return new WebhookReceipt(call(() => this._inner.receipt(flat, bytes, nowSeconds(o.now), namespace, mac)));
+  }
   /** Releases the wasm memory now instead of at garbage collection. */
   free() {
     if (this._inner) this._inner.free();
@@ -716,6 +728,172 @@ function stepUpSatisfies(requirement, kind, at, opts) {
   return call(() => native.stepUpSatisfies(toStr(requirement, 'requirement'), toStr(kind, 'kind'), toNumber(at, 'at'), nowSeconds(o.now), toNumber(o.maxAgeSeconds, 'maxAgeSeconds', NaN)));
 }
 
+// ---- protocol machines ---------------------------------------------------------------------------
+// The core's machines (WebhookReceipt, Call, ExportJob): a host asks `next()` and reports what
+// happened; each report returns the step that follows. Steps are plain objects `{ step, ... }`.
+
+/** One webhook delivery as a machine (`WebhookVerifier.receipt`). */
+class WebhookReceipt {
+  #inner;
+  #step;
+  constructor(inner) {
+    this.#inner = inner;
+    this.#step = JSON.parse(inner.next());
+  }
+  /** The step pending: `{ step: 'claim' | 'release' | 'run_handler' | 'commit' | 'wait' | 'reply', ... }`. */
+  next() {
+    return this.#step;
+  }
+  /** The verified delivery, or null when verification failed. */
+  get delivery() {
+    const d = this.#inner.delivery();
+    return d === undefined ? null : JSON.parse(d);
+  }
+  /** Whether the receipt has reached its reply. */
+  get finished() {
+    return this.#step.step === 'reply';
+  }
+  #then(f) {
+    this.#step = JSON.parse(call(f));
+    return this.#step;
+  }
+  /** The claim's state (`new`, `in_progress`, `done`); returns the next step. */
+  claimed(state) {
+    return this.#then(() => this.#inner.claimed(toStr(state, 'state')));
+  }
+  /** The store could not be reached for the pending claim or commit; returns the next step. */
+  storeFailed() {
+    return this.#then(() => this.#inner.storeFailed());
+  }
+  /** The release is done (or failed); returns the next step. */
+  released() {
+    return this.#then(() => this.#inner.released());
+  }
+  /** The handler stored its effect; returns the next step. */
+  handlerSucceeded() {
+    return this.#then(() => this.#inner.handlerSucceeded());
+  }
+  /** The handler threw; returns the next step. */
+  handlerFailed() {
+    return this.#then(() => this.#inner.handlerFailed());
+  }
+  /** The commit is done; returns the next step. */
+  committed() {
+    return this.#then(() => this.#inner.committed());
+  }
+  /** The pause is over; returns the next step. */
+  waited() {
+    return this.#then(() => this.#inner.waited());
+  }
+}
+
+/** A step of a Call or an ExportJob from the native `[kind, json, request, bytes]`. */
+function machineStep([kind, text, request, bytes]) {
+  const s = { step: kind, ...JSON.parse(text) };
+  if (request !== undefined) s.request = new RequestDescriptor(request);
+  if (bytes !== undefined) s.body = bytes;
+  if (s.error) s.error = fromNative(JSON.stringify(s.error));
+  return s;
+}
+
+/** A 53-bit seed from the platform's RNG (jitter, idempotency keys). */
+function randomSeed() {
+  const [hi, lo] = webCrypto.getRandomValues(new Uint32Array(2));
+  return (hi & 0x1fffff) * 2 ** 32 + lo;
+}
+
+/** The core's `CallOptions` record from `{ maxAttempts, maxElapsedSeconds, seed }`. */
+function callOptions(o) {
+  return {
+    max_attempts: toNumber(o.maxAttempts, 'maxAttempts', null),
+    max_elapsed_seconds: toNumber(o.maxElapsedSeconds, 'maxElapsedSeconds', null),
+    seed: toNumber(o.seed, 'seed', undefined) ?? randomSeed(),
+  };
+}
+
+const pairsFrom = (flat) => Array.from({ length: flat.length / 2 }, (_, i) => [flat[2 * i], flat[2 * i + 1]]);
+
+/** Shared by Call and ExportJob: the inputs a host reports. */
+class Machine {
+  constructor(inner) {
+    this._inner = inner;
+  }
+  /** The step at `now` (default: the clock), taking one request from `budget` (a RateBudget) before a send. */
+  next(now, budget) {
+    const t = nowSeconds(now);
+    if (budget !== undefined && budget !== null && !(budget instanceof RateBudget)) throw new TypeError('budget must be a RateBudget');
+    return machineStep(call(() => (budget ? this._inner.nextWithBudget(t, budget._inner) : this._inner.next(t))));
+  }
+  /** The response to the request sent: its status, headers and body. */
+  response(status, headers, body, now) {
+    const flat = headers === undefined || headers === null ? [] : flattenHeaders(headers, RESPONSE_HEADERS);
+    const bytes = body === undefined || body === null ? new Uint8Array(0) : toBytes(body);
+    call(() => this._inner.response(toNumber(status, 'status'), flat, bytes, nowSeconds(now)));
+  }
+  /** No response: `timeout`, `connect_failed` (nothing was sent) or `connection_lost`. */
+  transportFailure(failure, now) {
+    call(() => this._inner.transportFailure(toStr(failure, 'failure'), nowSeconds(now)));
+  }
+  /** A token (Token, EnterpriseToken or BearerToken), refreshed at its `refreshAt` unless `refreshAt` is given. */
+  token(token, refreshAt) {
+    const [value, api, tenant] = tokenArg(token);
+    const at = toNumber(refreshAt, 'refreshAt', undefined) ?? token.refreshAt ?? NaN;
+    call(() => this._inner.token(value, api, tenant, at));
+  }
+  /** The state as JSON text, to resume after a crash (never the token). */
+  save() {
+    return this._inner.save();
+  }
+  /** A machine saved by `save()`; give it a token again. */
+  static resume(saved) {
+    const m = Object.create(this.prototype);
+    m._inner = call(() => this.Native.resume(toStr(saved, 'saved')));
+    return m;
+  }
+}
+
+/** One API operation with retries, Retry-After, token refresh, idempotency key and rate budget. */
+class Call extends Machine {
+  static Native = native.Call;
+  constructor(operationId, params) {
+    const p = options(params);
+    const record = {
+      path: pairsFrom(pairsOf(p.path, 'path')), query: pairsFrom(pairsOf(p.query, 'query')),
+      tenant_id: optStr(p.tenantId, 'tenantId'), user_id: optStr(p.userId, 'userId'),
+      idempotency_key: optStr(p.idempotencyKey, 'idempotencyKey'), idempotency_header: optStr(p.idempotencyHeader, 'idempotencyHeader'),
+      request_id: optStr(p.requestId, 'requestId'), key_namespace: optStr(p.keyNamespace, 'keyNamespace'),
+    };
+    const id = toStr(operationId, 'operationId');
+    super(call(() => new native.Call(id, JSON.stringify(record), bodyArg(p.body), JSON.stringify(callOptions(p)))));
+    if (p.token !== undefined && p.token !== null) this.token(p.token);
+  }
+  /** The idempotency key of the logical request, once the first request is built. */
+  get idempotencyKey() {
+    return this._inner.idempotencyKey() ?? null;
+  }
+}
+
+/** A reporting export — create, poll, download — as a machine; a create that may have been applied is looked up, never sent blindly again. */
+class ExportJob extends Machine {
+  static Native = native.ExportJob;
+  constructor(params) {
+    const p = options(params);
+    const record = {
+      tenant_id: toStr(p.tenantId, 'tenantId'), idempotency_header: optStr(p.idempotencyHeader, 'idempotencyHeader'),
+      request_id: optStr(p.requestId, 'requestId'), max_polls: toNumber(p.maxPolls, 'maxPolls', null),
+      call: callOptions(p), id_field: optStr(p.idField, 'idField'), state_field: optStr(p.stateField, 'stateField'),
+    };
+    const body = bodyArg(p.body);
+    if (body === undefined) throw new TypeError('body must be the CreateExportRequest (an object)');
+    super(call(() => new native.ExportJob(JSON.stringify(record), body)));
+    if (p.token !== undefined && p.token !== null) this.token(p.token);
+  }
+  /** The export's id, once known. */
+  get exportId() {
+    return this._inner.exportId() ?? null;
+  }
+}
+
 // ---- WHATWG Request handlers (royaltykit/fetch) --------------------------------------------------
 
 /** Reads a WHATWG body stream, stopping one byte past `limit` (the core then refuses it). */
@@ -761,13 +939,8 @@ async function verifyRequest(request, secrets, opts) {
 }
 
 // ---- receivers: the flow every integration shares (royaltykit/express, royaltykit/fastify,
-// webhookHandler below). The rules (which keys, what the claims mean, which status) are the
-// core's planReceipt and decideClaims; this only sequences the I/O. A store's calls and the
-// handler may be synchronous or return promises.
-
-// The answers when a verified delivery cannot be finished: { status, body } from the core.
-const HANDLER_FAILED = JSON.parse(native.failureReply('handler_failed'));
-const STORE_UNAVAILABLE = JSON.parse(native.failureReply('store_unavailable'));
+// webhookHandler below) is the core's WebhookReceipt machine; this only performs its steps. A
+// store's calls and the handler may be synchronous or return promises.
 
 /** What to do with a verified delivery: `{ step, status, keys, release, reason }`. */
 function planReceipt(namespace, delivery) {
@@ -788,6 +961,15 @@ function storeArg(store) {
   return store;
 }
 
+/** `[true, value]` when `f` (sync or async) succeeded, `[false, error]` when it threw. */
+async function attempt(f) {
+  try {
+    return [true, await f()];
+  } catch (e) {
+    return [false, e];
+  }
+}
+
 /**
  * A webhook receiver built once: `new WebhookReceiver({ secrets, namespace, store, handler })`.
  * `receive(headers, body, now?)` resolves to `{ status, body, delivery }`: answer `status` with
@@ -806,57 +988,37 @@ class WebhookReceiver {
     this.maxBodyBytes = toNumber(opts.maxBodyBytes, 'maxBodyBytes', native.defaultMaxBodyBytes());
   }
 
+  /** Performs the steps of the core's `WebhookReceipt` machine; every rule and step is the core's. */
   async receive(headers, body, now) {
-    let delivery;
-    try {
-      delivery = this.verifier.verify(headers, body, now);
-    } catch (e) {
-      if (e instanceof RoyaltyKitError) return { status: e.httpStatus, body: native.rejectionBody(e.code, e.message) };
-      throw e;
-    }
-    const plan = planReceipt(this.namespace, delivery);
-    if (plan.step !== 'process') return { status: plan.status, body: plan.body, delivery };
-    // Claimed in order, stopping at the first key that is not new: the first key is the
-    // delivery's lock, so two workers racing for it never split its keys between them.
+    const r = this.verifier.receipt(headers, body, { namespace: this.namespace, now });
     const { store } = this;
-    const keys = plan.keys;
-    const releaseAll = (positions) => Promise.allSettled(positions.map((i) => store.release(keys[i])));
-    const states = [];
-    try {
-      for (const key of keys) {
-        states.push(await store.claim(key));
-        if (states[states.length - 1] !== 'new') break;
-      }
-    } catch {
-      await releaseAll(states.map((_, i) => i));
-      return { ...STORE_UNAVAILABLE, delivery };
-    }
-    const decision = decideClaims(states);
-    if (decision.step !== 'process') {
-      await releaseAll(decision.release);
-      return { status: decision.status, body: decision.body, delivery };
-    }
-    try {
-      await this.handler(delivery);
-    } catch (e) {
-      await releaseAll(keys.map((_, i) => i));
-      this.onError(e, delivery);
-      return { ...HANDLER_FAILED, delivery };
-    }
-    // The effect is stored: each commit is tried up to commitAttempts times before answering
-    // 503 (then the redelivery runs the handler again: at-least-once).
-    for (const key of keys) {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          await store.commit(key);
+    for (let s = r.next(), ok, v; ; ) {
+      switch (s.step) {
+        case 'claim':
+          [ok, v] = await attempt(() => store.claim(s.key));
+          s = ok ? r.claimed(v) : r.storeFailed();
           break;
-        } catch {
-          if (attempt >= decision.commitAttempts) return { ...STORE_UNAVAILABLE, delivery };
-          await new Promise((resolve) => setTimeout(resolve, decision.commitRetryDelayMs));
-        }
+        case 'release': // a failed release is fine: the claim's lease runs out
+          await attempt(() => store.release(s.key));
+          s = r.released();
+          break;
+        case 'run_handler':
+          [ok, v] = await attempt(() => this.handler(r.delivery));
+          if (!ok) this.onError(v, r.delivery);
+          s = ok ? r.handlerSucceeded() : r.handlerFailed();
+          break;
+        case 'commit':
+          [ok] = await attempt(() => store.commit(s.key));
+          s = ok ? r.committed() : r.storeFailed();
+          break;
+        case 'wait':
+          await new Promise((resolve) => setTimeout(resolve, s.seconds * 1000));
+          s = r.waited();
+          break;
+        default: // reply
+          return { status: s.status, body: s.body, delivery: r.delivery ?? undefined };
       }
     }
-    return { status: decision.status, body: decision.body, delivery };
   }
 }
 
@@ -965,6 +1127,9 @@ class RedisDedupStore {
 }
 
 module.exports = {
+  WebhookReceipt,
+  Call,
+  ExportJob,
   verifyRequest,
   webhookHandler,
   WebhookReceiver,

@@ -22,7 +22,7 @@ pub fn operation_json(id: &str) -> R<String> {
 
 /// `[descriptorJson, bodyBytes | undefined]`. The descriptor holds credentials, so its JSON is
 /// built here, member by member, for the JS class that redacts them when printed.
-fn descriptor(d: RequestDescriptor) -> js_sys::Array {
+pub(crate) fn descriptor(d: RequestDescriptor) -> js_sys::Array {
     let fields = json!({
         "operationId": d.operation_id, "method": d.method, "path": d.path, "query": d.query,
         "pathAndQuery": d.path_and_query(), "headers": d.headers, "idempotencyKey": d.idempotency_key,

@@ -13,6 +13,7 @@ use wasm_bindgen::prelude::*;
 
 mod api;
 mod export;
+mod machine;
 mod receiver;
 mod retry;
 
@@ -164,15 +165,25 @@ fn with_host_mac(
     function: &js_sys::Function,
     verify: impl FnOnce(&mut HostMac<'_>) -> Result<webhook::VerifiedWebhook, webhook::WebhookError>,
 ) -> R<String> {
+    verified_with_host_mac(function, verify)?
+        .map(|v| json(&v))
+        .map_err(err)
+}
+
+/// The verification's own result, or the host MAC's first throw.
+fn verified_with_host_mac(
+    function: &js_sys::Function,
+    verify: impl FnOnce(&mut HostMac<'_>) -> Result<webhook::VerifiedWebhook, webhook::WebhookError>,
+) -> R<Result<webhook::VerifiedWebhook, webhook::WebhookError>> {
     let mut mac = HostMac {
         function,
         thrown: None,
     };
     let result = verify(&mut mac);
-    if let Some(e) = mac.thrown {
-        return Err(e);
+    match mac.thrown {
+        Some(e) => Err(e),
+        None => Ok(result),
     }
-    result.map(|v| json(&v)).map_err(err)
 }
 
 /// `webhook::verify_with_mac` with flat headers and the host's HMAC (see `HostMac`).
@@ -220,6 +231,26 @@ impl WebhookVerifier {
     pub fn verify(&self, headers: Vec<String>, body: &[u8], now: f64) -> R<String> {
         let v = self.0.verify(&FlatHeaders(headers), body, now_arg(now)?);
         v.map(|v| json(&v)).map_err(err)
+    }
+
+    /// One delivery as a `machine::Receipt` under `namespace` (the host's HMAC when `mac` is
+    /// given): a rejected delivery's receipt replies at once.
+    pub fn receipt(
+        &self,
+        headers: Vec<String>,
+        body: &[u8],
+        now: f64,
+        namespace: &str,
+        mac: Option<js_sys::Function>,
+    ) -> R<machine::WebhookReceipt> {
+        let (now, headers) = (now_arg(now)?, FlatHeaders(headers));
+        let verified = match mac {
+            Some(f) => {
+                verified_with_host_mac(&f, |m| self.0.verify_with_mac(&headers, body, now, m))?
+            }
+            None => self.0.verify(&headers, body, now),
+        };
+        machine::WebhookReceipt::new(namespace, verified)
     }
 
     /// `webhook::WebhookVerifier::verify_with_mac` with flat headers and the host's HMAC.

@@ -104,7 +104,7 @@ pub fn decide_retry(
 
 /// `retry::RateBudget`.
 #[wasm_bindgen]
-pub struct RateBudget(retry::RateBudget);
+pub struct RateBudget(pub(crate) retry::RateBudget);
 
 #[wasm_bindgen]
 impl RateBudget {

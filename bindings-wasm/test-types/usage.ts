@@ -74,3 +74,20 @@ const command: string[] = new rk.RedisDedupProtocol({ leaseSeconds: 30 }).claimC
 const middleware = webhookMiddleware(receiver);
 const handler = fetchHandler({ secrets: 'whsec_a', namespace: 'org-1', handler: () => undefined });
 void [plan.keys, step, command, middleware, handler, royaltykitWebhooks, new rk.RedisDedupStore({ call: async () => 'OK' })];
+
+// Protocol machines: steps narrow on `step`.
+const job = new rk.ExportJob({ tenantId: '0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e', body: { format: 'csv' }, seed: 1 });
+const jobStep = job.next(0);
+if (jobStep.step === 'send') {
+  const method: string = jobStep.request.method;
+  job.response(200, {}, '[]', 0);
+  void method;
+} else if (jobStep.step === 'fail') {
+  const rule: string = jobStep.rule;
+  void rule;
+}
+const receiptStep = new rk.WebhookVerifier('whsec_x').receipt({}, '{}', { namespace: 'ns', now: 0 }).next();
+if (receiptStep.step === 'claim') {
+  const key: string = receiptStep.key;
+  void key;
+}

@@ -51,6 +51,7 @@ impl RequestError {
 /// The parameters of a request. Values are strings as they would appear on the wire (bindings
 /// convert numbers).
 #[derive(Default, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct RequestParams {
     /// Path parameters by name (`export`, `importRef`, `uuid`, `reference`, …).
     pub path: Vec<(String, String)>,

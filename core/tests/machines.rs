@@ -74,7 +74,7 @@ fn receipt(i: &Value) -> Outcome {
                 answers.next().unwrap();
                 r.released()?
             }
-            ReceiptStep::RunHandler => match answers.next().unwrap() {
+            ReceiptStep::RunHandler {} => match answers.next().unwrap() {
                 "ok" => r.handler_succeeded()?,
                 _ => r.handler_failed()?,
             },

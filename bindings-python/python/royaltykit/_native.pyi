@@ -3,6 +3,8 @@
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, Literal, Protocol, final
 
+from typing_extensions import disjoint_base
+
 from .errors import ApiError
 
 _Headers = Mapping[str, str] | Mapping[str, Sequence[str]] | Iterable[tuple[str, str]]
@@ -21,6 +23,7 @@ class WebhookSecret:
 _Secrets = str | WebhookSecret | Sequence[str | WebhookSecret]
 
 __all__ = [
+    "Call", "CallStep", "ExportJob", "ReceiptStep", "WebhookReceipt",
     "BackoffPolicy", "BearerToken", "DEFAULT_DEDUP_TTL_SECONDS", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_TOLERANCE_SECONDS", "DedupWindow",
     "EnterpriseToken", "ExportStateInfo", "HEADER_NAMES", "Operation", "PollDecision", "QueryParam",
     "RateBudget", "RateDecision", "ReceiverDecision", "ReceiverReply", "RedisDedupProtocol", "DEFAULT_STORE_CAPACITY", "STATUS_HANDLER_FAILED", "STATUS_STORE_UNAVAILABLE", "RequestDescriptor", "ApiSession", "ResponseNotices", "RetryAfter",
@@ -89,6 +92,8 @@ class WebhookVerifier:
 
     def __new__(cls, secrets: _Secrets, *, tolerance: int | None = None, max_body_bytes: int | None = None) -> WebhookVerifier: ...
     def verify(self, headers: _Headers, body: _Body, *, now: _Seconds | None = None) -> VerifiedWebhook: ...
+    def receipt(self, headers: _Headers, body: _Body, *, namespace: str, now: _Seconds | None = None) -> WebhookReceipt:
+        """One delivery as a machine: drive it with ``next()`` until it says ``Reply``."""
     @property
     def max_body_bytes(self) -> int:
         """The largest body accepted, in bytes."""
@@ -420,3 +425,229 @@ class RedisDedupProtocol:
     def state_reply(reply: str | None) -> Literal["in_progress", "done"]: ...
     def commit_command(self, key: str, token: str) -> list[str]: ...
     def release_command(self, key: str, token: str) -> list[str]: ...
+
+# ---- protocol machines --------------------------------------------------------------------------
+
+_ClaimState = Literal["new", "in_progress", "done"]
+_Transport = Literal["timeout", "connect_failed", "connection_lost"]
+
+@disjoint_base
+class ReceiptStep:
+    """What a host does next for a webhook delivery (``WebhookReceipt.next()``); match on it."""
+
+    @final
+    class Claim(ReceiptStep):
+        """Claim ``key`` in the store, then ``claimed(state)`` or ``store_failed()``."""
+
+        __match_args__ = ("key",)
+        def __new__(cls, key: str) -> ReceiptStep.Claim: ...
+        @property
+        def key(self) -> str: ...
+
+    @final
+    class Release(ReceiptStep):
+        """Release ``key``, then ``released()`` (also after a failed release)."""
+
+        __match_args__ = ("key",)
+        def __new__(cls, key: str) -> ReceiptStep.Release: ...
+        @property
+        def key(self) -> str: ...
+
+    @final
+    class RunHandler(ReceiptStep):
+        """Run the handler with ``receipt.delivery``, then ``handler_succeeded()`` or ``handler_failed()``."""
+
+        __match_args__ = ()
+        def __new__(cls) -> ReceiptStep.RunHandler: ...
+
+    @final
+    class Commit(ReceiptStep):
+        """Commit ``key``, then ``committed()`` or ``store_failed()``."""
+
+        __match_args__ = ("key", "attempt")
+        def __new__(cls, key: str, attempt: int) -> ReceiptStep.Commit: ...
+        @property
+        def key(self) -> str: ...
+        @property
+        def attempt(self) -> int: ...
+
+    @final
+    class Wait(ReceiptStep):
+        """Pause ``seconds``, then ``waited()``."""
+
+        __match_args__ = ("seconds",)
+        def __new__(cls, seconds: float) -> ReceiptStep.Wait: ...
+        @property
+        def seconds(self) -> float: ...
+
+    @final
+    class Reply(ReceiptStep):
+        """Answer ``status`` with the JSON ``body``: the delivery is finished."""
+
+        __match_args__ = ("status", "body")
+        def __new__(cls, status: int, body: str) -> ReceiptStep.Reply: ...
+        @property
+        def status(self) -> int: ...
+        @property
+        def body(self) -> str: ...
+
+@final
+class WebhookReceipt:
+    """One webhook delivery as a machine (``WebhookVerifier.receipt``); thread-safe."""
+
+    def next(self) -> ReceiptStep: ...
+    @property
+    def delivery(self) -> VerifiedWebhook | None: ...
+    @property
+    def finished(self) -> bool: ...
+    def claimed(self, state: _ClaimState | str) -> None: ...
+    def store_failed(self) -> None: ...
+    def released(self) -> None: ...
+    def handler_succeeded(self) -> None: ...
+    def handler_failed(self) -> None: ...
+    def committed(self) -> None: ...
+    def waited(self) -> None: ...
+
+@disjoint_base
+class CallStep:
+    """What a host does next for a ``Call`` or an ``ExportJob``; match on it."""
+
+    @final
+    class Send(CallStep):
+        """Send ``request``, then ``response(...)`` or ``transport_failure(...)``."""
+
+        __match_args__ = ("request",)
+        def __new__(cls, request: RequestDescriptor) -> CallStep.Send: ...
+        @property
+        def request(self) -> RequestDescriptor: ...
+
+    @final
+    class Wait(CallStep):
+        """Ask again after ``seconds``."""
+
+        __match_args__ = ("seconds",)
+        def __new__(cls, seconds: float) -> CallStep.Wait: ...
+        @property
+        def seconds(self) -> float: ...
+
+    @final
+    class RefreshToken(CallStep):
+        """Obtain a token, then ``token(...)``."""
+
+        __match_args__ = ("reason",)
+        def __new__(cls, reason: str) -> CallStep.RefreshToken: ...
+        @property
+        def reason(self) -> str: ...
+
+    @final
+    class Reconcile(CallStep):
+        """The request may have been applied: check its effect as ``reconcile`` says."""
+
+        __match_args__ = ("reconcile", "reason")
+        def __new__(cls, reconcile: str, reason: str) -> CallStep.Reconcile: ...
+        @property
+        def reconcile(self) -> Literal["lookup_by_sent_data", "fetch_release_review_state", "check_checkout_state", "read_addon_status"]: ...
+        @property
+        def reason(self) -> str: ...
+
+    @final
+    class Done(CallStep):
+        """The 2xx response; for an export job, the export's id and its complete artifact."""
+
+        __match_args__ = ("status", "headers", "body", "export_id")
+        def __new__(cls, status: int, headers: list[tuple[str, str]], body: bytes, export_id: str | None) -> CallStep.Done: ...
+        @property
+        def status(self) -> int: ...
+        @property
+        def headers(self) -> list[tuple[str, str]]: ...
+        @property
+        def body(self) -> bytes: ...
+        @property
+        def export_id(self) -> str | None: ...
+
+    @final
+    class Fail(CallStep):
+        """Stopped: ``rule`` and ``reason`` say why; ``error`` is the exception to raise."""
+
+        __match_args__ = ("rule", "reason", "status", "transport", "retry_after_seconds", "error", "stage", "export_id")
+        def __new__(
+            cls, rule: str, reason: str, status: int | None, transport: str | None, retry_after_seconds: float | None,
+            error: Any | None, stage: str | None, export_id: str | None
+        ) -> CallStep.Fail: ...
+        @property
+        def rule(self) -> str: ...
+        @property
+        def reason(self) -> str: ...
+        @property
+        def status(self) -> int | None: ...
+        @property
+        def transport(self) -> _Transport | None: ...
+        @property
+        def retry_after_seconds(self) -> float | None: ...
+        @property
+        def error(self) -> Any | None: ...
+        @property
+        def stage(self) -> Literal["list", "create", "reconcile", "poll", "download"] | None: ...
+        @property
+        def export_id(self) -> str | None: ...
+
+@final
+class Call:
+    """One API operation with retries, Retry-After, token refresh, idempotency key and rate budget; thread-safe."""
+
+    def __new__(
+        cls,
+        operation_id: str,
+        *,
+        path: Mapping[str, str | int] | Iterable[tuple[str, str]] | None = None,
+        query: Mapping[str, _QueryValue] | Iterable[tuple[str, _QueryValue]] | None = None,
+        body: Mapping[str, Any] | list[Any] | _Body | None = None,
+        token: Token | EnterpriseToken | BearerToken | None = None,
+        tenant_id: str | None = None,
+        user_id: str | None = None,
+        idempotency_key: str | None = None,
+        idempotency_header: str | None = None,
+        request_id: str | None = None,
+        key_namespace: str | None = None,
+        max_attempts: int | None = None,
+        max_elapsed_seconds: float | None = None,
+        seed: int | None = None,
+    ) -> Call: ...
+    def next(self, now: float | None = None, budget: RateBudget | None = None) -> CallStep: ...
+    def response(self, status: int, headers: _Headers, body: _Body, now: float | None = None) -> None: ...
+    def transport_failure(self, failure: _Transport | str, now: float | None = None) -> None: ...
+    def token(self, token: Token | EnterpriseToken | BearerToken, refresh_at: float | None = None) -> None: ...
+    @property
+    def idempotency_key(self) -> str | None: ...
+    def save(self) -> str: ...
+    @staticmethod
+    def resume(saved: str) -> Call: ...
+
+@final
+class ExportJob:
+    """A reporting export (create, poll, download) as a machine; thread-safe."""
+
+    def __new__(
+        cls,
+        *,
+        tenant_id: str,
+        body: Mapping[str, Any] | _Body,
+        token: Token | BearerToken | None = None,
+        idempotency_header: str | None = None,
+        request_id: str | None = None,
+        max_polls: int | None = None,
+        max_attempts: int | None = None,
+        max_elapsed_seconds: float | None = None,
+        seed: int | None = None,
+        id_field: str | None = None,
+        state_field: str | None = None,
+    ) -> ExportJob: ...
+    def next(self, now: float | None = None, budget: RateBudget | None = None) -> CallStep: ...
+    def response(self, status: int, headers: _Headers, body: _Body, now: float | None = None) -> None: ...
+    def transport_failure(self, failure: _Transport | str, now: float | None = None) -> None: ...
+    def token(self, token: Token | EnterpriseToken | BearerToken, refresh_at: float | None = None) -> None: ...
+    @property
+    def export_id(self) -> str | None: ...
+    def save(self) -> str: ...
+    @staticmethod
+    def resume(saved: str) -> ExportJob: ...

@@ -1,11 +1,11 @@
 """Webhook receivers: the flow every framework integration shares (``royaltykit.asgi``,
 ``royaltykit.flask``, ``royaltykit.django``).
 
-verify → :func:`plan_receipt` → claim every key → :func:`decide_claims` → run the handler →
-commit every key, each commit retried a few times (or release them all when the handler raises,
-answering 500 so the service redelivers). The rules — which keys, what the claims mean, which status — are the Rust core's;
-this module only sequences the I/O, synchronously (:meth:`WebhookReceiver.receive`) or with
-``await`` (:meth:`WebhookReceiver.areceive`, where the store and the handler may be async).
+The sequence — verify, claim each key, run the handler, commit each key (each commit retried a
+few times), or release the claims when the handler raises (500, so the service redelivers) — is
+the Rust core's :class:`WebhookReceipt` machine, as are the rules; this module only performs its
+steps, synchronously (:meth:`WebhookReceiver.receive`) or with ``await``
+(:meth:`WebhookReceiver.areceive`, where the store and the handler may be async).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 from ._native import (
     DEFAULT_STORE_CAPACITY,
@@ -26,12 +26,9 @@ from ._native import (
     VerifiedWebhook,
     WebhookSecret,
     WebhookVerifier,
-    decide_claims,
-    failure_reply,
-    plan_receipt,
-    rejection_body,
+    ReceiptStep,
+    WebhookReceipt,
 )
-from .errors import RoyaltyKitError
 
 __all__ = ["AsyncDedupStore", "AsyncRedisDedupStore", "DedupStore", "Receipt", "RedisDedupStore", "WebhookReceiver"]
 
@@ -72,15 +69,6 @@ def _text(reply: object) -> str | None:
     if reply is True:
         return "OK"
     return reply.decode() if isinstance(reply, bytes) else str(reply)
-
-
-def _reply(status: int, body: str, delivery: VerifiedWebhook | None = None) -> Receipt:
-    return Receipt(status, body.encode(), delivery)
-
-
-def _failed(failure: Literal["handler_failed", "store_unavailable"], delivery: VerifiedWebhook) -> Receipt:
-    r = failure_reply(failure)
-    return _reply(r.status, r.body, delivery)
 
 
 class _Tokens:
@@ -199,103 +187,72 @@ class WebhookReceiver:
         self.max_body_bytes: int = self.verifier.max_body_bytes
         self.on_error = on_error or (lambda e, d: _log.error("webhook handler failed for %s", d.delivery_id, exc_info=e))
 
-    def _verify(self, headers: Any, body: bytes, now: float | None) -> Receipt | tuple[VerifiedWebhook, list[str]]:
-        """The verified delivery and the keys to claim, or the answer when there is nothing to claim."""
-        try:
-            delivery = self.verifier.verify(headers, body, now=now)
-        except RoyaltyKitError as e:
-            return _reply(e.http_status, rejection_body(e.code, str(e)))
-        plan = plan_receipt(self.namespace, delivery)
-        if plan.step != "process":
-            return _reply(plan.status, plan.body, delivery)
-        return delivery, plan.keys
+    def _receipt(self, headers: Any, body: bytes, now: float | None) -> WebhookReceipt:
+        return self.verifier.receipt(headers, body, namespace=self.namespace, now=now)
+
+    def _handler_failed(self, r: WebhookReceipt) -> Callable[[Exception], None]:
+        def failed(e: Exception) -> None:
+            self.on_error(e, cast(VerifiedWebhook, r.delivery))
+            r.handler_failed()
+        return failed
 
     def receive(self, headers: Any, body: bytes, *, now: float | None = None) -> Receipt:
-        """Receives one delivery with a synchronous store and handler."""
-        verified = self._verify(headers, body, now)
-        if isinstance(verified, Receipt):
-            return verified
-        delivery, keys = verified
-        store = self.store
-        states: list[str] = []
-        try:  # in order, stopping at the first key not new: the first key is the delivery's lock
-            for key in keys:
-                states.append(store.claim(key))
-                if states[-1] != "new":
-                    break
-        except Exception:
-            self._release_quietly(keys, range(len(states)))
-            return _failed("store_unavailable", delivery)
-        decision = decide_claims(states)
-        if decision.step != "process":
-            self._release_quietly(keys, decision.release)
-            return _reply(decision.status, decision.body, delivery)
-        try:
-            self.handler(delivery)
-        except Exception as e:
-            self._release_quietly(keys, range(len(keys)))
-            self.on_error(e, delivery)
-            return _failed("handler_failed", delivery)
-        # The effect is stored: each commit is tried commit_attempts times before answering 503.
-        for key in keys:
-            for attempt in range(1, decision.commit_attempts + 1):
-                try:
-                    store.commit(key)
-                    break
-                except Exception:
-                    if attempt == decision.commit_attempts:
-                        return _failed("store_unavailable", delivery)
-                    time.sleep(decision.commit_retry_delay_ms / 1000)
-        return _reply(decision.status, decision.body, delivery)
+        """Receives one delivery with a synchronous store and handler, driving the core's
+        :class:`WebhookReceipt` (every rule and every step is the core's)."""
+        r, store = self._receipt(headers, body, now), self.store
+        while True:
+            match r.next():
+                case ReceiptStep.Claim(key=key):
+                    _report(lambda: store.claim(key), r.claimed, lambda e: r.store_failed())
+                case ReceiptStep.Release(key=key):  # a failed release is fine: the claim's lease runs out
+                    _report(lambda: store.release(key), lambda _: r.released(), lambda e: r.released())
+                case ReceiptStep.RunHandler():
+                    _report(lambda: self.handler(cast(VerifiedWebhook, r.delivery)), lambda _: r.handler_succeeded(),
+                            self._handler_failed(r))
+                case ReceiptStep.Commit(key=key):
+                    _report(lambda: store.commit(key), lambda _: r.committed(), lambda e: r.store_failed())
+                case ReceiptStep.Wait(seconds=seconds):
+                    time.sleep(seconds)
+                    r.waited()
+                case ReceiptStep.Reply(status=status, body=reply):
+                    return Receipt(status, reply.encode(), r.delivery)
 
     async def areceive(self, headers: Any, body: bytes, *, now: float | None = None) -> Receipt:
         """Receives one delivery; the store's methods and the handler may be coroutines (a
         synchronous handler runs on the event loop: keep it short, or make it async)."""
-        verified = self._verify(headers, body, now)
-        if isinstance(verified, Receipt):
-            return verified
-        delivery, keys = verified
-        store = self.store
-        states: list[str] = []
-        try:
-            for key in keys:
-                states.append(await _maybe(store.claim(key)))
-                if states[-1] != "new":
-                    break
-        except Exception:
-            await self._arelease_quietly(keys, range(len(states)))
-            return _failed("store_unavailable", delivery)
-        decision = decide_claims(states)
-        if decision.step != "process":
-            await self._arelease_quietly(keys, decision.release)
-            return _reply(decision.status, decision.body, delivery)
-        try:
-            await _maybe(self.handler(delivery))
-        except Exception as e:
-            await self._arelease_quietly(keys, range(len(keys)))
-            self.on_error(e, delivery)
-            return _failed("handler_failed", delivery)
-        for key in keys:
-            for attempt in range(1, decision.commit_attempts + 1):
-                try:
-                    await _maybe(store.commit(key))
-                    break
-                except Exception:
-                    if attempt == decision.commit_attempts:
-                        return _failed("store_unavailable", delivery)
-                    await asyncio.sleep(decision.commit_retry_delay_ms / 1000)
-        return _reply(decision.status, decision.body, delivery)
+        r, store = self._receipt(headers, body, now), self.store
+        while True:
+            match r.next():
+                case ReceiptStep.Claim(key=key):
+                    await _areport(lambda: store.claim(key), r.claimed, lambda e: r.store_failed())
+                case ReceiptStep.Release(key=key):
+                    await _areport(lambda: store.release(key), lambda _: r.released(), lambda e: r.released())
+                case ReceiptStep.RunHandler():
+                    await _areport(lambda: self.handler(cast(VerifiedWebhook, r.delivery)), lambda _: r.handler_succeeded(),
+                                   self._handler_failed(r))
+                case ReceiptStep.Commit(key=key):
+                    await _areport(lambda: store.commit(key), lambda _: r.committed(), lambda e: r.store_failed())
+                case ReceiptStep.Wait(seconds=seconds):
+                    await asyncio.sleep(seconds)
+                    r.waited()
+                case ReceiptStep.Reply(status=status, body=reply):
+                    return Receipt(status, reply.encode(), r.delivery)
 
-    def _release_quietly(self, keys: list[str], positions: Iterable[int]) -> None:
-        for i in positions:
-            try:
-                self.store.release(keys[i])
-            except Exception:  # the store is down: the claim expires after its lease
-                pass
 
-    async def _arelease_quietly(self, keys: list[str], positions: Iterable[int]) -> None:
-        for i in positions:
-            try:
-                await _maybe(self.store.release(keys[i]))
-            except Exception:
-                pass
+def _report(action: Callable[[], Any], ok: Callable[[Any], None], failed: Callable[[Exception], None]) -> None:
+    """Performs one step and reports its outcome to the receipt."""
+    try:
+        value = action()
+    except Exception as e:
+        failed(e)
+    else:
+        ok(value)
+
+
+async def _areport(action: Callable[[], Any], ok: Callable[[Any], None], failed: Callable[[Exception], None]) -> None:
+    try:
+        value = await _maybe(action())
+    except Exception as e:
+        failed(e)
+    else:
+        ok(value)

@@ -239,6 +239,19 @@ impl Call {
         })
     }
 
+    /// The call's state as JSON text, to resume after a crash ([`Call::resume`]). Promises: no
+    /// token in it (a resumed call asks for one), and a request that was in flight when it was
+    /// saved counts as a lost connection when resumed.
+    pub fn save(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// A call saved by [`Call::save`]. Promises `invalid_argument` for anything else.
+    pub fn resume(saved: &str) -> Result<Self, ArgumentError> {
+        serde_json::from_str(saved)
+            .map_err(|e| ArgumentError::new("saved", format!("is not a saved call: {e}")))
+    }
+
     /// The operation id.
     pub fn operation_id(&self) -> &str {
         &self.operation_id

@@ -29,6 +29,7 @@ const LIST_LIMIT: &str = "100";
 
 /// What an export job does.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct ExportJobOptions {
     /// `X-Tenant-ID`: the tenant the export belongs to (a UUID).
     pub tenant_id: String,
@@ -210,6 +211,19 @@ impl ExportJob {
             job.start(Stage::Create, 0.0, 0.0)?;
         }
         Ok(job)
+    }
+
+    /// The job's state as JSON text, to resume after a crash ([`ExportJob::resume`]). Promises:
+    /// no token in it; a request in flight when it was saved counts as a lost connection when
+    /// resumed (a create is then reconciled, never sent blindly again).
+    pub fn save(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// A job saved by [`ExportJob::save`]. Promises `invalid_argument` for anything else.
+    pub fn resume(saved: &str) -> Result<Self, ArgumentError> {
+        serde_json::from_str(saved)
+            .map_err(|e| ArgumentError::new("saved", format!("is not a saved export job: {e}")))
     }
 
     /// The export's id, once the create's response (or the reconciling list) named it.

@@ -15,7 +15,7 @@
 //!             Err(_) => receipt.store_failed()?,
 //!         },
 //!         ReceiptStep::Release { key } => { let _ = store.release(&key); receipt.released()? }
-//!         ReceiptStep::RunHandler => match handler(receipt.delivery()) {
+//!         ReceiptStep::RunHandler {} => match handler(receipt.delivery()) {
 //!             Ok(()) => receipt.handler_succeeded()?,
 //!             Err(_) => receipt.handler_failed()?,
 //!         },
@@ -42,6 +42,9 @@ use crate::{ArgumentError, HeaderMap};
 /// What the host does next for a delivery.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 #[serde(tag = "step", rename_all = "snake_case")]
+#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, module = "royaltykit"))]
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Enum))]
 pub enum ReceiptStep {
     /// Claim `key` in the dedup store, then report [`Receipt::claimed`] with its state, or
     /// [`Receipt::store_failed`] when the store could not be reached.
@@ -57,7 +60,7 @@ pub enum ReceiptStep {
     },
     /// Run the handler with [`Receipt::delivery`], then report
     /// [`Receipt::handler_succeeded`] or [`Receipt::handler_failed`].
-    RunHandler,
+    RunHandler {},
     /// Mark `key` processed, then report [`Receipt::committed`] or [`Receipt::store_failed`].
     Commit {
         /// The key to commit.
@@ -77,6 +80,14 @@ pub enum ReceiptStep {
         /// The JSON body (`application/json`).
         body: String,
     },
+}
+
+#[cfg(feature = "python")]
+#[pyo3::pymethods]
+impl ReceiptStep {
+    fn __repr__(&self) -> String {
+        format!("ReceiptStep.{self:?}")
+    }
 }
 
 /// Where a receipt is.
@@ -181,7 +192,7 @@ impl Receipt {
                     body: reply.1.clone(),
                 },
             },
-            Phase::Handling => ReceiptStep::RunHandler,
+            Phase::Handling => ReceiptStep::RunHandler {},
             Phase::Committing { index, attempt } => ReceiptStep::Commit {
                 key: self.key(*index),
                 attempt: *attempt,

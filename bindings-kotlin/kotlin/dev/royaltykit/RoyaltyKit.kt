@@ -3,8 +3,7 @@ package dev.royaltykit
 
 import dev.royaltykit.types.ApiError
 import dev.royaltykit.types.ClaimState
-import dev.royaltykit.types.ReceiverFailure
-import dev.royaltykit.types.ReceiverStep
+import dev.royaltykit.types.ReceiptStep
 import dev.royaltykit.types.RoyaltyKitException
 import dev.royaltykit.types.VerifiedWebhook
 
@@ -112,6 +111,23 @@ fun WebhookVerifier.verifyMulti(headers: Map<String, List<String>>, body: ByteAr
     )
 
 /**
+ * One delivery as a [WebhookReceipt] machine, its keys scoped to [namespace]: drive it with
+ * `next()` until it says [ReceiptStep.Reply] (each outcome reported returns the next step). A
+ * rejected delivery's receipt replies at once.
+ */
+@Throws(RoyaltyKitException::class)
+fun WebhookVerifier.receipt(headers: Map<String, String>, body: ByteArray, namespace: String, now: Long? = null): WebhookReceipt =
+    receiptPacked(packDelivery(headers.entries.asSequence().map { it.key to it.value }, body, now), namespace)
+
+/** As [receipt], for headers with several values per name (servlet, `HttpExchange`). */
+@Throws(RoyaltyKitException::class)
+fun WebhookVerifier.receiptMulti(headers: Map<String, List<String>>, body: ByteArray, namespace: String, now: Long? = null): WebhookReceipt =
+    receiptPacked(
+        packDelivery(headers.entries.asSequence().flatMap { (name, values) -> values.asSequence().map { name to it } }, body, now),
+        namespace,
+    )
+
+/**
  * Strings as UTF-8 exactly as uniffi lowers them: a lone surrogate is refused with
  * `CharacterCodingException` rather than silently replaced.
  */
@@ -140,8 +156,7 @@ private fun packDelivery(pairs: Sequence<Pair<String, String>>, body: ByteArray,
 }
 
 // ---- receivers: the flow of every JVM integration (servlet, com.sun.net.httpserver, Ktor, an
-// Android WorkManager job). The rules (which keys, what the claims mean, which status) are the
-// core's planReceipt and decideClaims; this only sequences the store and handler calls.
+// Android WorkManager job) is the core's WebhookReceipt machine; this only performs its steps.
 
 /** The two-phase dedup contract a receiver needs. Implementations must be thread-safe. */
 interface DedupStore {
@@ -222,9 +237,6 @@ class RedisDedupStore(
 /** What to answer: [status] with the small JSON [body]; [delivery] once verified. */
 class Receipt(val status: Int, val body: String, val delivery: VerifiedWebhook? = null)
 
-private fun failed(failure: ReceiverFailure, delivery: VerifiedWebhook): Receipt =
-    failureReply(failure).let { Receipt(it.status.toInt(), it.body, delivery) }
-
 /**
  * A webhook receiver built once: secrets (current first; during a rotation the previous one as
  * `WebhookSecret(previous, validUntil = previousSecretValidUntil)`), the dedup namespace (your
@@ -266,69 +278,37 @@ class WebhookReceiver(
 
     /** Receives one delivery (headers with one value per name). */
     fun receive(headers: Map<String, String>, body: ByteArray, now: Long? = null): Receipt =
-        receiveVerified { verifier.verify(headers, body, now) }
+        perform(verifier.receipt(headers, body, namespace, now))
 
     /** Receives one delivery (headers with several values per name: servlet, `HttpExchange`). */
     fun receiveMulti(headers: Map<String, List<String>>, body: ByteArray, now: Long? = null): Receipt =
-        receiveVerified { verifier.verifyMulti(headers, body, now) }
+        perform(verifier.receiptMulti(headers, body, namespace, now))
 
-    private fun receiveVerified(verify: () -> VerifiedWebhook): Receipt {
-        val delivery = try {
-            verify()
-        } catch (e: RoyaltyKitException) {
-            return Receipt(e.httpStatus.toInt(), rejectionBody(e.code, e.message ?: ""))
-        }
-        val plan = planReceipt(namespace, delivery)
-        if (plan.step != ReceiverStep.PROCESS) return Receipt(plan.status.toInt(), plan.body, delivery)
-        val keys = plan.keys
-        val states = ArrayList<ClaimState>()
-        try { // in order, stopping at the first key not new: the first key is the delivery's lock
-            for (key in keys) {
-                states.add(store.claim(key))
-                if (states.last() != ClaimState.NEW) break
-            }
-        } catch (e: Exception) {
-            releaseQuietly(keys, states.indices.toList())
-            return failed(ReceiverFailure.STORE_UNAVAILABLE, delivery)
-        }
-        val decision = decideClaims(states)
-        if (decision.step != ReceiverStep.PROCESS) {
-            releaseQuietly(keys, decision.release.map { it.toInt() })
-            return Receipt(decision.status.toInt(), decision.body, delivery)
-        }
-        try {
-            handler(delivery)
-        } catch (e: Exception) {
-            releaseQuietly(keys, keys.indices.toList())
-            onError(e, delivery)
-            return failed(ReceiverFailure.HANDLER_FAILED, delivery)
-        }
-        // The effect is stored: each commit is tried commitAttempts times before answering 503.
-        for (key in keys) {
-            var attempt = 1
-            while (true) {
-                try {
-                    store.commit(key)
-                    break
-                } catch (e: Exception) {
-                    if (attempt >= decision.commitAttempts.toInt()) return failed(ReceiverFailure.STORE_UNAVAILABLE, delivery)
-                    Thread.sleep(decision.commitRetryDelayMs.toLong())
-                    attempt++
+    /** Performs the steps of the core's receipt; every rule and every step is the core's. */
+    private fun perform(r: WebhookReceipt): Receipt {
+        r.use { return drive(r) }
+    }
+
+    private fun drive(r: WebhookReceipt): Receipt {
+        var step = r.next()
+        while (true) {
+            step = when (step) {
+                is ReceiptStep.Claim -> outcome { store.claim(step.key) }.let { if (it == null) r.storeFailed() else r.claimed(it) }
+                is ReceiptStep.Release -> { outcome { store.release(step.key) }; r.released() } // a failed release: the lease runs out
+                is ReceiptStep.RunHandler -> {
+                    val delivery = r.delivery() ?: return Receipt(500, "{\"error\":\"internal_error\"}")
+                    val failure = try { handler(delivery); null } catch (e: Exception) { e }
+                    if (failure == null) r.handlerSucceeded() else { onError(failure, delivery); r.handlerFailed() }
                 }
+                is ReceiptStep.Commit -> if (outcome { store.commit(step.key) } == null) r.storeFailed() else r.committed()
+                is ReceiptStep.Wait -> { Thread.sleep((step.seconds * 1000).toLong()); r.waited() }
+                is ReceiptStep.Reply -> return Receipt(step.status.toInt(), step.body, r.delivery())
             }
         }
-        return Receipt(decision.status.toInt(), decision.body, delivery)
     }
 
-    private fun releaseQuietly(keys: List<String>, positions: List<Int>) {
-        for (i in positions) {
-            try {
-                store.release(keys[i])
-            } catch (_: Exception) {
-                // the store is down: the claim expires after its lease
-            }
-        }
-    }
+    /** The store call's value, or null when it threw (the store could not be reached). */
+    private inline fun <T : Any> outcome(call: () -> T): T? = try { call() } catch (e: Exception) { null }
 
     override fun close() = verifier.close()
 }

@@ -1,0 +1,332 @@
+//! The protocol machines for Kotlin (`WebhookReceipt`, `Call`, `ExportJob`): conversions only.
+//! Each input returns the step that follows, so a step costs one JNA crossing.
+
+use crate::api::{core_params, descriptor, BearerToken, Param, RequestDescriptor, RequestParams};
+use crate::retry::RateBudget;
+use crate::Result;
+use royaltykit::dedup::ClaimState;
+use royaltykit::machine::{self, CallFailure, ReceiptStep};
+use royaltykit::retry::{Reconcile, TransportFailure};
+use royaltykit::webhook::{VerifiedWebhook, WebhookError};
+use royaltykit::{ArgumentError, Error};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn clock(now: Option<f64>) -> f64 {
+    now.unwrap_or_else(royaltykit_host::now_unix_f64)
+}
+
+/// One webhook delivery as a machine (`WebhookVerifier.receipt`): ask `next()`, do what it says,
+/// report the outcome (which returns the next step), until it says `Reply`. Thread-safe.
+#[derive(uniffi::Object)]
+pub struct WebhookReceipt(Mutex<machine::Receipt>);
+
+impl WebhookReceipt {
+    pub(crate) fn new(
+        namespace: &str,
+        verified: std::result::Result<VerifiedWebhook, WebhookError>,
+    ) -> Result<Arc<Self>> {
+        Ok(Arc::new(Self(Mutex::new(machine::Receipt::new(
+            namespace, verified,
+        )?))))
+    }
+
+    fn then(
+        &self,
+        input: impl FnOnce(&mut machine::Receipt) -> std::result::Result<(), ArgumentError>,
+    ) -> Result<ReceiptStep> {
+        let mut r = lock(&self.0);
+        input(&mut r)?;
+        Ok(r.next())
+    }
+}
+
+#[uniffi::export]
+impl WebhookReceipt {
+    /// The step pending; the same until an outcome is reported.
+    pub fn next(&self) -> ReceiptStep {
+        lock(&self.0).next()
+    }
+    /// The verified delivery (null when verification failed).
+    pub fn delivery(&self) -> Option<VerifiedWebhook> {
+        lock(&self.0).delivery().cloned()
+    }
+    /// Whether the receipt has reached its `Reply`.
+    pub fn is_finished(&self) -> bool {
+        lock(&self.0).is_finished()
+    }
+    /// The state the store gave the pending claim; returns the next step.
+    pub fn claimed(&self, state: ClaimState) -> Result<ReceiptStep> {
+        self.then(|r| r.claimed(state))
+    }
+    /// The store could not be reached for the pending claim or commit; returns the next step.
+    pub fn store_failed(&self) -> Result<ReceiptStep> {
+        self.then(machine::Receipt::store_failed)
+    }
+    /// The pending release is done (or failed); returns the next step.
+    pub fn released(&self) -> Result<ReceiptStep> {
+        self.then(machine::Receipt::released)
+    }
+    /// The handler stored its effect; returns the next step.
+    pub fn handler_succeeded(&self) -> Result<ReceiptStep> {
+        self.then(machine::Receipt::handler_succeeded)
+    }
+    /// The handler threw; returns the next step.
+    pub fn handler_failed(&self) -> Result<ReceiptStep> {
+        self.then(machine::Receipt::handler_failed)
+    }
+    /// The pending commit is done; returns the next step.
+    pub fn committed(&self) -> Result<ReceiptStep> {
+        self.then(machine::Receipt::committed)
+    }
+    /// The pause is over; returns the next step.
+    pub fn waited(&self) -> Result<ReceiptStep> {
+        self.then(machine::Receipt::waited)
+    }
+}
+
+/// What a host does next for a `Call` or an `ExportJob`.
+// Lowered across the FFI by value once per step: the size of `Fail` on the Rust stack does not matter.
+#[allow(clippy::large_enum_variant)]
+#[derive(uniffi::Enum)]
+pub enum CallStep {
+    /// Send `request`, then report `response` or `transportFailure`.
+    Send { request: Arc<RequestDescriptor> },
+    /// Ask again after `seconds`.
+    Wait { seconds: f64 },
+    /// Obtain a token, then report `token`.
+    RefreshToken { reason: String },
+    /// The request may have been applied: check its effect as `reconcile` says. Over.
+    Reconcile {
+        reconcile: Reconcile,
+        reason: String,
+    },
+    /// The 2xx response (for an export job: the export's id and its complete artifact). Over.
+    Done {
+        status: u16,
+        headers: Vec<Param>,
+        body: Vec<u8>,
+        export_id: Option<String>,
+    },
+    /// Stopped: `rule` and `reason` say why; `error` is the exception to throw (null for a
+    /// transport failure); `stage` is the export job's stage. Over.
+    Fail {
+        rule: String,
+        reason: String,
+        status: Option<u16>,
+        transport: Option<TransportFailure>,
+        retry_after_seconds: Option<f64>,
+        error: Option<Error>,
+        stage: Option<String>,
+        export_id: Option<String>,
+    },
+}
+
+fn fail(f: CallFailure, stage: Option<String>, export_id: Option<String>) -> CallStep {
+    CallStep::Fail {
+        rule: f.rule,
+        reason: f.reason,
+        status: f.status,
+        transport: f.transport,
+        retry_after_seconds: f.retry_after_seconds,
+        error: f.error,
+        stage,
+        export_id,
+    }
+}
+
+fn params(pairs: Vec<(String, String)>) -> Vec<Param> {
+    pairs
+        .into_iter()
+        .map(|(name, value)| Param { name, value })
+        .collect()
+}
+
+fn call_step(s: machine::CallStep) -> CallStep {
+    match s {
+        machine::CallStep::Send { request } => CallStep::Send {
+            request: descriptor(request),
+        },
+        machine::CallStep::Wait { seconds } => CallStep::Wait { seconds },
+        machine::CallStep::RefreshToken { reason } => CallStep::RefreshToken { reason },
+        machine::CallStep::Reconcile { reconcile, reason } => {
+            CallStep::Reconcile { reconcile, reason }
+        }
+        machine::CallStep::Done { response } => CallStep::Done {
+            status: response.status,
+            headers: params(response.headers),
+            body: response.body,
+            export_id: None,
+        },
+        machine::CallStep::Fail { failure } => fail(failure, None, None),
+    }
+}
+
+fn job_step(s: machine::JobStep) -> CallStep {
+    match s {
+        machine::JobStep::Send { request } => CallStep::Send {
+            request: descriptor(request),
+        },
+        machine::JobStep::Wait { seconds } => CallStep::Wait { seconds },
+        machine::JobStep::RefreshToken { reason } => CallStep::RefreshToken { reason },
+        machine::JobStep::Done {
+            export_id,
+            artifact,
+        } => CallStep::Done {
+            status: 200,
+            headers: Vec::new(),
+            body: artifact,
+            export_id: Some(export_id),
+        },
+        machine::JobStep::Fail {
+            stage,
+            export_id,
+            failure,
+        } => fail(failure, Some(stage), export_id),
+    }
+}
+
+/// The exported inputs of a `Call` or an `ExportJob` (the core gives both the same input
+/// methods), next to each type's own items.
+macro_rules! api_machine {
+    ($ty:ident, $core:ty, $step:ident, { $($own:tt)* }) => {
+        #[uniffi::export]
+        impl $ty {
+            $($own)*
+
+            /// A machine saved by `save()`; give it a token again.
+            #[uniffi::constructor]
+            pub fn resume(saved: String) -> Result<Arc<Self>> {
+                Ok(Arc::new(Self(Mutex::new(<$core>::resume(&saved)?))))
+            }
+            /// The step at `now` (default: the system clock), taking one request from `budget`
+            /// before a send.
+            #[uniffi::method(default(now = None, budget = None))]
+            pub fn next(&self, now: Option<f64>, budget: Option<Arc<RateBudget>>) -> Result<CallStep> {
+                let mut b = budget.as_ref().map(|b| lock(&b.0));
+                Ok($step(lock(&self.0).next(clock(now), b.as_deref_mut())?))
+            }
+            /// The response to the request sent.
+            #[uniffi::method(default(now = None))]
+            pub fn response(&self, status: i64, headers: HashMap<String, String>, body: Vec<u8>, now: Option<f64>) -> Result<()> {
+                Ok(lock(&self.0).response(status, &headers, &body, clock(now))?)
+            }
+            /// No response: `TIMEOUT`, `CONNECT_FAILED` (nothing was sent) or `CONNECTION_LOST`.
+            #[uniffi::method(default(now = None))]
+            pub fn transport_failure(&self, failure: TransportFailure, now: Option<f64>) -> Result<()> {
+                Ok(lock(&self.0).transport_failure(failure, clock(now))?)
+            }
+            /// A token for the requests to come; `refreshAt` (Unix seconds) is when to obtain
+            /// the next.
+            #[uniffi::method(default(refresh_at = None))]
+            pub fn token(&self, token: Arc<BearerToken>, refresh_at: Option<f64>) {
+                lock(&self.0).token(token.0.clone(), refresh_at);
+            }
+            /// The state as JSON text (never the token).
+            pub fn save(&self) -> String {
+                lock(&self.0).save()
+            }
+        }
+    };
+}
+
+/// One API operation with its retries, `Retry-After`, token refresh, idempotency key and rate
+/// budget, as a machine. `save()` / `Call.resume(text)` keep it across a crash (never the token).
+/// Thread-safe.
+#[derive(uniffi::Object)]
+pub struct Call(Mutex<machine::Call>);
+
+api_machine!(Call, machine::Call, call_step, {
+    /// A call of `operationId` with `params` (its `token`, if any, is the first one used;
+    /// `keyRandom` is ignored: the key comes from `seed`, default the OS RNG).
+    #[uniffi::constructor(default(max_attempts = None, max_elapsed_seconds = None, seed = None))]
+    pub fn new(
+        operation_id: String,
+        params: RequestParams,
+        max_attempts: Option<i64>,
+        max_elapsed_seconds: Option<f64>,
+        seed: Option<u64>,
+    ) -> Result<Arc<Self>> {
+        let mut p = core_params(params)?;
+        p.key_random = None;
+        let token = p.token.take();
+        let options = royaltykit_host::call_options(max_attempts, max_elapsed_seconds, seed)?;
+        let mut call = machine::Call::new(&operation_id, p, options)?;
+        if let Some(t) = token {
+            call.token(t, None);
+        }
+        Ok(Arc::new(Self(Mutex::new(call))))
+    }
+    /// The idempotency key of the logical request, once the first request is built.
+    pub fn idempotency_key(&self) -> Option<String> {
+        lock(&self.0).idempotency_key().map(str::to_owned)
+    }
+});
+
+/// The parameters of an `ExportJob`.
+#[derive(uniffi::Record)]
+pub struct ExportJobParams {
+    /// X-Tenant-ID.
+    pub tenant_id: String,
+    /// The CreateExportRequest as JSON.
+    pub body: Vec<u8>,
+    /// The header that carries the create's idempotency key, when known.
+    #[uniffi(default = None)]
+    pub idempotency_header: Option<String>,
+    /// An id for this logical export (the create's key is derived from it).
+    #[uniffi(default = None)]
+    pub request_id: Option<String>,
+    /// Most reads while not ready (default 100).
+    #[uniffi(default = None)]
+    pub max_polls: Option<i64>,
+    /// Most attempts of each request (default 5).
+    #[uniffi(default = None)]
+    pub max_attempts: Option<i64>,
+    /// Most seconds of each request's retries (default 300).
+    #[uniffi(default = None)]
+    pub max_elapsed_seconds: Option<f64>,
+    /// The seed of jitter and keys (default: the OS RNG).
+    #[uniffi(default = None)]
+    pub seed: Option<u64>,
+    /// The member holding the export's id (default `id`).
+    #[uniffi(default = None)]
+    pub id_field: Option<String>,
+    /// The member holding the export's state (default `status`).
+    #[uniffi(default = None)]
+    pub state_field: Option<String>,
+}
+
+/// A reporting export (create, poll, download) as a machine; a create that may have been
+/// applied is looked up by the data sent, never blindly sent again. Thread-safe.
+#[derive(uniffi::Object)]
+pub struct ExportJob(Mutex<machine::ExportJob>);
+
+api_machine!(ExportJob, machine::ExportJob, job_step, {
+    /// A job for `params`.
+    #[uniffi::constructor]
+    pub fn new(params: ExportJobParams) -> Result<Arc<Self>> {
+        let job = machine::ExportJob::new(machine::ExportJobOptions {
+            tenant_id: params.tenant_id,
+            body: params.body,
+            idempotency_header: params.idempotency_header,
+            request_id: params.request_id,
+            max_polls: params.max_polls,
+            call: royaltykit_host::call_options(
+                params.max_attempts,
+                params.max_elapsed_seconds,
+                params.seed,
+            )?,
+            id_field: params.id_field,
+            state_field: params.state_field,
+        })?;
+        Ok(Arc::new(Self(Mutex::new(job))))
+    }
+    /// The export's id, once known.
+    pub fn export_id(&self) -> Option<String> {
+        lock(&self.0).export_id().map(str::to_owned)
+    }
+});

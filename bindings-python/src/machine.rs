@@ -1,0 +1,411 @@
+//! The protocol machines for Python (`WebhookReceipt`, `Call`, `ExportJob`): argument
+//! conversion and the step classes only; every rule and every step is the core's.
+
+use crate::api::{bearer, json_body, request_params, RequestDescriptor};
+use crate::args::{Body, Headers, Text};
+use crate::guard;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use royaltykit::dedup::ClaimState;
+use royaltykit::machine::{self, CallFailure, ReceiptStep};
+use royaltykit::retry::TransportFailure;
+use royaltykit::webhook::VerifiedWebhook;
+use std::sync::{Mutex, MutexGuard};
+
+/// `now` if given, else the system clock (with its fraction).
+fn clock(now: Option<f64>) -> f64 {
+    now.unwrap_or_else(royaltykit_host::now_unix_f64)
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// One webhook delivery as a machine (``WebhookVerifier.receipt``): ask ``next()``, do what it
+/// says (claim, release or commit a key in your store, run your handler, pause), report the
+/// outcome, until it says ``Reply``. Thread-safe.
+#[pyclass(frozen, module = "royaltykit")]
+pub struct WebhookReceipt(Mutex<machine::Receipt>);
+
+impl WebhookReceipt {
+    pub fn new(r: machine::Receipt) -> Self {
+        Self(Mutex::new(r))
+    }
+}
+
+#[pymethods]
+impl WebhookReceipt {
+    /// The step pending (``ReceiptStep.Claim``, ``.Release``, ``.RunHandler``, ``.Commit``,
+    /// ``.Wait``, ``.Reply``); the same until an outcome is reported.
+    fn next(&self) -> ReceiptStep {
+        lock(&self.0).next()
+    }
+    /// The verified delivery (None when verification failed).
+    #[getter]
+    fn delivery(&self) -> Option<VerifiedWebhook> {
+        lock(&self.0).delivery().cloned()
+    }
+    /// Whether the receipt has reached its ``Reply``.
+    #[getter]
+    fn finished(&self) -> bool {
+        lock(&self.0).is_finished()
+    }
+    /// The state the store gave the key of the pending ``Claim``: "new", "in_progress", "done".
+    fn claimed(&self, state: Text) -> PyResult<()> {
+        guard(|| Ok(lock(&self.0).claimed(ClaimState::parse(&state)?)?))
+    }
+    /// The store could not be reached for the pending ``Claim`` or ``Commit``.
+    fn store_failed(&self) -> PyResult<()> {
+        guard(|| Ok(lock(&self.0).store_failed()?))
+    }
+    /// The pending ``Release`` is done (or failed: the claim's lease runs out).
+    fn released(&self) -> PyResult<()> {
+        guard(|| Ok(lock(&self.0).released()?))
+    }
+    /// The handler stored its effect.
+    fn handler_succeeded(&self) -> PyResult<()> {
+        guard(|| Ok(lock(&self.0).handler_succeeded()?))
+    }
+    /// The handler raised.
+    fn handler_failed(&self) -> PyResult<()> {
+        guard(|| Ok(lock(&self.0).handler_failed()?))
+    }
+    /// The pending ``Commit`` is done.
+    fn committed(&self) -> PyResult<()> {
+        guard(|| Ok(lock(&self.0).committed()?))
+    }
+    /// The pending ``Wait`` is over.
+    fn waited(&self) -> PyResult<()> {
+        guard(|| Ok(lock(&self.0).waited()?))
+    }
+}
+
+/// What a ``Call`` or an ``ExportJob`` says to do next. Match on the variant:
+/// ``Send(request)``, ``Wait(seconds)``, ``RefreshToken(reason)``, ``Reconcile(reconcile,
+/// reason)`` (a call only), ``Done(...)`` and ``Fail(...)``.
+#[pyclass(frozen, module = "royaltykit")]
+pub enum CallStep {
+    /// Send ``request`` with your HTTP client, then report ``response`` or ``transport_failure``.
+    Send { request: Py<RequestDescriptor> },
+    /// Ask again after ``seconds``.
+    Wait { seconds: f64 },
+    /// Obtain a token, then report ``token``.
+    RefreshToken { reason: String },
+    /// The request may have been applied: check its effect as ``reconcile`` says. Over.
+    Reconcile { reconcile: String, reason: String },
+    /// The 2xx response (for an export job: the export's id and its complete artifact). Over.
+    Done {
+        status: u16,
+        headers: Vec<(String, String)>,
+        body: Py<PyBytes>,
+        export_id: Option<String>,
+    },
+    /// Stopped: ``rule`` and ``reason`` say why; ``error`` is the exception to raise (None for a
+    /// transport failure), ``stage`` the export job's stage. Over.
+    Fail {
+        rule: String,
+        reason: String,
+        status: Option<u16>,
+        transport: Option<String>,
+        retry_after_seconds: Option<f64>,
+        error: Option<Py<PyAny>>,
+        stage: Option<String>,
+        export_id: Option<String>,
+    },
+}
+
+#[pymethods]
+impl CallStep {
+    fn __repr__(&self) -> String {
+        match self {
+            Self::Send { request } => format!(
+                "CallStep.Send({})",
+                Python::attach(|py| request.borrow(py).__repr__())
+            ),
+            Self::Wait { seconds } => format!("CallStep.Wait(seconds={seconds})"),
+            Self::RefreshToken { reason } => format!("CallStep.RefreshToken({reason:?})"),
+            Self::Reconcile { reconcile, .. } => format!("CallStep.Reconcile({reconcile:?})"),
+            Self::Done {
+                status, export_id, ..
+            } => format!("CallStep.Done(status={status}, export_id={export_id:?})"),
+            Self::Fail { rule, reason, .. } => format!("CallStep.Fail({rule:?}: {reason})"),
+        }
+    }
+}
+
+fn fail(
+    py: Python<'_>,
+    f: CallFailure,
+    stage: Option<String>,
+    export_id: Option<String>,
+) -> CallStep {
+    CallStep::Fail {
+        rule: f.rule,
+        reason: f.reason,
+        status: f.status,
+        transport: f.transport.map(|t| t.as_str().to_owned()),
+        retry_after_seconds: f.retry_after_seconds,
+        error: f
+            .error
+            .and_then(|e| crate::error_object(py, e).ok())
+            .map(Bound::unbind),
+        stage,
+        export_id,
+    }
+}
+
+fn send(py: Python<'_>, request: royaltykit::request::RequestDescriptor) -> PyResult<CallStep> {
+    Ok(CallStep::Send {
+        request: Py::new(py, RequestDescriptor(request))?,
+    })
+}
+
+fn call_step(py: Python<'_>, step: machine::CallStep) -> PyResult<CallStep> {
+    Ok(match step {
+        machine::CallStep::Send { request } => send(py, request)?,
+        machine::CallStep::Wait { seconds } => CallStep::Wait { seconds },
+        machine::CallStep::RefreshToken { reason } => CallStep::RefreshToken { reason },
+        machine::CallStep::Reconcile { reconcile, reason } => CallStep::Reconcile {
+            reconcile: reconcile.as_str().to_owned(),
+            reason,
+        },
+        machine::CallStep::Done { response } => CallStep::Done {
+            status: response.status,
+            headers: response.headers,
+            body: PyBytes::new(py, &response.body).unbind(),
+            export_id: None,
+        },
+        machine::CallStep::Fail { failure } => fail(py, failure, None, None),
+    })
+}
+
+fn job_step(py: Python<'_>, step: machine::JobStep) -> PyResult<CallStep> {
+    Ok(match step {
+        machine::JobStep::Send { request } => send(py, request)?,
+        machine::JobStep::Wait { seconds } => CallStep::Wait { seconds },
+        machine::JobStep::RefreshToken { reason } => CallStep::RefreshToken { reason },
+        machine::JobStep::Done {
+            export_id,
+            artifact,
+        } => CallStep::Done {
+            status: 200,
+            headers: Vec::new(),
+            body: PyBytes::new(py, &artifact).unbind(),
+            export_id: Some(export_id),
+        },
+        machine::JobStep::Fail {
+            stage,
+            export_id,
+            failure,
+        } => fail(py, failure, Some(stage), export_id),
+    })
+}
+
+/// A token for the requests to come: a ``Token`` or ``EnterpriseToken`` (refreshed at its
+/// ``refresh_at`` unless ``refresh_at`` is given) or a ``BearerToken``.
+fn token_of(
+    token: &Bound<'_, PyAny>,
+    refresh_at: Option<f64>,
+) -> PyResult<(royaltykit::token::BearerToken, Option<f64>)> {
+    let own = if let Ok(t) = token.cast::<royaltykit::token::Token>() {
+        Some(t.get().refresh_at as f64)
+    } else if let Ok(t) = token.cast::<royaltykit::token::EnterpriseToken>() {
+        t.get().refresh_at.map(|r| r as f64)
+    } else {
+        None
+    };
+    Ok((bearer(token)?, refresh_at.or(own)))
+}
+
+fn budget_lock<'a>(
+    budget: &'a Option<PyRef<'_, crate::retry::RateBudget>>,
+) -> Option<MutexGuard<'a, royaltykit::retry::RateBudget>> {
+    budget.as_ref().map(|b| lock(&b.0))
+}
+
+/// The `#[pymethods]` of a `Call` or an `ExportJob`: its own items, then the inputs both take
+/// (the core gives both types the same input methods).
+macro_rules! api_machine {
+    ($ty:ident, $core:ty, $step:ident, { $($own:tt)* }) => {
+        #[pymethods]
+        impl $ty {
+            $($own)*
+
+            /// The step to perform at ``now`` (default: the clock), taking one request from
+            /// ``budget`` (a ``RateBudget`` shared by your calls) before each send.
+            #[pyo3(signature = (now=None, budget=None))]
+            fn next(
+                &self,
+                py: Python<'_>,
+                now: Option<f64>,
+                budget: Option<PyRef<'_, crate::retry::RateBudget>>,
+            ) -> PyResult<CallStep> {
+                let step = guard(|| {
+                    Ok(lock(&self.0).next(clock(now), budget_lock(&budget).as_deref_mut())?)
+                })?;
+                $step(py, step)
+            }
+
+            /// The response to the request sent.
+            #[pyo3(signature = (status, headers, body, now=None))]
+            fn response(
+                &self,
+                status: i64,
+                headers: Headers,
+                body: Body<'_>,
+                now: Option<f64>,
+            ) -> PyResult<()> {
+                guard(|| Ok(lock(&self.0).response(status, &headers, &body, clock(now))?))
+            }
+
+            /// No response: "timeout", "connect_failed" (nothing was sent) or "connection_lost".
+            #[pyo3(signature = (failure, now=None))]
+            fn transport_failure(&self, failure: Text, now: Option<f64>) -> PyResult<()> {
+                guard(|| {
+                    let failure = TransportFailure::parse(&failure)?;
+                    Ok(lock(&self.0).transport_failure(failure, clock(now))?)
+                })
+            }
+
+            /// A token (see ``RefreshToken``): a ``Token``, ``EnterpriseToken`` or
+            /// ``BearerToken``, refreshed at its ``refresh_at`` unless ``refresh_at`` is given.
+            #[pyo3(signature = (token, refresh_at=None))]
+            fn token(&self, token: &Bound<'_, PyAny>, refresh_at: Option<f64>) -> PyResult<()> {
+                let (t, at) = token_of(token, refresh_at)?;
+                lock(&self.0).token(t, at);
+                Ok(())
+            }
+
+            /// The state as JSON text, to resume after a crash (the token is not in it).
+            fn save(&self) -> String {
+                lock(&self.0).save()
+            }
+
+            /// A machine saved by ``save()``; give it a token again.
+            #[staticmethod]
+            fn resume(saved: Text) -> PyResult<Self> {
+                guard(|| Ok(Self(Mutex::new(<$core>::resume(&saved)?))))
+            }
+        }
+    };
+}
+
+/// One API operation with its retries, ``Retry-After``, token refresh, idempotency key and rate
+/// budget, as a machine: ``next(now, budget)`` says what to do, and you report what happened.
+/// ``save()`` / ``Call.resume(text)`` keep it across a crash (never the token). Thread-safe.
+#[pyclass(frozen, module = "royaltykit")]
+pub struct Call(Mutex<machine::Call>);
+
+api_machine!(Call, machine::Call, call_step, {
+    #[new]
+    #[pyo3(signature = (operation_id, *, path=None, query=None, body=None, token=None, tenant_id=None, user_id=None,
+                        idempotency_key=None, idempotency_header=None, request_id=None, key_namespace=None,
+                        max_attempts=None, max_elapsed_seconds=None, seed=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        operation_id: Text,
+        path: Option<&Bound<'_, PyAny>>,
+        query: Option<&Bound<'_, PyAny>>,
+        body: Option<&Bound<'_, PyAny>>,
+        token: Option<&Bound<'_, PyAny>>,
+        tenant_id: Option<Text>,
+        user_id: Option<Text>,
+        idempotency_key: Option<Text>,
+        idempotency_header: Option<Text>,
+        request_id: Option<Text>,
+        key_namespace: Option<Text>,
+        max_attempts: Option<i64>,
+        max_elapsed_seconds: Option<f64>,
+        seed: Option<u64>,
+    ) -> PyResult<Self> {
+        guard(|| {
+            let params = request_params(
+                py,
+                path,
+                query,
+                body,
+                None,
+                tenant_id,
+                user_id,
+                idempotency_key,
+                idempotency_header,
+                request_id,
+                key_namespace,
+                None,
+            )?;
+            let options = royaltykit_host::call_options(max_attempts, max_elapsed_seconds, seed)?;
+            let mut call = machine::Call::new(&operation_id, params, options)?;
+            if let Some(t) = token {
+                let (t, at) = token_of(t, None)?;
+                call.token(t, at);
+            }
+            Ok(Self(Mutex::new(call)))
+        })
+    }
+
+    /// The idempotency key of the logical request, once the first request is built.
+    #[getter]
+    fn idempotency_key(&self) -> Option<String> {
+        lock(&self.0).idempotency_key().map(str::to_owned)
+    }
+});
+
+/// A reporting export — create, poll, download — as a machine (see ``Call``); a create that may
+/// have been applied is looked up by the data sent, never blindly sent again. Thread-safe.
+#[pyclass(frozen, module = "royaltykit")]
+pub struct ExportJob(Mutex<machine::ExportJob>);
+
+api_machine!(ExportJob, machine::ExportJob, job_step, {
+    #[new]
+    #[pyo3(signature = (*, tenant_id, body, token=None, idempotency_header=None, request_id=None, max_polls=None,
+                        max_attempts=None, max_elapsed_seconds=None, seed=None, id_field=None, state_field=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        tenant_id: Text,
+        body: &Bound<'_, PyAny>,
+        token: Option<&Bound<'_, PyAny>>,
+        idempotency_header: Option<Text>,
+        request_id: Option<Text>,
+        max_polls: Option<i64>,
+        max_attempts: Option<i64>,
+        max_elapsed_seconds: Option<f64>,
+        seed: Option<u64>,
+        id_field: Option<Text>,
+        state_field: Option<Text>,
+    ) -> PyResult<Self> {
+        guard(|| {
+            let mut job = machine::ExportJob::new(machine::ExportJobOptions {
+                tenant_id: tenant_id.0,
+                body: json_body(py, Some(body))?.unwrap_or_default(),
+                idempotency_header: idempotency_header.map(|t| t.0),
+                request_id: request_id.map(|t| t.0),
+                max_polls,
+                call: royaltykit_host::call_options(max_attempts, max_elapsed_seconds, seed)?,
+                id_field: id_field.map(|t| t.0),
+                state_field: state_field.map(|t| t.0),
+            })?;
+            if let Some(t) = token {
+                let (t, at) = token_of(t, None)?;
+                job.token(t, at);
+            }
+            Ok(Self(Mutex::new(job)))
+        })
+    }
+
+    /// The export's id, once known.
+    #[getter]
+    fn export_id(&self) -> Option<String> {
+        lock(&self.0).export_id().map(str::to_owned)
+    }
+});
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<WebhookReceipt>()?;
+    m.add_class::<ReceiptStep>()?;
+    m.add_class::<CallStep>()?;
+    m.add_class::<Call>()?;
+    m.add_class::<ExportJob>()?;
+    Ok(())
+}

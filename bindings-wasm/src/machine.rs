@@ -1,0 +1,262 @@
+//! The protocol machines for JS: conversions only. A step crosses as `[kind, json, request,
+//! bytes]`: its members as JSON text, a request as the descriptor pair, bytes (a response body,
+//! an artifact) as a `Uint8Array`. Each input returns the step that follows, so a step costs one
+//! crossing.
+
+use crate::api::descriptor;
+use crate::retry::RateBudget;
+use crate::{err, json, parse, FlatHeaders, R};
+use royaltykit::catalog::Api;
+use royaltykit::dedup::ClaimState;
+use royaltykit::machine::{self, CallFailure, CallOptions};
+use royaltykit::request::RequestParams;
+use royaltykit::retry::TransportFailure;
+use royaltykit::token::BearerToken;
+use royaltykit::webhook::{VerifiedWebhook, WebhookError};
+use serde_json::json;
+use wasm_bindgen::prelude::*;
+
+/// One webhook delivery (`machine::Receipt`).
+#[wasm_bindgen]
+pub struct WebhookReceipt(machine::Receipt);
+
+impl WebhookReceipt {
+    pub(crate) fn new(namespace: &str, verified: Result<VerifiedWebhook, WebhookError>) -> R<Self> {
+        machine::Receipt::new(namespace, verified)
+            .map(Self)
+            .map_err(err)
+    }
+
+    fn then(
+        &mut self,
+        input: impl FnOnce(&mut machine::Receipt) -> Result<(), royaltykit::ArgumentError>,
+    ) -> R<String> {
+        input(&mut self.0).map_err(err)?;
+        Ok(self.next())
+    }
+}
+
+#[wasm_bindgen]
+impl WebhookReceipt {
+    /// The step pending, as JSON (`{"step": "claim", "key": …}`, …).
+    pub fn next(&self) -> String {
+        json(&self.0.next())
+    }
+    /// The verified delivery as JSON, when verification passed.
+    pub fn delivery(&self) -> Option<String> {
+        self.0.delivery().map(json)
+    }
+    /// The claim's state; returns the next step.
+    pub fn claimed(&mut self, state: &str) -> R<String> {
+        let state = parse(ClaimState::parse, state)?;
+        self.then(|r| r.claimed(state))
+    }
+    /// The store could not be reached; returns the next step.
+    #[wasm_bindgen(js_name = storeFailed)]
+    pub fn store_failed(&mut self) -> R<String> {
+        self.then(machine::Receipt::store_failed)
+    }
+    /// The release is done (or failed); returns the next step.
+    pub fn released(&mut self) -> R<String> {
+        self.then(machine::Receipt::released)
+    }
+    /// The handler succeeded; returns the next step.
+    #[wasm_bindgen(js_name = handlerSucceeded)]
+    pub fn handler_succeeded(&mut self) -> R<String> {
+        self.then(machine::Receipt::handler_succeeded)
+    }
+    /// The handler failed; returns the next step.
+    #[wasm_bindgen(js_name = handlerFailed)]
+    pub fn handler_failed(&mut self) -> R<String> {
+        self.then(machine::Receipt::handler_failed)
+    }
+    /// The commit is done; returns the next step.
+    pub fn committed(&mut self) -> R<String> {
+        self.then(machine::Receipt::committed)
+    }
+    /// The pause is over; returns the next step.
+    pub fn waited(&mut self) -> R<String> {
+        self.then(machine::Receipt::waited)
+    }
+}
+
+fn step(kind: &str, fields: serde_json::Value) -> js_sys::Array {
+    js_sys::Array::of2(&kind.into(), &fields.to_string().into())
+}
+
+fn failure(f: CallFailure, stage: Option<String>, export_id: Option<String>) -> js_sys::Array {
+    step(
+        "fail",
+        json!({
+            "rule": f.rule, "reason": f.reason, "status": f.status,
+            "transport": f.transport.map(|t| t.as_str()), "retryAfterSeconds": f.retry_after_seconds,
+            "error": f.error, "stage": stage, "exportId": export_id,
+        }),
+    )
+}
+
+fn bytes(b: &[u8]) -> JsValue {
+    js_sys::Uint8Array::from(b).into()
+}
+
+fn call_step(s: machine::CallStep) -> js_sys::Array {
+    match s {
+        machine::CallStep::Send { request } => {
+            let a = step("send", serde_json::Value::Null);
+            a.push(&descriptor(request));
+            a
+        }
+        machine::CallStep::Wait { seconds } => step("wait", json!({ "seconds": seconds })),
+        machine::CallStep::RefreshToken { reason } => {
+            step("refresh_token", json!({ "reason": reason }))
+        }
+        machine::CallStep::Reconcile { reconcile, reason } => step(
+            "reconcile",
+            json!({ "reconcile": reconcile, "reason": reason }),
+        ),
+        machine::CallStep::Done { response } => {
+            let a = step(
+                "done",
+                json!({ "status": response.status, "headers": response.headers }),
+            );
+            a.push(&JsValue::UNDEFINED);
+            a.push(&bytes(&response.body));
+            a
+        }
+        machine::CallStep::Fail { failure: f } => failure(f, None, None),
+    }
+}
+
+fn job_step(s: machine::JobStep) -> js_sys::Array {
+    match s {
+        machine::JobStep::Send { request } => call_step(machine::CallStep::Send { request }),
+        machine::JobStep::Wait { seconds } => call_step(machine::CallStep::Wait { seconds }),
+        machine::JobStep::RefreshToken { reason } => {
+            call_step(machine::CallStep::RefreshToken { reason })
+        }
+        machine::JobStep::Done {
+            export_id,
+            artifact,
+        } => {
+            let a = step(
+                "done",
+                json!({ "status": 200, "headers": [], "exportId": export_id }),
+            );
+            a.push(&JsValue::UNDEFINED);
+            a.push(&bytes(&artifact));
+            a
+        }
+        machine::JobStep::Fail {
+            stage,
+            export_id,
+            failure: f,
+        } => failure(f, Some(stage), export_id),
+    }
+}
+
+/// A token from the JS layer: its value, the API that issued it and (reporting) its tenant.
+fn bearer(value: String, api: &str, tenant: Option<String>) -> R<BearerToken> {
+    let t = BearerToken::new(parse(Api::parse, api)?, value);
+    Ok(match tenant {
+        Some(tenant) => t.for_tenant(tenant),
+        None => t,
+    })
+}
+
+fn record<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> R<T> {
+    serde_json::from_str(text).map_err(|e| {
+        err(royaltykit::ArgumentError::new(
+            "options",
+            format!("{what}: {e}"),
+        ))
+    })
+}
+
+/// The exported inputs of a `Call` or an `ExportJob` (the core gives both the same input
+/// methods), next to each type's own items.
+macro_rules! api_machine {
+    ($ty:ident, $core:ty, $step:ident, { $($own:tt)* }) => {
+        #[wasm_bindgen]
+        impl $ty {
+            $($own)*
+
+            /// The step at `now` (without a budget).
+            pub fn next(&mut self, now: f64) -> R<js_sys::Array> {
+                self.0.next(now, None).map($step).map_err(err)
+            }
+            /// The step at `now`, taking a request from `budget` before a send.
+            #[wasm_bindgen(js_name = nextWithBudget)]
+            pub fn next_with_budget(&mut self, now: f64, budget: &mut RateBudget) -> R<js_sys::Array> {
+                self.0.next(now, Some(&mut budget.0)).map($step).map_err(err)
+            }
+            /// The response to the request sent (flat headers).
+            pub fn response(&mut self, status: f64, headers: Vec<String>, body: &[u8], now: f64) -> R<()> {
+                let status = crate::int("status", status)?;
+                self.0.response(status, &FlatHeaders(headers), body, now).map_err(err)
+            }
+            /// No response: `timeout`, `connect_failed` or `connection_lost`.
+            #[wasm_bindgen(js_name = transportFailure)]
+            pub fn transport_failure(&mut self, failure: &str, now: f64) -> R<()> {
+                let failure = parse(TransportFailure::parse, failure)?;
+                self.0.transport_failure(failure, now).map_err(err)
+            }
+            /// A token: value, issuing API, tenant; `refresh_at` NaN for none.
+            pub fn token(&mut self, value: String, api: &str, tenant: Option<String>, refresh_at: f64) -> R<()> {
+                let t = bearer(value, api, tenant)?;
+                self.0.token(t, Some(refresh_at).filter(|r| !r.is_nan()));
+                Ok(())
+            }
+            /// The state as JSON (never the token).
+            pub fn save(&self) -> String {
+                self.0.save()
+            }
+            /// A machine saved by `save`.
+            pub fn resume(saved: &str) -> R<$ty> {
+                <$core>::resume(saved).map($ty).map_err(err)
+            }
+        }
+    };
+}
+
+/// One API operation (`machine::Call`).
+#[wasm_bindgen]
+pub struct Call(machine::Call);
+
+api_machine!(Call, machine::Call, call_step, {
+    /// `params` and `options` are the core's `RequestParams` and `CallOptions` records as JSON
+    /// (snake_case members; the body crosses apart, as bytes).
+    #[wasm_bindgen(constructor)]
+    pub fn new(operation_id: &str, params: &str, body: Option<Vec<u8>>, options: &str) -> R<Call> {
+        let mut params: RequestParams = record("params", params)?;
+        params.body = body;
+        let options: CallOptions = record("options", options)?;
+        machine::Call::new(operation_id, params, options)
+            .map(Call)
+            .map_err(err)
+    }
+    /// The idempotency key of the logical request, once built.
+    #[wasm_bindgen(js_name = idempotencyKey)]
+    pub fn idempotency_key(&self) -> Option<String> {
+        self.0.idempotency_key().map(str::to_owned)
+    }
+});
+
+/// A reporting export job (`machine::ExportJob`).
+#[wasm_bindgen]
+pub struct ExportJob(machine::ExportJob);
+
+api_machine!(ExportJob, machine::ExportJob, job_step, {
+    /// `options` is the core's `ExportJobOptions` record as JSON (snake_case; the body crosses
+    /// apart, as bytes).
+    #[wasm_bindgen(constructor)]
+    pub fn new(options: &str, body: Vec<u8>) -> R<ExportJob> {
+        let mut options: machine::ExportJobOptions = record("options", options)?;
+        options.body = body;
+        machine::ExportJob::new(options).map(ExportJob).map_err(err)
+    }
+    /// The export's id, once known.
+    #[wasm_bindgen(js_name = exportId)]
+    pub fn export_id(&self) -> Option<String> {
+        self.0.export_id().map(str::to_owned)
+    }
+});
