@@ -144,3 +144,127 @@ proptest! {
         }
     }
 }
+
+/// A store with several receivers racing on it: the claim states the machine is told are what a
+/// real store would answer (a key claimed and not released or committed is in progress).
+mod receipts {
+    use super::*;
+    use royaltykit::dedup::ClaimState;
+    use royaltykit::machine::{Receipt, ReceiptStep};
+    use royaltykit::webhook::{VerifiedWebhook, WebhookEvent};
+    use std::collections::HashMap;
+
+    fn delivery(content: &str) -> VerifiedWebhook {
+        let body = br#"{"event":"enterprise.release.updated","resource":{"type":"release","reference":"r1","url":"/api/v1/releases/r1"},"occurred_at":"2026-11-22T04:05:06Z"}"#;
+        let event: WebhookEvent = webhook::verify(
+            &webhook::sign(&["s"], body, 100, "d").unwrap().pairs(),
+            body,
+            &["s"],
+            100,
+            VerifyOptions::default(),
+        )
+        .unwrap()
+        .event;
+        VerifiedWebhook {
+            delivery_id: "dlv".to_owned(),
+            timestamp: 100,
+            secret_index: 0,
+            content_key: content.to_owned(),
+            event,
+        }
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    enum Key {
+        Free,
+        Held,
+        Done,
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+
+        /// Whatever the store's failures and the handler's outcome, a receipt runs the handler
+        /// only with every key claimed by it, answers 200 `processed` only after every key is
+        /// committed, never leaves a claim of its own behind on any other answer but a commit
+        /// that kept failing (the lease then ends it), and touches only keys it claimed.
+        #[test]
+        fn a_receipt_never_loses_an_event_nor_leaks_a_claim(
+            before in proptest::collection::vec(0u8..3, 2),
+            failures in proptest::collection::vec(any::<bool>(), 12),
+            handler_ok in any::<bool>(),
+        ) {
+            let mut store: HashMap<String, Key> = HashMap::new();
+            let d = delivery("cnt_1");
+            let keys = [royaltykit::dedup::delivery_key("ns", "dlv").unwrap(), "cnt_1".to_owned()];
+            for (k, b) in keys.iter().zip(&before) {
+                store.insert(k.clone(), [Key::Free, Key::Held, Key::Done][usize::from(*b)]);
+            }
+            let initial = store.clone();
+            let mut mine: Vec<String> = Vec::new();
+            let mut failing = failures.into_iter();
+            let mut handled = false;
+            let mut release_failed = false;
+            let mut r = Receipt::new("ns", Ok(d)).unwrap();
+            for _ in 0..64 {
+                match r.next() {
+                    ReceiptStep::Claim { key } => {
+                        if failing.next().unwrap_or(false) {
+                            r.store_failed().unwrap();
+                            continue;
+                        }
+                        let state = match store[&key] {
+                            Key::Free => { store.insert(key.clone(), Key::Held); mine.push(key.clone()); ClaimState::New }
+                            Key::Held => ClaimState::InProgress,
+                            Key::Done => ClaimState::Done,
+                        };
+                        r.claimed(state).unwrap();
+                    }
+                    ReceiptStep::Release { key } => {
+                        prop_assert!(mine.contains(&key), "released a key it did not claim");
+                        if failing.next().unwrap_or(false) {
+                            release_failed = true;
+                        } else {
+                            store.insert(key.clone(), Key::Free);
+                            mine.retain(|k| *k != key);
+                        }
+                        r.released().unwrap();
+                    }
+                    ReceiptStep::RunHandler {} => {
+                        prop_assert_eq!(mine.len(), keys.len(), "handler run without every key claimed");
+                        handled = true;
+                        if handler_ok { r.handler_succeeded().unwrap() } else { r.handler_failed().unwrap() }
+                    }
+                    ReceiptStep::Commit { key, .. } => {
+                        prop_assert!(handled && handler_ok && mine.contains(&key));
+                        if failing.next().unwrap_or(false) {
+                            r.store_failed().unwrap();
+                        } else {
+                            store.insert(key.clone(), Key::Done);
+                            r.committed().unwrap();
+                        }
+                    }
+                    ReceiptStep::Wait { .. } => r.waited().unwrap(),
+                    ReceiptStep::Reply { status, body } => {
+                        match status {
+                            200 if body.contains("processed") => {
+                                prop_assert!(handled && handler_ok);
+                                prop_assert!(keys.iter().all(|k| store[k] == Key::Done));
+                            }
+                            200 => prop_assert!(!handled && initial.values().any(|s| *s == Key::Done)),
+                            500 => prop_assert!(handled && !handler_ok),
+                            503 => prop_assert!(!handled || handler_ok),
+                            other => prop_assert!(false, "unexpected status {}", other),
+                        }
+                        // Claims left held by this receipt: only after a commit that kept
+                        // failing (or a release that failed), which the lease ends.
+                        let held: Vec<_> = mine.iter().filter(|k| store[*k] == Key::Held).collect();
+                        prop_assert!(held.is_empty() || status == 503 || release_failed, "{} left held", held.len());
+                        return Ok(());
+                    }
+                }
+            }
+            prop_assert!(false, "no reply after 64 steps");
+        }
+    }
+}
