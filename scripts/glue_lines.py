@@ -1,0 +1,29 @@
+#!/usr/bin/env python3
+"""Counts the hand-written binding glue (issue 25): non-test `bindings-*/src/**/*.rs`, `bindings-wasm/js/*`
+without `.d.ts`/`.json`, `bindings-python/python/**` without `.pyi`, `bindings-kotlin/kotlin/**`; physical lines and
+code lines (neither blank nor a comment). `scripts/glue_lines.py [REV]` counts a commit instead of the work tree."""
+import subprocess, sys, re
+rev = sys.argv[1] if len(sys.argv) > 1 else None
+def files():
+    if rev:
+        out = subprocess.run(["git", "ls-tree", "-r", "--name-only", rev], capture_output=True, text=True).stdout.split()
+    else:
+        out = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], capture_output=True, text=True).stdout.split()
+    for f in out:
+        if re.match(r"bindings-[^/]+/src/.*\.rs$", f) and not f.endswith("tests.rs") and "/tests/" not in f: yield f
+        elif re.match(r"bindings-wasm/js/[^/]+$", f) and not f.endswith(".d.ts") and not f.endswith(".json"): yield f
+        elif f.startswith("bindings-python/python/") and not f.endswith(".pyi") and not f.endswith("py.typed"): yield f
+        elif f.startswith("bindings-kotlin/kotlin/"): yield f
+def text(f):
+    if rev: return subprocess.run(["git", "show", f"{rev}:{f}"], capture_output=True, text=True).stdout
+    return open(f, encoding="utf-8").read()
+phys = code = 0
+for f in files():
+    t = text(f)
+    lines = t.splitlines()
+    phys += len(lines)
+    for l in lines:
+        s = l.strip()
+        if not s or s.startswith(("//", "#", "*", "/*", '"""', "///", "//!")): continue
+        code += 1
+print(f"physical {phys}, code {code}")
