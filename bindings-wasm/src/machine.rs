@@ -163,11 +163,11 @@ fn bearer(value: String, api: &str, tenant: Option<String>) -> R<BearerToken> {
     })
 }
 
-fn record<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> R<T> {
+fn record<T: serde::de::DeserializeOwned>(what: &'static str, text: &str) -> R<T> {
     serde_json::from_str(text).map_err(|e| {
         err(royaltykit::ArgumentError::new(
-            "options",
-            format!("{what}: {e}"),
+            what,
+            format!("is not the core's record: {e}"),
         ))
     })
 }

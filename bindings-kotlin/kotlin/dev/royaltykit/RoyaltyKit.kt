@@ -296,9 +296,15 @@ class WebhookReceiver(
                 is ReceiptStep.Claim -> outcome { store.claim(step.key) }.let { if (it == null) r.storeFailed() else r.claimed(it) }
                 is ReceiptStep.Release -> { outcome { store.release(step.key) }; r.released() } // a failed release: the lease runs out
                 is ReceiptStep.RunHandler -> {
-                    val delivery = r.delivery() ?: return Receipt(500, "{\"error\":\"internal_error\"}")
-                    val failure = try { handler(delivery); null } catch (e: Exception) { e }
-                    if (failure == null) r.handlerSucceeded() else { onError(failure, delivery); r.handlerFailed() }
+                    // The core asks for the handler only with a verified delivery; were it absent, the
+                    // machine answers as for a failed handler (no reply is written here).
+                    val delivery = r.delivery()
+                    val failure = if (delivery == null) null else try { handler(delivery); null } catch (e: Exception) { e }
+                    when {
+                        delivery == null -> r.handlerFailed()
+                        failure == null -> r.handlerSucceeded()
+                        else -> { onError(failure, delivery); r.handlerFailed() }
+                    }
                 }
                 is ReceiptStep.Commit -> if (outcome { store.commit(step.key) } == null) r.storeFailed() else r.committed()
                 is ReceiptStep.Wait -> { Thread.sleep((step.seconds * 1000).toLong()); r.waited() }
