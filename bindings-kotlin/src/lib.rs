@@ -64,6 +64,21 @@ fn secrets_with(
 #[derive(uniffi::Object)]
 pub struct WebhookVerifier(webhook::WebhookVerifier);
 
+impl WebhookVerifier {
+    fn receipt_with(
+        &self,
+        delivery: &[u8],
+        namespace: &str,
+        window: Option<Arc<DedupWindow>>,
+    ) -> Result<Arc<machine::WebhookReceipt>> {
+        let d = unpack_delivery(delivery)?;
+        let verified = self
+            .0
+            .verify(d.headers.as_slice(), d.body, now_or_clock(d.now));
+        machine::WebhookReceipt::new(namespace, verified, window.map(|w| (w, d.now)))
+    }
+}
+
 #[uniffi::export]
 impl WebhookVerifier {
     /// `toleranceSeconds` defaults to 300, `maxBodyBytes` to 262144 (the core's defaults).
@@ -95,11 +110,19 @@ impl WebhookVerifier {
         delivery: Vec<u8>,
         namespace: String,
     ) -> Result<Arc<machine::WebhookReceipt>> {
-        let d = unpack_delivery(&delivery)?;
-        let verified = self
-            .0
-            .verify(d.headers.as_slice(), d.body, now_or_clock(d.now));
-        machine::WebhookReceipt::new(&namespace, verified)
+        self.receipt_with(&delivery, &namespace, None)
+    }
+
+    /// As `receipt_packed`, on an in-process `window`: the receipt claims, releases and commits
+    /// its keys there itself (at the delivery's `now`, else the clock at each step) and asks
+    /// only for the handler, so a delivery crosses twice.
+    pub fn receipt_on_packed(
+        &self,
+        window: Arc<DedupWindow>,
+        delivery: Vec<u8>,
+        namespace: String,
+    ) -> Result<Arc<machine::WebhookReceipt>> {
+        self.receipt_with(&delivery, &namespace, Some(window))
     }
 
     /// Verifies a delivery packed into one buffer by the Kotlin layer's `verify(headers, body,
@@ -270,7 +293,7 @@ pub fn idempotency_key(
 pub struct DedupWindow(Mutex<dedup::DedupWindow>);
 
 impl DedupWindow {
-    fn lock(&self) -> std::sync::MutexGuard<'_, dedup::DedupWindow> {
+    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, dedup::DedupWindow> {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 }

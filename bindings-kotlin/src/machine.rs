@@ -3,7 +3,7 @@
 
 use crate::api::{core_params, descriptor, BearerToken, Param, RequestDescriptor, RequestParams};
 use crate::retry::RateBudget;
-use crate::Result;
+use crate::{DedupWindow, Result};
 use royaltykit::dedup::ClaimState;
 use royaltykit::machine::{self, CallFailure, ReceiptStep};
 use royaltykit::retry::{Reconcile, TransportFailure};
@@ -21,27 +21,44 @@ fn clock(now: Option<f64>) -> f64 {
 }
 
 /// One webhook delivery as a machine (`WebhookVerifier.receipt`): ask `next()`, do what it says,
-/// report the outcome (which returns the next step), until it says `Reply`. Thread-safe.
+/// report the outcome (which returns the next step), until it says `Reply`. On a `DedupWindow`
+/// (`receiptOn`) it claims, releases and commits there itself. Thread-safe.
 #[derive(uniffi::Object)]
-pub struct WebhookReceipt(Mutex<machine::Receipt>);
+pub struct WebhookReceipt {
+    receipt: Mutex<machine::Receipt>,
+    /// The window it settles its store steps on, and the caller's fixed clock (None: the clock).
+    window: Option<(Arc<DedupWindow>, Option<i64>)>,
+}
 
 impl WebhookReceipt {
     pub(crate) fn new(
         namespace: &str,
         verified: std::result::Result<VerifiedWebhook, WebhookError>,
+        window: Option<(Arc<DedupWindow>, Option<i64>)>,
     ) -> Result<Arc<Self>> {
-        Ok(Arc::new(Self(Mutex::new(machine::Receipt::new(
-            namespace, verified,
-        )?))))
+        let r = Self {
+            receipt: Mutex::new(machine::Receipt::new(namespace, verified)?),
+            window,
+        };
+        r.settled(&mut lock(&r.receipt));
+        Ok(Arc::new(r))
+    }
+
+    /// The pending step, after the window's steps when it has one.
+    fn settled(&self, r: &mut machine::Receipt) -> ReceiptStep {
+        match &self.window {
+            Some((w, now)) => r.settle(&mut w.lock(), royaltykit_host::now_or_clock(*now)),
+            None => r.next(),
+        }
     }
 
     fn then(
         &self,
         input: impl FnOnce(&mut machine::Receipt) -> std::result::Result<(), ArgumentError>,
     ) -> Result<ReceiptStep> {
-        let mut r = lock(&self.0);
+        let mut r = lock(&self.receipt);
         input(&mut r)?;
-        Ok(r.next())
+        Ok(self.settled(&mut r))
     }
 }
 
@@ -49,15 +66,15 @@ impl WebhookReceipt {
 impl WebhookReceipt {
     /// The step pending; the same until an outcome is reported.
     pub fn next(&self) -> ReceiptStep {
-        lock(&self.0).next()
+        lock(&self.receipt).next()
     }
     /// The verified delivery (null when verification failed).
     pub fn delivery(&self) -> Option<VerifiedWebhook> {
-        lock(&self.0).delivery().cloned()
+        lock(&self.receipt).delivery().cloned()
     }
     /// Whether the receipt has reached its `Reply`.
     pub fn is_finished(&self) -> bool {
-        lock(&self.0).is_finished()
+        lock(&self.receipt).is_finished()
     }
     /// The state the store gave the pending claim; returns the next step.
     pub fn claimed(&self, state: ClaimState) -> Result<ReceiptStep> {

@@ -158,7 +158,9 @@ impl WebhookVerifier {
 
     /// One delivery as a ``WebhookReceipt`` (verified, its keys scoped to ``namespace``): drive it
     /// with ``next()`` until it says ``Reply``. A rejected delivery's receipt replies at once.
-    #[pyo3(signature = (headers, body, *, namespace, now=None))]
+    /// With ``window`` (a ``DedupWindow``) the receipt claims, releases and commits its keys
+    /// there itself (at ``now``, else the clock at each step) and asks only for the handler.
+    #[pyo3(signature = (headers, body, *, namespace, now=None, window=None))]
     fn receipt(
         &self,
         py: Python<'_>,
@@ -166,7 +168,9 @@ impl WebhookVerifier {
         body: Body<'_>,
         namespace: Text,
         now: Option<Seconds>,
+        window: Option<Py<DedupWindow>>,
     ) -> PyResult<machine::WebhookReceipt> {
+        let fixed = now.as_ref().map(|s| s.0);
         let now = args::now(now);
         let body: &[u8] = &body;
         let verified = if body.len() >= DETACH_AT {
@@ -177,6 +181,7 @@ impl WebhookVerifier {
         guard(|| {
             Ok(machine::WebhookReceipt::new(
                 royaltykit::machine::Receipt::new(&namespace, verified)?,
+                window.map(|w| (w, fixed)),
             ))
         })
     }
@@ -279,10 +284,10 @@ fn idempotency_key(namespace: Text, operation_id: Text, request_id: Text) -> PyR
 
 /// A bounded in-memory dedup window, safe to share between threads.
 #[pyclass(frozen, module = "royaltykit")]
-struct DedupWindow(Mutex<dedup::DedupWindow>);
+pub(crate) struct DedupWindow(Mutex<dedup::DedupWindow>);
 
 impl DedupWindow {
-    fn lock(&self) -> std::sync::MutexGuard<'_, dedup::DedupWindow> {
+    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, dedup::DedupWindow> {
         // A poisoned lock only means another thread panicked mid-call; the window's state is
         // still a valid (bounded) set, so keep serving.
         self.0.lock().unwrap_or_else(|p| p.into_inner())

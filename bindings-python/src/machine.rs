@@ -3,7 +3,7 @@
 
 use crate::api::{bearer, json_body, request_params, RequestDescriptor};
 use crate::args::{Body, Headers, Text};
-use crate::guard;
+use crate::{guard, DedupWindow};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use royaltykit::dedup::ClaimState;
@@ -25,58 +25,92 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// says (claim, release or commit a key in your store, run your handler, pause), report the
 /// outcome, until it says ``Reply``. Thread-safe.
 #[pyclass(frozen, module = "royaltykit")]
-pub struct WebhookReceipt(Mutex<machine::Receipt>);
+pub struct WebhookReceipt {
+    receipt: Mutex<machine::Receipt>,
+    /// The in-process window the receipt performs its store steps on, and the caller's fixed
+    /// clock (None: the system clock at each step).
+    window: Option<(Py<DedupWindow>, Option<i64>)>,
+}
 
 impl WebhookReceipt {
-    pub fn new(r: machine::Receipt) -> Self {
-        Self(Mutex::new(r))
+    /// A receipt; with a `window`, its store steps are performed there at once.
+    pub(crate) fn new(r: machine::Receipt, window: Option<(Py<DedupWindow>, Option<i64>)>) -> Self {
+        let receipt = Self {
+            receipt: Mutex::new(r),
+            window,
+        };
+        receipt.settled(&mut lock(&receipt.receipt));
+        receipt
+    }
+
+    /// The pending step, after the window's steps (with a window).
+    fn settled(&self, r: &mut machine::Receipt) -> ReceiptStep {
+        match &self.window {
+            Some((w, now)) => r.settle(&mut w.get().lock(), royaltykit_host::now_or_clock(*now)),
+            None => r.next(),
+        }
+    }
+
+    fn then(
+        &self,
+        input: impl FnOnce(&mut machine::Receipt) -> Result<(), royaltykit::ArgumentError>,
+    ) -> PyResult<ReceiptStep> {
+        let mut r = lock(&self.receipt);
+        guard(|| Ok(input(&mut r)?))?;
+        Ok(self.settled(&mut r))
     }
 }
 
 #[pymethods]
 impl WebhookReceipt {
     /// The step pending (``ReceiptStep.Claim``, ``.Release``, ``.RunHandler``, ``.Commit``,
-    /// ``.Wait``, ``.Reply``); the same until an outcome is reported.
+    /// ``.Wait``, ``.Reply``); the same until an outcome is reported. A receipt on a
+    /// ``DedupWindow`` (``receipt(..., window=)``) performs its claims, releases and commits
+    /// itself: it asks only for ``RunHandler``, ``Wait`` and ``Reply``.
     fn next(&self) -> ReceiptStep {
-        lock(&self.0).next()
+        lock(&self.receipt).next()
     }
     /// The verified delivery (None when verification failed).
     #[getter]
     fn delivery(&self) -> Option<VerifiedWebhook> {
-        lock(&self.0).delivery().cloned()
+        lock(&self.receipt).delivery().cloned()
     }
     /// Whether the receipt has reached its ``Reply``.
     #[getter]
     fn finished(&self) -> bool {
-        lock(&self.0).is_finished()
+        lock(&self.receipt).is_finished()
     }
     /// The state the store gave the key of the pending ``Claim``: "new", "in_progress", "done".
-    fn claimed(&self, state: Text) -> PyResult<()> {
-        guard(|| Ok(lock(&self.0).claimed(ClaimState::parse(&state)?)?))
+    /// Returns the next step.
+    fn claimed(&self, state: Text) -> PyResult<ReceiptStep> {
+        let state = guard(|| Ok(ClaimState::parse(&state)?))?;
+        self.then(|r| r.claimed(state))
     }
-    /// The store could not be reached for the pending ``Claim`` or ``Commit``.
-    fn store_failed(&self) -> PyResult<()> {
-        guard(|| Ok(lock(&self.0).store_failed()?))
+    /// The store could not be reached for the pending ``Claim`` or ``Commit``. Returns the next
+    /// step.
+    fn store_failed(&self) -> PyResult<ReceiptStep> {
+        self.then(machine::Receipt::store_failed)
     }
-    /// The pending ``Release`` is done (or failed: the claim's lease runs out).
-    fn released(&self) -> PyResult<()> {
-        guard(|| Ok(lock(&self.0).released()?))
+    /// The pending ``Release`` is done (or failed: the claim's lease runs out). Returns the next
+    /// step.
+    fn released(&self) -> PyResult<ReceiptStep> {
+        self.then(machine::Receipt::released)
     }
-    /// The handler stored its effect.
-    fn handler_succeeded(&self) -> PyResult<()> {
-        guard(|| Ok(lock(&self.0).handler_succeeded()?))
+    /// The handler stored its effect. Returns the next step.
+    fn handler_succeeded(&self) -> PyResult<ReceiptStep> {
+        self.then(machine::Receipt::handler_succeeded)
     }
-    /// The handler raised.
-    fn handler_failed(&self) -> PyResult<()> {
-        guard(|| Ok(lock(&self.0).handler_failed()?))
+    /// The handler raised. Returns the next step.
+    fn handler_failed(&self) -> PyResult<ReceiptStep> {
+        self.then(machine::Receipt::handler_failed)
     }
-    /// The pending ``Commit`` is done.
-    fn committed(&self) -> PyResult<()> {
-        guard(|| Ok(lock(&self.0).committed()?))
+    /// The pending ``Commit`` is done. Returns the next step.
+    fn committed(&self) -> PyResult<ReceiptStep> {
+        self.then(machine::Receipt::committed)
     }
-    /// The pending ``Wait`` is over.
-    fn waited(&self) -> PyResult<()> {
-        guard(|| Ok(lock(&self.0).waited()?))
+    /// The pending ``Wait`` is over. Returns the next step.
+    fn waited(&self) -> PyResult<ReceiptStep> {
+        self.then(machine::Receipt::waited)
     }
 }
 

@@ -146,3 +146,48 @@ def test_inputs_out_of_turn_are_refused_with_a_reason():
     c = rk.Call("listEnterpriseCountries", seed=1)
     with pytest.raises(rk.InvalidArgumentError, match="no request is in flight"):
         c.response(200, {}, b"{}")
+
+
+def signed(delivery_id, secret="whsec_window", now=1_763_784_000):
+    body = json.dumps({"event": "ddex.import.completed",
+                       "resource": {"type": "ddex_message", "reference": "m1", "url": "/api/v1/ddex/messages/m1"},
+                       "occurred_at": "2026-11-22T04:00:00Z"}).encode()
+    return rk.sign_webhook(secret, body, timestamp=now, delivery_id=delivery_id), body
+
+
+def test_a_receipt_on_a_window_claims_and_commits_inside_the_core():
+    verifier, window, now = rk.WebhookVerifier("whsec_window"), rk.DedupWindow(100), 1_763_784_000
+    headers, body = signed("dlv_w1")
+    first = verifier.receipt(headers, body, namespace="org_1", now=now, window=window)
+    assert first.next() == rk.ReceiptStep.RunHandler(), "the claims were taken in the core"
+    key = rk.delivery_key("org_1", "dlv_w1")
+    assert window.claim(key, now=now) == "in_progress", "the window holds this receipt's claim"
+    # The same delivery meanwhile: another worker holds it, so 503 (and its claim is not released).
+    twin = verifier.receipt(headers, body, namespace="org_1", now=now, window=window)
+    assert isinstance(twin.next(), rk.ReceiptStep.Reply) and twin.next().status == 503
+    assert window.claim(key, now=now) == "in_progress"
+    step = first.handler_succeeded()
+    assert isinstance(step, rk.ReceiptStep.Reply) and step.status == 200 and "processed" in step.body
+    assert window.claim(key, now=now) == "done", "committed in the window"
+    again = verifier.receipt(headers, body, namespace="org_1", now=now + 60, window=window)
+    assert isinstance(again.next(), rk.ReceiptStep.Reply) and again.next().status == 200
+    assert "processed" not in again.next().body, "a duplicate is acknowledged without the handler"
+
+
+def test_a_failed_handler_on_a_window_releases_so_the_redelivery_is_processed():
+    verifier, window, now = rk.WebhookVerifier("whsec_window"), rk.DedupWindow(100), 1_763_784_000
+    headers, body = signed("dlv_w2")
+    r = verifier.receipt(headers, body, namespace="org_1", now=now, window=window)
+    assert r.next() == rk.ReceiptStep.RunHandler()
+    step = r.handler_failed()
+    assert isinstance(step, rk.ReceiptStep.Reply) and step.status == 500
+    redelivery = verifier.receipt(headers, body, namespace="org_1", now=now + 30, window=window)
+    assert redelivery.next() == rk.ReceiptStep.RunHandler()
+
+
+def test_inputs_return_the_next_step():
+    headers, body = signed("dlv_w3")
+    r = rk.WebhookVerifier("whsec_window").receipt(headers, body, namespace="org_1", now=1_763_784_000)
+    assert isinstance(r.next(), rk.ReceiptStep.Claim)
+    step = r.claimed("new")
+    assert step == r.next() and isinstance(step, rk.ReceiptStep.Claim), "the event key after the delivery key"

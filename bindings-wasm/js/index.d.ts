@@ -169,8 +169,12 @@ export function verifyRequest(request: RequestLike, secrets: Secrets, options?: 
 export class WebhookVerifier {
   constructor(secrets: Secrets, options?: Omit<VerifyOptions, 'now'>);
   verify(headers: HeadersLike, body: BodyLike, now?: Time): VerifiedWebhook;
-  /** One delivery as a machine: drive it with `next()` until it says `reply`. */
-  receipt(headers: HeadersLike, body: BodyLike, options: { namespace: string; now?: Time }): WebhookReceipt;
+  /**
+   * One delivery as a machine: drive it with `next()` until it says `reply`. On a `window` the receipt claims, releases and commits its keys
+   * there itself (at `now`, else the clock at each step) and asks only for `run_handler`,
+   * `wait` and `reply`.
+   */
+  receipt(headers: HeadersLike, body: BodyLike, options: { namespace: string; now?: Time; window?: DedupWindow }): WebhookReceipt;
   /** Frees the wasm memory now (otherwise freed when garbage-collected). */
   free(): void;
 }

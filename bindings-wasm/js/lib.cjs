@@ -305,7 +305,13 @@ class WebhookVerifier {
     const bytes = toBytes(body);
     const mac = bytes.length >= this._macThreshold ? hostMac(this._keys, bytes) : undefined;
     const namespace = toStr(o.namespace, 'namespace');
-    return new WebhookReceipt(call(() => this._inner.receipt(flat, bytes, nowSeconds(o.now), namespace, mac)));
+    const w = o.window;
+    if (w === undefined || w === null) {
+      return new WebhookReceipt(call(() => this._inner.receipt(flat, bytes, nowSeconds(o.now), namespace, mac)));
+    }
+    if (!(w instanceof DedupWindow)) throw new TypeError('window must be a DedupWindow');
+    const now = toNumber(o.now, 'now', undefined);
+    return new WebhookReceipt(call(() => this._inner.receiptOn(w._inner, flat, bytes, now, namespace, mac)));
   }
   /** Releases the wasm memory now instead of at garbage collection. */
   free() {
@@ -990,8 +996,11 @@ class WebhookReceiver {
 
   /** Performs the steps of the core's `WebhookReceipt` machine; every rule and step is the core's. */
   async receive(headers, body, now) {
-    const r = this.verifier.receipt(headers, body, { namespace: this.namespace, now });
     const { store } = this;
+    // On a DedupWindow the receipt claims and commits inside the core: it asks only for the handler.
+    const window = store instanceof DedupWindow ? store : undefined;
+    const r = this.verifier.receipt(headers, body, { namespace: this.namespace, now, window });
+    let delivery;
     for (let s = r.next(), ok, v; ; ) {
       switch (s.step) {
         case 'claim':
@@ -1003,8 +1012,9 @@ class WebhookReceiver {
           s = r.released();
           break;
         case 'run_handler':
-          [ok, v] = await attempt(() => this.handler(r.delivery));
-          if (!ok) this.onError(v, r.delivery);
+          delivery = r.delivery;
+          [ok, v] = await attempt(() => this.handler(delivery));
+          if (!ok) this.onError(v, delivery);
           s = ok ? r.handlerSucceeded() : r.handlerFailed();
           break;
         case 'commit':
@@ -1016,7 +1026,7 @@ class WebhookReceiver {
           s = r.waited();
           break;
         default: // reply
-          return { status: s.status, body: s.body, delivery: r.delivery ?? undefined };
+          return { status: s.status, body: s.body, delivery: delivery ?? r.delivery ?? undefined };
       }
     }
   }

@@ -9,6 +9,8 @@
 #![allow(clippy::result_large_err)]
 
 use royaltykit::{dedup, integer_from_f64, seconds_from_f64, webhook, ArgumentError};
+use std::cell::RefCell;
+use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
 mod api;
@@ -211,6 +213,30 @@ pub fn verify_webhook_with_mac(
 #[wasm_bindgen]
 pub struct WebhookVerifier(webhook::WebhookVerifier);
 
+impl WebhookVerifier {
+    /// One delivery verified (with the host's HMAC when `mac` is given) as a receipt, on a
+    /// window (and its fixed clock) when given.
+    fn receipt_with(
+        &self,
+        headers: Vec<String>,
+        body: &[u8],
+        now: Option<f64>,
+        namespace: &str,
+        mac: Option<js_sys::Function>,
+        window: Option<machine::Window>,
+    ) -> R<machine::WebhookReceipt> {
+        let now = now.map_or_else(|| Ok(machine::clock()), now_arg)?;
+        let headers = FlatHeaders(headers);
+        let verified = match mac {
+            Some(f) => {
+                verified_with_host_mac(&f, |m| self.0.verify_with_mac(&headers, body, now, m))?
+            }
+            None => self.0.verify(&headers, body, now),
+        };
+        machine::WebhookReceipt::new(namespace, verified, window)
+    }
+}
+
 #[wasm_bindgen]
 impl WebhookVerifier {
     /// `webhook::WebhookVerifier::new`; absent options are the core's defaults.
@@ -243,14 +269,24 @@ impl WebhookVerifier {
         namespace: &str,
         mac: Option<js_sys::Function>,
     ) -> R<machine::WebhookReceipt> {
-        let (now, headers) = (now_arg(now)?, FlatHeaders(headers));
-        let verified = match mac {
-            Some(f) => {
-                verified_with_host_mac(&f, |m| self.0.verify_with_mac(&headers, body, now, m))?
-            }
-            None => self.0.verify(&headers, body, now),
-        };
-        machine::WebhookReceipt::new(namespace, verified)
+        self.receipt_with(headers, body, Some(now), namespace, mac, None)
+    }
+
+    /// As `receipt`, on an in-process `window`: the receipt claims, releases and commits its
+    /// keys there itself (at `now`, else the clock at each step) and asks only for the handler.
+    #[wasm_bindgen(js_name = receiptOn)]
+    pub fn receipt_on(
+        &self,
+        window: &DedupWindow,
+        headers: Vec<String>,
+        body: &[u8],
+        now: Option<f64>,
+        namespace: &str,
+        mac: Option<js_sys::Function>,
+    ) -> R<machine::WebhookReceipt> {
+        let fixed = now.map(now_arg).transpose()?;
+        let on = Some((Rc::clone(&window.0), fixed));
+        self.receipt_with(headers, body, now, namespace, mac, on)
     }
 
     /// `webhook::WebhookVerifier::verify_with_mac` with flat headers and the host's HMAC.
@@ -336,9 +372,20 @@ pub fn idempotency_key(namespace: &str, operation_id: &str, request_id: &str) ->
     dedup::idempotency_key(namespace, operation_id, request_id).map_err(err)
 }
 
-/// `dedup::DedupWindow`, seeded by the JS layer from `crypto.getRandomValues`.
+/// `dedup::DedupWindow`, seeded by the JS layer from `crypto.getRandomValues`. Shared with the
+/// receipts received on it (`WebhookVerifier.receiptOn`), which claim and commit there.
 #[wasm_bindgen]
-pub struct DedupWindow(dedup::DedupWindow);
+pub struct DedupWindow(pub(crate) Rc<RefCell<dedup::DedupWindow>>);
+
+impl DedupWindow {
+    fn window(&self) -> R<std::cell::RefMut<'_, dedup::DedupWindow>> {
+        // JS runs one call at a time and nothing here calls back into JS, so the window is
+        // never borrowed twice; were it, the caller gets an error rather than a panic.
+        self.0
+            .try_borrow_mut()
+            .map_err(|_| err(ArgumentError::new("window", "is in use by another call")))
+    }
+}
 
 #[wasm_bindgen]
 impl DedupWindow {
@@ -359,50 +406,55 @@ impl DedupWindow {
         );
         let lease = opt_int("lease_seconds", lease_seconds)?;
         dedup::DedupWindow::with_defaults(c, t, lease, seed)
-            .map(DedupWindow)
+            .map(|w| DedupWindow(Rc::new(RefCell::new(w))))
             .map_err(err)
     }
 
     /// `dedup::DedupWindow::claim`: `new`, `in_progress` or `done`.
-    pub fn claim(&mut self, key: &str, now: f64) -> R<String> {
+    pub fn claim(&self, key: &str, now: f64) -> R<String> {
         let now = now_arg(now)?;
-        Ok(self.0.claim(key, now).map_err(err)?.as_str().to_owned())
+        Ok(self
+            .window()?
+            .claim(key, now)
+            .map_err(err)?
+            .as_str()
+            .to_owned())
     }
 
     /// `dedup::DedupWindow::commit`.
-    pub fn commit(&mut self, key: &str, now: f64) -> R<()> {
+    pub fn commit(&self, key: &str, now: f64) -> R<()> {
         let now = now_arg(now)?;
-        self.0.commit(key, now).map_err(err)
+        self.window()?.commit(key, now).map_err(err)
     }
 
     /// `dedup::DedupWindow::release`.
-    pub fn release(&mut self, key: &str, now: f64) -> R<bool> {
+    pub fn release(&self, key: &str, now: f64) -> R<bool> {
         let now = now_arg(now)?;
-        self.0.release(key, now).map_err(err)
+        self.window()?.release(key, now).map_err(err)
     }
 
     /// `dedup::DedupWindow::check_and_insert`.
     #[wasm_bindgen(js_name = checkAndInsert)]
-    pub fn check_and_insert(&mut self, key: &str, now: f64) -> R<bool> {
+    pub fn check_and_insert(&self, key: &str, now: f64) -> R<bool> {
         let now = now_arg(now)?;
-        self.0.check_and_insert(key, now).map_err(err)
+        self.window()?.check_and_insert(key, now).map_err(err)
     }
 
     /// `dedup::DedupWindow::contains`.
     pub fn contains(&self, key: &str, now: f64) -> R<bool> {
-        self.0.contains(key, now_arg(now)?).map_err(err)
+        self.window()?.contains(key, now_arg(now)?).map_err(err)
     }
 
     /// Number of keys remembered.
     #[wasm_bindgen(getter)]
     pub fn size(&self) -> f64 {
-        self.0.len() as f64
+        self.0.borrow().len() as f64
     }
 
     /// The capacity.
     #[wasm_bindgen(getter)]
     pub fn capacity(&self) -> f64 {
-        self.0.capacity() as f64
+        self.0.borrow().capacity() as f64
     }
 }
 

@@ -7,32 +7,69 @@ use crate::api::descriptor;
 use crate::retry::RateBudget;
 use crate::{err, json, parse, FlatHeaders, R};
 use royaltykit::catalog::Api;
-use royaltykit::dedup::ClaimState;
+use royaltykit::dedup::{ClaimState, DedupWindow};
 use royaltykit::machine::{self, CallFailure, CallOptions};
 use royaltykit::request::RequestParams;
 use royaltykit::retry::TransportFailure;
 use royaltykit::token::BearerToken;
 use royaltykit::webhook::{VerifiedWebhook, WebhookError};
 use serde_json::json;
+use std::cell::RefCell;
+use std::rc::Rc;
 use wasm_bindgen::prelude::*;
 
-/// One webhook delivery (`machine::Receipt`).
+/// The window a receipt claims and commits on, and the caller's fixed clock (None: the clock).
+pub(crate) type Window = (Rc<RefCell<DedupWindow>>, Option<i64>);
+
+/// The clock, in whole Unix seconds.
+pub(crate) fn clock() -> i64 {
+    (js_sys::Date::now() / 1000.0).floor() as i64
+}
+
+/// One webhook delivery (`machine::Receipt`), on an in-process window when it has one.
 #[wasm_bindgen]
-pub struct WebhookReceipt(machine::Receipt);
+pub struct WebhookReceipt {
+    receipt: machine::Receipt,
+    window: Option<Window>,
+    step: String,
+}
 
 impl WebhookReceipt {
-    pub(crate) fn new(namespace: &str, verified: Result<VerifiedWebhook, WebhookError>) -> R<Self> {
-        machine::Receipt::new(namespace, verified)
-            .map(Self)
-            .map_err(err)
+    pub(crate) fn new(
+        namespace: &str,
+        verified: Result<VerifiedWebhook, WebhookError>,
+        window: Option<Window>,
+    ) -> R<Self> {
+        let receipt = machine::Receipt::new(namespace, verified).map_err(err)?;
+        let mut r = Self {
+            receipt,
+            window,
+            step: String::new(),
+        };
+        r.step = r.settled();
+        Ok(r)
+    }
+
+    /// The pending step as JSON, after the window's steps when it has a window.
+    fn settled(&mut self) -> String {
+        let step = match &self.window {
+            Some((w, fixed)) => match w.try_borrow_mut() {
+                Ok(mut w) => self.receipt.settle(&mut w, fixed.unwrap_or_else(clock)),
+                // Never borrowed elsewhere during a call (see `DedupWindow::window`).
+                Err(_) => self.receipt.next(),
+            },
+            None => self.receipt.next(),
+        };
+        json(&step)
     }
 
     fn then(
         &mut self,
         input: impl FnOnce(&mut machine::Receipt) -> Result<(), royaltykit::ArgumentError>,
     ) -> R<String> {
-        input(&mut self.0).map_err(err)?;
-        Ok(self.next())
+        input(&mut self.receipt).map_err(err)?;
+        self.step = self.settled();
+        Ok(self.step.clone())
     }
 }
 
@@ -40,11 +77,11 @@ impl WebhookReceipt {
 impl WebhookReceipt {
     /// The step pending, as JSON (`{"step": "claim", "key": …}`, …).
     pub fn next(&self) -> String {
-        json(&self.0.next())
+        self.step.clone()
     }
     /// The verified delivery as JSON, when verification passed.
     pub fn delivery(&self) -> Option<String> {
-        self.0.delivery().map(json)
+        self.receipt.delivery().map(json)
     }
     /// The claim's state; returns the next step.
     pub fn claimed(&mut self, state: &str) -> R<String> {

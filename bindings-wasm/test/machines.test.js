@@ -160,3 +160,41 @@ test('an input out of turn is refused with a reason', () => {
   const c = new rk.Call('listEnterpriseCountries', { seed: 1 });
   assert.throws(() => c.response(200, {}, '{}'), (e) => e instanceof rk.InvalidArgumentError && /no request is in flight/.test(e.message));
 });
+
+const NOW = 1763784000;
+function signedDelivery(deliveryId, ref = 'm1') {
+  const body = Buffer.from(JSON.stringify({
+    event: 'ddex.import.completed',
+    resource: { type: 'ddex_message', reference: ref, url: `/api/v1/ddex/messages/${ref}` },
+    occurred_at: '2026-11-22T04:00:00Z',
+  }));
+  return [rk.signWebhook('whsec_window', body, { timestamp: NOW, deliveryId }), body];
+}
+
+test('a receipt on a DedupWindow claims and commits inside the core: it asks only for the handler', () => {
+  const verifier = new rk.WebhookVerifier('whsec_window');
+  const window = new rk.DedupWindow(100);
+  const [headers, body] = signedDelivery('dlv_w1');
+  const first = verifier.receipt(headers, body, { namespace: 'org_1', now: NOW, window });
+  assert.deepEqual(first.next(), { step: 'run_handler' });
+  const key = rk.deliveryKey('org_1', 'dlv_w1');
+  assert.equal(window.claim(key, NOW), 'in_progress', 'the window holds the claim');
+  const twin = verifier.receipt(headers, body, { namespace: 'org_1', now: NOW, window });
+  assert.equal(twin.next().status, 503, 'another receipt holds it');
+  assert.equal(window.claim(key, NOW), 'in_progress', 'and its claim was not released');
+  const reply = first.handlerSucceeded();
+  assert.equal(reply.step, 'reply');
+  assert.equal(reply.status, 200);
+  assert.match(reply.body, /processed/);
+  assert.equal(window.claim(key, NOW), 'done');
+  const again = verifier.receipt(headers, body, { namespace: 'org_1', now: NOW + 60, window });
+  assert.equal(again.next().status, 200);
+  assert.doesNotMatch(again.next().body, /processed/, 'a duplicate is acknowledged without the handler');
+  // A failed handler releases its claims, so the redelivery is processed (other content: the
+  // same content under another delivery id is a duplicate by its content key).
+  const [h2, b2] = signedDelivery('dlv_w2', 'm2');
+  const failing = verifier.receipt(h2, b2, { namespace: 'org_1', now: NOW, window });
+  assert.equal(failing.handlerFailed().status, 500);
+  assert.deepEqual(verifier.receipt(h2, b2, { namespace: 'org_1', now: NOW + 30, window }).next(), { step: 'run_handler' });
+  assert.throws(() => verifier.receipt(h2, b2, { namespace: 'org_1', window: {} }), TypeError);
+});

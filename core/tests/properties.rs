@@ -266,5 +266,67 @@ mod receipts {
             }
             prop_assert!(false, "no reply after 64 steps");
         }
+
+        /// `Receipt::settle` on an in-process window takes exactly the steps a host driving a
+        /// copy of that window by hand takes, and stops only where the host is needed: several
+        /// deliveries (some repeated, some of the same content, some handlers failing) end with
+        /// the same replies and the same window either way.
+        #[test]
+        fn settling_on_a_window_is_driving_it_by_hand(
+            deliveries in proptest::collection::vec((0u8..3, 0u8..3, any::<bool>(), any::<bool>()), 1..8),
+        ) {
+            let mut settled = DedupWindow::new(64, 3600, [7; 16]).unwrap();
+            let mut by_hand = settled.clone();
+            let mut held: Vec<(Receipt, Receipt)> = Vec::new();
+            for (t, (id, content, handler_ok, finish_now)) in deliveries.into_iter().enumerate() {
+                let now = 1_000 + i64::try_from(t).unwrap();
+                let mut d = delivery(&format!("cnt_{content}"));
+                d.delivery_id = format!("dlv_{id}");
+                let (mut a, mut b) = (Receipt::new("ns", Ok(d.clone())).unwrap(), Receipt::new("ns", Ok(d)).unwrap());
+                let step = a.settle(&mut settled, now);
+                let hand = drive_by_hand(&mut b, &mut by_hand, now);
+                prop_assert_eq!(&step, &hand);
+                if matches!(step, ReceiptStep::RunHandler {}) {
+                    if handler_ok { a.handler_succeeded().unwrap(); b.handler_succeeded().unwrap(); }
+                    else { a.handler_failed().unwrap(); b.handler_failed().unwrap(); }
+                    if finish_now {
+                        prop_assert_eq!(a.settle(&mut settled, now), drive_by_hand(&mut b, &mut by_hand, now));
+                    } else {
+                        held.push((a, b)); // finished after later deliveries met its claims
+                    }
+                } else {
+                    let replied = matches!(step, ReceiptStep::Reply { .. });
+                    prop_assert!(replied, "settle stopped at {:?}", step);
+                }
+            }
+            for (mut a, mut b) in held {
+                let step = a.settle(&mut settled, 2_000);
+                let replied = matches!(step, ReceiptStep::Reply { .. });
+                prop_assert!(replied, "a held receipt ended at {:?}", step);
+                prop_assert_eq!(step, drive_by_hand(&mut b, &mut by_hand, 2_000));
+            }
+            for id in 0..3 {
+                let key = royaltykit::dedup::delivery_key("ns", &format!("dlv_{id}")).unwrap();
+                prop_assert_eq!(settled.claim(&key, 2_001).unwrap(), by_hand.claim(&key, 2_001).unwrap());
+            }
+        }
+    }
+
+    /// The host's loop over a window, written out: what `settle` must equal.
+    fn drive_by_hand(r: &mut Receipt, window: &mut DedupWindow, now: i64) -> ReceiptStep {
+        loop {
+            match r.next() {
+                ReceiptStep::Claim { key } => r.claimed(window.claim(&key, now).unwrap()).unwrap(),
+                ReceiptStep::Release { key } => {
+                    window.release(&key, now).unwrap();
+                    r.released().unwrap();
+                }
+                ReceiptStep::Commit { key, .. } => {
+                    window.commit(&key, now).unwrap();
+                    r.committed().unwrap();
+                }
+                step => return step,
+            }
+        }
     }
 }

@@ -188,71 +188,76 @@ class WebhookReceiver:
         self.on_error = on_error or (lambda e, d: _log.error("webhook handler failed for %s", d.delivery_id, exc_info=e))
 
     def _receipt(self, headers: Any, body: bytes, now: float | None) -> WebhookReceipt:
-        return self.verifier.receipt(headers, body, namespace=self.namespace, now=now)
+        # On a DedupWindow the receipt performs its own claims and commits inside the core.
+        window = self.store if isinstance(self.store, DedupWindow) else None
+        return self.verifier.receipt(headers, body, namespace=self.namespace, now=now, window=window)
 
-    def _handler_failed(self, r: WebhookReceipt) -> Callable[[Exception], None]:
-        def failed(e: Exception) -> None:
-            self.on_error(e, cast(VerifiedWebhook, r.delivery))
-            r.handler_failed()
+    def _run_handler(self, r: WebhookReceipt, d: VerifiedWebhook) -> Callable[[Exception], ReceiptStep]:
+        def failed(e: Exception) -> ReceiptStep:
+            self.on_error(e, d)
+            return r.handler_failed()
         return failed
 
     def receive(self, headers: Any, body: bytes, *, now: float | None = None) -> Receipt:
         """Receives one delivery with a synchronous store and handler, driving the core's
         :class:`WebhookReceipt` (every rule and every step is the core's)."""
-        r, store = self._receipt(headers, body, now), self.store
+        r, store, d = self._receipt(headers, body, now), self.store, None
+        step = r.next()
         while True:
-            match r.next():
+            match step:
                 case ReceiptStep.Claim(key=key):
-                    _report(lambda: store.claim(key), r.claimed, lambda e: r.store_failed())
+                    step = _report(lambda: store.claim(key), r.claimed, lambda e: r.store_failed())
                 case ReceiptStep.Release(key=key):  # a failed release is fine: the claim's lease runs out
-                    _report(lambda: store.release(key), lambda _: r.released(), lambda e: r.released())
+                    step = _report(lambda: store.release(key), lambda _: r.released(), lambda e: r.released())
                 case ReceiptStep.RunHandler():
-                    _report(lambda: self.handler(cast(VerifiedWebhook, r.delivery)), lambda _: r.handler_succeeded(),
-                            self._handler_failed(r))
+                    d = cast(VerifiedWebhook, r.delivery)
+                    step = _report(lambda: self.handler(d), lambda _: r.handler_succeeded(), self._run_handler(r, d))
                 case ReceiptStep.Commit(key=key):
-                    _report(lambda: store.commit(key), lambda _: r.committed(), lambda e: r.store_failed())
+                    step = _report(lambda: store.commit(key), lambda _: r.committed(), lambda e: r.store_failed())
                 case ReceiptStep.Wait(seconds=seconds):
                     time.sleep(seconds)
-                    r.waited()
+                    step = r.waited()
                 case ReceiptStep.Reply(status=status, body=reply):
-                    return Receipt(status, reply.encode(), r.delivery)
+                    return Receipt(status, reply.encode(), d or r.delivery)
 
     async def areceive(self, headers: Any, body: bytes, *, now: float | None = None) -> Receipt:
         """Receives one delivery; the store's methods and the handler may be coroutines (a
         synchronous handler runs on the event loop: keep it short, or make it async)."""
-        r, store = self._receipt(headers, body, now), self.store
+        r, store, d = self._receipt(headers, body, now), self.store, None
+        step = r.next()
         while True:
-            match r.next():
+            match step:
                 case ReceiptStep.Claim(key=key):
-                    await _areport(lambda: store.claim(key), r.claimed, lambda e: r.store_failed())
+                    step = await _areport(lambda: store.claim(key), r.claimed, lambda e: r.store_failed())
                 case ReceiptStep.Release(key=key):
-                    await _areport(lambda: store.release(key), lambda _: r.released(), lambda e: r.released())
+                    step = await _areport(lambda: store.release(key), lambda _: r.released(), lambda e: r.released())
                 case ReceiptStep.RunHandler():
-                    await _areport(lambda: self.handler(cast(VerifiedWebhook, r.delivery)), lambda _: r.handler_succeeded(),
-                                   self._handler_failed(r))
+                    d = cast(VerifiedWebhook, r.delivery)
+                    step = await _areport(lambda: self.handler(d), lambda _: r.handler_succeeded(),
+                                          self._run_handler(r, d))
                 case ReceiptStep.Commit(key=key):
-                    await _areport(lambda: store.commit(key), lambda _: r.committed(), lambda e: r.store_failed())
+                    step = await _areport(lambda: store.commit(key), lambda _: r.committed(), lambda e: r.store_failed())
                 case ReceiptStep.Wait(seconds=seconds):
                     await asyncio.sleep(seconds)
-                    r.waited()
+                    step = r.waited()
                 case ReceiptStep.Reply(status=status, body=reply):
-                    return Receipt(status, reply.encode(), r.delivery)
+                    return Receipt(status, reply.encode(), d or r.delivery)
 
 
-def _report(action: Callable[[], Any], ok: Callable[[Any], None], failed: Callable[[Exception], None]) -> None:
-    """Performs one step and reports its outcome to the receipt."""
+def _report(action: Callable[[], Any], ok: Callable[[Any], ReceiptStep],
+            failed: Callable[[Exception], ReceiptStep]) -> ReceiptStep:
+    """Performs one step and reports its outcome to the receipt, which returns the next step."""
     try:
         value = action()
     except Exception as e:
-        failed(e)
-    else:
-        ok(value)
+        return failed(e)
+    return ok(value)
 
 
-async def _areport(action: Callable[[], Any], ok: Callable[[Any], None], failed: Callable[[Exception], None]) -> None:
+async def _areport(action: Callable[[], Any], ok: Callable[[Any], ReceiptStep],
+                   failed: Callable[[Exception], ReceiptStep]) -> ReceiptStep:
     try:
         value = await _maybe(action())
     except Exception as e:
-        failed(e)
-    else:
-        ok(value)
+        return failed(e)
+    return ok(value)

@@ -46,6 +46,7 @@ string_enum! {
     }
 }
 
+#[derive(Clone)]
 struct Slot {
     /// The key; `None` once superseded (a re-insert after expiry out of time order).
     key: Option<Box<str>>,
@@ -67,6 +68,7 @@ struct Slot {
 ///
 /// For several processes, store the keys in your database instead (unique constraint on the
 /// key, with the delivery's timestamp for expiry).
+#[derive(Clone)]
 pub struct DedupWindow {
     capacity: usize,
     ttl: i64,

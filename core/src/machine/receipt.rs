@@ -30,7 +30,7 @@
 //! ```
 
 use super::unexpected;
-use crate::dedup::ClaimState;
+use crate::dedup::{ClaimState, DedupWindow};
 use crate::receiver::{
     decide_claims, failure_reply, plan_receipt, rejection_body, ReceiverFailure, ReceiverStep,
 };
@@ -351,6 +351,39 @@ impl Receipt {
         };
         self.phase = Phase::Committing { index, attempt };
         Ok(())
+    }
+
+    /// Performs the pending store steps (`Claim`, `Release`, `Commit`) against an in-process
+    /// `window` at `now` (Unix seconds) and returns the first step that needs the host:
+    /// `RunHandler`, `Wait` or `Reply`. Promises exactly the inputs a host driving the same
+    /// window step by step would report (a window that refuses a key counts as a store
+    /// failure), so a delivery on the in-memory window crosses into the core once to be
+    /// received and once for the handler's outcome.
+    pub fn settle(&mut self, window: &mut DedupWindow, now: i64) -> ReceiptStep {
+        loop {
+            let step = self.next();
+            let reported = match &step {
+                ReceiptStep::Claim { key } => match window.claim(key, now) {
+                    Ok(state) => self.claimed(state),
+                    Err(_) => self.store_failed(),
+                },
+                ReceiptStep::Release { key } => {
+                    // A failed release is reported like a done one: the lease runs out.
+                    let _ = window.release(key, now);
+                    self.released()
+                }
+                ReceiptStep::Commit { key, .. } => match window.commit(key, now) {
+                    Ok(()) => self.committed(),
+                    Err(_) => self.store_failed(),
+                },
+                _ => return step,
+            };
+            // Each input above answers the step just read, so none is refused; were one, the
+            // pending step is the host's to see rather than a loop.
+            if reported.is_err() {
+                return self.next();
+            }
+        }
     }
 }
 

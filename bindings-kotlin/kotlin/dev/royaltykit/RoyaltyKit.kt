@@ -116,16 +116,23 @@ fun WebhookVerifier.verifyMulti(headers: Map<String, List<String>>, body: ByteAr
  * rejected delivery's receipt replies at once.
  */
 @Throws(RoyaltyKitException::class)
-fun WebhookVerifier.receipt(headers: Map<String, String>, body: ByteArray, namespace: String, now: Long? = null): WebhookReceipt =
-    receiptPacked(packDelivery(headers.entries.asSequence().map { it.key to it.value }, body, now), namespace)
+fun WebhookVerifier.receipt(
+    headers: Map<String, String>, body: ByteArray, namespace: String, now: Long? = null, window: DedupWindow? = null,
+): WebhookReceipt = receiptOf(packDelivery(headers.entries.asSequence().map { it.key to it.value }, body, now), namespace, window)
 
 /** As [receipt], for headers with several values per name (servlet, `HttpExchange`). */
 @Throws(RoyaltyKitException::class)
-fun WebhookVerifier.receiptMulti(headers: Map<String, List<String>>, body: ByteArray, namespace: String, now: Long? = null): WebhookReceipt =
-    receiptPacked(
-        packDelivery(headers.entries.asSequence().flatMap { (name, values) -> values.asSequence().map { name to it } }, body, now),
-        namespace,
-    )
+fun WebhookVerifier.receiptMulti(
+    headers: Map<String, List<String>>, body: ByteArray, namespace: String, now: Long? = null, window: DedupWindow? = null,
+): WebhookReceipt = receiptOf(
+    packDelivery(headers.entries.asSequence().flatMap { (name, values) -> values.asSequence().map { name to it } }, body, now),
+    namespace,
+    window,
+)
+
+/** On a [DedupWindow] the receipt claims, releases and commits there itself: it asks only for the handler. */
+private fun WebhookVerifier.receiptOf(packed: ByteArray, namespace: String, window: DedupWindow?): WebhookReceipt =
+    if (window == null) receiptPacked(packed, namespace) else receiptOnPacked(window, packed, namespace)
 
 /**
  * Strings as UTF-8 exactly as uniffi lowers them: a lone surrogate is refused with
@@ -169,7 +176,7 @@ interface DedupStore {
 }
 
 /** A [DedupWindow] as a [DedupStore]: one process only. */
-class InMemoryDedupStore(private val window: DedupWindow = DedupWindow(defaultStoreCapacity())) : DedupStore, AutoCloseable {
+class InMemoryDedupStore(internal val window: DedupWindow = DedupWindow(defaultStoreCapacity())) : DedupStore, AutoCloseable {
     override fun claim(key: String): ClaimState = window.claim(key)
     override fun commit(key: String) = window.commit(key)
     override fun release(key: String) { window.release(key) }
@@ -278,11 +285,11 @@ class WebhookReceiver(
 
     /** Receives one delivery (headers with one value per name). */
     fun receive(headers: Map<String, String>, body: ByteArray, now: Long? = null): Receipt =
-        perform(verifier.receipt(headers, body, namespace, now))
+        perform(verifier.receipt(headers, body, namespace, now, (store as? InMemoryDedupStore)?.window))
 
     /** Receives one delivery (headers with several values per name: servlet, `HttpExchange`). */
     fun receiveMulti(headers: Map<String, List<String>>, body: ByteArray, now: Long? = null): Receipt =
-        perform(verifier.receiptMulti(headers, body, namespace, now))
+        perform(verifier.receiptMulti(headers, body, namespace, now, (store as? InMemoryDedupStore)?.window))
 
     /** Performs the steps of the core's receipt; every rule and every step is the core's. */
     private fun perform(r: WebhookReceipt): Receipt {
@@ -291,6 +298,7 @@ class WebhookReceiver(
 
     private fun drive(r: WebhookReceipt): Receipt {
         var step = r.next()
+        var delivery: VerifiedWebhook? = null
         while (true) {
             step = when (step) {
                 is ReceiptStep.Claim -> outcome { store.claim(step.key) }.let { if (it == null) r.storeFailed() else r.claimed(it) }
@@ -298,17 +306,17 @@ class WebhookReceiver(
                 is ReceiptStep.RunHandler -> {
                     // The core asks for the handler only with a verified delivery; were it absent, the
                     // machine answers as for a failed handler (no reply is written here).
-                    val delivery = r.delivery()
-                    val failure = if (delivery == null) null else try { handler(delivery); null } catch (e: Exception) { e }
+                    val d = r.delivery().also { delivery = it }
+                    val failure = if (d == null) null else try { handler(d); null } catch (e: Exception) { e }
                     when {
-                        delivery == null -> r.handlerFailed()
+                        d == null -> r.handlerFailed()
                         failure == null -> r.handlerSucceeded()
-                        else -> { onError(failure, delivery); r.handlerFailed() }
+                        else -> { onError(failure, d); r.handlerFailed() }
                     }
                 }
                 is ReceiptStep.Commit -> if (outcome { store.commit(step.key) } == null) r.storeFailed() else r.committed()
                 is ReceiptStep.Wait -> { Thread.sleep((step.seconds * 1000).toLong()); r.waited() }
-                is ReceiptStep.Reply -> return Receipt(step.status.toInt(), step.body, r.delivery())
+                is ReceiptStep.Reply -> return Receipt(step.status.toInt(), step.body, delivery ?: r.delivery())
             }
         }
     }

@@ -209,4 +209,35 @@ class MachinesTest {
             assertEquals("reconciled, never created twice", "GET", (s as CallStep.Send).request.method())
         }
     }
+
+    @Test
+    fun aReceiptOnADedupWindowAsksOnlyForTheHandler() {
+        val now = 1_763_784_000L
+        fun signed(id: String, ref: String = "m1"): Pair<Map<String, String>, ByteArray> {
+            val body = """{"event":"ddex.import.completed","resource":{"type":"ddex_message","reference":"$ref","url":"/api/v1/ddex/messages/$ref"},"occurred_at":"2026-11-22T04:00:00Z"}""".toByteArray()
+            return signWebhook("whsec_window", body, now, id) to body
+        }
+        WebhookVerifier(listOf("whsec_window")).use { verifier ->
+            DedupWindow(100).use { window ->
+                val (headers, body) = signed("dlv_w1")
+                val first = verifier.receipt(headers, body, "org_1", now, window)
+                assertTrue("claimed in the core", first.next() is ReceiptStep.RunHandler)
+                val key = deliveryKey("org_1", "dlv_w1")
+                assertEquals(ClaimState.IN_PROGRESS, window.claim(key, now))
+                val twin = verifier.receipt(headers, body, "org_1", now, window)
+                assertEquals(503.toUShort(), (twin.next() as ReceiptStep.Reply).status)
+                assertEquals("the twin released nothing", ClaimState.IN_PROGRESS, window.claim(key, now))
+                val reply = first.handlerSucceeded() as ReceiptStep.Reply
+                assertEquals(200.toUShort(), reply.status)
+                assertTrue(reply.body.contains("processed"))
+                assertEquals(ClaimState.DONE, window.claim(key, now))
+                val again = verifier.receipt(headers, body, "org_1", now + 60, window).next() as ReceiptStep.Reply
+                assertEquals(200.toUShort(), again.status)
+                assertFalse("a duplicate skips the handler", again.body.contains("processed"))
+                val (h2, b2) = signed("dlv_w2", "m2") // other content: the same content is a duplicate
+                assertEquals(500.toUShort(), (verifier.receipt(h2, b2, "org_1", now, window).handlerFailed() as ReceiptStep.Reply).status)
+                assertTrue("released for the redelivery", verifier.receipt(h2, b2, "org_1", now + 30, window).next() is ReceiptStep.RunHandler)
+            }
+        }
+    }
 }
