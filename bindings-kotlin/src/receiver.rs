@@ -83,6 +83,12 @@ impl RedisDedupProtocol {
         RedisDedup::state_reply(reply.as_deref())
     }
 
+    /// What the guarded commit's or release's reply means: true for 1 (done, released), false
+    /// otherwise (the key no longer holds this claim).
+    pub fn guarded_reply(&self, reply: Option<String>) -> bool {
+        RedisDedup::guarded_reply(reply.as_deref())
+    }
+
     /// The guarded commit (`EVAL`); its reply is 1 when done.
     pub fn commit_command(&self, key: String, token: String) -> Result<Vec<String>> {
         Ok(self.0.commit_command(&key, &token)?)

@@ -89,6 +89,13 @@ impl RedisDedupProtocol {
         Protocol::state_reply(reply.as_deref())
     }
 
+    /// What the guarded commit's or release's reply means: True for 1 (done, released), False
+    /// otherwise (the key no longer holds this claim).
+    #[staticmethod]
+    fn guarded_reply(reply: Option<Text>) -> bool {
+        Protocol::guarded_reply(reply.as_deref())
+    }
+
     fn commit_command(&self, key: Text, token: Text) -> PyResult<Vec<String>> {
         guard(|| Ok(self.0.commit_command(&key, &token)?))
     }

@@ -198,7 +198,8 @@ ADAPTERS = {
     "plan_receipt": lambda i: rk.plan_receipt(i["namespace"], rk.verify_webhook(pairs(i["headers"]), body_bytes(i["body"]), i["secrets"], now=i["now"])),
     "decide_claims": lambda i: rk.decide_claims(i["states"]),
     "redis_dedup_command": redis_dedup_command,
-    "redis_dedup_reply": lambda i: (rk.RedisDedupProtocol.claim_reply if i["op"] == "claim" else rk.RedisDedupProtocol.state_reply)(i["reply"]),
+    "redis_dedup_reply": lambda i: {"claim": rk.RedisDedupProtocol.claim_reply, "state": rk.RedisDedupProtocol.state_reply}.get(
+        i["op"], rk.RedisDedupProtocol.guarded_reply)(i["reply"]),
     "delivery_key": lambda i: rk.delivery_key(i["namespace"], i["delivery_id"]),
     "event_key": lambda i: rk.event_key(i["namespace"], SimpleNamespace(
         name=i["name"], resource_type=i["resource_type"], resource_reference=i["resource_reference"], occurred_at_text=i["occurred_at"])),

@@ -297,6 +297,8 @@ export class RedisDedupProtocol {
   static claimReply(reply: string | null | undefined): 'new' | null;
   stateCommand(key: string): string[];
   static stateReply(reply: string | null | undefined): 'in_progress' | 'done';
+  /** The guarded commit's or release's reply: true for 1 (done, released), false otherwise. */
+  static guardedReply(reply: string | number | null | undefined): boolean;
   commitCommand(key: string, token: string): string[];
   releaseCommand(key: string, token: string): string[];
 }

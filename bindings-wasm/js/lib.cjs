@@ -1078,6 +1078,11 @@ class RedisDedupProtocol {
   static stateReply(reply) {
     return native.RedisDedupProtocol.stateReply(optStr(reply, 'reply'));
   }
+  /** The guarded commit's or release's reply (a number or its text): true for 1 (done,
+   * released), false otherwise (the key no longer holds this claim). */
+  static guardedReply(reply) {
+    return native.RedisDedupProtocol.guardedReply(reply === undefined || reply === null ? undefined : String(reply));
+  }
   commitCommand(key, token) {
     return call(() => this._inner.commitCommand(toStr(key, 'key'), toStr(token, 'token')));
   }
@@ -1125,14 +1130,14 @@ class RedisDedupStore {
   async commit(key) {
     const reply = await this.send(this.protocol.commitCommand(key, this.#token(key)));
     this.tokens.delete(key);
-    return Number(reply) === 1;
+    return RedisDedupProtocol.guardedReply(reply);
   }
 
   /** Gives up this worker's claim on `key`; true when released. */
   async release(key) {
     const reply = await this.send(this.protocol.releaseCommand(key, this.#token(key)));
     this.tokens.delete(key);
-    return Number(reply) === 1;
+    return RedisDedupProtocol.guardedReply(reply);
   }
 }
 

@@ -85,6 +85,12 @@ impl RedisDedupProtocol {
             .to_owned()
     }
 
+    /// `RedisDedup::guarded_reply`: the guarded commit's or release's reply (decimal text).
+    #[wasm_bindgen(js_name = guardedReply)]
+    pub fn guarded_reply(reply: Option<String>) -> bool {
+        RedisDedup::guarded_reply(reply.as_deref())
+    }
+
     /// `RedisDedup::commit_command`.
     #[wasm_bindgen(js_name = commitCommand)]
     pub fn commit_command(&self, key: &str, token: &str) -> R<Vec<String>> {

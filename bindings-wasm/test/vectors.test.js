@@ -188,7 +188,7 @@ const ADAPTERS = {
     const p = new rk.RedisDedupProtocol({ prefix: i.prefix, ttlSeconds: i.ttl_seconds, leaseSeconds: i.lease_seconds });
     return i.op === 'state' ? p.stateCommand(i.key) : p[`${i.op}Command`](i.key, i.token);
   },
-  redis_dedup_reply: (i) => (i.op === 'claim' ? rk.RedisDedupProtocol.claimReply(i.reply) : rk.RedisDedupProtocol.stateReply(i.reply)),
+  redis_dedup_reply: (i) => ({ claim: rk.RedisDedupProtocol.claimReply, state: rk.RedisDedupProtocol.stateReply }[i.op] ?? rk.RedisDedupProtocol.guardedReply)(i.reply),
   step_up_satisfies: (i) => rk.stepUpSatisfies(i.requirement, i.kind, i.at, { now: i.now, maxAgeSeconds: i.max_age_seconds }),
 };
 

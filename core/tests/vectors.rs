@@ -450,7 +450,8 @@ fn adapter(function: &str, i: &Value) -> Option<Outcome> {
         })(),
         "redis_dedup_reply" => Ok(match text(&i["op"]) {
             "claim" => json!(dedup::RedisDedup::claim_reply(i["reply"].as_str())),
-            _ => json!(dedup::RedisDedup::state_reply(i["reply"].as_str())),
+            "state" => json!(dedup::RedisDedup::state_reply(i["reply"].as_str())),
+            _ => json!(dedup::RedisDedup::guarded_reply(i["reply"].as_str())),
         }),
         _ => return export_call(function, i),
     })

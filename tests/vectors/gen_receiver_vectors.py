@@ -160,6 +160,11 @@ for comment, op, reply, state in [
     ("the key is done", "state", "done", "done"),
     ("another worker's claim", "state", "claim:fedcba9876543210", "in_progress"),
     ("the claim expired in between: in progress (the next redelivery decides)", "state", None, "in_progress"),
+    ("the guarded commit answered 1: this claim is done", "commit", "1", True),
+    ("the guarded commit answered 0: another worker claimed the key after this lease ran out", "commit", "0", False),
+    ("the guarded release answered 1: released", "release", "1", True),
+    ("the guarded release answered 0: the key no longer holds this claim", "release", "0", False),
+    ("the guarded release answered nil: not released", "release", None, False),
 ]:
     replies.append({"comment": comment, "input": {"op": op, "reply": reply}, "expected": state,
                     "spec": "core/src/dedup/redis.rs: what replies mean"})
@@ -169,5 +174,5 @@ shape.write("receiver.json", "A webhook receiver's rules and the dedup contract 
                 shape.group("plan_receipt", plans, comment="verify the signed delivery (headers, body, secrets, now), then plan_receipt(namespace, delivery)"),
                 shape.group("decide_claims", decisions),
                 shape.group("redis_dedup_command", redis, comment="RedisDedup(prefix, ttl_seconds, lease_seconds), then <op>_command(key, token) (state: state_command(key))"),
-                shape.group("redis_dedup_reply", replies, comment="claim: claim_reply(reply) (null: send the state command); state: state_reply(reply)"),
+                shape.group("redis_dedup_reply", replies, comment="claim: claim_reply(reply) (null: send the state command); state: state_reply(reply); commit, release: guarded_reply(reply)"),
             ])

@@ -119,13 +119,13 @@ class RedisDedupStore:
         receiver's retry commits the same claim."""
         reply = self._send(self._protocol.commit_command(key, self._tokens.get(key)))
         self._tokens.drop(key)
-        return reply == "1"
+        return RedisDedupProtocol.guarded_reply(reply)
 
     def release(self, key: str) -> bool:
         """True when this worker's claim was released."""
         reply = self._send(self._protocol.release_command(key, self._tokens.get(key)))
         self._tokens.drop(key)
-        return reply == "1"
+        return RedisDedupProtocol.guarded_reply(reply)
 
 
 class AsyncRedisDedupStore(RedisDedupStore):
@@ -144,12 +144,12 @@ class AsyncRedisDedupStore(RedisDedupStore):
     async def commit(self, key: str) -> bool:  # type: ignore[override]
         reply = await self._asend(self._protocol.commit_command(key, self._tokens.get(key)))
         self._tokens.drop(key)
-        return reply == "1"
+        return RedisDedupProtocol.guarded_reply(reply)
 
     async def release(self, key: str) -> bool:  # type: ignore[override]
         reply = await self._asend(self._protocol.release_command(key, self._tokens.get(key)))
         self._tokens.drop(key)
-        return reply == "1"
+        return RedisDedupProtocol.guarded_reply(reply)
 
 
 async def _maybe(value: T | Awaitable[T]) -> T:

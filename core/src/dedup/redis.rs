@@ -159,6 +159,14 @@ impl RedisDedup {
         ])
     }
 
+    /// What the reply of the guarded commit or release means: `true` for the integer 1 (this
+    /// claim was committed or released), `false` for 0 or anything else (the key no longer holds
+    /// this claim: its lease ran out and another worker claimed it). Integer replies are read
+    /// as clients give them in decimal text.
+    pub fn guarded_reply(reply: Option<&str>) -> bool {
+        reply.map(str::trim) == Some("1")
+    }
+
     /// The guarded release of `key` by the worker holding `token` ([`RELEASE_SCRIPT`]); its
     /// reply is 1 when released, 0 when the key no longer holds this claim.
     pub fn release_command(&self, key: &str, token: &str) -> Result<Vec<String>, ArgumentError> {
@@ -204,6 +212,9 @@ mod tests {
             ClaimState::InProgress
         );
         assert_eq!(RedisDedup::state_reply(None), ClaimState::InProgress);
+        assert!(RedisDedup::guarded_reply(Some("1")));
+        assert!(!RedisDedup::guarded_reply(Some("0")));
+        assert!(!RedisDedup::guarded_reply(None));
         assert!(r.claim_command("dlv_1", "short").is_err());
         assert!(r.claim_command("", token).is_err());
         assert!(RedisDedup::new(None, Some(10), Some(11)).is_err());

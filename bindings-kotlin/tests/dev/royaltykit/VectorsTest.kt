@@ -221,7 +221,11 @@ class VectorsTest {
             }
         },
         "redis_dedup_reply" to { i ->
-            RedisDedupProtocol().use { p -> i.opt("reply")?.asString.let { r -> if (i["op"].asString == "claim") p.claimReply(r) else p.stateReply(r) } }
+            RedisDedupProtocol().use { p ->
+                i.opt("reply")?.asString.let { r ->
+                    when (i["op"].asString) { "claim" -> p.claimReply(r); "state" -> p.stateReply(r); else -> p.guardedReply(r) }
+                }
+            }
         },
         "delivery_key" to { i -> deliveryKey(i["namespace"].asString, i["delivery_id"].asString) },
         "event_key" to { i ->
