@@ -36,6 +36,11 @@ pub fn random_unit() -> Result<f64, royaltykit::Error> {
     Ok((u64::from_le_bytes(b) >> 11) as f64 / (1u64 << 53) as f64)
 }
 
+/// `random` when the caller gave one (tests, replays), else [`random_unit`].
+pub fn random_or_os(random: Option<f64>) -> Result<f64, royaltykit::Error> {
+    random.map_or_else(random_unit, Ok)
+}
+
 /// The system clock as Unix seconds with their fraction, for the protocol machines' clocks.
 pub fn now_unix_f64() -> f64 {
     std::time::SystemTime::now()

@@ -30,7 +30,7 @@ pub fn export_poll_decision(
     random: Option<f64>,
     max_polls: Option<i64>,
 ) -> Result<PollDecision> {
-    let random = crate::retry::random_or_os(random)?;
+    let random = royaltykit_host::random_or_os(random)?;
     let state = ExportState::parse(&state);
     Ok(export::export_poll_decision(
         &state, attempt, random, max_polls,

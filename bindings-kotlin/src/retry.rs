@@ -6,13 +6,6 @@ use royaltykit_host::now_or_clock;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-pub(crate) fn random_or_os(random: Option<f64>) -> Result<f64> {
-    match random {
-        Some(r) => Ok(r),
-        None => Ok(royaltykit_host::random_unit()?),
-    }
-}
-
 /// The service's delays between webhook delivery attempts, in seconds.
 #[uniffi::export]
 pub fn webhook_retry_schedule() -> Vec<u64> {
@@ -60,7 +53,7 @@ pub fn backoff_delay(
     random: Option<f64>,
     policy: Option<BackoffPolicy>,
 ) -> Result<f64> {
-    let r = random_or_os(random)?;
+    let r = royaltykit_host::random_or_os(random)?;
     Ok(match policy {
         None => retry::backoff_delay(attempt, r)?,
         Some(p) => retry::BackoffPolicy::from_parts(
@@ -128,7 +121,7 @@ pub fn decide_retry(input: RetryInput) -> Result<RetryDecision> {
         attempt: input.attempt,
         elapsed_seconds: input.elapsed_seconds,
         token_refreshed: input.token_refreshed,
-        random: random_or_os(input.random)?,
+        random: royaltykit_host::random_or_os(input.random)?,
         idempotency_key_sent: input.idempotency_key_sent,
     };
     Ok(retry::decide_retry_parts(

@@ -390,24 +390,12 @@ pub fn response_notices(headers: Headers) -> token::ResponseNotices {
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(operations, m)?)?;
-    m.add_function(wrap_pyfunction!(operation, m)?)?;
-    m.add_function(wrap_pyfunction!(build_request, m)?)?;
-    m.add_function(wrap_pyfunction!(parse_api_error, m)?)?;
-    m.add_function(wrap_pyfunction!(build_token_request, m)?)?;
-    m.add_function(wrap_pyfunction!(parse_token_response, m)?)?;
-    m.add_function(wrap_pyfunction!(parse_api_session, m)?)?;
-    m.add_function(wrap_pyfunction!(build_enterprise_token_request, m)?)?;
-    m.add_function(wrap_pyfunction!(parse_enterprise_token_response, m)?)?;
-    m.add_function(wrap_pyfunction!(missing_scopes, m)?)?;
-    m.add_function(wrap_pyfunction!(response_notices, m)?)?;
-    m.add_class::<catalog::Operation>()?;
-    m.add_class::<catalog::QueryParam>()?;
-    m.add_class::<RequestDescriptor>()?;
-    m.add_class::<token::Token>()?;
-    m.add_class::<token::EnterpriseToken>()?;
-    m.add_class::<PyBearerToken>()?;
-    m.add_class::<token::ResponseNotices>()?;
-    m.add_class::<token::ApiSession>()?;
+    crate::py_export!(m;
+        fn operations, operation, build_request, parse_api_error, build_token_request,
+            parse_token_response, parse_api_session, build_enterprise_token_request,
+            parse_enterprise_token_response, missing_scopes, response_notices;
+        class catalog::Operation, catalog::QueryParam, RequestDescriptor, token::Token,
+            token::EnterpriseToken, PyBearerToken, token::ResponseNotices, token::ApiSession
+    );
     Ok(())
 }

@@ -105,13 +105,10 @@ pub fn step_up_satisfies(
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(export_state, m)?)?;
-    m.add_function(wrap_pyfunction!(validate_export_command, m)?)?;
-    m.add_function(wrap_pyfunction!(export_poll_decision, m)?)?;
-    m.add_function(wrap_pyfunction!(check_export_download, m)?)?;
-    m.add_function(wrap_pyfunction!(validate_export_list_query, m)?)?;
-    m.add_function(wrap_pyfunction!(step_up_satisfies, m)?)?;
-    m.add_class::<export::ExportStateInfo>()?;
-    m.add_class::<export::PollDecision>()?;
+    crate::py_export!(m;
+        fn export_state, validate_export_command, export_poll_decision, check_export_download,
+            validate_export_list_query, step_up_satisfies;
+        class export::ExportStateInfo, export::PollDecision
+    );
     Ok(())
 }

@@ -10,6 +10,15 @@ use pyo3::types::{IntoPyDict, PyDict};
 use royaltykit::{dedup, webhook, ArgumentError};
 use std::sync::Mutex;
 
+/// Adds the `fn` functions and the `class` classes to the module `m`.
+macro_rules! py_export {
+    ($m:ident; $(fn $($f:path),+;)? $(class $($c:ty),+)?) => {{
+        $($($m.add_function(pyo3::wrap_pyfunction!($f, $m)?)?;)+)?
+        $($($m.add_class::<$c>()?;)+)?
+    }};
+}
+pub(crate) use py_export;
+
 mod api;
 mod args;
 mod export;
@@ -355,18 +364,12 @@ impl DedupWindow {
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(verify_webhook, m)?)?;
-    m.add_function(wrap_pyfunction!(sign_webhook, m)?)?;
-    m.add_function(wrap_pyfunction!(active_secrets, m)?)?;
-    m.add_function(wrap_pyfunction!(delivery_key, m)?)?;
-    m.add_function(wrap_pyfunction!(event_key, m)?)?;
-    m.add_function(wrap_pyfunction!(content_key, m)?)?;
-    m.add_function(wrap_pyfunction!(idempotency_key, m)?)?;
-    m.add_class::<WebhookVerifier>()?;
-    m.add_class::<args::PyWebhookSecret>()?;
-    m.add_class::<webhook::VerifiedWebhook>()?;
-    m.add_class::<webhook::WebhookEvent>()?;
-    m.add_class::<DedupWindow>()?;
+    crate::py_export!(m;
+        fn verify_webhook, sign_webhook, active_secrets, delivery_key, event_key, content_key,
+            idempotency_key;
+        class WebhookVerifier, args::PyWebhookSecret, webhook::VerifiedWebhook,
+            webhook::WebhookEvent, DedupWindow
+    );
     #[cfg(feature = "test-hooks")]
     m.add_function(wrap_pyfunction!(panic_for_tests, m)?)?;
     retry::register(m)?;

@@ -436,10 +436,8 @@ api_machine!(ExportJob, machine::ExportJob, job_step, {
 });
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<WebhookReceipt>()?;
-    m.add_class::<ReceiptStep>()?;
-    m.add_class::<CallStep>()?;
-    m.add_class::<Call>()?;
-    m.add_class::<ExportJob>()?;
+    crate::py_export!(m;
+        class WebhookReceipt, ReceiptStep, CallStep, Call, ExportJob
+    );
     Ok(())
 }

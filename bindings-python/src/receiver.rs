@@ -110,13 +110,10 @@ impl RedisDedupProtocol {
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(plan_receipt, m)?)?;
-    m.add_function(wrap_pyfunction!(decide_claims, m)?)?;
-    m.add_class::<RedisDedupProtocol>()?;
-    m.add_class::<ReceiverDecision>()?;
-    m.add_class::<ReceiverReply>()?;
-    m.add_function(wrap_pyfunction!(failure_reply, m)?)?;
-    m.add_function(wrap_pyfunction!(rejection_body, m)?)?;
+    crate::py_export!(m;
+        fn plan_receipt, decide_claims, failure_reply, rejection_body;
+        class RedisDedupProtocol, ReceiverDecision, ReceiverReply
+    );
     m.add("DEFAULT_STORE_CAPACITY", receiver::DEFAULT_STORE_CAPACITY)?;
     m.add("STATUS_HANDLER_FAILED", receiver::STATUS_HANDLER_FAILED)?;
     m.add(

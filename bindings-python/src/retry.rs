@@ -1,14 +1,10 @@
 //! Retry functions for Python: conversions only.
 
 use crate::args::{headers_or_none, Headers, Seconds, Text};
-use crate::{guard, R};
+use crate::guard;
 use pyo3::prelude::*;
 use royaltykit::retry;
 use std::sync::Mutex;
-
-fn random_or_os(random: Option<f64>) -> R<f64> {
-    Ok(random.map_or_else(royaltykit_host::random_unit, Ok)?)
-}
 
 /// The service's delays between webhook delivery attempts, in seconds.
 #[pyfunction]
@@ -63,7 +59,11 @@ impl BackoffPolicy {
     /// Seconds before retry `attempt`; `random` in [0, 1) defaults to the OS RNG.
     #[pyo3(signature = (attempt, *, random=None))]
     fn delay(&self, attempt: i64, random: Option<f64>) -> PyResult<f64> {
-        guard(|| Ok(self.0.delay(attempt, random_or_os(random)?)?))
+        guard(|| {
+            Ok(self
+                .0
+                .delay(attempt, royaltykit_host::random_or_os(random)?)?)
+        })
     }
 
     fn __repr__(&self) -> String {
@@ -80,7 +80,7 @@ pub fn backoff_delay(
     policy: Option<&BackoffPolicy>,
 ) -> PyResult<f64> {
     guard(|| {
-        let r = random_or_os(random)?;
+        let r = royaltykit_host::random_or_os(random)?;
         Ok(policy.map_or_else(
             || retry::backoff_delay(attempt, r),
             |p| p.0.delay(attempt, r),
@@ -123,7 +123,7 @@ pub fn decide_retry(
             attempt,
             elapsed_seconds,
             token_refreshed,
-            random: random_or_os(random)?,
+            random: royaltykit_host::random_or_os(random)?,
             idempotency_key_sent,
         };
         let headers = headers_or_none(headers);
@@ -171,16 +171,11 @@ impl RateBudget {
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(webhook_retry_schedule, m)?)?;
-    m.add_function(wrap_pyfunction!(webhook_next_attempt_at, m)?)?;
-    m.add_function(wrap_pyfunction!(webhook_gives_up_at, m)?)?;
-    m.add_function(wrap_pyfunction!(backoff_delay, m)?)?;
-    m.add_function(wrap_pyfunction!(parse_retry_after, m)?)?;
-    m.add_function(wrap_pyfunction!(decide_retry, m)?)?;
-    m.add_class::<BackoffPolicy>()?;
-    m.add_class::<retry::RetryAfter>()?;
-    m.add_class::<retry::RetryDecision>()?;
-    m.add_class::<retry::RateDecision>()?;
-    m.add_class::<RateBudget>()?;
+    crate::py_export!(m;
+        fn webhook_retry_schedule, webhook_next_attempt_at, webhook_gives_up_at, backoff_delay,
+            parse_retry_after, decide_retry;
+        class BackoffPolicy, retry::RetryAfter, retry::RetryDecision, retry::RateDecision,
+            RateBudget
+    );
     Ok(())
 }

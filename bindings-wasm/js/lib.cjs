@@ -242,10 +242,7 @@ function verifyOnce(headers, body, secrets, o) {
   const tolerance = toNumber(o.toleranceSeconds, 'toleranceSeconds', undefined);
   const maxBody = toNumber(o.maxBodyBytes, 'maxBodyBytes', undefined);
   const now = nowSeconds(o.now);
-  if (bytes.length >= macThreshold(o)) {
-    const mac = hostMac(list, bytes);
-    return JSON.parse(call(() => native.verifyWebhookWithMac(flat, bytes, list, now, tolerance, maxBody, mac, validUntil)));
-  }
+  // Only reached with secrets or options the core refused, so it ends in the core's error.
   return JSON.parse(call(() => native.verifyWebhook(flat, bytes, list, now, tolerance, maxBody, validUntil)));
 }
 
@@ -1142,60 +1139,21 @@ class RedisDedupStore {
 }
 
 module.exports = {
-  WebhookReceipt,
-  Call,
-  ExportJob,
-  verifyRequest,
-  webhookHandler,
-  WebhookReceiver,
-  RedisDedupStore,
-  RedisDedupProtocol,
-  planReceipt,
-  decideClaims,
-  exportState,
-  validateExportCommand,
-  exportPollDecision,
-  checkExportDownload,
-  validateExportListQuery,
-  stepUpSatisfies,
-  ExportStateError,
-  ExportDownloadError,
-  operations,
-  operation,
-  buildRequest,
-  RequestDescriptor,
-  parseApiError,
-  ApiError,
-  RequestBuildError,
-  TokenResponseError,
-  buildTokenRequest,
-  parseTokenResponse,
-  parseApiSession,
-  buildEnterpriseTokenRequest,
-  parseEnterpriseTokenResponse,
-  Token,
-  EnterpriseToken,
-  BearerToken,
-  missingScopes,
-  responseNotices,
-  webhookRetrySchedule,
-  webhookNextAttemptAt,
-  webhookGivesUpAt,
-  backoffDelay,
-  parseRetryAfter,
-  decideRetry,
-  RateBudget,
-  verifyWebhook,
-  WebhookVerifier,
-  signWebhook,
-  activeSecrets,
-  deliveryKey,
-  eventKey,
-  contentKey,
-  idempotencyKey,
-  DedupWindow,
-  RoyaltyKitError,
-  WebhookVerificationError,
-  InvalidArgumentError,
-  HEADER_NAMES,
+  // webhooks and dedup
+  verifyWebhook, WebhookVerifier, signWebhook, activeSecrets, HEADER_NAMES, deliveryKey, eventKey, contentKey,
+  idempotencyKey, DedupWindow,
+  // receivers and the protocol machines
+  verifyRequest, webhookHandler, WebhookReceiver, RedisDedupStore, RedisDedupProtocol, planReceipt, decideClaims,
+  WebhookReceipt, Call, ExportJob,
+  // retries
+  webhookRetrySchedule, webhookNextAttemptAt, webhookGivesUpAt, backoffDelay, parseRetryAfter, decideRetry, RateBudget,
+  // the catalog, requests, error bodies and tokens
+  operations, operation, buildRequest, RequestDescriptor, parseApiError, buildTokenRequest, parseTokenResponse,
+  parseApiSession, buildEnterpriseTokenRequest, parseEnterpriseTokenResponse, Token, EnterpriseToken, BearerToken,
+  missingScopes, responseNotices,
+  // exports
+  exportState, validateExportCommand, exportPollDecision, checkExportDownload, validateExportListQuery, stepUpSatisfies,
+  // errors
+  RoyaltyKitError, WebhookVerificationError, InvalidArgumentError, RequestBuildError, TokenResponseError, ApiError,
+  ExportStateError, ExportDownloadError,
 };

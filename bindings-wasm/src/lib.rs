@@ -188,27 +188,6 @@ fn verified_with_host_mac(
     }
 }
 
-/// `webhook::verify_with_mac` with flat headers and the host's HMAC (see `HostMac`).
-#[wasm_bindgen(js_name = verifyWebhookWithMac)]
-#[allow(clippy::too_many_arguments)]
-pub fn verify_webhook_with_mac(
-    headers: Vec<String>,
-    body: &[u8],
-    secrets: Vec<String>,
-    now: f64,
-    tolerance: Option<f64>,
-    max_body_bytes: Option<f64>,
-    mac: &js_sys::Function,
-    valid_until: Option<Vec<f64>>,
-) -> R<String> {
-    let opts = options(tolerance, max_body_bytes)?;
-    let now = now_arg(now)?;
-    let secrets = secrets_with(secrets, valid_until)?;
-    with_host_mac(mac, |m| {
-        webhook::verify_with_mac(&FlatHeaders(headers), body, &secrets, now, opts, m)
-    })
-}
-
 /// A verifier holding its secrets; reuse it for every delivery.
 #[wasm_bindgen]
 pub struct WebhookVerifier(webhook::WebhookVerifier);

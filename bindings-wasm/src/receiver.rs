@@ -104,22 +104,6 @@ impl RedisDedupProtocol {
     }
 }
 
-/// `receiver::failure_reply` for `"handler_failed"` or `"store_unavailable"`, as JSON
-/// `{ status, body }`.
-#[wasm_bindgen(js_name = failureReply)]
-pub fn failure_reply(failure: &str) -> R<String> {
-    Ok(json(&receiver::failure_reply(parse(
-        receiver::ReceiverFailure::parse,
-        failure,
-    )?)))
-}
-
-/// `receiver::rejection_body`.
-#[wasm_bindgen(js_name = rejectionBody)]
-pub fn rejection_body(code: &str, message: &str) -> String {
-    receiver::rejection_body(code, message)
-}
-
 /// `receiver::DEFAULT_STORE_CAPACITY`.
 #[wasm_bindgen(js_name = defaultStoreCapacity)]
 pub fn default_store_capacity() -> u32 {
