@@ -1,9 +1,8 @@
 //! Retry functions for Kotlin: conversions only.
 
 use crate::Result;
-use royaltykit::retry::{self, Jitter, RateDecision, RetryAfter, RetryClass, RetryDecision};
+use royaltykit::retry::{self, Jitter, RateDecision, RetryAfter, RetryDecision};
 use royaltykit_host::now_or_clock;
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 /// The service's delays between webhook delivery attempts, in seconds.
@@ -74,66 +73,11 @@ pub fn parse_retry_after(value: String, now: Option<i64>) -> Option<RetryAfter> 
     retry::parse_retry_after(&value, now_or_clock(now))
 }
 
-/// The input of `decideRetry`: a response (`status`, `headers`) or a `transport` failure.
-#[derive(Debug, Clone, PartialEq, uniffi::Record)]
-pub struct RetryInput {
-    /// How safe the operation is to repeat (the catalog's `retryClass`).
-    pub retry_class: RetryClass,
-    /// Attempts made so far, the failed one included.
-    pub attempt: i64,
-    /// The response status.
-    #[uniffi(default = None)]
-    pub status: Option<i64>,
-    /// The response headers (Retry-After is read).
-    #[uniffi(default)]
-    pub headers: HashMap<String, String>,
-    /// The failure below HTTP, when there was no response.
-    #[uniffi(default = None)]
-    pub transport: Option<retry::TransportFailure>,
-    /// Seconds since the first attempt.
-    #[uniffi(default = 0.0)]
-    pub elapsed_seconds: f64,
-    /// The token was already refreshed for this request.
-    #[uniffi(default = false)]
-    pub token_refreshed: bool,
-    /// The request carried its idempotency key (`RequestDescriptor.idempotencyKeySent()`); an
-    /// `IDEMPOTENT_WRITE` without it is reconciled, never repeated blindly.
-    #[uniffi(default = false)]
-    pub idempotency_key_sent: bool,
-    /// In [0, 1); the OS RNG when null.
-    #[uniffi(default = None)]
-    pub random: Option<f64>,
-    /// Unix seconds; the system clock when null.
-    #[uniffi(default = None)]
-    pub now: Option<i64>,
-    /// The core's default when null.
-    #[uniffi(default = None)]
-    pub max_attempts: Option<i64>,
-    /// The core's default when null.
-    #[uniffi(default = None)]
-    pub max_elapsed_seconds: Option<f64>,
-}
-
 /// What to do after a failed attempt.
 #[uniffi::export]
-pub fn decide_retry(input: RetryInput) -> Result<RetryDecision> {
-    let state = retry::RetryState {
-        attempt: input.attempt,
-        elapsed_seconds: input.elapsed_seconds,
-        token_refreshed: input.token_refreshed,
-        random: royaltykit_host::random_or_os(input.random)?,
-        idempotency_key_sent: input.idempotency_key_sent,
-    };
-    Ok(retry::decide_retry_parts(
-        input.retry_class,
-        input.status,
-        &input.headers,
-        input.transport,
-        state,
-        now_or_clock(input.now),
-        input.max_attempts,
-        input.max_elapsed_seconds,
-    )?)
+pub fn decide_retry(input: retry::RetryInput) -> Result<RetryDecision> {
+    let random = royaltykit_host::random_or_os(input.random)?;
+    Ok(input.decide(&input.headers, random, now_or_clock(input.now))?)
 }
 
 /// One rolling window of a custom budget.

@@ -118,25 +118,18 @@ pub fn decide_retry(
 ) -> PyResult<retry::RetryDecision> {
     guard(|| {
         let class = retry::RetryClass::parse(retry_class)?;
-        let transport = transport.map(retry::TransportFailure::parse).transpose()?;
-        let state = retry::RetryState {
-            attempt,
+        let input = retry::RetryInput {
+            status,
+            transport: transport.map(retry::TransportFailure::parse).transpose()?,
             elapsed_seconds,
             token_refreshed,
-            random: royaltykit_host::random_or_os(random)?,
             idempotency_key_sent,
-        };
-        let headers = headers_or_none(headers);
-        Ok(retry::decide_retry_parts(
-            class,
-            status,
-            &headers,
-            transport,
-            state,
-            crate::args::now(now),
             max_attempts,
             max_elapsed_seconds,
-        )?)
+            ..retry::RetryInput::new(class, attempt)
+        };
+        let random = royaltykit_host::random_or_os(random)?;
+        Ok(input.decide(&headers_or_none(headers), random, crate::args::now(now))?)
     })
 }
 

@@ -61,7 +61,7 @@ pub fn parse_retry_after(value: &str, now: f64) -> R<String> {
     Ok(json(&retry::parse_retry_after(value, now_arg(now)?)))
 }
 
-/// `retry::decide_retry_parts`, as JSON.
+/// `retry::RetryInput::decide`, as JSON.
 #[wasm_bindgen(js_name = decideRetry)]
 #[allow(clippy::too_many_arguments)]
 pub fn decide_retry(
@@ -82,23 +82,18 @@ pub fn decide_retry(
     let transport = transport
         .map(|t| parse(retry::TransportFailure::parse, &t))
         .transpose()?;
-    let state = retry::RetryState {
-        attempt: int("attempt", attempt)?,
+    let attempt = int("attempt", attempt)?;
+    let input = retry::RetryInput {
+        status: opt_int("status", status)?,
+        transport,
         elapsed_seconds,
         token_refreshed,
-        random,
         idempotency_key_sent,
-    };
-    let d = retry::decide_retry_parts(
-        class,
-        opt_int("status", status)?,
-        &FlatHeaders(headers),
-        transport,
-        state,
-        now_arg(now)?,
-        opt_int("max_attempts", max_attempts)?,
+        max_attempts: opt_int("max_attempts", max_attempts)?,
         max_elapsed_seconds,
-    );
+        ..retry::RetryInput::new(class, attempt)
+    };
+    let d = input.decide(&FlatHeaders(headers), random, now_arg(now)?);
     d.map(|d| json(&d)).map_err(err)
 }
 

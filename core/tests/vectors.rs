@@ -184,29 +184,25 @@ fn parse_enterprise_token_response(i: &Value) -> Outcome {
 }
 
 fn decide_retry(i: &Value) -> Outcome {
-    let state = retry::RetryState {
-        attempt: int(&i["attempt"]),
+    let input = retry::RetryInput {
+        status: opt_int(&i["status"]),
+        transport: i["transport"]
+            .as_str()
+            .map(retry::TransportFailure::parse)
+            .transpose()?,
         elapsed_seconds: i["elapsed_seconds"].as_f64().unwrap(),
         token_refreshed: i["token_refreshed"].as_bool().unwrap(),
-        random: i["random"].as_f64().unwrap(),
         idempotency_key_sent: i["idempotency_key_sent"].as_bool().unwrap_or(false),
+        random: i["random"].as_f64(),
+        now: Some(int(&i["now"])),
+        max_attempts: opt_int(&i["max_attempts"]),
+        max_elapsed_seconds: i["max_elapsed_seconds"].as_f64(),
+        ..retry::RetryInput::new(
+            retry::RetryClass::parse(text(&i["retry_class"]))?,
+            int(&i["attempt"]),
+        )
     };
-    let class = retry::RetryClass::parse(text(&i["retry_class"]))?;
-    let transport = i["transport"]
-        .as_str()
-        .map(retry::TransportFailure::parse)
-        .transpose()?;
-    let max_elapsed = i["max_elapsed_seconds"].as_f64();
-    view(retry::decide_retry_parts(
-        class,
-        opt_int(&i["status"]),
-        &pairs(&i["headers"]),
-        transport,
-        state,
-        int(&i["now"]),
-        opt_int(&i["max_attempts"]),
-        max_elapsed,
-    ))
+    view(input.decide(&pairs(&i["headers"]), f64::NAN, 0))
 }
 
 fn backoff_delay(i: &Value) -> Outcome {

@@ -101,10 +101,10 @@ impl Outcome {
 }
 
 impl Outcome {
-    /// The outcome from a binding's optional parts: exactly one of `status` (with the response
+    /// The outcome from a record's optional members: exactly one of `status` (with the response
     /// headers) and `transport` (`timeout`, `connect_failed`, `connection_lost`). Promises
     /// `invalid_argument` for both, neither, or an unknown or out-of-range value.
-    pub fn from_parts<H: HeaderMap + ?Sized>(
+    fn of<H: HeaderMap + ?Sized>(
         status: Option<i64>,
         headers: &H,
         transport: Option<TransportFailure>,
@@ -255,24 +255,98 @@ pub struct RetryDecision {
 }
 }
 
-/// [`decide_retry`] from a binding's parts, with the default backoff policy: the outcome is an
-/// HTTP `status` with its `headers`, or a `transport` failure (exactly one of the two); absent
-/// limits are [`DEFAULT_MAX_ATTEMPTS`] and [`DEFAULT_MAX_ELAPSED_SECONDS`]. Promises the same
-/// as [`decide_retry`], and `invalid_argument` for both or neither outcome.
-#[allow(clippy::too_many_arguments)]
-pub fn decide_retry_parts<H: HeaderMap + ?Sized>(
-    class: RetryClass,
-    status: Option<i64>,
-    headers: &H,
-    transport: Option<TransportFailure>,
-    state: RetryState,
-    now: i64,
-    max_attempts: Option<i64>,
-    max_elapsed_seconds: Option<f64>,
-) -> Result<RetryDecision, ArgumentError> {
-    let outcome = Outcome::from_parts(status, headers, transport, now)?;
-    let limits = RetryLimits::with_defaults(max_attempts, max_elapsed_seconds)?;
-    decide_retry(class, outcome, state, limits, &BackoffPolicy::default())
+/// The question [`decide_retry`] answers, as the one record every binding fills in: the
+/// attempt's outcome (a response `status` with its `headers`, or a `transport` failure: exactly
+/// one of the two) and where the caller's loop is. `random` and `now` are the host's when absent
+/// ([`RetryInput::decide`] takes them); absent limits are [`DEFAULT_MAX_ATTEMPTS`] and
+/// [`DEFAULT_MAX_ELAPSED_SECONDS`].
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
+pub struct RetryInput {
+    /// How safe the operation is to repeat (the catalog's `retry_class`).
+    pub retry_class: RetryClass,
+    /// Attempts made so far, the failed one included.
+    pub attempt: i64,
+    /// The response status.
+    #[cfg_attr(feature = "uniffi", uniffi(default = None))]
+    pub status: Option<i64>,
+    /// The response headers (`Retry-After` is read).
+    #[cfg_attr(feature = "uniffi", uniffi(default))]
+    pub headers: std::collections::HashMap<String, String>,
+    /// The failure below HTTP, when there was no response.
+    #[cfg_attr(feature = "uniffi", uniffi(default = None))]
+    pub transport: Option<TransportFailure>,
+    /// Seconds since the first attempt.
+    #[cfg_attr(feature = "uniffi", uniffi(default = 0.0))]
+    pub elapsed_seconds: f64,
+    /// The token was already refreshed for this request.
+    #[cfg_attr(feature = "uniffi", uniffi(default = false))]
+    pub token_refreshed: bool,
+    /// The request carried its idempotency key (`RequestDescriptor::idempotency_key_sent`); an
+    /// `idempotent_write` without it is reconciled, never repeated blindly.
+    #[cfg_attr(feature = "uniffi", uniffi(default = false))]
+    pub idempotency_key_sent: bool,
+    /// In `[0, 1)`, for jitter; the host's RNG when absent.
+    #[cfg_attr(feature = "uniffi", uniffi(default = None))]
+    pub random: Option<f64>,
+    /// Unix seconds; the host's clock when absent.
+    #[cfg_attr(feature = "uniffi", uniffi(default = None))]
+    pub now: Option<i64>,
+    /// The core's default when absent.
+    #[cfg_attr(feature = "uniffi", uniffi(default = None))]
+    pub max_attempts: Option<i64>,
+    /// The core's default when absent.
+    #[cfg_attr(feature = "uniffi", uniffi(default = None))]
+    pub max_elapsed_seconds: Option<f64>,
+}
+
+impl RetryInput {
+    /// A question about `retry_class` after attempt `attempt`, everything else absent.
+    pub fn new(retry_class: RetryClass, attempt: i64) -> Self {
+        Self {
+            retry_class,
+            attempt,
+            status: None,
+            headers: std::collections::HashMap::new(),
+            transport: None,
+            elapsed_seconds: 0.0,
+            token_refreshed: false,
+            idempotency_key_sent: false,
+            random: None,
+            now: None,
+            max_attempts: None,
+            max_elapsed_seconds: None,
+        }
+    }
+
+    /// [`decide_retry`] with the default backoff policy, the response `headers` (the record's
+    /// own, or a binding's header shape), and the host's `random` and `now` standing in for the
+    /// record's when it has none. Promises the same as [`decide_retry`], and
+    /// `invalid_argument` for both or neither outcome.
+    pub fn decide<H: HeaderMap + ?Sized>(
+        &self,
+        headers: &H,
+        random: f64,
+        now: i64,
+    ) -> Result<RetryDecision, ArgumentError> {
+        let now = self.now.unwrap_or(now);
+        let outcome = Outcome::of(self.status, headers, self.transport, now)?;
+        let state = RetryState {
+            attempt: self.attempt,
+            elapsed_seconds: self.elapsed_seconds,
+            token_refreshed: self.token_refreshed,
+            random: self.random.unwrap_or(random),
+            idempotency_key_sent: self.idempotency_key_sent,
+        };
+        let limits = RetryLimits::with_defaults(self.max_attempts, self.max_elapsed_seconds)?;
+        decide_retry(
+            self.retry_class,
+            outcome,
+            state,
+            limits,
+            &BackoffPolicy::default(),
+        )
+    }
 }
 
 /// Classes whose request may be repeated after it may have been applied.

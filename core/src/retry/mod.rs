@@ -19,7 +19,7 @@ mod schedule;
 
 pub use backoff::{backoff_delay, BackoffPolicy, Jitter, MAX_BACKOFF_STEPS};
 pub use decision::{
-    decide_retry, decide_retry_parts, Outcome, Reconcile, RetryAction, RetryClass, RetryDecision,
+    decide_retry, Outcome, Reconcile, RetryAction, RetryClass, RetryDecision, RetryInput,
     RetryLimits, RetryState, TransportFailure, DEFAULT_MAX_ATTEMPTS, DEFAULT_MAX_ELAPSED_SECONDS,
 };
 pub use rate::{
