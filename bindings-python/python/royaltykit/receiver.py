@@ -15,7 +15,7 @@ import inspect
 import logging
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Generator, Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, cast
 
@@ -192,72 +192,69 @@ class WebhookReceiver:
         window = self.store if isinstance(self.store, DedupWindow) else None
         return self.verifier.receipt(headers, body, namespace=self.namespace, now=now, window=window)
 
-    def _run_handler(self, r: WebhookReceipt, d: VerifiedWebhook) -> Callable[[Exception], ReceiptStep]:
-        def failed(e: Exception) -> ReceiptStep:
-            self.on_error(e, d)
-            return r.handler_failed()
-        return failed
+    def _steps(self, headers: Any, body: bytes, now: float | None) -> Generator[Any, tuple[bool, Any], Receipt]:
+        """The receipt's loop, once for both drivers: yields each action to perform (a callable,
+        or a :class:`_Pause`) and is sent back ``(True, result)`` or ``(False, exception)``."""
+        r, store, d = self._receipt(headers, body, now), self.store, None
+        step = r.next()
+        while True:
+            match step:
+                case ReceiptStep.Claim(key=key):
+                    ok, value = yield lambda: store.claim(key)
+                    step = r.claimed(value) if ok else r.store_failed()
+                case ReceiptStep.Release(key=key):  # a failed release is fine: the claim's lease runs out
+                    yield lambda: store.release(key)
+                    step = r.released()
+                case ReceiptStep.RunHandler():
+                    d = cast(VerifiedWebhook, r.delivery)
+                    ok, value = yield lambda: self.handler(d)
+                    if not ok:
+                        self.on_error(value, d)
+                    step = r.handler_succeeded() if ok else r.handler_failed()
+                case ReceiptStep.Commit(key=key):
+                    ok, _ = yield lambda: store.commit(key)
+                    step = r.committed() if ok else r.store_failed()
+                case ReceiptStep.Wait(seconds=seconds):
+                    yield _Pause(seconds)
+                    step = r.waited()
+                case ReceiptStep.Reply(status=status, body=reply):
+                    return Receipt(status, reply.encode(), d or r.delivery)
 
     def receive(self, headers: Any, body: bytes, *, now: float | None = None) -> Receipt:
         """Receives one delivery with a synchronous store and handler, driving the core's
         :class:`WebhookReceipt` (every rule and every step is the core's)."""
-        r, store, d = self._receipt(headers, body, now), self.store, None
-        step = r.next()
-        while True:
-            match step:
-                case ReceiptStep.Claim(key=key):
-                    step = _report(lambda: store.claim(key), r.claimed, lambda e: r.store_failed())
-                case ReceiptStep.Release(key=key):  # a failed release is fine: the claim's lease runs out
-                    step = _report(lambda: store.release(key), lambda _: r.released(), lambda e: r.released())
-                case ReceiptStep.RunHandler():
-                    d = cast(VerifiedWebhook, r.delivery)
-                    step = _report(lambda: self.handler(d), lambda _: r.handler_succeeded(), self._run_handler(r, d))
-                case ReceiptStep.Commit(key=key):
-                    step = _report(lambda: store.commit(key), lambda _: r.committed(), lambda e: r.store_failed())
-                case ReceiptStep.Wait(seconds=seconds):
-                    time.sleep(seconds)
-                    step = r.waited()
-                case ReceiptStep.Reply(status=status, body=reply):
-                    return Receipt(status, reply.encode(), d or r.delivery)
+        steps, outcome = self._steps(headers, body, now), cast(Any, None)  # None starts the generator
+        try:
+            while True:
+                action = steps.send(outcome)
+                if isinstance(action, _Pause):
+                    time.sleep(action.seconds)
+                    outcome = (True, None)
+                    continue
+                try:
+                    outcome = (True, action())
+                except Exception as e:
+                    outcome = (False, e)
+        except StopIteration as done:
+            return cast(Receipt, done.value)
 
     async def areceive(self, headers: Any, body: bytes, *, now: float | None = None) -> Receipt:
         """Receives one delivery; the store's methods and the handler may be coroutines (a
         synchronous handler runs on the event loop: keep it short, or make it async)."""
-        r, store, d = self._receipt(headers, body, now), self.store, None
-        step = r.next()
-        while True:
-            match step:
-                case ReceiptStep.Claim(key=key):
-                    step = await _areport(lambda: store.claim(key), r.claimed, lambda e: r.store_failed())
-                case ReceiptStep.Release(key=key):
-                    step = await _areport(lambda: store.release(key), lambda _: r.released(), lambda e: r.released())
-                case ReceiptStep.RunHandler():
-                    d = cast(VerifiedWebhook, r.delivery)
-                    step = await _areport(lambda: self.handler(d), lambda _: r.handler_succeeded(),
-                                          self._run_handler(r, d))
-                case ReceiptStep.Commit(key=key):
-                    step = await _areport(lambda: store.commit(key), lambda _: r.committed(), lambda e: r.store_failed())
-                case ReceiptStep.Wait(seconds=seconds):
-                    await asyncio.sleep(seconds)
-                    step = r.waited()
-                case ReceiptStep.Reply(status=status, body=reply):
-                    return Receipt(status, reply.encode(), d or r.delivery)
+        steps, outcome = self._steps(headers, body, now), cast(Any, None)  # None starts the generator
+        try:
+            while True:
+                action = steps.send(outcome)
+                try:
+                    outcome = (True, await (asyncio.sleep(action.seconds) if isinstance(action, _Pause) else _maybe(action())))
+                except Exception as e:
+                    outcome = (False, e)
+        except StopIteration as done:
+            return cast(Receipt, done.value)
 
 
-def _report(action: Callable[[], Any], ok: Callable[[Any], ReceiptStep],
-            failed: Callable[[Exception], ReceiptStep]) -> ReceiptStep:
-    """Performs one step and reports its outcome to the receipt, which returns the next step."""
-    try:
-        value = action()
-    except Exception as e:
-        return failed(e)
-    return ok(value)
+@dataclass(frozen=True)
+class _Pause:
+    """A ``Wait`` step: ``time.sleep`` or ``asyncio.sleep`` it, whichever the driver is."""
 
-
-async def _areport(action: Callable[[], Any], ok: Callable[[Any], ReceiptStep],
-                   failed: Callable[[Exception], ReceiptStep]) -> ReceiptStep:
-    try:
-        value = await _maybe(action())
-    except Exception as e:
-        return failed(e)
-    return ok(value)
+    seconds: float
