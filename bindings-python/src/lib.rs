@@ -112,19 +112,47 @@ where
     }?)
 }
 
+/// `tolerance_seconds` (the option's one name, as in the core, JS and Kotlin), or `tolerance`,
+/// its earlier Python spelling, with a `DeprecationWarning`; both at once is a `TypeError`.
+fn tolerance_arg(
+    py: Python<'_>,
+    tolerance_seconds: Option<i64>,
+    tolerance: Option<i64>,
+) -> PyResult<Option<i64>> {
+    match (tolerance_seconds, tolerance) {
+        (Some(_), Some(_)) => Err(PyTypeError::new_err(
+            "give tolerance_seconds only (tolerance is its deprecated spelling)",
+        )),
+        (None, Some(t)) => {
+            let category = py.get_type::<pyo3::exceptions::PyDeprecationWarning>();
+            PyErr::warn(
+                py,
+                &category,
+                c"tolerance= is deprecated: use tolerance_seconds=",
+                2,
+            )?;
+            Ok(Some(t))
+        }
+        (t, None) => Ok(t),
+    }
+}
+
 /// Verifies a webhook delivery; raises WebhookVerificationError with `.code` otherwise.
 /// Absent options are the core's defaults.
 #[pyfunction]
-#[pyo3(signature = (headers, body, secrets, *, now=None, tolerance=None, max_body_bytes=None))]
+#[pyo3(signature = (headers, body, secrets, *, now=None, tolerance_seconds=None, max_body_bytes=None, tolerance=None))]
+#[allow(clippy::too_many_arguments)]
 fn verify_webhook(
     py: Python<'_>,
     headers: Headers,
     body: Body<'_>,
     secrets: SigningSecrets,
     now: Option<Seconds>,
-    tolerance: Option<i64>,
+    tolerance_seconds: Option<i64>,
     max_body_bytes: Option<i64>,
+    tolerance: Option<i64>,
 ) -> PyResult<webhook::VerifiedWebhook> {
+    let tolerance = tolerance_arg(py, tolerance_seconds, tolerance)?;
     guard(|| {
         let opts = webhook::VerifyOptions::with_defaults(tolerance, max_body_bytes)?;
         let now = args::now(now);
@@ -141,12 +169,15 @@ struct WebhookVerifier(webhook::WebhookVerifier);
 #[pymethods]
 impl WebhookVerifier {
     #[new]
-    #[pyo3(signature = (secrets, *, tolerance=None, max_body_bytes=None))]
+    #[pyo3(signature = (secrets, *, tolerance_seconds=None, max_body_bytes=None, tolerance=None))]
     fn new(
+        py: Python<'_>,
         secrets: SigningSecrets,
-        tolerance: Option<i64>,
+        tolerance_seconds: Option<i64>,
         max_body_bytes: Option<i64>,
+        tolerance: Option<i64>,
     ) -> PyResult<Self> {
+        let tolerance = tolerance_arg(py, tolerance_seconds, tolerance)?;
         guard(|| {
             let opts = webhook::VerifyOptions::with_defaults(tolerance, max_body_bytes)?;
             Ok(Self(webhook::WebhookVerifier::new(&secrets.0, opts)?))

@@ -79,7 +79,7 @@ def test_exception_hierarchy_code_and_details():
     assert info.value.code == "missing_header" and info.value.header == "Service-Webhook-Timestamp"
 
 
-@pytest.mark.parametrize("kwargs", [{"tolerance": -1}, {"tolerance": 86_401}, {"max_body_bytes": -5},
+@pytest.mark.parametrize("kwargs", [{"tolerance_seconds": -1}, {"tolerance_seconds": 86_401}, {"max_body_bytes": -5},
                                     {"now": float("nan")}, {"now": float("inf")}, {"now": 10**30}])
 def test_out_of_range_options(kwargs):
     with pytest.raises(rk.InvalidArgumentError) as info:
@@ -97,7 +97,7 @@ def test_out_of_range_options(kwargs):
     lambda: rk.verify_webhook(SIGNED, BODY, b"secret"),
     lambda: rk.verify_webhook(SIGNED, BODY, [SECRET, 7]),
     lambda: rk.verify_webhook(SIGNED, BODY, SECRET, now="123"),
-    lambda: rk.verify_webhook(SIGNED, BODY, SECRET, tolerance=1.5),
+    lambda: rk.verify_webhook(SIGNED, BODY, SECRET, tolerance_seconds=1.5),
     lambda: rk.verify_webhook([("Service-Webhook-Id",)], BODY, SECRET),
     lambda: rk.verify_webhook({"Service-Webhook-Id": 5}, BODY, SECRET),
     lambda: rk.verify_webhook({b"Service-Webhook-Id": "x"}, BODY, SECRET),
@@ -186,7 +186,7 @@ def test_errors_carry_the_status_a_receiver_should_answer() -> None:
         (lambda: rk.verify_webhook(signed, body, "whsec_a", now=NOW, max_body_bytes=4), rk.WebhookVerificationError, "payload_too_large", 413),
         (lambda: rk.verify_webhook({}, body, "whsec_a", now=NOW), rk.WebhookVerificationError, "missing_header", 400),
         (lambda: rk.verify_webhook(signed, body, "", now=NOW), rk.WebhookVerificationError, "invalid_secret", 500),
-        (lambda: rk.verify_webhook(signed, body, "whsec_a", now=NOW, tolerance=-1), rk.InvalidArgumentError, "invalid_argument", 500),
+        (lambda: rk.verify_webhook(signed, body, "whsec_a", now=NOW, tolerance_seconds=-1), rk.InvalidArgumentError, "invalid_argument", 500),
     ]
     for call, cls, code, status in cases:
         with pytest.raises(cls) as info:
@@ -249,3 +249,16 @@ def test_build_request_takes_typed_tokens_never_a_string() -> None:
     e = rk.parse_api_error("reports", 503, {"Retry-After": "7"}, b"")
     with pytest.raises(rk.ApiError):
         raise e
+
+
+def test_tolerance_has_one_name_and_errors_name_it():
+    with pytest.raises(rk.InvalidArgumentError) as info:
+        rk.WebhookVerifier(SECRET, tolerance_seconds=-1)
+    assert info.value.argument == "tolerance_seconds", "the error names the keyword the caller wrote"
+    # The earlier spelling still works, with a DeprecationWarning; both at once is refused.
+    with pytest.warns(DeprecationWarning, match="tolerance_seconds"):
+        assert rk.verify_webhook(SIGNED, BODY, SECRET, now=NOW + 10, tolerance=10).delivery_id == "dlv_py_1"
+    with pytest.raises(rk.WebhookVerificationError):
+        rk.verify_webhook(SIGNED, BODY, SECRET, now=NOW + 11, tolerance_seconds=10)
+    with pytest.raises(TypeError, match="tolerance_seconds only"):
+        rk.WebhookVerifier(SECRET, tolerance=10, tolerance_seconds=10)

@@ -56,7 +56,7 @@ CASES = [
     ("empty everything", lambda: rk.verify_webhook({}, b"", []), "missing_header"),
     ("now -inf", lambda: verify(now=float("-inf")), "invalid_argument"),
     ("now a str", lambda: verify(now="1"), TypeError),
-    ("tolerance huge int", lambda: verify(tolerance=10**30), OverflowError),
+    ("tolerance huge int", lambda: verify(tolerance_seconds=10**30), OverflowError),
     ("lone surrogate in the delivery id is replaced, not fatal", lambda: verify({**SIGNED, "Service-Webhook-Id": "a\ud800b"}).delivery_id, "a\ufffdb"),
     ("DedupWindow negative capacity", lambda: rk.DedupWindow(-1, 10), "invalid_argument"),
     ("DedupWindow 10 MB key", lambda: rk.DedupWindow(1, 10).check_and_insert(BIG), "invalid_argument"),

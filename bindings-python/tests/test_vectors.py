@@ -114,7 +114,7 @@ def secrets(items):
 
 def verify_webhook(i):
     """verify_webhook, and the reusable WebhookVerifier, which must agree."""
-    opts = {k: i[k] for k in ("tolerance", "max_body_bytes") if k in i}
+    opts = {{"tolerance": "tolerance_seconds"}.get(k, k): i[k] for k in ("tolerance", "max_body_bytes") if k in i}
     run = lambda: rk.verify_webhook(pairs(i["headers"]), body_bytes(i["body"]), secrets(i["secrets"]), now=i["now"], **opts)  # noqa: E731
 
     def outcome(f):

@@ -7,7 +7,7 @@ import royaltykit as rk
 
 def handle(headers: dict[str, str], body: bytes, window: rk.DedupWindow) -> int:
     try:
-        v: rk.VerifiedWebhook = rk.verify_webhook(headers, body, ["current", "previous"], tolerance=300)
+        v: rk.VerifiedWebhook = rk.verify_webhook(headers, body, ["current", "previous"], tolerance_seconds=300)
     except rk.WebhookVerificationError as e:
         code: str = e.code
         return 400 if code != "invalid_secret" else 500

@@ -83,14 +83,18 @@ def verify_webhook(
     secrets: _Secrets,
     *,
     now: _Seconds | None = None,
-    tolerance: int | None = None,
+    tolerance_seconds: int | None = None,
     max_body_bytes: int | None = None,
+    tolerance: int | None = None,  # deprecated spelling of tolerance_seconds
 ) -> VerifiedWebhook: ...
 @final
 class WebhookVerifier:
     """A verifier built once with its secrets; thread-safe."""
 
-    def __new__(cls, secrets: _Secrets, *, tolerance: int | None = None, max_body_bytes: int | None = None) -> WebhookVerifier: ...
+    def __new__(
+        cls, secrets: _Secrets, *, tolerance_seconds: int | None = None, max_body_bytes: int | None = None,
+        tolerance: int | None = None,  # deprecated spelling of tolerance_seconds
+    ) -> WebhookVerifier: ...
     def verify(self, headers: _Headers, body: _Body, *, now: _Seconds | None = None) -> VerifiedWebhook: ...
     def receipt(
         self, headers: _Headers, body: _Body, *, namespace: str, now: _Seconds | None = None,

@@ -173,14 +173,16 @@ class WebhookReceiver:
         namespace: str,
         handler: Callable[[VerifiedWebhook], object],
         store: DedupStore | AsyncDedupStore | None = None,
-        tolerance: int | None = None,
+        tolerance_seconds: int | None = None,
         max_body_bytes: int | None = None,
         on_error: Callable[[BaseException, VerifiedWebhook], None] | None = None,
+        tolerance: int | None = None,
     ) -> None:
         if not callable(handler):
             raise TypeError("handler must be callable: handler(delivery)")
         self.verifier = WebhookVerifier(secrets if isinstance(secrets, (str, WebhookSecret)) else list(secrets),
-                                        tolerance=tolerance, max_body_bytes=max_body_bytes)
+                                        tolerance_seconds=tolerance_seconds, max_body_bytes=max_body_bytes,
+                                        tolerance=tolerance)  # tolerance: deprecated, warns
         self.namespace = namespace
         self.handler = handler
         self.store: Any = store if store is not None else DedupWindow(DEFAULT_STORE_CAPACITY)
