@@ -3,7 +3,7 @@
 // reported: min and median over the rounds of ns per call.
 import com.google.gson.JsonParser
 import dev.royaltykit.DedupWindow
-import dev.royaltykit.RetryInput
+import dev.royaltykit.types.RetryInput
 import dev.royaltykit.WebhookVerifier
 import dev.royaltykit.decideRetry
 import dev.royaltykit.ffiFloor
