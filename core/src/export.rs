@@ -298,7 +298,8 @@ impl DownloadError {
 }
 
 /// Checks a download response before its body is used: a 200 without `Content-Range` is the
-/// whole artifact. Promises `partial_content_unsupported` for 206 or any `Content-Range`;
+/// whole artifact. Promises `partial_content_unsupported` for 206, any `Content-Range`, or a
+/// body shorter or longer than its `Content-Length` (a truncated transfer);
 /// error statuses (409, 422, …) come back parsed by the error parser for `downloadPlatformExport`.
 pub fn check_export_download<H: HeaderMap + ?Sized>(
     status: i64,
@@ -321,7 +322,19 @@ pub fn check_export_download<H: HeaderMap + ?Sized>(
         }));
     }
     if (200..=299).contains(&status) {
-        return Ok(Ok(()));
+        let mut declared = None;
+        headers.for_each_value("Content-Length", &mut |v| {
+            declared.get_or_insert_with(|| v.trim().parse::<u64>().ok());
+        });
+        return Ok(match declared {
+            Some(Some(n)) if n != body.len() as u64 => Err(DownloadError::PartialContent {
+                reason: format!(
+                    "Content-Length {n} but {} bytes received (the connection ended early)",
+                    body.len()
+                ),
+            }),
+            _ => Ok(()),
+        });
     }
     let e = parse_api_error(
         Api::Reports,

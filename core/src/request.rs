@@ -74,7 +74,8 @@ pub struct RequestParams {
     /// key derived from `request_id`, else a random key from `key_random`.
     pub idempotency_key: Option<String>,
     /// An id the caller gives this logical request; the key is derived from it
-    /// ([`dedup::idempotency_key`]) under `key_namespace`, so a retry recomputes it.
+    /// ([`dedup::idempotency_key`]) under `key_namespace`, so a retry recomputes it. Accepted
+    /// by every operation; one that takes no idempotency key (a read) ignores it.
     pub request_id: Option<String>,
     /// The tenant or organization a key derived from `request_id` is scoped to (default:
     /// `tenant_id`).
@@ -210,7 +211,8 @@ fn header_value(parameter: &str, value: &str, max: usize) -> Result<(), RequestE
 /// all; `Accept: application/json`; bearer, `X-Tenant-ID` (UUID) and `X-User-Id` (UUID) where
 /// the operation takes them; idempotency keys on the operations that declare one (given, or
 /// derived with [`dedup::idempotency_key`] from `request_id`, or random from `key_random`: one
-/// key per logical request, never derived from the body), sent when the header is known
+/// key per logical request, never derived from the body; a `request_id` is ignored by the
+/// operations that take no key, an `idempotency_key` refused), sent when the header is known
 /// ([`RequestDescriptor::idempotency_key_sent`]); webhook `endpoint_url` HTTPS without user-info or a literal private, loopback or
 /// link-local address. Tokens never go into the query.
 pub fn build_request(
@@ -331,13 +333,11 @@ pub fn build_request(
     let mut key_sent = false;
     let idempotency_key = match op.idempotency {
         Idempotency::None => {
-            if params.idempotency_key.is_some() || params.request_id.is_some() {
+            // A request_id names the logical request for any operation (a generic wrapper need
+            // not look idempotency up first); only a key itself is a mistake here.
+            if params.idempotency_key.is_some() {
                 return Err(unknown(
-                    if params.idempotency_key.is_some() {
-                        "idempotency_key"
-                    } else {
-                        "request_id"
-                    },
+                    "idempotency_key",
                     "this operation takes no idempotency key",
                 ));
             }

@@ -268,7 +268,8 @@ req("an enterprise request id under the organization", "createEnterpriseWebhook"
     tenant=None, request_id="sync-1", key_namespace="org-7", method="POST", epath="/api/v1/webhooks",
     headers=[ACCEPT, BEARER, ["Idempotency-Key", idempotency_key("org-7", "createEnterpriseWebhook", "sync-1")], CT],
     ekey=idempotency_key("org-7", "createEnterpriseWebhook", "sync-1"))
-req("a GET takes no request id", "getPlatformImport", path={"importRef": "imp_1"}, request_id="r", error="unknown_parameter")
+req("a GET ignores a request id (a generic wrapper need not look idempotency up first): no key", "getPlatformImport", path={"importRef": "imp_1"},
+    request_id="r", method="GET", epath="/api/platform/v1/imports/imp_1", headers=[ACCEPT, BEARER, TENANT], ebody=None)
 req("a GET takes no idempotency key", "getPlatformImport", path={"importRef": "imp_1"}, key="k", error="unknown_parameter")
 req("profile import: the body is optional", "profilePlatformImport", path={"importRef": "imp_1"}, method="POST", epath="/api/platform/v1/imports/imp_1/profile",
     headers=[ACCEPT, BEARER, TENANT], ebody=None, ekey=RK)

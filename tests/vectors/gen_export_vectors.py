@@ -65,7 +65,12 @@ poll += [
 ]
 
 download = [
-    {"comment": "200, whole artifact", "status": 200, "headers": [["Content-Type", "text/csv"], ["Content-Length", "10"]], "expected": "ok"},
+    {"comment": "200, whole artifact", "status": 200, "headers": [["Content-Type", "text/csv"], ["Content-Length", "10"]], "body": "a,b\n1,2\n3\n", "expected": "ok"},
+    {"comment": "200 whose body is shorter than its Content-Length: the transfer was cut, not the artifact", "status": 200,
+     "headers": [["Content-Length", "100"]], "body": "x" * 50, "error": "partial_content_unsupported"},
+    {"comment": "200 whose body is longer than its Content-Length", "status": 200, "headers": [["content-length", "5"]], "body": "a,b\n1,2\n3\n",
+     "error": "partial_content_unsupported"},
+    {"comment": "200 without Content-Length (chunked): whole", "status": 200, "headers": [["Transfer-Encoding", "chunked"]], "body": "a,b\n", "expected": "ok"},
     {"comment": "200 advertising Accept-Ranges is still whole", "status": 200, "headers": [["Accept-Ranges", "bytes"]], "expected": "ok"},
     {"comment": "206 is partial", "status": 206, "headers": [["Content-Range", "bytes 0-99/1000"]], "error": "partial_content_unsupported"},
     {"comment": "206 without Content-Range is still partial", "status": 206, "headers": [], "error": "partial_content_unsupported"},

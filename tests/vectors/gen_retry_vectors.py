@@ -82,6 +82,11 @@ for c in CLASSES:
             decision(f"{c}: {t} retries", spec, c, ("retry", "maybe_sent_retry", D1, None), transport=t)
     decision(f"{c}: 200 is success", "2xx is not a failure", c, ("stop", "success", 0.0, None), status=200)
     decision(f"{c}: 201 is success", "2xx is not a failure", c, ("stop", "success", 0.0, None), status=201)
+    S_206 = "reporting Limits: export download is one complete artifact, no range or partial content (no request sends Range, so 206 is never a success)"
+    if rec:
+        decision(f"{c}: 206 stops (partial content is not a success, and this class is not repeated blindly)", S_206, c, ("stop", "partial_content", 0.0, None), status=206)
+    else:
+        decision(f"{c}: 206 is sent again (partial content is not a success)", S_206, c, ("retry", "partial_content_retry", D1, None), status=206)
     decision(f"{c}: 302 stops (redirects are not followed)", "enterprise Delivery contract: redirects are not followed", c, ("stop", "redirect", 0.0, None), status=302)
     for s in [400, 403, 404, 422]:
         decision(f"{c}: {s} stops", S_4XX, c, ("stop", "client_error", 0.0, None), status=s)

@@ -199,9 +199,15 @@ class RateDecision:
 
 @final
 class RateBudget:
-    """Rolling-window request budgets; thread-safe."""
+    """Rolling-window request budgets; thread-safe.
 
-    def __new__(cls, windows: Sequence[tuple[str, int, int]]) -> RateBudget: ...
+    ``windows`` is a list of ``(name, limit, window_seconds)``: at most ``limit`` requests in any
+    rolling ``window_seconds`` (``None``: 60, the enterprise API's minute), e.g.
+    ``RateBudget([("client", 600, None)])``. The presets are the enterprise API's limits; the
+    reporting API shows none, so its calls wait on 429 and ``Retry-After`` unless you give windows.
+    """
+
+    def __new__(cls, windows: Sequence[tuple[str, int, int | None]]) -> RateBudget: ...
     @staticmethod
     def preset(name: Literal["enterprise", "enterprise_ddex", "enterprise_audio_upload", "enterprise_chunk_upload"] | str) -> RateBudget: ...
     def try_acquire(self, now: _Seconds | None = None) -> RateDecision: ...

@@ -357,7 +357,8 @@ fn repeatable(class: RetryClass) -> bool {
 /// Decides what to do after an attempt of an operation of class `class` ended with `outcome`.
 /// Promises: never `retry` for a class that must not be repeated blindly once the request may
 /// have been received (timeout, lost connection, 408, 5xx) — those get `reconcile`; `connect_failed`
-/// and 429 (nothing was applied) may retry for every class; `retry` only within `limits`;
+/// and 429 (nothing was applied) may retry for every class; a 206 (partial content, which
+/// neither API serves) is never a success: reads retry it, other classes stop; `retry` only within `limits`;
 /// `invalid_argument` for an attempt below 1, a negative or non-finite elapsed time, or a random
 /// value outside `[0, 1)`.
 pub fn decide_retry(
@@ -410,7 +411,7 @@ pub fn decide_retry(
             delay_seconds: 0.0,
             rule: rule.to_owned(),
             reason: format!(
-                "{what}: the request may have been applied and a {c} operation must not be repeated blindly; {} (enterprise API, client behaviour by status and retry safety)",
+                "{what}: the request may have been applied and a {c} operation must not be repeated blindly; {}",
                 r.map_or("", Reconcile::explain)
             ),
             reconcile: r,
@@ -441,6 +442,17 @@ pub fn decide_retry(
         ),
         Outcome::Transport(t) => reconcile("maybe_sent_reconcile", format!("{} on a {c} operation", t.as_str())),
         Outcome::Response { status, retry_after } => match status {
+            // 206: neither API serves partial content (no request sends Range), so the body is
+            // not the resource: a read is sent again, anything else stops.
+            206 if repeatable(class) => retry(
+                "partial_content_retry",
+                backoff,
+                format!("206: partial content, which neither API serves (an export is one complete artifact); a {c} operation is safe to send again, without Range, with backoff"),
+            ),
+            206 => stop(
+                "partial_content",
+                format!("206: partial content, which neither API serves, on a {c} operation: not a success, and not repeated blindly"),
+            ),
             100..=299 => stop("success", format!("status {status} is not a failure")),
             300..=399 => stop(
                 "redirect",
@@ -466,7 +478,7 @@ pub fn decide_retry(
                     "rate_limited_retry_after",
                     ra.seconds as f64,
                     format!(
-                        "429: rate limited; wait the Retry-After of {} s before sending the same request again (enterprise API: 429 waits at least Retry-After)",
+                        "429: rate limited; wait the Retry-After of {} s before sending the same request again, never less",
                         ra.seconds
                     ),
                 ),
@@ -530,7 +542,7 @@ pub fn decide_retry(
             delay_seconds: server_wait,
             rule: "retry_after_exceeds_budget".to_owned(),
             reason: format!(
-                "would retry ({}), but the server asked to wait at least {} s (Retry-After), which passes the {} s budget ({} s elapsed); wait that long before a new attempt, or raise the budget (enterprise API: wait at least Retry-After)",
+                "would retry ({}), but the server asked to wait at least {} s (Retry-After), which passes the {} s budget ({} s elapsed); wait that long before a new attempt, or raise the budget (a Retry-After is never shortened)",
                 decision.rule, Num(server_wait), Num(limits.max_elapsed_seconds), Num(state.elapsed_seconds)
             ),
             reconcile: None,

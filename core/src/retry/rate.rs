@@ -122,10 +122,19 @@ impl RateBudget {
     /// A preset of the enterprise API's one-minute limits: `enterprise` (600 per API client,
     /// 1,200 per organization, 180 per source address), `enterprise_ddex` (300 per client, 120
     /// per connection), `enterprise_audio_upload` (10 per user, 100 per organization, 20 per
-    /// source), `enterprise_chunk_upload` (90, 900, 180). Promises `invalid_argument` for
-    /// another name.
+    /// source), `enterprise_chunk_upload` (90, 900, 180). The reporting API shows no request-rate
+    /// limits ("Request-rate limits of this service: not shown"), so it has no preset: its calls
+    /// are paced by 429 and `Retry-After` alone, or by windows the host gives
+    /// [`RateBudget::new`]. Promises `invalid_argument` for another name (for `reports`, saying
+    /// so).
     pub fn preset(name: &str) -> Result<Self, ArgumentError> {
         let (_, windows) = PRESETS.iter().find(|(n, _)| *n == name).ok_or_else(|| {
+            if name == "reports" {
+                return ArgumentError::new(
+                    "preset",
+                    "the reporting API shows no request-rate limits, so there is no reports preset: its calls wait on 429 and Retry-After; give your own windows if your contract names a limit",
+                );
+            }
             ArgumentError::new(
                 "preset",
                 format!(
