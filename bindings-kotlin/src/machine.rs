@@ -278,6 +278,20 @@ api_machine!(Call, machine::Call, call_step, {
         }
         Ok(Arc::new(Self(Mutex::new(call))))
     }
+    /// A token exchange as a call: `request` from `buildTokenRequest` or
+    /// `buildEnterpriseTokenRequest`, sent again by the exchange's retry rules; parse its `Done`
+    /// response with `parseTokenResponse`. Its credentials are never saved.
+    #[uniffi::constructor(default(max_attempts = None, max_elapsed_seconds = None, seed = None))]
+    pub fn exchange(
+        request: Arc<RequestDescriptor>,
+        max_attempts: Option<i64>,
+        max_elapsed_seconds: Option<f64>,
+        seed: Option<u64>,
+    ) -> Result<Arc<Self>> {
+        let options = royaltykit_host::call_options(max_attempts, max_elapsed_seconds, seed)?;
+        let call = machine::Call::exchange(request.0.clone(), options)?;
+        Ok(Arc::new(Self(Mutex::new(call))))
+    }
     /// The idempotency key of the logical request, once the first request is built.
     pub fn idempotency_key(&self) -> Option<String> {
         lock(&self.0).idempotency_key().map(str::to_owned)

@@ -378,6 +378,26 @@ api_machine!(Call, machine::Call, call_step, {
         })
     }
 
+    /// A token exchange as a call: ``request`` from ``build_token_request`` or
+    /// ``build_enterprise_token_request``, sent again by the exchange's retry rules; parse its
+    /// ``Done`` response with ``parse_token_response``. Its credentials are never saved.
+    #[staticmethod]
+    #[pyo3(signature = (request, *, max_attempts=None, max_elapsed_seconds=None, seed=None))]
+    fn exchange(
+        request: PyRef<'_, crate::api::RequestDescriptor>,
+        max_attempts: Option<i64>,
+        max_elapsed_seconds: Option<f64>,
+        seed: Option<u64>,
+    ) -> PyResult<Self> {
+        guard(|| {
+            let options = royaltykit_host::call_options(max_attempts, max_elapsed_seconds, seed)?;
+            Ok(Self(Mutex::new(machine::Call::exchange(
+                request.0.clone(),
+                options,
+            )?)))
+        })
+    }
+
     /// The idempotency key of the logical request, once the first request is built.
     #[getter]
     fn idempotency_key(&self) -> Option<String> {

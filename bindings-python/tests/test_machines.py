@@ -101,7 +101,18 @@ def drive(machine, i, api):
     raise AssertionError(f"no end after 200 steps: {steps}")
 
 
+def exchange(i):
+    x, o = i["exchange"], i["options"]
+    if x["api"] == "reports":
+        request = rk.build_token_request(x["client_id"], x["client_secret"], x["tenant_id"])
+    else:
+        request = rk.build_enterprise_token_request(x["api_key"], x["api_secret"])
+    return drive(rk.Call.exchange(request, seed=o["seed"]), i, x["api"])
+
+
 def call(i):
+    if "exchange" in i:
+        return exchange(i)
     p, o = i["params"], i["options"]
     body = p.get("body")
     c = rk.Call(i["operation"], path=[tuple(x) for x in p.get("path", [])], query=[tuple(x) for x in p.get("query", [])],

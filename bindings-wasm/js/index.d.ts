@@ -100,6 +100,26 @@ export interface ExportDownloadError extends Fields<'export_download'> {}
  * own code; `kind` is the stable field to branch on. */
 export class ApiError extends RoyaltyKitError {}
 export interface ApiError extends Omit<ApiErrorFields, 'message'>, Omit<Fields<'api'>, 'error'> {}
+/** A request may have been applied and must not be sent again blindly (code `reconcile_required`):
+ * check its effect first, as `reconcile` says. */
+export class ReconcileRequired extends RoyaltyKitError {
+  readonly reconcile: 'lookup_by_sent_data' | 'fetch_release_review_state' | 'check_checkout_state' | 'read_addon_status';
+  readonly reason: string;
+  readonly operationId: string;
+}
+/** A call or export job stopped without an API error to show (code `call_failed`): its attempts or
+ * time ran out on transport failures, or a `Retry-After` passed its budget. */
+export class CallFailedError extends RoyaltyKitError {
+  /** Stable: `attempts_exhausted`, `time_budget_exhausted`, `retry_after_exceeds_budget`, … */
+  readonly rule: string;
+  readonly transport: TransportFailure | null;
+  readonly status: number | null;
+  readonly retryAfterSeconds: number | null;
+  readonly operationId: string;
+  /** For an export job: `list`, `create`, `reconcile`, `poll` or `download`. */
+  readonly stage: string | null;
+  readonly exportId: string | null;
+}
 
 // ---- argument shapes ---------------------------------------------------------------------------------
 
@@ -508,6 +528,11 @@ declare class Machine {
 /** One API operation with retries, Retry-After, token refresh, idempotency key and rate budget. */
 export class Call extends Machine {
   constructor(operationId: string, params?: Omit<RequestParams, 'keyRandom'> & MachineLimits);
+  /**
+   * A token exchange (from `buildTokenRequest` or `buildEnterpriseTokenRequest`) as a call, sent again by the
+   * exchange's retry rules; parse its `done` response with `parseTokenResponse`. Its credentials are never saved.
+   */
+  static exchange(request: RequestDescriptor, params?: MachineLimits): Call;
   readonly idempotencyKey: string | null;
   static resume(saved: string): Call;
 }

@@ -67,6 +67,17 @@ const ExportDownloadError = errorClass('ExportDownloadError');
  * `rawBody`, `httpStatus`. Throwable.
  */
 const ApiError = errorClass('ApiError');
+/**
+ * A request may have been applied and must not be sent again blindly (code `reconcile_required`):
+ * check its effect first, as `reconcile` says (`lookup_by_sent_data`, …). Also `operationId`, `reason`.
+ */
+const ReconcileRequired = errorClass('ReconcileRequired');
+/**
+ * A call or export job stopped without an API error to show (code `call_failed`): `rule`
+ * (`attempts_exhausted`, `retry_after_exceeds_budget`, …), `transport`, `status`,
+ * `retryAfterSeconds`, `operationId`, and for an export job `stage` and `exportId`.
+ */
+const CallFailedError = errorClass('CallFailedError');
 
 // The one table from the core's error family to a class; everything else comes from the core.
 const FAMILIES = {
@@ -870,6 +881,15 @@ class Call extends Machine {
     super(call(() => new native.Call(id, JSON.stringify(record), bodyArg(p.body), JSON.stringify(callOptions(p)))));
     if (p.token !== undefined && p.token !== null) this.token(p.token);
   }
+  /** A token exchange (from `buildTokenRequest` or `buildEnterpriseTokenRequest`) as a call, sent again by the exchange's retry rules; parse its `done` response with `parseTokenResponse`. Its credentials are never saved. */
+  static exchange(request, params) {
+    if (!(request instanceof RequestDescriptor)) throw new TypeError('request must be a RequestDescriptor from buildTokenRequest or buildEnterpriseTokenRequest');
+    const { operationId, method, path, query, headers } = request;
+    const o = JSON.stringify(callOptions(options(params)));
+    const m = Object.create(Call.prototype);
+    m._inner = call(() => native.Call.exchange(JSON.stringify({ operationId, method, path, query, headers }), request.body ?? undefined, o));
+    return m;
+  }
   /** The idempotency key of the logical request, once the first request is built. */
   get idempotencyKey() {
     return this._inner.idempotencyKey() ?? null;
@@ -1155,5 +1175,5 @@ module.exports = {
   exportState, validateExportCommand, exportPollDecision, checkExportDownload, validateExportListQuery, stepUpSatisfies,
   // errors
   RoyaltyKitError, WebhookVerificationError, InvalidArgumentError, RequestBuildError, TokenResponseError, ApiError,
-  ExportStateError, ExportDownloadError,
+  ExportStateError, ExportDownloadError, ReconcileRequired, CallFailedError,
 };

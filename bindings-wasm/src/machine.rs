@@ -271,6 +271,33 @@ api_machine!(Call, machine::Call, call_step, {
             .map(Call)
             .map_err(err)
     }
+    /// A token exchange (`machine::Call::exchange`): the request's members as the JS descriptor
+    /// holds them (JSON, camelCase) and its body.
+    pub fn exchange(request: &str, body: Option<Vec<u8>>, options: &str) -> R<Call> {
+        #[derive(serde::Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Sent {
+            operation_id: String,
+            method: String,
+            path: String,
+            query: String,
+            headers: Vec<(String, String)>,
+        }
+        let s: Sent = record("request", request)?;
+        let request = royaltykit::request::RequestDescriptor {
+            operation_id: s.operation_id,
+            method: s.method,
+            path: s.path,
+            query: s.query,
+            headers: s.headers,
+            body,
+            idempotency_key: None,
+            idempotency_key_sent: false,
+        };
+        machine::Call::exchange(request, record("options", options)?)
+            .map(Call)
+            .map_err(err)
+    }
     /// The idempotency key of the logical request, once built.
     #[wasm_bindgen(js_name = idempotencyKey)]
     pub fn idempotency_key(&self) -> Option<String> {

@@ -105,7 +105,16 @@ function drive(machine, i, api) {
   throw new Error(`no end after 200 steps: ${JSON.stringify(steps)}`);
 }
 
+function exchange(i) {
+  const x = i.exchange;
+  const request = x.api === 'reports'
+    ? rk.buildTokenRequest({ clientId: x.client_id, clientSecret: x.client_secret, tenantId: x.tenant_id })
+    : rk.buildEnterpriseTokenRequest({ apiKey: x.api_key, apiSecret: x.api_secret });
+  return drive(rk.Call.exchange(request, { seed: i.options.seed }), i, x.api);
+}
+
 function call(i) {
+  if (i.exchange) return exchange(i);
   const p = i.params;
   const c = new rk.Call(i.operation, { path: p.path, query: p.query, body: p.body, tenantId: p.tenant_id, idempotencyKey: p.idempotency_key,
     idempotencyHeader: p.idempotency_header, requestId: p.request_id, maxAttempts: i.options.max_attempts,

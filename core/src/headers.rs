@@ -4,8 +4,10 @@ use std::collections::{BTreeMap, HashMap};
 
 /// Every response header the library reads (retry decisions, error parsing, token checks,
 /// lifecycle notices, export downloads); bindings may pass only these.
-pub const RESPONSE_HEADER_NAMES: [&str; 6] = [
+pub const RESPONSE_HEADER_NAMES: [&str; 8] = [
     "Retry-After",
+    "Content-Type",
+    "Content-Length",
     "Cache-Control",
     "Deprecation",
     "Sunset",

@@ -34,7 +34,11 @@ pub struct RequestError {
 }
 
 impl RequestError {
-    fn new(code: &'static str, parameter: impl Into<String>, reason: impl Into<String>) -> Self {
+    pub(crate) fn new(
+        code: &'static str,
+        parameter: impl Into<String>,
+        reason: impl Into<String>,
+    ) -> Self {
         Self {
             code,
             parameter: parameter.into(),

@@ -235,12 +235,32 @@ fn drive<M: Driven>(
     panic!("no end after 200 steps: {steps:?}")
 }
 
+/// A token exchange's request, from the token module.
+fn exchange_request(x: &Value) -> RequestDescriptor {
+    let s = |k: &str| x[k].as_str().unwrap();
+    if s("api") == "reports" {
+        royaltykit::token::build_token_request::<&str>(
+            s("client_id"),
+            s("client_secret"),
+            s("tenant_id"),
+            &[],
+        )
+        .unwrap()
+    } else {
+        royaltykit::token::build_enterprise_token_request(s("api_key"), s("api_secret")).unwrap()
+    }
+}
+
 fn call(i: &Value) -> Outcome {
-    let mut call = Call::new(
-        i["operation"].as_str().unwrap(),
-        params(&i["params"]),
-        options(&i["options"]),
-    )?;
+    let mut call = if i["exchange"].is_object() {
+        Call::exchange(exchange_request(&i["exchange"]), options(&i["options"]))?
+    } else {
+        Call::new(
+            i["operation"].as_str().unwrap(),
+            params(&i["params"]),
+            options(&i["options"]),
+        )?
+    };
     let mut budget = budget(&i["budget"]);
     drive(&mut call, i, |c, now| {
         match c.next(now, budget.as_mut()).unwrap() {
@@ -314,4 +334,51 @@ fn machine_transcripts() {
         _ => None,
     });
     assert!(n >= 120, "{n} transcripts");
+}
+
+#[test]
+fn a_token_exchange_is_never_saved_with_its_credentials() {
+    let request = exchange_request(
+        &json!({"api": "enterprise", "api_key": "key-1", "api_secret": "secret-1"}),
+    );
+    let mut call = Call::exchange(request, CallOptions::default()).unwrap();
+    assert!(matches!(
+        call.next(1.0e9, None).unwrap(),
+        CallStep::Send { .. }
+    ));
+    let saved = call.save();
+    assert!(
+        !saved.contains("secret-1") && !saved.contains("key-1"),
+        "{saved}"
+    );
+    let mut resumed = Call::resume(&saved).unwrap();
+    // the request in flight counts as lost, and it cannot be built again without the credentials
+    let mut step = resumed.next(1.0e9, None).unwrap();
+    if let CallStep::Wait { seconds } = step {
+        step = resumed.next(1.0e9 + seconds, None).unwrap();
+    }
+    match step {
+        CallStep::Fail { failure } => assert_eq!(failure.rule, "invalid_request"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn only_a_token_exchange_is_a_call_exchange() {
+    let read = royaltykit::request::build_request(
+        "listEnterpriseReleases",
+        &RequestParams {
+            token: Some(BearerToken::enterprise("t")),
+            ..RequestParams::default()
+        },
+    )
+    .unwrap();
+    let e = Call::exchange(read, CallOptions::default()).unwrap_err();
+    assert_eq!(e.name, "request");
+    assert!(Call::new(
+        "exchangeEnterpriseToken",
+        RequestParams::default(),
+        CallOptions::default()
+    )
+    .is_err());
 }

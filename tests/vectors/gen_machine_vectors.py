@@ -337,9 +337,9 @@ for kind in ("timeout", "connect_failed", "connection_lost"):
 call("a read timing out five times: stop with the transport failure", [tok()] + [transport("timeout")] * 5,
      [REFRESH] + sum([[send(*GET), wait(backoff(i + 1, r))] for i, r in zip(range(4), (lambda g: [g.next() for _ in range(4)])(SplitMix(7)))], [])
      + [send(*GET), fail("attempts_exhausted", transport="timeout")])
-call("the rate budget (2 per 60 s) holds the third send until the window frees",
+call("the rate budget (2 per 60 s) holds the third send until the window frees, 61 whole seconds after the first",
      [tok(), resp(503), resp(503), resp(200, "{}")],
-     [REFRESH, send(*GET), wait(2.0), send(*GET), wait(5.0), wait(53.0), send(*GET), done(200, "{}")],
+     [REFRESH, send(*GET), wait(2.0), send(*GET), wait(5.0), wait(54.0), send(*GET), done(200, "{}")],
      budget=[["api_client", 2, 60]])
 call("an idempotent path parameter that tries to climb: the request is refused before sending",
      [tok()], [REFRESH, fail("invalid_request", code="invalid_parameter")], params={"tenant_id": TENANT, "path": [["export", ".."]]})
@@ -396,6 +396,52 @@ call("five partial downloads: stop (partial_content)", [tok()] + [resp(206, "a")
      + [send(*DL), fail("partial_content", 206, "partial_content_unsupported")], operation="downloadPlatformExport")
 call("a download of an export not ready (409): stop", [tok(), resp(409, '{"message":"not ready"}')],
      [REFRESH, send(*DL), fail("conflict", 409, "api_error")], operation="downloadPlatformExport")
+
+# A token exchange is a Call too (Call::exchange of the token module's request): safe to repeat
+# (enterprise Retry safety: "reads and token exchange may be retried"; reporting: 503 declared on the
+# exchange), never with a bearer token, and a 401 means the credentials are wrong.
+SPEC_X = ("reporting spec, Authentication (token exchange: Basic client id and secret, X-Tenant-ID) and Errors (503 on "
+          "token exchange); enterprise spec, Retry safety (token exchange may be retried)")
+import base64
+BASIC = "Basic " + base64.b64encode(b"cid:csecret").decode()
+REPORTS_X = {"api": "reports", "client_id": "cid", "client_secret": "csecret", "tenant_id": TENANT}
+ENTERPRISE_X = {"api": "enterprise", "api_key": "key-1", "api_secret": "secret-1"}
+TOKEN_BODY = '{"access_token":"tok-9","token_type":"Bearer","expires_in":3600,"scope":"exports:read exports:write"}'
+XR = ("POST", "/api/platform/v1/oauth/token")
+XE = ("POST", "/api/v1/token")
+
+
+def exchange(comment, x, events, steps):
+    calls.append({"comment": comment, "spec": SPEC_X,
+                  "input": {"exchange": x, "options": {"seed": 7}, "budget": None, "start": T0, "events": events},
+                  "expected": {"steps": steps}})
+
+
+def xsend(target, x):
+    return send(*target, token=BASIC if x is REPORTS_X else None)
+
+
+exchange("a token exchange answered 200 at once: no token asked for, none sent", REPORTS_X, [resp(200, TOKEN_BODY)],
+         [xsend(XR, REPORTS_X), done(200, TOKEN_BODY)])
+g = SplitMix(7)
+exchange("a token exchange answered 503 twice (declared: dependency unavailable): safe to repeat, with backoff", REPORTS_X,
+         [resp(503), resp(503), resp(200, TOKEN_BODY)],
+         [xsend(XR, REPORTS_X), wait(backoff(1, g.next())), xsend(XR, REPORTS_X), wait(backoff(2, g.next())),
+          xsend(XR, REPORTS_X), done(200, TOKEN_BODY)])
+g = SplitMix(7)
+exchange("a token exchange that timed out is sent again (token exchange may be retried)", REPORTS_X,
+         [transport("timeout"), resp(200, TOKEN_BODY)],
+         [xsend(XR, REPORTS_X), wait(backoff(1, g.next())), xsend(XR, REPORTS_X), done(200, TOKEN_BODY)])
+exchange("a token exchange refused with 401: the credentials are wrong, no refresh and no retry", REPORTS_X,
+         [resp(401, '{"message":"invalid client"}')], [xsend(XR, REPORTS_X), fail("token_exchange_unauthorized", 401, "api_error")])
+exchange("a token exchange rate limited: waits the whole Retry-After", REPORTS_X,
+         [resp(429, "", [["Retry-After", "9"]]), resp(200, TOKEN_BODY)],
+         [xsend(XR, REPORTS_X), wait(9.0), xsend(XR, REPORTS_X), done(200, TOKEN_BODY)])
+exchange("a malformed token exchange (400) stops", REPORTS_X, [resp(400)], [xsend(XR, REPORTS_X), fail("client_error", 400, "api_error")])
+g = SplitMix(7)
+exchange("the enterprise key-and-secret exchange answered 500 then 200", ENTERPRISE_X,
+         [resp(500), resp(200, '{"token":"etok-1","expires_at":null}')],
+         [xsend(XE, ENTERPRISE_X), wait(backoff(1, g.next())), xsend(XE, ENTERPRISE_X), done(200, '{"token":"etok-1","expires_at":null}')])
 
 # ---------------------------------------------------------------- ExportJob -----------------------------
 
@@ -682,12 +728,12 @@ j = Job(keyed=True)
 j.create(resp(201, CREATED))
 d = j.read()
 j.start()
-j.steps += [wait(d), wait(58.0), send(*EXP)]
+j.steps += [wait(d), wait(59.0), send(*EXP)]
 j.events.append(state("ready"))
 j.reads += 1
 j.g.next()
 j.start()
-j.steps += [wait(60.0), send(*EXPDL), {"step": "done", "export_id": "exp_9", "artifact": ART}]
+j.steps += [wait(61.0), send(*EXPDL), {"step": "done", "export_id": "exp_9", "artifact": ART}]
 j.events.append(resp(200, ART))
 job("the rate budget (1 per 60 s) spaces the requests of the job", j.events, j.steps, keyed=True, budget=[["api_client", 1, 60]])
 

@@ -181,6 +181,10 @@ pub struct Call {
     /// The request in flight: not saved (its headers carry the token).
     #[serde(skip)]
     in_flight: Option<RequestDescriptor>,
+    /// A token exchange's request, built by the token module: not saved (it carries the
+    /// credentials).
+    #[serde(skip)]
+    exchange: Option<RequestDescriptor>,
     /// How the call ended, saved with it (a resumed call that had ended stays ended).
     ended: Option<Ended>,
 }
@@ -188,7 +192,7 @@ pub struct Call {
 impl Call {
     /// A call of `operation_id` with `params` (a token in them is used until it is refused or
     /// [`Call::token`] replaces it). Promises `invalid_argument` for an unknown operation, a
-    /// token exchange (the exchange is built by the token module), or limits out of range.
+    /// token exchange (see [`Call::exchange`]), or limits out of range.
     /// Nothing is sent before [`Call::next`].
     pub fn new(
         operation_id: &str,
@@ -200,7 +204,7 @@ impl Call {
             return Err(ArgumentError::new(
                 "operation_id",
                 format!(
-                    "{} is a token exchange: build it with the token module",
+                    "{} is a token exchange: build its request with the token module and send it with Call::exchange",
                     op.id
                 ),
             ));
@@ -218,7 +222,50 @@ impl Call {
             random[8..].copy_from_slice(&jitter.fork().to_le_bytes());
             params.key_random = Some(random);
         }
-        Ok(Self {
+        Ok(Self::of(op, params, options, jitter, None))
+    }
+
+    /// A token exchange: `request` from [`crate::token::build_token_request`] or
+    /// [`crate::token::build_enterprise_token_request`], sent with the retry rules of a token
+    /// exchange (safe to repeat: 503, 5xx, timeouts and lost connections are retried with
+    /// backoff; a 401 stops, the credentials are wrong). Its `Done` response is for
+    /// [`crate::token::parse_token_response`] (or the enterprise parser). Promises
+    /// `invalid_argument` for a request of another operation, or limits out of range. The
+    /// credentials are never saved: a resumed exchange fails with `invalid_request`; start a new
+    /// one.
+    pub fn exchange(
+        request: RequestDescriptor,
+        options: CallOptions,
+    ) -> Result<Self, ArgumentError> {
+        let op = catalog::operation(&request.operation_id)?;
+        if !matches!(op.auth, Auth::BasicClient | Auth::ApiKey) {
+            return Err(ArgumentError::new(
+                "request",
+                format!(
+                    "{} is not a token exchange: build a Call of it with its parameters",
+                    op.id
+                ),
+            ));
+        }
+        RetryLimits::with_defaults(options.max_attempts, options.max_elapsed_seconds)?;
+        let jitter = Jitter(options.seed);
+        Ok(Self::of(
+            op,
+            RequestParams::default(),
+            options,
+            jitter,
+            Some(request),
+        ))
+    }
+
+    fn of(
+        op: &catalog::Operation,
+        params: RequestParams,
+        options: CallOptions,
+        jitter: Jitter,
+        exchange: Option<RequestDescriptor>,
+    ) -> Self {
+        Self {
             operation_id: op.id.clone(),
             api: op.api,
             class: op.retry_class,
@@ -235,8 +282,9 @@ impl Call {
             awaiting: false,
             in_flight_key_sent: None,
             in_flight: None,
+            exchange,
             ended: None,
-        })
+        }
     }
 
     /// The call's state as JSON text, to resume after a crash ([`Call::resume`]). Promises: no
@@ -351,7 +399,17 @@ impl Call {
     }
 
     fn request(&self) -> Result<RequestDescriptor, crate::request::RequestError> {
-        build_request(&self.operation_id, &self.params)
+        match &self.exchange {
+            Some(request) => Ok(request.clone()),
+            None if self.class == RetryClass::TokenExchange => {
+                Err(crate::request::RequestError::new(
+                    "missing_parameter",
+                    "request",
+                    "a token exchange is saved without its credentials: start a new exchange",
+                ))
+            }
+            None => build_request(&self.operation_id, &self.params),
+        }
     }
 
     fn finish_request_error(&mut self, e: crate::request::RequestError) -> CallStep {
@@ -497,7 +555,8 @@ impl Call {
             })?;
         let key_sent = self.in_flight_key_sent;
         let elapsed = self.arrived("response", now)?;
-        let success = (200..=299).contains(&code);
+        // A 206 is never a success (neither API serves partial content): the retry rules decide.
+        let success = (200..=299).contains(&code) && (code != 206 || self.download);
         if success && self.download {
             if let Err(DownloadError::PartialContent { reason }) =
                 check_export_download(status, headers, body, seconds)?

@@ -148,8 +148,11 @@ impl RateBudget {
         Self::new(&windows)
     }
 
-    /// Counts a request at `now` if every window has room and answers `allowed`; otherwise
-    /// counts nothing and answers when to try again and which limit stopped it.
+    /// Counts a request at `now` (whole seconds) if every window has room and answers
+    /// `allowed`; otherwise counts nothing and answers when to try again and which limit stopped
+    /// it. Promises that no real window of a window's length holds more than its limit: a request
+    /// at second `s` may have been sent as late as `s + 0.999`, so it keeps its place through
+    /// second `s + length` and frees it at `s + length + 1`.
     pub fn try_acquire(&mut self, now: i64) -> RateDecision {
         let mut first_exhausted = None;
         let mut wait_until: Option<i64> = None;
@@ -157,12 +160,15 @@ impl RateBudget {
             while w
                 .log
                 .front()
-                .is_some_and(|t| *t <= now.saturating_sub(w.seconds))
+                .is_some_and(|t| *t <= now.saturating_sub(w.seconds + 1))
             {
                 w.log.pop_front();
             }
             if w.log.len() >= w.limit {
-                let frees_at = w.log.front().map_or(now, |t| t.saturating_add(w.seconds));
+                let frees_at = w
+                    .log
+                    .front()
+                    .map_or(now, |t| t.saturating_add(w.seconds + 1));
                 wait_until = Some(wait_until.map_or(frees_at, |x| x.max(frees_at)));
                 first_exhausted.get_or_insert_with(|| w.name.clone());
             }
@@ -192,7 +198,7 @@ impl RateBudget {
                 let live = w
                     .log
                     .iter()
-                    .filter(|t| **t > now.saturating_sub(w.seconds))
+                    .filter(|t| **t > now.saturating_sub(w.seconds + 1))
                     .count();
                 WindowUsage {
                     name: w.name.clone(),

@@ -123,7 +123,22 @@ class MachinesTest {
         return steps
     }
 
+    private fun exchange(i: JsonObject): List<Map<String, Any?>> {
+        val x = i["exchange"].asJsonObject
+        val request = if (x.str("api") == "reports") {
+            buildTokenRequest(x.str("client_id")!!, x.str("client_secret")!!, x.str("tenant_id")!!, emptyList())
+        } else {
+            buildEnterpriseTokenRequest(x.str("api_key")!!, x.str("api_secret")!!)
+        }
+        val api = if (x.str("api") == "reports") Api.REPORTS else Api.ENTERPRISE
+        return Call.exchange(request, seed = i["options"].asJsonObject["seed"].asLong.toULong()).use { c ->
+            drive(i, api, { now, b -> c.next(now, b) }, { st, h, body, now -> c.response(st, h, body, now) },
+                { f, now -> c.transportFailure(f, now) }, { t, at -> c.token(t, at) })
+        }
+    }
+
     private fun call(i: JsonObject): List<Map<String, Any?>> {
+        if (i.has("exchange")) return exchange(i)
         val p = i["params"].asJsonObject
         val o = i["options"].asJsonObject
         val params = RequestParams(
