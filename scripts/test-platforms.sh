@@ -121,10 +121,11 @@ if [ ! -x "$R/opt/venv/bin/python" ]; then
 fi
 rm -rf "$R/tmp/t" && mkdir -p "$R/tmp/t/w"
 "$PY/pip" download --quiet --only-binary=:all: --platform manylinux2014_aarch64 --python-version 3.11 \
-  --implementation cp -d "$R/tmp/t/w" "$(grep '^pytest==' tools/requirements-test.txt)"
+  --implementation cp -d "$R/tmp/t/w" $(grep -E '^(pytest|httpx|requests)==' tools/requirements-test.txt)
 cp "$(whl manylinux2014_aarch64)" "$R/tmp/t/w/"
 cp -r bindings-python/tests "$R/tmp/t/tests" && cp -r tests/vectors "$R/tmp/t/vectors" && cp README.md "$R/tmp/t/"
-chroot "$R" /usr/bin/env -i PATH=/usr/bin:/bin /opt/venv/bin/pip install --quiet --disable-pip-version-check --no-index --find-links /tmp/t/w --force-reinstall royaltykit pytest
+mkdir -p "$R/tmp/t/tests/fakeapi" && cp tests/fakeapi/server.py "$R/tmp/t/tests/fakeapi/"  # the clients' fake API
+chroot "$R" /usr/bin/env -i PATH=/usr/bin:/bin /opt/venv/bin/pip install --quiet --disable-pip-version-check --no-index --find-links /tmp/t/w --force-reinstall royaltykit pytest httpx requests
 chroot "$R" /usr/bin/env -i PATH=/usr/bin:/bin ROYALTYKIT_VECTORS=/tmp/t/vectors ROYALTYKIT_ROOT=/tmp/t \
   /opt/venv/bin/python -c 'import platform, royaltykit; assert platform.machine() == "aarch64", platform.machine(); print("  running on", platform.machine(), platform.libc_ver())'
 chroot "$R" /usr/bin/env -i PATH=/usr/bin:/bin ROYALTYKIT_VECTORS=/tmp/t/vectors ROYALTYKIT_ROOT=/tmp/t \

@@ -79,3 +79,20 @@ verifier_r = rk.WebhookVerifier("whsec_x")
 step_r: rk.ReceiptStep = verifier_r.receipt({}, b"{}", namespace="ns", now=0).next()
 if isinstance(step_r, rk.ReceiptStep.Reply):
     reply_status: int = step_r.status
+
+# The clients: constructor keywords and results are typed.
+import httpx  # noqa: E402
+from royaltykit.client import AsyncReportsClient, ExportResult, ReportsClient  # noqa: E402
+
+
+def etl(http: httpx.Client) -> int:
+    client = ReportsClient(http, base_url="https://reports.example", client_id="id", client_secret="s",
+                           tenant_id="0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e")
+    result: ExportResult = client.run_export({"format": "csv"}, to="out.csv", progress=lambda got, total: None)
+    return result.size
+
+
+async def aetl(http: httpx.AsyncClient) -> str:
+    client = AsyncReportsClient(http, base_url="https://reports.example", client_id="id", client_secret="s",
+                                tenant_id="0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e")
+    return (await client.run_export({"format": "csv"})).export_id

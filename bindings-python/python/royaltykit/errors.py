@@ -96,6 +96,33 @@ class ApiError(RoyaltyKitError):
     raw_body: str
 
 
+class ReconcileRequired(RoyaltyKitError):
+    """A request may have been applied and must not be sent again blindly (code
+    ``reconcile_required``): check its effect first, as ``reconcile`` says
+    (``lookup_by_sent_data``, ``fetch_release_review_state``, ``check_checkout_state``,
+    ``read_addon_status``). Also ``operation_id`` and ``reason``."""
+
+    reconcile: str
+    operation_id: str
+    reason: str
+
+
+class CallFailedError(RoyaltyKitError):
+    """A call or export job stopped without an API error to show (code ``call_failed``): its
+    attempts or time budget ran out on transport failures, or a ``Retry-After`` passed the
+    budget. ``rule`` (stable, e.g. ``attempts_exhausted``, ``retry_after_exceeds_budget``),
+    ``transport``, ``status``, ``retry_after_seconds``, ``operation_id``, and for an export job
+    ``stage`` and ``export_id``."""
+
+    rule: str
+    transport: str | None
+    status: int | None
+    retry_after_seconds: float | None
+    operation_id: str
+    stage: str | None
+    export_id: str | None
+
+
 # The one table from the core's error family to a class; everything else comes from the core.
 _FAMILIES: dict[str, type[RoyaltyKitError]] = {
     "webhook": WebhookVerificationError,
@@ -125,6 +152,8 @@ def _from_native(fields_json: str) -> RoyaltyKitError:
 
 __all__ = [
     "ApiError",
+    "CallFailedError",
+    "ReconcileRequired",
     "ExportDownloadError",
     "ExportStateError",
     "InvalidArgumentError",

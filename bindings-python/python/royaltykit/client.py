@@ -1,0 +1,402 @@
+"""Clients of both APIs over the HTTP library you already use: httpx (``httpx.Client``,
+``httpx.AsyncClient``) or requests (``requests.Session``).
+
+Every rule is the core's: each request is a ``Call`` machine (retries, ``Retry-After``, token
+refresh, idempotency key, rate budget) and an export is an ``ExportJob`` (create, poll, download;
+a create that may have been applied is looked up, never sent twice). This module only performs
+the steps: it sends, sleeps, exchanges tokens, and tells the machine which transport failure
+happened, mapping each HTTP library's exceptions:
+
+- ``connect_failed`` only when nothing can have been sent (a refused connection, a connect or
+  pool timeout);
+- ``timeout`` when the response did not come in time (the request may have been applied);
+- ``connection_lost`` for every other broken connection (reset, closed early, truncated body).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import IO, Any, Callable, Generator, Mapping
+
+from ._native import (
+    Call,
+    CallStep,
+    ExportJob,
+    RateBudget,
+    RequestDescriptor,
+    build_enterprise_token_request,
+    build_token_request,
+    parse_enterprise_token_response,
+    parse_token_response,
+)
+from .errors import CallFailedError, ReconcileRequired
+
+__all__ = ["ReportsClient", "AsyncReportsClient", "EnterpriseClient", "AsyncEnterpriseClient", "ExportResult"]
+
+# progress(received bytes, total bytes or None), called as an artifact arrives
+Progress = Callable[[int, "int | None"], None]
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    """A finished export: its id, where the artifact was written (``path``, when ``to`` was a
+    path), its size, and its bytes when no ``to`` was given."""
+
+    export_id: str
+    size: int
+    path: str | None = None
+    data: bytes | None = None
+
+
+# ---- the transports: one send per HTTP library, and its exceptions as transport failures -----------
+
+class _Body:
+    """A response body as it arrives, reported to ``progress(received, total)``."""
+
+    def __init__(self, content_length: str | None, progress: Progress | None) -> None:
+        self.data = bytearray()
+        self.total = int(content_length) if content_length and content_length.isdigit() else None
+        self.progress = progress
+
+    def add(self, chunk: bytes) -> None:
+        self.data += chunk
+        if self.progress:
+            self.progress(len(self.data), self.total)
+
+
+class _Transport:
+    def __init__(self, http: Any, base_url: str, timeout: float | None) -> None:
+        self.http, self.base, self.timeout = http, base_url, timeout
+
+    @staticmethod
+    def failure(e: Exception) -> str | None:
+        raise NotImplementedError
+
+    def failed(self, e: Exception) -> str:
+        """The transport failure ``e`` is; anything else is not ours to map, and is raised."""
+        kind = self.failure(e)
+        if kind is None:
+            raise e
+        return kind
+
+
+class _Httpx(_Transport):
+    def _stream(self, r: RequestDescriptor) -> Any:
+        kw: dict[str, Any] = {"headers": r.headers, "content": r.body}
+        if self.timeout is not None:
+            kw["timeout"] = self.timeout
+        return self.http.stream(r.method, r.url(self.base), **kw)
+
+    @staticmethod
+    def failure(e: Exception) -> str | None:
+        import httpx
+
+        # ConnectTimeout is a TimeoutException, but nothing was sent: test it first.
+        if isinstance(e, (httpx.ConnectTimeout, httpx.PoolTimeout, httpx.ConnectError)):
+            return "connect_failed"
+        if isinstance(e, httpx.TimeoutException):
+            return "timeout"
+        if isinstance(e, httpx.TransportError):
+            return "connection_lost"
+        return None
+
+    def send(self, r: RequestDescriptor, progress: Progress | None) -> Any:
+        try:
+            with self._stream(r) as resp:
+                body = _Body(resp.headers.get("Content-Length"), progress)
+                for chunk in resp.iter_bytes():
+                    body.add(chunk)
+                return resp.status_code, list(resp.headers.multi_items()), bytes(body.data)
+        except Exception as e:  # noqa: BLE001 (only the library's transport errors are mapped)
+            return self.failed(e)
+
+
+class _AsyncHttpx(_Httpx):
+    async def send(self, r: RequestDescriptor, progress: Progress | None) -> Any:  # type: ignore[override]
+        try:
+            async with self._stream(r) as resp:
+                body = _Body(resp.headers.get("Content-Length"), progress)
+                async for chunk in resp.aiter_bytes():
+                    body.add(chunk)
+                return resp.status_code, list(resp.headers.multi_items()), bytes(body.data)
+        except Exception as e:  # noqa: BLE001
+            return self.failed(e)
+
+
+class _Requests(_Transport):
+    @staticmethod
+    def failure(e: Exception) -> str | None:
+        from requests import exceptions as rx
+        from urllib3.exceptions import NewConnectionError
+
+        # ConnectTimeout is both a Timeout and a ConnectionError: nothing was sent.
+        if isinstance(e, rx.ConnectTimeout):
+            return "connect_failed"
+        if isinstance(e, rx.Timeout):
+            return "timeout"
+        if isinstance(e, rx.ConnectionError):
+            # requests raises ConnectionError for a refused connection and for a dropped one
+            # alike; only urllib3's NewConnectionError means nothing was sent.
+            reason = getattr(e.args[0], "reason", None) if e.args else None
+            return "connect_failed" if isinstance(reason, NewConnectionError) else "connection_lost"
+        if isinstance(e, rx.ChunkedEncodingError):
+            return "connection_lost"
+        return None
+
+    def send(self, r: RequestDescriptor, progress: Progress | None) -> Any:
+        try:
+            with self.http.request(r.method, r.url(self.base), headers=dict(r.headers), data=r.body,
+                                   timeout=self.timeout, stream=True, allow_redirects=False) as resp:
+                body = _Body(resp.headers.get("Content-Length"), progress)
+                for chunk in resp.iter_content(64 * 1024):
+                    body.add(chunk)
+                return resp.status_code, list(resp.headers.items()), bytes(body.data)
+        except Exception as e:  # noqa: BLE001
+            return self.failed(e)
+
+
+def _transport(http: Any, base_url: str, timeout: float | None, asynchronous: bool) -> Any:
+    module = type(http).__module__.split(".")[0]
+    if module == "httpx":
+        import httpx
+
+        if asynchronous != isinstance(http, httpx.AsyncClient):
+            raise TypeError("use httpx.AsyncClient with the Async clients and httpx.Client with the others")
+        return (_AsyncHttpx if asynchronous else _Httpx)(http, base_url, timeout)
+    if module == "requests" and not asynchronous:
+        return _Requests(http, base_url, timeout)
+    raise TypeError(f"http must be an httpx.Client, httpx.AsyncClient or requests.Session, not {type(http).__name__}")
+
+
+# ---- the steps, written once for sync and async --------------------------------------------------
+
+class _Base:
+    """What both APIs' clients share: the machines' loop, as a generator whose yields are the I/O
+    (``("send", request, progress)`` → the outcome, ``("sleep", seconds)``), run by ``_run``
+    (blocking) or ``_arun`` (asyncio)."""
+
+    _async = False
+
+    def __init__(self, http: Any, base_url: str, *, budget: RateBudget | None, timeout: float | None,
+                 clock: Callable[[], float], sleep: Callable[[float], Any] | None, seed: Callable[[], int] | None) -> None:
+        asynchronous = self._async
+        self._transport = _transport(http, base_url.rstrip("/"), timeout, asynchronous)
+        self._budget = budget
+        self._clock = clock
+        self._sleep: Callable[[float], Any] = sleep or (asyncio.sleep if asynchronous else time.sleep)
+        self._seed = seed or (lambda: int.from_bytes(os.urandom(8), "little"))
+        self._token: Any = None
+
+    def _token_request(self) -> RequestDescriptor:
+        raise NotImplementedError
+
+    def _parse_token(self, status: int, headers: list[tuple[str, str]], body: bytes) -> Any:
+        raise NotImplementedError
+
+    def _steps(self, machine: Any, operation_id: str | None = None,
+               progress: Progress | None = None) -> Generator[Any, Any, Any]:
+        """Drives ``machine`` to its end: returns the ``Done`` step, raises for the others."""
+        while True:
+            step = machine.next(self._clock(), self._budget)
+            match step:
+                case CallStep.Send(request=request):
+                    artifact = progress if request.operation_id.startswith("downloadPlatformExport") else None
+                    outcome = yield ("send", request, artifact)
+                    if isinstance(outcome, str):
+                        machine.transport_failure(outcome, self._clock())
+                    else:
+                        machine.response(*outcome, self._clock())
+                case CallStep.Wait(seconds=seconds):
+                    yield ("sleep", seconds)
+                case CallStep.RefreshToken():
+                    exchange = Call.exchange(self._token_request(), seed=self._seed())
+                    done = yield from self._steps(exchange, "token exchange")
+                    self._token = self._parse_token(done.status, done.headers, done.body)
+                    machine.token(self._token)
+                case CallStep.Done():
+                    return step
+                case CallStep.Reconcile(reconcile=hint, reason=reason):
+                    raise ReconcileRequired("reconcile_required", reason, reconcile=hint, operation_id=operation_id,
+                                            reason=reason)
+                case CallStep.Fail() as f:
+                    if f.error is not None:
+                        raise f.error
+                    raise CallFailedError("call_failed", f.reason, rule=f.rule, transport=f.transport, status=f.status,
+                                          retry_after_seconds=f.retry_after_seconds, operation_id=operation_id,
+                                          stage=f.stage, export_id=f.export_id)
+
+    def _run(self, steps: Generator[Any, Any, Any]) -> Any:
+        try:
+            action = next(steps)
+            while True:
+                if action[0] == "sleep":
+                    self._sleep(action[1])
+                    action = steps.send(None)
+                else:
+                    action = steps.send(self._transport.send(action[1], action[2]))
+        except StopIteration as end:
+            return end.value
+
+    async def _arun(self, steps: Generator[Any, Any, Any]) -> Any:
+        try:
+            action = next(steps)
+            while True:
+                if action[0] == "sleep":
+                    await self._sleep(action[1])
+                    action = steps.send(None)
+                else:
+                    action = steps.send(await self._transport.send(action[1], action[2]))
+        except StopIteration as end:
+            return end.value
+
+    def _call(self, operation_id: str, params: Mapping[str, Any]) -> Generator[Any, Any, Any]:
+        call = Call(operation_id, token=self._token, seed=self._seed(), **params)
+        done = yield from self._steps(call, operation_id)
+        return _parsed(done)
+
+
+def _parsed(done: Any) -> Any:
+    """A 2xx body: JSON when the response says so, else the bytes (an artifact); None when empty."""
+    if not done.body:
+        return None
+    kind = next((v for n, v in done.headers if n.lower() == "content-type"), "")
+    return json.loads(done.body) if "json" in kind.lower() else done.body
+
+
+def _write(artifact: bytes, to: str | os.PathLike[str] | IO[bytes] | None, export_id: str) -> ExportResult:
+    if to is None:
+        return ExportResult(export_id, len(artifact), data=artifact)
+    if hasattr(to, "write"):
+        to.write(artifact)  # type: ignore[union-attr]
+        return ExportResult(export_id, len(artifact))
+    path = os.fspath(to)  # type: ignore[arg-type]
+    # Written whole or not at all: a temporary file in the same folder, renamed.
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix=".royaltykit-")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(artifact)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return ExportResult(export_id, len(artifact), path=path)
+
+
+class _Reports(_Base):
+    def __init__(self, http: Any, *, base_url: str, client_id: str, client_secret: str, tenant_id: str,
+                 scopes: list[str] | None = None, idempotency_header: str | None = None, budget: RateBudget | None = None,
+                 timeout: float | None = 30.0, clock: Callable[[], float] = time.time,
+                 sleep: Callable[[float], Any] | None = None, seed: Callable[[], int] | None = None) -> None:
+        super().__init__(http, base_url, budget=budget, timeout=timeout, clock=clock, sleep=sleep, seed=seed)
+        self._credentials = (client_id, client_secret)
+        self.tenant_id = tenant_id
+        self._scopes = scopes
+        self._idempotency_header = idempotency_header
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(tenant_id={self.tenant_id!r})"
+
+    def _token_request(self) -> RequestDescriptor:
+        return build_token_request(*self._credentials, self.tenant_id, self._scopes)
+
+    def _parse_token(self, status: int, headers: list[tuple[str, str]], body: bytes) -> Any:
+        return parse_token_response(status, headers, body, tenant_id=self.tenant_id, requested_scopes=self._scopes,
+                                    now=self._clock())
+
+    def _request_steps(self, operation_id: str, params: dict[str, Any]) -> Generator[Any, Any, Any]:
+        params.setdefault("tenant_id", self.tenant_id)
+        if self._idempotency_header is not None:
+            params.setdefault("idempotency_header", self._idempotency_header)
+        return self._call(operation_id, params)
+
+    def _export_steps(self, body: Mapping[str, Any] | bytes, to: Any, request_id: str | None, max_polls: int | None,
+                      progress: Progress | None) -> Generator[Any, Any, Any]:
+        job = ExportJob(tenant_id=self.tenant_id, body=body, token=self._token, request_id=request_id,
+                        idempotency_header=self._idempotency_header, max_polls=max_polls, seed=self._seed())
+        done = yield from self._steps(job, "export job", progress)
+        return _write(done.body, to, done.export_id)
+
+
+class ReportsClient(_Reports):
+    """The reporting API's machine surface (``/api/platform/v1/``) over ``httpx.Client`` or
+    ``requests.Session``: obtains and refreshes the bearer token (client credentials), retries as
+    the specs say, honours ``Retry-After``, and paces requests by ``budget`` when given (the
+    reporting API shows no rate limits, so by default only 429 and ``Retry-After`` pace it).
+    ``clock``, ``sleep`` and ``seed`` are for tests. Blocking: use it off your event loop."""
+
+    def request(self, operation_id: str, **params: Any) -> Any:
+        """Performs one operation (``path=``, ``query=``, ``body=``, ``request_id=``, … as for
+        ``Call``): the parsed JSON body, the bytes of an artifact, or None. Raises ``ApiError``
+        for an error response that retrying cannot fix, ``ReconcileRequired`` when a request
+        may have been applied, ``CallFailedError`` when the attempts ran out without a response."""
+        return self._run(self._request_steps(operation_id, params))
+
+    def run_export(self, body: Mapping[str, Any] | bytes, *, to: str | os.PathLike[str] | IO[bytes] | None = None,
+                   request_id: str | None = None, max_polls: int | None = None,
+                   progress: Progress | None = None) -> ExportResult:
+        """Creates an export from ``body`` (the CreateExportRequest), waits for it and downloads
+        the complete artifact to ``to`` (a path, written whole or not at all, or a binary file),
+        or into ``ExportResult.data``. ``progress(received, total)`` is called as bytes arrive.
+        A create that may have been applied is looked up, never sent twice."""
+        return self._run(self._export_steps(body, to, request_id, max_polls, progress))
+
+
+class AsyncReportsClient(_Reports):
+    """``ReportsClient`` for ``httpx.AsyncClient``: the same rules, ``await``-ed."""
+
+    _async = True
+
+    async def request(self, operation_id: str, **params: Any) -> Any:
+        """See ``ReportsClient.request``."""
+        return await self._arun(self._request_steps(operation_id, params))
+
+    async def run_export(self, body: Mapping[str, Any] | bytes, *, to: str | os.PathLike[str] | IO[bytes] | None = None,
+                         request_id: str | None = None, max_polls: int | None = None,
+                         progress: Progress | None = None) -> ExportResult:
+        """See ``ReportsClient.run_export``."""
+        return await self._arun(self._export_steps(body, to, request_id, max_polls, progress))
+
+
+class _Enterprise(_Base):
+    def __init__(self, http: Any, *, base_url: str, api_key: str, api_secret: str, budget: RateBudget | None = None,
+                 timeout: float | None = 30.0, clock: Callable[[], float] = time.time,
+                 sleep: Callable[[float], Any] | None = None, seed: Callable[[], int] | None = None) -> None:
+        super().__init__(http, base_url, budget=budget or RateBudget.preset("enterprise"), timeout=timeout, clock=clock,
+                         sleep=sleep, seed=seed)
+        self._credentials = (api_key, api_secret)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+    def _token_request(self) -> RequestDescriptor:
+        return build_enterprise_token_request(*self._credentials)
+
+    def _parse_token(self, status: int, headers: list[tuple[str, str]], body: bytes) -> Any:
+        return parse_enterprise_token_response(status, headers, body, now=self._clock())
+
+
+class EnterpriseClient(_Enterprise):
+    """The enterprise organization API over ``httpx.Client`` or ``requests.Session``: the key and
+    secret exchanged for a token, the spec's rolling one-minute limits kept (``budget``, default
+    ``RateBudget.preset("enterprise")``; share one budget between the clients of one API key),
+    retries and ``Retry-After`` as the spec says. Blocking."""
+
+    def request(self, operation_id: str, **params: Any) -> Any:
+        """See ``ReportsClient.request``."""
+        return self._run(self._call(operation_id, params))
+
+
+class AsyncEnterpriseClient(_Enterprise):
+    """``EnterpriseClient`` for ``httpx.AsyncClient``."""
+
+    _async = True
+
+    async def request(self, operation_id: str, **params: Any) -> Any:
+        """See ``ReportsClient.request``."""
+        return await self._arun(self._call(operation_id, params))
+

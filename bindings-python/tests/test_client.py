@@ -1,0 +1,270 @@
+"""The clients (royaltykit.client) against the shared fake API (tests/fakeapi/server.py) over real
+loopback HTTP, with each HTTP library users have: httpx sync, httpx async, requests.
+
+The fake server's clock can be moved forward; the clients get a clock and a sleep that move it,
+so minutes of backoff, Retry-After and rate pacing pass in no time while the server still checks
+every wait. One test uses the real clock and time.sleep (the defaults)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import httpx
+import pytest
+import requests
+
+import royaltykit as rk
+from royaltykit.client import AsyncEnterpriseClient, AsyncReportsClient, EnterpriseClient, ReportsClient
+
+ROOT = Path(os.environ.get("ROYALTYKIT_ROOT", Path(__file__).resolve().parents[2]))
+TENANT = "0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e"
+ARTIFACT = "statement_id,amount\n" + "".join(f"{i},{i}.25\n" for i in range(4000))
+BODY = {"export_class": "statements", "format": "csv", "period": "2026-10"}
+
+
+class Fake:
+    """The fake API process and its clock."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen([sys.executable, str(ROOT / "tests" / "fakeapi" / "server.py")],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        assert line.startswith("listening "), line
+        self.url = f"http://127.0.0.1:{int(line.split()[1])}"
+        self.offset = 0.0
+
+    def control(self, what: str, payload: dict | None = None) -> dict:
+        data = None if payload is None else json.dumps(payload).encode()
+        req = urllib.request.Request(self.url + "/_fake/" + what, data=data, method="POST" if data is not None else "GET")
+        with urllib.request.urlopen(req) as r:
+            return json.loads(r.read())
+
+    def reset(self, **script) -> None:
+        self.control("reset", script)
+
+    def stats(self) -> dict:
+        return self.control("stats")
+
+    # what the clients get as their clock and sleep
+    def clock(self) -> float:
+        return time.time() + self.offset
+
+    def sleep(self, seconds: float) -> None:
+        self.offset += seconds
+        self.control("advance", {"seconds": seconds})
+
+    async def asleep(self, seconds: float) -> None:
+        self.sleep(seconds)
+
+
+@pytest.fixture(scope="module")
+def fake():
+    f = Fake()
+    yield f
+    f.proc.stdin.close()  # type: ignore[union-attr]
+    f.proc.wait(timeout=10)
+
+
+# The scripted run of the issue: a 503 on the token exchange, a 429 with Retry-After, a create
+# whose connection drops after the server applied it, an expired token, a 503 on a read, an
+# unknown intermediate state, a read that times out, a 206 and a truncated download.
+FAULTS = [
+    {"op": "exchangePlatformClientCredential", "nth": 1, "do": "status", "status": 503},
+    {"op": "listPlatformExports", "nth": 1, "do": "status", "status": 429, "retry_after": 30},
+    {"op": "createPlatformExport", "nth": 1, "do": "drop_after_apply"},
+    {"op": "getPlatformExport", "nth": 1, "do": "expire_token"},
+    {"op": "getPlatformExport", "nth": 2, "do": "status", "status": 503},
+    {"op": "getPlatformExport", "nth": 4, "do": "stall", "seconds": 2.5},
+    {"op": "downloadPlatformExport", "nth": 1, "do": "partial"},
+    {"op": "downloadPlatformExport", "nth": 2, "do": "truncate"},
+]
+STATES = ["queued", "processing", "processing", "ready"]
+
+
+def reports(kind: str, http, fake: Fake, **kw):
+    common = dict(base_url=fake.url, client_id="cid", client_secret="csecret", tenant_id=TENANT, timeout=1.0,
+                  clock=fake.clock, sleep=fake.asleep if kind == "async" else fake.sleep)
+    common.update(kw)
+    return (AsyncReportsClient if kind == "async" else ReportsClient)(http, **common)
+
+
+def run_export(kind: str, fake: Fake, to, **kw):
+    """The ETL job with each HTTP library."""
+    if kind in ("httpx", "requests"):
+        with httpx.Client() if kind == "httpx" else requests.Session() as http:
+            return reports(kind, http, fake).run_export(BODY, to=to, **kw)
+
+    async def main():
+        async with httpx.AsyncClient() as http:
+            return await reports(kind, http, fake).run_export(BODY, to=to, **kw)
+
+    return asyncio.run(main())
+
+
+KINDS = ["httpx", "async", "requests"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_etl_job_survives_every_fault_and_creates_one_export(kind, fake, tmp_path):
+    fake.reset(faults=FAULTS, states=STATES, artifact=ARTIFACT)
+    seen = []
+    result = run_export(kind, fake, tmp_path / "out.csv", progress=lambda got, total: seen.append((got, total)))
+    stats = fake.stats()
+    assert stats["exports_created"] == 1, stats  # the dropped create was looked up, not sent again
+    assert (tmp_path / "out.csv").read_text() == ARTIFACT
+    assert result.size == len(ARTIFACT.encode()) and result.path == str(tmp_path / "out.csv")
+    assert result.export_id == stats["exports"][0]["id"]
+    assert stats["retry_after_violations"] == 0, stats
+    assert stats["tokens_issued"] == 2, stats  # the first, and one refresh after the 401
+    assert stats["requests"]["exchangePlatformClientCredential"] == 3  # 503, then two issued
+    assert stats["downloads"] == 1 and stats["requests"]["downloadPlatformExport"] == 3  # 206, truncated, whole
+    assert stats["requests"]["createPlatformExport"] == 1
+    assert seen and seen[-1] == (len(ARTIFACT.encode()), len(ARTIFACT.encode()))
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".royaltykit-")]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_an_export_into_memory_or_a_file_object(kind, fake, tmp_path):
+    fake.reset(states=["ready"], artifact="a,b\n1,2\n")
+    assert run_export(kind, fake, None).data == b"a,b\n1,2\n"
+    with open(tmp_path / "f.csv", "wb") as f:
+        assert run_export(kind, fake, f).size == 8
+    assert (tmp_path / "f.csv").read_bytes() == b"a,b\n1,2\n"
+
+
+def request(kind: str, fake: Fake, operation: str, *, base_url: str | None = None, **params):
+    """One operation with each HTTP library."""
+    kw = {"base_url": base_url} if base_url else {}
+    if kind in ("httpx", "requests"):
+        with httpx.Client() if kind == "httpx" else requests.Session() as http:
+            return reports(kind, http, fake, **kw).request(operation, **params)
+
+    async def main():
+        async with httpx.AsyncClient() as http:
+            return await reports(kind, http, fake, **kw).request(operation, **params)
+
+    return asyncio.run(main())
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_dropped_create_without_a_key_is_not_sent_again(kind, fake):
+    fake.reset(faults=[{"op": "createPlatformExport", "nth": 1, "do": "drop_after_apply"}])
+    with pytest.raises(rk.ReconcileRequired) as e:
+        request(kind, fake, "createPlatformExport", body=BODY)
+    assert e.value.code == "reconcile_required" and e.value.reconcile == "lookup_by_sent_data"
+    assert e.value.operation_id == "createPlatformExport"
+    assert fake.stats()["requests"]["createPlatformExport"] == 1
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_reset_create_is_reconciled_by_the_job_then_created_once(kind, fake, tmp_path):
+    # reset before the server applied it: the lookup finds nothing, so the job creates again, once
+    fake.reset(faults=[{"op": "createPlatformExport", "nth": 1, "do": "reset"}], states=["ready"])
+    run_export(kind, fake, tmp_path / "x.csv")
+    stats = fake.stats()
+    assert stats["exports_created"] == 1 and stats["requests"]["createPlatformExport"] == 2, stats
+    assert stats["requests"]["listPlatformExports"] == 2  # the baseline, and the lookup
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_errors_that_must_stop_are_api_errors(kind, fake):
+    fake.reset()
+    with pytest.raises(rk.ApiError) as e:
+        request(kind, fake, "getPlatformExport", path={"export": "exp_missing"})
+    assert e.value.status == 404 and e.value.kind == "not_found"
+    page = request(kind, fake, "listPlatformExports", query={"limit": 10}, request_id="ignored-on-reads")
+    assert page == {"data": []}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_refused_connection_is_connect_failed_and_retried_then_reported(kind, fake):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = f"http://127.0.0.1:{s.getsockname()[1]}"  # bound, never listening: refused
+        with pytest.raises(rk.CallFailedError) as e:
+            request(kind, fake, "listPlatformExports", base_url=closed)
+    assert e.value.transport == "connect_failed" and e.value.rule == "attempts_exhausted", vars(e.value)
+    assert e.value.operation_id == "token exchange"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_read_that_times_out_is_sent_again(kind, fake):
+    fake.reset(faults=[{"op": "listPlatformExports", "nth": 1, "do": "stall", "seconds": 2.5}])
+    assert request(kind, fake, "listPlatformExports") == {"data": []}
+    assert fake.stats()["requests"]["listPlatformExports"] == 2
+
+
+def test_the_defaults_sleep_for_real_and_honour_retry_after(fake):
+    fake.reset(faults=[{"op": "listPlatformExports", "nth": 1, "do": "status", "status": 429, "retry_after": 1}])
+    started = time.monotonic()
+    with httpx.Client() as http:
+        client = ReportsClient(http, base_url=fake.url, client_id="cid", client_secret="csecret", tenant_id=TENANT)
+        assert client.request("listPlatformExports") == {"data": []}
+    assert time.monotonic() - started >= 1.0
+    assert fake.stats()["retry_after_violations"] == 0
+    assert "csecret" not in repr(client)
+
+
+@pytest.mark.parametrize("kind", ["httpx", "async", "requests"])
+def test_a_burst_stays_inside_the_enterprise_minute(kind, fake):
+    fake.reset()
+    start = fake.clock()
+    n = 200
+    common = dict(base_url=fake.url, api_key="key-1", api_secret="secret-1", clock=fake.clock,
+                  sleep=fake.asleep if kind == "async" else fake.sleep)
+    if kind == "async":
+        async def main():
+            async with httpx.AsyncClient() as http:
+                c = AsyncEnterpriseClient(http, **common)
+                return [await c.request("listEnterpriseReleases") for _ in range(n)]
+        pages = asyncio.run(main())
+    else:
+        with (httpx.Client() if kind == "httpx" else requests.Session()) as http:
+            c = EnterpriseClient(http, **common)
+            pages = [c.request("listEnterpriseReleases") for _ in range(n)]
+    assert all(p["data"][0]["title"] == "First" for p in pages)
+    stats = fake.stats()
+    assert stats["requests"]["listEnterpriseReleases"] == n and stats["tokens_issued"] == 1
+    # the spec's tightest one-minute limit on a client from one address: 180 per source address
+    assert 170 <= stats["max_per_minute"] <= 180, stats
+    assert fake.clock() - start >= 60  # it had to wait for the minute to roll
+
+
+def test_the_wrong_http_object_is_a_type_error(fake):
+    with pytest.raises(TypeError, match="httpx.Client"):
+        ReportsClient(object(), base_url=fake.url, client_id="c", client_secret="s", tenant_id=TENANT)
+    with pytest.raises(TypeError, match="AsyncClient"):
+        ReportsClient(httpx.AsyncClient(), base_url=fake.url, client_id="c", client_secret="s", tenant_id=TENANT)
+
+
+def test_the_readme_export_job_runs_as_written(fake, tmp_path):
+    """The README's 15-line ETL job, as users copy it: real clock, real sleep, faults on the way."""
+    import re
+
+    m = re.search(r"<!-- example:python-client -->\s*```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    assert m, "README has the python-client example"
+    assert len(m.group(1).strip().splitlines()) <= 15
+    fake.reset(faults=[{"op": "exchangePlatformClientCredential", "nth": 1, "do": "status", "status": 503},
+                       {"op": "listPlatformExports", "nth": 1, "do": "status", "status": 429, "retry_after": 1},
+                       {"op": "createPlatformExport", "nth": 1, "do": "drop_after_apply"},
+                       {"op": "getPlatformExport", "nth": 1, "do": "expire_token"},
+                       {"op": "downloadPlatformExport", "nth": 1, "do": "partial"}],
+               states=["processing", "ready"], artifact=ARTIFACT)
+    (tmp_path / "job.py").write_text(m.group(1))
+    env = {**os.environ, "REPORTS_URL": fake.url, "REPORTS_CLIENT_ID": "cid", "REPORTS_CLIENT_SECRET": "csecret",
+           "REPORTS_TENANT_ID": TENANT}
+    out = subprocess.run([sys.executable, "job.py"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=True)
+    stats = fake.stats()
+    size = len(ARTIFACT.encode())
+    assert out.stdout.endswith(f"\nexport {stats['exports'][0]['id']}: {size} bytes in statements.csv\n"), out.stdout
+    assert (tmp_path / "statements.csv").read_text() == ARTIFACT
+    assert stats["exports_created"] == 1 and stats["retry_after_violations"] == 0 and stats["tokens_issued"] == 2, stats

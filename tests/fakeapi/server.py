@@ -1,0 +1,322 @@
+#!/usr/bin/env python3
+"""A fake reporting + enterprise API for the clients' tests, one implementation for every language.
+
+Run ``python3 tests/fakeapi/server.py``: it listens on 127.0.0.1 (a free port), prints
+``listening <port>`` on stdout, and serves until stdin closes or it is killed. Standard library
+only, so every suite can start it.
+
+What it serves (from ``../shared/spec``):
+- reporting: ``POST /api/platform/v1/oauth/token`` (Basic client id/secret, ``X-Tenant-ID``,
+  ``grant_type`` client_credentials → access_token, token_type, expires_in, scope), and the
+  machine export routes: list (``data`` page), create (200, queued), get, download (one complete
+  artifact), cancel (only while queued);
+- enterprise: ``POST /api/v1/token`` (``X-Api-Key``/``X-Api-Secret`` → token, expires_at) and
+  ``GET /api/v1/releases``, ``GET /api/v1/countries``.
+
+Its clock is the real one plus an offset that tests move with ``POST /_fake/advance``
+(``{"seconds": s}``), so a client whose sleep is injected can wait minutes in no time while the
+server still checks every wait. Control (JSON):
+- ``POST /_fake/reset``: forget everything; ``{"faults": [...], "states": [...], "artifact": "...",
+  "token_expires_in": 3600}`` sets the script (``states``: what successive reads of an export
+  show, the last one repeated; an export is created ``queued``).
+- A fault: ``{"op": <operation id>, "nth": <the op's nth request, from 1>, "do": <what>, ...}``
+  with ``do`` one of ``status`` (``status``, optional ``retry_after``), ``expire_token`` (401: the
+  token presented is dead from now on), ``drop_after_apply`` / ``drop_before_apply`` (the
+  connection closes without a response, after or before the create is applied), ``reset``
+  (a TCP reset instead of a response), ``stall`` (no response for ``seconds`` real seconds, then
+  closed; ``apply`` says whether the create was applied), ``partial`` (206 with Content-Range),
+  ``truncate`` (200 announcing the whole artifact, half sent, connection closed).
+- ``GET /_fake/stats``: what it applied and saw: ``exports_created``, ``tokens_issued``,
+  ``requests`` by operation, ``retry_after_violations`` (a request of an operation earlier than
+  the ``Retry-After`` it was given), ``unauthorized`` (requests with a dead or missing token),
+  ``max_per_minute`` (the most requests of one client in any rolling 60 s), ``downloads`` (whole
+  artifacts served).
+"""
+from __future__ import annotations
+
+import base64
+import json
+import re
+import socket
+import struct
+import sys
+import threading
+import time
+import uuid
+from collections import defaultdict, deque
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+# Loopback scheduling jitter allowed between when a client sends and when this server reads a request
+# line, when counting a rolling minute (5 ms).
+JITTER = 0.005
+CLIENTS = {"cid": "csecret"}  # reporting client credentials
+TENANT = "0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e"
+API_KEYS = {"key-1": "secret-1"}  # enterprise key and secret
+P = "/api/platform/v1"
+ROUTES = [
+    ("POST", re.compile(rf"^{P}/oauth/token$"), "exchangePlatformClientCredential"),
+    ("GET", re.compile(rf"^{P}/exports$"), "listPlatformExports"),
+    ("POST", re.compile(rf"^{P}/exports$"), "createPlatformExport"),
+    ("GET", re.compile(rf"^{P}/exports/([^/]+)$"), "getPlatformExport"),
+    ("GET", re.compile(rf"^{P}/exports/([^/]+)/download$"), "downloadPlatformExport"),
+    ("POST", re.compile(rf"^{P}/exports/([^/]+)/cancel$"), "cancelPlatformExport"),
+    ("POST", re.compile(r"^/api/v1/token$"), "exchangeEnterpriseToken"),
+    ("GET", re.compile(r"^/api/v1/releases$"), "listEnterpriseReleases"),
+    ("GET", re.compile(r"^/api/v1/countries$"), "listEnterpriseCountries"),
+]
+
+
+class World:
+    """Everything the server knows, behind one lock."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.reset({})
+
+    def reset(self, script: dict) -> None:
+        self.offset = getattr(self, "offset", 0.0)
+        self.faults = list(script.get("faults", []))
+        self.states = list(script.get("states", ["queued", "ready"]))
+        self.artifact = script.get("artifact", "statement_id,amount\n1,10.00\n2,5.50\n").encode()
+        self.expires_in = int(script.get("token_expires_in", 3600))
+        self.tokens: dict[str, tuple[str, float]] = {}  # token -> (client, expires at)
+        self.dead: set[str] = set()
+        self.exports: dict[str, dict] = {}
+        self.reads: dict[str, int] = defaultdict(int)
+        self.count: dict[str, int] = defaultdict(int)
+        self.not_before: dict[tuple[str, str], float] = {}
+        self.seen: dict[str, deque] = defaultdict(deque)
+        self.stats = {"exports_created": 0, "tokens_issued": 0, "requests": defaultdict(int), "retry_after_violations": 0,
+                      "unauthorized": 0, "max_per_minute": 0, "downloads": 0, "cancelled": 0}
+
+    def now(self) -> float:
+        return time.time() + self.offset
+
+
+WORLD = World()
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "fakeapi/1"
+    disable_nagle_algorithm = True  # headers and body are two writes: no 40 ms delayed-ACK stall between
+
+    def log_message(self, *args) -> None:  # quiet
+        pass
+
+    # ---- plumbing ----------------------------------------------------------------------------
+    def body(self) -> bytes:
+        n = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(n) if n else b""
+
+    def send(self, status: int, payload=None, headers=(), raw: bytes | None = None) -> None:
+        data = raw if raw is not None else (b"" if payload is None else json.dumps(payload).encode())
+        self.send_response(status)
+        if raw is None:
+            self.send_header("Content-Type", "application/json")
+        for name, value in headers:
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def drop(self, reset: bool = False) -> None:
+        if reset:
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.close_connection = True
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR) if not reset else None
+        except OSError:
+            pass
+
+    def stall(self, fault: dict) -> None:
+        """No answer for the fault's seconds (real ones, the lock released meanwhile), then closed."""
+        WORLD.lock.release()
+        try:
+            time.sleep(float(fault.get("seconds", 2)))
+        finally:
+            WORLD.lock.acquire()
+        self.drop()
+
+    def do_GET(self) -> None:
+        self.route("GET")
+
+    def do_POST(self) -> None:
+        self.route("POST")
+
+    # ---- control -----------------------------------------------------------------------------
+    def control(self, path: str, body: bytes) -> None:
+        w = WORLD
+        with w.lock:
+            if path == "/_fake/reset":
+                w.reset(json.loads(body or b"{}"))
+                return self.send(200, {"ok": True})
+            if path == "/_fake/advance":
+                w.offset += float(json.loads(body)["seconds"])
+                return self.send(200, {"now": w.now()})
+            if path == "/_fake/stats":
+                return self.send(200, {**w.stats, "requests": dict(w.stats["requests"]), "now": w.now(),
+                                       "exports": list(w.exports.values())})
+        self.send(404, {"message": "no such control"})
+
+    # ---- the API -----------------------------------------------------------------------------
+    def route(self, method: str) -> None:
+        path, _, query = self.path.partition("?")
+        body = self.body()
+        if path.startswith("/_fake/"):
+            return self.control(path, body)
+        for m, pattern, op in ROUTES:
+            match = pattern.match(path)
+            if m == method and match:
+                return self.operation(op, match.groups(), query, body)
+        self.send(404, {"message": "Resource not found"})
+
+    def client_of(self, op: str) -> tuple[str | None, str | None]:
+        """(client, None) for a caller the operation accepts, else (client or None, why not)."""
+        w = WORLD
+        if op == "exchangePlatformClientCredential":
+            auth = self.headers.get("Authorization", "")
+            try:
+                cid, _, secret = base64.b64decode(auth.removeprefix("Basic ")).decode().partition(":")
+            except Exception:
+                return None, "bad basic"
+            ok = auth.startswith("Basic ") and CLIENTS.get(cid) == secret and self.headers.get("X-Tenant-ID") == TENANT
+            return cid, None if ok else "invalid client"
+        if op == "exchangeEnterpriseToken":
+            key = self.headers.get("X-Api-Key", "")
+            return key, None if API_KEYS.get(key) == self.headers.get("X-Api-Secret") else "invalid key"
+        token = self.headers.get("Authorization", "").removeprefix("Bearer ")
+        holder = w.tokens.get(token)
+        if holder is None or token in w.dead or holder[1] <= w.now():
+            return (holder[0] if holder else None), "Missing bearer token" if holder is None else "token expired"
+        if op.endswith("PlatformExports") or "PlatformExport" in op:
+            if self.headers.get("X-Tenant-ID") != TENANT:
+                return holder[0], "tenant"
+        return holder[0], None
+
+    def operation(self, op: str, args: tuple, query: str, body: bytes) -> None:
+        w = WORLD
+        with w.lock:
+            now = w.now()
+            w.stats["requests"][op] += 1
+            w.count[op] += 1
+            nth = w.count[op]
+            client, refused = self.client_of(op)
+            who = client or "anonymous"
+            # the rolling minute of this client
+            seen = w.seen[who]
+            seen.append(now)
+            while seen and seen[0] <= now - 60 + JITTER:
+                seen.popleft()
+            w.stats["max_per_minute"] = max(w.stats["max_per_minute"], len(seen))
+            wait_until = w.not_before.pop((who, op), None)
+            if wait_until is not None and now < wait_until - 0.001:
+                w.stats["retry_after_violations"] += 1
+            fault = next((f for f in w.faults if f["op"] == op and f.get("nth", 1) == nth), None)
+            if refused is not None:
+                w.stats["unauthorized"] += 1
+                status = 400 if refused == "tenant" else 401
+                return self.send(status, {"success": False, "message": refused})
+            if fault is not None:
+                kind = fault["do"]
+                if kind == "status":
+                    headers = []
+                    if "retry_after" in fault:
+                        headers.append(("Retry-After", str(fault["retry_after"])))
+                        w.not_before[(who, op)] = now + float(fault["retry_after"])
+                    return self.send(fault["status"], {"message": f"scripted {fault['status']}"}, headers)
+                if kind == "expire_token":
+                    w.dead.add(self.headers.get("Authorization", "").removeprefix("Bearer "))
+                    w.stats["unauthorized"] += 1
+                    return self.send(401, {"message": "token expired"})
+                if kind in ("drop_before_apply", "reset"):
+                    return self.drop(reset=kind == "reset")
+                if kind == "stall" and not fault.get("apply"):
+                    return self.stall(fault)
+            status, payload, headers, raw = self.apply(op, args, query, body, client, fault)
+            if fault is not None and fault["do"] == "drop_after_apply":
+                return self.drop()
+            if fault is not None and fault["do"] == "stall":
+                return self.stall(fault)
+            if fault is not None and fault["do"] == "truncate" and raw is not None:
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw[: len(raw) // 2])
+                self.wfile.flush()
+                return self.drop()
+            if fault is not None and fault["do"] == "partial" and raw is not None:
+                half = raw[: len(raw) // 2]
+                return self.send(206, raw=half, headers=[("Content-Range", f"bytes 0-{len(half) - 1}/{len(raw)}")])
+            self.send(status, payload, headers, raw)
+
+    def apply(self, op: str, args: tuple, query: str, body: bytes, client: str | None, fault) -> tuple:
+        """Performs an accepted request: (status, JSON payload, headers, raw bytes or None)."""
+        w = WORLD
+        no_store = [("Cache-Control", "no-store")]
+        if op == "exchangePlatformClientCredential":
+            if json.loads(body or b"{}").get("grant_type") != "client_credentials":
+                return 400, {"message": "grant_type must be client_credentials"}, [], None
+            token = "rt_" + uuid.uuid4().hex
+            w.tokens[token] = (client or "", w.now() + w.expires_in)
+            w.stats["tokens_issued"] += 1
+            return 200, {"access_token": token, "token_type": "Bearer", "expires_in": w.expires_in,
+                         "scope": "exports:read exports:write"}, no_store, None
+        if op == "exchangeEnterpriseToken":
+            token = "et_" + uuid.uuid4().hex
+            w.tokens[token] = (client or "", w.now() + w.expires_in)
+            w.stats["tokens_issued"] += 1
+            return 200, {"token": token, "expires_at": None}, [], None
+        if op == "listPlatformExports":
+            return 200, {"data": [self.view(e) for e in w.exports.values()]}, [], None
+        if op == "createPlatformExport":
+            request = json.loads(body)
+            export = {"id": "exp_" + uuid.uuid4().hex[:12], "status": "queued",
+                      **{k: v for k, v in request.items() if k not in ("id", "status")}}
+            w.exports[export["id"]] = export
+            w.stats["exports_created"] += 1
+            return 200, self.view(export), [], None
+        export = w.exports.get(args[0]) if args else None
+        if op in ("getPlatformExport", "downloadPlatformExport", "cancelPlatformExport") and export is None:
+            return 404, {"message": "Resource not found"}, [], None
+        if op == "getPlatformExport":
+            w.reads[export["id"]] += 1
+            export["status"] = w.states[min(w.reads[export["id"]] - 1, len(w.states) - 1)]
+            return 200, self.view(export), [], None
+        if op == "downloadPlatformExport":
+            if export["status"] != "ready":
+                return 409, {"message": "Export is not ready"}, [], None
+            if fault is None:
+                w.stats["downloads"] += 1
+            return 200, None, [("Content-Type", "text/csv")], w.artifact
+        if op == "cancelPlatformExport":
+            if export["status"] != "queued":
+                return 409, {"message": "only a queued export can be cancelled"}, [], None
+            export["status"] = "cancelled"
+            w.stats["cancelled"] += 1
+            return 200, self.view(export), [], None
+        if op == "listEnterpriseReleases":
+            return 200, {"data": [{"id": 1, "title": "First"}, {"id": 2, "title": "Second"}]}, [], None
+        if op == "listEnterpriseCountries":
+            return 200, {"data": [{"code": "NL"}, {"code": "DE"}]}, [], None
+        return 404, {"message": "Resource not found"}, [], None
+
+    @staticmethod
+    def view(export: dict) -> dict:
+        return dict(export)
+
+
+def main() -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    print(f"listening {server.server_address[1]}", flush=True)
+    try:
+        sys.stdin.read()  # until the test closes our stdin (or kills us)
+    except KeyboardInterrupt:
+        pass
+    server.shutdown()
+
+
+if __name__ == "__main__":
+    main()
