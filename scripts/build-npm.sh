@@ -49,10 +49,10 @@ grep -q '^export interface VerifiedWebhook' "$OUT/native/types.d.ts"
 J=bindings-wasm/js
 cp $J/index.cjs $J/lib.cjs $J/crypto.node.cjs $J/crypto.none.cjs $J/fetch.cjs $J/fetch.mjs $J/fetch.workerd.mjs \
   $J/express.cjs $J/express.mjs $J/fastify.cjs $J/fastify.mjs $J/index.d.ts $J/fetch.d.ts \
-  $J/express.d.ts $J/fastify.d.ts $J/package.json bindings-wasm/README.md "$OUT/"
+  $J/express.d.ts $J/fastify.d.ts $J/client.cjs $J/client.mjs $J/client.d.ts $J/package.json bindings-wasm/README.md "$OUT/"
 cp $J/init.cjs $J/init.workerd.mjs "$OUT/native/"
 # The ESM declarations: the CommonJS ones, importing the ESM entry.
-for d in index fetch express fastify; do sed "s|'./index.js'|'./index.mjs'|" "$OUT/$d.d.ts" > "$OUT/$d.d.mts"; done
+for d in index fetch express fastify client; do sed "s|'./index.js'|'./index.mjs'|" "$OUT/$d.d.ts" > "$OUT/$d.d.mts"; done
 # The ESM entries: the CommonJS API's names, re-exported (one instance whichever way it is loaded).
 names=$(node -e "console.log(Object.keys(require('$OUT/index.cjs')).join(', '))")
 printf "import rk from './index.cjs';\n\nexport const { %s } = rk;\n" "$names" > "$OUT/index.mjs"

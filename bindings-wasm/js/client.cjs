@@ -1,0 +1,218 @@
+'use strict';
+// royaltykit/client: the reporting and enterprise APIs over WHATWG fetch (Node's undici, Bun,
+// Deno, Workers). Every rule is the core's: each request is a Call machine (retries,
+// Retry-After, token refresh, idempotency key, rate budget) and an export is an ExportJob. This
+// file performs the steps and maps fetch's failures to the core's transport failures.
+const rk = require('./index.cjs');
+
+const { Call, ExportJob, RateBudget, ReconcileRequired, CallFailedError } = rk;
+
+/**
+ * Which transport failure a rejected fetch was: `connect_failed` only when nothing can have been
+ * sent (a refused connection, a connect timeout, a name that does not resolve); our own timeout is
+ * `timeout`; anything else (reset, closed early, truncated body) is `connection_lost`, since the
+ * request may have been applied. undici, Bun and Deno name these differently.
+ */
+function transportFailure(e, timedOut) {
+  if (timedOut) return 'timeout';
+  const codes = [];
+  for (let c = e; c && codes.length < 5; c = c.cause) codes.push(String(c.code ?? ''), String(c.message ?? ''));
+  const text = codes.join(' ');
+  if (/ECONNREFUSED|ConnectionRefused|Connection refused|UND_ERR_CONNECT_TIMEOUT|ENOTFOUND|EAI_AGAIN/.test(text)) return 'connect_failed';
+  return 'connection_lost';
+}
+
+/** AbortSignal.any, or its equivalent where the runtime lacks it (Node 18). */
+function anySignal(signals) {
+  if (typeof AbortSignal.any === 'function') return AbortSignal.any(signals);
+  const c = new AbortController();
+  for (const s of signals) {
+    if (s.aborted) c.abort(s.reason);
+    else s.addEventListener('abort', () => c.abort(s.reason), { once: true });
+  }
+  return c.signal;
+}
+
+/** Reads a response's body whole, reporting progress; a body cut short rejects (undici: terminated). */
+async function readBody(response, onProgress) {
+  if (!onProgress || !response.body) return new Uint8Array(await response.arrayBuffer());
+  const total = Number(response.headers.get('content-length')) || null;
+  const chunks = [];
+  let got = 0;
+  for await (const chunk of response.body) {
+    chunks.push(chunk);
+    got += chunk.length;
+    onProgress(got, total);
+  }
+  const body = new Uint8Array(got);
+  let at = 0;
+  for (const c of chunks) {
+    body.set(c, at);
+    at += c.length;
+  }
+  return body;
+}
+
+/** A base for both APIs' clients: performs a machine's steps until its end. */
+class Client {
+  constructor(o, tokenRequest, parseToken) {
+    if (typeof o.baseUrl !== 'string') throw new TypeError('baseUrl must be the API base URL');
+    this._base = o.baseUrl.replace(/\/+$/, '');
+    this._fetch = o.fetch ?? globalThis.fetch;
+    if (typeof this._fetch !== 'function') throw new TypeError('fetch must be a WHATWG fetch function (global fetch by default)');
+    this._budget = o.budget ?? null;
+    if (this._budget !== null && !(this._budget instanceof RateBudget)) throw new TypeError('budget must be a RateBudget');
+    this._timeoutMs = o.timeoutMs ?? 30_000;
+    this._clock = o.clock ?? (() => Date.now() / 1000);
+    this._sleep = o.sleep ?? ((seconds, signal) => new Promise((resolve, reject) => {
+      const t = setTimeout(resolve, seconds * 1000);
+      signal?.addEventListener('abort', () => { clearTimeout(t); reject(signal.reason); }, { once: true });
+    }));
+    this._seed = o.seed;
+    this._tokenRequest = tokenRequest;
+    this._parseToken = parseToken;
+    this._token = null;
+  }
+
+  async _send(request, signal, onProgress) {
+    const timeout = AbortSignal.timeout(this._timeoutMs);
+    const both = signal ? anySignal([signal, timeout]) : timeout;
+    try {
+      const r = await this._fetch(request.url(this._base), {
+        method: request.method, headers: request.headers, body: request.body ?? undefined, redirect: 'manual', signal: both,
+      });
+      const body = await readBody(r, onProgress);
+      return { status: r.status, headers: [...r.headers], body };
+    } catch (e) {
+      if (signal?.aborted) throw signal.reason ?? e; // the caller's own cancellation
+      return { failure: transportFailure(e, timeout.aborted) };
+    }
+  }
+
+  /** Drives `machine` to `done` (returned); throws for reconcile and fail. */
+  async _drive(machine, operationId, signal, onProgress) {
+    for (;;) {
+      signal?.throwIfAborted();
+      const s = machine.next(this._clock(), this._budget ?? undefined);
+      switch (s.step) {
+        case 'send': {
+          const artifact = s.request.operationId.startsWith('downloadPlatformExport') ? onProgress : undefined;
+          const r = await this._send(s.request, signal, artifact);
+          if (r.failure) machine.transportFailure(r.failure, this._clock());
+          else machine.response(r.status, r.headers, r.body, this._clock());
+          break;
+        }
+        case 'wait':
+          await this._sleep(s.seconds, signal);
+          break;
+        case 'refresh_token': {
+          const exchange = Call.exchange(this._tokenRequest(), { seed: this._seed?.() });
+          const done = await this._drive(exchange, 'token exchange', signal);
+          this._token = this._parseToken(done.status, done.headers, done.body, this._clock());
+          machine.token(this._token);
+          break;
+        }
+        case 'done':
+          return s;
+        case 'reconcile':
+          throw new ReconcileRequired('reconcile_required', s.reason, { reconcile: s.reconcile, reason: s.reason, operationId });
+        case 'fail':
+          if (s.error) throw s.error;
+          throw new CallFailedError('call_failed', s.reason, {
+            rule: s.rule, transport: s.transport, status: s.status, retryAfterSeconds: s.retryAfterSeconds, operationId,
+            stage: s.stage ?? null, exportId: s.exportId ?? null,
+          });
+        default:
+          throw new Error(`unknown step ${s.step}`);
+      }
+    }
+  }
+
+  /**
+   * Performs one operation (`params` as for `Call`: path, query, body, requestId, …): the parsed
+   * JSON body, the bytes of an artifact, or null. Throws ApiError, ReconcileRequired or
+   * CallFailedError; `{ signal }` cancels it (the AbortSignal's reason is thrown).
+   */
+  async request(operationId, params, opts) {
+    const call = new Call(operationId, { ...this._defaults(), ...params, token: this._token ?? undefined, seed: this._seed?.() });
+    const done = await this._drive(call, operationId, opts?.signal);
+    if (!done.body || done.body.length === 0) return null;
+    const type = done.headers.find(([n]) => n.toLowerCase() === 'content-type')?.[1] ?? '';
+    return /json/i.test(type) ? JSON.parse(new TextDecoder().decode(done.body)) : done.body;
+  }
+
+  _defaults() {
+    return {};
+  }
+}
+
+class ReportsClient extends Client {
+  constructor(o) {
+    const c = o.credentials ?? {};
+    if (typeof o.tenantId !== 'string') throw new TypeError('tenantId must be the tenant UUID');
+    super(o, () => rk.buildTokenRequest({ clientId: c.clientId, clientSecret: c.clientSecret, tenantId: o.tenantId, scopes: o.scopes }),
+      (status, headers, body, now) => rk.parseTokenResponse(status, headers, body, { tenantId: o.tenantId, requestedScopes: o.scopes, now }));
+    this.tenantId = o.tenantId;
+    this._idempotencyHeader = o.idempotencyHeader;
+  }
+
+  _defaults() {
+    return { tenantId: this.tenantId, idempotencyHeader: this._idempotencyHeader };
+  }
+
+  /**
+   * Creates an export from `body`, waits for it, downloads the complete artifact: into `to` (a
+   * file path on Node, written whole or not at all; or a WritableStream), else returned as
+   * `data`. A create that may have been applied is looked up, never sent twice.
+   */
+  async runExport(body, opts = {}) {
+    const job = new ExportJob({ tenantId: this.tenantId, body, token: this._token ?? undefined, requestId: opts.requestId,
+      idempotencyHeader: this._idempotencyHeader, maxPolls: opts.maxPolls, seed: this._seed?.() });
+    const done = await this._drive(job, 'export job', opts.signal, opts.onProgress);
+    const data = done.body;
+    const result = { exportId: done.exportId, size: data.length, path: null, data: null };
+    if (typeof opts.to === 'string') {
+      const fs = require('node:fs/promises');
+      const path = require('node:path');
+      const tmp = path.join(path.dirname(path.resolve(opts.to)), `.royaltykit-${process.pid}-${Date.now()}`);
+      try {
+        await fs.writeFile(tmp, data);
+        await fs.rename(tmp, opts.to);
+      } catch (e) {
+        await fs.rm(tmp, { force: true });
+        throw e;
+      }
+      result.path = opts.to;
+    } else if (opts.to && typeof opts.to.getWriter === 'function') {
+      const writer = opts.to.getWriter();
+      await writer.write(data);
+      await writer.close();
+    } else if (opts.to !== undefined && opts.to !== null) {
+      throw new TypeError('to must be a file path or a WritableStream');
+    } else {
+      result.data = data;
+    }
+    return result;
+  }
+}
+
+class EnterpriseClient extends Client {
+  constructor(o) {
+    const c = o.credentials ?? {};
+    super({ ...o, budget: o.budget ?? new RateBudget('enterprise') },
+      () => rk.buildEnterpriseTokenRequest({ apiKey: c.apiKey, apiSecret: c.apiSecret }),
+      (status, headers, body, now) => rk.parseEnterpriseTokenResponse(status, headers, body, { now }));
+  }
+}
+
+/** A client of the reporting API's machine surface (see the README, "Clients"). */
+function createReportsClient(options) {
+  return new ReportsClient(options ?? {});
+}
+
+/** A client of the enterprise organization API, paced by the spec's one-minute limits. */
+function createEnterpriseClient(options) {
+  return new EnterpriseClient(options ?? {});
+}
+
+module.exports = { createReportsClient, createEnterpriseClient, ReconcileRequired, CallFailedError };

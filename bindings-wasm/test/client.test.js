@@ -1,0 +1,190 @@
+'use strict';
+// royaltykit/client against the shared fake API (tests/fakeapi/server.py) over real loopback HTTP
+// with Node's fetch. The fake server's clock can be moved forward; the client gets a clock and a
+// sleep that move it, so minutes of backoff and pacing pass in no time while the server checks
+// every wait. One test uses the real clock and sleep (the defaults).
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const net = require('node:net');
+const readline = require('node:readline');
+const { spawn, execFileSync } = require('node:child_process');
+const rk = require('royaltykit');
+const { createReportsClient, createEnterpriseClient, ReconcileRequired, CallFailedError } = require('royaltykit/client');
+
+const ROOT = process.env.ROYALTYKIT_ROOT ?? path.resolve(__dirname, '../..');
+const TENANT = '0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e';
+const ARTIFACT = 'statement_id,amount\n' + Array.from({ length: 4000 }, (_, i) => `${i},${i}.25\n`).join('');
+const BODY = { export_class: 'statements', format: 'csv', period: '2026-10' };
+const FAULTS = [
+  { op: 'exchangePlatformClientCredential', nth: 1, do: 'status', status: 503 },
+  { op: 'listPlatformExports', nth: 1, do: 'status', status: 429, retry_after: 30 },
+  { op: 'createPlatformExport', nth: 1, do: 'drop_after_apply' },
+  { op: 'getPlatformExport', nth: 1, do: 'expire_token' },
+  { op: 'getPlatformExport', nth: 2, do: 'status', status: 503 },
+  { op: 'getPlatformExport', nth: 4, do: 'stall', seconds: 2.5 },
+  { op: 'downloadPlatformExport', nth: 1, do: 'partial' },
+  { op: 'downloadPlatformExport', nth: 2, do: 'truncate' },
+];
+const STATES = ['queued', 'processing', 'processing', 'ready'];
+
+let server;
+let url;
+let offset = 0;
+
+test.before(async () => {
+  server = spawn(process.env.PYTHON ?? 'python3', [path.join(ROOT, 'tests', 'fakeapi', 'server.py')], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const line = await new Promise((resolve) => readline.createInterface({ input: server.stdout }).once('line', resolve));
+  assert.match(line, /^listening \d+$/);
+  url = `http://127.0.0.1:${line.split(' ')[1]}`;
+});
+test.after(() => server.stdin.end());
+
+async function control(what, payload) {
+  const r = await fetch(`${url}/_fake/${what}`, payload === undefined ? {} : { method: 'POST', body: JSON.stringify(payload) });
+  return r.json();
+}
+const reset = (script = {}) => control('reset', script);
+const stats = () => control('stats');
+const clock = () => Date.now() / 1000 + offset;
+async function sleep(seconds) {
+  offset += seconds;
+  await control('advance', { seconds });
+}
+
+const reports = (extra = {}) => createReportsClient({
+  baseUrl: url, credentials: { clientId: 'cid', clientSecret: 'csecret' }, tenantId: TENANT, timeoutMs: 1000, clock, sleep, ...extra,
+});
+
+test('the ETL job survives every fault the specs describe and creates one export', async () => {
+  await reset({ faults: FAULTS, states: STATES, artifact: ARTIFACT });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rk-client-'));
+  const seen = [];
+  const result = await reports().runExport(BODY, { to: path.join(dir, 'out.csv'), onProgress: (got, total) => seen.push([got, total]) });
+  const s = await stats();
+  assert.equal(s.exports_created, 1, JSON.stringify(s)); // the dropped create was looked up, not sent again
+  assert.equal(fs.readFileSync(path.join(dir, 'out.csv'), 'utf8'), ARTIFACT);
+  assert.equal(result.exportId, s.exports[0].id);
+  assert.equal(result.size, Buffer.byteLength(ARTIFACT));
+  assert.equal(s.retry_after_violations, 0);
+  assert.equal(s.tokens_issued, 2); // the first, and one refresh after the 401
+  assert.equal(s.requests.exchangePlatformClientCredential, 3);
+  assert.equal(s.downloads, 1);
+  assert.equal(s.requests.downloadPlatformExport, 3); // 206, truncated, whole
+  assert.deepEqual(seen.at(-1), [Buffer.byteLength(ARTIFACT), Buffer.byteLength(ARTIFACT)]);
+  assert.deepEqual(fs.readdirSync(dir), ['out.csv']);
+});
+
+test('an export into memory or a WritableStream', async () => {
+  await reset({ states: ['ready'], artifact: 'a,b\n1,2\n' });
+  assert.equal(Buffer.from((await reports().runExport(BODY)).data).toString(), 'a,b\n1,2\n');
+  const chunks = [];
+  await reports().runExport(BODY, { to: new WritableStream({ write: (c) => { chunks.push(c); } }) });
+  assert.equal(Buffer.concat(chunks).toString(), 'a,b\n1,2\n');
+});
+
+test('a dropped create without a key is not sent again: ReconcileRequired', async () => {
+  await reset({ faults: [{ op: 'createPlatformExport', nth: 1, do: 'drop_after_apply' }] });
+  await assert.rejects(reports().request('createPlatformExport', { body: BODY }), (e) => {
+    assert.ok(e instanceof ReconcileRequired && e instanceof rk.RoyaltyKitError);
+    assert.equal(e.code, 'reconcile_required');
+    assert.equal(e.reconcile, 'lookup_by_sent_data');
+    assert.equal(e.operationId, 'createPlatformExport');
+    return true;
+  });
+  assert.equal((await stats()).requests.createPlatformExport, 1);
+});
+
+test('a create reset before it was applied is looked up, then created once', async () => {
+  await reset({ faults: [{ op: 'createPlatformExport', nth: 1, do: 'reset' }], states: ['ready'] });
+  await reports().runExport(BODY);
+  const s = await stats();
+  assert.equal(s.exports_created, 1);
+  assert.equal(s.requests.createPlatformExport, 2);
+  assert.equal(s.requests.listPlatformExports, 2); // the baseline, and the lookup
+});
+
+test('errors that must stop are ApiErrors; reads return the parsed JSON', async () => {
+  await reset();
+  await assert.rejects(reports().request('getPlatformExport', { path: { export: 'exp_missing' } }), (e) => {
+    assert.ok(e instanceof rk.ApiError);
+    assert.equal(e.status, 404);
+    assert.equal(e.kind, 'not_found');
+    return true;
+  });
+  assert.deepEqual(await reports().request('listPlatformExports', { query: { limit: 10 }, requestId: 'ignored-on-reads' }), { data: [] });
+});
+
+test('a refused connection is connect_failed, retried, then CallFailedError', async () => {
+  const port = await new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)); });
+  });
+  await assert.rejects(reports({ baseUrl: `http://127.0.0.1:${port}` }).request('listPlatformExports'), (e) => {
+    assert.ok(e instanceof CallFailedError);
+    assert.equal(e.transport, 'connect_failed');
+    assert.equal(e.rule, 'attempts_exhausted');
+    assert.equal(e.operationId, 'token exchange');
+    return true;
+  });
+});
+
+test('a read that times out is sent again', async () => {
+  await reset({ faults: [{ op: 'listPlatformExports', nth: 1, do: 'stall', seconds: 2.5 }] });
+  assert.deepEqual(await reports().request('listPlatformExports'), { data: [] });
+  assert.equal((await stats()).requests.listPlatformExports, 2);
+});
+
+test('an AbortSignal cancels a call waiting on Retry-After', async () => {
+  await reset({ faults: [{ op: 'listPlatformExports', nth: 1, do: 'status', status: 429, retry_after: 60 }] });
+  const controller = new AbortController();
+  const client = reports({ clock: undefined, sleep: undefined });
+  setTimeout(() => controller.abort(new Error('stopped by the test')), 300);
+  await assert.rejects(client.request('listPlatformExports', {}, { signal: controller.signal }), /stopped by the test/);
+});
+
+test('the defaults sleep for real and honour Retry-After', async () => {
+  await reset({ faults: [{ op: 'listPlatformExports', nth: 1, do: 'status', status: 429, retry_after: 1 }] });
+  const started = Date.now();
+  const client = createReportsClient({ baseUrl: url, credentials: { clientId: 'cid', clientSecret: 'csecret' }, tenantId: TENANT });
+  assert.deepEqual(await client.request('listPlatformExports'), { data: [] });
+  assert.ok(Date.now() - started >= 1000);
+  assert.equal((await stats()).retry_after_violations, 0);
+});
+
+test('a burst of enterprise requests stays inside the spec minute', async () => {
+  await reset();
+  const start = clock();
+  const client = createEnterpriseClient({ baseUrl: url, credentials: { apiKey: 'key-1', apiSecret: 'secret-1' }, clock, sleep });
+  for (let i = 0; i < 200; i++) assert.equal((await client.request('listEnterpriseReleases')).data[0].title, 'First');
+  const s = await stats();
+  assert.equal(s.requests.listEnterpriseReleases, 200);
+  assert.equal(s.tokens_issued, 1);
+  assert.ok(s.max_per_minute >= 170 && s.max_per_minute <= 180, JSON.stringify(s)); // 180 per source address
+  assert.ok(clock() - start >= 60);
+});
+
+test('the README ETL job runs as written', async () => {
+  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const m = readme.match(/<!-- example:node-client -->\s*```js\n([\s\S]*?)```/);
+  assert.ok(m, 'README has the node-client example');
+  assert.ok(m[1].trim().split('\n').length <= 15);
+  await reset({
+    faults: [{ op: 'listPlatformExports', nth: 1, do: 'status', status: 429, retry_after: 1 },
+      { op: 'createPlatformExport', nth: 1, do: 'drop_after_apply' }, { op: 'getPlatformExport', nth: 1, do: 'expire_token' },
+      { op: 'downloadPlatformExport', nth: 1, do: 'partial' }],
+    states: ['processing', 'ready'], artifact: ARTIFACT,
+  });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rk-readme-'));
+  fs.writeFileSync(path.join(dir, 'job.js'), m[1]);
+  const out = execFileSync(process.execPath, ['job.js'], {
+    cwd: dir, encoding: 'utf8', timeout: 120_000, env: { ...process.env, NODE_PATH: path.join(process.cwd(), 'node_modules'),
+      REPORTS_URL: url, REPORTS_CLIENT_ID: 'cid', REPORTS_CLIENT_SECRET: 'csecret', REPORTS_TENANT_ID: TENANT },
+  });
+  const s = await stats();
+  assert.equal(out, `export ${s.exports[0].id}: ${Buffer.byteLength(ARTIFACT)} bytes in statements.csv\n`);
+  assert.equal(fs.readFileSync(path.join(dir, 'statements.csv'), 'utf8'), ARTIFACT);
+  assert.equal(s.exports_created, 1);
+  assert.equal(s.retry_after_violations, 0);
+});
