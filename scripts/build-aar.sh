@@ -58,6 +58,8 @@ done
 # classes.jar: the JVM jar's classes (the same generated Kotlin), without its desktop libraries.
 [ -d target/kotlin/classes/dev ] || { echo "make aar: run make jar first (the Kotlin classes)" >&2; exit 1; }
 cp -r target/kotlin/classes/dev "$OUT/classes/"
+# java.net.http is not on Android: its transport stays out (OkHttp is the Android one).
+rm -f "$OUT"/classes/dev/royaltykit/client/JavaHttpTransport*.class
 (cd "$OUT/classes" && jar cf "$OUT/aar/classes.jar" .)
 cat > "$OUT/aar/AndroidManifest.xml" <<XML
 <?xml version="1.0" encoding="utf-8"?>

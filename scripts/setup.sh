@@ -77,14 +77,18 @@ if ! cmp -s tools/requirements-dev.txt "$BUILD/venv/.requirements"; then
   "$BUILD/venv/bin/pip" install --quiet --disable-pip-version-check -r tools/requirements-dev.txt
   cp tools/requirements-dev.txt "$BUILD/venv/.requirements"
 fi
-# 6. JVM test libraries from Maven Central (Jedis for the JVM receiver app), pinned by
-#    tools/jvm/pom.xml; the local repository and the copied jars stay in .build/maven.
-if ! cmp -s tools/jvm/pom.xml "$BUILD/maven/pom.xml" || [ ! -d "$BUILD/maven/lib" ]; then
-  log "mvn dependency:copy-dependencies (tools/jvm/pom.xml: Jedis)"
-  rm -rf "$BUILD/maven/lib"
+# 6. JVM libraries from Maven Central, pinned by tools/jvm/pom.xml: Jedis (the JVM receiver app)
+#    to .build/maven/lib, OkHttp and Okio (royaltykit-okhttp) to .build/maven/okhttp; the local
+#    repository and the copied jars stay in .build/maven.
+if ! cmp -s tools/jvm/pom.xml "$BUILD/maven/pom.xml" || [ ! -d "$BUILD/maven/lib" ] || [ ! -d "$BUILD/maven/okhttp" ]; then
+  log "mvn dependency:copy-dependencies (tools/jvm/pom.xml: Jedis, OkHttp)"
+  rm -rf "$BUILD/maven/lib" "$BUILD/maven/okhttp"
   mkdir -p "$BUILD/maven"
+  OKHTTP_GROUPS=com.squareup.okhttp3,com.squareup.okio,org.jetbrains.kotlin,org.jetbrains
   mvn -q -B -Dstyle.color=never -f tools/jvm/pom.xml dependency:copy-dependencies -DoutputDirectory="$BUILD/maven/lib" \
-    -Dmaven.repo.local="$BUILD/maven/m2" >&2
+    -DexcludeGroupIds="$OKHTTP_GROUPS" -Dmaven.repo.local="$BUILD/maven/m2" >&2
+  mvn -q -B -Dstyle.color=never -f tools/jvm/pom.xml dependency:copy-dependencies -DoutputDirectory="$BUILD/maven/okhttp" \
+    -DincludeGroupIds=com.squareup.okhttp3,com.squareup.okio -Dmaven.repo.local="$BUILD/maven/m2" >&2
   cp tools/jvm/pom.xml "$BUILD/maven/pom.xml"
 fi
 log "ok"

@@ -26,7 +26,6 @@ from royaltykit.client import AsyncEnterpriseClient, AsyncReportsClient, Enterpr
 
 ROOT = Path(os.environ.get("ROYALTYKIT_ROOT", Path(__file__).resolve().parents[2]))
 TENANT = "0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e"
-ARTIFACT = "statement_id,amount\n" + "".join(f"{i},{i}.25\n" for i in range(4000))
 BODY = {"export_class": "statements", "format": "csv", "period": "2026-10"}
 
 
@@ -54,6 +53,10 @@ class Fake:
     def stats(self) -> dict:
         return self.control("stats")
 
+    def artifact(self) -> bytes:
+        with urllib.request.urlopen(self.url + "/_fake/artifact") as r:
+            return r.read()
+
     # what the clients get as their clock and sleep
     def clock(self) -> float:
         return time.time() + self.offset
@@ -74,20 +77,7 @@ def fake():
     f.proc.wait(timeout=10)
 
 
-# The scripted run of the issue: a 503 on the token exchange, a 429 with Retry-After, a create
-# whose connection drops after the server applied it, an expired token, a 503 on a read, an
-# unknown intermediate state, a read that times out, a 206 and a truncated download.
-FAULTS = [
-    {"op": "exchangePlatformClientCredential", "nth": 1, "do": "status", "status": 503},
-    {"op": "listPlatformExports", "nth": 1, "do": "status", "status": 429, "retry_after": 30},
-    {"op": "createPlatformExport", "nth": 1, "do": "drop_after_apply"},
-    {"op": "getPlatformExport", "nth": 1, "do": "expire_token"},
-    {"op": "getPlatformExport", "nth": 2, "do": "status", "status": 503},
-    {"op": "getPlatformExport", "nth": 4, "do": "stall", "seconds": 2.5},
-    {"op": "downloadPlatformExport", "nth": 1, "do": "partial"},
-    {"op": "downloadPlatformExport", "nth": 2, "do": "truncate"},
-]
-STATES = ["queued", "processing", "processing", "ready"]
+# The scripted runs ("etl", "readme") live in the fake server, the same for every language.
 
 
 def reports(kind: str, http, fake: Fake, **kw):
@@ -115,20 +105,21 @@ KINDS = ["httpx", "async", "requests"]
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_the_etl_job_survives_every_fault_and_creates_one_export(kind, fake, tmp_path):
-    fake.reset(faults=FAULTS, states=STATES, artifact=ARTIFACT)
+    fake.reset(scenario="etl")
+    artifact = fake.artifact()
     seen = []
     result = run_export(kind, fake, tmp_path / "out.csv", progress=lambda got, total: seen.append((got, total)))
     stats = fake.stats()
     assert stats["exports_created"] == 1, stats  # the dropped create was looked up, not sent again
-    assert (tmp_path / "out.csv").read_text() == ARTIFACT
-    assert result.size == len(ARTIFACT.encode()) and result.path == str(tmp_path / "out.csv")
+    assert (tmp_path / "out.csv").read_bytes() == artifact
+    assert result.size == len(artifact) and result.path == str(tmp_path / "out.csv")
     assert result.export_id == stats["exports"][0]["id"]
     assert stats["retry_after_violations"] == 0, stats
     assert stats["tokens_issued"] == 2, stats  # the first, and one refresh after the 401
     assert stats["requests"]["exchangePlatformClientCredential"] == 3  # 503, then two issued
     assert stats["downloads"] == 1 and stats["requests"]["downloadPlatformExport"] == 3  # 206, truncated, whole
     assert stats["requests"]["createPlatformExport"] == 1
-    assert seen and seen[-1] == (len(ARTIFACT.encode()), len(ARTIFACT.encode()))
+    assert seen and seen[-1] == (len(artifact), len(artifact))
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".royaltykit-")]
 
 
@@ -253,18 +244,13 @@ def test_the_readme_export_job_runs_as_written(fake, tmp_path):
     m = re.search(r"<!-- example:python-client -->\s*```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
     assert m, "README has the python-client example"
     assert len(m.group(1).strip().splitlines()) <= 15
-    fake.reset(faults=[{"op": "exchangePlatformClientCredential", "nth": 1, "do": "status", "status": 503},
-                       {"op": "listPlatformExports", "nth": 1, "do": "status", "status": 429, "retry_after": 1},
-                       {"op": "createPlatformExport", "nth": 1, "do": "drop_after_apply"},
-                       {"op": "getPlatformExport", "nth": 1, "do": "expire_token"},
-                       {"op": "downloadPlatformExport", "nth": 1, "do": "partial"}],
-               states=["processing", "ready"], artifact=ARTIFACT)
+    fake.reset(scenario="readme")
+    artifact = fake.artifact()
     (tmp_path / "job.py").write_text(m.group(1))
     env = {**os.environ, "REPORTS_URL": fake.url, "REPORTS_CLIENT_ID": "cid", "REPORTS_CLIENT_SECRET": "csecret",
            "REPORTS_TENANT_ID": TENANT}
     out = subprocess.run([sys.executable, "job.py"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=True)
     stats = fake.stats()
-    size = len(ARTIFACT.encode())
-    assert out.stdout.endswith(f"\nexport {stats['exports'][0]['id']}: {size} bytes in statements.csv\n"), out.stdout
-    assert (tmp_path / "statements.csv").read_text() == ARTIFACT
+    assert out.stdout.endswith(f"\nexport {stats['exports'][0]['id']}: {len(artifact)} bytes in statements.csv\n"), out.stdout
+    assert (tmp_path / "statements.csv").read_bytes() == artifact
     assert stats["exports_created"] == 1 and stats["retry_after_violations"] == 0 and stats["tokens_issued"] == 2, stats

@@ -16,19 +16,8 @@ const { createReportsClient, createEnterpriseClient, ReconcileRequired, CallFail
 
 const ROOT = process.env.ROYALTYKIT_ROOT ?? path.resolve(__dirname, '../..');
 const TENANT = '0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e';
-const ARTIFACT = 'statement_id,amount\n' + Array.from({ length: 4000 }, (_, i) => `${i},${i}.25\n`).join('');
 const BODY = { export_class: 'statements', format: 'csv', period: '2026-10' };
-const FAULTS = [
-  { op: 'exchangePlatformClientCredential', nth: 1, do: 'status', status: 503 },
-  { op: 'listPlatformExports', nth: 1, do: 'status', status: 429, retry_after: 30 },
-  { op: 'createPlatformExport', nth: 1, do: 'drop_after_apply' },
-  { op: 'getPlatformExport', nth: 1, do: 'expire_token' },
-  { op: 'getPlatformExport', nth: 2, do: 'status', status: 503 },
-  { op: 'getPlatformExport', nth: 4, do: 'stall', seconds: 2.5 },
-  { op: 'downloadPlatformExport', nth: 1, do: 'partial' },
-  { op: 'downloadPlatformExport', nth: 2, do: 'truncate' },
-];
-const STATES = ['queued', 'processing', 'processing', 'ready'];
+// The scripted runs ("etl", "readme") live in the fake server, the same for every language.
 
 let server;
 let url;
@@ -48,6 +37,7 @@ async function control(what, payload) {
 }
 const reset = (script = {}) => control('reset', script);
 const stats = () => control('stats');
+const artifact = async () => Buffer.from(await (await fetch(`${url}/_fake/artifact`)).arrayBuffer());
 const clock = () => Date.now() / 1000 + offset;
 async function sleep(seconds) {
   offset += seconds;
@@ -59,21 +49,22 @@ const reports = (extra = {}) => createReportsClient({
 });
 
 test('the ETL job survives every fault the specs describe and creates one export', async () => {
-  await reset({ faults: FAULTS, states: STATES, artifact: ARTIFACT });
+  await reset({ scenario: 'etl' });
+  const expected = await artifact();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rk-client-'));
   const seen = [];
   const result = await reports().runExport(BODY, { to: path.join(dir, 'out.csv'), onProgress: (got, total) => seen.push([got, total]) });
   const s = await stats();
   assert.equal(s.exports_created, 1, JSON.stringify(s)); // the dropped create was looked up, not sent again
-  assert.equal(fs.readFileSync(path.join(dir, 'out.csv'), 'utf8'), ARTIFACT);
+  assert.deepEqual(fs.readFileSync(path.join(dir, 'out.csv')), expected);
   assert.equal(result.exportId, s.exports[0].id);
-  assert.equal(result.size, Buffer.byteLength(ARTIFACT));
+  assert.equal(result.size, expected.length);
   assert.equal(s.retry_after_violations, 0);
   assert.equal(s.tokens_issued, 2); // the first, and one refresh after the 401
   assert.equal(s.requests.exchangePlatformClientCredential, 3);
   assert.equal(s.downloads, 1);
   assert.equal(s.requests.downloadPlatformExport, 3); // 206, truncated, whole
-  assert.deepEqual(seen.at(-1), [Buffer.byteLength(ARTIFACT), Buffer.byteLength(ARTIFACT)]);
+  assert.deepEqual(seen.at(-1), [expected.length, expected.length]);
   assert.deepEqual(fs.readdirSync(dir), ['out.csv']);
 });
 
@@ -170,12 +161,8 @@ test('the README ETL job runs as written', async () => {
   const m = readme.match(/<!-- example:node-client -->\s*```js\n([\s\S]*?)```/);
   assert.ok(m, 'README has the node-client example');
   assert.ok(m[1].trim().split('\n').length <= 15);
-  await reset({
-    faults: [{ op: 'listPlatformExports', nth: 1, do: 'status', status: 429, retry_after: 1 },
-      { op: 'createPlatformExport', nth: 1, do: 'drop_after_apply' }, { op: 'getPlatformExport', nth: 1, do: 'expire_token' },
-      { op: 'downloadPlatformExport', nth: 1, do: 'partial' }],
-    states: ['processing', 'ready'], artifact: ARTIFACT,
-  });
+  await reset({ scenario: 'readme' });
+  const expected = await artifact();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rk-readme-'));
   fs.writeFileSync(path.join(dir, 'job.js'), m[1]);
   const out = execFileSync(process.execPath, ['job.js'], {
@@ -183,8 +170,8 @@ test('the README ETL job runs as written', async () => {
       REPORTS_URL: url, REPORTS_CLIENT_ID: 'cid', REPORTS_CLIENT_SECRET: 'csecret', REPORTS_TENANT_ID: TENANT },
   });
   const s = await stats();
-  assert.equal(out, `export ${s.exports[0].id}: ${Buffer.byteLength(ARTIFACT)} bytes in statements.csv\n`);
-  assert.equal(fs.readFileSync(path.join(dir, 'statements.csv'), 'utf8'), ARTIFACT);
+  assert.equal(out, `export ${s.exports[0].id}: ${expected.length} bytes in statements.csv\n`);
+  assert.deepEqual(fs.readFileSync(path.join(dir, 'statements.csv')), expected);
   assert.equal(s.exports_created, 1);
   assert.equal(s.retry_after_violations, 0);
 });

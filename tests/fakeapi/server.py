@@ -16,7 +16,8 @@ What it serves (from ``../shared/spec``):
 Its clock is the real one plus an offset that tests move with ``POST /_fake/advance``
 (``{"seconds": s}``), so a client whose sleep is injected can wait minutes in no time while the
 server still checks every wait. Control (JSON):
-- ``POST /_fake/reset``: forget everything; ``{"faults": [...], "states": [...], "artifact": "...",
+- ``POST /_fake/reset``: forget everything; ``{"scenario": "etl" | "readme"}`` (below), and/or
+  ``{"faults": [...], "states": [...], "artifact": "...",
   "token_expires_in": 3600}`` sets the script (``states``: what successive reads of an export
   show, the last one repeated; an export is created ``queued``).
 - A fault: ``{"op": <operation id>, "nth": <the op's nth request, from 1>, "do": <what>, ...}``
@@ -26,6 +27,7 @@ server still checks every wait. Control (JSON):
   (a TCP reset instead of a response), ``stall`` (no response for ``seconds`` real seconds, then
   closed; ``apply`` says whether the create was applied), ``partial`` (206 with Content-Range),
   ``truncate`` (200 announcing the whole artifact, half sent, connection closed).
+- ``GET /_fake/artifact``: the artifact a complete download serves.
 - ``GET /_fake/stats``: what it applied and saw: ``exports_created``, ``tokens_issued``,
   ``requests`` by operation, ``retry_after_violations`` (a request of an operation earlier than
   the ``Retry-After`` it was given), ``unauthorized`` (requests with a dead or missing token),
@@ -66,6 +68,40 @@ ROUTES = [
 ]
 
 
+# The scripted runs every language's suite makes, kept here once. "etl": the issue's production job —
+# a 503 on the token exchange, a 429 with Retry-After, a create whose connection drops after it was
+# applied, an expired token, a 503 on a read, an unknown intermediate state, a read that times out,
+# a 206 and a truncated download. "readme": the README's job run as written, with real sleeps, so
+# with short waits only.
+ARTIFACT = "statement_id,amount\n" + "".join(f"{i},{i}.25\n" for i in range(4000))
+SCENARIOS = {
+    "etl": {
+        "faults": [
+            {"op": "exchangePlatformClientCredential", "nth": 1, "do": "status", "status": 503},
+            {"op": "listPlatformExports", "nth": 1, "do": "status", "status": 429, "retry_after": 30},
+            {"op": "createPlatformExport", "nth": 1, "do": "drop_after_apply"},
+            {"op": "getPlatformExport", "nth": 1, "do": "expire_token"},
+            {"op": "getPlatformExport", "nth": 2, "do": "status", "status": 503},
+            {"op": "getPlatformExport", "nth": 4, "do": "stall", "seconds": 2.5},
+            {"op": "downloadPlatformExport", "nth": 1, "do": "partial"},
+            {"op": "downloadPlatformExport", "nth": 2, "do": "truncate"},
+        ],
+        "states": ["queued", "processing", "processing", "ready"],
+        "artifact": ARTIFACT,
+    },
+    "readme": {
+        "faults": [
+            {"op": "listPlatformExports", "nth": 1, "do": "status", "status": 429, "retry_after": 1},
+            {"op": "createPlatformExport", "nth": 1, "do": "drop_after_apply"},
+            {"op": "getPlatformExport", "nth": 1, "do": "expire_token"},
+            {"op": "downloadPlatformExport", "nth": 1, "do": "partial"},
+        ],
+        "states": ["processing", "ready"],
+        "artifact": ARTIFACT,
+    },
+}
+
+
 class World:
     """Everything the server knows, behind one lock."""
 
@@ -74,6 +110,7 @@ class World:
         self.reset({})
 
     def reset(self, script: dict) -> None:
+        script = {**SCENARIOS.get(script.get("scenario", ""), {}), **script}
         self.offset = getattr(self, "offset", 0.0)
         self.faults = list(script.get("faults", []))
         self.states = list(script.get("states", ["queued", "ready"]))
@@ -154,6 +191,8 @@ class Handler(BaseHTTPRequestHandler):
             if path == "/_fake/advance":
                 w.offset += float(json.loads(body)["seconds"])
                 return self.send(200, {"now": w.now()})
+            if path == "/_fake/artifact":
+                return self.send(200, raw=w.artifact)
             if path == "/_fake/stats":
                 return self.send(200, {**w.stats, "requests": dict(w.stats["requests"]), "now": w.now(),
                                        "exports": list(w.exports.values())})
