@@ -46,6 +46,22 @@ JS
 # and need lib esnext.disposable); index.d.ts re-exports them.
 awk '/^export (class|function|const) /{exit} {print}' "$WEB/royaltykit_wasm.d.ts" > "$OUT/native/types.d.ts"
 grep -q '^export interface VerifiedWebhook' "$OUT/native/types.d.ts"
+# The operation ids and each one's path and query parameters, from the core's catalog (types for
+# royaltykit/client).
+node - "$ROOT/target/npm-hooks/native/royaltykit_wasm.js" > "$OUT/native/operations.d.ts" <<'JS'
+const native = require(process.argv[2]);
+const ops = JSON.parse(native.operationsJson());
+const union = (names) => (names.length ? names.map((n) => `'${n}'`).join(' | ') : 'never');
+const lines = ['// Generated from the core\'s operation catalog by scripts/build-npm.sh: do not edit.', '',
+  '/** The parameter names of every operation: its path parameters and, where the spec lists them all, its query parameters. */',
+  'export interface OperationParameterNames {'];
+for (const o of ops) {
+  const path = [...o.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]);
+  lines.push(`  ${o.id}: { path: ${union(path)}; query: ${o.openQuery ? 'string' : union(o.query.map((q) => q.name))} };`);
+}
+lines.push('}', '/** Every operation id of both APIs. */', 'export type OperationId = keyof OperationParameterNames;', '');
+console.log(lines.join('\n'));
+JS
 J=bindings-wasm/js
 cp $J/index.cjs $J/lib.cjs $J/crypto.node.cjs $J/crypto.none.cjs $J/fetch.cjs $J/fetch.mjs $J/fetch.workerd.mjs \
   $J/express.cjs $J/express.mjs $J/fastify.cjs $J/fastify.mjs $J/index.d.ts $J/fetch.d.ts \

@@ -254,3 +254,29 @@ def test_the_readme_export_job_runs_as_written(fake, tmp_path):
     assert out.stdout.endswith(f"\nexport {stats['exports'][0]['id']}: {len(artifact)} bytes in statements.csv\n"), out.stdout
     assert (tmp_path / "statements.csv").read_bytes() == artifact
     assert stats["exports_created"] == 1 and stats["retry_after_violations"] == 0 and stats["tokens_issued"] == 2, stats
+
+
+class _Terminal:
+    def __init__(self) -> None:
+        self.text = ""
+
+    def isatty(self) -> bool:
+        return True
+
+    def write(self, s: str) -> None:
+        self.text += s
+
+    def flush(self) -> None:
+        pass
+
+
+def test_progress_true_draws_a_bar_on_a_terminal_only(fake, monkeypatch, capsys):
+    fake.reset(states=["ready"], artifact="a,b\n1,2\n")
+    with httpx.Client() as http:
+        assert reports("httpx", http, fake).run_export(BODY, progress=True).size == 8
+    assert capsys.readouterr().err == ""  # not a terminal: nothing drawn
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    with httpx.Client() as http:
+        reports("httpx", http, fake).run_export(BODY, progress=True)
+    assert terminal.text.endswith("] 100% 8/8 bytes\n"), terminal.text

@@ -1,5 +1,6 @@
 // royaltykit/client: the reporting and enterprise APIs over WHATWG fetch (Node, Bun, Deno).
 import type { RateBudget, Token, EnterpriseToken, RequestParams } from './index.js';
+import type { OperationId, OperationParameterNames } from './native/operations.js';
 export { ReconcileRequired, CallFailedError } from './index.js';
 
 /** An AbortSignal (structurally: the package's types need no DOM or Node globals). */
@@ -31,15 +32,23 @@ export interface ClientOptions {
   seed?: () => number;
 }
 
-/** An operation's parameters, as for `Call` (the client adds the token and the tenant). */
-export type OperationParams = Omit<RequestParams, 'token' | 'keyRandom'>;
+export type { OperationId, OperationParameterNames };
+
+/**
+ * An operation's parameters, as for `Call` (the client adds the token and the tenant), with the
+ * operation's own path and query parameter names from the catalog.
+ */
+export type OperationParams<Op extends OperationId = OperationId> = Omit<RequestParams, 'token' | 'keyRandom' | 'path' | 'query'> & {
+  path?: Record<OperationParameterNames[Op]['path'], string | number>;
+  query?: Partial<Record<OperationParameterNames[Op]['query'], string | number | boolean | null | undefined>>;
+};
 
 /** What `request` returns: the parsed JSON body, the bytes of an artifact, or null. */
 export type OperationResult = unknown;
 
 export interface ApiClient {
   /** Performs one operation; throws ApiError, ReconcileRequired or CallFailedError (or the signal's reason when aborted). */
-  request(operationId: string, params?: OperationParams, options?: { signal?: AbortSignalLike }): Promise<OperationResult>;
+  request<Op extends OperationId>(operationId: Op, params?: OperationParams<Op>, options?: { signal?: AbortSignalLike }): Promise<OperationResult>;
 }
 
 export interface ExportResult {

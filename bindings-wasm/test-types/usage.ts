@@ -91,3 +91,20 @@ if (receiptStep.step === 'claim') {
   const key: string = receiptStep.key;
   void key;
 }
+
+// royaltykit/client: operation ids and their parameter names come from the core's catalog.
+import { createReportsClient, CallFailedError } from 'royaltykit/client';
+import type { ExportResult, OperationId } from 'royaltykit/client';
+
+const reportsClient = createReportsClient({ baseUrl: 'https://reports.example', credentials: { clientId: 'a', clientSecret: 'b' }, tenantId: 't' });
+void reportsClient.request('getPlatformExport', { path: { export: 'exp_1' } });
+void reportsClient.request('listPlatformExports', { query: { limit: 10, cursor: null } });
+// @ts-expect-error an operation id the catalog does not have
+void reportsClient.request('getPlatformExpor');
+// @ts-expect-error a path parameter the operation does not take
+void reportsClient.request('getPlatformExport', { path: { exportId: 'exp_1' } });
+// @ts-expect-error the export list takes only the query parameters the spec lists
+void reportsClient.request('listPlatformExports', { query: { owner: 'me' } });
+const exported: Promise<ExportResult> = reportsClient.runExport({ format: 'csv' }, { onProgress: (got: number, total: number | null) => void [got, total] });
+const anOperation: OperationId = 'createPlatformExport';
+void [exported, anOperation, CallFailedError];

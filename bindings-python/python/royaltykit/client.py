@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -268,6 +269,27 @@ def _parsed(done: Any) -> Any:
     return json.loads(done.body) if "json" in kind.lower() else done.body
 
 
+def _progress(progress: Progress | bool | None) -> Progress | None:
+    """``progress=True``: a bar on stderr when it is a terminal (nothing otherwise)."""
+    if progress is not True:
+        return progress or None
+    stream = sys.stderr
+    if not stream.isatty():
+        return None
+
+    def bar(got: int, total: int | None) -> None:
+        if total:
+            filled = min(30, got * 30 // total)
+            stream.write(f"\r[{'#' * filled}{'.' * (30 - filled)}] {min(100, got * 100 // total):3d}% {got}/{total} bytes")
+        else:
+            stream.write(f"\r{got} bytes")
+        if total is not None and got >= total:
+            stream.write("\n")
+        stream.flush()
+
+    return bar
+
+
 def _write(artifact: bytes, to: str | os.PathLike[str] | IO[bytes] | None, export_id: str) -> ExportResult:
     if to is None:
         return ExportResult(export_id, len(artifact), data=artifact)
@@ -315,10 +337,10 @@ class _Reports(_Base):
         return self._call(operation_id, params)
 
     def _export_steps(self, body: Mapping[str, Any] | bytes, to: Any, request_id: str | None, max_polls: int | None,
-                      progress: Progress | None) -> Generator[Any, Any, Any]:
+                      progress: Progress | bool | None) -> Generator[Any, Any, Any]:
         job = ExportJob(tenant_id=self.tenant_id, body=body, token=self._token, request_id=request_id,
                         idempotency_header=self._idempotency_header, max_polls=max_polls, seed=self._seed())
-        done = yield from self._steps(job, "export job", progress)
+        done = yield from self._steps(job, "export job", _progress(progress))
         return _write(done.body, to, done.export_id)
 
 
@@ -338,10 +360,11 @@ class ReportsClient(_Reports):
 
     def run_export(self, body: Mapping[str, Any] | bytes, *, to: str | os.PathLike[str] | IO[bytes] | None = None,
                    request_id: str | None = None, max_polls: int | None = None,
-                   progress: Progress | None = None) -> ExportResult:
+                   progress: Progress | bool | None = None) -> ExportResult:
         """Creates an export from ``body`` (the CreateExportRequest), waits for it and downloads
         the complete artifact to ``to`` (a path, written whole or not at all, or a binary file),
-        or into ``ExportResult.data``. ``progress(received, total)`` is called as bytes arrive.
+        or into ``ExportResult.data``. ``progress(received, total)`` is called as bytes arrive;
+        ``progress=True`` draws a bar on stderr when it is a terminal.
         A create that may have been applied is looked up, never sent twice."""
         return self._run(self._export_steps(body, to, request_id, max_polls, progress))
 
@@ -357,7 +380,7 @@ class AsyncReportsClient(_Reports):
 
     async def run_export(self, body: Mapping[str, Any] | bytes, *, to: str | os.PathLike[str] | IO[bytes] | None = None,
                          request_id: str | None = None, max_polls: int | None = None,
-                         progress: Progress | None = None) -> ExportResult:
+                         progress: Progress | bool | None = None) -> ExportResult:
         """See ``ReportsClient.run_export``."""
         return await self._arun(self._export_steps(body, to, request_id, max_polls, progress))
 
