@@ -62,16 +62,21 @@ if [ "${JAR_PLATFORMS:-linux}" = all ]; then
   (cd "$ROOT/target/kotlin/gen" && jar cf "$ROOT/dist/royaltykit-jvm-$VERSION-sources.jar" .)
   (cd "$ROOT/bindings-kotlin/kotlin" && jar uf "$ROOT/dist/royaltykit-jvm-$VERSION-sources.jar" .)
 fi
-# royaltykit-okhttp: the clients' OkHttp transport, a small jar of its own (OkHttp is its
-# dependency, never the core jar's), compiled against OkHttp 4.12 from .build/maven/okhttp.
-OK=$ROOT/target/kotlin-okhttp
-rm -rf "$OK" && mkdir -p "$OK/classes"
-"$KOTLINC" -nowarn -jvm-target 11 -language-version 2.0 -api-version 2.0 \
-  -cp "$ROOT/dist/royaltykit-kotlin-$VERSION.jar:/usr/share/java/jna.jar:$(ls "$ROOT"/.build/maven/okhttp/*.jar | paste -sd: -)" \
-  -d "$OK/classes" $(find bindings-kotlin/okhttp -name '*.kt') 2>&1 \
-  | grep -v '^warning: unable to find kotlin-stdlib\|^warning: language version 2.0 is deprecated\|^warning: API version 2.0 is deprecated' >&2 || true
-test -f "$OK/classes/dev/royaltykit/okhttp/OkHttpTransport.class"
-rm -f "$ROOT/dist/royaltykit-okhttp-$VERSION.jar"
-(cd "$OK/classes" && jar cf "$ROOT/dist/royaltykit-okhttp-$VERSION.jar" .)
-sed "s/@VERSION@/$VERSION/" bindings-kotlin/okhttp/pom.xml > "$ROOT/dist/royaltykit-okhttp-$VERSION.pom"
-ls -l "$ROOT/dist/royaltykit-kotlin-$VERSION.jar" "$ROOT/dist/royaltykit-okhttp-$VERSION.jar" >&2
+# The clients' add-ons, each a small jar of its own with its POM (their dependencies are never the
+# core jar's), compiled against the pinned jars in .build/maven/<name>: royaltykit-okhttp (the
+# OkHttp transport, OkHttp 4.12) and royaltykit-coroutines (suspend functions, kotlinx-coroutines).
+addon() { # name class-that-must-exist
+  local out=$ROOT/target/kotlin-$1
+  rm -rf "$out" && mkdir -p "$out/classes"
+  "$KOTLINC" -nowarn -jvm-target 11 -language-version 2.0 -api-version 2.0 \
+    -cp "$ROOT/dist/royaltykit-kotlin-$VERSION.jar:/usr/share/java/jna.jar:$(ls "$ROOT"/.build/maven/"$1"/*.jar | paste -sd: -)" \
+    -d "$out/classes" $(find "bindings-kotlin/$1" -name '*.kt') 2>&1 \
+    | grep -v '^warning: unable to find kotlin-stdlib\|^warning: language version 2.0 is deprecated\|^warning: API version 2.0 is deprecated' >&2 || true
+  test -f "$out/classes/$2"
+  rm -f "$ROOT/dist/royaltykit-$1-$VERSION.jar"
+  (cd "$out/classes" && jar cf "$ROOT/dist/royaltykit-$1-$VERSION.jar" .)
+  sed "s/@VERSION@/$VERSION/" "bindings-kotlin/$1/pom.xml" > "$ROOT/dist/royaltykit-$1-$VERSION.pom"
+}
+addon okhttp dev/royaltykit/okhttp/OkHttpTransport.class
+addon coroutines dev/royaltykit/coroutines/SuspendingKt.class
+ls -l "$ROOT/dist/royaltykit-kotlin-$VERSION.jar" "$ROOT"/dist/royaltykit-{okhttp,coroutines}-"$VERSION".jar >&2

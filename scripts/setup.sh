@@ -78,17 +78,21 @@ if ! cmp -s tools/requirements-dev.txt "$BUILD/venv/.requirements"; then
   cp tools/requirements-dev.txt "$BUILD/venv/.requirements"
 fi
 # 6. JVM libraries from Maven Central, pinned by tools/jvm/pom.xml: Jedis (the JVM receiver app)
-#    to .build/maven/lib, OkHttp and Okio (royaltykit-okhttp) to .build/maven/okhttp; the local
-#    repository and the copied jars stay in .build/maven.
-if ! cmp -s tools/jvm/pom.xml "$BUILD/maven/pom.xml" || [ ! -d "$BUILD/maven/lib" ] || [ ! -d "$BUILD/maven/okhttp" ]; then
-  log "mvn dependency:copy-dependencies (tools/jvm/pom.xml: Jedis, OkHttp)"
-  rm -rf "$BUILD/maven/lib" "$BUILD/maven/okhttp"
+#    to .build/maven/lib, OkHttp and Okio (royaltykit-okhttp) to .build/maven/okhttp,
+#    kotlinx-coroutines (royaltykit-coroutines) to .build/maven/coroutines; the local repository
+#    and the copied jars stay in .build/maven.
+if ! cmp -s tools/jvm/pom.xml "$BUILD/maven/pom.xml" || [ ! -d "$BUILD/maven/lib" ] || [ ! -d "$BUILD/maven/okhttp" ] \
+  || [ ! -d "$BUILD/maven/coroutines" ]; then
+  log "mvn dependency:copy-dependencies (tools/jvm/pom.xml: Jedis, OkHttp, kotlinx-coroutines)"
+  rm -rf "$BUILD/maven/lib" "$BUILD/maven/okhttp" "$BUILD/maven/coroutines"
   mkdir -p "$BUILD/maven"
-  OKHTTP_GROUPS=com.squareup.okhttp3,com.squareup.okio,org.jetbrains.kotlin,org.jetbrains
+  OKHTTP_GROUPS=com.squareup.okhttp3,com.squareup.okio,org.jetbrains.kotlin,org.jetbrains,org.jetbrains.kotlinx
   mvn -q -B -Dstyle.color=never -f tools/jvm/pom.xml dependency:copy-dependencies -DoutputDirectory="$BUILD/maven/lib" \
     -DexcludeGroupIds="$OKHTTP_GROUPS" -Dmaven.repo.local="$BUILD/maven/m2" >&2
   mvn -q -B -Dstyle.color=never -f tools/jvm/pom.xml dependency:copy-dependencies -DoutputDirectory="$BUILD/maven/okhttp" \
     -DincludeGroupIds=com.squareup.okhttp3,com.squareup.okio -Dmaven.repo.local="$BUILD/maven/m2" >&2
+  mvn -q -B -Dstyle.color=never -f tools/jvm/pom.xml dependency:copy-dependencies -DoutputDirectory="$BUILD/maven/coroutines" \
+    -DincludeGroupIds=org.jetbrains.kotlinx -Dmaven.repo.local="$BUILD/maven/m2" >&2
   cp tools/jvm/pom.xml "$BUILD/maven/pom.xml"
 fi
 log "ok"

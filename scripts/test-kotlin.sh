@@ -6,8 +6,10 @@ KC=$ROOT/.build/node/node_modules/kotlin-compiler
 cp "$ROOT/dist/royaltykit-kotlin-$VERSION.jar" "$WORK/"
 J=/usr/share/java
 HAMCREST=$J/hamcrest-core.jar; [ -f "$HAMCREST" ] || HAMCREST=$J/hamcrest.jar
-# the clients' OkHttp transport (dist/royaltykit-okhttp) with OkHttp and Okio from Maven Central
-OKHTTP_CP="$ROOT/dist/royaltykit-okhttp-$VERSION.jar:$(ls "$ROOT"/.build/maven/okhttp/*.jar | paste -sd: -)"
+# the clients' add-ons (dist/royaltykit-okhttp, -coroutines) with OkHttp, Okio and kotlinx-coroutines
+# from Maven Central
+OKHTTP_CP="$ROOT/dist/royaltykit-okhttp-$VERSION.jar:$ROOT/dist/royaltykit-coroutines-$VERSION.jar"
+OKHTTP_CP="$OKHTTP_CP:$(ls "$ROOT"/.build/maven/okhttp/*.jar "$ROOT"/.build/maven/coroutines/*.jar | paste -sd: -)"
 CP="$WORK/royaltykit-kotlin-$VERSION.jar:$J/jna.jar:$J/junit4.jar:$HAMCREST:$J/gson.jar:$KC/lib/kotlin-stdlib.jar:$OKHTTP_CP"
 # The README's Kotlin examples are compiled with the tests (each in package readme.<name>)
 # and run by ReadmeTest.

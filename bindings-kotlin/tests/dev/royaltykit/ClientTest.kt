@@ -8,6 +8,9 @@ import dev.royaltykit.client.HttpTransport
 import dev.royaltykit.client.JavaHttpTransport
 import dev.royaltykit.client.ReconcileRequiredException
 import dev.royaltykit.client.ReportsClient
+import dev.royaltykit.coroutines.requestAsync
+import dev.royaltykit.coroutines.runExportAsync
+import kotlinx.coroutines.launch
 import dev.royaltykit.okhttp.OkHttpTransport
 import dev.royaltykit.types.Reconcile
 import dev.royaltykit.types.RoyaltyKitException
@@ -204,3 +207,39 @@ class ClientTest {
 
 private const val TENANT = "0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e"
 private const val BODY = """{"export_class":"statements","format":"csv","period":"2026-10"}"""
+
+/** royaltykit-coroutines: the same clients as suspend functions, cancellable. */
+class ClientCoroutinesTest {
+    @Test
+    fun suspendFunctionsRunTheJobAndCancellationStopsAWait() = kotlinx.coroutines.runBlocking {
+        val server = ProcessBuilder("python3", File(System.getenv("ROYALTYKIT_ROOT") ?: "..", "tests/fakeapi/server.py").path)
+            .redirectError(ProcessBuilder.Redirect.INHERIT).start()
+        try {
+            val url = "http://127.0.0.1:" + server.inputStream.bufferedReader().readLine().removePrefix("listening ").trim()
+            val http = HttpClient.newHttpClient()
+            fun reset(script: String) = http.send(HttpRequest.newBuilder(URI.create("$url/_fake/reset")).POST(HttpRequest.BodyPublishers.ofString(script)).build(),
+                HttpResponse.BodyHandlers.ofString())
+            reset("""{"states":["ready"],"artifact":"a,b\n1,2\n"}""")
+            val client = ReportsClient(JavaHttpTransport(), url, "cid", "csecret", TENANT)
+            val result = client.runExportAsync(BODY)
+            assertEquals("a,b\n1,2\n", String(result.data!!))
+            assertTrue(String(client.requestAsync("listPlatformExports", query = mapOf("limit" to 5))).contains("data"))
+            // a call waiting on a 60 s Retry-After is cancelled at once, and sends nothing more (a new
+            // client: the reset forgot the old one's token)
+            reset("""{"faults":[{"op":"listPlatformExports","nth":1,"do":"status","status":429,"retry_after":60}]}""")
+            val waiting = ReportsClient(JavaHttpTransport(), url, "cid", "csecret", TENANT)
+            val started = System.nanoTime()
+            val job = launch { waiting.requestAsync("listPlatformExports") }
+            kotlinx.coroutines.delay(500)
+            job.cancel()
+            job.join()
+            assertTrue("$job after ${(System.nanoTime() - started) / 1_000_000} ms", job.isCancelled)
+            assertTrue("cancelled within 5 s", System.nanoTime() - started < 5_000_000_000)
+            val stats = JsonParser.parseString(http.send(HttpRequest.newBuilder(URI.create("$url/_fake/stats")).build(), HttpResponse.BodyHandlers.ofString()).body()).asJsonObject
+            assertEquals(1, stats["requests"].asJsonObject["listPlatformExports"].asInt)
+        } finally {
+            server.outputStream.close()
+            server.waitFor()
+        }
+    }
+}
