@@ -22,7 +22,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
-from typing import IO, Any, Callable, Generator, Mapping
+from typing import IO, Any, Callable, Generator, Mapping, TypeVar, cast
 
 from ._native import (
     Call,
@@ -36,6 +36,8 @@ from ._native import (
     parse_token_response,
 )
 from .errors import CallFailedError, ReconcileRequired
+
+_T = TypeVar("_T")
 
 __all__ = ["ReportsClient", "AsyncReportsClient", "EnterpriseClient", "AsyncEnterpriseClient", "ExportResult"]
 
@@ -118,7 +120,7 @@ class _Httpx(_Transport):
 
 
 class _AsyncHttpx(_Httpx):
-    async def send(self, r: RequestDescriptor, progress: Progress | None) -> Any:  # type: ignore[override]
+    async def send(self, r: RequestDescriptor, progress: Progress | None) -> Any:
         try:
             async with self._stream(r) as resp:
                 body = _Body(resp.headers.get("Content-Length"), progress)
@@ -231,7 +233,7 @@ class _Base:
                                           retry_after_seconds=f.retry_after_seconds, operation_id=operation_id,
                                           stage=f.stage, export_id=f.export_id)
 
-    def _run(self, steps: Generator[Any, Any, Any]) -> Any:
+    def _run(self, steps: Generator[Any, Any, _T]) -> _T:
         try:
             action = next(steps)
             while True:
@@ -241,9 +243,9 @@ class _Base:
                 else:
                     action = steps.send(self._transport.send(action[1], action[2]))
         except StopIteration as end:
-            return end.value
+            return cast(_T, end.value)
 
-    async def _arun(self, steps: Generator[Any, Any, Any]) -> Any:
+    async def _arun(self, steps: Generator[Any, Any, _T]) -> _T:
         try:
             action = next(steps)
             while True:
@@ -253,7 +255,7 @@ class _Base:
                 else:
                     action = steps.send(await self._transport.send(action[1], action[2]))
         except StopIteration as end:
-            return end.value
+            return cast(_T, end.value)
 
     def _call(self, operation_id: str, params: Mapping[str, Any]) -> Generator[Any, Any, Any]:
         call = Call(operation_id, token=self._token, seed=self._seed(), **params)
@@ -294,9 +296,9 @@ def _write(artifact: bytes, to: str | os.PathLike[str] | IO[bytes] | None, expor
     if to is None:
         return ExportResult(export_id, len(artifact), data=artifact)
     if hasattr(to, "write"):
-        to.write(artifact)  # type: ignore[union-attr]
+        to.write(artifact)
         return ExportResult(export_id, len(artifact))
-    path = os.fspath(to)  # type: ignore[arg-type]
+    path = os.fspath(to)
     # Written whole or not at all: a temporary file in the same folder, renamed.
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix=".royaltykit-")
     try:
@@ -337,7 +339,7 @@ class _Reports(_Base):
         return self._call(operation_id, params)
 
     def _export_steps(self, body: Mapping[str, Any] | bytes, to: Any, request_id: str | None, max_polls: int | None,
-                      progress: Progress | bool | None) -> Generator[Any, Any, Any]:
+                      progress: Progress | bool | None) -> Generator[Any, Any, ExportResult]:
         job = ExportJob(tenant_id=self.tenant_id, body=body, token=self._token, request_id=request_id,
                         idempotency_header=self._idempotency_header, max_polls=max_polls, seed=self._seed())
         done = yield from self._steps(job, "export job", _progress(progress))
