@@ -196,12 +196,11 @@ def test_a_read_that_times_out_is_sent_again(kind, fake):
 
 def test_the_defaults_sleep_for_real_and_honour_retry_after(fake):
     fake.reset(faults=[{"op": "listPlatformExports", "nth": 1, "do": "status", "status": 429, "retry_after": 1}])
-    started = time.monotonic()
     with httpx.Client() as http:
         client = ReportsClient(http, base_url=fake.url, client_id="cid", client_secret="csecret", tenant_id=TENANT)
         assert client.request("listPlatformExports") == {"data": []}
-    assert time.monotonic() - started >= 1.0
-    assert fake.stats()["retry_after_violations"] == 0
+    stats = fake.stats()  # the server checks the gap: no wall-clock assert here
+    assert stats["retry_after_violations"] == 0 and stats["requests"]["listPlatformExports"] == 2, stats
     assert "csecret" not in repr(client)
 
 

@@ -228,13 +228,12 @@ class ClientCoroutinesTest {
             // client: the reset forgot the old one's token)
             reset("""{"faults":[{"op":"listPlatformExports","nth":1,"do":"status","status":429,"retry_after":60}]}""")
             val waiting = ReportsClient(JavaHttpTransport(), url, "cid", "csecret", TENANT)
-            val started = System.nanoTime()
             val job = launch { waiting.requestAsync("listPlatformExports") }
             kotlinx.coroutines.delay(500)
             job.cancel()
             job.join()
-            assertTrue("$job after ${(System.nanoTime() - started) / 1_000_000} ms", job.isCancelled)
-            assertTrue("cancelled within 5 s", System.nanoTime() - started < 5_000_000_000)
+            assertTrue("$job", job.isCancelled)
+            // an uninterrupted wait would have sent the request again after 60 s: still one
             val stats = JsonParser.parseString(http.send(HttpRequest.newBuilder(URI.create("$url/_fake/stats")).build(), HttpResponse.BodyHandlers.ofString()).body()).asJsonObject
             assertEquals(1, stats["requests"].asJsonObject["listPlatformExports"].asInt)
         } finally {
