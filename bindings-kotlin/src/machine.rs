@@ -232,6 +232,19 @@ macro_rules! api_machine {
             pub fn response(&self, status: i64, headers: HashMap<String, String>, body: Vec<u8>, now: Option<f64>) -> Result<()> {
                 Ok(lock(&self.0).response(status, &headers, &body, clock(now))?)
             }
+            /// Whether a response with `status` is streamed to your own sink (a file) and
+            /// reported by `streamedResponse`: only a 2xx to a download.
+            pub fn streams(&self, status: i64) -> bool {
+                lock(&self.0).streams(status)
+            }
+            /// A download body you streamed to your sink, `length` bytes: a partial one is read
+            /// again (start the sink afresh); `Done` then has an empty body.
+            #[uniffi::method(default(now = None))]
+            pub fn streamed_response(&self, status: i64, headers: HashMap<String, String>, length: i64, now: Option<f64>) -> Result<()> {
+                let length = u64::try_from(length)
+                    .map_err(|_| royaltykit::ArgumentError::new("length", "must be 0 or more"))?;
+                Ok(lock(&self.0).streamed_response(status, &headers, length, clock(now))?)
+            }
             /// No response: `TIMEOUT`, `CONNECT_FAILED` (nothing was sent) or `CONNECTION_LOST`.
             #[uniffi::method(default(now = None))]
             pub fn transport_failure(&self, failure: TransportFailure, now: Option<f64>) -> Result<()> {

@@ -292,6 +292,25 @@ macro_rules! api_machine {
                 guard(|| Ok(lock(&self.0).response(status, &headers, &body, clock(now))?))
             }
 
+            /// Whether the body of a response with ``status`` is to be streamed to your own
+            /// sink (a file) and reported by ``streamed_response``: only a 2xx to a download.
+            fn streams(&self, status: i64) -> bool {
+                lock(&self.0).streams(status)
+            }
+
+            /// A download response whose body you streamed to your sink, ``length`` bytes: a
+            /// partial one is read again (start the sink afresh); ``Done`` then has no body.
+            #[pyo3(signature = (status, headers, length, now=None))]
+            fn streamed_response(
+                &self,
+                status: i64,
+                headers: Headers,
+                length: u64,
+                now: Option<f64>,
+            ) -> PyResult<()> {
+                guard(|| Ok(lock(&self.0).streamed_response(status, &headers, length, clock(now))?))
+            }
+
             /// No response: "timeout", "connect_failed" (nothing was sent) or "connection_lost".
             #[pyo3(signature = (failure, now=None))]
             fn transport_failure(&self, failure: Text, now: Option<f64>) -> PyResult<()> {

@@ -279,3 +279,27 @@ def test_progress_true_draws_a_bar_on_a_terminal_only(fake, monkeypatch, capsys)
     with httpx.Client() as http:
         reports("httpx", http, fake).run_export(BODY, progress=True)
     assert terminal.text.endswith("] 100% 8/8 bytes\n"), terminal.text
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_large_artifact_is_streamed_to_disk_as_it_arrives(kind, fake, tmp_path):
+    # 4 MiB, and a first attempt cut short: the file on disk grows while the body arrives (it is
+    # not held whole in memory first), the cut attempt starts the file afresh, and only the whole
+    # artifact is renamed into place.
+    artifact = bytes(range(256)) * (4 * 4096)
+    fake.reset(states=["ready"], artifact=artifact.decode("latin-1"),
+               faults=[{"op": "downloadPlatformExport", "nth": 1, "do": "truncate"}])
+    expected = fake.artifact()
+    on_disk = []
+
+    def progress(got: int, total: int | None) -> None:
+        temp = [p for p in tmp_path.iterdir() if p.name.startswith(".royaltykit-")]
+        assert len(temp) == 1 and not (tmp_path / "big.bin").exists()
+        on_disk.append((got, temp[0].stat().st_size, total))
+
+    result = run_export(kind, fake, tmp_path / "big.bin", progress=progress)
+    assert (tmp_path / "big.bin").read_bytes() == expected and result.size == len(expected)
+    assert fake.stats()["requests"]["downloadPlatformExport"] == 2
+    # while the body was arriving, most of it was already in the file
+    assert any(got < len(expected) and size >= got - 65536 and size > 1 << 20 for got, size, _ in on_disk), on_disk[-3:]
+    assert [p.name for p in tmp_path.iterdir()] == ["big.bin"]

@@ -76,7 +76,13 @@ def drive(machine, i, api):
                     machine.transport_failure(e["transport"], now)
                 else:
                     r = e["response"]
-                    machine.response(r["status"], [tuple(h) for h in r["headers"]], r["body"].encode(), now)
+                    headers = [tuple(h) for h in r["headers"]]
+                    if "streamed" in e:
+                        assert machine.streams(r["status"]) is e["streamed"]
+                    if e.get("streamed"):
+                        machine.streamed_response(r["status"], headers, len(r["body"].encode()), now)
+                    else:
+                        machine.response(r["status"], headers, r["body"].encode(), now)
             case rk.CallStep.Wait(seconds=seconds):
                 steps.append({"step": "wait", "seconds": seconds})
                 now += seconds

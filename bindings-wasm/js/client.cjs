@@ -33,24 +33,78 @@ function anySignal(signals) {
   return c.signal;
 }
 
-/** Reads a response's body whole, reporting progress; a body cut short rejects (undici: terminated). */
-async function readBody(response, onProgress) {
-  if (!onProgress || !response.body) return new Uint8Array(await response.arrayBuffer());
-  const total = Number(response.headers.get('content-length')) || null;
-  const chunks = [];
-  let got = 0;
-  for await (const chunk of response.body) {
-    chunks.push(chunk);
-    got += chunk.length;
-    onProgress(got, total);
+/**
+ * Where a streamed artifact goes as it arrives: a temporary file next to the target path (renamed
+ * over it when whole), else memory (a WritableStream cannot take back a partial attempt, so it gets
+ * the artifact once, whole). Each attempt of the download starts it afresh.
+ */
+class Sink {
+  constructor(path, onProgress) {
+    this.path = path;
+    this.onProgress = onProgress;
+    this.length = 0;
+    this.total = null;
+    this.chunks = [];
+    this.file = null;
+    this.failed = null;
   }
-  const body = new Uint8Array(got);
-  let at = 0;
-  for (const c of chunks) {
-    body.set(c, at);
-    at += c.length;
+
+  async start(contentLength) {
+    this.length = 0;
+    this.total = Number(contentLength) || null;
+    this.chunks = [];
+    if (this.path === null) return;
+    const fs = require('node:fs/promises');
+    const path = require('node:path');
+    if (this.file === null) {
+      this.tmp = path.join(path.dirname(path.resolve(this.path)), `.royaltykit-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`);
+      this.file = await fs.open(this.tmp, 'w');
+    } else {
+      await this.file.truncate(0);
+    }
+    this.position = 0;
   }
-  return body;
+
+  async write(chunk) {
+    try {
+      if (this.file !== null) {
+        await this.file.write(chunk, 0, chunk.length, this.position);
+        this.position += chunk.length;
+      } else {
+        this.chunks.push(chunk);
+      }
+    } catch (e) {
+      this.failed = e; // the disk, not the network: never a transport failure
+      throw e;
+    }
+    this.length += chunk.length;
+    this.onProgress?.(this.length, this.total);
+  }
+
+  /** The artifact is whole: renamed into place (a path), else its bytes. */
+  async finish() {
+    if (this.file !== null) {
+      await this.file.sync();
+      await this.file.close();
+      this.file = null;
+      await require('node:fs/promises').rename(this.tmp, this.path);
+      this.tmp = null;
+      return null;
+    }
+    const data = new Uint8Array(this.length);
+    let at = 0;
+    for (const c of this.chunks) {
+      data.set(c, at);
+      at += c.length;
+    }
+    return data;
+  }
+
+  /** Leaves nothing behind: the temporary file goes unless it was renamed. */
+  async close() {
+    if (this.file !== null) await this.file.close().catch(() => {});
+    if (this.tmp) await require('node:fs/promises').rm(this.tmp, { force: true });
+  }
 }
 
 /** A base for both APIs' clients: performs a machine's steps until its end. */
@@ -74,31 +128,39 @@ class Client {
     this._token = null;
   }
 
-  async _send(request, signal, onProgress) {
+  /** Sends `request`; a body the machine streams (`stream(status)` gives the sink) goes to the sink. */
+  async _send(request, signal, stream) {
     const timeout = AbortSignal.timeout(this._timeoutMs);
     const both = signal ? anySignal([signal, timeout]) : timeout;
+    let sink = null;
     try {
       const r = await this._fetch(request.url(this._base), {
         method: request.method, headers: request.headers, body: request.body ?? undefined, redirect: 'manual', signal: both,
       });
-      const body = await readBody(r, onProgress);
-      return { status: r.status, headers: [...r.headers], body };
+      const headers = [...r.headers];
+      sink = stream ? stream(r.status) : null;
+      if (!sink || !r.body) return { status: r.status, headers, body: new Uint8Array(await r.arrayBuffer()) };
+      await sink.start(r.headers.get('content-length'));
+      for await (const chunk of r.body) await sink.write(chunk);
+      return { status: r.status, headers, length: sink.length };
     } catch (e) {
       if (signal?.aborted) throw signal.reason ?? e; // the caller's own cancellation
+      if (sink?.failed) throw sink.failed;
       return { failure: transportFailure(e, timeout.aborted) };
     }
   }
 
-  /** Drives `machine` to `done` (returned); throws for reconcile and fail. */
-  async _drive(machine, operationId, signal, onProgress) {
+  /** Drives `machine` to `done` (returned); throws for reconcile and fail. A body the machine streams goes into `sink`. */
+  async _drive(machine, operationId, signal, sink) {
+    const stream = sink ? (status) => (machine.streams(status) ? sink : null) : null;
     for (;;) {
       signal?.throwIfAborted();
       const s = machine.next(this._clock(), this._budget ?? undefined);
       switch (s.step) {
         case 'send': {
-          const artifact = s.request.operationId.startsWith('downloadPlatformExport') ? onProgress : undefined;
-          const r = await this._send(s.request, signal, artifact);
+          const r = await this._send(s.request, signal, stream);
           if (r.failure) machine.transportFailure(r.failure, this._clock());
+          else if (r.length !== undefined) machine.streamedResponse(r.status, r.headers, r.length, this._clock());
           else machine.response(r.status, r.headers, r.body, this._clock());
           break;
         }
@@ -161,38 +223,35 @@ class ReportsClient extends Client {
   }
 
   /**
-   * Creates an export from `body`, waits for it, downloads the complete artifact: into `to` (a
-   * file path on Node, written whole or not at all; or a WritableStream), else returned as
-   * `data`. A create that may have been applied is looked up, never sent twice.
+   * Creates an export from `body`, waits for it, downloads the complete artifact: to `to` (a file
+   * path on Node: streamed to a temporary file as it arrives and renamed into place when whole; or
+   * a WritableStream, written once whole), else returned as `data`. A create that may have been
+   * applied is looked up, never sent twice.
    */
   async runExport(body, opts = {}) {
+    const to = opts.to ?? null;
+    const toStream = to !== null && typeof to.getWriter === 'function';
+    if (to !== null && typeof to !== 'string' && !toStream) throw new TypeError('to must be a file path or a WritableStream');
     const job = new ExportJob({ tenantId: this.tenantId, body, token: this._token ?? undefined, requestId: opts.requestId,
       idempotencyHeader: this._idempotencyHeader, maxPolls: opts.maxPolls, seed: this._seed?.() });
-    const done = await this._drive(job, 'export job', opts.signal, opts.onProgress);
-    const data = done.body;
-    const result = { exportId: done.exportId, size: data.length, path: null, data: null };
-    if (typeof opts.to === 'string') {
-      const fs = require('node:fs/promises');
-      const path = require('node:path');
-      const tmp = path.join(path.dirname(path.resolve(opts.to)), `.royaltykit-${process.pid}-${Date.now()}`);
-      try {
-        await fs.writeFile(tmp, data);
-        await fs.rename(tmp, opts.to);
-      } catch (e) {
-        await fs.rm(tmp, { force: true });
-        throw e;
+    const sink = new Sink(typeof to === 'string' ? to : null, opts.onProgress);
+    try {
+      const done = await this._drive(job, 'export job', opts.signal, sink);
+      const data = await sink.finish();
+      const result = { exportId: done.exportId, size: sink.length, path: null, data: null };
+      if (typeof to === 'string') {
+        result.path = to;
+      } else if (toStream) {
+        const writer = to.getWriter();
+        await writer.write(data);
+        await writer.close();
+      } else {
+        result.data = data;
       }
-      result.path = opts.to;
-    } else if (opts.to && typeof opts.to.getWriter === 'function') {
-      const writer = opts.to.getWriter();
-      await writer.write(data);
-      await writer.close();
-    } else if (opts.to !== undefined && opts.to !== null) {
-      throw new TypeError('to must be a file path or a WritableStream');
-    } else {
-      result.data = data;
+      return result;
+    } finally {
+      await sink.close();
     }
-    return result;
   }
 }
 

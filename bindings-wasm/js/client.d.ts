@@ -64,9 +64,10 @@ export interface ExportResult {
 export interface ReportsClient extends ApiClient {
   readonly tenantId: string;
   /**
-   * Creates an export, waits for it and downloads the complete artifact to `to` (a file path on Node,
-   * written whole or not at all, or a WritableStream), else into `data`. A create that may have been
-   * applied is looked up, never sent twice.
+   * Creates an export, waits for it and downloads the complete artifact to `to` (a file path on Node:
+   * streamed to a temporary file as it arrives and renamed into place when whole; or a WritableStream,
+   * written once whole), else into `data`. A create that may have been applied is looked up, never
+   * sent twice.
    */
   runExport(
     body: object | string | Uint8Array,

@@ -519,6 +519,10 @@ declare class Machine {
   /** The step at `now`, taking one request from `budget` before a send. */
   next(now?: Time, budget?: RateBudget): CallStep;
   response(status: number, headers: HeadersLike | null | undefined, body: BodyLike | null | undefined, now?: Time): void;
+  /** Whether a response with `status` is streamed to your own sink (a file): only a 2xx to a download. */
+  streams(status: number): boolean;
+  /** A download body you streamed to your sink, by its length; a partial one is read again, `done` then has no body. */
+  streamedResponse(status: number, headers: HeadersLike | null | undefined, length: number, now?: Time): void;
   transportFailure(failure: TransportFailure, now?: Time): void;
   token(token: Token | EnterpriseToken | BearerToken, refreshAt?: Time): void;
   /** The state as JSON text, to resume after a crash (never the token). */

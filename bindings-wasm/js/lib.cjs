@@ -844,6 +844,15 @@ class Machine {
     const bytes = body === undefined || body === null ? new Uint8Array(0) : toBytes(body);
     call(() => this._inner.response(toNumber(status, 'status'), flat, bytes, nowSeconds(now)));
   }
+  /** Whether a response with `status` is streamed to your own sink (a file) and reported by `streamedResponse`: only a 2xx to a download. */
+  streams(status) {
+    return this._inner.streams(toNumber(status, 'status'));
+  }
+  /** A download body you streamed to your sink, by its length: a partial one is read again (start the sink afresh); `done` then has no body. */
+  streamedResponse(status, headers, length, now) {
+    const flat = headers === undefined || headers === null ? [] : flattenHeaders(headers, RESPONSE_HEADERS);
+    call(() => this._inner.streamedResponse(toNumber(status, 'status'), flat, toNumber(length, 'length'), nowSeconds(now)));
+  }
   /** No response: `timeout`, `connect_failed` (nothing was sent) or `connection_lost`. */
   transportFailure(failure, now) {
     call(() => this._inner.transportFailure(toStr(failure, 'failure'), nowSeconds(now)));

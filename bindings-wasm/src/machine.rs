@@ -231,6 +231,18 @@ macro_rules! api_machine {
                 let status = crate::int("status", status)?;
                 self.0.response(status, &FlatHeaders(headers), body, now).map_err(err)
             }
+            /// Whether a response with `status` is streamed to the host's sink (a 2xx download).
+            pub fn streams(&self, status: f64) -> bool {
+                crate::int("status", status).is_ok_and(|s| self.0.streams(s))
+            }
+            /// A download body the host streamed to its sink, by its length (flat headers).
+            #[wasm_bindgen(js_name = streamedResponse)]
+            pub fn streamed_response(&mut self, status: f64, headers: Vec<String>, length: f64, now: f64) -> R<()> {
+                let status = crate::int("status", status)?;
+                let length = u64::try_from(crate::int("length", length)?)
+                    .map_err(|_| err(royaltykit::ArgumentError::new("length", "must be 0 or more")))?;
+                self.0.streamed_response(status, &FlatHeaders(headers), length, now).map_err(err)
+            }
             /// No response: `timeout`, `connect_failed` or `connection_lost`.
             #[wasm_bindgen(js_name = transportFailure)]
             pub fn transport_failure(&mut self, failure: &str, now: f64) -> R<()> {

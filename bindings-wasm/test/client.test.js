@@ -175,3 +175,28 @@ test('the README ETL job runs as written', async () => {
   assert.equal(s.exports_created, 1);
   assert.equal(s.retry_after_violations, 0);
 });
+
+test('a large artifact is streamed to disk as it arrives; a cut attempt starts the file afresh', async () => {
+  // 4 MiB (as UTF-8 text, more), the first attempt cut short: the temporary file grows while the body
+  // arrives, and only the whole artifact is renamed into place.
+  const big = Array.from({ length: 4 * 4096 }, () => String.fromCharCode(...Array.from({ length: 256 }, (_, i) => i))).join('');
+  await reset({ states: ['ready'], artifact: big, faults: [{ op: 'downloadPlatformExport', nth: 1, do: 'truncate' }] });
+  const expected = await artifact();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rk-client-'));
+  const target = path.join(dir, 'big.bin');
+  const onDisk = [];
+  const result = await reports().runExport(BODY, {
+    to: target,
+    onProgress: (got) => {
+      const temp = fs.readdirSync(dir).filter((n) => n.startsWith('.royaltykit-'));
+      assert.equal(temp.length, 1);
+      assert.ok(!fs.existsSync(target));
+      onDisk.push([got, fs.statSync(path.join(dir, temp[0])).size]);
+    },
+  });
+  assert.deepEqual(fs.readFileSync(target), expected);
+  assert.equal(result.size, expected.length);
+  assert.equal((await stats()).requests.downloadPlatformExport, 2);
+  assert.ok(onDisk.some(([got, size]) => got < expected.length && size === got && size > 1 << 20), JSON.stringify(onDisk.slice(-3)));
+  assert.deepEqual(fs.readdirSync(dir), ['big.bin']);
+});

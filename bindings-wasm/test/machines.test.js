@@ -73,7 +73,12 @@ function drive(machine, i, api) {
         const e = events.shift();
         now += e.after ?? 0;
         if (e.transport) machine.transportFailure(e.transport, now);
-        else machine.response(e.response.status, e.response.headers, e.response.body, now);
+        else {
+          const r = e.response;
+          if (e.streamed !== undefined) assert.equal(machine.streams(r.status), e.streamed, `streams(${r.status})`);
+          if (e.streamed) machine.streamedResponse(r.status, r.headers, Buffer.byteLength(r.body), now);
+          else machine.response(r.status, r.headers, r.body, now);
+        }
         break;
       }
       case 'wait':

@@ -307,34 +307,8 @@ pub fn check_export_download<H: HeaderMap + ?Sized>(
     body: &[u8],
     now: i64,
 ) -> Result<Result<(), DownloadError>, ArgumentError> {
-    let mut content_range = None;
-    headers.for_each_value("Content-Range", &mut |v| {
-        content_range.get_or_insert_with(|| v.chars().take(80).collect::<String>());
-    });
-    if status == 206 {
-        return Ok(Err(DownloadError::PartialContent {
-            reason: "status 206".to_owned(),
-        }));
-    }
-    if let Some(range) = content_range.filter(|_| (200..=299).contains(&status)) {
-        return Ok(Err(DownloadError::PartialContent {
-            reason: format!("Content-Range {range:?}"),
-        }));
-    }
     if (200..=299).contains(&status) {
-        let mut declared = None;
-        headers.for_each_value("Content-Length", &mut |v| {
-            declared.get_or_insert_with(|| v.trim().parse::<u64>().ok());
-        });
-        return Ok(match declared {
-            Some(Some(n)) if n != body.len() as u64 => Err(DownloadError::PartialContent {
-                reason: format!(
-                    "Content-Length {n} but {} bytes received (the connection ended early)",
-                    body.len()
-                ),
-            }),
-            _ => Ok(()),
-        });
+        return Ok(check_download_whole(status, headers, body.len() as u64));
     }
     let e = parse_api_error(
         Api::Reports,
@@ -345,6 +319,38 @@ pub fn check_export_download<H: HeaderMap + ?Sized>(
         now,
     )?;
     Ok(Err(DownloadError::Api(Box::new(e))))
+}
+
+/// Whether a 2xx download of `received` bytes is the whole artifact: refused for a 206, any
+/// `Content-Range`, or a `Content-Length` naming another length (a transfer that ended early or
+/// ran long). Shared by [`check_export_download`] and a streamed download (whose body the host
+/// kept, not the core).
+pub(crate) fn check_download_whole<H: HeaderMap + ?Sized>(
+    status: i64,
+    headers: &H,
+    received: u64,
+) -> Result<(), DownloadError> {
+    let partial = |reason: String| Err(DownloadError::PartialContent { reason });
+    if status == 206 {
+        return partial("status 206".to_owned());
+    }
+    let mut content_range = None;
+    headers.for_each_value("Content-Range", &mut |v| {
+        content_range.get_or_insert_with(|| v.chars().take(80).collect::<String>());
+    });
+    if let Some(range) = content_range {
+        return partial(format!("Content-Range {range:?}"));
+    }
+    let mut declared = None;
+    headers.for_each_value("Content-Length", &mut |v| {
+        declared.get_or_insert_with(|| v.trim().parse::<u64>().ok());
+    });
+    match declared {
+        Some(Some(n)) if n != received => partial(format!(
+            "Content-Length {n} but {received} bytes received (the connection ended early)"
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// Validates an export list query (`limit` 1–100, default 50; `cursor` a UUID; `export_class`,

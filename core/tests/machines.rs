@@ -153,6 +153,8 @@ fn failure_view(f: &CallFailure) -> Value {
 /// What a host does for a step that needs an outcome: the next event of the script.
 trait Driven {
     fn response(&mut self, status: i64, headers: &[(String, String)], body: &[u8], now: f64);
+    fn streamed(&mut self, status: i64, headers: &[(String, String)], length: u64, now: f64);
+    fn streams(&self, status: i64) -> bool;
     fn transport(&mut self, failure: TransportFailure, now: f64);
     fn token(&mut self, value: &str, refresh_at: Option<f64>);
 }
@@ -160,6 +162,13 @@ trait Driven {
 impl Driven for Call {
     fn response(&mut self, status: i64, headers: &[(String, String)], body: &[u8], now: f64) {
         Call::response(self, status, headers, body, now).unwrap()
+    }
+    fn streamed(&mut self, status: i64, headers: &[(String, String)], length: u64, now: f64) {
+        self.streamed_response(status, headers, length, now)
+            .unwrap()
+    }
+    fn streams(&self, status: i64) -> bool {
+        Call::streams(self, status)
     }
     fn transport(&mut self, failure: TransportFailure, now: f64) {
         self.transport_failure(failure, now).unwrap()
@@ -173,6 +182,13 @@ impl Driven for Call {
 impl Driven for ExportJob {
     fn response(&mut self, status: i64, headers: &[(String, String)], body: &[u8], now: f64) {
         ExportJob::response(self, status, headers, body, now).unwrap()
+    }
+    fn streamed(&mut self, status: i64, headers: &[(String, String)], length: u64, now: f64) {
+        self.streamed_response(status, headers, length, now)
+            .unwrap()
+    }
+    fn streams(&self, status: i64) -> bool {
+        ExportJob::streams(self, status)
     }
     fn transport(&mut self, failure: TransportFailure, now: f64) {
         self.transport_failure(failure, now).unwrap()
@@ -222,12 +238,16 @@ fn drive<M: Driven>(
                 } else {
                     let r = &e["response"];
                     let body = r["body"].as_str().unwrap().as_bytes();
-                    machine.response(
-                        r["status"].as_i64().unwrap(),
-                        &pairs(&r["headers"]),
-                        body,
-                        now,
-                    );
+                    let status = r["status"].as_i64().unwrap();
+                    let streamed = e["streamed"].as_bool();
+                    if let Some(flag) = streamed {
+                        assert_eq!(machine.streams(status), flag, "streams({status})");
+                    }
+                    if streamed == Some(true) {
+                        machine.streamed(status, &pairs(&r["headers"]), body.len() as u64, now);
+                    } else {
+                        machine.response(status, &pairs(&r["headers"]), body, now);
+                    }
                 }
             }
         }

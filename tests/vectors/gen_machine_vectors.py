@@ -23,7 +23,10 @@ each scenario:
 How a runner drives a transcript (the same in every language): `now` starts at `start`; it asks
 the machine for its next step at `now` and records it; a step that needs an answer takes the
 next event of `events`: a Send takes {"response": {status, headers, body}} or {"transport": kind}
-(with "after": seconds that pass before it arrives), a RefreshToken takes {"token": value,
+(with "after": seconds that pass before it arrives; with "streamed": true the runner asserts the
+machine streams that status and reports the body by its length only, as a host writing the
+artifact to a file does; with "streamed": false it asserts the machine does not and reports
+the body whole), a RefreshToken takes {"token": value,
 "valid_for": seconds|null} (refresh at now + valid_for); a Wait advances `now` by its seconds;
 Receipt steps take the next answer of `answers`. It stops at the final step. Steps are compared
 in the rendered form below (waits to 1e-9).
@@ -397,6 +400,30 @@ call("five partial downloads: stop (partial_content)", [tok()] + [resp(206, "a")
 call("a download of an export not ready (409): stop", [tok(), resp(409, '{"message":"not ready"}')],
      [REFRESH, send(*DL), fail("conflict", 409, "api_error")], operation="downloadPlatformExport")
 
+# A download body may be streamed to the host's sink (a file): only a 2xx to a download is, and
+# the machine then checks the length it is told against Content-Length; Done carries no body.
+
+
+def streamed(e, flag=True):
+    return dict(e, streamed=flag)
+
+
+CL8 = [["Content-Length", "8"]]
+call("a download streamed to the host's file: done, the artifact is in the file", [tok(), streamed(resp(200, "a,b\n1,2\n", CL8))],
+     [REFRESH, send(*DL), done(200, "")], operation="downloadPlatformExport")
+call("a streamed download that ended early (3 of Content-Length 8 bytes): read again into a fresh file",
+     [tok(), streamed(resp(200, "a,b", CL8)), streamed(resp(200, "a,b\n1,2\n", CL8))],
+     [REFRESH, send(*DL), wait(2.0), send(*DL), done(200, "")], operation="downloadPlatformExport")
+call("a streamed 206: read again, then the whole artifact", [tok(), streamed(resp(206, "a,b")), streamed(resp(200, "a,b\n1,2\n"))],
+     [REFRESH, send(*DL), wait(2.0), send(*DL), done(200, "")], operation="downloadPlatformExport")
+call("a streamed 200 with Content-Range: read again", [tok(), streamed(resp(200, "a,b", [["Content-Range", "bytes 0-2/8"]])),
+                                                      streamed(resp(200, "a,b\n1,2\n", CL8))],
+     [REFRESH, send(*DL), wait(2.0), send(*DL), done(200, "")], operation="downloadPlatformExport")
+call("a download's 409 is not streamed: its error body is read whole", [tok(), streamed(resp(409, '{"message":"not ready"}'), False)],
+     [REFRESH, send(*DL), fail("conflict", 409, "api_error")], operation="downloadPlatformExport")
+call("a read's 200 is never streamed", [tok(), streamed(resp(200, "{}"), False)],
+     [REFRESH, send("GET", "/api/platform/v1/exports/exp_1"), done(200, "{}")])
+
 # A token exchange is a Call too (Call::exchange of the token module's request): safe to repeat
 # (enterprise Retry safety: "reads and token exchange may be retried"; reporting: 503 declared on the
 # exchange), never with a bearer token, and a 401 means the credentials are wrong.
@@ -565,6 +592,22 @@ job("a download that loses its connection is read again", ev, st + [{"step": "do
 j, st, ev = flow(True, ["ready"], download=(resp(409, '{"message":"not ready"}'),))
 job("a download answered 409: stop at the download stage", ev,
     st + [{"step": "fail", "stage": "download", "rule": "conflict", "export_id": "exp_9"}], keyed=True)
+
+ART_LEN = [["Content-Length", str(len(ART.encode()))]]
+j, st, ev = flow(True, ["ready"], download=(streamed(resp(200, ART, ART_LEN)),))
+ev[2] = streamed(ev[2], False)  # the create's 201 is read whole
+job("the download streamed to the host's file: done with an empty artifact", ev,
+    st + [{"step": "done", "export_id": "exp_9", "artifact": ""}], keyed=True)
+j, st, ev = flow(True, ["ready"], download=(streamed(resp(200, ART[:9], ART_LEN)), streamed(resp(200, ART, ART_LEN))))
+st.insert(len(st) - 1, wait(2.0))
+job("a streamed download cut short of its Content-Length is read again into a fresh file", ev,
+    st + [{"step": "done", "export_id": "exp_9", "artifact": ""}], keyed=True)
+j, st, ev = flow(True, ["ready"], download=(streamed(resp(206, "statement_id")), transport("connection_lost"),
+                                            streamed(resp(200, ART))))
+st.insert(len(st) - 2, wait(2.0))
+st.insert(len(st) - 1, wait(5.0))
+job("a streamed 206, then a connection lost mid-body: read again each time", ev,
+    st + [{"step": "done", "export_id": "exp_9", "artifact": ""}], keyed=True)
 
 # A keyed create that times out is sent again with the same key (no list at all).
 j = Job(keyed=True)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -58,18 +59,61 @@ class ExportResult:
 
 # ---- the transports: one send per HTTP library, and its exceptions as transport failures -----------
 
-class _Body:
-    """A response body as it arrives, reported to ``progress(received, total)``."""
+class _Sink:
+    """Where a streamed artifact goes as it arrives: a temporary file next to ``to`` (renamed over
+    it when the artifact is whole), else an anonymous temporary file (copied into ``to`` or read
+    into memory at the end). Each attempt of the download starts it afresh."""
 
-    def __init__(self, content_length: str | None, progress: Progress | None) -> None:
-        self.data = bytearray()
+    def __init__(self, to: str | os.PathLike[str] | IO[bytes] | None, progress: Progress | None) -> None:
+        self.to, self.progress, self.length = to, progress, 0
+        self.total: int | None = None
+        self.path: str | None = None
+        self.tmp: str | None = None
+        if to is not None and not hasattr(to, "write"):
+            self.path = os.fspath(cast("str | os.PathLike[str]", to))
+            fd, self.tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(self.path)), prefix=".royaltykit-")
+            self.file: IO[bytes] = os.fdopen(fd, "w+b")
+        else:
+            self.file = tempfile.TemporaryFile()
+
+    def start(self, content_length: str | None) -> None:
+        self.file.seek(0)
+        self.file.truncate()
+        self.length = 0
         self.total = int(content_length) if content_length and content_length.isdigit() else None
-        self.progress = progress
 
-    def add(self, chunk: bytes) -> None:
-        self.data += chunk
+    def write(self, chunk: bytes) -> None:
+        self.file.write(chunk)
+        self.length += len(chunk)
         if self.progress:
-            self.progress(len(self.data), self.total)
+            self.progress(self.length, self.total)
+
+    def finish(self, export_id: str) -> ExportResult:
+        """The artifact is whole: moved or copied to where it belongs."""
+        self.file.flush()
+        if self.path is not None and self.tmp is not None:
+            os.fsync(self.file.fileno())
+            self.file.close()
+            os.replace(self.tmp, self.path)
+            self.tmp = None
+            return ExportResult(export_id, self.length, path=self.path)
+        self.file.seek(0)
+        if self.to is None:
+            return ExportResult(export_id, self.length, data=self.file.read())
+        shutil.copyfileobj(self.file, cast(IO[bytes], self.to))
+        return ExportResult(export_id, self.length)
+
+    def close(self) -> None:
+        """Leaves nothing behind: the temporary file goes unless it was renamed."""
+        self.file.close()
+        if self.tmp is not None:
+            os.unlink(self.tmp)
+            self.tmp = None
+
+
+# A response as a transport reports it: (status, headers, body bytes), or (status, headers, length)
+# when the machine said to stream the body into the sink; a str is a transport failure.
+Stream = Callable[[int], "_Sink | None"]
 
 
 class _Transport:
@@ -108,25 +152,33 @@ class _Httpx(_Transport):
             return "connection_lost"
         return None
 
-    def send(self, r: RequestDescriptor, progress: Progress | None) -> Any:
+    def send(self, r: RequestDescriptor, stream: Stream | None) -> Any:
         try:
             with self._stream(r) as resp:
-                body = _Body(resp.headers.get("Content-Length"), progress)
+                headers = list(resp.headers.multi_items())
+                sink = stream(resp.status_code) if stream else None
+                if sink is None:
+                    return resp.status_code, headers, resp.read()
+                sink.start(resp.headers.get("Content-Length"))
                 for chunk in resp.iter_bytes():
-                    body.add(chunk)
-                return resp.status_code, list(resp.headers.multi_items()), bytes(body.data)
+                    sink.write(chunk)
+                return resp.status_code, headers, sink.length
         except Exception as e:  # noqa: BLE001 (only the library's transport errors are mapped)
             return self.failed(e)
 
 
 class _AsyncHttpx(_Httpx):
-    async def send(self, r: RequestDescriptor, progress: Progress | None) -> Any:
+    async def send(self, r: RequestDescriptor, stream: Stream | None) -> Any:
         try:
             async with self._stream(r) as resp:
-                body = _Body(resp.headers.get("Content-Length"), progress)
+                headers = list(resp.headers.multi_items())
+                sink = stream(resp.status_code) if stream else None
+                if sink is None:
+                    return resp.status_code, headers, await resp.aread()
+                sink.start(resp.headers.get("Content-Length"))
                 async for chunk in resp.aiter_bytes():
-                    body.add(chunk)
-                return resp.status_code, list(resp.headers.multi_items()), bytes(body.data)
+                    sink.write(chunk)
+                return resp.status_code, headers, sink.length
         except Exception as e:  # noqa: BLE001
             return self.failed(e)
 
@@ -151,14 +203,18 @@ class _Requests(_Transport):
             return "connection_lost"
         return None
 
-    def send(self, r: RequestDescriptor, progress: Progress | None) -> Any:
+    def send(self, r: RequestDescriptor, stream: Stream | None) -> Any:
         try:
             with self.http.request(r.method, r.url(self.base), headers=dict(r.headers), data=r.body,
                                    timeout=self.timeout, stream=True, allow_redirects=False) as resp:
-                body = _Body(resp.headers.get("Content-Length"), progress)
+                headers = list(resp.headers.items())
+                sink = stream(resp.status_code) if stream else None
+                if sink is None:
+                    return resp.status_code, headers, resp.content
+                sink.start(resp.headers.get("Content-Length"))
                 for chunk in resp.iter_content(64 * 1024):
-                    body.add(chunk)
-                return resp.status_code, list(resp.headers.items()), bytes(body.data)
+                    sink.write(chunk)
+                return resp.status_code, headers, sink.length
         except Exception as e:  # noqa: BLE001
             return self.failed(e)
 
@@ -180,7 +236,7 @@ def _transport(http: Any, base_url: str, timeout: float | None, asynchronous: bo
 
 class _Base:
     """What both APIs' clients share: the machines' loop, as a generator whose yields are the I/O
-    (``("send", request, progress)`` → the outcome, ``("sleep", seconds)``), run by ``_run``
+    (``("send", request, stream)`` → the outcome, ``("sleep", seconds)``), run by ``_run``
     (blocking) or ``_arun`` (asyncio)."""
 
     _async = False
@@ -202,16 +258,22 @@ class _Base:
         raise NotImplementedError
 
     def _steps(self, machine: Any, operation_id: str | None = None,
-               progress: Progress | None = None) -> Generator[Any, Any, Any]:
-        """Drives ``machine`` to its end: returns the ``Done`` step, raises for the others."""
+               sink: _Sink | None = None) -> Generator[Any, Any, Any]:
+        """Drives ``machine`` to its end: returns the ``Done`` step, raises for the others. A body
+        the machine says to stream goes into ``sink``."""
+
+        def stream(status: int) -> _Sink | None:
+            return sink if sink is not None and machine.streams(status) else None
+
         while True:
             step = machine.next(self._clock(), self._budget)
             match step:
                 case CallStep.Send(request=request):
-                    artifact = progress if request.operation_id.startswith("downloadPlatformExport") else None
-                    outcome = yield ("send", request, artifact)
+                    outcome = yield ("send", request, stream)
                     if isinstance(outcome, str):
                         machine.transport_failure(outcome, self._clock())
+                    elif isinstance(outcome[2], int):
+                        machine.streamed_response(*outcome, self._clock())
                     else:
                         machine.response(*outcome, self._clock())
                 case CallStep.Wait(seconds=seconds):
@@ -292,25 +354,6 @@ def _progress(progress: Progress | bool | None) -> Progress | None:
     return bar
 
 
-def _write(artifact: bytes, to: str | os.PathLike[str] | IO[bytes] | None, export_id: str) -> ExportResult:
-    if to is None:
-        return ExportResult(export_id, len(artifact), data=artifact)
-    if hasattr(to, "write"):
-        to.write(artifact)
-        return ExportResult(export_id, len(artifact))
-    path = os.fspath(to)
-    # Written whole or not at all: a temporary file in the same folder, renamed.
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), prefix=".royaltykit-")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(artifact)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-    return ExportResult(export_id, len(artifact), path=path)
-
-
 class _Reports(_Base):
     def __init__(self, http: Any, *, base_url: str, client_id: str, client_secret: str, tenant_id: str,
                  scopes: list[str] | None = None, idempotency_header: str | None = None, budget: RateBudget | None = None,
@@ -342,8 +385,12 @@ class _Reports(_Base):
                       progress: Progress | bool | None) -> Generator[Any, Any, ExportResult]:
         job = ExportJob(tenant_id=self.tenant_id, body=body, token=self._token, request_id=request_id,
                         idempotency_header=self._idempotency_header, max_polls=max_polls, seed=self._seed())
-        done = yield from self._steps(job, "export job", _progress(progress))
-        return _write(done.body, to, done.export_id)
+        sink = _Sink(to, _progress(progress))
+        try:
+            done = yield from self._steps(job, "export job", sink)
+            return sink.finish(done.export_id)
+        finally:
+            sink.close()
 
 
 class ReportsClient(_Reports):
@@ -365,8 +412,10 @@ class ReportsClient(_Reports):
                    progress: Progress | bool | None = None) -> ExportResult:
         """Creates an export from ``body`` (the CreateExportRequest), waits for it and downloads
         the complete artifact to ``to`` (a path, written whole or not at all, or a binary file),
-        or into ``ExportResult.data``. ``progress(received, total)`` is called as bytes arrive;
-        ``progress=True`` draws a bar on stderr when it is a terminal.
+        or into ``ExportResult.data``. The artifact is streamed to a temporary file as it
+        arrives (never held in memory when ``to`` is a path); only a whole one reaches ``to``.
+        ``progress(received, total)`` is called as bytes arrive; ``progress=True`` draws a bar
+        on stderr when it is a terminal.
         A create that may have been applied is looked up, never sent twice."""
         return self._run(self._export_steps(body, to, request_id, max_polls, progress))
 

@@ -26,7 +26,7 @@ use super::{check_now, unexpected, Jitter};
 use crate::api_error::parse_api_error;
 use crate::bearer::BearerToken;
 use crate::catalog::{self, Api, Auth, Idempotency};
-use crate::export::{check_export_download, DownloadError};
+use crate::export::{check_download_whole, DownloadError};
 use crate::request::{build_request, RequestDescriptor, RequestParams};
 use crate::retry::{
     decide_retry, BackoffPolicy, Outcome, Reconcile, RetryAction, RetryClass, RetryDecision,
@@ -546,6 +546,47 @@ impl Call {
         body: &[u8],
         now: f64,
     ) -> Result<(), ArgumentError> {
+        self.respond(status, headers, body, None, now)
+    }
+
+    /// Whether the body of a response with `status` to the request in flight is to be streamed
+    /// to the host's own sink (a file) instead of read whole: true only for a 2xx to an export
+    /// download. Then report it with [`Call::streamed_response`]; otherwise read the body and
+    /// report [`Call::response`].
+    pub fn streams(&self, status: i64) -> bool {
+        self.download && self.awaiting && (200..=299).contains(&status)
+    }
+
+    /// A download response whose body the host streamed to its sink, `length` bytes. Promises
+    /// what [`Call::response`] promises for a download, checked on the length: a 206, a
+    /// `Content-Range`, or a length other than the `Content-Length` is read again (start the
+    /// sink afresh), and `Done` carries an empty body (the artifact is in the sink).
+    /// `invalid_argument` when [`Call::streams`] is false for `status`.
+    pub fn streamed_response<H: crate::HeaderMap + ?Sized>(
+        &mut self,
+        status: i64,
+        headers: &H,
+        length: u64,
+        now: f64,
+    ) -> Result<(), ArgumentError> {
+        if !self.streams(status) {
+            return Err(ArgumentError::new(
+                "status",
+                format!("a {status} to this request is read whole and reported by response(); only a 2xx to an export download is streamed"),
+            ));
+        }
+        self.respond(status, headers, &[], Some(length), now)
+    }
+
+    /// A response: its body whole, or (`streamed`) its length only.
+    fn respond<H: crate::HeaderMap + ?Sized>(
+        &mut self,
+        status: i64,
+        headers: &H,
+        body: &[u8],
+        streamed: Option<u64>,
+        now: f64,
+    ) -> Result<(), ArgumentError> {
         let (now, seconds) = check_now(now)?;
         let code = u16::try_from(status)
             .ok()
@@ -558,8 +599,9 @@ impl Call {
         // A 206 is never a success (neither API serves partial content): the retry rules decide.
         let success = (200..=299).contains(&code) && (code != 206 || self.download);
         if success && self.download {
+            let received = streamed.unwrap_or(body.len() as u64);
             if let Err(DownloadError::PartialContent { reason }) =
-                check_export_download(status, headers, body, seconds)?
+                check_download_whole(status, headers, received)
             {
                 self.partial(code, reason, elapsed, now);
                 return Ok(());

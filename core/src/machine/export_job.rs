@@ -9,7 +9,9 @@
 //!   applied, and it is sent again (at most [`MAX_CREATES`] times); several are refused.
 //! - Polling follows [`crate::export::export_poll_decision`]: unknown intermediate states are
 //!   polled like `queued`, end states stop, the budget is `max_polls` reads.
-//! - The download is one complete artifact: a 206 or `Content-Range` is read again.
+//! - The download is one complete artifact: a 206, a `Content-Range` or a body other than its
+//!   `Content-Length` is read again. The host may stream the body to its own sink (a file) and
+//!   report only its length ([`ExportJob::streams`], [`ExportJob::streamed_response`]).
 //!
 //! Export records' fields are not shown in the spec; the job reads the export's id from `id`
 //! and its state from `status` (the list filter's name) unless told otherwise.
@@ -74,7 +76,8 @@ pub enum JobStep {
     Done {
         /// The export's id.
         export_id: String,
-        /// The artifact, whole.
+        /// The artifact, whole; empty when its body was streamed to the host's sink
+        /// ([`ExportJob::streamed_response`]).
         artifact: Vec<u8>,
     },
     /// The job stopped. The job is over.
@@ -464,6 +467,25 @@ impl ExportJob {
         self.call.response(status, headers, body, now)
     }
 
+    /// Whether a response with `status` to the request in flight is streamed to the host's
+    /// sink: true only for a 2xx to the download (see [`Call::streams`]).
+    pub fn streams(&self, status: i64) -> bool {
+        self.finished.is_none() && self.call.streams(status)
+    }
+
+    /// The download's response, its body streamed to the host's sink (see
+    /// [`Call::streamed_response`]): `Done` then carries an empty artifact, and a partial body
+    /// is read again into a fresh sink.
+    pub fn streamed_response<H: crate::HeaderMap + ?Sized>(
+        &mut self,
+        status: i64,
+        headers: &H,
+        length: u64,
+        now: f64,
+    ) -> Result<(), ArgumentError> {
+        self.call.streamed_response(status, headers, length, now)
+    }
+
     /// No response to the request in flight (see [`Call::transport_failure`]).
     pub fn transport_failure(
         &mut self,
@@ -555,6 +577,18 @@ mod tests {
             "GET /api/platform/v1/exports?limit=100",
             "never a blind second create"
         );
+    }
+
+    #[test]
+    fn only_a_download_s_2xx_is_streamed() {
+        let mut job = job();
+        job.next(0.0, None).unwrap();
+        assert!(!job.streams(200), "the list is read whole");
+        let err = job
+            .streamed_response(200, &[("x", "y")], 2, 0.0)
+            .unwrap_err();
+        assert_eq!(err.code(), "invalid_argument");
+        job.response(200, &[("x", "y")], b"[]", 0.0).unwrap();
     }
 
     #[test]

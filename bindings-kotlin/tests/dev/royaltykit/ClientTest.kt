@@ -99,6 +99,36 @@ class ClientTest {
     }
 
     @Test
+    fun aLargeArtifactIsStreamedToDiskAsItArrives() {
+        // 4 MiB (more as UTF-8), the first attempt cut short: the temporary file grows while the body
+        // arrives, the cut attempt starts it afresh, and only the whole artifact is moved into place.
+        val big = String(CharArray(4 * 1024 * 1024) { (it % 256).toChar() })
+        val script = JsonObject().apply {
+            add("states", JsonParser.parseString("""["ready"]"""))
+            addProperty("artifact", big)
+            add("faults", JsonParser.parseString("""[{"op":"downloadPlatformExport","nth":1,"do":"truncate"}]"""))
+        }
+        for ((name, t) in transports) {
+            reset(script.toString())
+            val expected = artifact()
+            val dir = Files.createTempDirectory("rk-client")
+            val target = dir.resolve("big.bin")
+            val onDisk = ArrayList<Pair<Long, Long>>()
+            val result = reports(t).runExport(BODY, to = target, onProgress = { got, _ ->
+                val temp = dir.toFile().listFiles()!!.filter { it.name.startsWith(".royaltykit-") }
+                assertEquals(name, 1, temp.size)
+                assertTrue(name, !Files.exists(target))
+                onDisk.add(got to temp[0].length())
+            })
+            assertTrue(name, expected.contentEquals(Files.readAllBytes(target)))
+            assertEquals(name, expected.size.toLong(), result.size)
+            assertEquals(name, 2, stats()["requests"].asJsonObject["downloadPlatformExport"].asInt)
+            assertTrue("$name: ${onDisk.takeLast(3)}", onDisk.any { (got, size) -> got < expected.size && size == got && size > 1 shl 20 })
+            assertEquals(name, listOf("big.bin"), dir.toFile().list()!!.toList())
+        }
+    }
+
+    @Test
     fun aDroppedCreateWithoutAKeyIsNotSentAgain() {
         for ((name, t) in transports) {
             reset("""{"faults":[{"op":"createPlatformExport","nth":1,"do":"drop_after_apply"}]}""")

@@ -75,6 +75,8 @@ class MachinesTest {
         api: Api,
         next: (Double, RateBudget?) -> CallStep,
         response: (Long, Map<String, String>, ByteArray, Double) -> Unit,
+        streams: (Long) -> Boolean,
+        streamed: (Long, Map<String, String>, Long, Double) -> Unit,
         transport: (TransportFailure, Double) -> Unit,
         token: (BearerToken, Double?) -> Unit,
     ): List<Map<String, Any?>> {
@@ -96,7 +98,12 @@ class MachinesTest {
                     val kind = e.str("transport")
                     if (kind != null) transport(TransportFailure.valueOf(kind.uppercase()), now)
                     else e["response"].asJsonObject.let { resp ->
-                        response(resp["status"].asLong, pairs(resp["headers"]).toMap(), resp.str("body")!!.toByteArray(), now)
+                        val status = resp["status"].asLong
+                        val body = resp.str("body")!!.toByteArray()
+                        val flag = e["streamed"]?.asBoolean
+                        if (flag != null) assertEquals("streams($status)", flag, streams(status))
+                        if (flag == true) streamed(status, pairs(resp["headers"]).toMap(), body.size.toLong(), now)
+                        else response(status, pairs(resp["headers"]).toMap(), body, now)
                     }
                 }
                 is CallStep.Wait -> { steps.add(step("step" to "wait", "seconds" to s.seconds)); now += s.seconds }
@@ -133,6 +140,7 @@ class MachinesTest {
         val api = if (x.str("api") == "reports") Api.REPORTS else Api.ENTERPRISE
         return Call.exchange(request, seed = i["options"].asJsonObject["seed"].asLong.toULong()).use { c ->
             drive(i, api, { now, b -> c.next(now, b) }, { st, h, body, now -> c.response(st, h, body, now) },
+                { st -> c.streams(st) }, { st, h, n, now -> c.streamedResponse(st, h, n, now) },
                 { f, now -> c.transportFailure(f, now) }, { t, at -> c.token(t, at) })
         }
     }
@@ -148,6 +156,7 @@ class MachinesTest {
         )
         return Call(i.str("operation")!!, params, o.num("max_attempts")?.toLong(), o.num("max_elapsed_seconds"), o["seed"].asLong.toULong()).use { c ->
             drive(i, operation(i.str("operation")!!).api, { now, b -> c.next(now, b) }, { st, h, body, now -> c.response(st, h, body, now) },
+                { st -> c.streams(st) }, { st, h, n, now -> c.streamedResponse(st, h, n, now) },
                 { f, now -> c.transportFailure(f, now) }, { t, at -> c.token(t, at) })
         }
     }
@@ -161,6 +170,7 @@ class MachinesTest {
         )
         return ExportJob(params).use { j ->
             drive(i, Api.REPORTS, { now, b -> j.next(now, b) }, { st, h, body, now -> j.response(st, h, body, now) },
+                { st -> j.streams(st) }, { st, h, n, now -> j.streamedResponse(st, h, n, now) },
                 { f, now -> j.transportFailure(f, now) }, { t, at -> j.token(t, at) })
         }
     }

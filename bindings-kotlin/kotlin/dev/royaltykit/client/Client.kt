@@ -31,8 +31,16 @@ class HttpRequest(val method: String, val url: String, val headers: List<Pair<St
 
 /** What one send gave: a response, or a failure below HTTP. */
 sealed class HttpOutcome {
-    /** A response (any status), its body read whole. */
-    class Response(val status: Int, val headers: List<Pair<String, String>>, val body: ByteArray) : HttpOutcome()
+    /**
+     * A response (any status): its body read whole, or, when the [BodyTarget] took it, streamed
+     * there: then [body] is empty and [streamedLength] is how many bytes were written.
+     */
+    class Response(
+        val status: Int,
+        val headers: List<Pair<String, String>>,
+        val body: ByteArray,
+        val streamedLength: Long? = null,
+    ) : HttpOutcome()
 
     /**
      * No response. [failure] is `CONNECT_FAILED` only when nothing can have been sent (a refused
@@ -43,34 +51,132 @@ sealed class HttpOutcome {
 }
 
 /**
- * The one method a client needs from an HTTP library: send [request] within [timeout] and read the
- * body whole, reporting progress; the library's exceptions become [HttpOutcome.Failed]. Shipped:
- * [JavaHttpTransport] (java.net.http, JVM 11+) and `OkHttpTransport` (artifact royaltykit-okhttp).
+ * Where a response body goes, chosen once its status is known: a stream to write it into (the
+ * core streams only a 2xx to an export download, so an artifact need not fit in memory), or null
+ * to read it whole.
  */
-fun interface HttpTransport {
-    fun send(request: HttpRequest, timeout: Duration, onProgress: ((Long, Long?) -> Unit)?): HttpOutcome
+fun interface BodyTarget {
+    fun streamTo(status: Int, contentLength: Long?): java.io.OutputStream?
+}
+
+/** Every body read whole. */
+private object Whole : BodyTarget {
+    override fun streamTo(status: Int, contentLength: Long?): java.io.OutputStream? = null
+}
+
+/** A streamed body into [sink] when the machine [m] streams the status, else read whole. */
+private class Streamed(private val m: Driven, private val sink: ArtifactSink) : BodyTarget {
+    override fun streamTo(status: Int, contentLength: Long?): java.io.OutputStream? =
+        if (m.streams(status.toLong())) sink.start(contentLength) else null
 }
 
 /**
- * Reads [input] whole, calling [onProgress] (bytes so far, [total] or null) as it arrives: for
- * [HttpTransport] implementations. A body shorter than [total] is a [java.io.IOException] (the
- * connection ended early, so the transport reports `CONNECTION_LOST`).
+ * The one method a client needs from an HTTP library: send [request] within [timeout], and hand
+ * the body to [target] ([readResponse] does it); the library's exceptions become
+ * [HttpOutcome.Failed]. Shipped: [JavaHttpTransport] (java.net.http, JVM 11+) and
+ * `OkHttpTransport` (artifact royaltykit-okhttp).
+ */
+fun interface HttpTransport {
+    fun send(request: HttpRequest, timeout: Duration, target: BodyTarget): HttpOutcome
+}
+
+/**
+ * Reads a response's [input] for [HttpTransport] implementations: into the stream [target] gives
+ * for [status] (the length written is reported; the core checks it against [total]), else whole
+ * (a body shorter than [total] is then an [java.io.IOException]: the connection ended early, so
+ * the transport reports `CONNECTION_LOST`). A failure of the target's stream (a full disk) is
+ * rethrown as [java.io.UncheckedIOException], never taken for a network failure.
  */
 @Throws(java.io.IOException::class)
-fun readBody(input: java.io.InputStream, total: Long?, onProgress: ((Long, Long?) -> Unit)?): ByteArray {
-    val out = java.io.ByteArrayOutputStream()
+fun readResponse(
+    status: Int,
+    headers: List<Pair<String, String>>,
+    input: java.io.InputStream,
+    total: Long?,
+    target: BodyTarget,
+): HttpOutcome.Response = input.use {
     val buffer = ByteArray(64 * 1024)
-    input.use {
-        while (true) {
-            val n = it.read(buffer)
-            if (n < 0) break
+    val out = target.streamTo(status, total)
+    if (out == null) {
+        val body = it.readBytes()
+        if (total != null && total != body.size.toLong()) throw java.io.IOException("body ended at ${body.size} of $total bytes")
+        return HttpOutcome.Response(status, headers, body)
+    }
+    var length = 0L
+    while (true) {
+        val n = it.read(buffer)
+        if (n < 0) break
+        try {
             out.write(buffer, 0, n)
-            onProgress?.invoke(out.size().toLong(), total)
+        } catch (e: java.io.IOException) {
+            throw java.io.UncheckedIOException(e)
+        }
+        length += n
+    }
+    HttpOutcome.Response(status, headers, ByteArray(0), length)
+}
+
+/**
+ * Where a streamed artifact goes as it arrives: a temporary file next to [to] (moved over it when
+ * whole), else memory. Each attempt of the download starts it afresh.
+ */
+private class ArtifactSink(private val to: Path?, private val onProgress: ((Long, Long?) -> Unit)?) : AutoCloseable {
+    private val tmp: Path? = to?.let { Files.createTempFile(it.toAbsolutePath().parent, ".royaltykit-", ".part") }
+    private val file = tmp?.let { java.nio.channels.FileChannel.open(it, java.nio.file.StandardOpenOption.WRITE) }
+    private val memory = java.io.ByteArrayOutputStream()
+    var length = 0L
+        private set
+
+    fun start(total: Long?): java.io.OutputStream {
+        file?.truncate(0)?.position(0)
+        memory.reset()
+        length = 0
+        return object : java.io.OutputStream() {
+            override fun write(b: Int) = write(byteArrayOf(b.toByte()), 0, 1)
+            override fun write(b: ByteArray, off: Int, len: Int) {
+                if (file != null) {
+                    val buf = java.nio.ByteBuffer.wrap(b, off, len)
+                    while (buf.hasRemaining()) file.write(buf)
+                } else {
+                    memory.write(b, off, len)
+                }
+                length += len
+                onProgress?.invoke(length, total)
+            }
         }
     }
-    if (total != null && total != out.size().toLong()) throw java.io.IOException("body ended at ${out.size()} of $total bytes")
-    return out.toByteArray()
+
+    /** The artifact is whole: moved into place ([to]), else its bytes. */
+    fun finish(): ByteArray? {
+        if (file == null || tmp == null || to == null) return memory.toByteArray()
+        file.force(true)
+        file.close()
+        Files.move(tmp, to, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE)
+        return null
+    }
+
+    /** Leaves nothing behind: the temporary file goes unless it was moved. */
+    override fun close() {
+        file?.close()
+        tmp?.let { Files.deleteIfExists(it) }
+    }
 }
+
+/** The inputs a [Call] or an [ExportJob] takes, so one loop drives both. */
+internal class Driven(
+    val next: (Double, RateBudget?) -> CallStep,
+    val response: (Long, Map<String, String>, ByteArray, Double) -> Unit,
+    val streams: (Long) -> Boolean,
+    val streamed: (Long, Map<String, String>, Long, Double) -> Unit,
+    val failed: (TransportFailure, Double) -> Unit,
+    val token: (BearerToken, Double?) -> Unit,
+)
+
+internal fun Call.driven() = Driven({ now, b -> next(now, b) }, { st, h, b, now -> response(st, h, b, now) }, { streams(it) },
+    { st, h, n, now -> streamedResponse(st, h, n, now) }, { f, now -> transportFailure(f, now) }, { t, at -> token(t, at) })
+
+internal fun ExportJob.driven() = Driven({ now, b -> next(now, b) }, { st, h, b, now -> response(st, h, b, now) }, { streams(it) },
+    { st, h, n, now -> streamedResponse(st, h, n, now) }, { f, now -> transportFailure(f, now) }, { t, at -> token(t, at) })
 
 /**
  * A request that may have been applied must not be sent again blindly (code `reconcile_required`):
@@ -116,35 +222,31 @@ abstract class ApiClient internal constructor(
     internal abstract fun tokenRequest(): RequestDescriptor
     internal abstract fun parseToken(status: Long, headers: Map<String, String>, body: ByteArray): Pair<BearerToken, Double?>
 
-    internal fun drive(
-        next: (Double, RateBudget?) -> CallStep,
-        response: (Long, Map<String, String>, ByteArray, Double) -> Unit,
-        failed: (TransportFailure, Double) -> Unit,
-        giveToken: (BearerToken, Double?) -> Unit,
-        operationId: String,
-        onProgress: ((Long, Long?) -> Unit)? = null,
-    ): CallStep.Done {
+    /** Performs [m]'s steps to its end; a body the machine streams goes into [sink]. */
+    private fun drive(m: Driven, operationId: String, sink: ArtifactSink? = null): CallStep.Done {
+        val target: BodyTarget = if (sink == null) Whole else Streamed(m, sink)
         while (true) {
-            when (val s = next(clock(), budget)) {
+            when (val s = m.next(clock(), budget)) {
                 is CallStep.Send -> {
                     val r = s.request
-                    val progress = onProgress.takeIf { r.operationId().startsWith("downloadPlatformExport") }
                     val request = HttpRequest(r.method(), r.url(base), r.headers().map { it.name to it.value }, r.body())
-                    when (val o = transport.send(request, timeout, progress)) {
-                        is HttpOutcome.Response -> response(o.status.toLong(), o.headers.toMap(), o.body, clock())
-                        is HttpOutcome.Failed -> failed(o.failure, clock())
+                    when (val o = transport.send(request, timeout, target)) {
+                        is HttpOutcome.Response -> {
+                            val headers = o.headers.toMap()
+                            val length = o.streamedLength
+                            if (length != null) m.streamed(o.status.toLong(), headers, length, clock())
+                            else m.response(o.status.toLong(), headers, o.body, clock())
+                        }
+                        is HttpOutcome.Failed -> m.failed(o.failure, clock())
                     }
                 }
                 is CallStep.Wait -> sleep(s.seconds)
                 is CallStep.RefreshToken -> {
-                    val done = Call.exchange(tokenRequest()).use { c ->
-                        drive({ now, b -> c.next(now, b) }, { st, h, body, now -> c.response(st, h, body, now) },
-                            { f, now -> c.transportFailure(f, now) }, { t, at -> c.token(t, at) }, "token exchange")
-                    }
+                    val done = Call.exchange(tokenRequest()).use { c -> drive(c.driven(), "token exchange") }
                     val (t, at) = parseToken(done.status.toLong(), done.headers.associate { it.name to it.value }, done.body)
                     token = t
                     refreshAt = at
-                    giveToken(t, at)
+                    m.token(t, at)
                 }
                 is CallStep.Done -> return s
                 is CallStep.Reconcile -> throw ReconcileRequiredException(s.reconcile, s.reason, operationId)
@@ -166,8 +268,7 @@ abstract class ApiClient internal constructor(
     fun request(operationId: String, params: RequestParams): ByteArray =
         Call(operationId, defaults(params)).use { c ->
             token?.let { c.token(it, refreshAt) }
-            drive({ now, b -> c.next(now, b) }, { st, h, body, now -> c.response(st, h, body, now) },
-                { f, now -> c.transportFailure(f, now) }, { t, at -> c.token(t, at) }, operationId).body
+            drive(c.driven(), operationId).body
         }
 
     /**
@@ -194,7 +295,14 @@ abstract class ApiClient internal constructor(
 
     internal open fun defaults(params: RequestParams): RequestParams = params
 
-    internal fun currentToken(): Pair<BearerToken, Double?>? = token?.let { it to refreshAt }
+    /** Runs [job] with the client's token; its artifact goes to [to] (or memory). */
+    internal fun runJob(job: ExportJob, to: Path?, onProgress: ((Long, Long?) -> Unit)?): ExportResult =
+        ArtifactSink(to, onProgress).use { sink ->
+            token?.let { job.token(it, refreshAt) }
+            val done = drive(job.driven(), "export job", sink)
+            val data = sink.finish()
+            ExportResult(done.exportId ?: "", sink.length, to, data.takeIf { to == null })
+        }
 }
 
 private fun systemClock(): Double = System.currentTimeMillis() / 1000.0
@@ -230,8 +338,9 @@ class ReportsClient @JvmOverloads constructor(
 
     /**
      * Creates an export from [body] (the CreateExportRequest as JSON), waits for it and downloads the
-     * complete artifact: to [to] (written whole or not at all), else into [ExportResult.data]. A create
-     * that may have been applied is looked up, never sent twice.
+     * complete artifact: to [to] (streamed to a temporary file beside it as it arrives, moved into
+     * place when whole: never held in memory), else into [ExportResult.data]. A create that may have
+     * been applied is looked up, never sent twice.
      */
     @JvmOverloads
     @Throws(RoyaltyKitException::class, ReconcileRequiredException::class, CallFailedException::class)
@@ -243,22 +352,7 @@ class ReportsClient @JvmOverloads constructor(
         onProgress: ((Long, Long?) -> Unit)? = null,
     ): ExportResult {
         val params = ExportJobParams(tenantId, body.toByteArray(), idempotencyHeader, requestId, maxPolls)
-        val done = ExportJob(params).use { j ->
-            currentToken()?.let { (t, at) -> j.token(t, at) }
-            drive({ now, b -> j.next(now, b) }, { st, h, b, now -> j.response(st, h, b, now) },
-                { f, now -> j.transportFailure(f, now) }, { t, at -> j.token(t, at) }, "export job", onProgress)
-        }
-        val id = done.exportId ?: ""
-        if (to == null) return ExportResult(id, done.body.size.toLong(), null, done.body)
-        val dir = to.toAbsolutePath().parent
-        val tmp = Files.createTempFile(dir, ".royaltykit-", ".part")
-        try {
-            Files.write(tmp, done.body)
-            Files.move(tmp, to, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE)
-        } finally {
-            Files.deleteIfExists(tmp)
-        }
-        return ExportResult(id, done.body.size.toLong(), to, null)
+        return ExportJob(params).use { runJob(it, to, onProgress) }
     }
 }
 

@@ -22,7 +22,7 @@ import java.time.Duration
 class JavaHttpTransport @JvmOverloads constructor(
     private val client: HttpClient = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build(),
 ) : HttpTransport {
-    override fun send(request: HttpRequest, timeout: Duration, onProgress: ((Long, Long?) -> Unit)?): HttpOutcome {
+    override fun send(request: HttpRequest, timeout: Duration, target: BodyTarget): HttpOutcome {
         val builder = JdkRequest.newBuilder(URI.create(request.url)).timeout(timeout)
             .method(request.method, request.body?.let { JdkRequest.BodyPublishers.ofByteArray(it) } ?: JdkRequest.BodyPublishers.noBody())
         // java.net.http sets these itself and refuses them from callers
@@ -31,9 +31,8 @@ class JavaHttpTransport @JvmOverloads constructor(
         return try {
             val response = client.send(builder.build(), HttpResponse.BodyHandlers.ofInputStream())
             val total = response.headers().firstValueAsLong("Content-Length").let { if (it.isPresent) it.asLong else null }
-            val body = readBody(response.body(), total, onProgress)
             val headers = response.headers().map().flatMap { (n, vs) -> vs.map { n to it } }
-            HttpOutcome.Response(response.statusCode(), headers, body)
+            readResponse(response.statusCode(), headers, response.body(), total, target)
         } catch (e: HttpConnectTimeoutException) {
             HttpOutcome.Failed(TransportFailure.CONNECT_FAILED, e)
         } catch (e: HttpTimeoutException) {

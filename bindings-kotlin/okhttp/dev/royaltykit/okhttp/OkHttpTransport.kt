@@ -5,7 +5,8 @@ package dev.royaltykit.okhttp
 import dev.royaltykit.client.HttpOutcome
 import dev.royaltykit.client.HttpRequest
 import dev.royaltykit.client.HttpTransport
-import dev.royaltykit.client.readBody
+import dev.royaltykit.client.BodyTarget
+import dev.royaltykit.client.readResponse
 import dev.royaltykit.types.TransportFailure
 import okhttp3.Headers
 import okhttp3.MediaType.Companion.toMediaTypeOrNull
@@ -31,7 +32,7 @@ import java.util.concurrent.TimeUnit
 class OkHttpTransport @JvmOverloads constructor(client: OkHttpClient = OkHttpClient()) : HttpTransport {
     private val client = client.newBuilder().retryOnConnectionFailure(false).followRedirects(false).build()
 
-    override fun send(request: HttpRequest, timeout: Duration, onProgress: ((Long, Long?) -> Unit)?): HttpOutcome {
+    override fun send(request: HttpRequest, timeout: Duration, target: BodyTarget): HttpOutcome {
         val headers = Headers.Builder().apply { request.headers.forEach { (n, v) -> add(n, v) } }.build()
         val type = headers["Content-Type"]?.toMediaTypeOrNull()
         val body = request.body?.toRequestBody(type) ?: if (request.method == "POST") ByteArray(0).toRequestBody(type) else null
@@ -40,8 +41,8 @@ class OkHttpTransport @JvmOverloads constructor(client: OkHttpClient = OkHttpCli
             .newCall(Request.Builder().url(request.url).headers(headers).method(request.method, body).build())
         return try {
             call.execute().use { response ->
-                val body = readBody(response.body!!.byteStream(), response.header("Content-Length")?.toLongOrNull(), onProgress)
-                HttpOutcome.Response(response.code, response.headers.map { it.first to it.second }, body)
+                readResponse(response.code, response.headers.map { it.first to it.second }, response.body!!.byteStream(),
+                    response.header("Content-Length")?.toLongOrNull(), target)
             }
         } catch (e: IOException) {
             HttpOutcome.Failed(failure(e), e)
