@@ -63,9 +63,9 @@ lines.push('}', '/** Every operation id of both APIs. */', 'export type Operatio
 console.log(lines.join('\n'));
 JS
 J=bindings-wasm/js
-cp $J/index.cjs $J/lib.cjs $J/crypto.node.cjs $J/crypto.none.cjs $J/fetch.cjs $J/fetch.mjs $J/fetch.workerd.mjs \
+cp $J/index.cjs $J/lib.cjs $J/crypto.node.cjs $J/crypto.none.cjs $J/files.node.cjs $J/files.none.cjs $J/fetch.cjs $J/fetch.mjs $J/fetch.workerd.mjs \
   $J/express.cjs $J/express.mjs $J/fastify.cjs $J/fastify.mjs $J/index.d.ts $J/fetch.d.ts \
-  $J/express.d.ts $J/fastify.d.ts $J/client.cjs $J/client.mjs $J/client.d.ts $J/package.json bindings-wasm/README.md "$OUT/"
+  $J/express.d.ts $J/fastify.d.ts $J/client.cjs $J/client.lib.cjs $J/client.mjs $J/client.workerd.mjs $J/client.d.ts $J/package.json bindings-wasm/README.md "$OUT/"
 cp $J/init.cjs $J/init.workerd.mjs "$OUT/native/"
 # The ESM declarations: the CommonJS ones, importing the ESM entry.
 for d in index fetch express fastify client; do sed "s|'./index.js'|'./index.mjs'|" "$OUT/$d.d.ts" > "$OUT/$d.d.mts"; done

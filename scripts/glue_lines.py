@@ -4,7 +4,7 @@ without `.d.ts`/`.json`, `bindings-python/python/**` without `.pyi`, `bindings-k
 code lines (neither blank nor a comment). `scripts/glue_lines.py [--exclude-machines] [REV]` counts a commit instead
 of the work tree; `--exclude-machines` leaves out the protocol machines' glue and the clients' adapters, as
 issue 25's target does (`bindings-*/src/machine.rs`, the "protocol machines" section of lib.cjs, and the
-client modules: `bindings-python/python/royaltykit/client.py`, `bindings-wasm/js/client.*`,
+client modules: `bindings-python/python/royaltykit/client.py`, `bindings-wasm/js/client.*` and `files.*`,
 `bindings-kotlin/kotlin/dev/royaltykit/client/`)."""
 import subprocess, sys, re
 args = [a for a in sys.argv[1:] if a != "--exclude-machines"]
@@ -16,7 +16,7 @@ def files():
     else:
         out = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], capture_output=True, text=True).stdout.split()
     for f in out:
-        if exclude_machines and re.match(r"bindings-[^/]+/src/machine\.rs$|bindings-python/python/royaltykit/client\.py$|bindings-wasm/js/client\.|bindings-kotlin/kotlin/dev/royaltykit/client/", f):
+        if exclude_machines and re.match(r"bindings-[^/]+/src/machine\.rs$|bindings-python/python/royaltykit/client\.py$|bindings-wasm/js/(client|files)\.|bindings-kotlin/kotlin/dev/royaltykit/client/", f):
             continue
         if re.match(r"bindings-[^/]+/src/.*\.rs$", f) and not f.endswith("tests.rs") and "/tests/" not in f: yield f
         elif re.match(r"bindings-wasm/js/[^/]+$", f) and not f.endswith(".d.ts") and not f.endswith(".json"): yield f

@@ -28,6 +28,26 @@ check node-esm "$("$NODE18" esm.mjs 2>&1)"; echo "    (Node $("$NODE18" --versio
 check bun "$("$BIN/bun" esm.mjs 2>&1)"
 check deno "$(DENO_NO_UPDATE_CHECK=1 DENO_DIR="$WORK/deno-cache" "$BIN/deno" run --quiet esm.mjs 2>&1)"
 
+# The clients (royaltykit/client) against the shared fake API on 127.0.0.1, in each runtime with
+# WHATWG fetch (workerd below): the scripted ETL job, a WritableStream, an ApiError and (with a
+# file system) an export streamed to a path.
+coproc FAKE { exec python3 "$ROOT/tests/fakeapi/server.py"; }
+FAKE_PID=$FAKE_PID
+read -r _ FAKE_PORT <&"${FAKE[0]}"
+FAKE_URL=http://127.0.0.1:$FAKE_PORT
+trap 'kill $FAKE_PID 2>/dev/null || true; rm -rf "$WORK"' EXIT
+CLIENT_TOTAL=$(grep -c "check('" client-suite.mjs)
+client_check() { # runtime-label, output, checks expected
+  if ! grep -qx "ROYALTYKIT-CLIENT $1 passed=$3 failed=\[\]" <<<"$2"; then
+    echo "the clients failed on $1:" >&2; echo "$2" >&2; exit 1
+  fi
+  printf '  %-18s %s/%s (clients)\n' "$1" "$3" "$3"
+}
+client_check node-esm "$(node client-run.mjs "$FAKE_URL" 2>&1)" "$CLIENT_TOTAL"
+client_check node-esm "$("$NODE18" client-run.mjs "$FAKE_URL" 2>&1)" "$CLIENT_TOTAL"; echo "    (Node $("$NODE18" --version))"
+client_check bun "$("$BIN/bun" client-run.mjs "$FAKE_URL" 2>&1)" "$CLIENT_TOTAL"
+client_check deno "$(DENO_NO_UPDATE_CHECK=1 DENO_DIR="$WORK/deno-cache" "$BIN/deno" run --quiet -A client-run.mjs "$FAKE_URL" 2>&1)" "$CLIENT_TOTAL"
+
 # Bundles: esbuild as a user would run it, then run where there is no node_modules.
 mkdir -p bundles/node bundles/browser bundles/workerd
 "$BIN/esbuild" esm.mjs --bundle --platform=node --format=esm --outfile=bundles/node/bundle.mjs --log-level=warning
@@ -53,7 +73,7 @@ PORT=$(free_port)
 sed "s/PORT/$PORT/" workerd.capnp > bundles/workerd/workerd.capnp
 (cd bundles/workerd && exec "$BIN/workerd" serve workerd.capnp > "$WORK/workerd.log" 2>&1) &
 WORKERD=$!
-trap 'kill $WORKERD 2>/dev/null || true; rm -rf "$WORK"' EXIT
+trap 'kill $WORKERD $FAKE_PID 2>/dev/null || true; rm -rf "$WORK"' EXIT
 out=$(node - "$PORT" <<'JS'
 const rk = require('royaltykit');
 const body = JSON.stringify({ event: 'ddex.delivery.acknowledged', resource: { type: 'ddex_message', reference: 'r-9', url: '/u' }, occurred_at: '2026-11-22T04:00:00Z' });
@@ -72,6 +92,11 @@ JS
 check workerd "$out"
 grep -q '^posted: accepted dlv_posted$' <<<"$out" || { echo "workerd: the POSTed delivery was not accepted: $out" >&2; cat "$WORK/workerd.log" >&2; exit 1; }
 echo "    (workerd $("$BIN/workerd" --version | awk '{print $2}'), a delivery POSTed over 127.0.0.1 verified with royaltykit/fetch)"
+# The clients inside the Worker, calling the fake API (no file system there: 1 check fewer).
+out=$(node -e 'fetch(process.argv[1], { signal: AbortSignal.timeout(60000) }).then((r) => r.text()).then(console.log, console.log)' \
+  "http://127.0.0.1:$PORT/client?base=$FAKE_URL")
+grep -q "^ROYALTYKIT-CLIENT workerd " <<<"$out" || { echo "workerd: the clients did not run: $out" >&2; cat "$WORK/workerd.log" >&2; exit 1; }
+client_check workerd "$out" $((CLIENT_TOTAL - 1))
 
 # Types for every resolution mode (node10, node16 CJS and ESM, bundler).
 "$BIN/attw" --format table-flipped "$ROOT/dist/royaltykit-$VERSION.tgz" > attw.txt 2>&1 || { cat attw.txt; exit 1; }

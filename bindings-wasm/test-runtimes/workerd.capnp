@@ -3,7 +3,11 @@
 using Workerd = import "/workerd/workerd.capnp";
 
 const config :Workerd.Config = (
-  services = [(name = "main", worker = .worker)],
+  services = [
+    (name = "main", worker = .worker),
+    # the clients' requests to the fake API on 127.0.0.1 (Workers reach only public addresses by default)
+    (name = "loopback", network = (allow = ["local"])),
+  ],
   sockets = [(name = "http", address = "127.0.0.1:PORT", http = (), service = "main")],
 );
 
@@ -13,4 +17,5 @@ const worker :Workerd.Worker = (
     (name = "royaltykit_wasm_bg.wasm", wasm = embed "royaltykit_wasm_bg.wasm"),
   ],
   compatibilityDate = "2025-09-01",
+  globalOutbound = "loopback",
 );

@@ -1,0 +1,291 @@
+'use strict';
+// royaltykit/client: the reporting and enterprise APIs over WHATWG fetch (Node's undici, Bun,
+// Deno, Workers). Every rule is the core's: each request is a Call machine (retries,
+// Retry-After, token refresh, idempotency key, rate budget) and an export is an ExportJob. This
+// file performs the steps and maps fetch's failures to the core's transport failures. The entry
+// points (client.cjs, client.mjs, client.workerd.mjs) instantiate the wasm first, each the way
+// its runtime allows.
+const rk = require('./lib.cjs');
+// node:fs where the runtime has it (Node, Bun, Deno), null elsewhere (Workers, browsers).
+const files = require('#files');
+
+const { Call, ExportJob, RateBudget, ReconcileRequired, CallFailedError } = rk;
+
+/**
+ * Which transport failure a rejected fetch was: `connect_failed` only when nothing can have been
+ * sent (a refused connection, a connect timeout, a name that does not resolve); our own timeout is
+ * `timeout`; anything else (reset, closed early, truncated body) is `connection_lost`, since the
+ * request may have been applied. undici, Bun and Deno name these differently.
+ */
+function transportFailure(e, timedOut) {
+  if (timedOut) return 'timeout';
+  const codes = [];
+  for (let c = e; c && codes.length < 5; c = c.cause) codes.push(String(c.code ?? ''), String(c.message ?? ''));
+  const text = codes.join(' ');
+  if (/ECONNREFUSED|ConnectionRefused|Connection refused|UND_ERR_CONNECT_TIMEOUT|ENOTFOUND|EAI_AGAIN/.test(text)) return 'connect_failed';
+  return 'connection_lost';
+}
+
+/** AbortSignal.any, or its equivalent where the runtime lacks it (Node 18). */
+function anySignal(signals) {
+  if (typeof AbortSignal.any === 'function') return AbortSignal.any(signals);
+  const c = new AbortController();
+  for (const s of signals) {
+    if (s.aborted) c.abort(s.reason);
+    else s.addEventListener('abort', () => c.abort(s.reason), { once: true });
+  }
+  return c.signal;
+}
+
+/**
+ * Where a streamed artifact goes as it arrives: a temporary file next to the target path (renamed
+ * over it when whole), else memory (a WritableStream cannot take back a partial attempt, so it gets
+ * the artifact once, whole). Each attempt of the download starts it afresh.
+ */
+class Sink {
+  constructor(path, onProgress) {
+    this.path = path;
+    this.onProgress = onProgress;
+    this.length = 0;
+    this.total = null;
+    this.chunks = [];
+    this.file = null;
+    this.failed = null;
+  }
+
+  async start(contentLength) {
+    this.length = 0;
+    this.total = Number(contentLength) || null;
+    this.chunks = [];
+    if (this.path === null) return;
+    if (this.file === null) {
+      const { fs, path } = files;
+      this.tmp = path.join(path.dirname(path.resolve(this.path)), `.royaltykit-${Date.now()}-${Math.random().toString(36).slice(2)}`);
+      this.file = await fs.open(this.tmp, 'w');
+    } else {
+      await this.file.truncate(0);
+    }
+    this.position = 0;
+  }
+
+  async write(chunk) {
+    try {
+      if (this.file !== null) {
+        await this.file.write(chunk, 0, chunk.length, this.position);
+        this.position += chunk.length;
+      } else {
+        this.chunks.push(chunk);
+      }
+    } catch (e) {
+      this.failed = e; // the disk, not the network: never a transport failure
+      throw e;
+    }
+    this.length += chunk.length;
+    this.onProgress?.(this.length, this.total);
+  }
+
+  /** The artifact is whole: renamed into place (a path), else its bytes. */
+  async finish() {
+    if (this.file !== null) {
+      await this.file.sync();
+      await this.file.close();
+      this.file = null;
+      await files.fs.rename(this.tmp, this.path);
+      this.tmp = null;
+      return null;
+    }
+    const data = new Uint8Array(this.length);
+    let at = 0;
+    for (const c of this.chunks) {
+      data.set(c, at);
+      at += c.length;
+    }
+    return data;
+  }
+
+  /** Leaves nothing behind: the temporary file goes unless it was renamed. */
+  async close() {
+    if (this.file !== null) await this.file.close().catch(() => {});
+    if (this.tmp) await files.fs.rm(this.tmp, { force: true });
+  }
+}
+
+/** A base for both APIs' clients: performs a machine's steps until its end. */
+class Client {
+  constructor(o, tokenRequest, parseToken) {
+    if (typeof o.baseUrl !== 'string') throw new TypeError('baseUrl must be the API base URL');
+    this._base = o.baseUrl.replace(/\/+$/, '');
+    // The global fetch called as a function of its own: Workers throw "Illegal invocation" for a
+    // fetch called as a method of another object.
+    this._fetch = o.fetch ?? (typeof globalThis.fetch === 'function' ? (url, init) => globalThis.fetch(url, init) : undefined);
+    // Deno's fetch sends a request again by itself when a reused keep-alive connection closes
+    // before the response: for a create the server had applied, a second export. Requests that
+    // are not safe to repeat go over a connection of their own there (nothing to reuse, so
+    // nothing resent); the core decides every retry.
+    this._ownConnection = o.fetch === undefined && typeof globalThis.Deno?.createHttpClient === 'function' ? null : false;
+    if (typeof this._fetch !== 'function') throw new TypeError('fetch must be a WHATWG fetch function (global fetch by default)');
+    this._budget = o.budget ?? null;
+    if (this._budget !== null && !(this._budget instanceof RateBudget)) throw new TypeError('budget must be a RateBudget');
+    this._timeoutMs = o.timeoutMs ?? 30_000;
+    this._clock = o.clock ?? (() => Date.now() / 1000);
+    this._sleep = o.sleep ?? ((seconds, signal) => new Promise((resolve, reject) => {
+      const t = setTimeout(resolve, seconds * 1000);
+      signal?.addEventListener('abort', () => { clearTimeout(t); reject(signal.reason); }, { once: true });
+    }));
+    this._seed = o.seed;
+    this._tokenRequest = tokenRequest;
+    this._parseToken = parseToken;
+    this._token = null;
+  }
+
+  /** Sends `request`; a body the machine streams (`stream(status)` gives the sink) goes to the sink. */
+  async _send(request, signal, stream) {
+    const timeout = AbortSignal.timeout(this._timeoutMs);
+    const both = signal ? anySignal([signal, timeout]) : timeout;
+    let sink = null;
+    try {
+      const init = { method: request.method, headers: request.headers, body: request.body ?? undefined, redirect: 'manual', signal: both };
+      if (this._ownConnection !== false && request.method !== 'GET' && request.method !== 'HEAD') {
+        this._ownConnection ??= globalThis.Deno.createHttpClient({ poolMaxIdlePerHost: 0 });
+        init.client = this._ownConnection;
+      }
+      const r = await this._fetch(request.url(this._base), init);
+      const headers = [...r.headers];
+      sink = stream ? stream(r.status) : null;
+      if (!sink || !r.body) return { status: r.status, headers, body: new Uint8Array(await r.arrayBuffer()) };
+      await sink.start(r.headers.get('content-length'));
+      for await (const chunk of r.body) await sink.write(chunk);
+      return { status: r.status, headers, length: sink.length };
+    } catch (e) {
+      if (signal?.aborted) throw signal.reason ?? e; // the caller's own cancellation
+      if (sink?.failed) throw sink.failed;
+      return { failure: transportFailure(e, timeout.aborted) };
+    }
+  }
+
+  /** Drives `machine` to `done` (returned); throws for reconcile and fail. A body the machine streams goes into `sink`. */
+  async _drive(machine, operationId, signal, sink) {
+    const stream = sink ? (status) => (machine.streams(status) ? sink : null) : null;
+    for (;;) {
+      signal?.throwIfAborted();
+      const s = machine.next(this._clock(), this._budget ?? undefined);
+      switch (s.step) {
+        case 'send': {
+          const r = await this._send(s.request, signal, stream);
+          if (r.failure) machine.transportFailure(r.failure, this._clock());
+          else if (r.length !== undefined) machine.streamedResponse(r.status, r.headers, r.length, this._clock());
+          else machine.response(r.status, r.headers, r.body, this._clock());
+          break;
+        }
+        case 'wait':
+          await this._sleep(s.seconds, signal);
+          break;
+        case 'refresh_token': {
+          const exchange = Call.exchange(this._tokenRequest(), { seed: this._seed?.() });
+          const done = await this._drive(exchange, 'token exchange', signal);
+          this._token = this._parseToken(done.status, done.headers, done.body, this._clock());
+          machine.token(this._token);
+          break;
+        }
+        case 'done':
+          return s;
+        case 'reconcile':
+          throw new ReconcileRequired('reconcile_required', s.reason, { reconcile: s.reconcile, reason: s.reason, operationId });
+        case 'fail':
+          if (s.error) throw s.error;
+          throw new CallFailedError('call_failed', s.reason, {
+            rule: s.rule, transport: s.transport, status: s.status, retryAfterSeconds: s.retryAfterSeconds, operationId,
+            stage: s.stage ?? null, exportId: s.exportId ?? null,
+          });
+        default:
+          throw new Error(`unknown step ${s.step}`);
+      }
+    }
+  }
+
+  /**
+   * Performs one operation (`params` as for `Call`: path, query, body, requestId, …): the parsed
+   * JSON body, the bytes of an artifact, or null. Throws ApiError, ReconcileRequired or
+   * CallFailedError; `{ signal }` cancels it (the AbortSignal's reason is thrown).
+   */
+  async request(operationId, params, opts) {
+    const call = new Call(operationId, { ...this._defaults(), ...params, token: this._token ?? undefined, seed: this._seed?.() });
+    const done = await this._drive(call, operationId, opts?.signal);
+    if (!done.body || done.body.length === 0) return null;
+    const type = done.headers.find(([n]) => n.toLowerCase() === 'content-type')?.[1] ?? '';
+    return /json/i.test(type) ? JSON.parse(new TextDecoder().decode(done.body)) : done.body;
+  }
+
+  _defaults() {
+    return {};
+  }
+}
+
+class ReportsClient extends Client {
+  constructor(o) {
+    const c = o.credentials ?? {};
+    if (typeof o.tenantId !== 'string') throw new TypeError('tenantId must be the tenant UUID');
+    super(o, () => rk.buildTokenRequest({ clientId: c.clientId, clientSecret: c.clientSecret, tenantId: o.tenantId, scopes: o.scopes }),
+      (status, headers, body, now) => rk.parseTokenResponse(status, headers, body, { tenantId: o.tenantId, requestedScopes: o.scopes, now }));
+    this.tenantId = o.tenantId;
+    this._idempotencyHeader = o.idempotencyHeader;
+  }
+
+  _defaults() {
+    return { tenantId: this.tenantId, idempotencyHeader: this._idempotencyHeader };
+  }
+
+  /**
+   * Creates an export from `body`, waits for it, downloads the complete artifact: to `to` (a file
+   * path on Node: streamed to a temporary file as it arrives and renamed into place when whole; or
+   * a WritableStream, written once whole), else returned as `data`. A create that may have been
+   * applied is looked up, never sent twice.
+   */
+  async runExport(body, opts = {}) {
+    const to = opts.to ?? null;
+    const toStream = to !== null && typeof to.getWriter === 'function';
+    if (to !== null && typeof to !== 'string' && !toStream) throw new TypeError('to must be a file path or a WritableStream');
+    if (typeof to === 'string' && files === null) throw new TypeError('to: a file path needs a file system (Node, Bun, Deno); here, give a WritableStream');
+    const job = new ExportJob({ tenantId: this.tenantId, body, token: this._token ?? undefined, requestId: opts.requestId,
+      idempotencyHeader: this._idempotencyHeader, maxPolls: opts.maxPolls, seed: this._seed?.() });
+    const sink = new Sink(typeof to === 'string' ? to : null, opts.onProgress);
+    try {
+      const done = await this._drive(job, 'export job', opts.signal, sink);
+      const data = await sink.finish();
+      const result = { exportId: done.exportId, size: sink.length, path: null, data: null };
+      if (typeof to === 'string') {
+        result.path = to;
+      } else if (toStream) {
+        const writer = to.getWriter();
+        await writer.write(data);
+        await writer.close();
+      } else {
+        result.data = data;
+      }
+      return result;
+    } finally {
+      await sink.close();
+    }
+  }
+}
+
+class EnterpriseClient extends Client {
+  constructor(o) {
+    const c = o.credentials ?? {};
+    super({ ...o, budget: o.budget ?? new RateBudget('enterprise') },
+      () => rk.buildEnterpriseTokenRequest({ apiKey: c.apiKey, apiSecret: c.apiSecret }),
+      (status, headers, body, now) => rk.parseEnterpriseTokenResponse(status, headers, body, { now }));
+  }
+}
+
+/** A client of the reporting API's machine surface (see the README, "Clients"). */
+function createReportsClient(options) {
+  return new ReportsClient(options ?? {});
+}
+
+/** A client of the enterprise organization API, paced by the spec's one-minute limits. */
+function createEnterpriseClient(options) {
+  return new EnterpriseClient(options ?? {});
+}
+
+module.exports = { createReportsClient, createEnterpriseClient, ReconcileRequired, CallFailedError };

@@ -1,0 +1,56 @@
+// The clients (royaltykit/client) in every runtime with WHATWG fetch: the scripted ETL job against
+// the shared fake API (tests/fakeapi/server.py) over loopback HTTP, its clock moved by the
+// client's sleep so the server still checks every Retry-After. Expected values come from the fake
+// server's own counts and artifact, never from the package.
+const TENANT = '0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e';
+const BODY = { export_class: 'statements', format: 'csv', period: '2026-10' };
+
+const same = (a, b) => a.length === b.length && a.every((x, i) => x === b[i]);
+
+/**
+ * Runs the checks; resolves to the line `ROYALTYKIT-CLIENT <runtime> passed=<n> failed=[...]`.
+ * `file` (where the runtime has a file system): `{ path, read }` for an export written to a path.
+ */
+export async function runClient(runtime, client, base, file) {
+  const control = async (what, payload) =>
+    (await fetch(`${base}/_fake/${what}`, payload === undefined ? {} : { method: 'POST', body: JSON.stringify(payload) })).json();
+  let offset = 0;
+  const reports = () => client.createReportsClient({
+    baseUrl: base, credentials: { clientId: 'cid', clientSecret: 'csecret' }, tenantId: TENANT, timeoutMs: 2000,
+    clock: () => Date.now() / 1000 + offset,
+    sleep: async (s) => { offset += s; await control('advance', { seconds: s }); },
+  });
+  const failed = [];
+  let passed = 0;
+  const check = (name, ok, got) => (ok ? passed++ : failed.push([name, got]));
+
+  // The ETL run: 503 on the token, 429, a create dropped after it was applied, an expired token,
+  // an unknown state, a 206 and a cut body; one export, the whole artifact.
+  await control('reset', { scenario: 'etl' });
+  const expected = new Uint8Array(await (await fetch(`${base}/_fake/artifact`)).arrayBuffer());
+  const r = await reports().runExport(BODY);
+  const s = await control('stats');
+  check('one export created', s.exports_created === 1, s.exports_created);
+  check('the whole artifact', same(r.data, expected), r.data?.length);
+  check('every Retry-After honoured', s.retry_after_violations === 0, s.retry_after_violations);
+  check('the token refreshed once', s.tokens_issued === 2, s.tokens_issued);
+
+  // Into a WritableStream, written once whole.
+  await control('reset', { states: ['ready'], artifact: 'a,b\n1,2\n' });
+  const chunks = [];
+  await reports().runExport(BODY, { to: new WritableStream({ write: (c) => { chunks.push(...c); } }) });
+  check('a WritableStream gets the artifact', new TextDecoder().decode(new Uint8Array(chunks)) === 'a,b\n1,2\n', chunks.length);
+
+  // An error that must stop is an ApiError.
+  await control('reset', {});
+  const e = await reports().request('getPlatformExport', { path: { export: 'exp_missing' } }).then(() => null, (x) => x);
+  check('404 is an ApiError', e?.code === 'api_error' && e.status === 404 && e.kind === 'not_found', `${e?.code} ${e?.status}`);
+
+  if (file) {
+    await control('reset', { states: ['ready'], faults: [{ op: 'downloadPlatformExport', nth: 1, do: 'truncate' }] });
+    const whole = new Uint8Array(await (await fetch(`${base}/_fake/artifact`)).arrayBuffer());
+    const done = await reports().runExport(BODY, { to: file.path });
+    check('streamed to a file path, a cut attempt read again', done.path === file.path && same(await file.read(file.path), whole), done.size);
+  }
+  return `ROYALTYKIT-CLIENT ${runtime} passed=${passed} failed=${JSON.stringify(failed)}`;
+}
