@@ -128,6 +128,8 @@ pub enum CallStep {
         headers: Vec<Param>,
         body: Vec<u8>,
         export_id: Option<String>,
+        /// Whether `body` is JSON by its `Content-Type`; else bytes (an artifact).
+        json: bool,
     },
     /// Stopped: `rule` and `reason` say why; `error` is the exception to throw (null for a
     /// transport failure); `stage` is the export job's stage. Over.
@@ -174,6 +176,7 @@ fn call_step(s: machine::CallStep) -> CallStep {
             CallStep::Reconcile { reconcile, reason }
         }
         machine::CallStep::Done { response } => CallStep::Done {
+            json: response.is_json(),
             status: response.status,
             headers: params(response.headers),
             body: response.body,
@@ -198,6 +201,7 @@ fn job_step(s: machine::JobStep) -> CallStep {
             headers: Vec::new(),
             body: artifact,
             export_id: Some(export_id),
+            json: false,
         },
         machine::JobStep::Fail {
             stage,

@@ -133,6 +133,8 @@ pub enum CallStep {
         headers: Vec<(String, String)>,
         body: Py<PyBytes>,
         export_id: Option<String>,
+        /// Whether ``body`` is JSON by its ``Content-Type`` (parse it); else bytes.
+        json: bool,
     },
     /// Stopped: ``rule`` and ``reason`` say why; ``error`` is the exception to raise (None for a
     /// transport failure), ``stage`` the export job's stage. Over.
@@ -204,6 +206,7 @@ fn call_step(py: Python<'_>, step: machine::CallStep) -> PyResult<CallStep> {
             reason,
         },
         machine::CallStep::Done { response } => CallStep::Done {
+            json: response.is_json(),
             status: response.status,
             headers: response.headers,
             body: PyBytes::new(py, &response.body).unbind(),
@@ -226,6 +229,7 @@ fn job_step(py: Python<'_>, step: machine::JobStep) -> PyResult<CallStep> {
             headers: Vec::new(),
             body: PyBytes::new(py, &artifact).unbind(),
             export_id: Some(export_id),
+            json: false,
         },
         machine::JobStep::Fail {
             stage,

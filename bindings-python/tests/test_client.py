@@ -303,3 +303,22 @@ def test_a_large_artifact_is_streamed_to_disk_as_it_arrives(kind, fake, tmp_path
     # while the body was arriving, most of it was already in the file
     assert any(got < len(expected) and size >= got - 65536 and size > 1 << 20 for got, size, _ in on_disk), on_disk[-3:]
     assert [p.name for p in tmp_path.iterdir()] == ["big.bin"]
+
+
+class _Stop(Exception):
+    pass
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_failing_progress_callback_is_raised_and_leaves_no_file(kind, fake, tmp_path):
+    # The sink's own failure (here the progress callback's) is the caller's error, never taken for
+    # a network failure and retried; the temporary file is gone when run_export raises.
+    fake.reset(states=["ready"])
+
+    def progress(got: int, total: int | None) -> None:
+        raise _Stop("stop here")
+
+    with pytest.raises(_Stop):
+        run_export(kind, fake, tmp_path / "out.csv", progress=progress)
+    assert list(tmp_path.iterdir()) == []
+    assert fake.stats()["requests"]["downloadPlatformExport"] == 1

@@ -53,35 +53,42 @@ class Sink {
     this.failed = null;
   }
 
+  /** Creates the temporary file (before the job starts, so a bad path fails before any export is created). */
+  async open() {
+    if (this.path === null) return;
+    const { fs, path } = files;
+    this.tmp = path.join(path.dirname(path.resolve(this.path)), `.royaltykit-${Date.now()}-${Math.random().toString(36).slice(2)}`);
+    this.file = await fs.open(this.tmp, 'wx');
+  }
+
+  /** A new attempt of the download: the sink starts afresh. */
   async start(contentLength) {
     this.length = 0;
     this.total = Number(contentLength) || null;
     this.chunks = [];
-    if (this.path === null) return;
-    if (this.file === null) {
-      const { fs, path } = files;
-      this.tmp = path.join(path.dirname(path.resolve(this.path)), `.royaltykit-${Date.now()}-${Math.random().toString(36).slice(2)}`);
-      this.file = await fs.open(this.tmp, 'w');
-    } else {
-      await this.file.truncate(0);
-    }
     this.position = 0;
+    if (this.file !== null) await this.#own(() => this.file.truncate(0));
   }
 
   async write(chunk) {
-    try {
-      if (this.file !== null) {
-        await this.file.write(chunk, 0, chunk.length, this.position);
-        this.position += chunk.length;
-      } else {
-        this.chunks.push(chunk);
-      }
-    } catch (e) {
-      this.failed = e; // the disk, not the network: never a transport failure
-      throw e;
+    if (this.file !== null) {
+      await this.#own(() => this.file.write(chunk, 0, chunk.length, this.position));
+      this.position += chunk.length;
+    } else {
+      this.chunks.push(chunk);
     }
     this.length += chunk.length;
-    this.onProgress?.(this.length, this.total);
+    await this.#own(() => this.onProgress?.(this.length, this.total));
+  }
+
+  /** Runs `f`; what it throws (the disk, the progress callback) is the sink's, never a transport failure. */
+  async #own(f) {
+    try {
+      return await f();
+    } catch (e) {
+      this.failed = e;
+      throw e;
+    }
   }
 
   /** The artifact is whole: renamed into place (a path), else its bytes. */
@@ -122,7 +129,7 @@ class Client {
     // before the response: for a create the server had applied, a second export. Requests that
     // are not safe to repeat go over a connection of their own there (nothing to reuse, so
     // nothing resent); the core decides every retry.
-    this._ownConnection = o.fetch === undefined && typeof globalThis.Deno?.createHttpClient === 'function' ? null : false;
+    this._ownConnection = o.fetch === undefined && typeof globalThis.Deno?.createHttpClient === 'function';
     if (typeof this._fetch !== 'function') throw new TypeError('fetch must be a WHATWG fetch function (global fetch by default)');
     this._budget = o.budget ?? null;
     if (this._budget !== null && !(this._budget instanceof RateBudget)) throw new TypeError('budget must be a RateBudget');
@@ -143,23 +150,26 @@ class Client {
     const timeout = AbortSignal.timeout(this._timeoutMs);
     const both = signal ? anySignal([signal, timeout]) : timeout;
     let sink = null;
+    let connection = null;
     try {
       const init = { method: request.method, headers: request.headers, body: request.body ?? undefined, redirect: 'manual', signal: both };
-      if (this._ownConnection !== false && request.method !== 'GET' && request.method !== 'HEAD') {
-        this._ownConnection ??= globalThis.Deno.createHttpClient({ poolMaxIdlePerHost: 0 });
-        init.client = this._ownConnection;
+      if (this._ownConnection && request.method !== 'GET' && request.method !== 'HEAD') {
+        connection = globalThis.Deno.createHttpClient({ poolMaxIdlePerHost: 0 });
+        init.client = connection;
       }
       const r = await this._fetch(request.url(this._base), init);
       const headers = [...r.headers];
       sink = stream ? stream(r.status) : null;
-      if (!sink || !r.body) return { status: r.status, headers, body: new Uint8Array(await r.arrayBuffer()) };
+      if (!sink) return { status: r.status, headers, body: new Uint8Array(await r.arrayBuffer()) };
       await sink.start(r.headers.get('content-length'));
-      for await (const chunk of r.body) await sink.write(chunk);
+      if (r.body) for await (const chunk of r.body) await sink.write(chunk);
       return { status: r.status, headers, length: sink.length };
     } catch (e) {
-      if (signal?.aborted) throw signal.reason ?? e; // the caller's own cancellation
       if (sink?.failed) throw sink.failed;
+      if (signal?.aborted) throw signal.reason ?? e; // the caller's own cancellation
       return { failure: transportFailure(e, timeout.aborted) };
+    } finally {
+      connection?.close();
     }
   }
 
@@ -212,8 +222,7 @@ class Client {
     const call = new Call(operationId, { ...this._defaults(), ...params, token: this._token ?? undefined, seed: this._seed?.() });
     const done = await this._drive(call, operationId, opts?.signal);
     if (!done.body || done.body.length === 0) return null;
-    const type = done.headers.find(([n]) => n.toLowerCase() === 'content-type')?.[1] ?? '';
-    return /json/i.test(type) ? JSON.parse(new TextDecoder().decode(done.body)) : done.body;
+    return done.json ? JSON.parse(new TextDecoder().decode(done.body)) : done.body;
   }
 
   _defaults() {
@@ -250,6 +259,7 @@ class ReportsClient extends Client {
       idempotencyHeader: this._idempotencyHeader, maxPolls: opts.maxPolls, seed: this._seed?.() });
     const sink = new Sink(typeof to === 'string' ? to : null, opts.onProgress);
     try {
+      await sink.open();
       const done = await this._drive(job, 'export job', opts.signal, sink);
       const data = await sink.finish();
       const result = { exportId: done.exportId, size: sink.length, path: null, data: null };

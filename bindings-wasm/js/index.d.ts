@@ -494,7 +494,15 @@ export type CallStep =
   | { step: 'wait'; seconds: number }
   | { step: 'refresh_token'; reason: string }
   | { step: 'reconcile'; reconcile: 'lookup_by_sent_data' | 'fetch_release_review_state' | 'check_checkout_state' | 'read_addon_status'; reason: string }
-  | { step: 'done'; status: number; headers: Array<[string, string]>; body: Uint8Array; exportId?: string }
+  | {
+      step: 'done';
+      status: number;
+      headers: Array<[string, string]>;
+      body: Uint8Array;
+      /** Whether `body` is JSON by its Content-Type (parse it); else bytes (an artifact). */
+      json: boolean;
+      exportId?: string;
+    }
   | {
       step: 'fail';
       rule: string;

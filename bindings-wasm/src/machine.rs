@@ -154,7 +154,7 @@ fn call_step(s: machine::CallStep) -> js_sys::Array {
         machine::CallStep::Done { response } => {
             let a = step(
                 "done",
-                json!({ "status": response.status, "headers": response.headers }),
+                json!({ "status": response.status, "headers": response.headers, "json": response.is_json() }),
             );
             a.push(&JsValue::UNDEFINED);
             a.push(&bytes(&response.body));
@@ -177,7 +177,7 @@ fn job_step(s: machine::JobStep) -> js_sys::Array {
         } => {
             let a = step(
                 "done",
-                json!({ "status": 200, "headers": [], "exportId": export_id }),
+                json!({ "status": 200, "headers": [], "json": false, "exportId": export_id }),
             );
             a.push(&JsValue::UNDEFINED);
             a.push(&bytes(&artifact));

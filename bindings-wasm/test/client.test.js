@@ -200,3 +200,18 @@ test('a large artifact is streamed to disk as it arrives; a cut attempt starts t
   assert.ok(onDisk.some(([got, size]) => got < expected.length && size === got && size > 1 << 20), JSON.stringify(onDisk.slice(-3)));
   assert.deepEqual(fs.readdirSync(dir), ['big.bin']);
 });
+
+test('a failing onProgress is thrown as it is, never retried, and leaves no file', async () => {
+  await reset({ states: ['ready'] });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rk-client-'));
+  const stop = new Error('stop here');
+  await assert.rejects(reports().runExport(BODY, { to: path.join(dir, 'out.csv'), onProgress: () => { throw stop; } }), (e) => e === stop);
+  assert.deepEqual(fs.readdirSync(dir), []);
+  assert.equal((await stats()).requests.downloadPlatformExport, 1);
+});
+
+test('a path in a folder that does not exist fails before any export is created', async () => {
+  await reset({ states: ['ready'] });
+  await assert.rejects(reports().runExport(BODY, { to: path.join(os.tmpdir(), 'rk-no-such-dir', 'x', 'out.csv') }), (e) => e.code === 'ENOENT');
+  assert.equal((await stats()).exports_created, 0);
+});

@@ -571,8 +571,8 @@ class CallStep:
     class Done(CallStep):
         """The 2xx response; for an export job, the export's id and its complete artifact."""
 
-        __match_args__ = ("status", "headers", "body", "export_id")
-        def __new__(cls, status: int, headers: list[tuple[str, str]], body: bytes, export_id: str | None) -> CallStep.Done: ...
+        __match_args__ = ("status", "headers", "body", "export_id", "json")
+        def __new__(cls, status: int, headers: list[tuple[str, str]], body: bytes, export_id: str | None, json: bool) -> CallStep.Done: ...
         @property
         def status(self) -> int: ...
         @property
@@ -581,6 +581,9 @@ class CallStep:
         def body(self) -> bytes: ...
         @property
         def export_id(self) -> str | None: ...
+        @property
+        def json(self) -> bool:
+            """Whether ``body`` is JSON by its ``Content-Type`` (parse it); else bytes."""
 
     @final
     class Fail(CallStep):

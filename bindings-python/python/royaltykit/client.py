@@ -295,6 +295,8 @@ class _Base:
                                           retry_after_seconds=f.retry_after_seconds, operation_id=operation_id,
                                           stage=f.stage, export_id=f.export_id)
 
+    # Both close the steps on the way out, so an export's temporary file goes at once when a
+    # send raises (a disk error, a progress callback's exception, a cancellation).
     def _run(self, steps: Generator[Any, Any, _T]) -> _T:
         try:
             action = next(steps)
@@ -306,6 +308,8 @@ class _Base:
                     action = steps.send(self._transport.send(action[1], action[2]))
         except StopIteration as end:
             return cast(_T, end.value)
+        finally:
+            steps.close()
 
     async def _arun(self, steps: Generator[Any, Any, _T]) -> _T:
         try:
@@ -318,6 +322,8 @@ class _Base:
                     action = steps.send(await self._transport.send(action[1], action[2]))
         except StopIteration as end:
             return cast(_T, end.value)
+        finally:
+            steps.close()
 
     def _call(self, operation_id: str, params: Mapping[str, Any]) -> Generator[Any, Any, Any]:
         call = Call(operation_id, token=self._token, seed=self._seed(), **params)
@@ -326,11 +332,10 @@ class _Base:
 
 
 def _parsed(done: Any) -> Any:
-    """A 2xx body: JSON when the response says so, else the bytes (an artifact); None when empty."""
+    """A 2xx body: parsed when the core calls it JSON, else the bytes (an artifact); None when empty."""
     if not done.body:
         return None
-    kind = next((v for n, v in done.headers if n.lower() == "content-type"), "")
-    return json.loads(done.body) if "json" in kind.lower() else done.body
+    return json.loads(done.body) if done.json else done.body
 
 
 def _progress(progress: Progress | bool | None) -> Progress | None:

@@ -46,6 +46,25 @@ pub struct Response {
     pub body: Vec<u8>,
 }
 
+impl Response {
+    /// Whether the body is JSON by its `Content-Type` (`application/json` or a `+json` type, any
+    /// parameters): what a client parses; any other body (an artifact, none) stays bytes.
+    pub fn is_json(&self) -> bool {
+        self.headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case("Content-Type"))
+            .is_some_and(|(_, v)| {
+                let media = v
+                    .split(';')
+                    .next()
+                    .unwrap_or("")
+                    .trim()
+                    .to_ascii_lowercase();
+                media == "application/json" || media.ends_with("+json")
+            })
+    }
+}
+
 /// The most of an error response's body a call keeps (saved with it, for the error).
 const MAX_ERROR_BODY: usize = 64 * 1024;
 
@@ -745,5 +764,29 @@ impl Call {
             }
             None => self.hold = (now, delay),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_body_is_json_by_its_media_type_only() {
+        let r = |t: &str| Response {
+            status: 200,
+            headers: vec![("content-type".to_owned(), t.to_owned())],
+            body: Vec::new(),
+        };
+        assert!(r("application/json; charset=utf-8").is_json());
+        assert!(r("application/problem+json").is_json());
+        assert!(!r("text/csv").is_json());
+        assert!(!r("text/x-json-lines").is_json());
+        assert!(!Response {
+            status: 204,
+            headers: Vec::new(),
+            body: Vec::new()
+        }
+        .is_json());
     }
 }

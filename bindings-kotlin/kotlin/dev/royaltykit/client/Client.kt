@@ -96,7 +96,11 @@ fun readResponse(
     target: BodyTarget,
 ): HttpOutcome.Response = input.use {
     val buffer = ByteArray(64 * 1024)
-    val out = target.streamTo(status, total)
+    val out = try {
+        target.streamTo(status, total)
+    } catch (e: java.io.IOException) {
+        throw java.io.UncheckedIOException(e) // the sink's (the disk's), never a network failure
+    }
     if (out == null) {
         val body = it.readBytes()
         if (total != null && total != body.size.toLong()) throw java.io.IOException("body ended at ${body.size} of $total bytes")
@@ -122,7 +126,14 @@ fun readResponse(
  */
 private class ArtifactSink(private val to: Path?, private val onProgress: ((Long, Long?) -> Unit)?) : AutoCloseable {
     private val tmp: Path? = to?.let { Files.createTempFile(it.toAbsolutePath().parent, ".royaltykit-", ".part") }
-    private val file = tmp?.let { java.nio.channels.FileChannel.open(it, java.nio.file.StandardOpenOption.WRITE) }
+    private val file = tmp?.let { t ->
+        try {
+            java.nio.channels.FileChannel.open(t, java.nio.file.StandardOpenOption.WRITE)
+        } catch (e: Throwable) {
+            Files.deleteIfExists(t)
+            throw e
+        }
+    }
     private val memory = java.io.ByteArrayOutputStream()
     var length = 0L
         private set
