@@ -322,3 +322,13 @@ def test_a_failing_progress_callback_is_raised_and_leaves_no_file(kind, fake, tm
         run_export(kind, fake, tmp_path / "out.csv", progress=progress)
     assert list(tmp_path.iterdir()) == []
     assert fake.stats()["requests"]["downloadPlatformExport"] == 1
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_download_slower_than_the_timeout_in_all_is_not_cut_off(kind, fake, tmp_path):
+    # 2.5 s for the body in 10 pieces against a 1 s timeout: the timeout bounds each wait.
+    fake.reset(states=["ready"], faults=[{"op": "downloadPlatformExport", "nth": 1, "do": "trickle", "seconds": 2.5}])
+    expected = fake.artifact()
+    run_export(kind, fake, tmp_path / "slow.csv")
+    assert (tmp_path / "slow.csv").read_bytes() == expected
+    assert fake.stats()["requests"]["downloadPlatformExport"] == 1

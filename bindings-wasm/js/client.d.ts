@@ -24,7 +24,11 @@ export interface ClientOptions {
   fetch?: (input: string, init?: any) => Promise<any>;
   /** Shared request-rate windows (reporting: none by default, the spec shows none; enterprise: the spec's one-minute limits). */
   budget?: RateBudget;
-  /** Per-request timeout in milliseconds (default 30 000); a request that times out is the `timeout` transport failure. */
+  /**
+   * Milliseconds to wait for a response (default 30 000), then for each next piece of a streamed
+   * artifact (so a large one that keeps arriving is never cut off); a request that times out is
+   * the `timeout` transport failure.
+   */
   timeoutMs?: number;
   /** For tests: the clock (Unix seconds), the sleep, and the seed source of jitter and keys. */
   clock?: () => number;

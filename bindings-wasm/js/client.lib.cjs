@@ -37,6 +37,18 @@ function anySignal(signals) {
   return c.signal;
 }
 
+/** An AbortSignal that fires `ms` after it was last (re)armed. */
+function idleTimeout(ms) {
+  const c = new AbortController();
+  let timer;
+  const rearm = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => c.abort(new DOMException('The operation timed out.', 'TimeoutError')), ms);
+  };
+  rearm();
+  return { signal: c.signal, rearm, clear: () => clearTimeout(timer) };
+}
+
 /**
  * Where a streamed artifact goes as it arrives: a temporary file next to the target path (renamed
  * over it when whole), else memory (a WritableStream cannot take back a partial attempt, so it gets
@@ -147,8 +159,10 @@ class Client {
 
   /** Sends `request`; a body the machine streams (`stream(status)` gives the sink) goes to the sink. */
   async _send(request, signal, stream) {
-    const timeout = AbortSignal.timeout(this._timeoutMs);
-    const both = signal ? anySignal([signal, timeout]) : timeout;
+    // `timeoutMs` bounds the wait for the response, then each wait for the next piece of a
+    // streamed body (an idle timeout): a large artifact that keeps arriving is never cut off.
+    const timeout = idleTimeout(this._timeoutMs);
+    const both = signal ? anySignal([signal, timeout.signal]) : timeout.signal;
     let sink = null;
     let connection = null;
     try {
@@ -162,13 +176,19 @@ class Client {
       sink = stream ? stream(r.status) : null;
       if (!sink) return { status: r.status, headers, body: new Uint8Array(await r.arrayBuffer()) };
       await sink.start(r.headers.get('content-length'));
-      if (r.body) for await (const chunk of r.body) await sink.write(chunk);
+      if (r.body) {
+        for await (const chunk of r.body) {
+          timeout.rearm();
+          await sink.write(chunk);
+        }
+      }
       return { status: r.status, headers, length: sink.length };
     } catch (e) {
       if (sink?.failed) throw sink.failed;
       if (signal?.aborted) throw signal.reason ?? e; // the caller's own cancellation
-      return { failure: transportFailure(e, timeout.aborted) };
+      return { failure: transportFailure(e, timeout.signal.aborted) };
     } finally {
+      timeout.clear();
       connection?.close();
     }
   }

@@ -215,3 +215,13 @@ test('a path in a folder that does not exist fails before any export is created'
   await assert.rejects(reports().runExport(BODY, { to: path.join(os.tmpdir(), 'rk-no-such-dir', 'x', 'out.csv') }), (e) => e.code === 'ENOENT');
   assert.equal((await stats()).exports_created, 0);
 });
+
+test('a download slower than timeoutMs in all, never idle that long, is not cut off', async () => {
+  // 2.5 s for the body in 10 pieces against a 1 s timeout: the timeout bounds each wait, not the whole.
+  await reset({ states: ['ready'], faults: [{ op: 'downloadPlatformExport', nth: 1, do: 'trickle', seconds: 2.5 }] });
+  const expected = await artifact();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rk-client-'));
+  await reports().runExport(BODY, { to: path.join(dir, 'slow.csv') });
+  assert.deepEqual(fs.readFileSync(path.join(dir, 'slow.csv')), expected);
+  assert.equal((await stats()).requests.downloadPlatformExport, 1);
+});

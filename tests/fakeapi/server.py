@@ -26,7 +26,8 @@ server still checks every wait. Control (JSON):
   connection closes without a response, after or before the create is applied), ``reset``
   (a TCP reset instead of a response), ``stall`` (no response for ``seconds`` real seconds, then
   closed; ``apply`` says whether the create was applied), ``partial`` (206 with Content-Range),
-  ``truncate`` (200 announcing the whole artifact, half sent, connection closed).
+  ``truncate`` (200 announcing the whole artifact, half sent, connection closed), ``trickle``
+  (the whole artifact in 10 pieces over ``seconds`` real seconds: slow, never idle for long).
 - ``GET /_fake/artifact``: the artifact a complete download serves.
 - ``GET /_fake/stats``: what it applied and saw: ``exports_created``, ``tokens_issued``,
   ``requests`` by operation, ``retry_after_violations`` (a request of an operation earlier than
@@ -284,6 +285,17 @@ class Handler(BaseHTTPRequestHandler):
                 self.wfile.write(raw[: len(raw) // 2])
                 self.wfile.flush()
                 return self.drop()
+            if fault is not None and fault["do"] == "trickle" and raw is not None:
+                # the whole artifact, in 10 pieces spread over `seconds` real seconds
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                step = -(-len(raw) // 10)
+                for at in range(0, len(raw), step):
+                    self.wfile.write(raw[at:at + step])
+                    self.wfile.flush()
+                    time.sleep(float(fault["seconds"]) / 10)
+                return None
             if fault is not None and fault["do"] == "partial" and raw is not None:
                 half = raw[: len(raw) // 2]
                 return self.send(206, raw=half, headers=[("Content-Range", f"bytes 0-{len(half) - 1}/{len(raw)}")])

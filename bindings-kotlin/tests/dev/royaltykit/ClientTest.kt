@@ -129,6 +129,19 @@ class ClientTest {
     }
 
     @Test
+    fun aDownloadSlowerThanTheTimeoutInAllIsNotCutOff() {
+        // 2.5 s for the body in 10 pieces against a 1 s timeout: the timeout bounds each wait.
+        for ((name, t) in transports) {
+            reset("""{"states":["ready"],"faults":[{"op":"downloadPlatformExport","nth":1,"do":"trickle","seconds":2.5}]}""")
+            val expected = artifact()
+            val dir = Files.createTempDirectory("rk-client")
+            reports(t).runExport(BODY, to = dir.resolve("slow.csv"))
+            assertTrue(name, expected.contentEquals(Files.readAllBytes(dir.resolve("slow.csv"))))
+            assertEquals(name, 1, stats()["requests"].asJsonObject["downloadPlatformExport"].asInt)
+        }
+    }
+
+    @Test
     fun aDroppedCreateWithoutAKeyIsNotSentAgain() {
         for ((name, t) in transports) {
             reset("""{"faults":[{"op":"createPlatformExport","nth":1,"do":"drop_after_apply"}]}""")

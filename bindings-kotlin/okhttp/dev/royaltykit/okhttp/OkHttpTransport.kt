@@ -36,8 +36,9 @@ class OkHttpTransport @JvmOverloads constructor(client: OkHttpClient = OkHttpCli
         val headers = Headers.Builder().apply { request.headers.forEach { (n, v) -> add(n, v) } }.build()
         val type = headers["Content-Type"]?.toMediaTypeOrNull()
         val body = request.body?.toRequestBody(type) ?: if (request.method == "POST") ByteArray(0).toRequestBody(type) else null
-        val call = client.newBuilder().callTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS)
-            .readTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS).build()
+        // The timeout bounds each wait for the response and for the next piece of the body (a read
+        // timeout), not the whole call: a large artifact that keeps arriving is never cut off.
+        val call = client.newBuilder().readTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS).build()
             .newCall(Request.Builder().url(request.url).headers(headers).method(request.method, body).build())
         return try {
             call.execute().use { response ->
