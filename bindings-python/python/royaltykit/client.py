@@ -70,7 +70,7 @@ class _Sink:
         self.path: str | None = None
         self.tmp: str | None = None
         if to is not None and not hasattr(to, "write"):
-            self.path = os.fspath(cast("str | os.PathLike[str]", to))
+            self.path = os.fspath(to)
             fd, self.tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(self.path)), prefix=".royaltykit-")
             self.file: IO[bytes] = os.fdopen(fd, "w+b")
         else:
