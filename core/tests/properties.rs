@@ -89,9 +89,10 @@ proptest! {
         let _ = webhook::verify(&headers, &body, &secrets, now, VerifyOptions::default());
     }
 
-    /// A captured delivery resent under a new delivery id keeps its content key.
+    /// A captured delivery resent under a new delivery id keeps its content key. (The new id
+    /// starts with a capital letter and the first holds none, so the two always differ.)
     #[test]
-    fn replay_under_a_new_id_keeps_the_content_key(secret in secret(), id in "[a-z0-9]{1,20}", other in "[A-Z0-9]{1,20}") {
+    fn replay_under_a_new_id_keeps_the_content_key(secret in secret(), id in "[a-z0-9]{1,20}", other in "[A-Z][A-Z0-9]{0,19}") {
         let body = br#"{"event":"ddex.delivery.failed","resource":{"type":"t","reference":"r","url":"/u"},"occurred_at":"2026-11-22T04:05:06Z"}"#;
         let h = webhook::sign(&[&secret], body, 1_800_000_000, &id).unwrap();
         let a = webhook::verify(&h.pairs(), body, &[&secret], 1_800_000_000, VerifyOptions::default()).unwrap();
