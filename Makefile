@@ -81,7 +81,8 @@ test-receivers: npm wheel jar
 demo: npm setup
 	@bash scripts/demo.sh
 
-## 100,000 real HTTP deliveries each to the Node and a Python receiver (SOAK_DELIVERIES to change)
+## 100,000 real HTTP deliveries each to the Node and a Python receiver, to Node and Python receivers sharing
+## Redis, and to Python receivers on PostgreSQL (the transactional store) SIGKILLed as they run (SOAK_DELIVERIES)
 soak: npm wheel
 	@bash scripts/soak.sh
 

@@ -6,6 +6,9 @@
 #  2. to two Node and two Python receiver processes sharing one redis-server, with redeliveries
 #     racing first attempts and handler failures: every delivery applied exactly once
 #     (tests/receivers/soak.mjs)
+#  3. to two Python receiver processes on the transactional PostgresDedupStore (one throw-away
+#     PostgreSQL), one of them SIGKILLed and restarted every 1.5 s: every delivery applied
+#     exactly once, none lost, none doubled (bindings-python/soak/soak_pg.py)
 # Each bounded by SOAK_MAX_SECONDS.
 source "$(dirname "$0")/common.sh"
 source "$(dirname "$0")/receivers-env.sh"
@@ -21,3 +24,7 @@ trap 'kill $REDIS 2>/dev/null || true; rm -rf "$WORK"' EXIT
 until redis-cli -p "$PORT" ping >/dev/null 2>&1; do sleep 0.1; done
 cd "$WORK"
 node "$ROOT/tests/receivers/soak.mjs" "$PORT" "$WORK/effects.txt"
+kill $REDIS 2>/dev/null || true
+source "$ROOT/scripts/postgres.sh"
+start_postgres
+"$WORK/venv/bin/python" "$ROOT/bindings-python/soak/soak_pg.py" "$WORK/venv/bin/python" "$ROOT/bindings-python/soak/soak_pg_receiver.py"

@@ -3,7 +3,12 @@
 # runs the node --test suite there.
 source "$(dirname "$0")/common.sh"
 install_npm_package
-cp "$ROOT"/bindings-wasm/test/*.test.js .
+cp "$ROOT"/bindings-wasm/test/*.test.js "$ROOT"/bindings-wasm/test/store-child.cjs .
+# pg and better-sqlite3 for stores.test.js (compiled once by make setup), and a throw-away
+# PostgreSQL cluster on 127.0.0.1.
+cp -r "$ROOT"/.build/node-sql/node_modules/. node_modules/
+source "$ROOT/scripts/postgres.sh"
+start_postgres
 node --test --test-reporter=spec *.test.js > report.txt 2>&1 || { cat report.txt; exit 1; }
 grep -E '^ℹ (tests|pass|fail|skipped)' report.txt
 # Types, with tsc --strict against the installed package: a consumer that names every runtime

@@ -2,6 +2,9 @@
 # Installs dist/royaltykit-<version>-*.whl into a fresh venv (as a user would) and runs pytest,
 # mypy --strict on a typed usage file, and mypy.stubtest against the installed package.
 source "$(dirname "$0")/common.sh"
+# A throw-away PostgreSQL cluster on 127.0.0.1 for the transactional store's tests (test_stores.py).
+source "$ROOT/scripts/postgres.sh"
+start_postgres
 python3 -m venv "$WORK/venv"
 # The wheel, plus the pinned test tools (pytest, mypy).
 "$WORK/venv/bin/pip" install --quiet --disable-pip-version-check \

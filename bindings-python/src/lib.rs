@@ -200,7 +200,11 @@ impl WebhookVerifier {
     /// with ``next()`` until it says ``Reply``. A rejected delivery's receipt replies at once.
     /// With ``window`` (a ``DedupWindow``) the receipt claims, releases and commits its keys
     /// there itself (at ``now``, else the clock at each step) and asks only for the handler.
-    #[pyo3(signature = (headers, body, *, namespace, now=None, window=None))]
+    /// With ``transactional=True`` (a dedup table in the handler's database) the keys are marked
+    /// done inside the handler's transaction: ``Begin``, ``Commit`` (marks), ``RunHandler``,
+    /// ``CommitTransaction``, or ``Rollback`` on a failure.
+    #[pyo3(signature = (headers, body, *, namespace, now=None, window=None, transactional=false))]
+    #[allow(clippy::too_many_arguments)] // the Python keyword arguments, one each
     fn receipt(
         &self,
         py: Python<'_>,
@@ -209,7 +213,13 @@ impl WebhookVerifier {
         namespace: Text,
         now: Option<Seconds>,
         window: Option<Py<DedupWindow>>,
+        transactional: bool,
     ) -> PyResult<machine::WebhookReceipt> {
+        if transactional && window.is_some() {
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "window and transactional=True exclude each other: a DedupWindow is not a table in the handler's database",
+            ));
+        }
         let fixed = now.as_ref().map(|s| s.0);
         let now = args::now(now);
         let body: &[u8] = &body;
@@ -219,8 +229,13 @@ impl WebhookVerifier {
             self.0.verify(&headers, body, now)
         };
         guard(|| {
+            let receipt = royaltykit::machine::Receipt::new(&namespace, verified)?;
             Ok(machine::WebhookReceipt::new(
-                royaltykit::machine::Receipt::new(&namespace, verified)?,
+                if transactional {
+                    receipt.transactional()
+                } else {
+                    receipt
+                },
                 window.map(|w| (w, fixed)),
             ))
         })

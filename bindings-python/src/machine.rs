@@ -112,6 +112,23 @@ impl WebhookReceipt {
     fn waited(&self) -> PyResult<ReceiptStep> {
         self.then(machine::Receipt::waited)
     }
+    /// (Transactional.) The pending ``Commit`` (mark) changed no row: the claim's lease ran out
+    /// and another worker took the key. Returns the next step (``Rollback``).
+    fn claim_lost(&self) -> PyResult<ReceiptStep> {
+        self.then(machine::Receipt::claim_lost)
+    }
+    /// (Transactional.) The transaction is open. Returns the next step.
+    fn began(&self) -> PyResult<ReceiptStep> {
+        self.then(machine::Receipt::began)
+    }
+    /// (Transactional.) The transaction committed. Returns the next step (``Reply``).
+    fn transaction_committed(&self) -> PyResult<ReceiptStep> {
+        self.then(machine::Receipt::transaction_committed)
+    }
+    /// (Transactional.) The pending ``Rollback`` is done (or failed). Returns the next step.
+    fn rolled_back(&self) -> PyResult<ReceiptStep> {
+        self.then(machine::Receipt::rolled_back)
+    }
 }
 
 /// What a ``Call`` or an ``ExportJob`` says to do next. Match on the variant:

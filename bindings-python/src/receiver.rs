@@ -3,7 +3,9 @@
 use crate::args::Text;
 use crate::guard;
 use pyo3::prelude::*;
-use royaltykit::dedup::{ClaimState, RedisDedup as Protocol};
+use royaltykit::dedup::{
+    ClaimState, ParamStyle, RedisDedup as Protocol, SqlDedup, SqlDialect, SqlStatement,
+};
 use royaltykit::receiver::{self, ReceiverDecision, ReceiverFailure, ReceiverReply};
 use royaltykit::webhook::VerifiedWebhook;
 
@@ -109,10 +111,109 @@ impl RedisDedupProtocol {
     }
 }
 
+/// The dedup contract in your own SQL database (marked done inside the handler's transaction):
+/// statements (``SqlStatement``: ``sql`` with the driver's placeholders, ``args``) and the
+/// meaning of their results. ``dialect``: "postgres" or "sqlite"; ``param_style``: "qmark"
+/// (``?``), "dollar" (``$1``) or "format" (``%s``, psycopg).
+#[pyclass(frozen, module = "royaltykit")]
+struct SqlDedupProtocol(SqlDedup);
+
+#[pymethods]
+impl SqlDedupProtocol {
+    #[new]
+    #[pyo3(signature = (dialect, *, param_style, table=None, ttl_seconds=None, lease_seconds=None))]
+    fn new(
+        dialect: Text,
+        param_style: Text,
+        table: Option<Text>,
+        ttl_seconds: Option<i64>,
+        lease_seconds: Option<i64>,
+    ) -> PyResult<Self> {
+        guard(|| {
+            Ok(Self(SqlDedup::new(
+                SqlDialect::parse(&dialect)?,
+                ParamStyle::parse(&param_style)?,
+                table.as_deref(),
+                ttl_seconds,
+                lease_seconds,
+            )?))
+        })
+    }
+
+    /// A claim token (32 hex characters) from the OS random source.
+    #[staticmethod]
+    fn new_token() -> PyResult<String> {
+        guard(|| Ok(SqlDedup::claim_token(royaltykit_host::random_seed()?)))
+    }
+
+    /// The table's name.
+    #[getter]
+    fn table(&self) -> &str {
+        self.0.table()
+    }
+
+    /// The statements creating the table and its index when missing (idempotent).
+    fn schema(&self) -> Vec<String> {
+        self.0.schema()
+    }
+
+    /// The claim (autocommit) at ``now`` (Unix seconds); count the rows it returns.
+    fn claim(&self, key: Text, token: Text, now: i64) -> PyResult<SqlStatement> {
+        guard(|| Ok(self.0.claim(&key, &token, now)?))
+    }
+
+    /// ``"new"`` for a returned row; None for none (then run ``state``).
+    #[staticmethod]
+    fn claim_reply(rows: u64) -> Option<ClaimState> {
+        SqlDedup::claim_reply(rows)
+    }
+
+    /// Reads a taken key's state.
+    fn state(&self, key: Text) -> PyResult<SqlStatement> {
+        guard(|| Ok(self.0.state(&key)?))
+    }
+
+    /// ``"done"`` or ``"in_progress"`` (the ``state`` column, None for no row).
+    #[staticmethod]
+    fn state_reply(state: Option<Text>) -> ClaimState {
+        SqlDedup::state_reply(state.as_deref())
+    }
+
+    /// The statement opening the handler's transaction.
+    fn begin(&self) -> &'static str {
+        self.0.begin()
+    }
+
+    /// Marks the key done inside the handler's transaction; count the changed rows.
+    fn mark_done(&self, key: Text, token: Text, now: i64) -> PyResult<SqlStatement> {
+        guard(|| Ok(self.0.mark_done(&key, &token, now)?))
+    }
+
+    /// True for one changed row (this claim), False for none (the claim was lost).
+    #[staticmethod]
+    fn guarded_reply(rows: u64) -> bool {
+        SqlDedup::guarded_reply(rows)
+    }
+
+    /// Gives up this worker's claim (autocommit, after a rollback).
+    fn release(&self, key: Text, token: Text) -> PyResult<SqlStatement> {
+        guard(|| Ok(self.0.release(&key, &token)?))
+    }
+
+    /// Deletes the rows expired at ``now``.
+    fn purge(&self, now: i64) -> SqlStatement {
+        self.0.purge(now)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("{:?}", self.0)
+    }
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::py_export!(m;
         fn plan_receipt, decide_claims, failure_reply, rejection_body;
-        class RedisDedupProtocol, ReceiverDecision, ReceiverReply
+        class RedisDedupProtocol, SqlDedupProtocol, SqlStatement, ReceiverDecision, ReceiverReply
     );
     m.add("DEFAULT_STORE_CAPACITY", receiver::DEFAULT_STORE_CAPACITY)?;
     m.add("STATUS_HANDLER_FAILED", receiver::STATUS_HANDLER_FAILED)?;

@@ -22,7 +22,8 @@ def test_every_transcript_is_counted():
 def receipt(i):
     secrets = [rk.WebhookSecret(s["secret"], valid_until=s.get("valid_until")) for s in i["secrets"]]
     verifier = rk.WebhookVerifier(secrets)
-    r = verifier.receipt([tuple(h) for h in i["headers"]], body_bytes(i["body"]), namespace=i["namespace"], now=i["now"])
+    r = verifier.receipt([tuple(h) for h in i["headers"]], body_bytes(i["body"]), namespace=i["namespace"], now=i["now"],
+                         transactional=i.get("transactional", False))
     answers = iter(i["answers"])
     steps = []
     while True:
@@ -42,7 +43,18 @@ def receipt(i):
                 r.handler_succeeded() if next(answers) == "ok" else r.handler_failed()
             case rk.ReceiptStep.Commit(key=key, attempt=attempt):
                 steps.append({"step": "commit", "key": key, "attempt": attempt})
-                r.committed() if next(answers) == "ok" else r.store_failed()
+                a = next(answers)
+                r.committed() if a == "ok" else r.claim_lost() if a == "lost" else r.store_failed()
+            case rk.ReceiptStep.Begin():
+                steps.append({"step": "begin"})
+                r.began() if next(answers) == "ok" else r.store_failed()
+            case rk.ReceiptStep.CommitTransaction():
+                steps.append({"step": "commit_transaction"})
+                r.transaction_committed() if next(answers) == "ok" else r.store_failed()
+            case rk.ReceiptStep.Rollback():
+                steps.append({"step": "rollback"})
+                next(answers)
+                r.rolled_back()
             case rk.ReceiptStep.Wait(seconds=seconds):
                 steps.append({"step": "wait", "seconds": seconds})
                 r.waited()

@@ -80,7 +80,8 @@ def base_url():
     server.server_close()
 
 
-@pytest.mark.parametrize("name,output", [("python", "500\n200\n200 1\n"), ("python-retry", RETRY_LOG), ("python-http", HTTP_LOG), ("python-export", EXPORT_LOG)])
+@pytest.mark.parametrize("name,output", [("python", "500\n200\n200 1\n"), ("python-retry", RETRY_LOG), ("python-http", HTTP_LOG), ("python-export", EXPORT_LOG),
+                                          ("python-sqlite-store", "200 200\n1\n")])
 def test_readme_python_example(tmp_path, base_url, name, output):
     m = re.search(rf"<!-- example:{name} -->\s*```python\n(.*?)```", README, re.S)
     assert m, f"README has example {name}"

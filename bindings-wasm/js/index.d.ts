@@ -194,7 +194,9 @@ export class WebhookVerifier {
    * there itself (at `now`, else the clock at each step) and asks only for `run_handler`,
    * `wait` and `reply`.
    */
-  receipt(headers: HeadersLike, body: BodyLike, options: { namespace: string; now?: Time; window?: DedupWindow }): WebhookReceipt;
+  /** `transactional`: the keys are marked done inside your database transaction (steps `begin`,
+   * `commit` inside it, `run_handler`, `commit_transaction`, or `rollback`). */
+  receipt(headers: HeadersLike, body: BodyLike, options: { namespace: string; now?: Time; window?: DedupWindow; transactional?: boolean }): WebhookReceipt;
   /** Frees the wasm memory now (otherwise freed when garbage-collected). */
   free(): void;
 }
@@ -214,6 +216,10 @@ export class WebhookReceipt {
   handlerFailed(): ReceiptStep;
   committed(): ReceiptStep;
   waited(): ReceiptStep;
+  claimLost(): ReceiptStep;
+  began(): ReceiptStep;
+  transactionCommitted(): ReceiptStep;
+  rolledBack(): ReceiptStep;
 }
 
 export function signWebhook(secret: string | readonly string[], body: BodyLike, options?: { timestamp?: Time; deliveryId?: string }): SignedHeaders;
@@ -261,11 +267,13 @@ export interface ReceiverOptions extends Omit<VerifyOptions, 'now'> {
   secrets: Secrets;
   /** Your organization, subscription or tenant: keys of one store never mix namespaces. */
   namespace: string;
-  /** Default: a DedupWindow of 100,000 keys, two per delivery: 50,000 deliveries (one process only). */
-  store?: DedupStore;
+  /** Default: a DedupWindow of 100,000 keys, two per delivery: 50,000 deliveries (one process only).
+   * A `TransactionalDedupStore` (PostgresDedupStore, SqliteDedupStore) makes processing exactly once. */
+  store?: DedupStore | TransactionalDedupStore<any>;
   /** Stores the delivery's effect; runs once per new delivery. Throwing (or rejecting)
-   * releases the claims and answers 500, so the service redelivers. */
-  handler: (delivery: VerifiedWebhook) => unknown;
+   * releases the claims and answers 500, so the service redelivers. With a transactional store it
+   * is called with the transaction's connection as well: write the effect with it, never commit. */
+  handler: (delivery: VerifiedWebhook, connection?: any) => unknown;
   /** Called with what the handler threw (default: console.error). */
   onError?: (error: unknown, delivery: VerifiedWebhook) => void;
 }
@@ -305,6 +313,82 @@ export class RedisDedupStore implements DedupStore {
   commit(key: string): Promise<boolean>;
   /** True when this worker's claim was released. */
   release(key: string): Promise<boolean>;
+}
+
+/** A dedup store in the handler's own database: the delivery is marked done inside the
+ * transaction that holds its effect (`begin`, `markDone`, `commitTransaction` / `rollback`). */
+export interface TransactionalDedupStore<Tx> {
+  readonly transactional: true;
+  claim(key: string): Promise<ClaimState>;
+  release(key: string): Promise<unknown>;
+  begin(): Promise<Tx>;
+  /** False when the claim was lost (its lease ran out and another worker took the key). */
+  markDone(tx: Tx, key: string): Promise<boolean>;
+  commitTransaction(tx: Tx): Promise<void>;
+  rollback(tx: Tx): Promise<void>;
+}
+
+export interface SqlStoreOptions {
+  /** Default `royaltykit_dedup` (a plain identifier, optionally `schema.table`). */
+  table?: string;
+  ttlSeconds?: number;
+  leaseSeconds?: number;
+  /** Unix seconds (default: `Date.now() / 1000`). */
+  clock?: () => number;
+}
+
+/** Exactly-once dedup on PostgreSQL with node-postgres (a `pg.Pool`); the handler gets the
+ * transaction's `PoolClient`. */
+export class PostgresDedupStore<Client = any> implements TransactionalDedupStore<Client> {
+  constructor(pool: { query(sql: string, args?: unknown[]): Promise<unknown>; connect(): Promise<Client> }, options?: SqlStoreOptions);
+  readonly transactional: true;
+  /** Creates the table and its index when missing (idempotent). */
+  createTable(): Promise<void>;
+  claim(key: string): Promise<ClaimState>;
+  release(key: string): Promise<boolean>;
+  begin(): Promise<Client>;
+  markDone(tx: Client, key: string): Promise<boolean>;
+  commitTransaction(tx: Client): Promise<void>;
+  rollback(tx: Client): Promise<void>;
+  /** Deletes the rows expired now; resolves to how many. */
+  purge(): Promise<number>;
+}
+
+/** Exactly-once dedup on SQLite with better-sqlite3 (one `Database`; transactions one after
+ * the other); the handler gets the `Database` inside `BEGIN IMMEDIATE`. */
+export class SqliteDedupStore<Db = any> implements TransactionalDedupStore<Db> {
+  constructor(db: Db, options?: SqlStoreOptions);
+  readonly transactional: true;
+  claim(key: string): Promise<ClaimState>;
+  release(key: string): Promise<boolean>;
+  begin(): Promise<Db>;
+  markDone(tx: Db, key: string): Promise<boolean>;
+  commitTransaction(tx: Db): Promise<void>;
+  rollback(tx: Db): Promise<void>;
+  purge(): Promise<number>;
+}
+
+/** One statement: its text with the driver's placeholders and its arguments. */
+export interface SqlStatement {
+  readonly sql: string;
+  readonly args: string[];
+}
+
+/** The dedup contract in your SQL database as statements and the meaning of their results. */
+export class SqlDedupProtocol {
+  constructor(dialect: 'postgres' | 'sqlite', options: { paramStyle: 'qmark' | 'dollar' | 'format'; table?: string; ttlSeconds?: number; leaseSeconds?: number });
+  static newToken(): string;
+  readonly table: string;
+  schema(): string[];
+  claim(key: string, token: string, now: number): SqlStatement;
+  static claimReply(rows: number): 'new' | null;
+  state(key: string): SqlStatement;
+  static stateReply(state: string | null | undefined): 'in_progress' | 'done';
+  begin(): string;
+  markDone(key: string, token: string, now: number): SqlStatement;
+  static guardedReply(rows: number): boolean;
+  release(key: string, token: string): SqlStatement;
+  purge(now: number): SqlStatement;
 }
 
 /** The dedup contract on Redis as commands (argument lists) and the meaning of their replies. */

@@ -314,10 +314,12 @@ class WebhookVerifier {
     const mac = bytes.length >= this._macThreshold ? hostMac(this._keys, bytes) : undefined;
     const namespace = toStr(o.namespace, 'namespace');
     const w = o.window;
+    const transactional = o.transactional === true;
     if (w === undefined || w === null) {
-      return new WebhookReceipt(call(() => this._inner.receipt(flat, bytes, nowSeconds(o.now), namespace, mac)));
+      return new WebhookReceipt(call(() => this._inner.receipt(flat, bytes, nowSeconds(o.now), namespace, mac, transactional)));
     }
     if (!(w instanceof DedupWindow)) throw new TypeError('window must be a DedupWindow');
+    if (transactional) throw new TypeError('window and transactional exclude each other: a DedupWindow is not a table in your database');
     const now = toNumber(o.now, 'now', undefined);
     return new WebhookReceipt(call(() => this._inner.receiptOn(w._inner, flat, bytes, now, namespace, mac)));
   }
@@ -795,6 +797,22 @@ class WebhookReceipt {
   committed() {
     return this.#then(() => this.#inner.committed());
   }
+  /** (Transactional.) The mark inside the transaction changed no row: the claim was lost. */
+  claimLost() {
+    return this.#then(() => this.#inner.claimLost());
+  }
+  /** (Transactional.) The transaction is open; returns the next step. */
+  began() {
+    return this.#then(() => this.#inner.began());
+  }
+  /** (Transactional.) The transaction committed; returns the next step. */
+  transactionCommitted() {
+    return this.#then(() => this.#inner.transactionCommitted());
+  }
+  /** (Transactional.) The rollback is done (or failed); returns the next step. */
+  rolledBack() {
+    return this.#then(() => this.#inner.rolledBack());
+  }
   /** The pause is over; returns the next step. */
   waited() {
     return this.#then(() => this.#inner.waited());
@@ -987,8 +1005,15 @@ function decideClaims(states) {
 
 
 function storeArg(store) {
-  for (const m of ['claim', 'commit', 'release']) {
-    if (typeof store?.[m] !== 'function') throw new TypeError('store must have claim, commit and release (a DedupWindow, a RedisDedupStore or your own)');
+  const methods = store?.transactional === true
+    ? ['claim', 'release', 'begin', 'markDone', 'commitTransaction', 'rollback']
+    : ['claim', 'commit', 'release'];
+  for (const m of methods) {
+    if (typeof store?.[m] !== 'function') {
+      throw new TypeError(store?.transactional === true
+        ? `a transactional store must have ${methods.join(', ')} (PostgresDedupStore, SqliteDedupStore)`
+        : 'store must have claim, commit and release (a DedupWindow, a RedisDedupStore or your own)');
+    }
   }
   return store;
 }
@@ -1006,7 +1031,9 @@ async function attempt(f) {
  * A webhook receiver built once: `new WebhookReceiver({ secrets, namespace, store, handler })`.
  * `receive(headers, body, now?)` resolves to `{ status, body, delivery }`: answer `status` with
  * the JSON `body`. The handler runs only for a new delivery; its effect is committed when it
- * returns, and its claims released (answer 500, the service redelivers) when it throws.
+ * returns, and its claims released (answer 500, the service redelivers) when it throws. With a
+ * store in your database (`PostgresDedupStore`, `SqliteDedupStore`) the handler is called as
+ * `handler(delivery, connection)` inside the transaction that marks the delivery done: exactly once.
  */
 class WebhookReceiver {
   constructor(o) {
@@ -1015,6 +1042,7 @@ class WebhookReceiver {
     this.verifier = new WebhookVerifier(opts.secrets, opts);
     this.namespace = toStr(opts.namespace, 'namespace');
     this.store = storeArg(opts.store ?? new DedupWindow(native.defaultStoreCapacity()));
+    this.transactional = this.store.transactional === true;
     this.handler = opts.handler;
     this.onError = opts.onError ?? ((e) => console.error('royaltykit: webhook handler failed:', e));
     this.maxBodyBytes = toNumber(opts.maxBodyBytes, 'maxBodyBytes', native.defaultMaxBodyBytes());
@@ -1025,8 +1053,8 @@ class WebhookReceiver {
     const { store } = this;
     // On a DedupWindow the receipt claims and commits inside the core: it asks only for the handler.
     const window = store instanceof DedupWindow ? store : undefined;
-    const r = this.verifier.receipt(headers, body, { namespace: this.namespace, now, window });
-    let delivery;
+    const r = this.verifier.receipt(headers, body, { namespace: this.namespace, now, window, transactional: this.transactional });
+    let delivery, tx;
     for (let s = r.next(), ok, v; ; ) {
       switch (s.step) {
         case 'claim':
@@ -1039,13 +1067,30 @@ class WebhookReceiver {
           break;
         case 'run_handler':
           delivery = r.delivery;
-          [ok, v] = await attempt(() => this.handler(delivery));
+          [ok, v] = await attempt(() => (this.transactional ? this.handler(delivery, tx) : this.handler(delivery)));
           if (!ok) this.onError(v, delivery);
           s = ok ? r.handlerSucceeded() : r.handlerFailed();
           break;
         case 'commit':
+          if (this.transactional) { // the mark, inside the transaction
+            [ok, v] = await attempt(() => store.markDone(tx, s.key));
+            s = !ok ? r.storeFailed() : v ? r.committed() : r.claimLost();
+            break;
+          }
           [ok] = await attempt(() => store.commit(s.key));
           s = ok ? r.committed() : r.storeFailed();
+          break;
+        case 'begin':
+          [ok, tx] = await attempt(() => store.begin());
+          s = ok ? r.began() : r.storeFailed();
+          break;
+        case 'commit_transaction':
+          [ok] = await attempt(() => store.commitTransaction(tx));
+          s = ok ? r.transactionCommitted() : r.storeFailed();
+          break;
+        case 'rollback': // a failed rollback is fine: the database rolls back a lost connection
+          await attempt(() => store.rollback(tx));
+          s = r.rolledBack();
           break;
         case 'wait':
           await new Promise((resolve) => setTimeout(resolve, s.seconds * 1000));
@@ -1117,6 +1162,251 @@ class RedisDedupProtocol {
   }
 }
 
+/** The dedup contract in your SQL database as statements (`{ sql, args }`) and the meaning of
+ * their results: `new SqlDedupProtocol('postgres' | 'sqlite', { paramStyle, table, ttlSeconds,
+ * leaseSeconds })`, `paramStyle` `'qmark'` (`?`), `'dollar'` (`$1`, pg) or `'format'` (`%s`). */
+class SqlDedupProtocol {
+  constructor(dialect, o) {
+    const opts = options(o);
+    const ttl = toNumber(opts.ttlSeconds, 'ttlSeconds', undefined);
+    const lease = toNumber(opts.leaseSeconds, 'leaseSeconds', undefined);
+    this._inner = call(() => new native.SqlDedupProtocol(toStr(dialect, 'dialect'), toStr(opts.paramStyle, 'paramStyle'),
+      optStr(opts.table, 'table'), ttl, lease));
+  }
+  /** A claim token: 32 hex characters from the platform's random source. */
+  static newToken() {
+    return native.RedisDedupProtocol.claimToken(webCrypto.getRandomValues(new Uint8Array(16)));
+  }
+  get table() {
+    return this._inner.table;
+  }
+  /** The statements creating the table and its index when missing (idempotent). */
+  schema() {
+    return this._inner.schema();
+  }
+  /** The claim (on its own, autocommit) at `now` (Unix seconds): count the rows it returns. */
+  claim(key, token, now) {
+    return JSON.parse(call(() => this._inner.claim(toStr(key, 'key'), toStr(token, 'token'), toNumber(now, 'now'))));
+  }
+  /** `'new'` for a returned row; null for none (then run `state`). */
+  static claimReply(rows) {
+    return native.SqlDedupProtocol.claimReply(rows) ?? null;
+  }
+  state(key) {
+    return JSON.parse(call(() => this._inner.state(toStr(key, 'key'))));
+  }
+  /** `'done'` or `'in_progress'` (the `state` column; null for no row). */
+  static stateReply(state) {
+    return native.SqlDedupProtocol.stateReply(optStr(state, 'state'));
+  }
+  /** The statement opening the handler's transaction. */
+  begin() {
+    return this._inner.begin();
+  }
+  /** Marks `key` done inside the transaction: count the changed rows. */
+  markDone(key, token, now) {
+    return JSON.parse(call(() => this._inner.markDone(toStr(key, 'key'), toStr(token, 'token'), toNumber(now, 'now'))));
+  }
+  /** True for one changed row (this claim), false for none (the claim was lost). */
+  static guardedReply(rows) {
+    return native.SqlDedupProtocol.guardedReply(rows);
+  }
+  release(key, token) {
+    return JSON.parse(call(() => this._inner.release(toStr(key, 'key'), toStr(token, 'token'))));
+  }
+  purge(now) {
+    return JSON.parse(call(() => this._inner.purge(toNumber(now, 'now'))));
+  }
+}
+
+const ignore = () => {};
+
+/** What the two SQL stores share: the protocol, this process's claim tokens and the clock. */
+class SqlStoreBase {
+  constructor(protocol, clock) {
+    this.protocol = protocol;
+    this.transactional = true;
+    this.tokens = new Map();
+    this.marked = new Map(); // keys marked in each open transaction
+    this.clock = clock ?? (() => Date.now() / 1000);
+  }
+  now() {
+    return Math.floor(this.clock());
+  }
+  token(key) {
+    return this.tokens.get(key) ?? SqlDedupProtocol.newToken();
+  }
+  /** `'new'`, `'in_progress'` or `'done'` (its own statement, outside any transaction). */
+  async claim(key) {
+    const token = SqlDedupProtocol.newToken();
+    const rows = await this.rows(this.protocol.claim(key, token, this.now()));
+    if (SqlDedupProtocol.claimReply(rows.length) === 'new') {
+      this.tokens.set(key, token);
+      return 'new';
+    }
+    const [state] = await this.rows(this.protocol.state(key));
+    return SqlDedupProtocol.stateReply(state ? state.state : null);
+  }
+  /** Marks `key` done inside the transaction `tx`; false when the claim was lost. */
+  async markDone(tx, key) {
+    const mine = SqlDedupProtocol.guardedReply(await this.changes(this.protocol.markDone(key, this.token(key), this.now()), tx));
+    (this.marked.get(tx) ?? this.marked.set(tx, []).get(tx)).push(key);
+    return mine;
+  }
+  /** The keys marked in `tx`, forgotten: after a commit their tokens go too. */
+  markedIn(tx, committed) {
+    const keys = this.marked.get(tx) ?? [];
+    this.marked.delete(tx);
+    if (committed) for (const key of keys) this.tokens.delete(key);
+  }
+  /** Gives up this worker's claim (never another's, never a committed row). */
+  async release(key) {
+    try {
+      return SqlDedupProtocol.guardedReply(await this.changes(this.protocol.release(key, this.token(key))));
+    } finally {
+      this.tokens.delete(key);
+    }
+  }
+  /** Deletes the rows expired now; resolves to how many. Correctness never depends on it. */
+  async purge() {
+    return this.changes(this.protocol.purge(this.now()));
+  }
+}
+
+/**
+ * The transactional dedup store on PostgreSQL with node-postgres: `new PostgresDedupStore(pool,
+ * { table, ttlSeconds, leaseSeconds })` over a `pg.Pool`. The handler gets the transaction's
+ * `pg.PoolClient` (`handler(delivery, client)`): write the effect with it, never commit. Call
+ * `await store.createTable()` once (idempotent).
+ */
+class PostgresDedupStore extends SqlStoreBase {
+  constructor(pool, o) {
+    if (typeof pool?.query !== 'function' || typeof pool?.connect !== 'function') throw new TypeError('pool must be a pg.Pool');
+    const opts = options(o);
+    super(new SqlDedupProtocol('postgres', { ...opts, paramStyle: 'dollar' }), opts.clock);
+    this.pool = pool;
+  }
+  async rows(st, client = this.pool) {
+    return (await client.query(st.sql, st.args)).rows;
+  }
+  async changes(st, client = this.pool) {
+    return (await client.query(st.sql, st.args)).rowCount ?? 0;
+  }
+  async createTable() {
+    for (const sql of this.protocol.schema()) await this.pool.query(sql);
+  }
+  /** Opens the handler's transaction on a client of the pool. While the store holds the client,
+   * a connection the server drops is reported by the failing query (the client's own `error`
+   * event, which would end the process unheard, is listened to). */
+  async begin() {
+    const client = await this.pool.connect();
+    client.on('error', ignore);
+    try {
+      await client.query(this.protocol.begin());
+    } catch (e) {
+      this.#giveBack(client, e);
+      throw e;
+    }
+    return client;
+  }
+  #giveBack(client, error) {
+    client.removeListener('error', ignore);
+    client.release(error);
+  }
+  /** Commits the mark and the effect together; the client goes back to the pool (or is dropped). */
+  async commitTransaction(client) {
+    try {
+      await client.query('COMMIT');
+    } catch (e) {
+      this.markedIn(client, false);
+      this.#giveBack(client, e);
+      throw e;
+    }
+    this.markedIn(client, true);
+    this.#giveBack(client);
+  }
+  async rollback(client) {
+    this.markedIn(client, false);
+    try {
+      await client.query('ROLLBACK');
+    } catch (e) {
+      this.#giveBack(client, e);
+      throw e;
+    }
+    this.#giveBack(client);
+  }
+}
+
+/**
+ * The transactional dedup store on SQLite with better-sqlite3: `new SqliteDedupStore(db, {
+ * table, ttlSeconds, leaseSeconds })` over a `Database` (SQLite 3.35 or later). One connection
+ * serves the process, so deliveries run their transactions one after the other; the handler gets
+ * `db` (`handler(delivery, db)`) inside `BEGIN IMMEDIATE`. Creates the table when missing.
+ */
+class SqliteDedupStore extends SqlStoreBase {
+  #queue = Promise.resolve();
+  #free = null;
+  constructor(db, o) {
+    if (typeof db?.prepare !== 'function' || typeof db?.exec !== 'function') throw new TypeError('db must be a better-sqlite3 Database');
+    const opts = options(o);
+    super(new SqlDedupProtocol('sqlite', { ...opts, paramStyle: 'qmark' }), opts.clock);
+    this.db = db;
+    for (const sql of this.protocol.schema()) db.exec(sql);
+  }
+  // Statements outside a transaction wait for the open one: on one connection they would join it.
+  async #turn() {
+    await this.#queue;
+  }
+  async rows(st) {
+    await this.#turn();
+    return this.db.prepare(st.sql).all(...st.args);
+  }
+  async changes(st, tx) {
+    if (tx === undefined) await this.#turn();
+    return this.db.prepare(st.sql).run(...st.args).changes;
+  }
+  /** Opens the transaction; the next one waits until this one commits or rolls back. */
+  async begin() {
+    const previous = this.#queue;
+    let free;
+    this.#queue = new Promise((resolve) => { free = resolve; });
+    await previous;
+    try {
+      this.db.exec(this.protocol.begin());
+    } catch (e) {
+      free();
+      throw e;
+    }
+    this.#free = free;
+    return this.db;
+  }
+  #end(sql) {
+    const free = this.#free;
+    this.#free = null;
+    try {
+      this.db.exec(sql);
+    } finally {
+      if (this.db.inTransaction) {
+        try { this.db.exec('ROLLBACK'); } catch { /* the transaction is gone */ }
+      }
+      free?.();
+    }
+  }
+  async commitTransaction(db) {
+    try {
+      this.#end('COMMIT');
+    } catch (e) {
+      this.markedIn(db, false);
+      throw e;
+    }
+    this.markedIn(db, true);
+  }
+  async rollback(db) {
+    this.markedIn(db, false);
+    this.#end('ROLLBACK');
+  }
+}
+
 /**
  * The dedup contract on Redis, shared by every process: `new RedisDedupStore(client, { prefix,
  * ttlSeconds, leaseSeconds })` with an ioredis (`call`) or node-redis v4+ (`sendCommand`)
@@ -1173,6 +1463,7 @@ module.exports = {
   idempotencyKey, DedupWindow,
   // receivers and the protocol machines
   verifyRequest, webhookHandler, WebhookReceiver, RedisDedupStore, RedisDedupProtocol, planReceipt, decideClaims,
+  SqlDedupProtocol, PostgresDedupStore, SqliteDedupStore,
   WebhookReceipt, Call, ExportJob,
   // retries
   webhookRetrySchedule, webhookNextAttemptAt, webhookGivesUpAt, backoffDelay, parseRetryAfter, decideRetry, RateBudget,

@@ -195,6 +195,7 @@ pub struct WebhookVerifier(webhook::WebhookVerifier);
 impl WebhookVerifier {
     /// One delivery verified (with the host's HMAC when `mac` is given) as a receipt, on a
     /// window (and its fixed clock) when given.
+    #[allow(clippy::too_many_arguments)] // the JS arguments, forwarded one by one
     fn receipt_with(
         &self,
         headers: Vec<String>,
@@ -203,6 +204,7 @@ impl WebhookVerifier {
         namespace: &str,
         mac: Option<js_sys::Function>,
         window: Option<machine::Window>,
+        transactional: bool,
     ) -> R<machine::WebhookReceipt> {
         let now = now.map_or_else(|| Ok(machine::clock()), now_arg)?;
         let headers = FlatHeaders(headers);
@@ -212,7 +214,7 @@ impl WebhookVerifier {
             }
             None => self.0.verify(&headers, body, now),
         };
-        machine::WebhookReceipt::new(namespace, verified, window)
+        machine::WebhookReceipt::new(namespace, verified, window, transactional)
     }
 }
 
@@ -239,7 +241,8 @@ impl WebhookVerifier {
     }
 
     /// One delivery as a `machine::Receipt` under `namespace` (the host's HMAC when `mac` is
-    /// given): a rejected delivery's receipt replies at once.
+    /// given): a rejected delivery's receipt replies at once. `transactional`: the keys are
+    /// marked done inside the handler's database transaction (`machine::Receipt::transactional`).
     pub fn receipt(
         &self,
         headers: Vec<String>,
@@ -247,8 +250,18 @@ impl WebhookVerifier {
         now: f64,
         namespace: &str,
         mac: Option<js_sys::Function>,
+        transactional: Option<bool>,
     ) -> R<machine::WebhookReceipt> {
-        self.receipt_with(headers, body, Some(now), namespace, mac, None)
+        let transactional = transactional.unwrap_or(false);
+        self.receipt_with(
+            headers,
+            body,
+            Some(now),
+            namespace,
+            mac,
+            None,
+            transactional,
+        )
     }
 
     /// As `receipt`, on an in-process `window`: the receipt claims, releases and commits its
@@ -265,7 +278,7 @@ impl WebhookVerifier {
     ) -> R<machine::WebhookReceipt> {
         let fixed = now.map(now_arg).transpose()?;
         let on = Some((Rc::clone(&window.0), fixed));
-        self.receipt_with(headers, body, now, namespace, mac, on)
+        self.receipt_with(headers, body, now, namespace, mac, on, false)
     }
 
     /// `webhook::WebhookVerifier::verify_with_mac` with flat headers and the host's HMAC.

@@ -39,8 +39,14 @@ impl WebhookReceipt {
         namespace: &str,
         verified: Result<VerifiedWebhook, WebhookError>,
         window: Option<Window>,
+        transactional: bool,
     ) -> R<Self> {
         let receipt = machine::Receipt::new(namespace, verified).map_err(err)?;
+        let receipt = if transactional {
+            receipt.transactional()
+        } else {
+            receipt
+        };
         let mut r = Self {
             receipt,
             window,
@@ -114,6 +120,25 @@ impl WebhookReceipt {
     /// The pause is over; returns the next step.
     pub fn waited(&mut self) -> R<String> {
         self.then(machine::Receipt::waited)
+    }
+    /// (Transactional.) The mark changed no row; returns the next step.
+    #[wasm_bindgen(js_name = claimLost)]
+    pub fn claim_lost(&mut self) -> R<String> {
+        self.then(machine::Receipt::claim_lost)
+    }
+    /// (Transactional.) The transaction is open; returns the next step.
+    pub fn began(&mut self) -> R<String> {
+        self.then(machine::Receipt::began)
+    }
+    /// (Transactional.) The transaction committed; returns the next step.
+    #[wasm_bindgen(js_name = transactionCommitted)]
+    pub fn transaction_committed(&mut self) -> R<String> {
+        self.then(machine::Receipt::transaction_committed)
+    }
+    /// (Transactional.) The rollback is done (or failed); returns the next step.
+    #[wasm_bindgen(js_name = rolledBack)]
+    pub fn rolled_back(&mut self) -> R<String> {
+        self.then(machine::Receipt::rolled_back)
     }
 }
 

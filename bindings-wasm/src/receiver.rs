@@ -1,7 +1,7 @@
 //! The receiver rules and the Redis dedup protocol for JS: conversions only.
 
 use crate::{err, json, parse, R};
-use royaltykit::dedup::{ClaimState, RedisDedup};
+use royaltykit::dedup::{ClaimState, ParamStyle, RedisDedup, SqlDedup, SqlDialect};
 use royaltykit::receiver;
 use royaltykit::webhook::VerifiedWebhook;
 use wasm_bindgen::prelude::*;
@@ -101,6 +101,97 @@ impl RedisDedupProtocol {
     #[wasm_bindgen(js_name = releaseCommand)]
     pub fn release_command(&self, key: &str, token: &str) -> R<Vec<String>> {
         self.0.release_command(key, token).map_err(err)
+    }
+}
+
+/// `dedup::SqlDedup`: the statements of the dedup contract in the user's SQL database (the
+/// mark inside the handler's transaction), as JSON `{"sql", "args"}`, and their results.
+#[wasm_bindgen(js_name = SqlDedupProtocol)]
+pub struct SqlDedupProtocol(SqlDedup);
+
+#[wasm_bindgen(js_class = SqlDedupProtocol)]
+impl SqlDedupProtocol {
+    /// `SqlDedup::new`; absent values are the core's defaults.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        dialect: &str,
+        param_style: &str,
+        table: Option<String>,
+        ttl_seconds: Option<f64>,
+        lease_seconds: Option<f64>,
+    ) -> R<SqlDedupProtocol> {
+        let ttl = crate::opt_int("ttl_seconds", ttl_seconds)?;
+        let lease = crate::opt_int("lease_seconds", lease_seconds)?;
+        let dialect = parse(SqlDialect::parse, dialect)?;
+        let style = parse(ParamStyle::parse, param_style)?;
+        SqlDedup::new(dialect, style, table.as_deref(), ttl, lease)
+            .map(Self)
+            .map_err(err)
+    }
+
+    /// `SqlDedup::table`.
+    #[wasm_bindgen(getter)]
+    pub fn table(&self) -> String {
+        self.0.table().to_owned()
+    }
+
+    /// `SqlDedup::schema`.
+    pub fn schema(&self) -> Vec<String> {
+        self.0.schema()
+    }
+
+    /// `SqlDedup::claim`, as JSON.
+    pub fn claim(&self, key: &str, token: &str, now: f64) -> R<String> {
+        let now = crate::now_arg(now)?;
+        self.0.claim(key, token, now).map(|s| json(&s)).map_err(err)
+    }
+
+    /// `SqlDedup::claim_reply`: `"new"`, or `undefined` (then run the state statement).
+    #[wasm_bindgen(js_name = claimReply)]
+    pub fn claim_reply(rows: u32) -> Option<String> {
+        SqlDedup::claim_reply(u64::from(rows)).map(|s| s.as_str().to_owned())
+    }
+
+    /// `SqlDedup::state`, as JSON.
+    pub fn state(&self, key: &str) -> R<String> {
+        self.0.state(key).map(|s| json(&s)).map_err(err)
+    }
+
+    /// `SqlDedup::state_reply`: `"done"` or `"in_progress"`.
+    #[wasm_bindgen(js_name = stateReply)]
+    pub fn state_reply(state: Option<String>) -> String {
+        SqlDedup::state_reply(state.as_deref()).as_str().to_owned()
+    }
+
+    /// `SqlDedup::begin`.
+    pub fn begin(&self) -> String {
+        self.0.begin().to_owned()
+    }
+
+    /// `SqlDedup::mark_done`, as JSON.
+    #[wasm_bindgen(js_name = markDone)]
+    pub fn mark_done(&self, key: &str, token: &str, now: f64) -> R<String> {
+        let now = crate::now_arg(now)?;
+        self.0
+            .mark_done(key, token, now)
+            .map(|s| json(&s))
+            .map_err(err)
+    }
+
+    /// `SqlDedup::guarded_reply`: true for one changed row.
+    #[wasm_bindgen(js_name = guardedReply)]
+    pub fn guarded_reply(rows: u32) -> bool {
+        SqlDedup::guarded_reply(u64::from(rows))
+    }
+
+    /// `SqlDedup::release`, as JSON.
+    pub fn release(&self, key: &str, token: &str) -> R<String> {
+        self.0.release(key, token).map(|s| json(&s)).map_err(err)
+    }
+
+    /// `SqlDedup::purge`, as JSON.
+    pub fn purge(&self, now: f64) -> R<String> {
+        Ok(json(&self.0.purge(crate::now_arg(now)?)))
     }
 }
 

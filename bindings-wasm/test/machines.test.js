@@ -17,7 +17,7 @@ const rounded = (steps) => steps.map((s) => ('seconds' in s ? { ...s, seconds: M
 function receipt(i) {
   const secrets = i.secrets.map((s) => ({ secret: s.secret, validUntil: s.valid_until }));
   const verifier = new rk.WebhookVerifier(secrets);
-  const r = verifier.receipt(i.headers, bytes(i.body), { namespace: i.namespace, now: i.now });
+  const r = verifier.receipt(i.headers, bytes(i.body), { namespace: i.namespace, now: i.now, transactional: i.transactional === true });
   const answers = [...i.answers];
   const steps = [];
   for (let s = r.next(); ; ) {
@@ -40,7 +40,23 @@ function receipt(i) {
         break;
       case 'commit':
         steps.push({ step: 'commit', key: s.key, attempt: s.attempt });
-        s = answers.shift() === 'ok' ? r.committed() : r.storeFailed();
+      {
+        const a = answers.shift();
+        s = a === 'ok' ? r.committed() : a === 'lost' ? r.claimLost() : r.storeFailed();
+        break;
+      }
+      case 'begin':
+        steps.push({ step: 'begin' });
+        s = answers.shift() === 'ok' ? r.began() : r.storeFailed();
+        break;
+      case 'commit_transaction':
+        steps.push({ step: 'commit_transaction' });
+        s = answers.shift() === 'ok' ? r.transactionCommitted() : r.storeFailed();
+        break;
+      case 'rollback':
+        steps.push({ step: 'rollback' });
+        answers.shift();
+        s = r.rolledBack();
         break;
       case 'wait':
         steps.push({ step: 'wait', seconds: s.seconds });

@@ -14,7 +14,8 @@ const README = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
 const RETRY_LOG = '503: retry in 2 s (server_error_retry)\n429: retry in 3 s (rate_limited_retry_after)\ndone after 3 attempts\n';
 const HTTP_LOG = 'token for 3600 s, missing scopes: exports:write\n404 not_found export_not_found declared=true\n';
 const EXPORT_LOG = 'created exp_1 (queued)\npoll 1: queued -> keep_polling\npoll 2: ready -> download\ndownloaded 8 bytes\n';
-const EXPECTED = { node: '500\n200\n200 1\n', 'node-retry': RETRY_LOG, 'node-http': HTTP_LOG, 'node-export': EXPORT_LOG };
+const EXPECTED = { node: '500\n200\n200 1\n', 'node-retry': RETRY_LOG, 'node-http': HTTP_LOG, 'node-export': EXPORT_LOG,
+  'node-sqlite-store': '200 200\n1\n' };
 
 /** The reporting API's token and export routes, as far as the examples need them. */
 function fakeReportsApi() {

@@ -45,6 +45,9 @@ fn receipt(i: &Value) -> Outcome {
         &bytes(&i["body"]),
         i["now"].as_i64().unwrap(),
     );
+    if i["transactional"].as_bool() == Some(true) {
+        r = r.transactional();
+    }
     let mut answers = i["answers"]
         .as_array()
         .unwrap()
@@ -80,8 +83,21 @@ fn receipt(i: &Value) -> Outcome {
             },
             ReceiptStep::Commit { .. } => match answers.next().unwrap() {
                 "ok" => r.committed()?,
+                "lost" => r.claim_lost()?,
                 _ => r.store_failed()?,
             },
+            ReceiptStep::Begin {} => match answers.next().unwrap() {
+                "ok" => r.began()?,
+                _ => r.store_failed()?,
+            },
+            ReceiptStep::CommitTransaction {} => match answers.next().unwrap() {
+                "ok" => r.transaction_committed()?,
+                _ => r.store_failed()?,
+            },
+            ReceiptStep::Rollback {} => {
+                answers.next().unwrap();
+                r.rolled_back()?
+            }
         }
     }
     panic!("no reply after 100 steps: {steps:?}")

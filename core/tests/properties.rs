@@ -246,6 +246,9 @@ mod receipts {
                         }
                     }
                     ReceiptStep::Wait { .. } => r.waited().unwrap(),
+                    step @ (ReceiptStep::Begin {} | ReceiptStep::CommitTransaction {} | ReceiptStep::Rollback {}) => {
+                        prop_assert!(false, "a plain receipt asked for {:?}", step);
+                    }
                     ReceiptStep::Reply { status, body } => {
                         match status {
                             200 if body.contains("processed") => {
@@ -261,6 +264,97 @@ mod receipts {
                         // failing (or a release that failed), which the lease ends.
                         let held: Vec<_> = mine.iter().filter(|k| store[*k] == Key::Held).collect();
                         prop_assert!(held.is_empty() || status == 503 || release_failed, "{} left held", held.len());
+                        return Ok(());
+                    }
+                }
+            }
+            prop_assert!(false, "no reply after 64 steps");
+        }
+
+        /// A transactional receipt against a model database: the marks and the effect live in
+        /// the open transaction and reach the table only when it commits (a failed commit may
+        /// or may not have committed, as over a dropped connection). Whatever fails, the effect
+        /// is in the table exactly when every key is done; 200 `processed` only after the
+        /// commit; the handler runs only with every key claimed and the transaction open, and
+        /// every key is marked in it after the handler; a claim of its own is left held only
+        /// when a release failed (the lease ends it) and never over a committed row.
+        #[test]
+        fn a_transactional_receipt_applies_the_effect_with_the_marks_or_not_at_all(
+            before in proptest::collection::vec(0u8..3, 2),
+            failures in proptest::collection::vec(0u8..4, 16),
+            handler_ok in any::<bool>(),
+            lost_at in proptest::option::of(0usize..2),
+        ) {
+            let mut table: HashMap<String, Key> = HashMap::new();
+            let keys = [royaltykit::dedup::delivery_key("ns", "dlv").unwrap(), "cnt_1".to_owned()];
+            for (k, b) in keys.iter().zip(&before) {
+                table.insert(k.clone(), [Key::Free, Key::Held, Key::Done][usize::from(*b)]);
+            }
+            let mut effect = false;
+            let mut mine: Vec<String> = Vec::new();
+            let (mut open, mut marked, mut staged_effect) = (false, Vec::<String>::new(), false);
+            let mut failing = failures.into_iter();
+            let mut release_failed = false;
+            let mut r = Receipt::new("ns", Ok(delivery("cnt_1"))).unwrap().transactional();
+            for _ in 0..64 {
+                let fail = failing.next().unwrap_or(0);
+                match r.next() {
+                    ReceiptStep::Claim { key } => {
+                        prop_assert!(!open, "claimed inside the transaction");
+                        if fail == 1 { r.store_failed().unwrap(); continue; }
+                        let state = match table[&key] {
+                            Key::Free => { table.insert(key.clone(), Key::Held); mine.push(key.clone()); ClaimState::New }
+                            Key::Held => ClaimState::InProgress,
+                            Key::Done => ClaimState::Done,
+                        };
+                        r.claimed(state).unwrap();
+                    }
+                    ReceiptStep::Begin {} => {
+                        prop_assert_eq!(mine.len(), keys.len());
+                        if fail == 1 { r.store_failed().unwrap(); } else { open = true; r.began().unwrap(); }
+                    }
+                    ReceiptStep::Commit { key, .. } => {
+                        prop_assert!(open && staged_effect && mine.contains(&key), "a mark outside the transaction or before the effect");
+                        if fail == 1 { r.store_failed().unwrap(); }
+                        else if lost_at == Some(marked.len()) { r.claim_lost().unwrap(); }
+                        else { marked.push(key); r.committed().unwrap(); }
+                    }
+                    ReceiptStep::RunHandler {} => {
+                        prop_assert!(open && marked.is_empty() && mine.len() == keys.len(), "handler run outside the transaction or without every claim");
+                        staged_effect = handler_ok;
+                        if handler_ok { r.handler_succeeded().unwrap() } else { r.handler_failed().unwrap() }
+                    }
+                    ReceiptStep::CommitTransaction {} => {
+                        prop_assert!(open && staged_effect && marked.len() == keys.len(), "committed without every mark");
+                        // a failed commit over a dropped connection may have committed (fail 2)
+                        if fail != 1 {
+                            effect = true;
+                            for k in &marked { table.insert(k.clone(), Key::Done); }
+                        }
+                        open = false;
+                        if fail == 0 { r.transaction_committed().unwrap() } else { r.store_failed().unwrap() }
+                    }
+                    ReceiptStep::Rollback {} => {
+                        prop_assert!(open);
+                        (open, staged_effect) = (false, false);
+                        marked.clear();
+                        r.rolled_back().unwrap();
+                    }
+                    ReceiptStep::Release { key } => {
+                        prop_assert!(!open && mine.contains(&key), "released inside a transaction or a key not claimed");
+                        if fail == 1 { release_failed = true; }
+                        else if table[&key] == Key::Held { table.insert(key.clone(), Key::Free); } // guarded: never a done row
+                        r.released().unwrap();
+                    }
+                    ReceiptStep::Wait { .. } => prop_assert!(false, "a transactional receipt never pauses"),
+                    ReceiptStep::Reply { status, body } => {
+                        prop_assert!(!open, "replied with the transaction open");
+                        prop_assert_eq!(effect, keys.iter().all(|k| table[k] == Key::Done && mine.contains(k)));
+                        if status == 200 && body.contains("processed") { prop_assert!(effect); }
+                        if status != 200 || !body.contains("processed") { prop_assert!(!effect || status == 503); }
+                        if status == 500 { prop_assert!(!handler_ok && !effect); }
+                        let held = mine.iter().filter(|k| table[*k] == Key::Held).count();
+                        prop_assert!(held == 0 || release_failed, "{} left held", held);
                         return Ok(());
                     }
                 }

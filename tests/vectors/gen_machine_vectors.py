@@ -97,12 +97,19 @@ def reply(status, **kv):
 receipts = []
 
 
-def receipt(comment, answers, steps, secrets=None, headers=None, body=None, now=NOW, signed=None, **d):
+SPEC_T = ("DESIGN §2 (transactional stores: claim with a lease, mark done inside the handler's transaction, "
+          "roll back on failure, then release; exactly once)")
+
+
+def receipt(comment, answers, steps, secrets=None, headers=None, body=None, now=NOW, signed=None, transactional=False,
+            **d):
     h, b, dk, ck = delivery(body=signed, **d)
-    receipts.append({"comment": comment, "spec": SPEC_R,
-                     "input": {"namespace": NS, "secrets": secrets or [{"secret": SECRET}],
-                               "headers": headers if headers is not None else h, "body": body if body is not None else b,
-                               "now": now, "answers": answers},
+    i = {"namespace": NS, "secrets": secrets or [{"secret": SECRET}],
+         "headers": headers if headers is not None else h, "body": body if body is not None else b,
+         "now": now, "answers": answers}
+    if transactional:
+        i["transactional"] = True
+    receipts.append({"comment": comment, "spec": SPEC_T if transactional else SPEC_R, "input": i,
                      "expected": {"steps": steps(dk, ck) if callable(steps) else steps}})
 
 
@@ -217,6 +224,52 @@ receipt("a delivery processed after a handler failure on an earlier attempt (cla
         did="dlv_after_fail")
 receipt("the store is down when claiming and the handler is never run", ["store_down"], lambda dk, ck: [claim(dk), DOWN],
         did="dlv_store_down_2")
+
+# Transactional receipts (a dedup table in the handler's database): after the claims, Begin; the
+# handler; the marks (commit steps) inside the transaction, never retried (a failed statement aborts
+# it); CommitTransaction. Any failure: Rollback when a transaction is open, then every claim
+# released (guarded by this claim's token and state, so nothing committed is undone).
+BEGIN = {"step": "begin"}
+COMMIT_TX = {"step": "commit_transaction"}
+ROLLBACK = {"step": "rollback"}
+for comment, answers, steps in [
+    ("transactional: the handler runs inside the transaction, the keys are marked done in it, then it commits",
+     ["new", "new", "ok", "ok", "ok", "ok", "ok"],
+     lambda dk, ck: [claim(dk), claim(ck), BEGIN, RUN, commit(dk), commit(ck), COMMIT_TX, PROCESSED]),
+    ("transactional: the handler fails: rolled back (its effect with it), both claims released, 500",
+     ["new", "new", "ok", "fail", "ok", "ok", "ok"],
+     lambda dk, ck: [claim(dk), claim(ck), BEGIN, RUN, ROLLBACK, release(dk), release(ck), FAILED]),
+    ("transactional: the rollback and the releases fail too: still 500 (the database rolls back a lost connection)",
+     ["new", "new", "ok", "fail", "store_down", "store_down", "store_down"],
+     lambda dk, ck: [claim(dk), claim(ck), BEGIN, RUN, ROLLBACK, release(dk), release(ck), FAILED]),
+    ("transactional: the claim's lease ran out and another worker took the key: the effect rolled back, 503",
+     ["new", "new", "ok", "ok", "lost", "ok", "ok", "ok"],
+     lambda dk, ck: [claim(dk), claim(ck), BEGIN, RUN, commit(dk), ROLLBACK, release(dk), release(ck), LATER]),
+    ("transactional: the second key's claim was lost after the first was marked: all rolled back, 503",
+     ["new", "new", "ok", "ok", "ok", "lost", "ok", "ok", "ok"],
+     lambda dk, ck: [claim(dk), claim(ck), BEGIN, RUN, commit(dk), commit(ck), ROLLBACK, release(dk), release(ck), LATER]),
+    ("transactional: the database is down at begin: the claims released, 503, the handler never run",
+     ["new", "new", "store_down", "ok", "ok"],
+     lambda dk, ck: [claim(dk), claim(ck), BEGIN, release(dk), release(ck), DOWN]),
+    ("transactional: a mark fails: rolled back at once (never retried: the transaction is aborted), 503",
+     ["new", "new", "ok", "ok", "ok", "store_down", "ok", "ok", "ok"],
+     lambda dk, ck: [claim(dk), claim(ck), BEGIN, RUN, commit(dk), commit(ck), ROLLBACK, release(dk), release(ck), DOWN]),
+    ("transactional: the commit of the transaction fails: claims released (a committed row is never released), 503",
+     ["new", "new", "ok", "ok", "ok", "ok", "store_down", "ok", "ok"],
+     lambda dk, ck: [claim(dk), claim(ck), BEGIN, RUN, commit(dk), commit(ck), COMMIT_TX, release(dk), release(ck), DOWN]),
+    ("transactional: a redelivery of a processed delivery: 200, no transaction", ["done"], lambda dk, ck: [claim(dk), ACK]),
+    ("transactional: another worker holds the delivery: 503, no transaction", ["in_progress"],
+     lambda dk, ck: [claim(dk), LATER]),
+    ("transactional: the same content under a new id: the new claim released, 200, no transaction",
+     ["new", "done", "ok"], lambda dk, ck: [claim(dk), claim(ck), release(dk), ACK]),
+    ("transactional: the store is down at the second claim: the first released, 503, no transaction",
+     ["new", "store_down", "ok"], lambda dk, ck: [claim(dk), claim(ck), release(dk), DOWN]),
+]:
+    receipt(comment, answers, steps, transactional=True, did="dlv_tx_0001")
+receipt("transactional: the test event is acknowledged at once", [], [ACK], transactional=True,
+        name="enterprise.webhook.test", did="dlv_tx_test")
+receipt("transactional: a forged signature: 401, nothing claimed", [], [reply(401, error="no_matching_signature")],
+        transactional=True, did="dlv_tx_forged", secret="whsec_someone_else_0000000000")
 
 # ---------------------------------------------------------------- Call ----------------------------------
 

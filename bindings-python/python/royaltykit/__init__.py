@@ -16,7 +16,7 @@ __all__ = [
     "ApiError", "ApiSession", "Call", "CallFailedError", "CallStep", "ReconcileRequired", "ExportJob", "ReceiptStep", "WebhookReceipt", "BackoffPolicy", "BearerToken", "DEFAULT_DEDUP_TTL_SECONDS", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_TOLERANCE_SECONDS",
     "DedupWindow", "EnterpriseToken", "ExportDownloadError", "ExportStateError", "ExportStateInfo",
     "HEADER_NAMES", "InvalidArgumentError", "Operation", "PollDecision", "QueryParam", "RateBudget",
-    "RateDecision", "Receipt", "ReceiverDecision", "ReceiverReply", "RedisDedupProtocol", "DEFAULT_STORE_CAPACITY", "RedisDedupStore", "AsyncRedisDedupStore",
+    "RateDecision", "Receipt", "ReceiverDecision", "ReceiverReply", "RedisDedupProtocol", "SqlDedupProtocol", "SqlStatement", "DEFAULT_STORE_CAPACITY", "RedisDedupStore", "AsyncRedisDedupStore",
     "DedupStore", "AsyncDedupStore",
     "STATUS_HANDLER_FAILED", "STATUS_STORE_UNAVAILABLE", "WebhookReceiver", "RequestBuildError", "RequestDescriptor", "ResponseNotices", "RetryAfter",
     "RetryDecision", "RoyaltyKitError", "Token", "TokenResponseError", "VerifiedWebhook",

@@ -26,7 +26,7 @@ __all__ = [
     "Call", "CallStep", "ExportJob", "ReceiptStep", "WebhookReceipt",
     "BackoffPolicy", "BearerToken", "DEFAULT_DEDUP_TTL_SECONDS", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_TOLERANCE_SECONDS", "DedupWindow",
     "EnterpriseToken", "ExportStateInfo", "HEADER_NAMES", "Operation", "PollDecision", "QueryParam",
-    "RateBudget", "RateDecision", "ReceiverDecision", "ReceiverReply", "RedisDedupProtocol", "DEFAULT_STORE_CAPACITY", "STATUS_HANDLER_FAILED", "STATUS_STORE_UNAVAILABLE", "RequestDescriptor", "ApiSession", "ResponseNotices", "RetryAfter",
+    "RateBudget", "RateDecision", "ReceiverDecision", "ReceiverReply", "RedisDedupProtocol", "SqlDedupProtocol", "SqlStatement", "DEFAULT_STORE_CAPACITY", "STATUS_HANDLER_FAILED", "STATUS_STORE_UNAVAILABLE", "RequestDescriptor", "ApiSession", "ResponseNotices", "RetryAfter",
     "RetryDecision", "Token", "VerifiedWebhook", "WebhookEvent", "WebhookSecret", "WebhookVerifier",
     "active_secrets", "backoff_delay", "build_enterprise_token_request", "build_request",
     "build_token_request", "check_export_download", "content_key", "decide_claims", "decide_retry", "delivery_key",
@@ -98,7 +98,7 @@ class WebhookVerifier:
     def verify(self, headers: _Headers, body: _Body, *, now: _Seconds | None = None) -> VerifiedWebhook: ...
     def receipt(
         self, headers: _Headers, body: _Body, *, namespace: str, now: _Seconds | None = None,
-        window: DedupWindow | None = None,
+        window: DedupWindow | None = None, transactional: bool = False,
     ) -> WebhookReceipt:
         """One delivery as a machine: drive it with ``next()`` until it says ``Reply``; on a
         ``window`` it claims and commits there itself and asks only for the handler."""
@@ -443,6 +443,40 @@ class RedisDedupProtocol:
     def commit_command(self, key: str, token: str) -> list[str]: ...
     def release_command(self, key: str, token: str) -> list[str]: ...
 
+@final
+class SqlStatement:
+    """One statement: ``sql`` with the driver's placeholders and its ``args``, in order."""
+
+    @property
+    def sql(self) -> str: ...
+    @property
+    def args(self) -> list[str]: ...
+
+@final
+class SqlDedupProtocol:
+    """The dedup contract in your SQL database, marked done inside the handler's transaction."""
+
+    def __new__(cls, dialect: Literal["postgres", "sqlite"], *, param_style: Literal["qmark", "dollar", "format"],
+                table: str | None = None, ttl_seconds: int | None = None,
+                lease_seconds: int | None = None) -> SqlDedupProtocol: ...
+    @staticmethod
+    def new_token() -> str: ...
+    @property
+    def table(self) -> str: ...
+    def schema(self) -> list[str]: ...
+    def claim(self, key: str, token: str, now: int) -> SqlStatement: ...
+    @staticmethod
+    def claim_reply(rows: int) -> Literal["new"] | None: ...
+    def state(self, key: str) -> SqlStatement: ...
+    @staticmethod
+    def state_reply(state: str | None) -> Literal["in_progress", "done"]: ...
+    def begin(self) -> str: ...
+    def mark_done(self, key: str, token: str, now: int) -> SqlStatement: ...
+    @staticmethod
+    def guarded_reply(rows: int) -> bool: ...
+    def release(self, key: str, token: str) -> SqlStatement: ...
+    def purge(self, now: int) -> SqlStatement: ...
+
 # ---- protocol machines --------------------------------------------------------------------------
 
 _ClaimState = Literal["new", "in_progress", "done"]
@@ -489,6 +523,27 @@ class ReceiptStep:
         def attempt(self) -> int: ...
 
     @final
+    class Begin(ReceiptStep):
+        """(Transactional.) Open the transaction, then ``began()`` or ``store_failed()``."""
+
+        __match_args__ = ()
+        def __new__(cls) -> ReceiptStep.Begin: ...
+
+    @final
+    class CommitTransaction(ReceiptStep):
+        """(Transactional.) Commit, then ``transaction_committed()`` or ``store_failed()``."""
+
+        __match_args__ = ()
+        def __new__(cls) -> ReceiptStep.CommitTransaction: ...
+
+    @final
+    class Rollback(ReceiptStep):
+        """(Transactional.) Roll back, then ``rolled_back()`` (also after a failed rollback)."""
+
+        __match_args__ = ()
+        def __new__(cls) -> ReceiptStep.Rollback: ...
+
+    @final
     class Wait(ReceiptStep):
         """Pause ``seconds``, then ``waited()``."""
 
@@ -524,6 +579,10 @@ class WebhookReceipt:
     def handler_failed(self) -> ReceiptStep: ...
     def committed(self) -> ReceiptStep: ...
     def waited(self) -> ReceiptStep: ...
+    def claim_lost(self) -> ReceiptStep: ...
+    def began(self) -> ReceiptStep: ...
+    def transaction_committed(self) -> ReceiptStep: ...
+    def rolled_back(self) -> ReceiptStep: ...
 
 @disjoint_base
 class CallStep:

@@ -164,14 +164,17 @@ class WebhookReceiver:
     stores a delivery's effect. The handler runs once per new delivery; when it raises, its
     claims are released and the answer is 500, so the service redelivers and that attempt is
     processed. Processing is at least once: a commit that still fails after its retries is
-    answered 503 and the redelivery runs the handler again (make the handler idempotent)."""
+    answered 503 and the redelivery runs the handler again (make the handler idempotent).
+    With a store in your database (:mod:`royaltykit.stores`) it is exactly once: the handler is
+    called as ``handler(delivery, connection)`` inside the transaction that marks the delivery
+    done."""
 
     def __init__(
         self,
         secrets: str | WebhookSecret | Iterable[str | WebhookSecret],
         *,
         namespace: str,
-        handler: Callable[[VerifiedWebhook], object],
+        handler: Callable[[VerifiedWebhook], object] | Callable[[VerifiedWebhook, Any], object],
         store: DedupStore | AsyncDedupStore | None = None,
         tolerance_seconds: int | None = None,
         max_body_bytes: int | None = None,
@@ -184,20 +187,23 @@ class WebhookReceiver:
                                         tolerance_seconds=tolerance_seconds, max_body_bytes=max_body_bytes,
                                         tolerance=tolerance)  # tolerance: deprecated, warns
         self.namespace = namespace
-        self.handler = handler
+        self.handler: Callable[..., object] = handler
         self.store: Any = store if store is not None else DedupWindow(DEFAULT_STORE_CAPACITY)
+        # A store in the handler's database (royaltykit.stores): handler(delivery, connection).
+        self.transactional: bool = getattr(self.store, "transactional", False) is True
         self.max_body_bytes: int = self.verifier.max_body_bytes
         self.on_error = on_error or (lambda e, d: _log.error("webhook handler failed for %s", d.delivery_id, exc_info=e))
 
     def _receipt(self, headers: Any, body: bytes, now: float | None) -> WebhookReceipt:
         # On a DedupWindow the receipt performs its own claims and commits inside the core.
         window = self.store if isinstance(self.store, DedupWindow) else None
-        return self.verifier.receipt(headers, body, namespace=self.namespace, now=now, window=window)
+        return self.verifier.receipt(headers, body, namespace=self.namespace, now=now, window=window,
+                                     transactional=self.transactional)
 
     def _steps(self, headers: Any, body: bytes, now: float | None) -> Generator[Any, tuple[bool, Any], Receipt]:
         """The receipt's loop, once for both drivers: yields each action to perform (a callable,
         or a :class:`_Pause`) and is sent back ``(True, result)`` or ``(False, exception)``."""
-        r, store, d = self._receipt(headers, body, now), self.store, None
+        r, store, d, tx = self._receipt(headers, body, now), self.store, None, cast(Any, None)
         step = r.next()
         while True:
             match step:
@@ -207,12 +213,24 @@ class WebhookReceiver:
                 case ReceiptStep.Release(key=key):  # a failed release is fine: the claim's lease runs out
                     yield lambda: store.release(key)
                     step = r.released()
+                case ReceiptStep.Begin():
+                    ok, tx = yield lambda: store.begin()
+                    step = r.began() if ok else r.store_failed()
+                case ReceiptStep.CommitTransaction():
+                    ok, _ = yield lambda: store.commit_transaction(tx)
+                    step = r.transaction_committed() if ok else r.store_failed()
+                case ReceiptStep.Rollback():  # a failed rollback is fine: the database rolls back
+                    yield lambda: store.rollback(tx)
+                    step = r.rolled_back()
                 case ReceiptStep.RunHandler():
                     d = cast(VerifiedWebhook, r.delivery)
-                    ok, value = yield lambda: self.handler(d)
+                    ok, value = yield (lambda: self.handler(d, tx)) if self.transactional else (lambda: self.handler(d))
                     if not ok:
                         self.on_error(value, d)
                     step = r.handler_succeeded() if ok else r.handler_failed()
+                case ReceiptStep.Commit(key=key) if self.transactional:  # the mark, inside the transaction
+                    ok, mine = yield lambda: store.mark_done(tx, key)
+                    step = (r.committed() if mine else r.claim_lost()) if ok else r.store_failed()
                 case ReceiptStep.Commit(key=key):
                     ok, _ = yield lambda: store.commit(key)
                     step = r.committed() if ok else r.store_failed()

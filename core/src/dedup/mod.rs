@@ -25,9 +25,11 @@
 //! stamped the same second share an event key, so claiming it would drop one of them.
 
 mod redis;
+mod sql;
 mod window;
 
 pub use redis::{RedisDedup, COMMIT_SCRIPT, DEFAULT_REDIS_PREFIX, RELEASE_SCRIPT};
+pub use sql::{ParamStyle, SqlDedup, SqlDialect, SqlStatement, DEFAULT_SQL_TABLE};
 
 pub use window::{
     ClaimState, DedupWindow, DEFAULT_DEDUP_TTL_SECONDS, DEFAULT_LEASE_SECONDS, MAX_CAPACITY,

@@ -28,6 +28,14 @@
 //!     }
 //! }
 //! ```
+//!
+//! A **transactional** receipt ([`Receipt::transactional`]) is for a dedup table in the
+//! handler's own database ([`crate::dedup::SqlDedup`]): after the claims it asks the host to
+//! `Begin` a transaction, `RunHandler` with that transaction, `Commit` (mark done) each key
+//! **inside** it, then `CommitTransaction`; a failure anywhere is a `Rollback`, then the claims
+//! released. The mark and the effect commit together or not at all: exactly once. The marks
+//! come after the handler so that the rows are locked only for the instant before the commit:
+//! a redelivery arriving meanwhile is answered at once instead of waiting on the lock.
 
 use super::unexpected;
 use crate::dedup::{ClaimState, DedupWindow};
@@ -61,7 +69,9 @@ pub enum ReceiptStep {
     /// Run the handler with [`Receipt::delivery`], then report
     /// [`Receipt::handler_succeeded`] or [`Receipt::handler_failed`].
     RunHandler {},
-    /// Mark `key` processed, then report [`Receipt::committed`] or [`Receipt::store_failed`].
+    /// Mark `key` processed, then report [`Receipt::committed`] or [`Receipt::store_failed`]
+    /// (in a transactional receipt: inside the open transaction, and
+    /// [`Receipt::claim_lost`] when the row no longer holds this claim).
     Commit {
         /// The key to commit.
         key: String,
@@ -73,6 +83,16 @@ pub enum ReceiptStep {
         /// How long, in seconds.
         seconds: f64,
     },
+    /// (Transactional receipts.) Open the transaction the marks and the handler's effect
+    /// share, then report [`Receipt::began`] or [`Receipt::store_failed`].
+    Begin {},
+    /// (Transactional receipts.) Commit the transaction, then report
+    /// [`Receipt::transaction_committed`] or [`Receipt::store_failed`].
+    CommitTransaction {},
+    /// (Transactional receipts.) Roll the transaction back, then report
+    /// [`Receipt::rolled_back`] (a failed rollback too: the database rolls back a transaction
+    /// whose connection is gone).
+    Rollback {},
     /// Answer `status` with the JSON `body`: the delivery is finished.
     Reply {
         /// The HTTP status.
@@ -106,6 +126,15 @@ enum Phase {
     Committing { index: usize, attempt: u32 },
     /// Pausing before attempt `attempt` of the commit of `keys[index]`.
     Pausing { index: usize, attempt: u32 },
+    /// (Transactional.) Opening the transaction.
+    Beginning,
+    /// (Transactional.) Committing the transaction.
+    CommittingTransaction,
+    /// (Transactional.) Rolling back, then releasing `to_release` and answering `reply`.
+    RollingBack {
+        to_release: Vec<String>,
+        reply: (u16, String),
+    },
     /// Finished.
     Replied(u16, String),
 }
@@ -121,6 +150,7 @@ pub struct Receipt {
     commit_attempts: u32,
     commit_delay_seconds: f64,
     success: (u16, String),
+    transactional: bool,
     phase: Phase,
 }
 
@@ -152,6 +182,7 @@ impl Receipt {
             commit_attempts: plan.commit_attempts.max(1),
             commit_delay_seconds: f64::from(plan.commit_retry_delay_ms) / 1000.0,
             success: (plan.status, plan.body),
+            transactional: false,
             phase: Phase::Claiming,
         })
     }
@@ -164,8 +195,23 @@ impl Receipt {
             commit_attempts: 0,
             commit_delay_seconds: 0.0,
             success: reply.clone(),
+            transactional: false,
             phase: Phase::Replied(reply.0, reply.1),
         }
+    }
+
+    /// This receipt, for a dedup table in the handler's own database (see the module
+    /// documentation): the keys are marked done inside the transaction that holds the
+    /// handler's effect. Promises the same claims and replies as a plain receipt; a receipt
+    /// that has already replied (a rejected delivery, a test event) is unchanged.
+    pub fn transactional(mut self) -> Self {
+        self.transactional = true;
+        self
+    }
+
+    /// Whether the receipt is transactional.
+    pub fn is_transactional(&self) -> bool {
+        self.transactional
     }
 
     /// The verified delivery, for the handler and for logs (`None` when verification failed).
@@ -200,6 +246,9 @@ impl Receipt {
             Phase::Pausing { .. } => ReceiptStep::Wait {
                 seconds: self.commit_delay_seconds,
             },
+            Phase::Beginning => ReceiptStep::Begin {},
+            Phase::CommittingTransaction => ReceiptStep::CommitTransaction {},
+            Phase::RollingBack { .. } => ReceiptStep::Rollback {},
             Phase::Replied(status, body) => ReceiptStep::Reply {
                 status: *status,
                 body: body.clone(),
@@ -216,7 +265,13 @@ impl Receipt {
             Phase::Claiming => "claimed or store_failed",
             Phase::Releasing { .. } => "released",
             Phase::Handling => "handler_succeeded or handler_failed",
+            Phase::Committing { .. } if self.transactional => {
+                "committed, claim_lost or store_failed"
+            }
             Phase::Committing { .. } => "committed or store_failed",
+            Phase::Beginning => "began or store_failed",
+            Phase::CommittingTransaction => "transaction_committed or store_failed",
+            Phase::RollingBack { .. } => "rolled_back",
             Phase::Pausing { .. } => "waited",
             Phase::Replied(..) => "nothing (the receipt has replied)",
         }
@@ -244,10 +299,12 @@ impl Receipt {
         }
         self.claimed += 1;
         if state == ClaimState::New {
-            self.phase = if self.claimed >= self.keys.len() {
-                Phase::Handling
-            } else {
+            self.phase = if self.claimed < self.keys.len() {
                 Phase::Claiming
+            } else if self.transactional {
+                Phase::Beginning
+            } else {
+                Phase::Handling
             };
             return Ok(());
         }
@@ -263,16 +320,27 @@ impl Receipt {
         Ok(())
     }
 
-    /// The store could not be reached for the pending `Claim` or `Commit`. Promises: during
-    /// claims, the claims already taken released, then `Reply` 503; during commits, `Wait` then
-    /// the same commit again until its attempts are used, then `Reply` 503 (the effect stands;
-    /// the redelivery runs the handler again). `invalid_argument` in any other phase.
+    /// The store could not be reached for the pending `Claim` or `Commit` (or, in a
+    /// transactional receipt, `Begin` or `CommitTransaction`). Promises: during claims, the
+    /// claims already taken released, then `Reply` 503; during commits, `Wait` then the same
+    /// commit again until its attempts are used, then `Reply` 503 (the effect stands; the
+    /// redelivery runs the handler again). Transactional: a failed `Begin` releases the claims;
+    /// a failed mark is a `Rollback`, then the claims released; a failed `CommitTransaction`
+    /// releases the claims (a release never removes a row that did commit) — each then `Reply`
+    /// 503, and nothing was applied twice. `invalid_argument` in any other phase.
     pub fn store_failed(&mut self) -> Result<(), ArgumentError> {
         let unavailable = failure_reply(ReceiverFailure::StoreUnavailable);
+        let reply = (unavailable.status, unavailable.body);
         match self.phase {
             Phase::Claiming => {
                 let taken = self.keys.iter().take(self.claimed).cloned().collect();
-                self.release_then(taken, (unavailable.status, unavailable.body));
+                self.release_then(taken, reply);
+            }
+            Phase::Beginning | Phase::CommittingTransaction => {
+                self.release_then(self.keys.clone(), reply);
+            }
+            Phase::Committing { .. } if self.transactional => {
+                self.roll_back_then(reply);
             }
             Phase::Committing { index, attempt } if attempt < self.commit_attempts => {
                 self.phase = Phase::Pausing {
@@ -281,7 +349,7 @@ impl Receipt {
                 };
             }
             Phase::Committing { .. } => {
-                self.phase = Phase::Replied(unavailable.status, unavailable.body);
+                self.phase = Phase::Replied(reply.0, reply.1);
             }
             _ => return Err(unexpected("store_failed", self.expecting())),
         }
@@ -303,7 +371,16 @@ impl Receipt {
         }
     }
 
-    /// The handler stored its effect. Promises `Commit` of the first key.
+    /// Rolls the transaction back, then releases every claim and answers `reply`.
+    fn roll_back_then(&mut self, reply: (u16, String)) {
+        self.phase = Phase::RollingBack {
+            to_release: self.keys.clone(),
+            reply,
+        };
+    }
+
+    /// The handler stored its effect. Promises `Commit` of the first key (transactional: the
+    /// mark, inside the transaction).
     pub fn handler_succeeded(&mut self) -> Result<(), ArgumentError> {
         if !matches!(self.phase, Phase::Handling) {
             return Err(unexpected("handler_succeeded", self.expecting()));
@@ -315,20 +392,26 @@ impl Receipt {
         Ok(())
     }
 
-    /// The handler failed. Promises: every key released, then `Reply` 500, so the service's
-    /// redelivery is processed.
+    /// The handler failed. Promises: every key released (transactional: after a `Rollback`,
+    /// which undoes the marks with the effect), then `Reply` 500, so the service's redelivery
+    /// is processed.
     pub fn handler_failed(&mut self) -> Result<(), ArgumentError> {
         if !matches!(self.phase, Phase::Handling) {
             return Err(unexpected("handler_failed", self.expecting()));
         }
         let failed = failure_reply(ReceiverFailure::HandlerFailed);
-        self.release_then(self.keys.clone(), (failed.status, failed.body));
+        let reply = (failed.status, failed.body);
+        if self.transactional {
+            self.roll_back_then(reply);
+        } else {
+            self.release_then(self.keys.clone(), reply);
+        }
         Ok(())
     }
 
     /// The pending `Commit` is done (whatever the store answered: a key whose lease ran out
     /// and was claimed by another worker is that worker's to finish). Promises the next key's
-    /// `Commit`, then `Reply` 200.
+    /// `Commit`, then `Reply` 200 (transactional: the next key's mark, then `CommitTransaction`).
     pub fn committed(&mut self) -> Result<(), ArgumentError> {
         let Phase::Committing { index, .. } = self.phase else {
             return Err(unexpected("committed", self.expecting()));
@@ -338,9 +421,55 @@ impl Receipt {
                 index: index + 1,
                 attempt: 1,
             }
+        } else if self.transactional {
+            Phase::CommittingTransaction
         } else {
             Phase::Replied(self.success.0, self.success.1.clone())
         };
+        Ok(())
+    }
+
+    /// (Transactional.) The pending mark changed no row: this claim's lease ran out and
+    /// another worker took the key. Promises `Rollback` (the effect goes with it), the claims
+    /// released (a release never touches another worker's claim), then `Reply` 503, so the
+    /// service redelivers and the next claim finds the key done or free. `invalid_argument` in
+    /// a plain receipt.
+    pub fn claim_lost(&mut self) -> Result<(), ArgumentError> {
+        if !(self.transactional && matches!(self.phase, Phase::Committing { .. })) {
+            return Err(unexpected("claim_lost", self.expecting()));
+        }
+        let busy = decide_claims(&[ClaimState::InProgress]);
+        self.roll_back_then((busy.status, busy.body));
+        Ok(())
+    }
+
+    /// (Transactional.) The transaction is open. Promises `RunHandler`.
+    pub fn began(&mut self) -> Result<(), ArgumentError> {
+        if !matches!(self.phase, Phase::Beginning) {
+            return Err(unexpected("began", self.expecting()));
+        }
+        self.phase = Phase::Handling;
+        Ok(())
+    }
+
+    /// (Transactional.) The transaction committed: the effect and the marks stand together.
+    /// Promises `Reply` 200.
+    pub fn transaction_committed(&mut self) -> Result<(), ArgumentError> {
+        if !matches!(self.phase, Phase::CommittingTransaction) {
+            return Err(unexpected("transaction_committed", self.expecting()));
+        }
+        self.phase = Phase::Replied(self.success.0, self.success.1.clone());
+        Ok(())
+    }
+
+    /// (Transactional.) The pending `Rollback` is done (or failed: the database rolls back a
+    /// transaction whose connection is gone). Promises the claims released, then `Reply`.
+    pub fn rolled_back(&mut self) -> Result<(), ArgumentError> {
+        let Phase::RollingBack { to_release, reply } = &mut self.phase else {
+            return Err(unexpected("rolled_back", self.expecting()));
+        };
+        let (keys, reply) = (std::mem::take(to_release), std::mem::take(reply));
+        self.release_then(keys, reply);
         Ok(())
     }
 

@@ -1,0 +1,321 @@
+"""The transactional dedup stores (royaltykit.stores) against a real PostgreSQL (the throw-away
+cluster scripts/test-python.sh starts: ROYALTYKIT_PG_DSN) and SQLite files: a receiver process
+killed (SIGKILL) at every step, PostgreSQL restarted mid-delivery, two processes racing one
+delivery. Whatever happens, the effect is applied exactly once."""
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+import royaltykit as rk
+from royaltykit.stores import PostgresDedupStore, SqliteDedupStore
+
+CHILD = Path(__file__).with_name("store_child.py")
+SECRET = "whsec_store_tests_0123456789abcdef"
+LEASE = 5
+NOW = 1_763_900_000
+
+
+def dsn() -> str:
+    value = os.environ.get("ROYALTYKIT_PG_DSN")
+    if not value:
+        raise RuntimeError("ROYALTYKIT_PG_DSN is not set: run the suite with scripts/test-python.sh, which starts "
+                           "a PostgreSQL cluster (source scripts/postgres.sh; start_postgres)")
+    return value
+
+
+class Db:
+    """One database for a test: a fresh table of its own and an `effects` table."""
+
+    def __init__(self, kind: str, tmp_path: Path) -> None:
+        self.kind = kind
+        self.table = "dedup_" + uuid.uuid4().hex[:12]
+        if kind == "postgres":
+            import psycopg
+
+            self.target = dsn()
+            self.effects = "effects_" + self.table
+            self._connect = lambda: psycopg.connect(self.target, autocommit=True)
+        else:
+            import sqlite3
+
+            self.target = str(tmp_path / "app.sqlite")
+            self.effects = "effects"
+            self._connect = lambda: sqlite3.connect(self.target, isolation_level=None)
+        c = self._connect()
+        c.execute(f"CREATE TABLE IF NOT EXISTS {self.effects} (delivery_id TEXT NOT NULL)")
+        c.close()
+        self.store(lambda: 0).create_table()
+
+    def store(self, clock=time.time, **kw):
+        cls = PostgresDedupStore if self.kind == "postgres" else SqliteDedupStore
+        return cls(self.target, table=self.table, lease_seconds=LEASE, clock=clock, **kw)
+
+    def effects_of(self, delivery_id: str) -> int:
+        c = self._connect()
+        ph = "%s" if self.kind == "postgres" else "?"
+        (n,) = c.execute(f"SELECT count(*) FROM {self.effects} WHERE delivery_id = {ph}", [delivery_id]).fetchone()
+        c.close()
+        return int(n)
+
+    def rows(self) -> list[tuple[str, str]]:
+        c = self._connect()
+        rows = c.execute(f"SELECT dedup_key, state FROM {self.table} ORDER BY dedup_key").fetchall()
+        c.close()
+        return [tuple(r) for r in rows]
+
+    def handler(self, delivery, connection) -> None:
+        ph = "%s" if self.kind == "postgres" else "?"
+        connection.execute(f"INSERT INTO {self.effects} (delivery_id) VALUES ({ph})", [delivery.delivery_id])
+
+    def receiver(self, clock=time.time, handler=None) -> rk.WebhookReceiver:
+        return rk.WebhookReceiver(SECRET, namespace="org-7/stores", handler=handler or self.handler,
+                                  store=self.store(clock))
+
+
+def delivery(tmp_path: Path, db: Db, name: str) -> tuple[Path, dict]:
+    did = f"dlv_{name}_{uuid.uuid4().hex[:8]}"
+    body = json.dumps({"event": "enterprise.release.updated",
+                       "resource": {"type": "release", "reference": did, "url": "/api/v1/releases/" + did},
+                       "occurred_at": "2026-11-22T04:05:06Z"})
+    headers = rk.sign_webhook(SECRET, body.encode(), timestamp=NOW, delivery_id=did)
+    d = {"secret": SECRET, "headers": headers, "body": body, "now": NOW, "lease_seconds": LEASE, "id": did}
+    # the child process uses the same table and effects table as this test
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(d))
+    return path, d
+
+
+def child(db: Db, delivery_file: Path, kill: str, start_at: float = 0.0) -> subprocess.Popen:
+    env = {**os.environ, "STORE_TABLE": db.table, "STORE_EFFECTS": db.effects}
+    return subprocess.Popen([sys.executable, str(CHILD), db.kind, db.target, str(delivery_file), kill, str(start_at)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+
+def redeliver(db: Db, d: dict, later: float = 0.0) -> tuple[int, dict]:
+    r = db.receiver(clock=lambda: time.time() + later).receive(d["headers"], d["body"].encode(), now=d["now"])
+    return r.status, json.loads(r.body)
+
+
+@pytest.fixture(params=["postgres", "sqlite"])
+def db(request, tmp_path: Path) -> Db:
+    return Db(request.param, tmp_path)
+
+
+@pytest.mark.parametrize("point", ["after_claim", "after_mark", "after_effect"])
+def test_a_receiver_killed_before_its_transaction_committed_leaves_nothing_and_the_redelivery_applies_it_once(
+        db: Db, tmp_path: Path, point: str) -> None:
+    f, d = delivery(tmp_path, db, point)
+    p = child(db, f, point)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == -9, (out, err)
+    assert db.effects_of(d["id"]) == 0  # the effect died with the transaction
+    # inside the lease the claim still stands: the redelivery is told to come back
+    assert redeliver(db, d)[0] == 503
+    assert db.effects_of(d["id"]) == 0
+    status, body = redeliver(db, d, later=LEASE + 1)
+    assert (status, body["result"]) == (200, "processed")
+    assert db.effects_of(d["id"]) == 1
+    assert [s for _, s in db.rows()] == ["done", "done"]
+    assert redeliver(db, d, later=LEASE + 2) == (200, {"result": "acknowledge"})
+    assert db.effects_of(d["id"]) == 1
+
+
+def test_a_receiver_killed_after_its_commit_left_the_effect_and_the_redelivery_is_a_duplicate(
+        db: Db, tmp_path: Path) -> None:
+    f, d = delivery(tmp_path, db, "after_commit")
+    p = child(db, f, "after_commit")
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == -9, (out, err)
+    assert db.effects_of(d["id"]) == 1
+    assert redeliver(db, d) == (200, {"result": "acknowledge"})
+    assert redeliver(db, d, later=LEASE + 1) == (200, {"result": "acknowledge"})
+    assert db.effects_of(d["id"]) == 1
+
+
+def test_a_delivery_in_a_child_that_is_not_killed_is_processed(db: Db, tmp_path: Path) -> None:
+    f, d = delivery(tmp_path, db, "none")
+    p = child(db, f, "none")
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 0, err
+    assert out.split()[0] == "200" and json.loads(out.split(" ", 1)[1])["result"] == "processed"
+    assert db.effects_of(d["id"]) == 1
+
+
+def test_two_processes_racing_one_delivery_apply_it_once(db: Db, tmp_path: Path) -> None:
+    f, d = delivery(tmp_path, db, "race")
+    start = time.time() + 1.0
+    ps = [child(db, f, "slow", start) for _ in range(2)]
+    outs = [p.communicate(timeout=60) for p in ps]
+    assert [p.returncode for p in ps] == [0, 0], outs
+    statuses = sorted(int(o.split()[0]) for o, _ in outs)
+    assert statuses[0] == 200 and statuses[1] in (200, 503), outs
+    assert db.effects_of(d["id"]) == 1
+    assert redeliver(db, d, later=LEASE + 1) == (200, {"result": "acknowledge"})
+    assert db.effects_of(d["id"]) == 1
+
+
+def test_a_failing_handler_rolls_its_effect_back_and_the_redelivery_applies_it_once(db: Db, tmp_path: Path) -> None:
+    _, d = delivery(tmp_path, db, "fails")
+
+    def failing(delivery, connection):
+        db.handler(delivery, connection)
+        raise RuntimeError("the handler failed after writing")
+
+    r = db.receiver(handler=failing).receive(d["headers"], d["body"].encode(), now=d["now"])
+    assert r.status == 500
+    assert db.effects_of(d["id"]) == 0
+    assert db.rows() == []  # released at once: the redelivery need not wait for the lease
+    assert redeliver(db, d)[0] == 200
+    assert db.effects_of(d["id"]) == 1
+
+
+def test_a_claim_lost_to_another_worker_rolls_the_effect_back(db: Db, tmp_path: Path) -> None:
+    _, d = delivery(tmp_path, db, "lost")
+    ran = []
+    slow = db.store()
+    # this worker claims, then stalls past its lease; another takes the key over and finishes
+    taken = {}
+
+    class Stalling(type(slow)):  # type: ignore[misc]
+        def begin(self):
+            taken["other"] = redeliver(db, d, later=LEASE + 1)
+            return super().begin()
+
+    store = Stalling(db.target, table=db.table, lease_seconds=LEASE)
+    def handler(dl, c):
+        ran.append(dl)
+        db.handler(dl, c)
+
+    r = rk.WebhookReceiver(SECRET, namespace="org-7/stores", store=store,
+                           handler=handler).receive(d["headers"], d["body"].encode(), now=d["now"])
+    assert taken["other"][0] == 200
+    assert (r.status, json.loads(r.body)["result"]) == (503, "retry_later")
+    assert len(ran) == 1  # it ran, and its mark found the key taken: its effect was rolled back
+    assert db.effects_of(d["id"]) == 1
+
+
+def test_postgres_restarted_mid_delivery_answers_503_and_loses_nothing(tmp_path: Path) -> None:
+    db = Db("postgres", tmp_path)
+    f, d = delivery(tmp_path, db, "restart")
+    p = child(db, f, "restart")
+    out, err = p.communicate(timeout=120)
+    assert p.returncode == 0, err
+    assert out.split()[0] == "503", out
+    assert db.effects_of(d["id"]) == 0
+    # the claims were released on a new connection: the redelivery is processed at once
+    status, body = redeliver(db, d)
+    assert (status, body["result"]) == (200, "processed")
+    assert db.effects_of(d["id"]) == 1
+
+
+def test_many_threads_share_one_store(db: Db, tmp_path: Path) -> None:
+    deliveries = [delivery(tmp_path, db, f"t{i}")[1] for i in range(12)]
+    receiver = db.receiver()
+    statuses: list[int] = []
+
+    def work(ds: list[dict]) -> None:
+        for dd in ds:
+            statuses.append(receiver.receive(dd["headers"], dd["body"].encode(), now=dd["now"]).status)
+
+    threads = [threading.Thread(target=work, args=(deliveries[i::3] + deliveries[i::3],)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [db.effects_of(dd["id"]) for dd in deliveries] == [1] * 12
+    assert statuses.count(200) >= 12 and set(statuses) <= {200, 503}
+    assert receiver.store._tokens._held == {}  # no claim token outlives its delivery
+
+
+def test_purge_removes_only_expired_rows(db: Db, tmp_path: Path) -> None:
+    _, d = delivery(tmp_path, db, "purge")
+    assert redeliver(db, d)[0] == 200
+    assert db.store().purge() == 0
+    assert len(db.rows()) == 2
+    assert db.store(clock=lambda: time.time() + rk.DEFAULT_DEDUP_TTL_SECONDS + 1).purge() == 2
+    assert db.rows() == []
+
+
+def test_the_connection_string_never_shows(tmp_path: Path) -> None:
+    store = PostgresDedupStore(dsn().replace("postgres@", "postgres:s3cret-pw@"), create_table=False)
+    assert "s3cret" not in repr(store)
+
+
+def test_concurrent_async_deliveries_on_postgres_each_apply_once(tmp_path: Path) -> None:
+    import asyncio
+
+    db = Db("postgres", tmp_path)
+    ds = [delivery(tmp_path, db, f"a{i}")[1] for i in range(8)]
+
+    async def handler(d, connection) -> None:
+        db.handler(d, connection)
+        await asyncio.sleep(0.02)  # other deliveries run meanwhile: none inside this transaction
+
+    receiver = db.receiver(handler=handler)
+
+    async def run() -> list[int]:
+        replies = await asyncio.gather(*(receiver.areceive(d["headers"], d["body"].encode(), now=d["now"])
+                                         for d in ds + ds))
+        return [r.status for r in replies]
+
+    statuses = asyncio.run(run())
+    assert [db.effects_of(d["id"]) for d in ds] == [1] * 8
+    assert statuses.count(200) >= 8 and set(statuses) <= {200, 503}
+
+
+def test_async_receive_on_sqlite(db: Db, tmp_path: Path) -> None:
+    import asyncio
+
+    _, d = delivery(tmp_path, db, "async")
+    receiver = db.receiver()
+    first = asyncio.run(receiver.areceive(d["headers"], d["body"].encode(), now=d["now"]))
+    again = asyncio.run(receiver.areceive(d["headers"], d["body"].encode(), now=d["now"]))
+    assert (first.status, json.loads(first.body)["result"]) == (200, "processed")
+    assert (again.status, json.loads(again.body)) == (200, {"result": "acknowledge"})
+    assert db.effects_of(d["id"]) == 1
+
+
+def test_the_async_postgres_store_under_areceive(tmp_path: Path) -> None:
+    import asyncio
+
+    from royaltykit.stores import AsyncPostgresDedupStore
+
+    db = Db("postgres", tmp_path)
+    ds = [delivery(tmp_path, db, f"as{i}")[1] for i in range(8)]
+
+    async def handler(d, connection) -> None:
+        await connection.execute(f"INSERT INTO {db.effects} (delivery_id) VALUES (%s)", [d.delivery_id])
+        await asyncio.sleep(0.02)
+
+    async def failing(d, connection) -> None:
+        await handler(d, connection)
+        raise RuntimeError("the handler failed after writing")
+
+    async def run() -> tuple[list[int], int, int]:
+        store = AsyncPostgresDedupStore(db.target, table=db.table, lease_seconds=LEASE)
+        await store.create_table()
+        receiver = rk.WebhookReceiver(SECRET, namespace="org-7/stores", handler=handler, store=store)
+        replies = await asyncio.gather(*(receiver.areceive(d["headers"], d["body"].encode(), now=d["now"])
+                                         for d in ds + ds))
+        _, f = delivery(tmp_path, db, "async_fails")
+        failed = await rk.WebhookReceiver(SECRET, namespace="org-7/stores", handler=failing, store=store,
+                                          on_error=lambda e, d: None).areceive(f["headers"], f["body"].encode(),
+                                                                               now=f["now"])
+        again = await receiver.areceive(f["headers"], f["body"].encode(), now=f["now"])
+        await store.close()
+        assert store._tokens._held == {}
+        return [r.status for r in replies], failed.status, again.status
+
+    statuses, failed, again = asyncio.run(run())
+    assert [db.effects_of(d["id"]) for d in ds] == [1] * 8
+    assert statuses.count(200) >= 8 and set(statuses) <= {200, 503}
+    assert (failed, again) == (500, 200)
+    assert "postgres@" not in repr(AsyncPostgresDedupStore(dsn()))
