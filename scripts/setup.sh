@@ -31,6 +31,7 @@ need_apt=()
 [ -f /usr/share/java/gson.jar ] || need_apt+=(libgoogle-gson-java)
 [ -x /usr/bin/chromium ] || need_apt+=(chromium)  # the npm package's browser test (headless)
 command -v redis-server >/dev/null || need_apt+=(redis-server)  # the receivers' shared dedup store (make test-receivers)
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need_apt+=(postgresql)  # the transactional dedup store's tests
 # the arm64 Debian root for the aarch64 wheel's suite (make test-platforms)
 [ -x /usr/bin/qemu-aarch64-static ] || need_apt+=(qemu-user-static binfmt-support)
 command -v debootstrap >/dev/null || need_apt+=(debootstrap)
@@ -66,6 +67,15 @@ if [ ! -x "$BUILD/node/node_modules/.bin/wasm-opt" ] || [ ! -f "$BUILD/node/node
   (cd "$BUILD/node" && npm install --no-audit --no-fund --loglevel=error >/dev/null)
 fi
 chmod +x "$BUILD/node/node_modules/kotlin-compiler/bin/"* 2>/dev/null || true
+# The SQL drivers of the Node transactional stores' tests (pg, better-sqlite3: compiled once here).
+if ! cmp -s tools/node-sql/package.json "$BUILD/node-sql/package.json" \
+   || [ ! -f "$BUILD/node-sql/node_modules/better-sqlite3/build/Release/better_sqlite3.node" ]; then
+  log "npm install pg better-sqlite3 (better-sqlite3 compiles from source, about 2 min)"
+  rm -rf "$BUILD/node-sql" && mkdir -p "$BUILD/node-sql"
+  cp tools/node-sql/package.json "$BUILD/node-sql/"
+  (cd "$BUILD/node-sql" && npm install --no-audit --no-fund --loglevel=error >/dev/null)
+  cp tools/node-sql/package.json "$BUILD/node-sql/package.json"
+fi
 
 # 5. Python venv with maturin, pytest, mypy (pinned in tools/requirements-dev.txt).
 if [ ! -x "$BUILD/venv/bin/python" ]; then
@@ -79,20 +89,24 @@ if ! cmp -s tools/requirements-dev.txt "$BUILD/venv/.requirements"; then
 fi
 # 6. JVM libraries from Maven Central, pinned by tools/jvm/pom.xml: Jedis (the JVM receiver app)
 #    to .build/maven/lib, OkHttp and Okio (royaltykit-okhttp) to .build/maven/okhttp,
-#    kotlinx-coroutines (royaltykit-coroutines) to .build/maven/coroutines; the local repository
-#    and the copied jars stay in .build/maven.
+#    kotlinx-coroutines (royaltykit-coroutines) to .build/maven/coroutines, the JDBC drivers of
+#    JdbcDedupStore's tests (pgjdbc, sqlite-jdbc) to .build/maven/jdbc; the local repository and
+#    the copied jars stay in .build/maven.
 if ! cmp -s tools/jvm/pom.xml "$BUILD/maven/pom.xml" || [ ! -d "$BUILD/maven/lib" ] || [ ! -d "$BUILD/maven/okhttp" ] \
-  || [ ! -d "$BUILD/maven/coroutines" ]; then
-  log "mvn dependency:copy-dependencies (tools/jvm/pom.xml: Jedis, OkHttp, kotlinx-coroutines)"
-  rm -rf "$BUILD/maven/lib" "$BUILD/maven/okhttp" "$BUILD/maven/coroutines"
+  || [ ! -d "$BUILD/maven/coroutines" ] || [ ! -d "$BUILD/maven/jdbc" ]; then
+  log "mvn dependency:copy-dependencies (tools/jvm/pom.xml: Jedis, OkHttp, kotlinx-coroutines, JDBC drivers)"
+  rm -rf "$BUILD/maven/lib" "$BUILD/maven/okhttp" "$BUILD/maven/coroutines" "$BUILD/maven/jdbc"
   mkdir -p "$BUILD/maven"
   OKHTTP_GROUPS=com.squareup.okhttp3,com.squareup.okio,org.jetbrains.kotlin,org.jetbrains,org.jetbrains.kotlinx
+  JDBC_GROUPS=org.postgresql,org.xerial,org.checkerframework
   mvn -q -B -Dstyle.color=never -f tools/jvm/pom.xml dependency:copy-dependencies -DoutputDirectory="$BUILD/maven/lib" \
-    -DexcludeGroupIds="$OKHTTP_GROUPS" -Dmaven.repo.local="$BUILD/maven/m2" >&2
+    -DexcludeGroupIds="$OKHTTP_GROUPS,$JDBC_GROUPS" -Dmaven.repo.local="$BUILD/maven/m2" >&2
   mvn -q -B -Dstyle.color=never -f tools/jvm/pom.xml dependency:copy-dependencies -DoutputDirectory="$BUILD/maven/okhttp" \
     -DincludeGroupIds=com.squareup.okhttp3,com.squareup.okio -Dmaven.repo.local="$BUILD/maven/m2" >&2
   mvn -q -B -Dstyle.color=never -f tools/jvm/pom.xml dependency:copy-dependencies -DoutputDirectory="$BUILD/maven/coroutines" \
     -DincludeGroupIds=org.jetbrains.kotlinx -Dmaven.repo.local="$BUILD/maven/m2" >&2
+  mvn -q -B -Dstyle.color=never -f tools/jvm/pom.xml dependency:copy-dependencies -DoutputDirectory="$BUILD/maven/jdbc" \
+    -DincludeGroupIds="$JDBC_GROUPS" -Dmaven.repo.local="$BUILD/maven/m2" >&2
   cp tools/jvm/pom.xml "$BUILD/maven/pom.xml"
 fi
 log "ok"

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Runs the Kotlin JUnit 4 suite against dist/royaltykit-kotlin-<version>.jar copied into an
 # empty temporary directory (no -Djna.library.path: the jar carries its native library).
+# JdbcDedupStore's tests (StoresTest) run against a throw-away PostgreSQL cluster started here
+# (scripts/postgres.sh) and SQLite files, with the JDBC drivers from Maven Central.
 source "$(dirname "$0")/common.sh"
+source "$ROOT/scripts/postgres.sh"
 KC=$ROOT/.build/node/node_modules/kotlin-compiler
 cp "$ROOT/dist/royaltykit-kotlin-$VERSION.jar" "$WORK/"
 J=/usr/share/java
@@ -10,7 +13,9 @@ HAMCREST=$J/hamcrest-core.jar; [ -f "$HAMCREST" ] || HAMCREST=$J/hamcrest.jar
 # from Maven Central
 OKHTTP_CP="$ROOT/dist/royaltykit-okhttp-$VERSION.jar:$ROOT/dist/royaltykit-coroutines-$VERSION.jar"
 OKHTTP_CP="$OKHTTP_CP:$(ls "$ROOT"/.build/maven/okhttp/*.jar "$ROOT"/.build/maven/coroutines/*.jar | paste -sd: -)"
-CP="$WORK/royaltykit-kotlin-$VERSION.jar:$J/jna.jar:$J/junit4.jar:$HAMCREST:$J/gson.jar:$KC/lib/kotlin-stdlib.jar:$OKHTTP_CP"
+# pgjdbc and sqlite-jdbc (.build/maven/jdbc, make setup), for StoresTest only: the jar needs none
+JDBC_CP=$(ls "$ROOT"/.build/maven/jdbc/*.jar | paste -sd: -)
+CP="$WORK/royaltykit-kotlin-$VERSION.jar:$J/jna.jar:$J/junit4.jar:$HAMCREST:$J/gson.jar:$KC/lib/kotlin-stdlib.jar:$OKHTTP_CP:$JDBC_CP"
 # The README's Kotlin examples are compiled with the tests (each in package readme.<name>)
 # and run by ReadmeTest.
 python3 - "$ROOT/README.md" "$WORK/readme" <<'PY'
@@ -47,6 +52,9 @@ exported=$(nm -D --defined-only "$WORK/shipped/linux-x86-64/libroyaltykit_kotlin
 if grep -inE 'panic|floor|[ .]_[a-z]' <<<"$public_api$exported" | grep -v 'uniffi_rust_future\|rustbuffer\|boolean isPanic()'; then
   echo "the shipped jar exports a test-only name (above)" >&2; exit 1
 fi
+# exports ROYALTYKIT_PG_DSN and ROYALTYKIT_PG_RESTART; its EXIT trap stops the cluster and
+# removes $WORK
+start_postgres
 cd "$WORK"
 classes=$(test_classes "$WORK/test-classes")
 java -cp "$CP:$WORK/test-classes" org.junit.runner.JUnitCore $classes

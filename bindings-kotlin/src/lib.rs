@@ -70,12 +70,18 @@ impl WebhookVerifier {
         delivery: &[u8],
         namespace: &str,
         window: Option<Arc<DedupWindow>>,
+        transactional: bool,
     ) -> Result<Arc<machine::WebhookReceipt>> {
         let d = unpack_delivery(delivery)?;
         let verified = self
             .0
             .verify(d.headers.as_slice(), d.body, now_or_clock(d.now));
-        machine::WebhookReceipt::new(namespace, verified, window.map(|w| (w, d.now)))
+        machine::WebhookReceipt::new(
+            namespace,
+            verified,
+            window.map(|w| (w, d.now)),
+            transactional,
+        )
     }
 }
 
@@ -104,13 +110,16 @@ impl WebhookVerifier {
     }
 
     /// One delivery, packed as for `verify_packed`, as a `WebhookReceipt` machine under
-    /// `namespace`: a rejected delivery's receipt replies at once.
+    /// `namespace`: a rejected delivery's receipt replies at once. `transactional`: the keys are
+    /// marked done inside the handler's database transaction (`machine::Receipt::transactional`).
+    #[uniffi::method(default(transactional = false))]
     pub fn receipt_packed(
         &self,
         delivery: Vec<u8>,
         namespace: String,
+        transactional: bool,
     ) -> Result<Arc<machine::WebhookReceipt>> {
-        self.receipt_with(&delivery, &namespace, None)
+        self.receipt_with(&delivery, &namespace, None, transactional)
     }
 
     /// As `receipt_packed`, on an in-process `window`: the receipt claims, releases and commits
@@ -122,7 +131,7 @@ impl WebhookVerifier {
         delivery: Vec<u8>,
         namespace: String,
     ) -> Result<Arc<machine::WebhookReceipt>> {
-        self.receipt_with(&delivery, &namespace, Some(window))
+        self.receipt_with(&delivery, &namespace, Some(window), false)
     }
 
     /// Verifies a delivery packed into one buffer by the Kotlin layer's `verify(headers, body,

@@ -35,9 +35,15 @@ impl WebhookReceipt {
         namespace: &str,
         verified: std::result::Result<VerifiedWebhook, WebhookError>,
         window: Option<(Arc<DedupWindow>, Option<i64>)>,
+        transactional: bool,
     ) -> Result<Arc<Self>> {
+        let receipt = machine::Receipt::new(namespace, verified)?;
         let r = Self {
-            receipt: Mutex::new(machine::Receipt::new(namespace, verified)?),
+            receipt: Mutex::new(if transactional {
+                receipt.transactional()
+            } else {
+                receipt
+            }),
             window,
         };
         r.settled(&mut lock(&r.receipt));
@@ -103,6 +109,22 @@ impl WebhookReceipt {
     /// The pause is over; returns the next step.
     pub fn waited(&self) -> Result<ReceiptStep> {
         self.then(machine::Receipt::waited)
+    }
+    /// (Transactional.) The mark inside the transaction changed no row: the claim was lost.
+    pub fn claim_lost(&self) -> Result<ReceiptStep> {
+        self.then(machine::Receipt::claim_lost)
+    }
+    /// (Transactional.) The transaction is open.
+    pub fn began(&self) -> Result<ReceiptStep> {
+        self.then(machine::Receipt::began)
+    }
+    /// (Transactional.) The transaction committed.
+    pub fn transaction_committed(&self) -> Result<ReceiptStep> {
+        self.then(machine::Receipt::transaction_committed)
+    }
+    /// (Transactional.) The rollback is done (or failed).
+    pub fn rolled_back(&self) -> Result<ReceiptStep> {
+        self.then(machine::Receipt::rolled_back)
     }
 }
 

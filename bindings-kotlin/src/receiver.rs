@@ -1,7 +1,7 @@
-//! The receiver rules and the Redis dedup protocol for Kotlin: conversions only.
+//! The receiver rules and the Redis and SQL dedup protocols for Kotlin: conversions only.
 
 use crate::Result;
-use royaltykit::dedup::{ClaimState, RedisDedup};
+use royaltykit::dedup::{ClaimState, ParamStyle, RedisDedup, SqlDedup, SqlDialect, SqlStatement};
 use royaltykit::receiver::{self, ReceiverDecision, ReceiverFailure, ReceiverReply};
 use royaltykit::webhook::VerifiedWebhook;
 use std::sync::Arc;
@@ -97,5 +97,105 @@ impl RedisDedupProtocol {
     /// The guarded release (`EVAL`); its reply is 1 when released.
     pub fn release_command(&self, key: String, token: String) -> Result<Vec<String>> {
         Ok(self.0.release_command(&key, &token)?)
+    }
+}
+
+/// The dedup contract in the handler's own SQL database (PostgreSQL, SQLite): the statements to
+/// run (text with the driver's placeholders, and the arguments) and what their results mean.
+/// `JdbcDedupStore` (JdbcDedupStore.kt) runs them over a `javax.sql.DataSource`.
+#[derive(uniffi::Object)]
+pub struct SqlDedupProtocol(SqlDedup);
+
+/// A count of rows as JDBC gives it (an `Int` or a `Long`, never negative in practice).
+fn rows(count: i64) -> u64 {
+    u64::try_from(count).unwrap_or(0)
+}
+
+#[uniffi::export]
+impl SqlDedupProtocol {
+    /// Absent values are the core's defaults (table `royaltykit_dedup`, the dedup window's TTL
+    /// and lease). `invalid_argument` for a table that is not a plain identifier, a TTL outside
+    /// 1 s to 10 years or a lease outside 1 s to the TTL.
+    #[uniffi::constructor(default(table = None, ttl_seconds = None, lease_seconds = None))]
+    pub fn new(
+        dialect: SqlDialect,
+        param_style: ParamStyle,
+        table: Option<String>,
+        ttl_seconds: Option<i64>,
+        lease_seconds: Option<i64>,
+    ) -> Result<Arc<Self>> {
+        Ok(Arc::new(Self(SqlDedup::new(
+            dialect,
+            param_style,
+            table.as_deref(),
+            ttl_seconds,
+            lease_seconds,
+        )?)))
+    }
+
+    /// A claim token (32 hex characters) from the OS random source.
+    pub fn new_token(&self) -> Result<String> {
+        Ok(SqlDedup::claim_token(royaltykit_host::random_seed()?))
+    }
+
+    /// The dialect the statements are written for.
+    pub fn dialect(&self) -> SqlDialect {
+        self.0.dialect()
+    }
+
+    /// The table's name.
+    pub fn table(&self) -> String {
+        self.0.table().to_owned()
+    }
+
+    /// The statements creating the table and its index when missing (idempotent).
+    pub fn schema(&self) -> Vec<String> {
+        self.0.schema()
+    }
+
+    /// The claim (its own autocommit statement) at `now` (Unix seconds); count the rows it
+    /// returns.
+    pub fn claim(&self, key: String, token: String, now: i64) -> Result<SqlStatement> {
+        Ok(self.0.claim(&key, &token, now)?)
+    }
+
+    /// `NEW` for a returned row; null for none (then run `state`).
+    pub fn claim_reply(&self, rows_returned: i64) -> Option<ClaimState> {
+        SqlDedup::claim_reply(rows(rows_returned))
+    }
+
+    /// Reads a taken key's state (one column, one row or none).
+    pub fn state(&self, key: String) -> Result<SqlStatement> {
+        Ok(self.0.state(&key)?)
+    }
+
+    /// `DONE` or `IN_PROGRESS` (the `state` column; null for no row).
+    pub fn state_reply(&self, state: Option<String>) -> ClaimState {
+        SqlDedup::state_reply(state.as_deref())
+    }
+
+    /// The statement opening the handler's transaction (`BEGIN`, `BEGIN IMMEDIATE` on SQLite).
+    pub fn begin(&self) -> String {
+        self.0.begin().to_owned()
+    }
+
+    /// Marks `key` done inside the handler's transaction at `now`; count the changed rows.
+    pub fn mark_done(&self, key: String, token: String, now: i64) -> Result<SqlStatement> {
+        Ok(self.0.mark_done(&key, &token, now)?)
+    }
+
+    /// True for one changed row (this claim), false for none (the claim was lost).
+    pub fn guarded_reply(&self, rows_changed: i64) -> bool {
+        SqlDedup::guarded_reply(rows(rows_changed))
+    }
+
+    /// Gives up this worker's claim (autocommit, after a rollback).
+    pub fn release(&self, key: String, token: String) -> Result<SqlStatement> {
+        Ok(self.0.release(&key, &token)?)
+    }
+
+    /// Deletes the rows expired at `now`; count the changed rows.
+    pub fn purge(&self, now: i64) -> SqlStatement {
+        self.0.purge(now)
     }
 }

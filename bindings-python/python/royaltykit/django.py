@@ -31,7 +31,8 @@ def _response(r: Receipt) -> HttpResponse:
 
 
 def webhook_view(secrets: str | WebhookSecret | Iterable[str | WebhookSecret], **options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Turns a handler ``(delivery) -> None`` into a Django view (POST only); ``options`` are
+    """Turns a handler ``(delivery) -> None`` (``(delivery, connection)`` with a store from
+    :mod:`royaltykit.stores`) into a Django view (POST only); ``options`` are
     :class:`WebhookReceiver`'s (``namespace`` is required)."""
 
     def decorate(handler: Callable[..., Any]) -> Callable[..., Any]:

@@ -29,7 +29,8 @@ def _response(r: Receipt) -> Response:
 
 
 def webhook_view(secrets: str | WebhookSecret | Iterable[str | WebhookSecret], **options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Turns a handler ``(delivery) -> None`` into a Flask view; ``options`` are
+    """Turns a handler ``(delivery) -> None`` (``(delivery, connection)`` with a store from
+    :mod:`royaltykit.stores`) into a Flask view; ``options`` are
     :class:`WebhookReceiver`'s (``namespace`` is required)."""
 
     def decorate(handler: Callable[..., Any]) -> Callable[..., Any]:

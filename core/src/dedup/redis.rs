@@ -36,6 +36,52 @@ pub const RELEASE_SCRIPT: &str = "if redis.call('GET', KEYS[1]) == ARGV[1] then 
 return redis.call('DEL', KEYS[1]) end \
 return 0";
 
+/// The TTL and lease of a shared store (Redis, SQL), the dedup window's defaults for those not
+/// given: `invalid_argument` for a TTL outside 1 s to 10 years or a lease outside 1 s to the TTL.
+pub(super) fn ttl_and_lease(
+    ttl_seconds: Option<i64>,
+    lease_seconds: Option<i64>,
+) -> Result<(i64, i64), ArgumentError> {
+    const TEN_YEARS: i64 = 10 * 366 * 86_400;
+    let ttl = ttl_seconds.unwrap_or(DEFAULT_DEDUP_TTL_SECONDS);
+    if !(1..=TEN_YEARS).contains(&ttl) {
+        return Err(ArgumentError::new(
+            "ttl_seconds",
+            format!("must be 1 to {TEN_YEARS} seconds, got {ttl}"),
+        ));
+    }
+    let lease = lease_seconds.unwrap_or(DEFAULT_LEASE_SECONDS.min(ttl));
+    if !(1..=ttl).contains(&lease) {
+        return Err(ArgumentError::new(
+            "lease_seconds",
+            format!("must be 1 to ttl_seconds ({ttl}), got {lease}"),
+        ));
+    }
+    Ok((ttl, lease))
+}
+
+/// A dedup key of a shared store: 1 to [`MAX_KEY_BYTES`] bytes.
+pub(super) fn store_key(key: &str) -> Result<&str, ArgumentError> {
+    if key.is_empty() || key.len() > MAX_KEY_BYTES {
+        return Err(ArgumentError::new(
+            "key",
+            format!("must be 1 to {MAX_KEY_BYTES} bytes, got {}", key.len()),
+        ));
+    }
+    Ok(key)
+}
+
+/// A claim token: 16 to 64 ASCII letters and digits (random per claim).
+pub(super) fn claim_token_arg(token: &str) -> Result<&str, ArgumentError> {
+    if token.len() < 16 || token.len() > 64 || !token.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        return Err(ArgumentError::new(
+            "token",
+            "must be 16 to 64 ASCII letters and digits (random per claim)",
+        ));
+    }
+    Ok(token)
+}
+
 /// The value of a committed key.
 const DONE: &str = "done";
 
@@ -57,25 +103,11 @@ impl RedisDedup {
         ttl_seconds: Option<i64>,
         lease_seconds: Option<i64>,
     ) -> Result<Self, ArgumentError> {
-        const TEN_YEARS: i64 = 10 * 366 * 86_400;
         let prefix = prefix.unwrap_or(DEFAULT_REDIS_PREFIX);
         if prefix.len() > 256 {
             return Err(ArgumentError::new("prefix", "must be at most 256 bytes"));
         }
-        let ttl = ttl_seconds.unwrap_or(DEFAULT_DEDUP_TTL_SECONDS);
-        if !(1..=TEN_YEARS).contains(&ttl) {
-            return Err(ArgumentError::new(
-                "ttl_seconds",
-                format!("must be 1 to {TEN_YEARS} seconds, got {ttl}"),
-            ));
-        }
-        let lease = lease_seconds.unwrap_or(DEFAULT_LEASE_SECONDS.min(ttl));
-        if !(1..=ttl).contains(&lease) {
-            return Err(ArgumentError::new(
-                "lease_seconds",
-                format!("must be 1 to ttl_seconds ({ttl}), got {lease}"),
-            ));
-        }
+        let (ttl, lease) = ttl_and_lease(ttl_seconds, lease_seconds)?;
         Ok(Self {
             prefix: prefix.to_owned(),
             lease_ms: (lease * 1000).to_string(),
@@ -84,24 +116,11 @@ impl RedisDedup {
     }
 
     fn redis_key(&self, key: &str) -> Result<String, ArgumentError> {
-        if key.is_empty() || key.len() > MAX_KEY_BYTES {
-            return Err(ArgumentError::new(
-                "key",
-                format!("must be 1 to {MAX_KEY_BYTES} bytes, got {}", key.len()),
-            ));
-        }
-        Ok(format!("{}{key}", self.prefix))
+        Ok(format!("{}{}", self.prefix, store_key(key)?))
     }
 
     fn claim_value(token: &str) -> Result<String, ArgumentError> {
-        if token.len() < 16 || token.len() > 64 || !token.bytes().all(|b| b.is_ascii_alphanumeric())
-        {
-            return Err(ArgumentError::new(
-                "token",
-                "must be 16 to 64 ASCII letters and digits (random per claim)",
-            ));
-        }
-        Ok(format!("claim:{token}"))
+        Ok(format!("claim:{}", claim_token_arg(token)?))
     }
 
     /// A claim token from 16 random bytes of the host's RNG: 32 lowercase hex characters.

@@ -27,7 +27,8 @@
 //! lease ran out and whose key another worker took finds its mark changing no row and rolls
 //! back its effect: one of the two commits.
 
-use super::window::{ClaimState, DEFAULT_DEDUP_TTL_SECONDS, DEFAULT_LEASE_SECONDS, MAX_KEY_BYTES};
+use super::redis::{claim_token_arg, store_key, ttl_and_lease};
+use super::window::ClaimState;
 use super::RedisDedup;
 use crate::ArgumentError;
 
@@ -106,7 +107,6 @@ impl SqlDedup {
         ttl_seconds: Option<i64>,
         lease_seconds: Option<i64>,
     ) -> Result<Self, ArgumentError> {
-        const TEN_YEARS: i64 = 10 * 366 * 86_400;
         let table = table.unwrap_or(DEFAULT_SQL_TABLE);
         if !plain_identifier(table) {
             return Err(ArgumentError::new(
@@ -114,20 +114,7 @@ impl SqlDedup {
                 "must be a plain identifier (letters, digits and _, at most 63 bytes, optionally schema.table)",
             ));
         }
-        let ttl = ttl_seconds.unwrap_or(DEFAULT_DEDUP_TTL_SECONDS);
-        if !(1..=TEN_YEARS).contains(&ttl) {
-            return Err(ArgumentError::new(
-                "ttl_seconds",
-                format!("must be 1 to {TEN_YEARS} seconds, got {ttl}"),
-            ));
-        }
-        let lease = lease_seconds.unwrap_or(DEFAULT_LEASE_SECONDS.min(ttl));
-        if !(1..=ttl).contains(&lease) {
-            return Err(ArgumentError::new(
-                "lease_seconds",
-                format!("must be 1 to ttl_seconds ({ttl}), got {lease}"),
-            ));
-        }
+        let (ttl, lease) = ttl_and_lease(ttl_seconds, lease_seconds)?;
         Ok(Self {
             dialect,
             style,
@@ -171,24 +158,11 @@ impl SqlDedup {
     }
 
     fn key(key: &str) -> Result<String, ArgumentError> {
-        if key.is_empty() || key.len() > MAX_KEY_BYTES {
-            return Err(ArgumentError::new(
-                "key",
-                format!("must be 1 to {MAX_KEY_BYTES} bytes, got {}", key.len()),
-            ));
-        }
-        Ok(key.to_owned())
+        store_key(key).map(str::to_owned)
     }
 
     fn token(token: &str) -> Result<String, ArgumentError> {
-        if token.len() < 16 || token.len() > 64 || !token.bytes().all(|b| b.is_ascii_alphanumeric())
-        {
-            return Err(ArgumentError::new(
-                "token",
-                "must be 16 to 64 ASCII letters and digits (random per claim)",
-            ));
-        }
-        Ok(token.to_owned())
+        claim_token_arg(token).map(str::to_owned)
     }
 
     /// A claim token from 16 random bytes of the host's RNG (as [`RedisDedup::claim_token`]).

@@ -113,26 +113,38 @@ fun WebhookVerifier.verifyMulti(headers: Map<String, List<String>>, body: ByteAr
 /**
  * One delivery as a [WebhookReceipt] machine, its keys scoped to [namespace]: drive it with
  * `next()` until it says [ReceiptStep.Reply] (each outcome reported returns the next step). A
- * rejected delivery's receipt replies at once.
+ * rejected delivery's receipt replies at once. [transactional]: the keys are marked done inside
+ * the handler's database transaction (steps `Begin`, `CommitTransaction`, `Rollback`).
  */
 @Throws(RoyaltyKitException::class)
 fun WebhookVerifier.receipt(
     headers: Map<String, String>, body: ByteArray, namespace: String, now: Long? = null, window: DedupWindow? = null,
-): WebhookReceipt = receiptOf(packDelivery(headers.entries.asSequence().map { it.key to it.value }, body, now), namespace, window)
+    transactional: Boolean = false,
+): WebhookReceipt =
+    receiptOf(packDelivery(headers.entries.asSequence().map { it.key to it.value }, body, now), namespace, window, transactional)
 
 /** As [receipt], for headers with several values per name (servlet, `HttpExchange`). */
 @Throws(RoyaltyKitException::class)
 fun WebhookVerifier.receiptMulti(
     headers: Map<String, List<String>>, body: ByteArray, namespace: String, now: Long? = null, window: DedupWindow? = null,
+    transactional: Boolean = false,
 ): WebhookReceipt = receiptOf(
     packDelivery(headers.entries.asSequence().flatMap { (name, values) -> values.asSequence().map { name to it } }, body, now),
     namespace,
     window,
+    transactional,
 )
 
-/** On a [DedupWindow] the receipt claims, releases and commits there itself: it asks only for the handler. */
-private fun WebhookVerifier.receiptOf(packed: ByteArray, namespace: String, window: DedupWindow?): WebhookReceipt =
-    if (window == null) receiptPacked(packed, namespace) else receiptOnPacked(window, packed, namespace)
+/**
+ * On a [DedupWindow] the receipt claims, releases and commits there itself: it asks only for the
+ * handler. [transactional]: the keys are marked done inside the handler's database transaction.
+ */
+private fun WebhookVerifier.receiptOf(packed: ByteArray, namespace: String, window: DedupWindow?, transactional: Boolean = false): WebhookReceipt =
+    when {
+        window == null -> receiptPacked(packed, namespace, transactional)
+        transactional -> throw IllegalArgumentException("window and transactional exclude each other: a DedupWindow is not a table in your database")
+        else -> receiptOnPacked(window, packed, namespace)
+    }
 
 /**
  * Strings as UTF-8 exactly as uniffi lowers them: a lone surrogate is refused with
@@ -173,6 +185,33 @@ interface DedupStore {
     fun commit(key: String)
     /** Gives up this worker's claim on `key` (processing failed). */
     fun release(key: String)
+}
+
+/**
+ * The dedup contract in the handler's own database, for exactly-once effects ([JdbcDedupStore]):
+ * the receiver claims the keys, opens a transaction with [begin], runs the handler with that
+ * transaction's connection, marks each key done inside it with [markDone], then calls
+ * [commitTransaction]; after a failure it calls [rollback], then [release] for each claim (the
+ * order is the core's receipt).
+ * Throwing from any of them means the database could not be reached (the receiver answers 503,
+ * or 500 for a failed handler, and nothing is applied). Implementations must be thread-safe.
+ */
+interface TransactionalDedupStore {
+    /** `NEW` (this worker now holds the key, with a lease), `IN_PROGRESS` or `DONE`; its own
+     * statement, outside any transaction. */
+    fun claim(key: String): ClaimState
+    /** Gives up this worker's claim on `key` (never another worker's, never a committed mark). */
+    fun release(key: String)
+    /** Opens the transaction the marks and the handler's effect share; returns its connection. */
+    fun begin(): java.sql.Connection
+    /** Marks `key` done inside the transaction of `connection`: false when this worker's claim was
+     * lost (its lease ran out and another worker took the key). */
+    fun markDone(connection: java.sql.Connection, key: String): Boolean
+    /** Commits the transaction (the marks and the effect together) and gives the connection back;
+     * a failed commit rolls back, gives the connection back and throws. */
+    fun commitTransaction(connection: java.sql.Connection)
+    /** Rolls the transaction back and gives the connection back (also when it throws). */
+    fun rollback(connection: java.sql.Connection)
 }
 
 /** A [DedupWindow] as a [DedupStore]: one process only. */
@@ -247,24 +286,42 @@ class Receipt(val status: Int, val body: String, val delivery: VerifiedWebhook? 
 /**
  * A webhook receiver built once: secrets (current first; during a rotation the previous one as
  * `WebhookSecret(previous, validUntil = previousSecretValidUntil)`), the dedup namespace (your
- * organization, subscription or tenant), a [DedupStore] and the [handler] that stores a
- * delivery's effect. [receive] returns the status to answer. The handler runs once per new
- * delivery; when it throws, its claims are released and the answer is 500, so the service
- * redelivers and that attempt is processed. Processing is at least once: a commit that still
- * fails after its retries is answered 503 and the redelivery runs the handler again (make the
- * handler idempotent).
+ * organization, subscription or tenant), a store and the handler that stores a delivery's effect.
+ * [receive] returns the status to answer.
+ *
+ * With a [DedupStore] (the in-memory window by default, or [RedisDedupStore]) the handler is
+ * `(VerifiedWebhook) -> Unit`. It runs once per new delivery; when it throws, its claims are
+ * released and the answer is 500, so the service redelivers and that attempt is processed.
+ * Processing is at least once: a commit that still fails after its retries is answered 503 and
+ * the redelivery runs the handler again (make the handler idempotent).
+ *
+ * With a [TransactionalDedupStore] ([JdbcDedupStore]) the handler is `(VerifiedWebhook,
+ * java.sql.Connection) -> Unit`: write the effect with that connection, inside the transaction
+ * that also marks the delivery done, and never commit or roll back yourself. The mark and the
+ * effect commit together or not at all: exactly once.
  */
-class WebhookReceiver(
+class WebhookReceiver private constructor(
     secrets: Collection<WebhookSecret>,
     private val namespace: String,
-    private val store: DedupStore = InMemoryDedupStore(),
-    toleranceSeconds: Long? = null,
-    maxBodyBytes: Long? = null,
-    private val onError: (Exception, VerifiedWebhook) -> Unit = { e, d ->
-        System.err.println("royaltykit: webhook handler failed for ${d.deliveryId}: $e")
-    },
-    private val handler: (VerifiedWebhook) -> Unit,
+    private val store: DedupStore?,
+    private val transactionalStore: TransactionalDedupStore?,
+    toleranceSeconds: Long?,
+    maxBodyBytes: Long?,
+    private val onError: (Exception, VerifiedWebhook) -> Unit,
+    private val handler: ((VerifiedWebhook) -> Unit)?,
+    private val transactionalHandler: ((VerifiedWebhook, java.sql.Connection) -> Unit)?,
 ) : AutoCloseable {
+    /** A receiver on a [DedupStore] (default: an in-memory window, one process). */
+    constructor(
+        secrets: Collection<WebhookSecret>,
+        namespace: String,
+        store: DedupStore = InMemoryDedupStore(),
+        toleranceSeconds: Long? = null,
+        maxBodyBytes: Long? = null,
+        onError: (Exception, VerifiedWebhook) -> Unit = ::logHandlerFailure,
+        handler: (VerifiedWebhook) -> Unit,
+    ) : this(secrets, namespace, store, null, toleranceSeconds, maxBodyBytes, onError, handler, null)
+
     /** A receiver for plain secrets, which never expire (current first). */
     constructor(
         secrets: List<String>,
@@ -272,50 +329,127 @@ class WebhookReceiver(
         store: DedupStore = InMemoryDedupStore(),
         toleranceSeconds: Long? = null,
         maxBodyBytes: Long? = null,
-        onError: (Exception, VerifiedWebhook) -> Unit = { e, d ->
-            System.err.println("royaltykit: webhook handler failed for ${d.deliveryId}: $e")
-        },
+        onError: (Exception, VerifiedWebhook) -> Unit = ::logHandlerFailure,
         handler: (VerifiedWebhook) -> Unit,
     ) : this(secrets.map { WebhookSecret(it) }, namespace, store, toleranceSeconds, maxBodyBytes, onError, handler)
 
+    /** A receiver on a [TransactionalDedupStore]: [handler] writes the effect with the connection
+     * of the transaction that marks the delivery done (exactly once). */
+    constructor(
+        secrets: Collection<WebhookSecret>,
+        namespace: String,
+        store: TransactionalDedupStore,
+        toleranceSeconds: Long? = null,
+        maxBodyBytes: Long? = null,
+        onError: (Exception, VerifiedWebhook) -> Unit = ::logHandlerFailure,
+        handler: (VerifiedWebhook, java.sql.Connection) -> Unit,
+    ) : this(secrets, namespace, null, store, toleranceSeconds, maxBodyBytes, onError, null, handler)
+
+    /** A receiver on a [TransactionalDedupStore], for plain secrets, which never expire (current
+     * first). */
+    constructor(
+        secrets: List<String>,
+        namespace: String,
+        store: TransactionalDedupStore,
+        toleranceSeconds: Long? = null,
+        maxBodyBytes: Long? = null,
+        onError: (Exception, VerifiedWebhook) -> Unit = ::logHandlerFailure,
+        handler: (VerifiedWebhook, java.sql.Connection) -> Unit,
+    ) : this(secrets.map { WebhookSecret(it) }, namespace, store, toleranceSeconds, maxBodyBytes, onError, handler)
+
     private val verifier = WebhookVerifier(secrets, toleranceSeconds, maxBodyBytes)
+
+    private val transactional = transactionalStore != null
 
     /** The largest body accepted: read at most one byte more from a request. */
     val maxBodyBytes: Long = verifier.maxBodyBytes()
 
     /** Receives one delivery (headers with one value per name). */
     fun receive(headers: Map<String, String>, body: ByteArray, now: Long? = null): Receipt =
-        perform(verifier.receipt(headers, body, namespace, now, (store as? InMemoryDedupStore)?.window))
+        perform(verifier.receipt(headers, body, namespace, now, (store as? InMemoryDedupStore)?.window, transactional))
 
     /** Receives one delivery (headers with several values per name: servlet, `HttpExchange`). */
     fun receiveMulti(headers: Map<String, List<String>>, body: ByteArray, now: Long? = null): Receipt =
-        perform(verifier.receiptMulti(headers, body, namespace, now, (store as? InMemoryDedupStore)?.window))
+        perform(verifier.receiptMulti(headers, body, namespace, now, (store as? InMemoryDedupStore)?.window, transactional))
 
     /** Performs the steps of the core's receipt; every rule and every step is the core's. */
     private fun perform(r: WebhookReceipt): Receipt {
         r.use { return drive(r) }
     }
 
+    /** The transaction open between `Begin` and `CommitTransaction` or `Rollback`, if any. */
+    private class Open(var connection: java.sql.Connection? = null)
+
     private fun drive(r: WebhookReceipt): Receipt {
+        val open = Open()
+        try {
+            return steps(r, open)
+        } finally {
+            // Only when a step threw out of the loop (an Error from the handler): the transaction
+            // must not stay open holding its locks.
+            open.connection?.let { c -> outcome { transactionalStore!!.rollback(c) } }
+        }
+    }
+
+    private fun steps(r: WebhookReceipt, open: Open): Receipt {
         var step = r.next()
         var delivery: VerifiedWebhook? = null
+        val tx = transactionalStore
         while (true) {
             step = when (step) {
-                is ReceiptStep.Claim -> outcome { store.claim(step.key) }.let { if (it == null) r.storeFailed() else r.claimed(it) }
-                is ReceiptStep.Release -> { outcome { store.release(step.key) }; r.released() } // a failed release: the lease runs out
+                is ReceiptStep.Claim -> {
+                    val key = step.key
+                    outcome { tx?.claim(key) ?: store!!.claim(key) }.let { if (it == null) r.storeFailed() else r.claimed(it) }
+                }
+                is ReceiptStep.Release -> {
+                    val key = step.key
+                    outcome { if (tx != null) tx.release(key) else store!!.release(key) } // a failed release: the lease runs out
+                    r.released()
+                }
                 is ReceiptStep.RunHandler -> {
                     // The core asks for the handler only with a verified delivery; were it absent, the
                     // machine answers as for a failed handler (no reply is written here).
                     val d = r.delivery().also { delivery = it }
-                    val failure = if (d == null) null else try { handler(d); null } catch (e: Exception) { e }
+                    val failure = if (d == null) null else try {
+                        if (tx != null) transactionalHandler!!(d, open.connection!!) else handler!!(d)
+                        null
+                    } catch (e: Exception) {
+                        e
+                    }
                     when {
                         d == null -> r.handlerFailed()
                         failure == null -> r.handlerSucceeded()
                         else -> { onError(failure, d); r.handlerFailed() }
                     }
                 }
-                is ReceiptStep.Commit -> if (outcome { store.commit(step.key) } == null) r.storeFailed() else r.committed()
+                is ReceiptStep.Commit -> {
+                    val key = step.key
+                    if (tx != null) {
+                        // The mark, inside the open transaction: false when the claim was lost.
+                        when (outcome { tx.markDone(open.connection!!, key) }) {
+                            null -> r.storeFailed()
+                            true -> r.committed()
+                            false -> r.claimLost()
+                        }
+                    } else if (outcome { store!!.commit(key) } == null) r.storeFailed() else r.committed()
+                }
                 is ReceiptStep.Wait -> { Thread.sleep((step.seconds * 1000).toLong()); r.waited() }
+                is ReceiptStep.Begin -> {
+                    val c = outcome { tx!!.begin() }
+                    open.connection = c
+                    if (c == null) r.storeFailed() else r.began()
+                }
+                is ReceiptStep.CommitTransaction -> {
+                    val c = open.connection
+                    open.connection = null // the store gives it back, committed or not
+                    if (outcome { tx!!.commitTransaction(c!!) } == null) r.storeFailed() else r.transactionCommitted()
+                }
+                is ReceiptStep.Rollback -> {
+                    val c = open.connection
+                    open.connection = null
+                    outcome { tx!!.rollback(c!!) } // a failed rollback: the database rolls back a lost connection
+                    r.rolledBack()
+                }
                 is ReceiptStep.Reply -> return Receipt(step.status.toInt(), step.body, delivery ?: r.delivery())
             }
         }
@@ -325,4 +459,9 @@ class WebhookReceiver(
     private inline fun <T : Any> outcome(call: () -> T): T? = try { call() } catch (e: Exception) { null }
 
     override fun close() = verifier.close()
+}
+
+/** The default `onError` of a [WebhookReceiver]: one line on standard error. */
+private fun logHandlerFailure(e: Exception, d: VerifiedWebhook) {
+    System.err.println("royaltykit: webhook handler failed for ${d.deliveryId}: $e")
 }

@@ -36,7 +36,7 @@ class MachinesTest {
         val answers = ArrayDeque(i["answers"].asJsonArray.map { it.asString })
         val steps = ArrayList<Map<String, Any?>>()
         WebhookVerifier(secrets).use { verifier ->
-            verifier.receiptMulti(headers, body, i.str("namespace")!!, i["now"].asLong).use { r ->
+            verifier.receiptMulti(headers, body, i.str("namespace")!!, i["now"].asLong, transactional = i["transactional"]?.asBoolean == true).use { r ->
                 var s = r.next()
                 while (true) {
                     s = when (s) {
@@ -53,8 +53,14 @@ class MachinesTest {
                         }
                         is ReceiptStep.Commit -> {
                             steps.add(step("step" to "commit", "key" to s.key, "attempt" to s.attempt.toLong()))
-                            if (answers.removeFirst() == "ok") r.committed() else r.storeFailed()
+                            when (answers.removeFirst()) { "ok" -> r.committed(); "lost" -> r.claimLost(); else -> r.storeFailed() }
                         }
+                        is ReceiptStep.Begin -> { steps.add(step("step" to "begin")); if (answers.removeFirst() == "ok") r.began() else r.storeFailed() }
+                        is ReceiptStep.CommitTransaction -> {
+                            steps.add(step("step" to "commit_transaction"))
+                            if (answers.removeFirst() == "ok") r.transactionCommitted() else r.storeFailed()
+                        }
+                        is ReceiptStep.Rollback -> { steps.add(step("step" to "rollback")); answers.removeFirst(); r.rolledBack() }
                         is ReceiptStep.Wait -> { steps.add(step("step" to "wait", "seconds" to s.seconds)); r.waited() }
                         is ReceiptStep.Reply -> {
                             val reply = JsonParser.parseString(s.body).asJsonObject
