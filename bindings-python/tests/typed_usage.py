@@ -1,8 +1,10 @@
 """Checked with `mypy --strict` against the installed stubs: the public API types as users write it."""
 
+import sqlite3
 from typing import Literal
 
 import royaltykit as rk
+from royaltykit.stores import PostgresDedupStore, SqliteDedupStore
 
 
 def handle(headers: dict[str, str], body: bytes, window: rk.DedupWindow) -> int:
@@ -61,6 +63,18 @@ limit: int = async_receiver.max_body_bytes
 plan: rk.ReceiverDecision = rk.plan_receipt("org-1", result)
 claim_step: Literal["process", "acknowledge", "retry_later"] = rk.decide_claims(["new", "done"]).step
 command: list[str] = rk.RedisDedupProtocol(lease_seconds=30).claim_command("k", rk.RedisDedupProtocol.new_token())
+
+
+# The transactional stores: the handler takes the transaction's connection.
+def on_delivery_in_tx(delivery: rk.VerifiedWebhook, connection: sqlite3.Connection) -> None:
+    connection.execute("INSERT INTO effects VALUES (?)", (delivery.delivery_id,))
+
+
+tx_receiver = rk.WebhookReceiver("current", namespace="org-1", handler=on_delivery_in_tx,
+                                 store=SqliteDedupStore(":memory:"))
+pg_store: rk.TransactionalDedupStore = PostgresDedupStore("postgresql://localhost/app", create_table=False)
+claim_sql: rk.SqlStatement = rk.SqlDedupProtocol("postgres", param_style="format").claim("k", "0" * 32, 0)
+sql_text: str = claim_sql.sql
 
 # The protocol machines: steps are matched by variant, their members typed.
 job = rk.ExportJob(tenant_id="0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e", body={"format": "csv"}, seed=1)

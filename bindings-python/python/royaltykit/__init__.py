@@ -17,7 +17,7 @@ __all__ = [
     "DedupWindow", "EnterpriseToken", "ExportDownloadError", "ExportStateError", "ExportStateInfo",
     "HEADER_NAMES", "InvalidArgumentError", "Operation", "PollDecision", "QueryParam", "RateBudget",
     "RateDecision", "Receipt", "ReceiverDecision", "ReceiverReply", "RedisDedupProtocol", "SqlDedupProtocol", "SqlStatement", "DEFAULT_STORE_CAPACITY", "RedisDedupStore", "AsyncRedisDedupStore",
-    "DedupStore", "AsyncDedupStore",
+    "DedupStore", "AsyncDedupStore", "TransactionalDedupStore",
     "STATUS_HANDLER_FAILED", "STATUS_STORE_UNAVAILABLE", "WebhookReceiver", "RequestBuildError", "RequestDescriptor", "ResponseNotices", "RetryAfter",
     "RetryDecision", "RoyaltyKitError", "Token", "TokenResponseError", "VerifiedWebhook",
     "WebhookEvent", "WebhookSecret", "WebhookVerificationError", "WebhookVerifier", "active_secrets",

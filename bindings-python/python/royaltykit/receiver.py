@@ -30,7 +30,8 @@ from ._native import (
     WebhookReceipt,
 )
 
-__all__ = ["AsyncDedupStore", "AsyncRedisDedupStore", "DedupStore", "Receipt", "RedisDedupStore", "WebhookReceiver"]
+__all__ = ["AsyncDedupStore", "AsyncRedisDedupStore", "DedupStore", "Receipt", "RedisDedupStore", "TransactionalDedupStore",
+           "WebhookReceiver"]
 
 _log = logging.getLogger("royaltykit")
 T = TypeVar("T")
@@ -51,6 +52,20 @@ class AsyncDedupStore(Protocol):
     async def claim(self, key: str) -> str: ...
     async def commit(self, key: str) -> object: ...
     async def release(self, key: str) -> object: ...
+
+
+class TransactionalDedupStore(Protocol):
+    """A store in the handler's own database (:mod:`royaltykit.stores`): the delivery is marked
+    done inside the transaction that holds its effect. Methods may be coroutines."""
+
+    @property
+    def transactional(self) -> bool: ...
+    def claim(self, key: str) -> Any: ...
+    def release(self, key: str) -> Any: ...
+    def begin(self) -> Any: ...
+    def mark_done(self, connection: Any, key: str) -> Any: ...
+    def commit_transaction(self, connection: Any) -> Any: ...
+    def rollback(self, connection: Any) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -175,7 +190,7 @@ class WebhookReceiver:
         *,
         namespace: str,
         handler: Callable[[VerifiedWebhook], object] | Callable[[VerifiedWebhook, Any], object],
-        store: DedupStore | AsyncDedupStore | None = None,
+        store: DedupStore | AsyncDedupStore | TransactionalDedupStore | None = None,
         tolerance_seconds: int | None = None,
         max_body_bytes: int | None = None,
         on_error: Callable[[BaseException, VerifiedWebhook], None] | None = None,
