@@ -244,7 +244,7 @@ def test_purge_removes_only_expired_rows(db: Db, tmp_path: Path) -> None:
     assert db.rows() == []
 
 
-def test_the_connection_string_never_shows(tmp_path: Path) -> None:
+def test_the_postgres_connection_string_never_shows(tmp_path: Path) -> None:
     store = PostgresDedupStore(dsn().replace("postgres@", "postgres:s3cret-pw@"), create_table=False)
     assert "s3cret" not in repr(store)
 
