@@ -337,8 +337,9 @@ export interface SqlStoreOptions {
   clock?: () => number;
 }
 
-/** Exactly-once dedup on PostgreSQL with node-postgres (a `pg.Pool`); the handler gets the
- * transaction's `PoolClient`. */
+/** Exactly-once dedup on PostgreSQL with node-postgres: a `pg.Pool` (a client per transaction)
+ * or a connected `pg.Client` (transactions one after the other); the handler gets the
+ * transaction's client. */
 export class PostgresDedupStore<Client = any> implements TransactionalDedupStore<Client> {
   constructor(pool: { query(sql: string, args?: unknown[]): Promise<unknown>; connect(): Promise<Client> }, options?: SqlStoreOptions);
   readonly transactional: true;

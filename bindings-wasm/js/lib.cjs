@@ -1221,6 +1221,24 @@ class SqlDedupProtocol {
 
 const ignore = () => {};
 
+/** The transactions of one shared connection, one after the other: a statement outside a
+ * transaction waits for the open one (on the same connection it would join it). */
+class Turns {
+  #queue = Promise.resolve();
+  /** Resolves once no transaction is open (nor waiting before this call). */
+  wait() {
+    return this.#queue;
+  }
+  /** Resolves, when the transactions before it have ended, to the function ending this one. */
+  async take() {
+    const previous = this.#queue;
+    let free;
+    this.#queue = new Promise((resolve) => { free = resolve; });
+    await previous;
+    return free;
+  }
+}
+
 /** What the two SQL stores share: the protocol, this process's claim tokens and the clock. */
 class SqlStoreBase {
   constructor(protocol, clock) {
@@ -1275,22 +1293,30 @@ class SqlStoreBase {
 
 /**
  * The transactional dedup store on PostgreSQL with node-postgres: `new PostgresDedupStore(pool,
- * { table, ttlSeconds, leaseSeconds })` over a `pg.Pool`. The handler gets the transaction's
- * `pg.PoolClient` (`handler(delivery, client)`): write the effect with it, never commit. Call
- * `await store.createTable()` once (idempotent).
+ * { table, ttlSeconds, leaseSeconds })` over a `pg.Pool` (each transaction on a client of its
+ * own) or a connected `pg.Client` (one connection: deliveries run their transactions one after
+ * the other). The handler gets the transaction's client (`handler(delivery, client)`): write the
+ * effect with it, never commit. Call `await store.createTable()` once (idempotent).
  */
 class PostgresDedupStore extends SqlStoreBase {
+  #free = null;
   constructor(pool, o) {
-    if (typeof pool?.query !== 'function' || typeof pool?.connect !== 'function') throw new TypeError('pool must be a pg.Pool');
+    if (typeof pool?.query !== 'function' || typeof pool?.connect !== 'function') throw new TypeError('pool must be a pg.Pool or a pg.Client');
     const opts = options(o);
     super(new SqlDedupProtocol('postgres', { ...opts, paramStyle: 'dollar' }), opts.clock);
     this.pool = pool;
+    // A pg.Pool counts its clients; a pg.Client is one connection, shared by every delivery.
+    this.turns = typeof pool.totalCount === 'number' ? null : new Turns();
   }
-  async rows(st, client = this.pool) {
-    return (await client.query(st.sql, st.args)).rows;
+  async #query(st, client) {
+    if (client === undefined && this.turns) await this.turns.wait();
+    return (client ?? this.pool).query(st.sql, st.args);
   }
-  async changes(st, client = this.pool) {
-    return (await client.query(st.sql, st.args)).rowCount ?? 0;
+  async rows(st, client) {
+    return (await this.#query(st, client)).rows;
+  }
+  async changes(st, client) {
+    return (await this.#query(st, client)).rowCount ?? 0;
   }
   async createTable() {
     for (const sql of this.protocol.schema()) await this.pool.query(sql);
@@ -1299,6 +1325,17 @@ class PostgresDedupStore extends SqlStoreBase {
    * a connection the server drops is reported by the failing query (the client's own `error`
    * event, which would end the process unheard, is listened to). */
   async begin() {
+    if (this.turns) {
+      const free = await this.turns.take();
+      try {
+        await this.pool.query(this.protocol.begin());
+      } catch (e) {
+        free();
+        throw e;
+      }
+      this.#free = free;
+      return this.pool;
+    }
     const client = await this.pool.connect();
     client.on('error', ignore);
     try {
@@ -1310,6 +1347,12 @@ class PostgresDedupStore extends SqlStoreBase {
     return client;
   }
   #giveBack(client, error) {
+    if (this.turns) { // the shared client stays the caller's; the next transaction may start
+      const free = this.#free;
+      this.#free = null;
+      free?.();
+      return;
+    }
     client.removeListener('error', ignore);
     client.release(error);
   }
@@ -1344,7 +1387,7 @@ class PostgresDedupStore extends SqlStoreBase {
  * `db` (`handler(delivery, db)`) inside `BEGIN IMMEDIATE`. Creates the table when missing.
  */
 class SqliteDedupStore extends SqlStoreBase {
-  #queue = Promise.resolve();
+  #turns = new Turns();
   #free = null;
   constructor(db, o) {
     if (typeof db?.prepare !== 'function' || typeof db?.exec !== 'function') throw new TypeError('db must be a better-sqlite3 Database');
@@ -1353,24 +1396,17 @@ class SqliteDedupStore extends SqlStoreBase {
     this.db = db;
     for (const sql of this.protocol.schema()) db.exec(sql);
   }
-  // Statements outside a transaction wait for the open one: on one connection they would join it.
-  async #turn() {
-    await this.#queue;
-  }
   async rows(st) {
-    await this.#turn();
+    await this.#turns.wait();
     return this.db.prepare(st.sql).all(...st.args);
   }
   async changes(st, tx) {
-    if (tx === undefined) await this.#turn();
+    if (tx === undefined) await this.#turns.wait();
     return this.db.prepare(st.sql).run(...st.args).changes;
   }
   /** Opens the transaction; the next one waits until this one commits or rolls back. */
   async begin() {
-    const previous = this.#queue;
-    let free;
-    this.#queue = new Promise((resolve) => { free = resolve; });
-    await previous;
+    const free = await this.#turns.take();
     try {
       this.db.exec(this.protocol.begin());
     } catch (e) {

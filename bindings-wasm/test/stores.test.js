@@ -179,6 +179,29 @@ for (const kind of ['postgres', 'sqlite']) {
   });
 }
 
+test('a pg.Client shared by concurrent deliveries: transactions one after the other, each applied once', async () => {
+  const db = await new Db('postgres').open();
+  const client = new (require('pg').Client)({ connectionString: dsn });
+  await client.connect();
+  try {
+    const ds = Array.from({ length: 8 }, (_, i) => delivery(`client${i}`)[1]);
+    const receiver = new rk.WebhookReceiver({ secrets: SECRET, namespace: 'org-7/stores',
+      store: new rk.PostgresDedupStore(client, { table: db.table, leaseSeconds: LEASE }),
+      handler: async (d, c) => {
+        assert.equal(c, client);
+        await db.handler(d, c);
+        await new Promise((r) => setTimeout(r, 5)); // other deliveries run meanwhile, never inside this transaction
+      } });
+    const replies = await Promise.all([...ds, ...ds].map((d) => receiver.receive(d.headers, Buffer.from(d.body), d.now)));
+    for (const d of ds) assert.equal(await db.effectsOf(d.id), 1);
+    assert.ok(replies.every((r) => r.status === 200 || r.status === 503), replies.map((r) => r.status).join());
+    assert.ok(replies.filter((r) => r.status === 200).length >= 8);
+  } finally {
+    await client.end();
+    await db.close();
+  }
+});
+
 test('PostgreSQL restarted mid-delivery: 503, nothing applied, the redelivery applies it once', async () => {
   const db = await new Db('postgres').open();
   try {
