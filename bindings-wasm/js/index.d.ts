@@ -22,7 +22,10 @@ import type {
   RetryClass,
   RetryDecision,
   RoyaltyKitError as ErrorFields,
+  ParamStyle,
   SignedHeaders,
+  SqlDialect,
+  SqlStatement,
   StepUp,
   StepUpKind,
   TransportFailure,
@@ -43,6 +46,7 @@ export type {
   Idempotency,
   Jitter,
   Operation,
+  ParamStyle,
   PollAction,
   PollDecision,
   QueryKind,
@@ -58,6 +62,8 @@ export type {
   RetryClass,
   RetryDecision,
   SignedHeaders,
+  SqlDialect,
+  SqlStatement,
   StepUp,
   StepUpKind,
   Surface,
@@ -369,15 +375,9 @@ export class SqliteDedupStore<Db = any> implements TransactionalDedupStore<Db> {
   purge(): Promise<number>;
 }
 
-/** One statement: its text with the driver's placeholders and its arguments. */
-export interface SqlStatement {
-  readonly sql: string;
-  readonly args: string[];
-}
-
 /** The dedup contract in your SQL database as statements and the meaning of their results. */
 export class SqlDedupProtocol {
-  constructor(dialect: 'postgres' | 'sqlite', options: { paramStyle: 'qmark' | 'dollar' | 'format'; table?: string; ttlSeconds?: number; leaseSeconds?: number });
+  constructor(dialect: SqlDialect, options: { paramStyle: ParamStyle; table?: string; ttlSeconds?: number; leaseSeconds?: number });
   static newToken(): string;
   readonly table: string;
   schema(): string[];
