@@ -26,6 +26,8 @@ native() {
     | grep -v 'Compiler family detection failed\|xcrun\|^ *|$\|the SDK is needed\|DEVELOPER_DIR\|^$' >&2 || true
   mkdir -p "$classes/$dir"
   cp "$ROOT/target/${target%.2.17}/release/$file" "$classes/$dir/$file"
+  # "<sha256> <size>": NativeLoader.kt's key for its per-user cache of the extracted library.
+  echo "$(sha256sum < "$classes/$dir/$file" | cut -d' ' -f1) $(stat -c %s "$classes/$dir/$file")" > "$classes/$dir/$file.sha256"
 }
 
 # jar OUT_DIR JAR_PATH PLATFORMS [cargo feature args...]
@@ -44,6 +46,13 @@ jar_for() {
   cargo build --quiet --release -p royaltykit-kotlin "$@"
   "$ROOT/target/debug/uniffi-bindgen" generate --library "$ROOT/target/release/libroyaltykit_kotlin.so" \
     --language kotlin --no-format --out-dir "$out/gen" >/dev/null
+  # Each generated component asks NativeLoader first, so JNA opens the cached library (one
+  # extraction per machine) and JNI gets the same file.
+  local sig='^private fun findLibraryName(componentName: String): String {$'
+  for f in "$out/gen/dev/royaltykit/royaltykit_kotlin.kt" "$out/gen/dev/royaltykit/types/royaltykit.kt"; do
+    [ "$(grep -c "$sig" "$f")" = 1 ] || { echo "build-jar: uniffi's findLibraryName changed in $f" >&2; exit 1; }
+    sed -i "s/$sig/&\n    dev.royaltykit.NativeLoader.prepare()/" "$f"
+  done
   "$KOTLINC" -nowarn -jvm-target 11 -language-version 2.0 -api-version 2.0 -cp /usr/share/java/jna.jar -d "$out/classes" \
     $(find "$out/gen" bindings-kotlin/kotlin -name '*.kt') 2>&1 \
     | grep -v '^warning: unable to find kotlin-stdlib\|^warning: language version 2.0 is deprecated\|^warning: API version 2.0 is deprecated' >&2 || true

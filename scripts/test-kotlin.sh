@@ -57,7 +57,11 @@ fi
 start_postgres
 cd "$WORK"
 classes=$(test_classes "$WORK/test-classes")
-java -cp "$CP:$WORK/test-classes" org.junit.runner.JUnitCore $classes
+# With the JNI hot path, the native library extracted into an empty per-run cache (NativeLoader.kt)
+java -Droyaltykit.native.dir="$WORK/native-cache" -cp "$CP:$WORK/test-classes" org.junit.runner.JUnitCore $classes
+# Every verification suite again on the JNA path only, so both crossings answer the same
+java -Droyaltykit.jni=false -cp "$CP:$WORK/test-classes" org.junit.runner.JUnitCore \
+  dev.royaltykit.NativePathTest dev.royaltykit.VectorsTest dev.royaltykit.HostileTest dev.royaltykit.ApiTest
 # The jar from plain Java: javac against it, then run.
 javac -d "$WORK/java-classes" -cp "$CP" "$ROOT/bindings-kotlin/tests-java/JavaUse.java"
 java -cp "$CP:$WORK/java-classes" JavaUse

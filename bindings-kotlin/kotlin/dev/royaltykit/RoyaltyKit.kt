@@ -2,10 +2,13 @@
 package dev.royaltykit
 
 import dev.royaltykit.types.ApiError
+import dev.royaltykit.types.FfiConverterTypeRoyaltyKitError
+import dev.royaltykit.types.FfiConverterTypeVerifiedWebhook
 import dev.royaltykit.types.ClaimState
 import dev.royaltykit.types.ReceiptStep
 import dev.royaltykit.types.RoyaltyKitException
 import dev.royaltykit.types.VerifiedWebhook
+import java.nio.ByteBuffer
 
 /** The stable error code of any royaltykit error, the same as in Rust, JS and Python. */
 val RoyaltyKitException.code: String
@@ -93,22 +96,38 @@ fun signWebhook(secret: String, body: ByteArray, timestamp: Long? = null, delive
 /**
  * Verifies a delivery: `headers` as received (names case-insensitive), `body` the exact raw
  * bytes, `now` in Unix seconds (default: the system clock). Returns the verified delivery or
- * throws [RoyaltyKitException.Webhook] with a stable `code`. One JNA crossing per delivery.
+ * throws [RoyaltyKitException.Webhook] with a stable `code`. One crossing per delivery: JNI on
+ * the JVM ([NativeLoader]), JNA on Android or when the library was not loaded for JNI.
  */
 @Throws(RoyaltyKitException::class)
 fun WebhookVerifier.verify(headers: Map<String, String>, body: ByteArray, now: Long? = null): VerifiedWebhook =
-    verifyPacked(packDelivery(headers.entries.asSequence().map { it.key to it.value }, body, now))
+    verifyDelivery(packDelivery(headers.entries.asSequence().map { it.key to it.value }, body, now))
 
 /** As [verify], for headers with several values per name (servlet, `HttpExchange`). */
 @Throws(RoyaltyKitException::class)
 fun WebhookVerifier.verifyMulti(headers: Map<String, List<String>>, body: ByteArray, now: Long? = null): VerifiedWebhook =
-    verifyPacked(
+    verifyDelivery(
         packDelivery(
             headers.entries.asSequence().flatMap { (name, values) -> values.asSequence().map { name to it } },
             body,
             now,
         ),
     )
+
+/**
+ * [WebhookVerifier.verifyPacked] through JNI when [NativeFast] is available (the same Rust
+ * function, its answer read with the generated converters), else through JNA.
+ */
+@Throws(RoyaltyKitException::class)
+internal fun WebhookVerifier.verifyDelivery(packed: ByteArray): VerifiedWebhook {
+    if (!NativeFast.available) return verifyPacked(packed)
+    val answer = callWithHandle { NativeFast.verifyPacked(it, packed) } ?: return verifyPacked(packed)
+    val buf = ByteBuffer.wrap(answer)
+    return when (buf.get()) {
+        0.toByte() -> FfiConverterTypeVerifiedWebhook.read(buf)
+        else -> throw FfiConverterTypeRoyaltyKitError.read(buf)
+    }
+}
 
 /**
  * One delivery as a [WebhookReceipt] machine, its keys scoped to [namespace]: drive it with

@@ -1,0 +1,143 @@
+// How the JVM finds the native library: once per machine, not once per process.
+package dev.royaltykit
+
+import com.sun.jna.Platform
+import java.io.File
+import java.io.IOException
+import java.nio.file.Files
+import java.nio.file.StandardCopyOption
+import java.security.MessageDigest
+
+/**
+ * Loads the jar's native library from a per-user cache instead of letting JNA extract a fresh
+ * temporary copy in every process (the largest part of a JVM's cold start), and loads the same
+ * file for the JNI hot path ([NativeFast]).
+ *
+ * The generated bindings call [prepare] before JNA opens the library (build-jar.sh adds the call
+ * to uniffi's `findLibraryName`). It extracts `<os-arch>/<library>` from the jar into
+ * `<cache>/<sha256>/<library>` the first time (written aside, checked against the digest the
+ * build recorded, then renamed into place, so concurrent processes never see half a file), and
+ * points uniffi's `libraryOverride` properties at it. `<cache>` is the `royaltykit.native.dir`
+ * system property, else `$XDG_CACHE_HOME/royaltykit`, else `~/.cache/royaltykit`
+ * (`%LOCALAPPDATA%\royaltykit` on Windows).
+ *
+ * Nothing changes when the user set `uniffi.component.royaltykit_kotlin.libraryOverride`, on
+ * Android (the library comes from the APK, loaded by JNA) or when the cache cannot be written:
+ * JNA then loads the library as it always did, and verification stays on the JNA path.
+ */
+internal object NativeLoader {
+    private const val LIBRARY = "royaltykit_kotlin"
+    private val COMPONENTS = listOf("royaltykit_kotlin", "royaltykit")
+
+    /** The library file this process loaded for JNI, or null (JNA's own loading only). */
+    val jniPath: String? by lazy { load() }
+
+    /** Called by the generated bindings before JNA opens the library; idempotent. */
+    fun prepare() {
+        jniPath
+    }
+
+    private fun load(): String? {
+        if (System.getProperty("java.vm.name") == "Dalvik" || System.getProperty("royaltykit.jni") == "false") return null
+        val override = System.getProperty("uniffi.component.$LIBRARY.libraryOverride")
+        val path = when {
+            override == null -> cached() ?: return null
+            File(override).isAbsolute && File(override).isFile -> override
+            else -> return null
+        }
+        for (component in COMPONENTS) {
+            val key = "uniffi.component.$component.libraryOverride"
+            if (System.getProperty(key) == null) System.setProperty(key, path)
+        }
+        return try {
+            System.load(path)
+            path
+        } catch (e: UnsatisfiedLinkError) {
+            null
+        } catch (e: SecurityException) {
+            null
+        }
+    }
+
+    /** The cached library, extracted now if it is not there yet; null when that cannot be done. */
+    private fun cached(): String? {
+        val name = System.mapLibraryName(LIBRARY)
+        val resource = "${Platform.RESOURCE_PREFIX}/$name"
+        val loader = NativeLoader::class.java.classLoader ?: return null
+        // "<sha256 hex> <size>", written by build-jar.sh beside the library.
+        val record = loader.getResourceAsStream("$resource.sha256")?.use { String(it.readBytes(), Charsets.US_ASCII) }
+            ?: return null
+        val (digest, size) = record.trim().split(' ').takeIf { it.size == 2 } ?: return null
+        if (!digest.matches(Regex("[0-9a-f]{64}"))) return null
+        val expectedSize = size.toLongOrNull() ?: return null
+        val dir = File(cacheRoot() ?: return null, digest)
+        val file = File(dir, name)
+        if (file.isFile && file.length() == expectedSize) return file.absolutePath
+        return try {
+            Files.createDirectories(dir.toPath())
+            val tmp = Files.createTempFile(dir.toPath(), ".$name", ".part")
+            try {
+                val sha = MessageDigest.getInstance("SHA-256")
+                val input = loader.getResourceAsStream(resource) ?: return null
+                input.use { inp ->
+                    Files.newOutputStream(tmp).use { out ->
+                        val buffer = ByteArray(64 * 1024)
+                        while (true) {
+                            val n = inp.read(buffer)
+                            if (n < 0) break
+                            sha.update(buffer, 0, n)
+                            out.write(buffer, 0, n)
+                        }
+                    }
+                }
+                val got = sha.digest().joinToString("") { "%02x".format(it) }
+                if (got != digest) return null
+                Files.move(tmp, file.toPath(), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING)
+                file.absolutePath
+            } finally {
+                Files.deleteIfExists(tmp)
+            }
+        } catch (e: IOException) {
+            null
+        } catch (e: SecurityException) {
+            null
+        }
+    }
+
+    private fun cacheRoot(): File? {
+        System.getProperty("royaltykit.native.dir")?.let { return File(it) }
+        val base = System.getenv("XDG_CACHE_HOME")?.takeIf { it.isNotEmpty() }
+            ?: System.getenv("LOCALAPPDATA")?.takeIf { Platform.isWindows() && it.isNotEmpty() }
+            ?: System.getProperty("user.home")?.takeIf { it.isNotEmpty() }?.let { File(it, ".cache").path }
+            ?: return null
+        return File(base, "royaltykit")
+    }
+}
+
+/** The JNI entry points, in the same native library as the uniffi ones (src/jni.rs). */
+internal object NativeFast {
+    /** True when [NativeLoader] loaded the library for JNI in this process. */
+    val available: Boolean = NativeLoader.jniPath != null
+
+    /** `[0] + VerifiedWebhook` or `[1] + RoyaltyKitException` (uniffi's serialisation), or null. */
+    @JvmStatic
+    external fun verifyPacked(handle: Long, delivery: ByteArray): ByteArray?
+}
+
+/**
+ * Which native path this process uses, for diagnostics (like Netty's `Epoll.isAvailable()`):
+ * [jni] is true when verification crosses through JNI (the JVM, with the library loaded from the
+ * per-user cache, see [NativeLoader]); false on Android, with `-Droyaltykit.jni=false`, or when
+ * the cache could not be written, and verification then goes through JNA with the same results.
+ */
+object RoyaltyKitNative {
+    /** True when verification crosses into Rust through JNI in this process. */
+    @JvmStatic
+    val jni: Boolean
+        get() = NativeFast.available
+
+    /** The native library file loaded for JNI (in the per-user cache), or null. */
+    @JvmStatic
+    val path: String?
+        get() = NativeLoader.jniPath
+}

@@ -1,0 +1,114 @@
+//! The JVM's hot path through JNI: `WebhookVerifier.verify` crosses here in one call, with the
+//! packed delivery as a Java `byte[]` and the answer as a `byte[]` holding uniffi's own
+//! serialisation of the result, which the Kotlin layer reads with the generated converters.
+//! JNA's per-call costs (a `RustBuffer` allocated by a second native call, the call status
+//! structure) are what made a 1 KiB verification cost three times the hand-written
+//! `javax.crypto.Mac` (bench/PROFILES.md); a JNI call with two array copies costs a fraction of
+//! one of them. The rules are the same function as the JNA path ([`WebhookVerifier::verify_packed`]),
+//! so the two cannot disagree; the Kotlin tests run the vectors through both.
+#![allow(unsafe_code)]
+
+use crate::WebhookVerifier;
+use jni_sys::{jbyte, jbyteArray, jclass, jlong, jsize, JNIEnv};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+
+/// The answer's first byte: the rest is a `VerifiedWebhook`.
+const OK: u8 = 0;
+/// The answer's first byte: the rest is a `RoyaltyKitException`.
+const ERR: u8 = 1;
+
+/// `dev.royaltykit.NativeFast.verifyPacked(handle, delivery)`: `handle` is a clone of the
+/// verifier's uniffi handle (Kotlin's `callWithHandle`), consumed here exactly once; `delivery`
+/// is packed as for [`WebhookVerifier::verify_packed`]. Returns `[0] + VerifiedWebhook` or
+/// `[1] + RoyaltyKitException` in uniffi's serialisation, or null when the JVM could not
+/// give or take the arrays (a Java exception is then pending) or on a panic, after which the
+/// Kotlin layer makes the same call through JNA, whose panic handling reports it.
+///
+/// # Safety
+/// Called by the JVM only: `env` is the current thread's environment and `delivery` a live
+/// `byte[]` reference.
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_verifyPacked(
+    env: *mut JNIEnv,
+    _class: jclass,
+    handle: jlong,
+    delivery: jbyteArray,
+) -> jbyteArray {
+    // The handle is owned: lift it first, so it is released on every path below.
+    let Ok(verifier) = <Arc<WebhookVerifier> as uniffi::Lift<crate::UniFfiTag>>::try_lift(
+        uniffi::Handle::from_raw_unchecked(handle as u64),
+    ) else {
+        return std::ptr::null_mut();
+    };
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: `env` and `delivery` come from the JVM for this call (see above).
+        let input = unsafe { read_array(env, delivery) }?;
+        let mut answer = Vec::with_capacity(256);
+        match verifier.verify_packed(input) {
+            Ok(verified) => {
+                answer.push(OK);
+                <royaltykit::webhook::VerifiedWebhook as uniffi::Lower<royaltykit::UniFfiTag>>::write(
+                    verified,
+                    &mut answer,
+                );
+            }
+            Err(error) => {
+                answer.push(ERR);
+                <royaltykit::Error as uniffi::Lower<royaltykit::UniFfiTag>>::write(
+                    error,
+                    &mut answer,
+                );
+            }
+        }
+        // SAFETY: as above.
+        unsafe { new_array(env, &answer) }
+    }));
+    outcome.ok().flatten().unwrap_or(std::ptr::null_mut())
+}
+
+/// The contents of a Java `byte[]`, copied; `None` when the JVM refused (exception pending).
+///
+/// # Safety
+/// `env` is the current thread's JNI environment and `array` a live `byte[]` reference.
+unsafe fn read_array(env: *mut JNIEnv, array: jbyteArray) -> Option<Vec<u8>> {
+    if env.is_null() || array.is_null() {
+        return None;
+    }
+    // SAFETY: a JNIEnv points at the JVM's function table, whose entries are all set.
+    let table = unsafe { &**env };
+    let (len_fn, region_fn, check_fn) = (
+        table.GetArrayLength?,
+        table.GetByteArrayRegion?,
+        table.ExceptionCheck?,
+    );
+    // SAFETY: the JNI contract for these two functions, with the arguments the JVM gave.
+    let len = unsafe { len_fn(env, array) };
+    let mut bytes = vec![0u8; usize::try_from(len).ok()?];
+    // SAFETY: `bytes` holds `len` bytes; jbyte is i8, the same size and alignment as u8.
+    unsafe { region_fn(env, array, 0, len, bytes.as_mut_ptr().cast::<jbyte>()) };
+    // SAFETY: as above.
+    (unsafe { check_fn(env) } == 0).then_some(bytes)
+}
+
+/// A new Java `byte[]` holding `bytes`; `None` when the JVM could not allocate it.
+///
+/// # Safety
+/// `env` is the current thread's JNI environment.
+unsafe fn new_array(env: *mut JNIEnv, bytes: &[u8]) -> Option<jbyteArray> {
+    let len = jsize::try_from(bytes.len()).ok()?;
+    // SAFETY: a JNIEnv points at the JVM's function table.
+    let table = unsafe { &**env };
+    let (new_fn, set_fn, check_fn) = (
+        table.NewByteArray?,
+        table.SetByteArrayRegion?,
+        table.ExceptionCheck?,
+    );
+    // SAFETY: the JNI contract for these functions; `bytes` holds `len` bytes.
+    let array = unsafe { new_fn(env, len) };
+    if array.is_null() {
+        return None;
+    }
+    unsafe { set_fn(env, array, 0, len, bytes.as_ptr().cast::<jbyte>()) };
+    (unsafe { check_fn(env) } == 0).then_some(array)
+}
