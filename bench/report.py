@@ -131,18 +131,21 @@ def main():
         parts, ok = [], True
         for case in ("200 B", "1 KiB"):
             x = ratio(r, case, "royaltykit verifyWebhook", "node:crypto hand-written + ")
-            ok &= x <= 1.0
+            ok &= x <= 1.2
             parts.append(f"{case}: {x:.2f}×")
-        target("Node `verifyWebhook` ≤ 1.0× hand-written `node:crypto` + `JSON.parse` at 200 B and 1 KiB",
+        target("Node `verifyWebhook` ≤ 1.2× hand-written `node:crypto` + `JSON.parse` at 200 B and 1 KiB (third round)",
                "; ".join(parts), ok, "see bench/PROFILES.md")
         x = 1 / ratio(r, "1 KiB", "royaltykit verifyWebhook", "svix")
         target("Node ≥ 2× faster than `svix` at 1 KiB", f"{x:.2f}×", x >= 2)
     if jvm:
         r = jvm["results"]
-        v, floor = find(r, "1 KiB", "royaltykit WebhookVerifier.verify"), find(r, "1 KiB", "uniffi no-op, no arguments")
-        target("JVM `WebhookVerifier.verify` ≤ 12 µs at 1 KiB",
-               f"{v['median_ns'] / 1e3:.1f} µs (uniffi no-op floor {floor['median_ns'] / 1e3:.1f} µs)",
-               v["median_ns"] <= 12_000, "see bench/PROFILES.md")
+        x = ratio(r, "1 KiB", "royaltykit WebhookVerifier.verify", "javax.crypto.Mac hand-written + ")
+        v = find(r, "1 KiB", "royaltykit WebhookVerifier.verify")
+        target("JVM `WebhookVerifier.verify` ≤ 1.5× hand-written `javax.crypto.Mac` + gson at 1 KiB (third round)",
+               f"{x:.2f}× ({v['median_ns'] / 1e3:.1f} µs, through JNI)", x <= 1.5, "see bench/PROFILES.md")
+    if sizes and "jvm" in sizes.get("cold_ns", {}):
+        c = sizes["cold_ns"]["jvm"] / 1e6
+        target("JVM cold start ≤ 60 ms (third round)", f"{c:.0f} ms", c <= 60, "see bench/PROFILES.md")
     if sizes:
         b = sizes["bytes"]
         target("`.wasm` ≤ 200 KB after wasm-opt", f"{b['wasm']:,} B", b["wasm"] <= 200_000, "see bench/PROFILES.md")
@@ -214,7 +217,7 @@ def main():
     for title, data, rk_name in [
         ("Node (packed npm artifact: wasm + JS)", node, "royaltykit verifyWebhook"),
         ("Python (built abi3 wheel)", py, "royaltykit verify_webhook"),
-        ("JVM / Kotlin (built jar, uniffi + JNA)", jvm, "royaltykit WebhookVerifier.verify"),
+        ("JVM / Kotlin (built jar: verify through JNI, the floors through uniffi + JNA)", jvm, "royaltykit WebhookVerifier.verify"),
     ]:
         if not data:
             continue
@@ -259,7 +262,7 @@ def main():
         w("\n| language | import + build a verifier, fresh process (median of 7) |\n|---|---:|\n")
         w(f"| Node: `require('royaltykit')` (wasm compile + instantiate) | {c['node'] / 1e6:.1f} ms |\n")
         w(f"| Python: `import royaltykit` | {c['python'] / 1e6:.1f} ms |\n")
-        w(f"| JVM: first `WebhookVerifier` (class loading, native library extraction, JNA registration) | {c['jvm'] / 1e6:.1f} ms |\n")
+        w(f"| JVM: first `WebhookVerifier` (class loading, JNA registration, the native library from the per-user cache) | {c['jvm'] / 1e6:.1f} ms |\n")
     js_coldstart_section(load("js-coldstart.json"), w)
 
 
