@@ -45,18 +45,21 @@ internal object NativeLoader {
             File(override).isAbsolute && File(override).isFile -> override
             else -> return null
         }
+        try {
+            System.load(path)
+        } catch (e: UnsatisfiedLinkError) {
+            // e.g. a cache on a noexec mount, or the library already bound to another class
+            // loader: JNA loads it its own way, as if there were no cache.
+            return null
+        } catch (e: SecurityException) {
+            return null
+        }
+        // Only a file that did load is handed to JNA.
         for (component in COMPONENTS) {
             val key = "uniffi.component.$component.libraryOverride"
             if (System.getProperty(key) == null) System.setProperty(key, path)
         }
-        return try {
-            System.load(path)
-            path
-        } catch (e: UnsatisfiedLinkError) {
-            null
-        } catch (e: SecurityException) {
-            null
-        }
+        return path
     }
 
     /** The cached library, extracted now if it is not there yet; null when that cannot be done. */
