@@ -31,8 +31,8 @@ PY
 printf '{"compilerOptions":{"strict":true,"noEmit":true,"allowJs":true,"checkJs":true,"module":"commonjs","moduleResolution":"node10","target":"es2022","lib":["es2022"],"types":["node"],"typeRoots":["%s"]},"include":["readme-*.js"]}\n' "$ROOT/.build/node/node_modules/@types" > tsconfig.readme.json
 "$TSC" -p tsconfig.readme.json
 echo "types: tsc --strict passed for $(grep -c 'rk\.' exports.ts) exports, the typed usage file and $(ls readme-*.js | wc -l) README examples"
-# The panic test, against the test-hooks build of the same module.
+# The panic test and the hot path against the core JSON, with the test-hooks build of the same module.
 cp "$ROOT"/bindings-wasm/test-hooks/*.test.js .
 ROYALTYKIT_HOOKS_NATIVE="$ROOT/target/npm-hooks/native/royaltykit_wasm.js" \
-  node --test --test-reporter=spec panic.test.js > hooks.txt 2>&1 || { cat hooks.txt; exit 1; }
+  node --test --test-reporter=spec panic.test.js hotpath.test.js > hooks.txt 2>&1 || { cat hooks.txt; exit 1; }
 grep -E '^ℹ (tests|pass|fail)' hooks.txt

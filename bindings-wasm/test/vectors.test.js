@@ -212,10 +212,10 @@ test('the node:crypto path: a throwing or lying primitive fails closed', () => {
     // A primitive that throws: the error reaches the caller; one that answers wrong bytes: no match.
     const native = require(require('node:path').join(require('node:path').dirname(require.resolve('royaltykit')), 'native/royaltykit_wasm.cjs'));
     const inner = new native.WebhookVerifier(['s3cret'], 300, 262144);
-    const flat = Object.entries(headers).flat();
-    assert.throws(() => inner.verifyWithMac(flat, body, 1000, () => { throw new Error('primitive failed'); }), /primitive failed/);
+    const joined = Object.entries(headers).flat().join('\0');
+    assert.throws(() => inner.verifyWithMac(joined, undefined, body, 1000, () => { throw new Error('primitive failed'); }), /primitive failed/);
     for (const answer of [new Uint8Array(32), new Uint8Array(31), 'not bytes', undefined]) {
-      assert.throws(() => inner.verifyWithMac(flat, body, 1000, () => answer), (e) => JSON.parse(e).code === 'no_matching_signature');
+      assert.throws(() => inner.verifyWithMac(joined, undefined, body, 1000, () => answer), (e) => JSON.parse(e).code === 'no_matching_signature');
     }
   }
 });
