@@ -53,7 +53,12 @@ jar_for() {
     [ "$(grep -c "$sig" "$f")" = 1 ] || { echo "build-jar: uniffi's findLibraryName changed in $f" >&2; exit 1; }
     sed -i "s/$sig/&\n    dev.royaltykit.NativeLoader.prepare()/" "$f"
   done
-  "$KOTLINC" -nowarn -jvm-target 11 -language-version 2.0 -api-version 2.0 -cp /usr/share/java/jna.jar -d "$out/classes" \
+  # WebhookVerifier's constructor and verify through JNI without starting JNA (the cold start).
+  python3 scripts/patch_kotlin_bindings.py "$out/gen/dev/royaltykit/royaltykit_kotlin.kt"
+  # Lambdas as classes and string templates through StringBuilder: invokedynamic's bootstraps
+  # (LambdaMetafactory, StringConcatFactory) cost a cold JVM ~15 ms on the first WebhookVerifier.
+  "$KOTLINC" -nowarn -jvm-target 11 -language-version 2.0 -api-version 2.0 \
+    -Xlambdas=class -Xsam-conversions=class -Xstring-concat=inline -cp /usr/share/java/jna.jar -d "$out/classes" \
     $(find "$out/gen" bindings-kotlin/kotlin -name '*.kt') 2>&1 \
     | grep -v '^warning: unable to find kotlin-stdlib\|^warning: language version 2.0 is deprecated\|^warning: API version 2.0 is deprecated' >&2 || true
   test -f "$out/classes/dev/royaltykit/WebhookVerifier.class"

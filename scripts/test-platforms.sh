@@ -87,16 +87,18 @@ echo "  win_amd64 imports: $dlls"
 python3 scripts/check_binaries.py "$J/darwin-x86-64/libroyaltykit_kotlin.dylib" macho x86_64 'uniffi_royaltykit_kotlin_fn_*'
 python3 scripts/check_binaries.py "$J/darwin-aarch64/libroyaltykit_kotlin.dylib" macho arm64 'uniffi_royaltykit_kotlin_fn_*'
 python3 scripts/check_binaries.py "$J/win32-x86-64/royaltykit_kotlin.dll" pe x86_64 'uniffi_royaltykit_kotlin_fn_*'
-# Every jar library: the JNI hot path's entry point (NativeLoader.kt, src/jni.rs) and the
+# Every jar library: the JNI entry points (NativeLoader.kt, src/jni.rs) and the
 # "<sha256> <size>" record NativeLoader keys its per-user cache by, matching the library.
 for lib in linux-x86-64/libroyaltykit_kotlin.so:elf:x86_64 linux-aarch64/libroyaltykit_kotlin.so:elf:aarch64 \
     darwin-x86-64/libroyaltykit_kotlin.dylib:macho:x86_64 darwin-aarch64/libroyaltykit_kotlin.dylib:macho:arm64 \
     win32-x86-64/royaltykit_kotlin.dll:pe:x86_64; do
   IFS=: read -r f fmt arch <<<"$lib"
-  python3 scripts/check_binaries.py "$J/$f" "$fmt" "$arch" Java_dev_royaltykit_NativeFast_verifyPacked
+  for entry in verifyPacked newVerifier freeVerifier; do
+    python3 scripts/check_binaries.py "$J/$f" "$fmt" "$arch" "Java_dev_royaltykit_NativeFast_$entry"
+  done
   [ "$(cat "$J/$f.sha256")" = "$(sha256sum < "$J/$f" | cut -d' ' -f1) $(stat -c %s "$J/$f")" ] || fail "$f.sha256 does not match $f"
 done
-echo "  jar libraries: JNI entry point exported, cache records match"
+echo "  jar libraries: JNI entry points exported, cache records match"
 
 echo "== jar: class files for Java 11, POM, sources =="
 python3 - "$D/royaltykit-kotlin-$V.jar" <<'PY'

@@ -18,9 +18,10 @@ const OK: u8 = 0;
 /// The answer's first byte: the rest is a `RoyaltyKitException`.
 const ERR: u8 = 1;
 
-/// `dev.royaltykit.NativeFast.verifyPacked(handle, delivery)`: `handle` is a clone of the
-/// verifier's uniffi handle (Kotlin's `callWithHandle`), consumed here exactly once; `delivery`
-/// is packed as for [`WebhookVerifier::verify_packed`]. Returns `[0] + VerifiedWebhook` or
+/// `dev.royaltykit.NativeFast.verifyPacked(handle, delivery)`: `handle` is the verifier's uniffi
+/// handle, borrowed (Kotlin's `callWithBorrowedHandle` keeps the object's call count above zero
+/// until this returns, so it cannot be freed meanwhile, and no clone call through JNA is needed);
+/// `delivery` is packed as for [`WebhookVerifier::verify_packed`]. Returns `[0] + VerifiedWebhook` or
 /// `[1] + RoyaltyKitException` in uniffi's serialisation, or null when the JVM could not
 /// give or take the arrays (a Java exception is then pending) or on a panic, after which the
 /// Kotlin layer makes the same call through JNA, whose panic handling reports it.
@@ -35,12 +36,14 @@ pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_verifyPacked(
     handle: jlong,
     delivery: jbyteArray,
 ) -> jbyteArray {
-    // The handle is owned: lift it first, so it is released on every path below.
-    let Ok(verifier) = <Arc<WebhookVerifier> as uniffi::Lift<crate::UniFfiTag>>::try_lift(
-        uniffi::Handle::from_raw_unchecked(handle as u64),
-    ) else {
+    if handle == 0 {
         return std::ptr::null_mut();
-    };
+    }
+    // SAFETY: a non-zero handle of a live `WebhookVerifier` made by `Handle::from_arc` (uniffi's
+    // object lowering, or `newVerifier` below), borrowed for this call as described above; the
+    // `Arc` made here holds its own count and releases it on every path.
+    let verifier: Arc<WebhookVerifier> =
+        unsafe { uniffi::Handle::from_raw_unchecked(handle as u64).into_arc_borrowed() };
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         // SAFETY: `env` and `delivery` come from the JVM for this call (see above).
         let input = unsafe { read_array(env, delivery) }?;
@@ -65,6 +68,88 @@ pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_verifyPacked(
         unsafe { new_array(env, &answer) }
     }));
     outcome.ok().flatten().unwrap_or(std::ptr::null_mut())
+}
+
+/// `dev.royaltykit.NativeFast.newVerifier(args)`: `WebhookVerifier::new` through JNI, so that a
+/// JVM that only verifies never starts JNA (its start and registration are most of a cold
+/// start, bench/PROFILES.md). `args` holds the constructor's four arguments in uniffi's
+/// serialisation (`secrets`, `toleranceSeconds`, `maxBodyBytes`, `validUntil`), written by the
+/// generated converters. Returns `[0]` + the new object's uniffi handle (8 bytes, big-endian; the
+/// Kotlin object owns it and frees it through uniffi as any other), `[1] + RoyaltyKitException`,
+/// or null when the arguments do not read back or the JVM could not give or take the arrays (the
+/// Kotlin layer then constructs through JNA).
+///
+/// # Safety
+/// Called by the JVM only: `env` is the current thread's environment and `args` a live `byte[]`
+/// reference.
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_newVerifier(
+    env: *mut JNIEnv,
+    _class: jclass,
+    args: jbyteArray,
+) -> jbyteArray {
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: `env` and `args` come from the JVM for this call (see above).
+        let input = unsafe { read_array(env, args) }?;
+        let mut buf = input.as_slice();
+        let secrets = <Vec<String> as uniffi::Lift<crate::UniFfiTag>>::try_read(&mut buf).ok()?;
+        let tolerance = <Option<i64> as uniffi::Lift<crate::UniFfiTag>>::try_read(&mut buf).ok()?;
+        let max_body = <Option<i64> as uniffi::Lift<crate::UniFfiTag>>::try_read(&mut buf).ok()?;
+        let valid_until =
+            <Vec<Option<i64>> as uniffi::Lift<crate::UniFfiTag>>::try_read(&mut buf).ok()?;
+        if !buf.is_empty() {
+            return None;
+        }
+        let mut answer = Vec::with_capacity(16);
+        let mut made = None;
+        match WebhookVerifier::new(secrets, tolerance, max_body, valid_until) {
+            Ok(verifier) => {
+                answer.push(OK);
+                let handle =
+                    <Arc<WebhookVerifier> as uniffi::Lower<crate::UniFfiTag>>::lower(verifier);
+                answer.extend_from_slice(&handle.as_raw().to_be_bytes());
+                made = Some(handle);
+            }
+            Err(error) => {
+                answer.push(ERR);
+                <royaltykit::Error as uniffi::Lower<royaltykit::UniFfiTag>>::write(
+                    error,
+                    &mut answer,
+                );
+            }
+        }
+        // SAFETY: as above.
+        let array = unsafe { new_array(env, &answer) };
+        if let (None, Some(handle)) = (&array, made) {
+            // The JVM refused the answer, so no Kotlin object will own the handle: release it.
+            // SAFETY: made by `Handle::from_arc` just above and not given out.
+            drop(unsafe { handle.into_arc::<WebhookVerifier>() });
+        }
+        array
+    }));
+    outcome.ok().flatten().unwrap_or(std::ptr::null_mut())
+}
+
+/// `dev.royaltykit.NativeFast.freeVerifier(handle)`: releases the Kotlin object's handle, as
+/// uniffi's own free function does, so that closing a verifier made through JNI does not start JNA
+/// either. Called once per object, by its cleaner (Kotlin's `destroy`/`close` or the GC).
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_dev_royaltykit_NativeFast_freeVerifier(
+    _env: *mut JNIEnv,
+    _class: jclass,
+    handle: jlong,
+) {
+    if handle == 0 {
+        return;
+    }
+    // A panic in a destructor must not unwind into the JVM.
+    let _ = catch_unwind(|| {
+        // SAFETY: the object's own handle (`Handle::from_arc`), released exactly once: uniffi's
+        // cleaner runs its action once, after the last call that borrowed or cloned it.
+        drop(unsafe {
+            uniffi::Handle::from_raw_unchecked(handle as u64).into_arc::<WebhookVerifier>()
+        });
+    });
 }
 
 /// The contents of a Java `byte[]`, copied; `None` when the JVM refused (exception pending).

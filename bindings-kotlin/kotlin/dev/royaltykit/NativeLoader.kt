@@ -2,11 +2,15 @@
 package dev.royaltykit
 
 import com.sun.jna.Platform
+import dev.royaltykit.types.FfiConverterTypeRoyaltyKitError
+import dev.royaltykit.types.RoyaltyKitException
 import java.io.File
 import java.io.IOException
+import java.nio.ByteBuffer
 import java.nio.file.Files
 import java.nio.file.StandardCopyOption
 import java.security.MessageDigest
+import java.util.regex.Pattern
 
 /**
  * Loads the jar's native library from a per-user cache instead of letting JNA extract a fresh
@@ -27,10 +31,13 @@ import java.security.MessageDigest
  */
 internal object NativeLoader {
     private const val LIBRARY = "royaltykit_kotlin"
-    private val COMPONENTS = listOf("royaltykit_kotlin", "royaltykit")
+    private val COMPONENTS = arrayOf("royaltykit_kotlin", "royaltykit")
+
+    /** The record build-jar.sh writes: "<sha256 hex> <size>". */
+    private val RECORD = Pattern.compile("([0-9a-f]{64}) ([0-9]{1,18})\\s*")
 
     /** The library file this process loaded for JNI, or null (JNA's own loading only). */
-    val jniPath: String? by lazy { load() }
+    val jniPath: String? = load()
 
     /** Called by the generated bindings before JNA opens the library; idempotent. */
     fun prepare() {
@@ -70,9 +77,11 @@ internal object NativeLoader {
         // "<sha256 hex> <size>", written by build-jar.sh beside the library.
         val record = loader.getResourceAsStream("$resource.sha256")?.use { String(it.readBytes(), Charsets.US_ASCII) }
             ?: return null
-        val (digest, size) = record.trim().split(' ').takeIf { it.size == 2 } ?: return null
-        if (!digest.matches(Regex("[0-9a-f]{64}"))) return null
-        val expectedSize = size.toLongOrNull() ?: return null
+        // java.util.regex rather than the Kotlin text helpers: this runs in every JVM's first
+        // WebhookVerifier, and loading kotlin.text's facade classes alone costs milliseconds.
+        val match = RECORD.matcher(record).takeIf { it.matches() } ?: return null
+        val digest = match.group(1)
+        val expectedSize = java.lang.Long.parseLong(match.group(2))
         val dir = File(cacheRoot() ?: return null, digest)
         val file = File(dir, name)
         if (file.isFile && file.length() == expectedSize) return file.absolutePath
@@ -122,19 +131,58 @@ internal object NativeFast {
     /** True when [NativeLoader] loaded the library for JNI in this process. */
     val available: Boolean = NativeLoader.jniPath != null
 
-    /** `[0] + VerifiedWebhook` or `[1] + RoyaltyKitException` (uniffi's serialisation), or null. */
+    /**
+     * `[0] + VerifiedWebhook` or `[1] + RoyaltyKitException` (uniffi's serialisation), or null.
+     * [handle] is borrowed: call it inside `WebhookVerifier.callWithBorrowedHandle`.
+     */
     @JvmStatic
     external fun verifyPacked(handle: Long, delivery: ByteArray): ByteArray?
+
+    /** Releases a `WebhookVerifier` handle (its cleaner's action when [available]). */
+    @JvmStatic
+    external fun freeVerifier(handle: Long)
+
+    /** `[0] + handle` (8 bytes) or `[1] + RoyaltyKitException`, or null; see [newWebhookVerifier]. */
+    @JvmStatic
+    external fun newVerifier(args: ByteArray): ByteArray?
+
+    /**
+     * The handle of a new `WebhookVerifier` made through JNI, or null when JNI is not available
+     * or the call did not complete (the generated constructor then makes it through JNA, with
+     * the same rules); throws the core's [RoyaltyKitException] for arguments it refuses, as the
+     * JNA path does. The arguments cross in uniffi's serialisation, written by the generated
+     * converters, so a lone surrogate is refused exactly as there. The generated constructor
+     * calls this (scripts/patch_kotlin_bindings.py).
+     */
+    @Throws(RoyaltyKitException::class)
+    fun newWebhookVerifier(secrets: List<String>, toleranceSeconds: Long?, maxBodyBytes: Long?, validUntil: List<Long?>): Long? {
+        if (!available) return null
+        val size = FfiConverterSequenceString.allocationSize(secrets) + FfiConverterOptionalLong.allocationSize(toleranceSeconds) +
+            FfiConverterOptionalLong.allocationSize(maxBodyBytes) + FfiConverterSequenceOptionalLong.allocationSize(validUntil)
+        val args = ByteBuffer.allocate(size.toInt())
+        FfiConverterSequenceString.write(secrets, args)
+        FfiConverterOptionalLong.write(toleranceSeconds, args)
+        FfiConverterOptionalLong.write(maxBodyBytes, args)
+        FfiConverterSequenceOptionalLong.write(validUntil, args)
+        val answer = newVerifier(args.array().copyOf(args.position())) ?: return null
+        val buf = ByteBuffer.wrap(answer)
+        return when (buf.get()) {
+            0.toByte() -> buf.getLong()
+            else -> throw FfiConverterTypeRoyaltyKitError.read(buf)
+        }
+    }
 }
 
 /**
  * Which native path this process uses, for diagnostics (like Netty's `Epoll.isAvailable()`):
- * [jni] is true when verification crosses through JNI (the JVM, with the library loaded from the
- * per-user cache, see [NativeLoader]); false on Android, with `-Droyaltykit.jni=false`, or when
- * the cache could not be written, and verification then goes through JNA with the same results.
+ * [jni] is true when `WebhookVerifier` is built and verifies through JNI (the JVM, with the
+ * library loaded from the per-user cache, see [NativeLoader]), so a JVM that only verifies never
+ * starts JNA; its other methods and every other call cross through JNA. False on Android, with
+ * `-Droyaltykit.jni=false`, or when the cache could not be written: everything then goes through
+ * JNA, with the same results.
  */
 object RoyaltyKitNative {
-    /** True when verification crosses into Rust through JNI in this process. */
+    /** True when `WebhookVerifier` is built and verifies through JNI in this process. */
     @JvmStatic
     val jni: Boolean
         get() = NativeFast.available

@@ -121,7 +121,7 @@ fun WebhookVerifier.verifyMulti(headers: Map<String, List<String>>, body: ByteAr
 @Throws(RoyaltyKitException::class)
 internal fun WebhookVerifier.verifyDelivery(packed: ByteArray): VerifiedWebhook {
     if (!NativeFast.available) return verifyPacked(packed)
-    val answer = callWithHandle { NativeFast.verifyPacked(it, packed) } ?: return verifyPacked(packed)
+    val answer = callWithBorrowedHandle { NativeFast.verifyPacked(it, packed) } ?: return verifyPacked(packed)
     val buf = ByteBuffer.wrap(answer)
     return when (buf.get()) {
         0.toByte() -> FfiConverterTypeVerifiedWebhook.read(buf)

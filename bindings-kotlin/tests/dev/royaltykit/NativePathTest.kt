@@ -1,5 +1,6 @@
 package dev.royaltykit
 
+import dev.royaltykit.types.ReceiptStep
 import dev.royaltykit.types.RoyaltyKitException
 import org.junit.Assert.assertArrayEquals
 import org.junit.Assert.assertEquals
@@ -19,6 +20,9 @@ import java.util.zip.ZipFile
  */
 class NativePathTest {
     private val jniWanted = System.getProperty("royaltykit.jni") != "false"
+    private val secret = "whsec_native_path"
+    private val body = """{"event":"export.completed","resource":{"type":"export","reference":"e1","url":"/x"},"occurred_at":"2026-11-22T04:00:00Z"}""".toByteArray()
+    private val now = 1_763_784_000L
 
     @Test
     fun theJniPathIsInUseExactlyWhenWanted() {
@@ -60,10 +64,72 @@ class NativePathTest {
     }
 
     @Test
+    fun aJvmThatOnlyVerifiesNeverStartsJna() {
+        if (!jniWanted) return
+        val log = File.createTempFile("classes", ".log")
+        try {
+            val java = File(System.getProperty("java.home"), "bin/java").path
+            val child = ProcessBuilder(
+                java, "-cp", System.getProperty("java.class.path"), "-Xlog:class+load=info:file=${log.path}",
+                "-Droyaltykit.native.dir=${System.getProperty("royaltykit.native.dir")}",
+                // Signed here: signWebhook itself crosses through JNA.
+                "dev.royaltykit.NativePathChild", *childHeaders().flatMap { listOf(it.key, it.value) }.toTypedArray(),
+            ).redirectErrorStream(true).start()
+            val out = child.inputStream.bufferedReader().readText().trim()
+            assertEquals("child failed: $out", 0, child.waitFor())
+            assertTrue(out, out.endsWith(" dlv_child"))
+            val loaded = log.readLines().mapNotNull { Regex("""\] (\S+) source:""").find(it)?.groupValues?.get(1) }.toSet()
+            assertTrue("the child's class log is empty", "dev.royaltykit.WebhookVerifier" in loaded)
+            // JNA's Native class (its start) and uniffi's library objects (its registrations).
+            for (name in listOf("com.sun.jna.Native", "dev.royaltykit.UniffiLib", "dev.royaltykit.types.UniffiLib")) {
+                assertFalse("$name was loaded", name in loaded)
+            }
+        } finally {
+            log.delete()
+        }
+    }
+
+    @Test
+    fun aVerifierBuiltEitherWayRefusesTheSameArgumentsAndServesEveryMethod() {
+        val headers = signWebhook(secret, body, now, "dlv_args")
+        // Refused arguments: the constructor (JNI in this run when wanted) against the one-shot
+        // verifyWebhook, which always crosses through JNA and checks them in the same order.
+        for ((label, args) in listOf<Pair<String, (Boolean) -> Unit>>(
+            "negative tolerance" to { ctor -> if (ctor) WebhookVerifier(listOf(secret), -1L) else verifyWebhook(headers, body, listOf(secret), now, -1L) },
+            "negative body limit" to { ctor -> if (ctor) WebhookVerifier(listOf(secret), null, -1L) else verifyWebhook(headers, body, listOf(secret), now, null, -1L) },
+            "validUntil of another length" to { ctor ->
+                if (ctor) WebhookVerifier(listOf(secret), null, null, listOf(1L, 2L)) else verifyWebhook(headers, body, listOf(secret), now, null, null, listOf(1L, 2L))
+            },
+        )) {
+            val viaJna = try { args(false); fail(label); null } catch (e: RoyaltyKitException) { e }
+            try {
+                args(true); fail("$label accepted")
+            } catch (e: RoyaltyKitException) {
+                assertEquals(label, viaJna!!.javaClass, e.javaClass)
+                assertEquals(label, viaJna.code, e.code)
+                assertEquals(label, viaJna.message, e.message)
+            }
+        }
+        // A lone surrogate is refused before any crossing, as uniffi's own lowering does.
+        try { WebhookVerifier(listOf("a\uD800b")); fail("a lone surrogate was accepted") } catch (e: java.nio.charset.CharacterCodingException) { }
+        // The verifier built through JNI is an ordinary uniffi object: its other methods cross
+        // through JNA with a cloned handle, and close() frees it through uniffi.
+        val v = WebhookVerifier(listOf("other", secret), 60L, 4096L, listOf(null, now + 100))
+        assertEquals(4096L, v.maxBodyBytes())
+        assertEquals(1u, v.verify(headers, body, now).secretIndex)
+        val step = v.receipt(headers, body, "ns", now).next()
+        assertTrue(step.toString(), step !is ReceiptStep.Reply)
+        // The tolerance and the secret's validUntil crossed.
+        try { v.verify(headers, body, now + 61); fail("the tolerance was not applied") } catch (e: RoyaltyKitException) { assertEquals("timestamp_too_old", e.code) }
+        val later = signWebhook(secret, body, now + 150, "dlv_later")
+        assertEquals("dlv_later", WebhookVerifier(listOf("other", secret)).use { it.verify(later, body, now + 150).deliveryId })
+        try { v.verify(later, body, now + 150); fail("validUntil was not applied") } catch (e: RoyaltyKitException) { }
+        v.close()
+        try { v.verify(headers, body, now); fail("a closed verifier verified") } catch (e: IllegalStateException) { }
+    }
+
+    @Test
     fun bothPathsGiveTheSameAnswersAndErrors() {
-        val secret = "whsec_native_path"
-        val body = """{"event":"export.completed","resource":{"type":"export","reference":"e1","url":"/x"},"occurred_at":"2026-11-22T04:00:00Z"}""".toByteArray()
-        val now = 1_763_784_000L
         val headers = signWebhook(secret, body, now, "dlv_native")
         WebhookVerifier(listOf("other", secret)).use { v ->
             val viaDefault = v.verify(headers, body, now)
@@ -95,13 +161,23 @@ class NativePathTest {
     }
 }
 
-/** The child process of [NativePathTest.aSecondProcessReusesTheCachedLibrary]. */
+private const val CHILD_SECRET = "whsec_child"
+private val CHILD_BODY = """{"event":"e","resource":{"type":"t","reference":"r","url":"/u"},"occurred_at":"2026-11-22T04:00:00Z"}""".toByteArray()
+
+/** The headers [NativePathChild] verifies. */
+internal fun childHeaders(): Map<String, String> = signWebhook(CHILD_SECRET, CHILD_BODY, 100, "dlv_child")
+
+/**
+ * The child process of [NativePathTest.aSecondProcessReusesTheCachedLibrary] and
+ * [NativePathTest.aJvmThatOnlyVerifiesNeverStartsJna]: builds a verifier, verifies one delivery
+ * (its headers given as `name value …` arguments, or else signed here) and closes the verifier.
+ */
 object NativePathChild {
     @JvmStatic
     fun main(args: Array<String>) {
-        val secret = "whsec_child"
-        val body = """{"event":"e","resource":{"type":"t","reference":"r","url":"/u"},"occurred_at":"2026-11-22T04:00:00Z"}""".toByteArray()
-        val id = WebhookVerifier(listOf(secret)).verify(signWebhook(secret, body, 100, "dlv_child"), body, 100).deliveryId
+        val headers = if (args.isEmpty()) childHeaders() else args.toList().chunked(2).associate { it[0] to it[1] }
+        // Closed at the end: with JNI its handle is freed there too, without starting JNA.
+        val id = WebhookVerifier(listOf(CHILD_SECRET)).use { it.verify(headers, CHILD_BODY, 100).deliveryId }
         println("${RoyaltyKitNative.jni} ${RoyaltyKitNative.path} $id")
     }
 }
