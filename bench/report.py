@@ -145,7 +145,9 @@ def main():
                f"{x:.2f}× ({v['median_ns'] / 1e3:.1f} µs, through JNI)", x <= 1.5, "see bench/PROFILES.md")
     if sizes and "jvm" in sizes.get("cold_ns", {}):
         c = sizes["cold_ns"]["jvm"] / 1e6
-        target("JVM cold start ≤ 60 ms (third round)", f"{c:.0f} ms", c <= 60, "see bench/PROFILES.md")
+        cv = sizes["cold_ns"].get("jvm_verify", float("inf")) / 1e6
+        target("JVM cold start ≤ 60 ms (third round)",
+               f"{c:.0f} ms; with the first verification {cv:.0f} ms", c <= 60 and cv <= 60, "see bench/PROFILES.md")
     if sizes:
         b = sizes["bytes"]
         target("`.wasm` ≤ 200 KB after wasm-opt", f"{b['wasm']:,} B", b["wasm"] <= 200_000, "see bench/PROFILES.md")
@@ -262,7 +264,11 @@ def main():
         w("\n| language | import + build a verifier, fresh process (median of 7) |\n|---|---:|\n")
         w(f"| Node: `require('royaltykit')` (wasm compile + instantiate) | {c['node'] / 1e6:.1f} ms |\n")
         w(f"| Python: `import royaltykit` | {c['python'] / 1e6:.1f} ms |\n")
-        w(f"| JVM: first `WebhookVerifier` (class loading, JNA registration, the native library from the per-user cache) | {c['jvm'] / 1e6:.1f} ms |\n")
+        w(f"| JVM: first `WebhookVerifier` (class loading, the native library from the per-user cache, JNI) | {c['jvm'] / 1e6:.1f} ms |\n")
+        if "jvm_verify" in c:
+            w(f"| JVM: first `WebhookVerifier` and its first verification (200 B) | {c['jvm_verify'] / 1e6:.1f} ms |\n")
+            w(f"| JVM with `-Droyaltykit.jni=false` (JNA, as on Android): first `WebhookVerifier` | {c['jvm_jna'] / 1e6:.1f} ms |\n")
+            w(f"| JVM with `-Droyaltykit.jni=false`: first `WebhookVerifier` and its first verification | {c['jvm_verify_jna'] / 1e6:.1f} ms |\n")
     js_coldstart_section(load("js-coldstart.json"), w)
 
 

@@ -51,14 +51,42 @@ cold() { for _ in 1 2 3 4 5 6 7; do "$@"; done | sort -n | sed -n 4p; }
 secret=$(python3 -c 'import json,sys;print(json.load(open(sys.argv[1]))["cases"][0]["royaltykit"]["secret"])' "$OUT/cases.json")
 node_cold=$(cd "$B/node" && cold node -e 'const t=process.hrtime.bigint();const rk=require("royaltykit");new rk.WebhookVerifier("x");console.log(String(process.hrtime.bigint()-t))')
 py_cold=$(cold "$B/venv/bin/python" -c 'import time;t=time.perf_counter_ns();import royaltykit;royaltykit.WebhookVerifier("x");print(time.perf_counter_ns()-t)')
+# JVM: the first WebhookVerifier, and the first WebhookVerifier plus its first verification of
+# the 200 B case (genuine; checked after the clock stops), each also with -Droyaltykit.jni=false
+# (the JNA path, as on Android). The delivery is read before the clock starts.
+python3 - "$OUT/cases.json" "$WORK/cold-delivery.txt" <<'PY_'
+import json, sys
+c = json.load(open(sys.argv[1]))["cases"][0]
+lines = [c["royaltykit"]["secret"], str(c["timestamp"]), c["body"]]
+for k, v in c["royaltykit"]["headers"].items():
+    lines += [k, v]
+open(sys.argv[2], "w").write("\n".join(lines) + "\n")
+PY_
 cat > "$WORK/Cold.kt" <<'KT'
-fun main() { val t = System.nanoTime(); dev.royaltykit.WebhookVerifier(listOf("x")); println(System.nanoTime() - t) }
+import dev.royaltykit.WebhookVerifier
+import dev.royaltykit.verify
+fun main(args: Array<String>) {
+    val lines = java.io.File(args[1]).readLines()
+    val headers = HashMap<String, String>()
+    for (i in 3 until lines.size - 1 step 2) headers[lines[i]] = lines[i + 1]
+    val body = lines[2].toByteArray()
+    val t = System.nanoTime()
+    val verifier = WebhookVerifier(listOf(lines[0]))
+    val verified = if (args[0] == "verify") verifier.verify(headers, body, lines[1].toLong()) else null
+    val ns = System.nanoTime() - t
+    check(args[0] != "verify" || verified?.deliveryId == headers["Service-Webhook-Id"]) { "not verified" }
+    println(ns)
+}
 KT
 "$KC/bin/kotlinc" -nowarn -jvm-target 17 -cp "$CP" -d "$WORK/cold" "$WORK/Cold.kt" 2>&1 | grep -v '^warning: unable' >&2 || true
-jvm_cold=$(cold java -cp "$CP:$WORK/cold" ColdKt)
+jvm_cold=$(cold java -cp "$CP:$WORK/cold" ColdKt new "$WORK/cold-delivery.txt")
+jvm_cold_verify=$(cold java -cp "$CP:$WORK/cold" ColdKt verify "$WORK/cold-delivery.txt")
+jvm_cold_jna=$(cold java -Droyaltykit.jni=false -cp "$CP:$WORK/cold" ColdKt new "$WORK/cold-delivery.txt")
+jvm_cold_verify_jna=$(cold java -Droyaltykit.jni=false -cp "$CP:$WORK/cold" ColdKt verify "$WORK/cold-delivery.txt")
 so=$(mktemp -d); unzip -q -o "$(ls "$ROOT"/dist/royaltykit-"$VERSION"-cp310-abi3-manylinux2014_x86_64.*.whl)" -d "$so"
 cat > "$OUT/sizes.json" <<JSON
-{"cold_ns": {"node": $node_cold, "python": $py_cold, "jvm": $jvm_cold},
+{"cold_ns": {"node": $node_cold, "python": $py_cold, "jvm": $jvm_cold, "jvm_verify": $jvm_cold_verify,
+  "jvm_jna": $jvm_cold_jna, "jvm_verify_jna": $jvm_cold_verify_jna},
  "bytes": {"wasm": $(stat -c %s "$ROOT/target/npm/royaltykit/native/royaltykit_wasm_bg.wasm"),
   "npm": $(stat -c %s "$ROOT/dist/royaltykit-$VERSION.tgz"),
   "wheel": $(stat -c %s "$(ls "$ROOT"/dist/royaltykit-"$VERSION"-cp310-abi3-manylinux2014_x86_64.*.whl)"),
