@@ -75,7 +75,7 @@ pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_verifyPacked(
 /// start, bench/PROFILES.md). `args` holds the constructor's four arguments in uniffi's
 /// serialisation (`secrets`, `toleranceSeconds`, `maxBodyBytes`, `validUntil`), written by the
 /// generated converters. Returns `[0]` + the new object's uniffi handle (8 bytes, big-endian; the
-/// Kotlin object owns it and frees it through uniffi as any other), `[1] + RoyaltyKitException`,
+/// Kotlin object owns it; its cleaner frees it through `freeVerifier`), `[1] + RoyaltyKitException`,
 /// or null when the arguments do not read back or the JVM could not give or take the arrays (the
 /// Kotlin layer then constructs through JNA).
 ///
@@ -133,8 +133,13 @@ pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_newVerifier(
 /// `dev.royaltykit.NativeFast.freeVerifier(handle)`: releases the Kotlin object's handle, as
 /// uniffi's own free function does, so that closing a verifier made through JNI does not start JNA
 /// either. Called once per object, by its cleaner (Kotlin's `destroy`/`close` or the GC).
+///
+/// # Safety
+/// Called by the JVM only, with a `WebhookVerifier` handle (made by `Handle::from_arc`) that no
+/// call is using and that is released here exactly once (uniffi's cleaner runs its action once,
+/// after the last call that borrowed or cloned it).
 #[unsafe(no_mangle)]
-pub extern "system" fn Java_dev_royaltykit_NativeFast_freeVerifier(
+pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_freeVerifier(
     _env: *mut JNIEnv,
     _class: jclass,
     handle: jlong,
@@ -144,8 +149,7 @@ pub extern "system" fn Java_dev_royaltykit_NativeFast_freeVerifier(
     }
     // A panic in a destructor must not unwind into the JVM.
     let _ = catch_unwind(|| {
-        // SAFETY: the object's own handle (`Handle::from_arc`), released exactly once: uniffi's
-        // cleaner runs its action once, after the last call that borrowed or cloned it.
+        // SAFETY: the caller's contract above.
         drop(unsafe {
             uniffi::Handle::from_raw_unchecked(handle as u64).into_arc::<WebhookVerifier>()
         });

@@ -113,7 +113,7 @@ class NativePathTest {
         // A lone surrogate is refused before any crossing, as uniffi's own lowering does.
         try { WebhookVerifier(listOf("a\uD800b")); fail("a lone surrogate was accepted") } catch (e: java.nio.charset.CharacterCodingException) { }
         // The verifier built through JNI is an ordinary uniffi object: its other methods cross
-        // through JNA with a cloned handle, and close() frees it through uniffi.
+        // through JNA with a cloned handle, and close() frees it (through JNI when in use).
         val v = WebhookVerifier(listOf("other", secret), 60L, 4096L, listOf(null, now + 100))
         assertEquals(4096L, v.maxBodyBytes())
         assertEquals(1u, v.verify(headers, body, now).secretIndex)
