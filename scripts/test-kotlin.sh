@@ -36,7 +36,8 @@ kotlinc_or_fail() {
   grep -v '^warning: unable to find kotlin-stdlib' <<<"$out" >&2 || true
   [ "$rc" = 0 ] || { echo "kotlinc failed (exit $rc)" >&2; exit 1; }
 }
-kotlinc_or_fail -cp "$CP" -d "$WORK/test-classes" \
+# The jar as a friend module: tests reach its `internal` helpers (NativeLoader's record reader).
+kotlinc_or_fail -cp "$CP" -Xfriend-paths="$WORK/royaltykit-kotlin-$VERSION.jar" -d "$WORK/test-classes" \
   $(find "$WORK/readme" "$ROOT/bindings-kotlin/tests" "$ROOT/bindings-kotlin/tests-android" -name '*.kt')
 test_classes() {
   local classes

@@ -9,8 +9,8 @@ import java.io.IOException
 import java.nio.ByteBuffer
 import java.nio.file.Files
 import java.nio.file.StandardCopyOption
+import java.nio.charset.StandardCharsets
 import java.security.MessageDigest
-import java.util.regex.Pattern
 
 /**
  * Loads the jar's native library from a per-user cache instead of letting JNA extract a fresh
@@ -32,9 +32,6 @@ import java.util.regex.Pattern
 internal object NativeLoader {
     private const val LIBRARY = "royaltykit_kotlin"
     private val COMPONENTS = arrayOf("royaltykit_kotlin", "royaltykit")
-
-    /** The record build-jar.sh writes: "<sha256 hex> <size>". */
-    private val RECORD = Pattern.compile("([0-9a-f]{64}) ([0-9]{1,18})\\s*")
 
     /** The library file this process loaded for JNI, or null (JNA's own loading only). */
     val jniPath: String? = load()
@@ -75,13 +72,10 @@ internal object NativeLoader {
         val resource = "${Platform.RESOURCE_PREFIX}/$name"
         val loader = NativeLoader::class.java.classLoader ?: return null
         // "<sha256 hex> <size>", written by build-jar.sh beside the library.
-        val record = loader.getResourceAsStream("$resource.sha256")?.use { String(it.readBytes(), Charsets.US_ASCII) }
+        val record = loader.getResourceAsStream("$resource.sha256")?.use { String(it.readAllBytes(), StandardCharsets.US_ASCII) }
             ?: return null
-        // java.util.regex rather than the Kotlin text helpers: this runs in every JVM's first
-        // WebhookVerifier, and loading kotlin.text's facade classes alone costs milliseconds.
-        val match = RECORD.matcher(record).takeIf { it.matches() } ?: return null
-        val digest = match.group(1)
-        val expectedSize = java.lang.Long.parseLong(match.group(2))
+        val digest = recordDigest(record) ?: return null
+        val expectedSize = recordSize(record) ?: return null
         val dir = File(cacheRoot() ?: return null, digest)
         val file = File(dir, name)
         if (file.isFile && file.length() == expectedSize) return file.absolutePath
@@ -114,6 +108,27 @@ internal object NativeLoader {
         } catch (e: SecurityException) {
             null
         }
+    }
+
+    // The record's two fields, read by hand: this runs in every JVM's first WebhookVerifier, and
+    // a regular expression (java.util.regex spins method handles; kotlin.text loads its facade
+    // classes) costs a cold JVM milliseconds.
+
+    /** The record's 64 lower-case hex digits, or null when the record is malformed. */
+    internal fun recordDigest(record: String): String? {
+        if (record.length < 66 || record[64] != ' ') return null
+        for (i in 0 until 64) if (record[i] !in '0'..'9' && record[i] !in 'a'..'f') return null
+        return record.substring(0, 64)
+    }
+
+    /** The record's size (1 to 18 decimal digits after the digest and a space, then only white space), or null. */
+    internal fun recordSize(record: String): Long? {
+        if (recordDigest(record) == null) return null
+        var end = record.length
+        while (end > 65 && (record[end - 1] == ' ' || record[end - 1] == '\n' || record[end - 1] == '\r' || record[end - 1] == '\t')) end--
+        if (end - 65 !in 1..18) return null
+        for (i in 65 until end) if (record[i] !in '0'..'9') return null
+        return java.lang.Long.parseLong(record, 65, end, 10)
     }
 
     private fun cacheRoot(): File? {

@@ -9,6 +9,7 @@ import dev.royaltykit.types.ReceiptStep
 import dev.royaltykit.types.RoyaltyKitException
 import dev.royaltykit.types.VerifiedWebhook
 import java.nio.ByteBuffer
+import java.nio.charset.StandardCharsets
 
 /** The stable error code of any royaltykit error, the same as in Rust, JS and Python. */
 val RoyaltyKitException.code: String
@@ -101,18 +102,12 @@ fun signWebhook(secret: String, body: ByteArray, timestamp: Long? = null, delive
  */
 @Throws(RoyaltyKitException::class)
 fun WebhookVerifier.verify(headers: Map<String, String>, body: ByteArray, now: Long? = null): VerifiedWebhook =
-    verifyDelivery(packDelivery(headers.entries.asSequence().map { it.key to it.value }, body, now))
+    verifyDelivery(packDelivery(headers, body, now))
 
 /** As [verify], for headers with several values per name (servlet, `HttpExchange`). */
 @Throws(RoyaltyKitException::class)
 fun WebhookVerifier.verifyMulti(headers: Map<String, List<String>>, body: ByteArray, now: Long? = null): VerifiedWebhook =
-    verifyDelivery(
-        packDelivery(
-            headers.entries.asSequence().flatMap { (name, values) -> values.asSequence().map { name to it } },
-            body,
-            now,
-        ),
-    )
+    verifyDelivery(packDeliveryMulti(headers, body, now))
 
 /**
  * [WebhookVerifier.verifyPacked] through JNI when [NativeFast] is available (the same Rust
@@ -140,19 +135,14 @@ fun WebhookVerifier.receipt(
     headers: Map<String, String>, body: ByteArray, namespace: String, now: Long? = null, window: DedupWindow? = null,
     transactional: Boolean = false,
 ): WebhookReceipt =
-    receiptOf(packDelivery(headers.entries.asSequence().map { it.key to it.value }, body, now), namespace, window, transactional)
+    receiptOf(packDelivery(headers, body, now), namespace, window, transactional)
 
 /** As [receipt], for headers with several values per name (servlet, `HttpExchange`). */
 @Throws(RoyaltyKitException::class)
 fun WebhookVerifier.receiptMulti(
     headers: Map<String, List<String>>, body: ByteArray, namespace: String, now: Long? = null, window: DedupWindow? = null,
     transactional: Boolean = false,
-): WebhookReceipt = receiptOf(
-    packDelivery(headers.entries.asSequence().flatMap { (name, values) -> values.asSequence().map { name to it } }, body, now),
-    namespace,
-    window,
-    transactional,
-)
+): WebhookReceipt = receiptOf(packDeliveryMulti(headers, body, now), namespace, window, transactional)
 
 /**
  * On a [DedupWindow] the receipt claims, releases and commits there itself: it asks only for the
@@ -170,27 +160,54 @@ private fun WebhookVerifier.receiptOf(packed: ByteArray, namespace: String, wind
  * `CharacterCodingException` rather than silently replaced.
  */
 private fun utf8(s: String): ByteArray {
-    if (s.none { it.isSurrogate() }) return s.toByteArray(Charsets.UTF_8)
-    val encoded = Charsets.UTF_8.newEncoder()
+    // java.lang, not kotlin.text: no stdlib facade class to load on a cold JVM's first delivery.
+    var clean = true
+    for (i in 0 until s.length) if (Character.isSurrogate(s[i])) { clean = false; break }
+    if (clean) return s.toByteArray(StandardCharsets.UTF_8)
+    val encoded = StandardCharsets.UTF_8.newEncoder()
         .onMalformedInput(java.nio.charset.CodingErrorAction.REPORT)
         .encode(java.nio.CharBuffer.wrap(s))
     return ByteArray(encoded.remaining()).also { encoded.get(it) }
 }
 
-/** The layout `verify_packed` reads (bindings-kotlin/src/lib.rs, `unpack_delivery`). */
-private fun packDelivery(pairs: Sequence<Pair<String, String>>, body: ByteArray, now: Long?): ByteArray {
-    val encoded = ArrayList<ByteArray>()
-    for ((name, value) in pairs) {
-        encoded.add(utf8(name))
-        encoded.add(utf8(value))
+/**
+ * The layout `verify_packed` reads (bindings-kotlin/src/lib.rs, `unpack_delivery`), written with
+ * plain loops (no `Sequence` or `Pair`: fewer classes to load before a cold JVM's first delivery).
+ */
+private class DeliveryPacker {
+    private val encoded = ArrayList<ByteArray>()
+    private var size = 0
+
+    fun header(name: String, value: String) {
+        add(utf8(name))
+        add(utf8(value))
     }
-    val size = 1 + (if (now == null) 0 else 8) + 4 + encoded.sumOf { 4 + it.size } + body.size
-    val buf = java.nio.ByteBuffer.allocate(size)
-    if (now == null) buf.put(0) else buf.put(1).putLong(now)
-    buf.putInt(encoded.size / 2)
-    for (b in encoded) buf.putInt(b.size).put(b)
-    buf.put(body)
-    return buf.array()
+
+    private fun add(bytes: ByteArray) {
+        encoded.add(bytes)
+        size += 4 + bytes.size
+    }
+
+    fun pack(body: ByteArray, now: Long?): ByteArray {
+        val buf = ByteBuffer.allocate(1 + (if (now == null) 0 else 8) + 4 + size + body.size)
+        if (now == null) buf.put(0) else buf.put(1).putLong(now)
+        buf.putInt(encoded.size / 2)
+        for (b in encoded) buf.putInt(b.size).put(b)
+        buf.put(body)
+        return buf.array()
+    }
+}
+
+private fun packDelivery(headers: Map<String, String>, body: ByteArray, now: Long?): ByteArray {
+    val packer = DeliveryPacker()
+    for (entry in headers.entries) packer.header(entry.key, entry.value)
+    return packer.pack(body, now)
+}
+
+private fun packDeliveryMulti(headers: Map<String, List<String>>, body: ByteArray, now: Long?): ByteArray {
+    val packer = DeliveryPacker()
+    for (entry in headers.entries) for (value in entry.value) packer.header(entry.key, value)
+    return packer.pack(body, now)
 }
 
 // ---- receivers: the flow of every JVM integration (servlet, com.sun.net.httpserver, Ktor, an

@@ -90,6 +90,24 @@ class NativePathTest {
     }
 
     @Test
+    fun theCacheRecordIsReadExactly() {
+        val digest = "0123456789abcdef".repeat(4)
+        for (good in listOf("$digest 1", "$digest 123456\n", "$digest 42 \r\n", "$digest ${"9".repeat(18)}")) {
+            assertEquals(good, digest, NativeLoader.recordDigest(good))
+            assertEquals(good, good.substring(65).trim().toLong(), NativeLoader.recordSize(good))
+        }
+        val refused = listOf(
+            "", "$digest", "$digest ", "$digest  1", "${digest.uppercase()} 1", "${digest.drop(1)} 1", "${digest}0 1",
+            "${digest.dropLast(1)}g 1", "$digest\t1", "$digest 1x", "$digest 1 2", "$digest ${"9".repeat(19)}", "$digest -1",
+            "$digest \u0663", // an Arabic-Indic digit: not a size
+        )
+        for (bad in refused) assertNull(bad, NativeLoader.recordSize(bad))
+        for (bad in listOf("", "${digest.uppercase()} 1", "${digest.drop(1)} 1", "${digest.dropLast(1)}g 1", "$digest\t1")) {
+            assertNull(bad, NativeLoader.recordDigest(bad))
+        }
+    }
+
+    @Test
     fun aVerifierBuiltEitherWayRefusesTheSameArgumentsAndServesEveryMethod() {
         val headers = signWebhook(secret, body, now, "dlv_args")
         // Refused arguments: the constructor (JNI in this run when wanted) against the one-shot
