@@ -23,7 +23,7 @@ cargo build --quiet -p royaltykit-wasm --release --target wasm32-unknown-unknown
 WEB=$ROOT/target/npm-web
 rm -rf "$OUT" "$WEB" && mkdir -p "$OUT/native" "$WEB" "$ROOT/dist"
 bindgen --target web --omit-default-module-path --out-dir "$WEB" "$WASM"
-"$BIN/wasm-opt" -Oz "$WEB/royaltykit_wasm_bg.wasm" -o "$OUT/native/royaltykit_wasm_bg.wasm"
+"$BIN/wasm-opt" -Oz --enable-simd "$WEB/royaltykit_wasm_bg.wasm" -o "$OUT/native/royaltykit_wasm_bg.wasm"
 "$BIN/esbuild" "$WEB/royaltykit_wasm.js" --format=cjs --platform=neutral --log-level=warning \
   --outfile="$OUT/native/royaltykit_wasm.cjs"
 if grep -q 'import\.meta\|require(' "$OUT/native/royaltykit_wasm.cjs"; then
@@ -66,7 +66,7 @@ J=bindings-wasm/js
 cp $J/index.cjs $J/lib.cjs $J/crypto.node.cjs $J/crypto.none.cjs $J/files.node.cjs $J/files.none.cjs $J/fetch.cjs $J/fetch.mjs $J/fetch.workerd.mjs \
   $J/express.cjs $J/express.mjs $J/fastify.cjs $J/fastify.mjs $J/index.d.ts $J/fetch.d.ts \
   $J/express.d.ts $J/fastify.d.ts $J/client.cjs $J/client.lib.cjs $J/client.mjs $J/client.workerd.mjs $J/client.d.ts $J/package.json bindings-wasm/README.md "$OUT/"
-cp $J/init.cjs $J/init.workerd.mjs "$OUT/native/"
+cp $J/init.cjs $J/simd.cjs $J/init.workerd.mjs "$OUT/native/"
 # The ESM declarations: the CommonJS ones, importing the ESM entry.
 for d in index fetch express fastify client; do sed "s|'./index.js'|'./index.mjs'|" "$OUT/$d.d.ts" > "$OUT/$d.d.mts"; done
 # The ESM entries: the CommonJS API's names, re-exported (one instance whichever way it is loaded).

@@ -129,6 +129,23 @@ test('a NUL inside a header value: the pairs cross as an array, with the core an
   assert.deepStrictEqual(hot, reference);
 });
 
+test('repeated headers, up to and past what the wasm layer splits up front: the core answer on both paths', () => {
+  const body = event({});
+  const headers = signed(body);
+  const [id, ts, sig] = headers;
+  // 3 pairs (6 items), 6 (12: all split up front), 7 (14: split per lookup), 20 (over the 16
+  // values a header may have), and a signature list whose genuine value comes last.
+  for (const extra of [0, 3, 4, 17]) {
+    for (const repeated of [id, ts, [sig[0], 'v1,' + Buffer.alloc(32).toString('base64')]]) {
+      const changed = [...headers.slice(0, 2), ...Array(extra).fill(repeated), sig];
+      const { hot, reference } = bothWays(changed, body, [SECRET]);
+      assert.deepStrictEqual(hot, reference, `${extra} more ${repeated[0]}`);
+      if (extra === 17) assert.ok(hot.error, `${extra} more ${repeated[0]} are refused`);
+      else assert.ok(hot.value, `${extra} more ${repeated[0]} verify`);
+    }
+  }
+});
+
 test('verifyWebhook with one string secret reuses its verifier, and a changed option is not the same verifier', () => {
   const body = event({});
   const headers = signed(body);

@@ -26,3 +26,20 @@ test('errors carry the status a receiver should answer', () => {
     assert.throws(run, (e) => e instanceof rk.RoyaltyKitError && e.code === code && e.httpStatus === status, code);
   }
 });
+
+test('the wasm core needs SIMD: an engine without it gets an error saying so, not a bare CompileError', () => {
+  const { execFileSync } = require('node:child_process');
+  const dir = require('node:path').dirname(require.resolve('royaltykit'));
+  const { simdMissing, PROBE } = require(require('node:path').join(dir, 'native/simd.cjs'));
+  // The probe really uses SIMD: the same bytes with its SIMD instruction prefix broken do not validate.
+  assert.equal(WebAssembly.validate(PROBE), true);
+  const broken = Uint8Array.from(PROBE, (b) => (b === 0xfd ? 0xff : b));
+  assert.equal(WebAssembly.validate(broken), false);
+  assert.equal(simdMissing(WebAssembly), null);
+  assert.match(simdMissing({ validate: () => false }), /needs WebAssembly with SIMD .*Safari >= 16\.4/);
+  assert.match(simdMissing(undefined), /needs WebAssembly with SIMD/);
+  // The package in a child process whose engine refuses SIMD modules.
+  const script = `WebAssembly.validate = () => false; try { require(${JSON.stringify(dir)}); console.log('loaded'); } catch (e) { console.log(e.message); }`;
+  const out = execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' });
+  assert.match(out, /^royaltykit needs WebAssembly with SIMD/);
+});
