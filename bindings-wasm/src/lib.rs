@@ -59,13 +59,7 @@ pub(crate) struct FlatHeaders(pub(crate) Vec<String>);
 
 impl webhook::HeaderMap for FlatHeaders {
     fn for_each_value<'a>(&'a self, name: &str, f: &mut dyn FnMut(&'a str)) {
-        for pair in self.0.chunks_exact(2) {
-            if let [n, v] = pair {
-                if n.eq_ignore_ascii_case(name) {
-                    f(v);
-                }
-            }
-        }
+        each_value(self.0.iter().map(String::as_str), name, f);
     }
 }
 
