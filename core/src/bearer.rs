@@ -39,9 +39,11 @@ impl BearerToken {
         self.tenant_id.as_deref()
     }
 
-    /// A reporting API access token (from [`crate::token::parse_token_response`], or restored from a cache).
-    pub fn reports(value: impl Into<String>) -> Self {
-        Self::new(Api::Reports, value)
+    /// A reporting API access token (from [`crate::token::parse_token_response`], or restored from
+    /// a cache) bound to the tenant it was obtained for: machine routes refuse a reporting token
+    /// without its tenant.
+    pub fn reports(value: impl Into<String>, tenant_id: impl Into<String>) -> Self {
+        Self::new(Api::Reports, value).for_tenant(tenant_id)
     }
 
     /// An enterprise API token (from [`crate::token::parse_enterprise_token_response`], or restored from a

@@ -360,7 +360,10 @@ pub(crate) fn check_download_whole<H: HeaderMap + ?Sized>(
 pub fn validate_export_list_query(query: &[(String, String)]) -> Result<String, RequestError> {
     let params = RequestParams {
         query: query.to_vec(),
-        token: Some(crate::token::BearerToken::reports("validation-only")),
+        token: Some(crate::token::BearerToken::reports(
+            "validation-only",
+            "00000000-0000-4000-8000-000000000000",
+        )),
         tenant_id: Some("00000000-0000-4000-8000-000000000000".to_owned()),
         ..RequestParams::default()
     };

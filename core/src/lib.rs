@@ -57,6 +57,7 @@ struct ReadmeExamples;
 pub use argument::{integer_from_f64, seconds_from_f64, ArgumentError};
 pub use error::{Error, ErrorFamily, RoyaltyKitError};
 pub use headers::{HeaderMap, RESPONSE_HEADER_NAMES};
+pub use timestamp::parse_timestamp;
 
 #[cfg(feature = "uniffi")]
 uniffi::setup_scaffolding!("royaltykit");

@@ -115,8 +115,8 @@ pub struct ReceiverReply {
 }
 
 /// The store a receiver uses when none is given: a dedup window of this many keys (one process).
-/// A delivery holds two keys (its delivery and content keys), so the window remembers half as
-/// many deliveries.
+/// A delivery holds one key (two when the receiver also claims content keys, and the window
+/// then remembers half as many deliveries).
 pub const DEFAULT_STORE_CAPACITY: u32 = 100_000;
 
 fn json_body(field: &str, value: &str, message: Option<&str>) -> String {
@@ -149,22 +149,28 @@ pub fn rejection_body(code: &str, message: &str) -> String {
 
 /// What to do with a verified delivery. Promises: for `enterprise.webhook.test`, `acknowledge`
 /// with 200 and no keys (the spec's test endpoint: acknowledge it, act on nothing); otherwise
-/// `process` with the two keys to claim, in this order: the delivery key (the spec:
-/// "deduplicate by Service-Webhook-Id"; redeliveries of the same delivery) and the content key
-/// (the same signed content resent under a new `Service-Webhook-Id`, which the signature does
-/// not cover). The event key is never claimed: an operator replay gets a new
-/// `Service-Webhook-Id` on purpose and must be processed, and two different changes of one
-/// resource stamped the same second share an event key ([`dedup::event_key`] stays available
-/// to hosts that choose to collapse replays). `invalid_argument` for an empty or over-long
-/// namespace.
+/// `process` with the keys to claim, in this order: the delivery key (the spec: "deduplicate by
+/// Service-Webhook-Id"; redeliveries of the same delivery), and, only with
+/// `claim_content_key`, the content key.
+///
+/// The content key is opt-in, with its trade-off: it stops a captured delivery resent under a
+/// new `Service-Webhook-Id` inside the tolerance (the signature does not cover the id), and it
+/// also merges two genuine deliveries whose body and timestamp are byte-identical (two changes
+/// of one resource in the same second): the second is acknowledged and its handler never runs.
+/// By default every new `Service-Webhook-Id` is processed, as the spec says, and the handler
+/// applies the resource's current state idempotently. The event key is never claimed: an
+/// operator replay gets a new `Service-Webhook-Id` on purpose and must be processed
+/// ([`dedup::event_key`] stays available to hosts that choose to collapse replays).
+/// `invalid_argument` for an empty or over-long namespace.
 pub fn plan_receipt(
     namespace: &str,
     delivery: &VerifiedWebhook,
+    claim_content_key: bool,
 ) -> Result<ReceiverDecision, ArgumentError> {
-    let keys = vec![
-        dedup::delivery_key(namespace, &delivery.delivery_id)?,
-        delivery.content_key.clone(),
-    ];
+    let mut keys = vec![dedup::delivery_key(namespace, &delivery.delivery_id)?];
+    if claim_content_key {
+        keys.push(delivery.content_key.clone());
+    }
     Ok(if delivery.event.name == EventName::EnterpriseWebhookTest {
         ReceiverDecision {
             step: ReceiverStep::Acknowledge,
@@ -185,7 +191,12 @@ pub fn plan_receipt(
             body: json_body("result", PROCESSED, None),
             commit_attempts: COMMIT_ATTEMPTS,
             commit_retry_delay_ms: COMMIT_RETRY_DELAY_MS,
-            reason: "claim the delivery and content keys".to_owned(),
+            reason: if claim_content_key {
+                "claim the delivery and content keys"
+            } else {
+                "claim the delivery key"
+            }
+            .to_owned(),
         }
     })
 }

@@ -293,6 +293,12 @@ pub fn build_request(
     // one is refused (the spec: a tenant reference from one authenticated context must never
     // be passed into another).
     let token_tenant = params.token.as_ref().and_then(BearerToken::tenant_id);
+    if op.tenant_header && params.token.is_some() && token_tenant.is_none() {
+        return Err(invalid(
+            "token",
+            "a reporting token must be bound to the tenant it was obtained for (a token from parse_token_response is; one restored from a cache: BearerToken.reports(value, tenant_id)): it is sent only with that tenant's X-Tenant-ID",
+        ));
+    }
     if let (Some(given), Some(bound)) = (params.tenant_id.as_deref(), token_tenant) {
         if !given.eq_ignore_ascii_case(bound) {
             return Err(invalid(
@@ -669,6 +675,17 @@ pub fn check_endpoint_url(url: &str) -> Result<(), RequestError> {
     if host.is_empty() {
         return Err(bad("has no host"));
     }
+    // An internationalised name is checked as the ASCII name it resolves as (IDNA, UTS 46): so
+    // `https://bücher.example/` is accepted like `xn--bcher-kva.example`, and a name that maps
+    // to a refused one (fullwidth `ｌｏｃａｌｈｏｓｔ`, `１２７．０．０．１`) is refused like it.
+    let ascii;
+    let host = if host.is_ascii() && !host.to_ascii_lowercase().contains("xn--") {
+        host
+    } else {
+        ascii = idna::domain_to_ascii(host)
+            .map_err(|_| bad("has an invalid internationalised host name (IDNA)"))?;
+        ascii.as_str()
+    };
     if let Ok(ip) = host.parse::<Ipv4Addr>() {
         if !public_v4(ip) {
             return Err(bad(
@@ -683,6 +700,7 @@ pub fn check_endpoint_url(url: &str) -> Result<(), RequestError> {
     if !lower
         .bytes()
         .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.')
+        || lower.split('.').any(str::is_empty)
     {
         return Err(bad("has an invalid host name"));
     }

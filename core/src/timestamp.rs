@@ -1,5 +1,6 @@
-//! RFC 3339 timestamps and ISO 8601 calendar dates as the specs use them (`occurred_at`,
-//! `expires_at`, date query parameters).
+//! Times as the services send them — `occurred_at`, the tokens' `expires_at`,
+//! `previous_secret_valid_until`, `Retry-After`, `Sunset` and `Deprecation` dates — read by one
+//! parser, [`parse_timestamp`]; and ISO 8601 calendar dates (date query parameters).
 //!
 //! The grammar is scanned here and the calendar (month lengths, leap years, offsets) is left to
 //! the `time` crate's constructors. This accepts exactly what `time`'s own `Rfc3339` parser
@@ -163,6 +164,28 @@ fn at_offset(date: Date, hour: u32, minute: u32, second: u32, offset: UtcOffset)
     Some(at.unix_timestamp())
 }
 
+/// Most bytes of text [`parse_timestamp`] looks at.
+const MAX_TIMESTAMP_BYTES: usize = 64;
+
+/// Unix seconds of a time as either service may send one, the one parser for every time the
+/// library reads (`occurred_at`, `expires_at`, `previous_secret_valid_until`, `Retry-After`
+/// and `Sunset`/`Deprecation` dates): everything [`parse_iso8601`] accepts (RFC 3339 and the
+/// ISO 8601 extended and basic forms with `Z`, `±hh:mm`, `±hhmm` or `±hh`), and the three
+/// HTTP-date forms of RFC 9110 (IMF-fixdate, RFC 850, asctime). Surrounding spaces and tabs
+/// are ignored. Promises `None`, never a panic, for anything else or for text longer than 64
+/// bytes.
+pub fn parse_timestamp(text: &str) -> Option<i64> {
+    let t = text.trim_matches([' ', '\t']);
+    if t.is_empty() || t.len() > MAX_TIMESTAMP_BYTES {
+        return None;
+    }
+    parse_iso8601(t).or_else(|| {
+        let at = httpdate::parse_http_date(t).ok()?;
+        let secs = at.duration_since(std::time::UNIX_EPOCH).ok()?.as_secs();
+        i64::try_from(secs).ok()
+    })
+}
+
 /// Whether `text` is an ISO 8601 calendar date `YYYY-MM-DD` that exists.
 pub(crate) fn is_calendar_date(text: &str) -> bool {
     let mut s = Scan(text.as_bytes());
@@ -226,6 +249,20 @@ mod tests {
             "",
         ] {
             assert_eq!(parse_iso8601(garbage), None, "{garbage}");
+        }
+        // The one parser: ISO 8601 forms and HTTP-dates alike.
+        for form in [
+            "2026-11-22T04:05:06Z",
+            "2026-11-22T04:05:06+0000",
+            "20261122T040506Z",
+            " Sun, 22 Nov 2026 04:05:06 GMT\t",
+            "Sunday, 22-Nov-26 04:05:06 GMT",
+            "Sun Nov 22 04:05:06 2026",
+        ] {
+            assert_eq!(parse_timestamp(form), Some(1_795_320_306), "{form:?}");
+        }
+        for garbage in ["", "  ", "tomorrow", "1795320306", &"9".repeat(65)] {
+            assert_eq!(parse_timestamp(garbage), None, "{garbage:?}");
         }
         assert!(is_calendar_date("2024-02-29"));
         assert!(!is_calendar_date("2026-02-29"));

@@ -182,7 +182,7 @@ impl Token {
     /// The token as a [`BearerToken`] of the reporting API bound to its tenant, for
     /// [`crate::request::RequestParams`].
     pub fn bearer(&self) -> BearerToken {
-        BearerToken::reports(self.access_token.clone()).for_tenant(self.tenant_id.clone())
+        BearerToken::reports(self.access_token.clone(), self.tenant_id.clone())
     }
 }
 
@@ -426,11 +426,9 @@ pub fn parse_enterprise_token_response<H: HeaderMap + ?Sized>(
         let token = bearer_value(obj.get("token"), "token")?;
         let expires_at = match obj.get("expires_at") {
             None | Some(Value::Null) => None,
-            Some(Value::String(s)) => {
-                Some(crate::timestamp::parse_rfc3339(s).ok_or_else(|| {
-                    invalid("`expires_at` is not an ISO 8601 timestamp with an offset")
-                })?)
-            }
+            Some(Value::String(s)) => Some(crate::parse_timestamp(s).ok_or_else(|| {
+                invalid("`expires_at` is not an ISO 8601 timestamp (such as 2026-11-27T03:00:00Z)")
+            })?),
             Some(_) => return Err(invalid("`expires_at` must be a string or null")),
         };
         Ok(EnterpriseToken {
@@ -486,8 +484,8 @@ pub fn parse_api_session<H: HeaderMap + ?Sized>(
             _ => return Err(invalid("`scopes` is missing or not an array")),
         };
         let expires_at = match obj.get("expires_at") {
-            Some(Value::String(s)) => crate::timestamp::parse_rfc3339(s)
-                .ok_or_else(|| invalid("`expires_at` is not an RFC 3339 timestamp"))?,
+            Some(Value::String(s)) => crate::parse_timestamp(s)
+                .ok_or_else(|| invalid("`expires_at` is not an ISO 8601 timestamp"))?,
             Some(Value::Number(n)) => n
                 .as_i64()
                 .ok_or_else(|| invalid("`expires_at` is not whole Unix seconds"))?,
@@ -591,12 +589,7 @@ fn names_successor_version(field: &str) -> bool {
 /// short of the reporting API's lifecycle policy (no sunset, under 180 days, no named
 /// replacement). Unparsable values are kept as "present" without a date.
 pub fn response_notices<H: HeaderMap + ?Sized>(headers: &H) -> ResponseNotices {
-    let http_date = |v: &str| {
-        httpdate::parse_http_date(v)
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .and_then(|d| i64::try_from(d.as_secs()).ok())
-    };
+    let http_date = crate::parse_timestamp;
     let deprecation = first_value(headers, "Deprecation");
     let deprecated_at = deprecation.and_then(|v| match v.strip_prefix('@') {
         Some(n) => n.parse::<i64>().ok(),

@@ -151,7 +151,7 @@ fn create_export(port: u16, idempotency_header: Option<&str>) -> (String, Option
     let op = catalog::operation("createPlatformExport").unwrap();
     let params = RequestParams {
         body: Some(br#"{"export_class":"statements","format":"csv"}"#.to_vec()),
-        token: Some(BearerToken::reports("t")),
+        token: Some(BearerToken::reports("t", TENANT)),
         tenant_id: Some(TENANT.into()),
         idempotency_header: idempotency_header.map(Into::into),
         key_random: Some([9; 16]),

@@ -13,14 +13,18 @@ use royaltykit::catalog;
 use royaltykit::dedup::ClaimState;
 use royaltykit::machine::{
     Call, CallFailure, CallOptions, CallStep, ExportJob, ExportJobOptions, JobStep, ReceiptStep,
-    Receiver,
+    Receiver, Session,
 };
 use royaltykit::request::{RequestDescriptor, RequestParams};
 use royaltykit::retry::{RateBudget, TransportFailure};
 use royaltykit::token::BearerToken;
 
-fn bearer_token_for(api: catalog::Api, value: &str) -> BearerToken {
-    BearerToken::new(api, value)
+/// A token as the transcript's events give it: a reporting one bound to the transcript's tenant.
+fn bearer_token_for(api: catalog::Api, value: &str, tenant: Option<&str>) -> BearerToken {
+    match (api, tenant) {
+        (catalog::Api::Reports, Some(t)) => BearerToken::reports(value, t),
+        _ => BearerToken::new(api, value),
+    }
 }
 use royaltykit::webhook::{VerifyOptions, WebhookSecret};
 use serde_json::{json, Value};
@@ -39,7 +43,8 @@ fn receipt(i: &Value) -> Outcome {
         &secrets,
         VerifyOptions::default(),
         i["namespace"].as_str().unwrap(),
-    )?;
+    )?
+    .claiming_content_key(i["claim_content_key"].as_bool() == Some(true));
     let mut r = receiver.receive(
         &pairs(&i["headers"]),
         &bytes(&i["body"]),
@@ -172,7 +177,7 @@ trait Driven {
     fn streamed(&mut self, status: i64, headers: &[(String, String)], length: u64, now: f64);
     fn streams(&self, status: i64) -> bool;
     fn transport(&mut self, failure: TransportFailure, now: f64);
-    fn token(&mut self, value: &str, refresh_at: Option<f64>);
+    fn token(&mut self, value: &str, refresh_at: Option<f64>, tenant: Option<&str>);
 }
 
 impl Driven for Call {
@@ -189,9 +194,9 @@ impl Driven for Call {
     fn transport(&mut self, failure: TransportFailure, now: f64) {
         self.transport_failure(failure, now).unwrap()
     }
-    fn token(&mut self, value: &str, refresh_at: Option<f64>) {
+    fn token(&mut self, value: &str, refresh_at: Option<f64>, tenant: Option<&str>) {
         let api = catalog::operation(self.operation_id()).unwrap().api;
-        Call::token(self, bearer_token_for(api, value), refresh_at)
+        Call::token(self, bearer_token_for(api, value, tenant), refresh_at)
     }
 }
 
@@ -209,10 +214,10 @@ impl Driven for ExportJob {
     fn transport(&mut self, failure: TransportFailure, now: f64) {
         self.transport_failure(failure, now).unwrap()
     }
-    fn token(&mut self, value: &str, refresh_at: Option<f64>) {
+    fn token(&mut self, value: &str, refresh_at: Option<f64>, tenant: Option<&str>) {
         ExportJob::token(
             self,
-            bearer_token_for(catalog::Api::Reports, value),
+            bearer_token_for(catalog::Api::Reports, value, tenant),
             refresh_at,
         )
     }
@@ -230,6 +235,7 @@ enum Kind {
 fn drive<M: Driven>(
     machine: &mut M,
     i: &Value,
+    tenant: Option<&str>,
     mut next: impl FnMut(&mut M, f64) -> (Value, Kind),
 ) -> Outcome {
     let mut now = i["start"].as_f64().unwrap();
@@ -244,31 +250,37 @@ fn drive<M: Driven>(
             Kind::Token => {
                 let e = events.next().expect("a token event");
                 let refresh_at = e["valid_for"].as_f64().map(|v| now + v);
-                machine.token(e["token"].as_str().unwrap(), refresh_at);
+                machine.token(e["token"].as_str().unwrap(), refresh_at, tenant);
             }
             Kind::Send => {
                 let e = events.next().expect("an outcome event");
                 now += e["after"].as_f64().unwrap_or(0.0);
-                if let Some(kind) = e["transport"].as_str() {
-                    machine.transport(TransportFailure::parse(kind)?, now);
-                } else {
-                    let r = &e["response"];
-                    let body = r["body"].as_str().unwrap().as_bytes();
-                    let status = r["status"].as_i64().unwrap();
-                    let streamed = e["streamed"].as_bool();
-                    if let Some(flag) = streamed {
-                        assert_eq!(machine.streams(status), flag, "streams({status})");
-                    }
-                    if streamed == Some(true) {
-                        machine.streamed(status, &pairs(&r["headers"]), body.len() as u64, now);
-                    } else {
-                        machine.response(status, &pairs(&r["headers"]), body, now);
-                    }
-                }
+                report(machine, e, now)?;
             }
         }
     }
     panic!("no end after 200 steps: {steps:?}")
+}
+
+/// Reports a send's outcome event (a response, maybe streamed, or a transport failure).
+fn report<M: Driven>(machine: &mut M, e: &Value, now: f64) -> Result<(), royaltykit::Error> {
+    if let Some(kind) = e["transport"].as_str() {
+        machine.transport(TransportFailure::parse(kind)?, now);
+    } else {
+        let r = &e["response"];
+        let body = r["body"].as_str().unwrap().as_bytes();
+        let status = r["status"].as_i64().unwrap();
+        let streamed = e["streamed"].as_bool();
+        if let Some(flag) = streamed {
+            assert_eq!(machine.streams(status), flag, "streams({status})");
+        }
+        if streamed == Some(true) {
+            machine.streamed(status, &pairs(&r["headers"]), body.len() as u64, now);
+        } else {
+            machine.response(status, &pairs(&r["headers"]), body, now);
+        }
+    }
+    Ok(())
 }
 
 /// A token exchange's request, from the token module.
@@ -298,67 +310,156 @@ fn call(i: &Value) -> Outcome {
         )?
     };
     let mut budget = budget(&i["budget"]);
-    drive(&mut call, i, |c, now| {
-        match c.next(now, budget.as_mut()).unwrap() {
-            CallStep::Send { request } => (send_view(&request), Kind::Send),
-            CallStep::Wait { seconds } => (
-                json!({"step": "wait", "seconds": seconds}),
-                Kind::Wait(seconds),
-            ),
-            CallStep::RefreshToken { .. } => (json!({"step": "refresh_token"}), Kind::Token),
-            CallStep::Reconcile { reconcile, .. } => (
-                json!({"step": "reconcile", "reconcile": reconcile.as_str()}),
-                Kind::End,
-            ),
-            CallStep::Done { response } => (
-                json!({"step": "done", "status": response.status, "body": String::from_utf8_lossy(&response.body)}),
-                Kind::End,
-            ),
-            CallStep::Fail { failure } => (failure_view(&failure), Kind::End),
-        }
+    let tenant = i["params"]["tenant_id"].as_str();
+    drive(&mut call, i, tenant, |c, now| {
+        call_view(c.next(now, budget.as_mut()).unwrap())
     })
 }
 
-fn export_job(i: &Value) -> Outcome {
-    let o = &i["options"];
-    let mut job = ExportJob::new(ExportJobOptions {
+fn call_view(step: CallStep) -> (Value, Kind) {
+    match step {
+        CallStep::Send { request } => (send_view(&request), Kind::Send),
+        CallStep::Wait { seconds } => (
+            json!({"step": "wait", "seconds": seconds}),
+            Kind::Wait(seconds),
+        ),
+        CallStep::RefreshToken { .. } => (json!({"step": "refresh_token"}), Kind::Token),
+        CallStep::AwaitToken { seconds } => (
+            json!({"step": "await_token", "seconds": seconds}),
+            Kind::End,
+        ),
+        CallStep::Reconcile { reconcile, .. } => (
+            json!({"step": "reconcile", "reconcile": reconcile.as_str()}),
+            Kind::End,
+        ),
+        CallStep::Done { response } => (
+            json!({"step": "done", "status": response.status, "body": String::from_utf8_lossy(&response.body)}),
+            Kind::End,
+        ),
+        CallStep::Fail { failure } => (failure_view(&failure), Kind::End),
+    }
+}
+
+fn job_view(step: JobStep) -> (Value, Kind) {
+    match step {
+        JobStep::Send { request } => (send_view(&request), Kind::Send),
+        JobStep::Wait { seconds } => (
+            json!({"step": "wait", "seconds": seconds}),
+            Kind::Wait(seconds),
+        ),
+        JobStep::RefreshToken { .. } => (json!({"step": "refresh_token"}), Kind::Token),
+        JobStep::AwaitToken { seconds } => (
+            json!({"step": "await_token", "seconds": seconds}),
+            Kind::End,
+        ),
+        JobStep::Done {
+            export_id,
+            artifact,
+        } => (
+            json!({"step": "done", "export_id": export_id, "artifact": String::from_utf8_lossy(&artifact)}),
+            Kind::End,
+        ),
+        JobStep::Reconcile { candidates, .. } => (
+            json!({"step": "reconcile", "reconcile": "lookup_by_sent_data", "stage": "reconcile", "candidates": candidates}),
+            Kind::End,
+        ),
+        JobStep::Fail {
+            stage,
+            export_id,
+            failure,
+        } => {
+            let mut v = failure_view(&failure);
+            v["stage"] = stage.into();
+            v["export_id"] = export_id.into();
+            (v, Kind::End)
+        }
+    }
+}
+
+fn job_options(o: &Value) -> ExportJobOptions {
+    ExportJobOptions {
         tenant_id: o["tenant_id"].as_str().unwrap().to_owned(),
         body: o["body"].as_str().unwrap().as_bytes().to_vec(),
         idempotency_header: o["idempotency_header"].as_str().map(str::to_owned),
         request_id: o["request_id"].as_str().map(str::to_owned),
         max_polls: o["max_polls"].as_i64(),
+        max_poll_seconds: o["max_poll_seconds"].as_f64(),
+        reconcile_grace_seconds: o["reconcile_grace_seconds"].as_f64(),
         call: options(o),
         id_field: o["id_field"].as_str().map(str::to_owned),
         state_field: o["state_field"].as_str().map(str::to_owned),
-    })?;
+    }
+}
+
+fn export_job(i: &Value) -> Outcome {
+    let o = &i["options"];
+    let mut job = ExportJob::new(job_options(o))?;
     let mut budget = budget(&i["budget"]);
-    drive(&mut job, i, |j, now| {
-        match j.next(now, budget.as_mut()).unwrap() {
-            JobStep::Send { request } => (send_view(&request), Kind::Send),
-            JobStep::Wait { seconds } => (
-                json!({"step": "wait", "seconds": seconds}),
-                Kind::Wait(seconds),
-            ),
-            JobStep::RefreshToken { .. } => (json!({"step": "refresh_token"}), Kind::Token),
-            JobStep::Done {
-                export_id,
-                artifact,
-            } => (
-                json!({"step": "done", "export_id": export_id, "artifact": String::from_utf8_lossy(&artifact)}),
-                Kind::End,
-            ),
-            JobStep::Fail {
-                stage,
-                export_id,
-                failure,
-            } => {
-                let mut v = failure_view(&failure);
-                v["stage"] = stage.into();
-                v["export_id"] = export_id.into();
-                (v, Kind::End)
-            }
-        }
+    drive(&mut job, i, o["tenant_id"].as_str(), |j, now| {
+        job_view(j.next(now, budget.as_mut()).unwrap())
     })
+}
+
+/// A machine of a session transcript.
+#[allow(clippy::large_enum_variant)]
+enum OnSession {
+    Call(Call),
+    Job(Box<ExportJob>),
+}
+
+/// Several machines on one Session, played by the transcript's script (see gen_machine_vectors.py).
+fn session(i: &Value) -> Outcome {
+    let api = catalog::Api::parse(i["api"].as_str().unwrap())?;
+    let tenant = i["tenant_id"].as_str();
+    let mut session = Session::new(budget(&i["budget"]));
+    let mut machines: Vec<OnSession> = i["machines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| match m["kind"].as_str().unwrap() {
+            "call" => OnSession::Call(
+                Call::new(
+                    m["operation"].as_str().unwrap(),
+                    params(&m["params"]),
+                    options(&m["options"]),
+                )
+                .unwrap(),
+            ),
+            _ => OnSession::Job(Box::new(
+                ExportJob::new(job_options(&m["options"])).unwrap(),
+            )),
+        })
+        .collect();
+    let mut now = i["start"].as_f64().unwrap();
+    let mut steps = Vec::new();
+    for action in i["script"].as_array().unwrap() {
+        if let Some(m) = action["next"].as_u64() {
+            let (mut view, _) = match &mut machines[m as usize] {
+                OnSession::Call(c) => call_view(c.next_in(now, &mut session)?),
+                OnSession::Job(j) => job_view(j.next_in(now, &mut session)?),
+            };
+            view["machine"] = m.into();
+            steps.push(view);
+        } else if let Some(m) = action["respond"].as_u64() {
+            now += action["after"].as_f64().unwrap_or(0.0);
+            match &mut machines[m as usize] {
+                OnSession::Call(c) => report(c, action, now)?,
+                OnSession::Job(j) => report(j.as_mut(), action, now)?,
+            }
+        } else if let Some(value) = action["token"].as_str() {
+            let refresh_at = action["valid_for"].as_f64().map(|v| now + v);
+            session.store_token(bearer_token_for(api, value, tenant), refresh_at);
+        } else if let Some(reason) = action["exchange_failed"].as_str() {
+            session.exchange_failed(reason);
+        } else if action["abandon"].as_bool() == Some(true) {
+            session.abandon_exchange();
+        } else if let Some(s) = action["advance"].as_f64() {
+            now += s;
+        } else {
+            panic!("unknown script action {action}");
+        }
+    }
+    Ok(json!({ "steps": steps, "exchanges": session.exchanges() }))
 }
 
 #[test]
@@ -367,6 +468,7 @@ fn machine_transcripts() {
         "receipt" => Some(receipt(i)),
         "call" => Some(call(i)),
         "export_job" => Some(export_job(i)),
+        "session" => Some(session(i)),
         _ => None,
     });
     assert!(n >= 120, "{n} transcripts");

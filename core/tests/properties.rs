@@ -33,7 +33,7 @@ proptest! {
         let dotted = path.iter().any(|(_, v)| v == "." || v == "..");
         use royaltykit::token::BearerToken;
         // every mix of token, tenant and body, so that each operation builds with one of them
-        for (token, tenant) in [(None, None), (Some(BearerToken::reports("t")), Some("0f8fad5b-d9cb-469f-a165-70867728950e")), (Some(BearerToken::enterprise("t")), None)] {
+        for (token, tenant) in [(None, None), (Some(BearerToken::reports("t", "0f8fad5b-d9cb-469f-a165-70867728950e")), Some("0f8fad5b-d9cb-469f-a165-70867728950e")), (Some(BearerToken::enterprise("t")), None)] {
             for body in [None, Some(b"{}".to_vec())] {
                 let params = royaltykit::request::RequestParams {
                     path: path.clone(), token: token.clone(), tenant_id: tenant.map(str::to_owned), body, key_random: Some([7; 16]),
@@ -206,7 +206,7 @@ mod receipts {
             let mut failing = failures.into_iter();
             let mut handled = false;
             let mut release_failed = false;
-            let mut r = Receipt::new("ns", Ok(d)).unwrap();
+            let mut r = Receipt::new("ns", Ok(d), true).unwrap();
             for _ in 0..64 {
                 match r.next() {
                     ReceiptStep::Claim { key } => {
@@ -295,7 +295,7 @@ mod receipts {
             let (mut open, mut marked, mut staged_effect) = (false, Vec::<String>::new(), false);
             let mut failing = failures.into_iter();
             let mut release_failed = false;
-            let mut r = Receipt::new("ns", Ok(delivery("cnt_1"))).unwrap().transactional();
+            let mut r = Receipt::new("ns", Ok(delivery("cnt_1")), true).unwrap().transactional();
             for _ in 0..64 {
                 let fail = failing.next().unwrap_or(0);
                 match r.next() {
@@ -377,7 +377,7 @@ mod receipts {
                 let now = 1_000 + i64::try_from(t).unwrap();
                 let mut d = delivery(&format!("cnt_{content}"));
                 d.delivery_id = format!("dlv_{id}");
-                let (mut a, mut b) = (Receipt::new("ns", Ok(d.clone())).unwrap(), Receipt::new("ns", Ok(d)).unwrap());
+                let (mut a, mut b) = (Receipt::new("ns", Ok(d.clone()), true).unwrap(), Receipt::new("ns", Ok(d), true).unwrap());
                 let step = a.settle(&mut settled, now);
                 let hand = drive_by_hand(&mut b, &mut by_hand, now);
                 prop_assert_eq!(&step, &hand);

@@ -34,7 +34,7 @@ fn nothing_prints_a_secret() {
         .unwrap_err();
     out.push(e.to_string());
     let params = RequestParams {
-        token: Some(token::BearerToken::reports(TOKEN)),
+        token: Some(token::BearerToken::reports(TOKEN, TENANT)),
         tenant_id: Some(TENANT.into()),
         ..RequestParams::default()
     };

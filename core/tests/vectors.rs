@@ -130,7 +130,7 @@ fn build_request(i: &Value) -> Outcome {
             let value = text(&p["token"]["value"]);
             let t = match text(&p["token"]["api"]) {
                 "enterprise" => token::BearerToken::enterprise(value),
-                _ => token::BearerToken::reports(value),
+                _ => token::BearerToken::new(royaltykit::catalog::Api::Reports, value),
             };
             match opt_text(&p["token"]["tenant_id"]) {
                 Some(tenant) => t.for_tenant(tenant),
@@ -329,6 +329,23 @@ fn export_call(function: &str, i: &Value) -> Option<Outcome> {
 fn adapter(function: &str, i: &Value) -> Option<Outcome> {
     Some(match function {
         "verify_webhook" => verify_webhook(i),
+        "resource_path" => view(
+            webhook::resource_path(text(&i["resource_url"])).map(|p| serde_json::json!({"path": p})),
+        ),
+        "active_secrets" => view(
+            webhook::active_secrets(
+                text(&i["current"]),
+                opt_text(&i["previous"]).as_deref(),
+                i["previous_valid_until"].as_i64(),
+                int(&i["now"]),
+            )
+            .map(|secrets| {
+                secrets
+                    .iter()
+                    .map(|s| serde_json::json!({"secret": String::from_utf8_lossy(s.secret()), "valid_until": s.valid_until()}))
+                    .collect::<Vec<_>>()
+            }),
+        ),
         "delivery_key" => view(dedup::delivery_key(
             text(&i["namespace"]),
             text(&i["delivery_id"]),
@@ -421,7 +438,11 @@ fn adapter(function: &str, i: &Value) -> Option<Outcome> {
                 int(&i["now"]),
                 opts,
             )?;
-            view(receiver::plan_receipt(text(&i["namespace"]), &v))
+            view(receiver::plan_receipt(
+                text(&i["namespace"]),
+                &v,
+                i["claim_content_key"].as_bool() == Some(true),
+            ))
         })(),
         "decide_claims" => (|| {
             let states = strings(&i["states"])

@@ -155,8 +155,10 @@ RK = random_idempotency_key(RANDOM)
 
 
 def bearer(op, value=TOKEN, api=None):
-    """A bearer token typed by the API that issued it (enterprise operation ids name the API)."""
-    return {"api": api or ("enterprise" if "Enterprise" in op else "reports"), "value": value}
+    """A bearer token typed by the API that issued it (enterprise operation ids name the API); a reporting token is
+    bound to the tenant it was obtained for (machine routes refuse one that is not)."""
+    api = api or ("enterprise" if "Enterprise" in op else "reports")
+    return {"api": api, "value": value, **({"tenant_id": T} if api == "reports" else {})}
 
 
 def req(comment, op, *, path=None, query=(), body=None, token=TOKEN, tenant=T, user=None, key=None, key_header=None,
@@ -207,7 +209,8 @@ req("a token with a newline is refused", "getPlatformImport", path={"importRef":
 # API's routes: a token of one is never sent to the other.
 req("a reporting token is refused on an enterprise route", "listEnterpriseSubscriptions", token=bearer("x", api="reports"), tenant=None, error="invalid_parameter")
 req("an enterprise token is refused on a reporting route", "getPlatformImport", path={"importRef": "imp_1"}, token=bearer("x", api="enterprise"), error="invalid_parameter")
-req("machine routes need X-Tenant-ID", "getPlatformImport", path={"importRef": "imp_1"}, tenant=None, error="missing_parameter")
+req("machine routes need X-Tenant-ID (given, or from the token's tenant): with neither, missing_parameter", "getPlatformImport",
+    path={"importRef": "imp_1"}, token=None, tenant=None, error="missing_parameter")
 req("tenant must be a UUID", "getPlatformImport", path={"importRef": "imp_1"}, tenant="tenant-1", error="invalid_parameter")
 # A reporting token remembers the tenant it was obtained for (reports spec, What the service does: "a tenant
 # reference from one authenticated context must never be passed into another"): it is sent when no tenant is
@@ -226,7 +229,11 @@ req("a request id key is scoped to the token's tenant when none is given", "crea
     request_id="job-7", key_header="Idempotency-Key", method="POST", epath="/api/platform/v1/exports",
     headers=[ACCEPT, BEARER, TENANT, ["Idempotency-Key", idempotency_key(T, "createPlatformExport", "job-7")], CT],
     ekey=idempotency_key(T, "createPlatformExport", "job-7"))
-for c in reqs[-4:]:
+unbound = {"api": "reports", "value": TOKEN}
+req("a reporting token not bound to a tenant (restored from a cache without it) is refused: it could go with any X-Tenant-ID",
+    "getPlatformImport", path={"importRef": "imp_1"}, token=unbound, error="invalid_parameter")
+reqs[-1]["parameter"] = "token"
+for c in reqs[-5:]:
     c["spec"] = TENANT_SPEC
 req("path parameters are percent-encoded", "getPlatformExport", path={"export": "exp/1?x=y#z"}, method="GET",
     epath="/api/platform/v1/exports/exp%2F1%3Fx%3Dy%23z", headers=[ACCEPT, BEARER, TENANT])
@@ -295,13 +302,19 @@ for url in ["http://hooks.example.com/x", "https://user:pw@hooks.example.com/", 
             "https://[::ffff:0:7f00:1]/", "https://[::ffff:0:5db8:d822]/", "https://[::1:0:0:1]/", "https://[1::1]/",
             "https://[4000::1]/", "https://[5f00::1]/", "https://localhost.localdomain/", "https://box.localdomain./x",
             "https://hooks.test/x", "https://hooks.invalid/x", "https://hooks.example.com:99999/x", "https://hooks.example.com:0/x",
-            "https://93.184.216.34:65536/x", "https://[2606:4700::1111]:99999/x", "https://[2606:4700::1111]x/"]:
+            "https://93.184.216.34:65536/x", "https://[2606:4700::1111]:99999/x", "https://[2606:4700::1111]x/",
+            # internationalised names are checked as the ASCII name they resolve as (IDNA, UTS 46): a name that maps
+            # to a refused one is refused like it, and a malformed one is refused
+            "https://\uff4c\uff4f\uff43\uff41\uff4c\uff48\uff4f\uff53\uff54/x", "https://\uff11\uff12\uff17\uff0e\uff10\uff0e\uff10\uff0e\uff11/x",
+            "https://b\u00fccher.local./x", "https://xn--a.example/x", "https://b\u00fccher..example/x"]:
     b = json.dumps({"name": "x", "endpoint_url": url, "events": []}).encode()
     req(f"endpoint {url} is refused", "createEnterpriseWebhook", body=b, tenant=None, error="invalid_endpoint_url")
     reqs[-1]["spec"] = "enterprise spec, Delivery contract: Endpoints must be HTTPS and resolve only to public addresses"
 for url in ["https://93.184.216.34/hook", "https://[2606:4700::1111]/h", "https://HOOKS.Example.COM:8443/a?b=c",
             "https://[64:ff9b::5db8:d822]/h", "https://hooks.example.com./h", "https://hooks.example.com:65535/h",
-            "https://[2606:4700::1111]:443/h", "https://hooks.example.com:/h"]:
+            "https://[2606:4700::1111]:443/h", "https://hooks.example.com:/h",
+            # an internationalised name (IDNA) like its punycode form
+            "https://b\u00fccher.example/hook", "https://xn--bcher-kva.example/hook", "https://B\u00dcCHER.example:8443/h"]:
     b = json.dumps({"name": "x", "endpoint_url": url, "events": []}).encode()
     req(f"endpoint {url} is accepted", "createEnterpriseWebhook", body=b, tenant=None, key="k1", method="POST", epath="/api/v1/webhooks",
         headers=[ACCEPT, BEARER, ["Idempotency-Key", "k1"], CT], ekey="k1")
@@ -463,6 +476,13 @@ life = exp_unix - NOW
 ent_tok("token with expiry", 200, {"token": TOKEN, "expires_at": exp_at}, expected={"token": TOKEN, "expires_at": exp_unix, "refresh_at": exp_unix - min(60, max(1, life // 10))})
 exp_off = "2026-11-22T07:00:00+02:00"
 ent_tok("expiry with an offset", 200, {"token": TOKEN, "expires_at": exp_off}, expected={"token": TOKEN, "expires_at": exp_unix, "refresh_at": exp_unix - min(60, max(1, life // 10))})
+# One timestamp parser for every time the services send: the ISO 8601 forms occurred_at takes are read here too.
+for form in ["2026-11-22T05:00:00+0000", "20261122T050000Z", "2026-11-22T05:00:00+00"]:
+    ent_tok(f"expires_at in the ISO 8601 form {form}", 200, {"token": TOKEN, "expires_at": form},
+            expected={"token": TOKEN, "expires_at": exp_unix, "refresh_at": exp_unix - min(60, max(1, life // 10))})
+ent_tok("expires_at behind this clock: the token is kept (used once, then refreshed on 401), refresh_at is now or earlier",
+        200, {"token": TOKEN, "expires_at": "2026-11-22T03:00:00Z"},
+        expected={"token": TOKEN, "expires_at": exp_unix - 7200, "refresh_at": exp_unix - 7200 - 1})
 ent_tok("expires_at null: no expiry", 200, {"token": TOKEN, "expires_at": None}, expected={"token": TOKEN, "expires_at": None, "refresh_at": None})
 ent_tok("expires_at absent: no expiry", 200, {"token": TOKEN}, expected={"token": TOKEN, "expires_at": None, "refresh_at": None})
 ent_tok("no token", 200, {"expires_at": None}, error="invalid_token_response")

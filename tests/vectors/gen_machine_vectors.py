@@ -102,13 +102,17 @@ SPEC_T = ("DESIGN §2 (transactional stores: claim with a lease, mark done insid
 
 
 def receipt(comment, answers, steps, secrets=None, headers=None, body=None, now=NOW, signed=None, transactional=False,
-            **d):
+            content=True, **d):
+    """`content`: the receiver opts in to claiming the content key (DESIGN §2: by default only the delivery key,
+    "deduplicate by Service-Webhook-Id"); the scenarios written for both keys opt in."""
     h, b, dk, ck = delivery(body=signed, **d)
     i = {"namespace": NS, "secrets": secrets or [{"secret": SECRET}],
          "headers": headers if headers is not None else h, "body": body if body is not None else b,
          "now": now, "answers": answers}
     if transactional:
         i["transactional"] = True
+    if content:
+        i["claim_content_key"] = True
     receipts.append({"comment": comment, "spec": SPEC_T if transactional else SPEC_R, "input": i,
                      "expected": {"steps": steps(dk, ck) if callable(steps) else steps}})
 
@@ -266,6 +270,26 @@ for comment, answers, steps in [
      ["new", "store_down", "ok"], lambda dk, ck: [claim(dk), claim(ck), release(dk), DOWN]),
 ]:
     receipt(comment, answers, steps, transactional=True, did="dlv_tx_0001")
+# By default a receiver claims only the delivery key (enterprise spec, consumer workflow: "deduplicate by
+# Service-Webhook-Id"): every new id is processed, same-second twins included.
+for comment, answers, steps, kw in [
+    ("default: a new delivery claims its delivery key only, the handler runs, the key is committed, 200",
+     ["new", "ok", "ok"], lambda dk, ck: [claim(dk), RUN, commit(dk), PROCESSED], {}),
+    ("default: a twin (the same body and timestamp under another Service-Webhook-Id) is processed too",
+     ["new", "ok", "ok"], lambda dk, ck: [claim(dk), RUN, commit(dk), PROCESSED], {"did": "dlv_twin_0002"}),
+    ("default: a redelivery of a processed delivery: 200 without the handler", ["done"], lambda dk, ck: [claim(dk), ACK], {}),
+    ("default: another worker holds it: 503", ["in_progress"], lambda dk, ck: [claim(dk), LATER], {}),
+    ("default: the handler fails: the claim released, 500", ["new", "fail", "ok"],
+     lambda dk, ck: [claim(dk), RUN, release(dk), FAILED], {}),
+    ("default: the commit fails twice then succeeds", ["new", "ok", "store_down", "store_down", "ok"],
+     lambda dk, ck: [claim(dk), RUN, commit(dk), PAUSE, commit(dk, 2), PAUSE, commit(dk, 3), PROCESSED], {}),
+    ("default: the store is down at the claim: 503", ["store_down"], lambda dk, ck: [claim(dk), DOWN], {}),
+    ("default, transactional: one key marked inside the transaction", ["new", "ok", "ok", "ok", "ok"],
+     lambda dk, ck: [claim(dk), BEGIN, RUN, commit(dk), COMMIT_TX, PROCESSED], {"transactional": True}),
+    ("default, transactional: the handler fails: rolled back, the claim released, 500", ["new", "ok", "fail", "ok", "ok"],
+     lambda dk, ck: [claim(dk), BEGIN, RUN, ROLLBACK, release(dk), FAILED], {"transactional": True}),
+]:
+    receipt(comment, answers, steps, content=False, **kw)
 receipt("transactional: the test event is acknowledged at once", [], [ACK], transactional=True,
         name="enterprise.webhook.test", did="dlv_tx_test")
 receipt("transactional: a forged signature: 401, nothing claimed", [], [reply(401, error="no_matching_signature")],
@@ -380,9 +404,25 @@ call("401: a new token, the request sent again at once with it", [tok(), resp(40
      [REFRESH, send(*GET), REFRESH, send(*GET, token="tok-2"), done(200, "{}")])
 call("401 again after the refresh: stop", [tok(), resp(401), tok("tok-2"), resp(401, '{"message":"Unauthenticated."}')],
      [REFRESH, send(*GET), REFRESH, send(*GET, token="tok-2"), fail("unauthorized_after_refresh", 401, "api_error")])
-call("a token due for refresh before the retry: refreshed first, then the wait",
+call("a token due for refresh by the end of the backoff: the wait, then a new token just before the send",
      [tok(valid_for=3), resp(503, after=4), tok("tok-2"), resp(200, "{}")],
-     [REFRESH, send(*GET), REFRESH, wait(2.0), send(*GET, token="tok-2"), done(200, "{}")])
+     [REFRESH, send(*GET), wait(2.0), REFRESH, send(*GET, token="tok-2"), done(200, "{}")])
+# DESIGN "Sessions": a fresh token is used at least once, whatever its lifetime (expires_in 1, or an expires_at
+# behind this clock), and refreshes count against the call's budget: every call ends.
+call("a token due at once (valid for 0 s) is still used for the send it was obtained for",
+     [tok(valid_for=0), resp(200, "{}")], [REFRESH, send(*GET), done(200, "{}")])
+call("a token due at once on every attempt: one exchange per attempt, the call ends when its attempts are used",
+     [tok(valid_for=0), resp(503), tok("tok-2", 0), resp(503), tok("tok-3", 0), resp(503)],
+     [REFRESH, send(*GET), wait(2.0), REFRESH, send(*GET, token="tok-2"), wait(5.0), REFRESH, send(*GET, token="tok-3"),
+      fail("attempts_exhausted", 503, "api_error")], options={"max_attempts": 3})
+call("an enterprise token already expired (expires_at behind this clock): used once, refreshed once on 401, then stop",
+     [tok(valid_for=-60), resp(401), tok("tok-2", -60), resp(401, '{"message":"Unauthenticated."}')],
+     [REFRESH, send("GET", "/api/v1/countries"), REFRESH, send("GET", "/api/v1/countries", token="tok-2"),
+      fail("unauthorized_after_refresh", 401, "api_error")], operation="listEnterpriseCountries", params={})
+# Enterprise spec, Delivery contract: "Redirects are not followed"; "send key and secret only on the token exchange".
+call("a 307 to another origin: the call stops, nothing is sent there",
+     [tok(), resp(307, "", [["Location", "https://evil.example/steal?x=1"]])],
+     [REFRESH, send(*GET), fail("redirect", 307, "api_error")])
 for status, rule in ((404, "client_error"), (400, "client_error"), (403, "client_error"), (409, "conflict"),
                      (301, "redirect"), (422, "client_error")):
     call(f"{status}: stop ({rule}), the error parsed", [tok(), resp(status, '{"message":"no"}')],
@@ -528,7 +568,14 @@ exchange("the enterprise key-and-secret exchange answered 500 then 200", ENTERPR
 SPEC_J = ("reporting spec, Exports (create → queued → ready; cancel only while queued; revoke when ready; one complete "
           "artifact; the full status set not shown) and Errors; enterprise spec, Retry safety (a create that timed out: "
           "look up by the data already sent)")
-LIST = ("GET", "/api/platform/v1/exports?limit=100")
+# The job's listings filter by the create's export_class and format (the list's own filters) and read every page.
+LIST = ("GET", "/api/platform/v1/exports?limit=100&export_class=statements&format=csv")
+CURSOR1 = "3f2b1c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+CURSOR2 = "9a8b7c6d-5e4f-4d3c-8b2a-1f0e9d8c7b6a"
+
+
+def listed(cursor):
+    return ("GET", LIST[1] + "&cursor=" + cursor)
 EXP = ("GET", "/api/platform/v1/exports/exp_9")
 EXPDL = ("GET", "/api/platform/v1/exports/exp_9/download")
 ART = "statement_id,amount\n1,10.00\n2,5.50\n"
@@ -539,9 +586,11 @@ def state(s, i="exp_9"):
     return resp(200, json.dumps({"id": i, "status": s}, separators=(",", ":")))
 
 
-def page(*items, shape="data"):
-    arr = [dict({"id": i, "status": "queued", "export_class": "statements", "format": f}) for i, f in items]
-    body = arr if shape == "array" else {shape: arr}
+def page(*items, shape="data", bare=False, **extra):
+    """A list page; `bare`: items without the body's members (the spec promises only "safe lifecycle states")."""
+    arr = [{"id": i, "status": "queued"} if bare else {"id": i, "status": "queued", "export_class": "statements", "format": f}
+           for i, f in items]
+    body = arr if shape == "array" else {shape: arr, **extra}
     return resp(200, json.dumps(body, separators=(",", ":")))
 
 
@@ -678,7 +727,7 @@ j.events.append(resp(200, ART))
 job("a keyed create timing out is sent again with the same key: one export", j.events, j.steps, keyed=True)
 
 
-def reconciled(listing, then, comment, kind="timeout", body=BODY, baseline=None):
+def reconciled(listing, then, comment, kind="timeout", body=BODY, baseline=None, options=None):
     """An unkeyed create lost to `kind`, the exports listed again, then `then` (steps, events)."""
     j = Job()
     j.steps.append(send(*LIST))
@@ -690,7 +739,18 @@ def reconciled(listing, then, comment, kind="timeout", body=BODY, baseline=None)
     j.steps.append(send(*LIST))
     j.events.append(listing)
     then(j)
-    job(comment, j.events, j.steps, body=body)
+    job(comment, j.events, j.steps, body=body, options=options)
+
+
+GRACE = (2.0, 5.0)  # the default grace (7 s): looks again after 2 s and 5 s, the backoff's first delays
+
+
+def look_again(j, listing, delays=GRACE):
+    """Nothing new found: looks again after each grace delay (a new listing each time)."""
+    for d in delays:
+        j.start()
+        j.steps += [wait(d), send(*LIST)]
+        j.events.append(listing)
 
 
 def adopt(j, i="exp_9"):
@@ -705,7 +765,8 @@ def adopt(j, i="exp_9"):
     j.events.append(resp(200, ART))
 
 
-def recreate(j):
+def recreate(j, listing=None):
+    look_again(j, listing or page(("exp_old", "csv")))
     j.start()
     j.steps.append(send(*CREATE))
     j.events.append(resp(201, CREATED))
@@ -721,33 +782,99 @@ for status in (500, 503):
 for shape_ in ("array", "items", "exports"):
     reconciled(page(("exp_old", "csv"), ("exp_9", "csv"), shape=shape_), adopt,
                f"the list page as {shape_!r}: the export found all the same")
-reconciled(page(("exp_old", "csv")), recreate, "the create had not been applied (nothing new listed): created again, once")
-reconciled(page(("exp_old", "csv"), ("exp_x", "pdf")), recreate,
+reconciled(page(("exp_old", "csv")), recreate,
+           "the create had not been applied (nothing new in three looks over 7 s): created again, once")
+reconciled(page(("exp_old", "csv"), ("exp_x", "pdf")), lambda j: recreate(j, page(("exp_old", "csv"), ("exp_x", "pdf"))),
            "a new export with other data (pdf, not csv) is not ours: created again")
 reconciled(page(("exp_old", "csv")), recreate,
            "an export with the same data that existed before the job is not adopted", baseline=page(("exp_old", "csv")))
 
 
-def ambiguous(j):
-    j.steps.append({"step": "fail", "stage": "reconcile", "rule": "reconcile_ambiguous", "export_id": None})
+def undecided(*candidates):
+    def then(j):
+        j.steps.append({"step": "reconcile", "reconcile": "lookup_by_sent_data", "candidates": list(candidates)})
+    return then
 
 
-reconciled(page(("exp_9", "csv"), ("exp_10", "csv")), ambiguous,
-           "two new exports carry the data sent: the job cannot tell which is its own, stop")
+reconciled(page(("exp_9", "csv"), ("exp_10", "csv")), undecided("exp_9", "exp_10"),
+           "two new exports carry the data sent: the job cannot tell which is its own: Reconcile with both, no second create")
 
 
 def exhausted(j):
+    none = page(("exp_old", "csv"))
+    look_again(j, none)
     for _ in range(2):
         j.start()
         j.steps.append(send(*CREATE))
         j.events.append(transport("timeout"))
         j.start()
         j.steps.append(send(*LIST))
-        j.events.append(page(("exp_old", "csv")))
+        j.events.append(none)
+        look_again(j, none)
     j.steps.append({"step": "fail", "stage": "reconcile", "rule": "creates_exhausted", "export_id": None})
 
 
-reconciled(page(("exp_old", "csv")), exhausted, "three creates lost and none found: stop (never a fourth create)")
+reconciled(page(("exp_old", "csv")), exhausted, "three creates lost and none found in any look: stop (never a fourth create)")
+
+# Reconciling never guesses (reporting spec: "page of safe lifecycle states", cursor and limit; enterprise spec:
+# "look up or search by the data already sent before creating again").
+reconciled(page(("exp_old", "csv"), ("exp_9", "csv"), bare=True), adopt,
+           "list items that do not repeat the body's members: the one export new since the job started is adopted")
+reconciled(page(("exp_old", "csv")), lambda j: (j.start(), j.steps.extend([wait(2.0), send(*LIST)]),
+                                                 j.events.append(page(("exp_old", "csv"), ("exp_9", "csv"))), adopt(j)),
+           "the new export shows up in the list one look late: adopted on the second look, never created twice")
+
+
+def second_page(j, found=page(("exp_9", "csv"))):
+    j.start()
+    j.steps.append(send(*listed(CURSOR1)))
+    j.events.append(found)
+    adopt(j)
+
+
+reconciled(page(("exp_old", "csv"), next_cursor=CURSOR1), second_page,
+           "the lost create's export is on the list's second page (next_cursor): found there and adopted")
+reconciled(page(("exp_old", "csv"), meta={"next_cursor": CURSOR1}), second_page,
+           "a next cursor under meta is followed too")
+reconciled(page(("exp_old", "csv"), links={"next": LIST[1] + "&cursor=" + CURSOR1}), second_page,
+           "a next link's cursor parameter is followed too")
+FULL = [("exp_p%03d" % i, "csv") for i in range(100)]
+reconciled(page(*FULL), lambda j: j.steps.append({"step": "reconcile", "candidates_count": 100}),
+           "a full page (100 items) without a next cursor: the list cannot decide: Reconcile, no second create")
+reconciled(page(*FULL, has_more=False), lambda j: j.steps.append({"step": "reconcile", "candidates_count": 100}),
+           "has_more false ends a full page: the 100 new candidates are ambiguous: Reconcile")
+
+
+def cursor_loop(j):
+    j.start()
+    j.steps += [send(*listed(CURSOR1)), {"step": "reconcile", "candidates": []}]
+    j.events.append(page(("exp_old2", "csv"), next_cursor=CURSOR1))
+
+
+reconciled(page(("exp_old", "csv"), next_cursor=CURSOR1), cursor_loop,
+           "a cursor the list gave before: it cannot end: Reconcile, no second create",
+           baseline=page(("exp_old", "csv"), ("exp_old2", "csv")))
+reconciled(resp(403, '{"message":"missing scope exports:read"}'), undecided(),
+           "the reconciling list is refused (403): the create may have been applied: Reconcile, no second create")
+reconciled(page(("exp_old", "csv"), ("exp_9", "csv")), undecided("exp_old", "exp_9"),
+           "the exports listed before the create could not all be read (a full page, no cursor), then the create was lost:"
+           " Reconcile with what is known", baseline=page(*FULL))
+j = Job()
+j.steps += [send(*LIST), send(*listed(CURSOR1))]
+j.events += [page(("exp_old", "csv"), next_cursor=CURSOR1), page(("exp_old2", "csv"), next_cursor=None)]
+j.start()
+j.start()
+j.create(resp(201, CREATED))
+adopt(j)
+job("the exports before the create span two pages: both read (next_cursor, then null), then the create", j.events, j.steps)
+j = Job()
+j.steps.append(send(*LIST))
+j.events.append(page(*FULL))
+j.start()
+j.create(resp(201, CREATED))
+adopt(j)
+job("the list before the create cannot be read to its end (a full page, no cursor): a plain create still succeeds",
+    j.events, j.steps)
 
 j, st, ev = flow(True, ["ready"])
 ev[1:1] = []
@@ -759,6 +886,15 @@ j.steps.append(wait(5.0))
 j.create(resp(201, CREATED))
 adopt(j)
 job("a create rate limited: waits Retry-After, sends again with the same key", j.events, j.steps, keyed=True)
+j = Job(keyed=True)
+j.create(resp(201, CREATED))
+for d in (j.read(), j.read()):
+    j.start()
+    j.steps += [wait(d), send(*EXP)]
+    j.events.append(state("queued"))
+j.steps.append({"step": "fail", "stage": "poll", "rule": "poll_stopped", "export_id": "exp_9"})
+job("max_poll_seconds 10: the next read (15 s on, 22 s into polling) would pass it: stop", j.events, j.steps, keyed=True,
+    options={"max_poll_seconds": 10})
 j = Job(keyed=True)
 j.create(resp(422, '{"message":"invalid","errors":{"format":["unknown"]}}'))
 j.steps.append({"step": "fail", "stage": "create", "rule": "client_error", "export_id": None})
@@ -866,10 +1002,100 @@ j.create(resp(201, CREATED))
 adopt(j)
 job("the first list answered 503: listed again after 2 s, then the create", j.events, j.steps)
 
+# ---------------------------------------------------------------- Session -----------------------------
+# DESIGN "Sessions": the calls of one API client share a Session — the token, when to refresh it and the rate
+# budget. One token exchange is in flight at a time (the others wait for it: the token exchange has "tighter
+# credential and source limits"); a token is used at least once by every call that waited for it, whatever its
+# lifetime; an exchange that failed fails the calls that waited for it; an exchange abandoned lets the next call
+# lead; a token refused (401) is dropped for every call. A waiting call is told the longest wait: the exchange's
+# lease, its own budget (300 s) and one timeout (30 s).
+#
+# A runner keeps one session and the machines listed, and plays `script`: {"next": i} asks machine i for its step
+# at `now` (recorded with "machine": i), {"respond": i, ...} reports a response or transport failure to it (with
+# "after": seconds that pass first), {"token": value, "valid_for": s} stores a token in the session (bound to
+# the input's tenant for the reporting API), {"exchange_failed": reason}, {"abandon": true}, {"advance": s}. The
+# session's count of exchanges started is compared at the end.
+SPEC_S = ("DESIGN Sessions (one token exchange in flight per session; a fresh token used at least once; shared rate "
+          "budgets); enterprise spec, Rate limits (token exchange: tighter credential and source limits)")
+LEASE = 330.0
+sessions = []
+COUNTRIES = ("GET", "/api/v1/countries")
+
+
+def countries():
+    return {"kind": "call", "operation": "listEnterpriseCountries", "params": {}, "options": {"seed": 7}}
+
+
+def session(comment, machines, script, steps, exchanges, budget=None, api="enterprise"):
+    sessions.append({"comment": comment, "spec": SPEC_S,
+                     "input": {"api": api, "tenant_id": TENANT, "budget": budget, "start": T0, "machines": machines,
+                               "script": script},
+                     "expected": {"steps": steps, "exchanges": exchanges}})
+
+
+def at(i, step):
+    return {"machine": i, **step}
+
+
+def await_token(seconds=LEASE):
+    return {"step": "await_token", "seconds": seconds}
+
+
+OK = resp(200, "[]")
+session("three calls on one session need a token: one exchange, the other two wait for it, all three send with it",
+        [countries(), countries(), countries()],
+        [{"next": 0}, {"next": 1}, {"next": 2}, tok(), {"next": 0}, {"next": 1}, {"next": 2},
+         {"respond": 0, **OK}, {"respond": 1, **OK}, {"respond": 2, **OK}, {"next": 0}, {"next": 1}, {"next": 2}],
+        [at(0, REFRESH), at(1, await_token()), at(2, await_token()), at(0, send(*COUNTRIES)), at(1, send(*COUNTRIES)),
+         at(2, send(*COUNTRIES)), at(0, done(200, "[]")), at(1, done(200, "[]")), at(2, done(200, "[]"))], 1)
+session("a token due at once (expires_in 1, or expires_at behind this clock) is used by every call that waited for it;"
+        " a later call refreshes",
+        [countries(), countries(), countries()],
+        [{"next": 0}, {"next": 1}, {"advance": 0.5}, tok(valid_for=0), {"next": 0}, {"next": 1}, {"respond": 0, **OK},
+         {"respond": 1, **OK}, {"next": 0}, {"next": 1}, {"next": 2}],
+        [at(0, REFRESH), at(1, await_token()), at(0, send(*COUNTRIES)), at(1, send(*COUNTRIES)), at(0, done(200, "[]")),
+         at(1, done(200, "[]")), at(2, REFRESH)], 2)
+session("the exchange fails: the call that waited for it fails too (no second exchange for it); a later call tries anew",
+        [countries(), countries(), countries()],
+        [{"next": 0}, {"next": 1}, {"exchange_failed": "401 invalid_client"}, {"next": 1}, {"next": 2}],
+        [at(0, REFRESH), at(1, await_token()), at(1, fail("token_exchange_failed")), at(2, REFRESH)], 2)
+session("the shared token refused (401) on two calls: one exchange, both send again with the new token",
+        [countries(), countries()],
+        [tok(), {"next": 0}, {"next": 1}, {"respond": 0, **resp(401)}, {"next": 0}, {"respond": 1, **resp(401)},
+         {"next": 1}, tok("tok-2"), {"next": 0}, {"next": 1}, {"respond": 0, **OK}, {"respond": 1, **OK}, {"next": 0},
+         {"next": 1}],
+        [at(0, send(*COUNTRIES)), at(1, send(*COUNTRIES)), at(0, REFRESH), at(1, await_token()),
+         at(0, send(*COUNTRIES, token="tok-2")), at(1, send(*COUNTRIES, token="tok-2")), at(0, done(200, "[]")),
+         at(1, done(200, "[]"))], 1)
+session("the exchange's call is cancelled (abandoned): the waiting call leads a new one",
+        [countries(), countries()],
+        [{"next": 0}, {"next": 1}, {"abandon": True}, {"next": 1}, tok(), {"next": 1}, {"next": 0}],
+        [at(0, REFRESH), at(1, await_token()), at(1, REFRESH), at(1, send(*COUNTRIES)), at(0, send(*COUNTRIES))], 2)
+session("a waiting call is told the lease left: 330 s from the exchange's start",
+        [countries(), countries()],
+        [{"next": 0}, {"advance": 30}, {"next": 1}],
+        [at(0, REFRESH), at(1, await_token(LEASE - 30))], 1)
+session("one rate budget for the session (1 per 60 s): the second call waits until the window frees, 61 whole seconds on",
+        [countries(), countries()],
+        [tok(), {"next": 0}, {"next": 1}, {"respond": 0, **OK}, {"next": 0}, {"advance": 61}, {"next": 1},
+         {"respond": 1, **OK}, {"next": 1}],
+        [at(0, send(*COUNTRIES)), at(1, wait(61.0)), at(0, done(200, "[]")), at(1, send(*COUNTRIES)),
+         at(1, done(200, "[]"))], 0, budget=[["api_client", 1, 60]])
+session("an export job and a call of one reporting client share its token: one exchange",
+        [{"kind": "export_job", "options": {"tenant_id": TENANT, "body": BODY, "seed": 11,
+                                            "idempotency_header": "Idempotency-Key", "request_id": "etl-2026-11"}},
+         {"kind": "call", "operation": "getPlatformExport", "params": {"tenant_id": TENANT, "path": [["export", "exp_1"]]},
+          "options": {"seed": 7}}],
+        [{"next": 0}, {"next": 1}, tok(), {"next": 0}, {"next": 1}, {"respond": 1, **resp(200, "{}")}, {"next": 1},
+         {"respond": 0, **resp(201, CREATED)}, {"next": 0}],
+        [at(0, REFRESH), at(1, await_token()), at(0, send(*CREATE, key=KEY)), at(1, send(*GET)), at(1, done(200, "{}")),
+         at(0, wait(2.0))], 1, api="reports")
+
 shape.write("machines.json", "Transcripts of the protocol machines: Receipt, Call, ExportJob (see gen_machine_vectors.py)",
             "tests/vectors/gen_machine_vectors.py (stdlib only)", [
                 shape.group("receipt", receipts, "Receiver(secrets, namespace).receive(headers, body, now), driven by `answers`"),
                 shape.group("call", calls, "Call(operation, params, options) driven by `events` from `start`"),
                 shape.group("export_job", jobs, "ExportJob(options) driven by `events` from `start`"),
+                shape.group("session", sessions, "machines on one Session, driven by `script` from `start`"),
             ])
-print(len(receipts), len(calls), len(jobs))
+print(len(receipts), len(calls), len(jobs), len(sessions))

@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Writes tests/vectors/receiver.json: a webhook receiver's rules (which keys a verified delivery
-is claimed under, what the claims' states mean) and the dedup contract's Redis commands.
+is claimed under, what the claims' states mean) and the dedup contract's Redis commands. By default
+only the delivery key is claimed ("deduplicate by Service-Webhook-Id"); the content key only when the
+receiver opts in (`claim_content_key`).
 
 Independent of royaltykit: keys come from keys.py (hashlib), signatures from hmac, and the
 expectations from the rules written out below — DESIGN §2 (two-phase dedup; the delivery and
@@ -38,20 +40,20 @@ SPEC_KEYS = ("enterprise spec, Delivery contract: \"deduplicate by Service-Webho
 plans = []
 
 
-def plan(comment, e, did="dlv_0001", namespace=NS, error=None, ts=NOW, spec=SPEC_KEYS):
+def plan(comment, e, did="dlv_0001", namespace=NS, error=None, ts=NOW, spec=SPEC_KEYS, content=False):
     body = json.dumps(e, separators=(",", ":")).encode()
     ts = str(ts)
     headers = [["Service-Webhook-Id", did], ["Service-Webhook-Timestamp", ts],
                ["Service-Webhook-Signature", "v1=" + mac(SECRET, ts, body).hex()]]
     case = {"comment": comment, "input": {"namespace": namespace, "headers": headers, "body": body.decode(),
-                                          "secrets": [SECRET], "now": NOW}}
+                                          "secrets": [SECRET], "now": NOW, "claim_content_key": content}}
     if error:
         case["error"] = error
     elif e["event"] == "enterprise.webhook.test":
         case["expected"] = {"step": "acknowledge", "status": 200, "keys": [], "release": [],
                             "body": '{"result":"acknowledge"}', "commit_attempts": 0}
     else:
-        keys = [delivery_key(namespace, did), content_key(SECRET, ts, body)]
+        keys = [delivery_key(namespace, did)] + ([content_key(SECRET, ts, body)] if content else [])
         case["expected"] = {"step": "process", "status": 200, "keys": keys, "release": [],
                             "body": '{"result":"processed"}', "commit_attempts": COMMIT_ATTEMPTS,
                             "commit_retry_delay_ms": COMMIT_RETRY_DELAY_MS}
@@ -60,8 +62,14 @@ def plan(comment, e, did="dlv_0001", namespace=NS, error=None, ts=NOW, spec=SPEC
     return case
 
 
-plan("a delivery: its delivery and content keys, in that order (never the event key)", event("ddex.delivery.acknowledged"))
-replay = plan("an operator replay: its own delivery and content keys, so it is processed (the spec: a replay gets a new "
+plan("a delivery: its delivery key only, by default (never the event key)", event("ddex.delivery.acknowledged"))
+plan("a receiver that opts in: the delivery and content keys, in that order", event("ddex.delivery.acknowledged"), content=True)
+twin_a = plan("two changes of one resource in the same second, byte-identical body and timestamp (a twin): the first's delivery key",
+              event("ddex.delivery.status_changed"), did="dlv_twin_a")
+twin_b = plan("... and the second's: another key, so it is processed (deduplicate by Service-Webhook-Id)",
+              event("ddex.delivery.status_changed"), did="dlv_twin_b")
+assert twin_a["expected"]["keys"] != twin_b["expected"]["keys"]
+replay = plan("an operator replay: its own delivery key, so it is processed (the spec: a replay gets a new "
               "Service-Webhook-Id; the consumer applies the resource's current state idempotently)",
               event("ddex.delivery.acknowledged", replay_of="dlv_0001"), did="dlv_0099")
 first = plan("a status change of the resource at 04:00:00Z", event("ddex.delivery.status_changed", occurred="2026-11-22T04:00:00Z"),
@@ -74,7 +82,8 @@ assert not set(first["expected"]["keys"]) & set(second["expected"]["keys"])
 plan("an unknown event name is processed like any other", event("ddex.something.new"))
 plan("occurred_at with an offset: the event key takes the text as sent", event("ddex.delivery.failed", occurred="2026-11-22T06:05:06+02:00"))
 plan("the test endpoint's event: acknowledged, nothing to claim", event("enterprise.webhook.test"))
-plan("another namespace: other delivery and event keys, the same content key", event("ddex.delivery.acknowledged"), namespace="org-8/sub-1")
+plan("another namespace: other delivery and event keys, the same content key", event("ddex.delivery.acknowledged"), namespace="org-8/sub-1",
+     content=True)
 plan("an empty namespace is refused", event("ddex.delivery.acknowledged"), namespace="", error="invalid_argument")
 
 

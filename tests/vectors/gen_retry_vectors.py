@@ -260,7 +260,10 @@ retry_after = [
     ra("empty is absent", "", None),
     ra("words are garbage", "soon", None),
     ra("date without GMT is garbage", "Sun, 06 Nov 1994 08:49:37", None),
-    ra("ISO 8601 is not an HTTP-date", "1994-11-06T08:49:37Z", None),
+    # One timestamp parser for every time the services send (occurred_at, expires_at, Retry-After): an ISO 8601
+    # date is read as the date it names, never taken for garbage (garbage backs off 2 s: maybe shorter than asked).
+    ra("an ISO 8601 date is read by the same parser: at now, 0", "1994-11-06T08:49:37Z", h(0)),
+    ra("an ISO 8601 date 2 minutes ahead", "1994-11-06T08:51:37+00:00", h(120)),
     # issue 24: a number too large to represent is "longer than any budget", never garbage
     # (garbage would back off 2 s and retry: shorter than the server asked)
     ra("65 digits: still a number, the longest wait there is", "9" * 65, d(2**64 - 1)),

@@ -38,6 +38,8 @@ def unix(text):
     """Unix seconds of an ISO 8601 timestamp in the forms a server may send for "an ISO 8601 UTC
     timestamp": extended or basic, T/t/space, a fraction after . or , (dropped), Z or an offset
     ±hh:mm, ±hhmm, ±hh; None for anything else (the payload keeps the text)."""
+    if not isinstance(text, str):
+        return None
     m = ISO8601.match(text)
     if not m:
         return None
@@ -112,7 +114,7 @@ def expected(did, ts, body, secrets, index, e):
         "resource_type": e["resource"]["type"],
         "resource_reference": e["resource"]["reference"],
         "resource_url": e["resource"]["url"],
-        "occurred_at": unix(e["occurred_at"]),
+        "occurred_at": unix(e.get("occurred_at")),
         "replay_of": e.get("replay_of"),
         "is_test": e["event"] == "enterprise.webhook.test",
     }
@@ -247,6 +249,11 @@ for garbage in ["22/11/2026 04:05", "yesterday", "2026-11-22", "2026-02-30T04:00
     assert unix(garbage) is None, garbage
     genuine(f"occurred_at {garbage!r} cannot be read: kept as text, occurred_at null, the delivery verifies",
             ["payload", "occurred_at"], e=event(occurred=garbage), spec=OCC)
+for odd in [1763784000, None, ""]:
+    genuine(f"occurred_at {json.dumps(odd)} (not a timestamp string): kept as unknown, occurred_at null, the delivery verifies",
+            ["payload", "occurred_at"], e=event(occurred=odd), spec=OCC)
+genuine("occurred_at absent: kept as unknown, the delivery verifies", ["payload", "occurred_at"],
+        e={k: v for k, v in event().items() if k != "occurred_at"}, spec=OCC)
 genuine("non-UTF-8 body signed as bytes (hash over raw bytes, not text)", ["payload", "non_utf8"], body=bytes(range(256)), error="invalid_payload")
 
 # --- missing and malformed headers ------------------------------------------------------------
@@ -481,8 +488,67 @@ cl("keys are independent", [("claim", "a", T0), ("claim", "b", T0), ("commit", "
 cl("a lease of 0 is refused", [], lease=0, ttl=3600, error="invalid_argument")
 cl("a lease longer than the TTL is refused", [], lease=61, ttl=60, error="invalid_argument")
 
+# enterprise spec, consumer workflow: "fetch the canonical resource URL with a bearer token" — only a path under the
+# enterprise API (/api/v1/…), so the token never goes to another origin: no scheme, no authority, no query or
+# fragment, no dot segment (percent-encoded too), no backslash or encoded slash, no space or control character.
+RP_SPEC = "enterprise spec, Events (resource.url: canonical API path) and consumer workflow (fetch it with a bearer token)"
+paths = []
+
+
+def rp(comment, url, ok=True):
+    c = {"comment": comment, "spec": RP_SPEC, "input": {"resource_url": url}}
+    if ok:
+        c["expected"] = {"path": url}
+    else:
+        c["error"] = "invalid_resource_url"
+    paths.append(c)
+
+
+rp("a canonical path under /api/v1/", "/api/v1/ddex/messages/" + REF)
+rp("a trailing slash is still a path", "/api/v1/releases/" + REF + "/")
+rp("percent-encoded characters that are not dots or slashes", "/api/v1/releases/a%20b")
+for bad, why in [("https://evil.example/steal", "an absolute URL to another origin"),
+                 ("//evil.example/x", "a scheme-relative URL (another authority)"),
+                 ("https://api.example.com/api/v1/releases/1", "an absolute URL, even to a plausible host"),
+                 ("/api/v1/../v2/secrets", "a dot segment"), ("/api/v1/releases/./1", "a single-dot segment"),
+                 ("/api/v1/%2e%2e/admin", "a percent-encoded dot segment"), ("/api/v1/.%2E/admin", "a mixed dot segment"),
+                 ("/api/v1/releases%2f..%2fadmin", "an encoded slash"), ("/api/v1/releases\\1", "a backslash"),
+                 ("/api/v1/releases?token=1", "a query"), ("/api/v1/releases#x", "a fragment"),
+                 ("/api/v1/rel eases", "a space"), ("/api/v1/releases\n1", "a control character"),
+                 ("/api/v2/releases/1", "another API version"), ("/platform/v1/exports", "another surface"),
+                 ("api/v1/releases/1", "a relative path"), ("/api/v1/", "the prefix alone"),
+                 ("/api/v1//evil.example", "an empty segment"), ("/api/v1/" + "a" * 2048, "longer than 2048 bytes")]:
+    rp(f"{why} is refused", bad, ok=False)
+
+# DESIGN §1, secret rotation: the secrets in force at now, each carrying its expiry (the previous secret keeps
+# previous_secret_valid_until), so a verifier built from them never accepts the old secret after it.
+ROT_SPEC = "enterprise spec, Webhooks (rotate-secret: new secret and previous_secret_valid_until; both sign for 5 minutes)"
+rotations = []
+
+
+def rot(comment, previous, until, now, expected=None, error=None):
+    c = {"comment": comment, "spec": ROT_SPEC,
+         "input": {"current": "whsec_new", "previous": previous, "previous_valid_until": until, "now": now}}
+    if error:
+        c["error"] = error
+    else:
+        c["expected"] = expected
+    rotations.append(c)
+
+
+NEW = {"secret": "whsec_new", "valid_until": None}
+rot("no rotation: the current secret, no expiry", None, None, NOW, [NEW])
+rot("during the overlap: both, the previous one with its valid_until", "whsec_old", NOW + 300, NOW,
+    [NEW, {"secret": "whsec_old", "valid_until": NOW + 300}])
+rot("at valid_until exactly: both (inclusive)", "whsec_old", NOW, NOW, [NEW, {"secret": "whsec_old", "valid_until": NOW}])
+rot("after valid_until: the current one only", "whsec_old", NOW - 1, NOW, [NEW])
+rot("a previous secret without its valid_until is refused", "whsec_old", None, NOW, error="invalid_argument")
+rot("a valid_until without the previous secret is refused", None, NOW, NOW, error="invalid_argument")
+
 shape.write("webhook.json", webhook["description"], webhook["generator"], [
-    shape.group("verify_webhook", cases, comment=webhook["input_shape"], defaults=webhook["defaults"], error_fields=("http_status",))])
+    shape.group("verify_webhook", cases, comment=webhook["input_shape"], defaults=webhook["defaults"], error_fields=("http_status",)),
+    shape.group("resource_path", paths, comment="the event's resource.url checked: resource_path() of a delivery whose resource.url is the input"),
+    shape.group("active_secrets", rotations, comment="active_secrets(current, previous, previous_valid_until, now)")])
 windows = [dict(c, ops=[{"key": o["key"], "now": o["now"]} for o in c["ops"]], **({} if "error" in c else {"expected": [o["expected"] for o in c["ops"]]}))
            for c in dedup["window"]]
 shape.write("dedup.json", dedup["description"], dedup["generator"], [

@@ -22,7 +22,8 @@
 //! }
 //! ```
 
-use super::{check_now, unexpected, Jitter};
+use super::session::{Acquire, TokenSlot, TokenUse};
+use super::{check_now, unexpected, Jitter, Session};
 use crate::api_error::parse_api_error;
 use crate::bearer::BearerToken;
 use crate::catalog::{self, Api, Auth, Idempotency};
@@ -122,6 +123,20 @@ pub struct CallFailure {
     pub error: Option<RoyaltyKitError>,
 }
 
+impl CallFailure {
+    /// A failure of `rule` without a response or an error to show.
+    pub(crate) fn new(rule: &str, reason: impl Into<String>) -> Self {
+        Self {
+            rule: rule.to_owned(),
+            reason: reason.into(),
+            status: None,
+            transport: None,
+            retry_after_seconds: None,
+            error: None,
+        }
+    }
+}
+
 /// What the host does next for a call.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CallStep {
@@ -136,10 +151,17 @@ pub enum CallStep {
         seconds: f64,
     },
     /// Obtain a token (a new one: the one given expires, or was refused), then report
-    /// [`Call::token`].
+    /// [`Call::token`] (or, for a call on a [`Session`], [`Session::store_token`], or
+    /// [`Session::exchange_failed`] when the exchange fails).
     RefreshToken {
         /// Why.
         reason: String,
+    },
+    /// (A call on a [`Session`].) Another call is obtaining the session's token: ask again when
+    /// the session's [`Session::version`] changes, at the latest after `seconds`.
+    AwaitToken {
+        /// The longest wait, in seconds.
+        seconds: f64,
     },
     /// The request may have been applied and must not be repeated blindly: check its effect
     /// first, as `reconcile` says. The call is over.
@@ -185,7 +207,6 @@ pub struct Call {
     needs_token: bool,
     download: bool,
     params: RequestParams,
-    refresh_at: Option<f64>,
     options: CallOptions,
     jitter: Jitter,
     attempt: i64,
@@ -204,6 +225,15 @@ pub struct Call {
     /// credentials).
     #[serde(skip)]
     exchange: Option<RequestDescriptor>,
+    /// The token of a call standing alone ([`Call::token`]); not saved.
+    #[serde(skip)]
+    own: TokenSlot,
+    /// This call's use of its token slot; not saved (a resumed call starts afresh).
+    #[serde(skip)]
+    token_use: TokenUse,
+    /// The generation of the token the request in flight carries.
+    #[serde(skip)]
+    sent_generation: Option<u64>,
     /// How the call ended, saved with it (a resumed call that had ended stays ended).
     ended: Option<Ended>,
 }
@@ -279,18 +309,21 @@ impl Call {
 
     fn of(
         op: &catalog::Operation,
-        params: RequestParams,
+        mut params: RequestParams,
         options: CallOptions,
         jitter: Jitter,
         exchange: Option<RequestDescriptor>,
     ) -> Self {
+        let mut own = TokenSlot::default();
+        if let Some(token) = params.token.take() {
+            own.store(token, None);
+        }
         Self {
             operation_id: op.id.clone(),
             api: op.api,
             class: op.retry_class,
             needs_token: op.auth == Auth::Bearer,
             download: op.id.starts_with("downloadPlatformExport"),
-            refresh_at: None,
             params,
             options,
             jitter,
@@ -303,6 +336,9 @@ impl Call {
             in_flight: None,
             exchange,
             ended: None,
+            own,
+            token_use: TokenUse::default(),
+            sent_generation: None,
         }
     }
 
@@ -344,15 +380,37 @@ impl Call {
         self.hold = (now, seconds);
     }
 
-    /// The step to perform at `now`, taking one request from `budget` (shared by the host's
-    /// calls) before each send. Promises: `Send` of the same request until its outcome is
-    /// reported; `RefreshToken` before sending without a token or past its refresh time;
-    /// `Wait` while a backoff, a `Retry-After` or the budget holds the send back (never
-    /// shorter); the final step forever once finished. `invalid_argument` for a `now` that is
-    /// not finite or is negative.
+    /// The step to perform at `now` for a call standing alone (its token from [`Call::token`]),
+    /// taking one request from `budget` (shared by the host's calls) before each send.
+    /// Promises: `Send` of the same request until its outcome is reported; `RefreshToken`
+    /// before sending without a token or past its refresh time (a token obtained for this call
+    /// is used at least once, whatever its lifetime); `Wait` while a backoff, a `Retry-After` or
+    /// the budget holds the send back (never shorter); the final step forever once finished.
+    /// `invalid_argument` for a `now` that is not finite or is negative.
     pub fn next(
         &mut self,
         now: f64,
+        budget: Option<&mut crate::retry::RateBudget>,
+    ) -> Result<CallStep, ArgumentError> {
+        let mut own = std::mem::take(&mut self.own);
+        let step = self.step(now, &mut own, budget);
+        self.own = own;
+        step
+    }
+
+    /// The step to perform at `now` for a call on `session`: its token and rate budget are the
+    /// session's, shared with the session's other calls. Promises what [`Call::next`] promises,
+    /// and: `AwaitToken` while another call of the session obtains the token (one exchange in
+    /// flight per session); `Fail` with rule `token_exchange_failed` when that exchange failed,
+    /// and `token_refresh_exhausted` after as many exchanges as the call has attempts.
+    pub fn next_in(&mut self, now: f64, session: &mut Session) -> Result<CallStep, ArgumentError> {
+        self.step(now, &mut session.slot, session.budget.as_mut())
+    }
+
+    pub(crate) fn step(
+        &mut self,
+        now: f64,
+        slot: &mut TokenSlot,
         budget: Option<&mut crate::retry::RateBudget>,
     ) -> Result<CallStep, ArgumentError> {
         let (now, seconds) = check_now(now)?;
@@ -363,27 +421,11 @@ impl Call {
             // Resumed from a state saved while a request was in flight: its fate is unknown,
             // so it is a lost connection (a create is reconciled, never sent blindly again).
             self.transport_failure(TransportFailure::ConnectionLost, now)?;
-            return self.next(now, budget);
+            return self.step(now, slot, budget);
         }
         if let (true, Some(request)) = (self.awaiting, &self.in_flight) {
             return Ok(CallStep::Send {
                 request: request.clone(),
-            });
-        }
-        if self.needs_token && self.params.token.is_none() {
-            return Ok(CallStep::RefreshToken {
-                reason: if self.token_refreshed {
-                    "401: the token was refused; obtain a new one and the request is sent again once"
-                } else {
-                    "the operation needs a bearer token; obtain one"
-                }
-                .to_owned(),
-            });
-        }
-        if self.needs_token && self.refresh_at.is_some_and(|at| now >= at) {
-            return Ok(CallStep::RefreshToken {
-                reason: "the token is due for refresh (before it expires); obtain a new one"
-                    .to_owned(),
             });
         }
         let (from, delay) = self.hold;
@@ -392,6 +434,33 @@ impl Call {
             return Ok(CallStep::Wait {
                 seconds: delay - (now - from),
             });
+        }
+        let mut generation = None;
+        if self.needs_token {
+            let limit = u32::try_from(
+                self.options
+                    .max_attempts
+                    .unwrap_or(crate::retry::DEFAULT_MAX_ATTEMPTS),
+            )
+            .unwrap_or(u32::MAX);
+            match slot.acquire(now, &mut self.token_use, limit) {
+                Acquire::Token(token, g) => {
+                    self.params.token = Some(token);
+                    generation = Some(g);
+                }
+                Acquire::Refresh(reason) => return Ok(CallStep::RefreshToken { reason }),
+                Acquire::Await(seconds) => return Ok(CallStep::AwaitToken { seconds }),
+                Acquire::Failed(rule, reason) => {
+                    return Ok(self.finish(Ended::Fail {
+                        rule: rule.to_owned(),
+                        reason,
+                        status: None,
+                        transport: None,
+                        retry_after_seconds: None,
+                        cause: Cause::None,
+                    }))
+                }
+            }
         }
         if let Some(budget) = budget {
             let decision = budget.try_acquire(seconds);
@@ -406,9 +475,12 @@ impl Call {
             Ok(r) => r,
             Err(e) => return Ok(self.finish_request_error(e)),
         };
+        self.params.token = None;
         if self.params.idempotency_key.is_none() {
             self.params.idempotency_key = request.idempotency_key.clone();
         }
+        self.token_use.sent();
+        self.sent_generation = generation;
         self.attempt += 1;
         self.started_at.get_or_insert(now);
         self.awaiting = true;
@@ -512,11 +584,12 @@ impl Call {
         }
     }
 
-    /// A token for the calls to come: `refresh_at` (Unix seconds) is when to obtain the next
-    /// one ([`crate::token::Token::refresh_at`]; `None` for a token without an expiry).
+    /// A token for a call standing alone (see [`Call::next`]; a call on a [`Session`] takes the
+    /// session's): `refresh_at` (Unix seconds) is when to obtain the next one
+    /// ([`crate::token::Token::refresh_at`]; `None` for a token without an expiry). A token
+    /// reported after `RefreshToken` is used at least once, whatever `refresh_at` says.
     pub fn token(&mut self, token: BearerToken, refresh_at: Option<f64>) {
-        self.params.token = Some(token);
-        self.refresh_at = refresh_at;
+        self.own.store(token, refresh_at);
     }
 
     fn arrived(&mut self, input: &str, now: f64) -> Result<f64, ArgumentError> {
@@ -640,13 +713,20 @@ impl Call {
         }
         let outcome = Outcome::response(status, headers, seconds)?;
         let state = self.retry_state(elapsed, key_sent);
-        let decision = decide_retry(
+        let mut decision = decide_retry(
             self.class,
             outcome,
             state,
             self.limits(),
             &BackoffPolicy::default(),
         )?;
+        if decision.rule == "redirect" {
+            decision.reason = format!(
+                "{} (the Location points at {}); no credential is sent there",
+                decision.reason,
+                location_origin(headers)
+            );
+        }
         let mut kept = Vec::new();
         for name in crate::RESPONSE_HEADER_NAMES {
             headers.for_each_value(name, &mut |v| kept.push((name.to_owned(), v.to_owned())));
@@ -698,7 +778,9 @@ impl Call {
         match decision.action {
             RetryAction::Retry => self.hold = (now, decision.delay_seconds),
             RetryAction::RefreshToken => {
-                self.params.token = None;
+                if let Some(g) = self.sent_generation {
+                    self.token_use.refuse(g);
+                }
                 self.token_refreshed = true;
             }
             RetryAction::Reconcile => {
@@ -767,9 +849,50 @@ impl Call {
     }
 }
 
+/// The origin a redirect's `Location` points at (`scheme://host[:port]`, never its path, query
+/// or user-info), for the error; "the same origin" for a relative one.
+fn location_origin<H: crate::HeaderMap + ?Sized>(headers: &H) -> String {
+    let Some(location) = crate::headers::first_value(headers, "Location") else {
+        return "nowhere (no Location header)".to_owned();
+    };
+    let location = location.trim();
+    let Some((scheme, rest)) = location.split_once("://") else {
+        return match location.strip_prefix("//") {
+            Some(rest) => {
+                let host = rest.split(['/', '?', '#']).next().unwrap_or("");
+                format!("//{}", host.rsplit('@').next().unwrap_or(host))
+            }
+            None => "the same origin (a relative Location)".to_owned(),
+        };
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host = authority.rsplit('@').next().unwrap_or(authority);
+    let origin = format!("{}://{}", scheme.to_ascii_lowercase(), host);
+    origin
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(200)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_redirect_names_only_the_origin_it_points_at() {
+        let at = |l: &str| location_origin(&[("Location", l)][..]);
+        assert_eq!(
+            at("https://user:pw@evil.example:8443/x?token=1"),
+            "https://evil.example:8443"
+        );
+        assert_eq!(at("//evil.example/steal"), "//evil.example");
+        assert_eq!(at("/api/v1/token"), "the same origin (a relative Location)");
+        assert_eq!(
+            location_origin(&[("X", "y")][..]),
+            "nowhere (no Location header)"
+        );
+    }
 
     #[test]
     fn a_body_is_json_by_its_media_type_only() {

@@ -3,31 +3,57 @@
 //! - The create (`createPlatformExport`, an `idem` operation) is repeated with its idempotency
 //!   key only when the key is sent (the host names its header). Otherwise a create that may have
 //!   been applied (a timeout, a lost connection, a 5xx) is reconciled as the spec says — "look
-//!   up by the data already sent" — by listing the tenant's exports and looking for one that is
-//!   new since the job started (the job lists them once before its first create) and carries
-//!   every member of the body sent. One match is adopted; none means the create was not
-//!   applied, and it is sent again (at most [`MAX_CREATES`] times); several are refused.
+//!   up or search by the data already sent before creating again" — and the job never guesses:
+//!   - before its first create, the job lists the tenant's exports, **every page** (the list's
+//!     cursor), filtered by the create's `export_class` and `format` when the body names them:
+//!     the "before" set;
+//!   - after a create that may have been applied, it lists them again, every page, and takes as
+//!     candidates the exports that are new since the "before" set and whose members repeat the
+//!     body's (a member the list item leaves out does not disqualify it: the spec promises only
+//!     "a page of safe lifecycle states");
+//!   - one candidate is adopted; none is looked for again after a grace delay
+//!     ([`ExportJobOptions::reconcile_grace_seconds`]: an export may show up in the list a read
+//!     late), and only when every look found none is the create sent again (at most
+//!     [`MAX_CREATES`] creates);
+//!   - several candidates, a list that cannot be read to its end (a full page without a next
+//!     cursor, a cursor seen twice, more than [`MAX_LIST_PAGES`] pages, a failed read) or a
+//!     "before" set that could not be completed stop the job with `Reconcile`, carrying the
+//!     candidates: a second create is never sent on a guess.
 //! - Polling follows [`crate::export::export_poll_decision`]: unknown intermediate states are
-//!   polled like `queued`, end states stop, the budget is `max_polls` reads.
+//!   polled like `queued`, end states stop, the budget is `max_polls` reads and, when given,
+//!   `max_poll_seconds` of polling.
 //! - The download is one complete artifact: a 206, a `Content-Range` or a body other than its
 //!   `Content-Length` is read again. The host may stream the body to its own sink (a file) and
 //!   report only its length ([`ExportJob::streams`], [`ExportJob::streamed_response`]).
 //!
 //! Export records' fields are not shown in the spec; the job reads the export's id from `id`
-//! and its state from `status` (the list filter's name) unless told otherwise.
+//! and its state from `status` (the list filter's name) unless told otherwise. The list page's
+//! shape is not shown either: its items are the page itself when it is an array, else its
+//! first array among `data`, `items`, `exports` and `results`; its next cursor is read from
+//! `next_cursor`/`nextCursor` (at the top, or under `meta`, `pagination`, `page`, `paging`,
+//! `links` or `_links`) or a `next` link's `cursor` parameter, and `has_more: false` or a null
+//! cursor ends it.
 
-use super::{Call, CallFailure, CallOptions, CallStep, Jitter, Response};
+use super::session::TokenSlot;
+use super::{Call, CallFailure, CallOptions, CallStep, Jitter, Response, Session};
 use crate::bearer::BearerToken;
 use crate::export::{export_poll_decision, ExportState, PollAction};
 use crate::request::{RequestDescriptor, RequestParams};
-use crate::retry::{RateBudget, TransportFailure};
+use crate::retry::{BackoffPolicy, RateBudget, TransportFailure};
 use crate::ArgumentError;
 use serde_json::Value;
 
-/// Most creates a job sends: the first, and new ones after reconciling found nothing.
+/// Most creates a job sends: the first, and new ones after reconciling proved none applied.
 pub const MAX_CREATES: u32 = 3;
-/// The page size of the reconciling list (the spec's maximum).
-const LIST_LIMIT: &str = "100";
+/// The page size of the job's lists (the spec's maximum).
+const LIST_LIMIT: usize = 100;
+/// Most pages one listing reads (10,000 exports); a longer list cannot be decided.
+pub const MAX_LIST_PAGES: u32 = 100;
+/// Default total grace, in seconds, for an export created by a lost create to show up in the
+/// list: looks again after 2 s and 5 s more.
+pub const DEFAULT_RECONCILE_GRACE_SECONDS: f64 = 7.0;
+/// Body members that are also list filters: the listings ask for these only.
+const FILTERS: [&str; 2] = ["export_class", "format"];
 
 /// What an export job does.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
@@ -46,6 +72,13 @@ pub struct ExportJobOptions {
     /// Most reads while the export is not ready (default
     /// [`crate::export::DEFAULT_MAX_POLLS`]).
     pub max_polls: Option<i64>,
+    /// Most seconds of polling, from the create's answer to the last read (default: bounded by
+    /// `max_polls` only).
+    pub max_poll_seconds: Option<f64>,
+    /// Seconds, in all, a reconciling job looks again for an export a lost create may have
+    /// made before concluding there is none (default [`DEFAULT_RECONCILE_GRACE_SECONDS`]; the
+    /// looks follow the backoff: after 2 s, 5 s, 15 s, …, while they fit). 0: one look.
+    pub reconcile_grace_seconds: Option<f64>,
     /// The limits of each request and the seed of the job's jitter and keys.
     pub call: CallOptions,
     /// The member holding the export's id (default `id`).
@@ -67,10 +100,17 @@ pub enum JobStep {
         /// How long, in seconds.
         seconds: f64,
     },
-    /// Obtain a token, then report [`ExportJob::token`].
+    /// Obtain a token, then report [`ExportJob::token`] (or, for a job on a [`Session`],
+    /// [`Session::store_token`]).
     RefreshToken {
         /// Why.
         reason: String,
+    },
+    /// (A job on a [`Session`].) Another call is obtaining the session's token: ask again when
+    /// the session's version changes, at the latest after `seconds`.
+    AwaitToken {
+        /// The longest wait, in seconds.
+        seconds: f64,
     },
     /// The export's complete artifact. The job is over.
     Done {
@@ -79,6 +119,16 @@ pub enum JobStep {
         /// The artifact, whole; empty when its body was streamed to the host's sink
         /// ([`ExportJob::streamed_response`]).
         artifact: Vec<u8>,
+    },
+    /// A create may have been applied and the job cannot tell whether, or which export is its
+    /// own: check the tenant's exports before creating again. The job is over; it never sends
+    /// a create on a guess.
+    Reconcile {
+        /// Why, in words.
+        reason: String,
+        /// The ids of the exports that may be the job's own (new since it started and matching
+        /// the data sent), possibly none.
+        candidates: Vec<String>,
     },
     /// The job stopped. The job is over.
     Fail {
@@ -113,6 +163,26 @@ impl Stage {
     }
 }
 
+/// A listing of the tenant's exports in progress: one pass over every page.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
+struct Listing {
+    /// The cursor of the page being read (none: the first).
+    cursor: Option<String>,
+    /// Cursors read so far (a cursor seen twice cannot end).
+    cursors: Vec<String>,
+    /// Pages read.
+    pages: u32,
+    /// The items read so far: (id, state), in order.
+    items: Vec<(String, Option<String>)>,
+}
+
+/// What a page says of the pages after it.
+enum Next {
+    End,
+    Cursor(String),
+    Unknown(&'static str),
+}
+
 /// A reporting export in progress (see the module documentation). Its state serialises (the
 /// token excepted), so a job resumes after a crash without creating a second export.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -121,27 +191,27 @@ pub struct ExportJob {
     stage: Stage,
     call: Call,
     jitter: Jitter,
+    /// The token of a job standing alone ([`ExportJob::token`]); not saved.
     #[serde(skip)]
-    token: Option<BearerToken>,
-    refresh_at: Option<f64>,
+    own: TokenSlot,
+    /// The exports listed before the first create (all of them, unless `baseline_gap` says
+    /// why the list could not be read to its end).
     baseline: Vec<String>,
+    /// Why the "before" listing could not be completed.
+    baseline_gap: Option<String>,
+    listing: Listing,
+    /// Reconciling looks made since the last create.
+    looks: u32,
+    /// Seconds of grace waited since the last create.
+    grace_waited: f64,
     creates: u32,
     idempotency_key: Option<String>,
     export_id: Option<String>,
     polls: i64,
+    /// When polling began (the create's answer, or the adoption).
+    poll_started: Option<f64>,
     #[serde(skip)]
     finished: Option<JobStep>,
-}
-
-fn fail(rule: &str, reason: String) -> CallFailure {
-    CallFailure {
-        rule: rule.to_owned(),
-        reason,
-        status: None,
-        transport: None,
-        retry_after_seconds: None,
-        error: None,
-    }
 }
 
 /// The JSON of a response body, when it is JSON.
@@ -150,15 +220,14 @@ fn json(response: &Response) -> Option<Value> {
 }
 
 /// The items of a list page: the page itself when it is an array, else its first array member
-/// among `data`, `items`, `exports` and `results` (the page's shape is not shown).
-fn items(page: &Value) -> Vec<Value> {
+/// among `data`, `items`, `exports` and `results`; `None` when it has none.
+fn items(page: &Value) -> Option<&Vec<Value>> {
     if let Value::Array(a) = page {
-        return a.clone();
+        return Some(a);
     }
     ["data", "items", "exports", "results"]
         .iter()
-        .find_map(|k| page.get(k).and_then(Value::as_array).cloned())
-        .unwrap_or_default()
+        .find_map(|k| page.get(k).and_then(Value::as_array))
 }
 
 fn text(v: &Value) -> Option<String> {
@@ -169,11 +238,80 @@ fn text(v: &Value) -> Option<String> {
     }
 }
 
+/// The `cursor` query parameter of a link (`/exports?cursor=…`, a full URL), else the link
+/// itself when it is a bare cursor.
+fn cursor_of_link(link: &str) -> String {
+    match link.split_once('?') {
+        Some((_, query)) => query
+            .split('&')
+            .find_map(|p| p.strip_prefix("cursor="))
+            .map(|c| {
+                percent_encoding::percent_decode_str(c.split('#').next().unwrap_or(c))
+                    .decode_utf8_lossy()
+                    .into_owned()
+            })
+            .unwrap_or_default(),
+        None if link.contains('/') => String::new(),
+        None => link.to_owned(),
+    }
+}
+
+/// What a page says of the pages after it (see the module documentation).
+fn next_page(page: &Value, count: usize) -> Next {
+    let mut holders: Vec<&serde_json::Map<String, Value>> = Vec::new();
+    if let Value::Object(o) = page {
+        holders.push(o);
+        for k in ["meta", "pagination", "page", "paging", "links", "_links"] {
+            if let Some(Value::Object(inner)) = o.get(k) {
+                holders.push(inner);
+            }
+        }
+    }
+    let mut more: Option<bool> = None;
+    for h in &holders {
+        for k in ["has_more", "hasMore", "has_next", "hasNext"] {
+            if let Some(Value::Bool(b)) = h.get(k) {
+                more = Some(*b);
+            }
+        }
+    }
+    for h in &holders {
+        for k in ["next_cursor", "nextCursor", "next_page_cursor", "next"] {
+            let found = match h.get(k) {
+                None => continue,
+                Some(Value::Null) => String::new(),
+                Some(Value::String(v)) if k == "next" => cursor_of_link(v),
+                Some(Value::String(v)) => v.clone(),
+                Some(Value::Object(link)) => match link.get("href") {
+                    Some(Value::String(v)) => cursor_of_link(v),
+                    _ => continue,
+                },
+                Some(_) => continue,
+            };
+            return if found.is_empty() {
+                if more == Some(true) {
+                    Next::Unknown("the page says there is more but gives no next cursor")
+                } else {
+                    Next::End
+                }
+            } else {
+                Next::Cursor(found)
+            };
+        }
+    }
+    match more {
+        Some(false) => Next::End,
+        Some(true) => Next::Unknown("the page says there is more but gives no next cursor"),
+        None if count < LIST_LIMIT => Next::End,
+        None => Next::Unknown("a full page without a next cursor"),
+    }
+}
+
 impl ExportJob {
     /// A job for `options`. Promises `invalid_argument` for a body that is not a JSON object,
-    /// an empty tenant, or call limits out of range. Nothing is sent before
-    /// [`ExportJob::next`]; the first request lists the tenant's exports when the create must be
-    /// reconcilable (no idempotency header), else it is the create.
+    /// an empty tenant, or limits out of range. Nothing is sent before [`ExportJob::next`]; the
+    /// first request lists the tenant's exports when the create must be reconcilable (no
+    /// idempotency header), else it is the create.
     pub fn new(options: ExportJobOptions) -> Result<Self, ArgumentError> {
         if !matches!(serde_json::from_slice(&options.body), Ok(Value::Object(_))) {
             return Err(ArgumentError::new(
@@ -187,6 +325,17 @@ impl ExportJob {
         if options.max_polls.is_some_and(|m| m < 1) {
             return Err(ArgumentError::new("max_polls", "must be 1 or more"));
         }
+        for (name, v) in [
+            ("max_poll_seconds", options.max_poll_seconds),
+            ("reconcile_grace_seconds", options.reconcile_grace_seconds),
+        ] {
+            if v.is_some_and(|v| !(v.is_finite() && (0.0..=86_400.0).contains(&v))) {
+                return Err(ArgumentError::new(
+                    name,
+                    "must be finite seconds, 0 to 86400",
+                ));
+            }
+        }
         let jitter = Jitter(options.call.seed);
         let list_first = options.idempotency_header.is_none();
         let placeholder = Call::new(
@@ -199,13 +348,17 @@ impl ExportJob {
             stage: Stage::List,
             call: placeholder,
             jitter,
-            token: None,
-            refresh_at: None,
+            own: TokenSlot::default(),
             baseline: Vec::new(),
+            baseline_gap: None,
+            listing: Listing::default(),
+            looks: 0,
+            grace_waited: 0.0,
             creates: 0,
             idempotency_key: None,
             export_id: None,
             polls: 0,
+            poll_started: None,
             finished: None,
         };
         if list_first {
@@ -234,13 +387,18 @@ impl ExportJob {
         self.export_id.as_deref()
     }
 
-    /// Whether the job has reached `Done` or `Fail`.
+    /// Whether the job has reached `Done`, `Reconcile` or `Fail`.
     pub fn is_finished(&self) -> bool {
         self.finished.is_some()
     }
 
     fn field<'a>(&'a self, name: &'a Option<String>, default: &'a str) -> &'a str {
         name.as_deref().unwrap_or(default)
+    }
+
+    /// The body sent, as an object.
+    fn sent(&self) -> serde_json::Map<String, Value> {
+        serde_json::from_slice(&self.options.body).unwrap_or_default()
     }
 
     fn start(&mut self, stage: Stage, now: f64, delay: f64) -> Result<(), ArgumentError> {
@@ -251,7 +409,16 @@ impl ExportJob {
         };
         let operation = match stage {
             Stage::List | Stage::Reconcile => {
-                params.query = vec![("limit".to_owned(), LIST_LIMIT.to_owned())];
+                params.query = vec![("limit".to_owned(), LIST_LIMIT.to_string())];
+                let sent = self.sent();
+                for name in FILTERS {
+                    if let Some(Value::String(v)) = sent.get(name) {
+                        params.query.push((name.to_owned(), v.clone()));
+                    }
+                }
+                if let Some(cursor) = &self.listing.cursor {
+                    params.query.push(("cursor".to_owned(), cursor.clone()));
+                }
                 "listPlatformExports"
             }
             Stage::Create => {
@@ -278,9 +445,6 @@ impl ExportJob {
             ..self.options.call
         };
         let mut call = Call::new(operation, params, options)?;
-        if let Some(token) = self.token.clone() {
-            call.token(token, self.refresh_at);
-        }
         call.hold(now, delay);
         self.call = call;
         self.stage = stage;
@@ -301,40 +465,74 @@ impl ExportJob {
         self.finish(step)
     }
 
-    /// The step to perform at `now`, taking requests from `budget` (shared by the host's
-    /// calls). Promises the steps of the current request's [`Call`], and between requests the
-    /// job's own: the create after the first list, the first read after the create (with the
-    /// poll delay), reads until `ready`, the download, then `Done` with the artifact; `Fail`
-    /// naming the stage when a request fails, an export ends cancelled or revoked, the polling
-    /// budget runs out, or reconciling finds several candidates. `invalid_argument` for a bad
-    /// `now`.
+    fn reconcile(&mut self, reason: String, candidates: Vec<String>) -> JobStep {
+        self.stage = Stage::Reconcile;
+        self.finish(JobStep::Reconcile { reason, candidates })
+    }
+
+    /// The step to perform at `now` for a job standing alone (its token from
+    /// [`ExportJob::token`]), taking requests from `budget` (shared by the host's calls).
+    /// Promises the steps of the current request's [`Call`], and between requests the job's
+    /// own: the pages of the "before" list, the create, the first read after the create (with
+    /// the poll delay), reads until `ready`, the download, then `Done` with the artifact;
+    /// after a create that may have been applied, the reconciling lists (see the module
+    /// documentation), then the adopted export's reads, a new create, or `Reconcile`; `Fail`
+    /// naming the stage when a request fails, an export ends cancelled or revoked, or a polling
+    /// budget runs out. `invalid_argument` for a bad `now`.
     pub fn next(
         &mut self,
         now: f64,
+        budget: Option<&mut RateBudget>,
+    ) -> Result<JobStep, ArgumentError> {
+        let mut own = std::mem::take(&mut self.own);
+        let step = self.step(now, &mut own, budget);
+        self.own = own;
+        step
+    }
+
+    /// The step to perform at `now` for a job on `session` (its token and budget are the
+    /// session's). Promises what [`ExportJob::next`] promises, and `AwaitToken` as
+    /// [`Call::next_in`] does.
+    pub fn next_in(&mut self, now: f64, session: &mut Session) -> Result<JobStep, ArgumentError> {
+        self.step(now, &mut session.slot, session.budget.as_mut())
+    }
+
+    fn step(
+        &mut self,
+        now: f64,
+        slot: &mut TokenSlot,
         mut budget: Option<&mut RateBudget>,
     ) -> Result<JobStep, ArgumentError> {
         loop {
             if let Some(step) = &self.finished {
                 return Ok(step.clone());
             }
-            let step = self.call.next(now, budget.as_deref_mut())?;
+            let step = self.call.step(now, slot, budget.as_deref_mut())?;
             match step {
                 CallStep::Send { request } => return Ok(JobStep::Send { request }),
                 CallStep::Wait { seconds } => return Ok(JobStep::Wait { seconds }),
-                CallStep::RefreshToken { reason } => {
-                    self.token = None;
-                    return Ok(JobStep::RefreshToken { reason });
+                CallStep::RefreshToken { reason } => return Ok(JobStep::RefreshToken { reason }),
+                CallStep::AwaitToken { seconds } => return Ok(JobStep::AwaitToken { seconds }),
+                CallStep::Fail { failure } if self.stage == Stage::Reconcile => {
+                    let candidates = self.candidates();
+                    return Ok(self.reconcile(
+                        format!("the create may have been applied, and the list that would tell could not be read ({}); check the tenant's exports before creating again", failure.reason),
+                        candidates,
+                    ));
                 }
                 CallStep::Fail { failure } => return Ok(self.fail(failure)),
-                CallStep::Reconcile { reason, .. } if self.stage == Stage::Create => {
+                CallStep::Reconcile { .. } if self.stage == Stage::Create => {
                     if self.idempotency_key.is_none() {
                         self.idempotency_key = self.call.idempotency_key().map(str::to_owned);
                     }
-                    let _ = reason;
+                    self.creates += 1;
+                    self.looks = 0;
+                    self.grace_waited = 0.0;
+                    self.listing = Listing::default();
                     self.start(Stage::Reconcile, now, 0.0)?;
                 }
                 CallStep::Reconcile { reason, .. } => {
-                    return Ok(self.fail(fail("reconcile", reason)));
+                    return Ok(self.reconcile(reason, Vec::new()));
                 }
                 CallStep::Done { response } => {
                     if let Some(step) = self.advance(&response, now)? {
@@ -345,6 +543,83 @@ impl ExportJob {
         }
     }
 
+    /// The candidates among the items listed so far: new since the "before" set, and matching
+    /// every member of the body they repeat.
+    fn candidates(&self) -> Vec<String> {
+        self.listing
+            .items
+            .iter()
+            .filter(|(id, _)| !self.baseline.contains(id))
+            .map(|(id, _)| id.clone())
+            .collect()
+    }
+
+    /// One page of a listing read: `Ok(true)` when the listing is complete, `Ok(false)` when
+    /// the next page was started, `Err(why)` when the list cannot be read to its end.
+    fn page(
+        &mut self,
+        response: &Response,
+        now: f64,
+    ) -> Result<Result<bool, String>, ArgumentError> {
+        let id_field = self.field(&self.options.id_field, "id").to_owned();
+        let state_field = self.field(&self.options.state_field, "status").to_owned();
+        let sent = self.sent();
+        let Some(page) = json(response) else {
+            return Ok(Err("a page of the list is not JSON".to_owned()));
+        };
+        let Some(found) = items(&page) else {
+            return Ok(Err(
+                "a page of the list has no array of exports (data, items, exports or results)"
+                    .to_owned(),
+            ));
+        };
+        let reconciling = self.stage == Stage::Reconcile;
+        for item in found {
+            let Some(id) = item.get(&id_field).and_then(text) else {
+                return Ok(Err(format!("an item of the list has no `{id_field}` member; set id_field to the member naming the export")));
+            };
+            // In a reconciling list, an item that repeats a member of the body with another
+            // value is another export, never the job's own.
+            if reconciling && !sent.iter().all(|(k, v)| item.get(k).is_none_or(|x| x == v)) {
+                continue;
+            }
+            let state = item.get(&state_field).and_then(text);
+            if !self.listing.items.iter().any(|(i, _)| *i == id) {
+                self.listing.items.push((id, state));
+            }
+        }
+        self.listing.pages += 1;
+        match next_page(&page, found.len()) {
+            Next::End => Ok(Ok(true)),
+            Next::Unknown(why) => Ok(Err(why.to_owned())),
+            Next::Cursor(_) if self.listing.pages >= MAX_LIST_PAGES => {
+                Ok(Err(format!("the list goes on past {MAX_LIST_PAGES} pages")))
+            }
+            Next::Cursor(c) if self.listing.cursors.contains(&c) => {
+                Ok(Err("the list gave a cursor it had given before".to_owned()))
+            }
+            Next::Cursor(c) => {
+                self.listing.cursors.push(c.clone());
+                self.listing.cursor = Some(c);
+                let stage = self.stage;
+                self.start(stage, now, 0.0)?;
+                Ok(Ok(false))
+            }
+        }
+    }
+
+    /// The delay before the next reconciling look, when the grace allows one.
+    fn grace_delay(&self) -> Option<f64> {
+        let grace = self
+            .options
+            .reconcile_grace_seconds
+            .unwrap_or(DEFAULT_RECONCILE_GRACE_SECONDS);
+        let delay = BackoffPolicy::default()
+            .delay(i64::from(self.looks), 0.0)
+            .ok()?;
+        (self.grace_waited + delay <= grace + 1e-9).then_some(delay)
+    }
+
     /// The job's own step after a request of the current stage succeeded; `None` when a new
     /// request was started.
     fn advance(&mut self, response: &Response, now: f64) -> Result<Option<JobStep>, ArgumentError> {
@@ -353,62 +628,88 @@ impl ExportJob {
         let state_field = self.field(&self.options.state_field, "status").to_owned();
         match self.stage {
             Stage::List => {
-                let page = body.unwrap_or(Value::Null);
-                self.baseline = items(&page)
-                    .iter()
-                    .filter_map(|e| e.get(&id_field).and_then(text))
-                    .collect();
-                self.start(Stage::Create, now, 0.0)?;
+                match self.page(response, now)? {
+                    Ok(false) => {}
+                    done => {
+                        // An incomplete "before" set is kept with why: the create can still
+                        // succeed plainly; a create that may have been applied then stops the
+                        // job with what is known.
+                        self.baseline = self.listing.items.iter().map(|(i, _)| i.clone()).collect();
+                        self.baseline_gap = done.err();
+                        self.listing = Listing::default();
+                        self.start(Stage::Create, now, 0.0)?;
+                    }
+                }
             }
             Stage::Create => {
                 self.creates += 1;
                 self.idempotency_key = self.call.idempotency_key().map(str::to_owned);
                 let record = body.unwrap_or(Value::Null);
                 let Some(id) = record.get(&id_field).and_then(text) else {
-                    return Ok(Some(self.fail(fail(
+                    return Ok(Some(self.fail(CallFailure::new(
                         "no_export_id",
                         format!("the create succeeded ({}) but its response has no `{id_field}` member naming the export; set id_field to the member that does", response.status),
                     ))));
                 };
                 self.export_id = Some(id);
+                self.poll_started = Some(now);
                 let state = record.get(&state_field).and_then(text);
                 return self.polled(state.as_deref().unwrap_or("queued"), now);
             }
             Stage::Reconcile => {
-                let page = body.unwrap_or(Value::Null);
-                let sent: serde_json::Map<String, Value> =
-                    serde_json::from_slice(&self.options.body).unwrap_or_default();
-                let found: Vec<Value> = items(&page)
-                    .into_iter()
-                    .filter(|e| {
-                        e.get(&id_field)
-                            .and_then(text)
-                            .is_some_and(|id| !self.baseline.contains(&id))
-                            && sent.iter().all(|(k, v)| e.get(k) == Some(v))
+                let complete = match self.page(response, now)? {
+                    Ok(false) => return Ok(None),
+                    Ok(true) => None,
+                    Err(why) => Some(why),
+                };
+                let candidates = self.candidates();
+                if let Some(why) = complete.or_else(|| {
+                    self.baseline_gap.as_ref().map(|g| {
+                        format!("the exports listed before the create could not all be read ({g})")
                     })
-                    .collect();
-                match found.as_slice() {
-                    [] if self.creates + 1 >= MAX_CREATES => {
-                        return Ok(Some(self.fail(fail(
-                            "creates_exhausted",
-                            format!("{MAX_CREATES} creates were sent and none can be found among the tenant's exports; check the service before creating again"),
-                        ))));
-                    }
+                }) {
+                    return Ok(Some(self.reconcile(
+                        format!("the create may have been applied and the list cannot tell: {why}; check the tenant's exports before creating again"),
+                        candidates,
+                    )));
+                }
+                match candidates.as_slice() {
                     [] => {
-                        self.creates += 1;
-                        self.start(Stage::Create, now, 0.0)?;
+                        self.looks += 1;
+                        if let Some(delay) = self.grace_delay() {
+                            self.grace_waited += delay;
+                            self.listing = Listing::default();
+                            self.start(Stage::Reconcile, now, delay)?;
+                        } else if self.creates >= MAX_CREATES {
+                            return Ok(Some(self.fail(CallFailure::new(
+                                "creates_exhausted",
+                                format!("{MAX_CREATES} creates were sent and none can be found among the tenant's exports; check the service before creating again"),
+                            ))));
+                        } else {
+                            self.listing = Listing::default();
+                            self.start(Stage::Create, now, 0.0)?;
+                        }
                     }
                     [one] => {
-                        self.creates += 1;
-                        self.export_id = one.get(&id_field).and_then(text);
-                        let state = one.get(&state_field).and_then(text);
+                        let id = one.clone();
+                        let state = self
+                            .listing
+                            .items
+                            .iter()
+                            .find(|(i, _)| *i == id)
+                            .and_then(|(_, s)| s.clone());
+                        self.export_id = Some(id);
+                        self.poll_started = Some(now);
+                        self.listing = Listing::default();
                         return self.polled(state.as_deref().unwrap_or("queued"), now);
                     }
                     several => {
-                        return Ok(Some(self.fail(fail(
-                            "reconcile_ambiguous",
-                            format!("{} exports created since the job started match the data sent; the job cannot tell which is its own", several.len()),
-                        ))));
+                        let n = several.len();
+                        let candidates = several.to_vec();
+                        return Ok(Some(self.reconcile(
+                            format!("{n} exports created since the job started match the data sent; the job cannot tell which is its own"),
+                            candidates,
+                        )));
                     }
                 }
             }
@@ -439,21 +740,33 @@ impl ExportJob {
             self.options.max_polls,
         )?;
         match decision.action {
-            PollAction::KeepPolling => self.start(Stage::Poll, now, decision.delay_seconds)?,
+            PollAction::KeepPolling => {
+                let spent = now - self.poll_started.unwrap_or(now);
+                if let Some(max) = self.options.max_poll_seconds {
+                    if spent + decision.delay_seconds > max {
+                        self.stage = Stage::Poll;
+                        return Ok(Some(self.fail(CallFailure::new(
+                            "poll_stopped",
+                            format!("polling budget reached: still {state} after {} s of polling, and the next read would pass max_poll_seconds {}; the export may still become ready, read it later or raise max_poll_seconds", crate::text::Num(spent), crate::text::Num(max)),
+                        ))));
+                    }
+                }
+                self.start(Stage::Poll, now, decision.delay_seconds)?;
+            }
             PollAction::Download => self.start(Stage::Download, now, 0.0)?,
             PollAction::Stop => {
                 self.stage = Stage::Poll;
-                return Ok(Some(self.fail(fail("poll_stopped", decision.reason))));
+                return Ok(Some(
+                    self.fail(CallFailure::new("poll_stopped", decision.reason)),
+                ));
             }
         }
         Ok(None)
     }
 
-    /// A token for the requests to come (see [`Call::token`]).
+    /// A token for a job standing alone (see [`Call::token`]).
     pub fn token(&mut self, token: BearerToken, refresh_at: Option<f64>) {
-        self.token = Some(token.clone());
-        self.refresh_at = refresh_at;
-        self.call.token(token, refresh_at);
+        self.own.store(token, refresh_at);
     }
 
     /// The response to the request in flight (see [`Call::response`]).
@@ -513,7 +826,7 @@ mod tests {
             ..ExportJobOptions::default()
         })
         .unwrap();
-        job.token(BearerToken::reports("secret-bearer-77"), None);
+        job.token(BearerToken::reports("secret-bearer-77", TENANT), None);
         job
     }
 
@@ -531,14 +844,14 @@ mod tests {
             "the token is never saved: {saved}"
         );
         let mut job: ExportJob = serde_json::from_str(&saved).unwrap();
-        job.token(BearerToken::reports("secret-bearer-77"), None);
+        job.token(BearerToken::reports("secret-bearer-77", TENANT), None);
         job
     }
 
     #[test]
     fn resumed_after_a_lost_create_it_reconciles_instead_of_creating_again() {
         let mut job = job();
-        let list = "GET /api/platform/v1/exports?limit=100";
+        let list = "GET /api/platform/v1/exports?limit=100&format=csv";
         assert_eq!(sent(job.next(0.0, None).unwrap()), list);
         job.response(200, &[("x", "y")], br#"{"data":[]}"#, 0.0)
             .unwrap();
@@ -574,7 +887,7 @@ mod tests {
         let mut job = resume(&job);
         assert_eq!(
             sent(job.next(5.0, None).unwrap()),
-            "GET /api/platform/v1/exports?limit=100",
+            "GET /api/platform/v1/exports?limit=100&format=csv",
             "never a blind second create"
         );
     }

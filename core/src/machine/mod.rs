@@ -12,14 +12,18 @@
 //!   key and rate budget.
 //! - [`ExportJob`]: a reporting export, create → poll → download, reconciling a create that may
 //!   have been applied.
+//! - [`Session`]: what the calls of one API client share (the token, the one exchange in
+//!   flight, the rate budget).
 
 mod call;
 mod export_job;
 mod receipt;
+mod session;
 
 pub use call::{Call, CallFailure, CallOptions, CallStep, Response};
 pub use export_job::{ExportJob, ExportJobOptions, JobStep};
 pub use receipt::{Receipt, ReceiptStep, Receiver};
+pub use session::{Session, EXCHANGE_LEASE_SECONDS};
 
 use crate::ArgumentError;
 

@@ -156,22 +156,27 @@ pub struct Receipt {
 
 impl Receipt {
     /// A receipt for a delivery that was verified (or was not: it is then answered with the
-    /// error's `http_status` and `{"error": code, "message": …}` at once). Promises the first
-    /// step: `Reply` for a rejected delivery and for a test event, otherwise `Claim` of the
-    /// delivery key; `invalid_argument` for an empty or over-long namespace.
+    /// error's `http_status` and `{"error": code, "message": …}` at once, the message saying
+    /// nothing of the receiver's configuration). Promises the first step: `Reply` for a
+    /// rejected delivery and for a test event, otherwise `Claim` of the delivery key (and of
+    /// the content key after it with `claim_content_key`: see [`plan_receipt`]);
+    /// `invalid_argument` for an empty or over-long namespace.
     pub fn new(
         namespace: &str,
         verified: Result<VerifiedWebhook, WebhookError>,
+        claim_content_key: bool,
     ) -> Result<Self, ArgumentError> {
         let delivery = match verified {
             Ok(d) => d,
             Err(e) => {
-                let e = crate::RoyaltyKitError::from(e);
-                let reply = (e.http_status(), rejection_body(e.code(), &e.to_string()));
+                let reply = (
+                    crate::RoyaltyKitError::from(e.clone()).http_status(),
+                    rejection_body(e.code(), &e.public_message()),
+                );
                 return Ok(Self::finished(None, reply));
             }
         };
-        let plan = plan_receipt(namespace, &delivery)?;
+        let plan = plan_receipt(namespace, &delivery, claim_content_key)?;
         if plan.step != ReceiverStep::Process {
             return Ok(Self::finished(Some(delivery), (plan.status, plan.body)));
         }
@@ -522,6 +527,7 @@ impl Receipt {
 pub struct Receiver {
     verifier: WebhookVerifier,
     namespace: String,
+    claim_content_key: bool,
 }
 
 impl Receiver {
@@ -536,7 +542,15 @@ impl Receiver {
         Ok(Self {
             verifier: WebhookVerifier::new(secrets, options)?,
             namespace: namespace.to_owned(),
+            claim_content_key: false,
         })
+    }
+
+    /// This receiver, claiming each delivery's content key after its delivery key when
+    /// `claim` is true (opt-in, with the trade-off [`plan_receipt`] describes).
+    pub fn claiming_content_key(mut self, claim: bool) -> Self {
+        self.claim_content_key = claim;
+        self
     }
 
     /// The namespace keys are scoped to.
@@ -550,7 +564,7 @@ impl Receiver {
     pub fn receive<H: HeaderMap + ?Sized>(&self, headers: &H, body: &[u8], now: i64) -> Receipt {
         let verified = self.verifier.verify(headers, body, now);
         // The namespace was checked when the receiver was built.
-        Receipt::new(&self.namespace, verified).unwrap_or_else(|e| {
+        Receipt::new(&self.namespace, verified, self.claim_content_key).unwrap_or_else(|e| {
             let reply = failure_reply(ReceiverFailure::HandlerFailed);
             Receipt::finished(
                 None,

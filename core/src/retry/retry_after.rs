@@ -2,7 +2,6 @@
 //! (IMF-fixdate, obsolete RFC 850, asctime), relative to the caller's `now`.
 
 use crate::{headers::first_value, HeaderMap};
-use std::time::UNIX_EPOCH;
 
 /// Longest HTTP-date considered; a longer value that is not all digits is garbage. (A run of
 /// digits of any length is a number of seconds: one too large to represent is the longest wait,
@@ -14,7 +13,7 @@ string_enum! {
     pub enum RetryAfterForm as "form" {
         /// A number of seconds.
         DeltaSeconds = "delta_seconds",
-        /// An HTTP-date.
+        /// A date: an HTTP-date (or an ISO 8601 timestamp, read by the same parser).
         HttpDate = "http_date",
     }
 }
@@ -61,9 +60,8 @@ fn parse(value: &str, now: i64) -> Option<RetryAfter> {
             RetryAfterForm::DeltaSeconds,
         )
     } else {
-        let at = httpdate::parse_http_date(v).ok()?;
-        let at = at.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-        let at = i128::from(at);
+        // The library's one timestamp parser: the three HTTP-date forms, and ISO 8601 too.
+        let at = i128::from(crate::parse_timestamp(v)?);
         let wait = (at - i128::from(now)).max(0);
         (
             u64::try_from(wait).unwrap_or(u64::MAX),

@@ -87,6 +87,13 @@ pub enum WebhookError {
         /// What is missing or malformed.
         reason: String,
     },
+    /// The event's `resource.url` is not a path under the enterprise API, so it must not be
+    /// fetched with a bearer token. Code `invalid_resource_url`.
+    #[error("invalid resource.url: {reason}; the canonical resource URL must be a path under the enterprise API (/api/v1/…), fetched on the API's own origin")]
+    InvalidResourceUrl {
+        /// What is wrong (the value is quoted, shortened).
+        reason: String,
+    },
     /// An option or argument is out of range (tolerance, body limit, timestamp to sign).
     /// Code `invalid_argument`.
     #[error(transparent)]
@@ -107,7 +114,21 @@ impl WebhookError {
             Self::TimestampTooOld { .. } => "timestamp_too_old",
             Self::TimestampTooNew { .. } => "timestamp_too_new",
             Self::InvalidPayload { .. } => "invalid_payload",
+            Self::InvalidResourceUrl { .. } => "invalid_resource_url",
             Self::InvalidArgument(e) => e.code(),
+        }
+    }
+
+    /// The message for the sender of a rejected delivery (a receiver's reply body): the
+    /// message itself, except that it says nothing of the receiver's configuration — how many
+    /// secrets it holds, which are expired, or why its own secrets or options are unusable.
+    pub fn public_message(&self) -> String {
+        match self {
+            Self::NoMatchingSignature { .. } => "no matching signature: the delivery is not signed with a secret this endpoint accepts, or its body was altered (the signature covers the timestamp and the exact raw body)".to_owned(),
+            Self::InvalidSecret { .. } | Self::InvalidArgument(_) => {
+                "this endpoint cannot verify deliveries now (its configuration is being fixed)".to_owned()
+            }
+            other => other.to_string(),
         }
     }
 

@@ -139,7 +139,8 @@ pub struct WebhookEvent {
     /// may send (extended or basic, `Z`, `±hh:mm`, `±hhmm`, `±hh`); `None` when it cannot be
     /// read, which never fails verification of a genuine delivery (`occurred_at_text` keeps it).
     pub occurred_at: Option<i64>,
-    /// `occurred_at` exactly as sent; the event key uses this text.
+    /// `occurred_at` exactly as sent (a number as its JSON text; `""` when it is null, empty or
+    /// absent); the event key uses this text.
     pub occurred_at_text: String,
     /// `replay_of`: the original delivery reference, present only on replays.
     pub replay_of: Option<String>,
@@ -148,8 +149,8 @@ pub struct WebhookEvent {
 
 impl WebhookEvent {
     /// Parses a payload. Promises: unknown members and unknown event names are accepted; an
-    /// `occurred_at` that is not a readable ISO 8601 timestamp is kept as text (`occurred_at`
-    /// `None`), never an error; a missing or mistyped required member, or a non-UTF-8 or
+    /// `occurred_at` that is not a readable timestamp (a number, null, empty, absent, or text
+    /// in no known form) is kept as text (`occurred_at` `None`), never an error; a missing or mistyped required member, or a non-UTF-8 or
     /// non-JSON body, gives `invalid_payload` naming the member.
     pub fn parse(body: &[u8]) -> Result<Self, WebhookError> {
         let invalid = |reason: String| WebhookError::InvalidPayload { reason };
@@ -168,8 +169,14 @@ impl WebhookEvent {
         let resource = raw
             .resource
             .ok_or_else(|| invalid("member `resource` is missing".to_owned()))?;
-        let occurred_at_text = require(raw.occurred_at, "occurred_at")?;
-        let occurred_at = crate::timestamp::parse_iso8601(&occurred_at_text);
+        // A genuine delivery is never refused for its timestamp (a 400 on every attempt would
+        // lose the event): a number is kept as its JSON text, null, empty or absent as "".
+        let occurred_at_text = match raw.occurred_at {
+            Some(serde_json::Value::String(s)) => s,
+            Some(serde_json::Value::Null) | None => String::new(),
+            Some(other) => other.to_string().chars().take(64).collect(),
+        };
+        let occurred_at = crate::parse_timestamp(&occurred_at_text);
         let name = EventName::parse(&require(raw.event, "event")?);
         Ok(Self {
             is_known: name.is_known(),
@@ -185,11 +192,75 @@ impl WebhookEvent {
     }
 }
 
+/// The enterprise API's path prefix: a canonical resource URL lies under it.
+const ENTERPRISE_PREFIX: &str = "/api/v1/";
+/// Longest resource path accepted.
+const MAX_RESOURCE_PATH_BYTES: usize = 2048;
+
+impl WebhookEvent {
+    /// `resource.url` as the path to fetch (the spec: "fetch the canonical resource URL with a
+    /// bearer token" before an irreversible decision), checked, because the event could name
+    /// any URL and the token must go nowhere else. Promises the path only when it is a path
+    /// under the enterprise API (`/api/v1/…`, at most 2048 bytes): no scheme, no authority
+    /// (`//host`), no query or fragment, no dot segment (`.` or `..`, percent-encoded too), no
+    /// backslash or encoded slash, no space or control character. Anything else is
+    /// `invalid_resource_url`. Request it on the enterprise API's own base URL.
+    pub fn resource_path(&self) -> Result<&str, WebhookError> {
+        resource_path(&self.resource_url)
+    }
+}
+
+/// A `resource.url` checked as [`WebhookEvent::resource_path`] checks it: `url` itself when it is
+/// a path under the enterprise API, else `invalid_resource_url`.
+pub fn resource_path(url: &str) -> Result<&str, WebhookError> {
+    {
+        let bad = |why: &str| WebhookError::InvalidResourceUrl {
+            reason: format!("{} {why}", crate::text::quote(url)),
+        };
+        if url.len() > MAX_RESOURCE_PATH_BYTES {
+            return Err(bad("is longer than 2048 bytes"));
+        }
+        if url.chars().any(|c| c.is_control() || c.is_whitespace()) {
+            return Err(bad("has a space or a control character"));
+        }
+        if url.contains('\\') {
+            return Err(bad("has a backslash"));
+        }
+        if url.contains(['?', '#']) {
+            return Err(bad("has a query or a fragment"));
+        }
+        let Some(rest) = url.strip_prefix(ENTERPRISE_PREFIX) else {
+            return Err(bad(if url.contains("://") || url.starts_with("//") {
+                "names another origin"
+            } else {
+                "is not a path under /api/v1/"
+            }));
+        };
+        let segments: Vec<&str> = rest.split('/').collect();
+        let last = segments.len().saturating_sub(1);
+        for (i, segment) in segments.into_iter().enumerate() {
+            let decoded = percent_encoding::percent_decode_str(segment).decode_utf8_lossy();
+            if decoded == "." || decoded == ".." {
+                return Err(bad("has a dot segment"));
+            }
+            if decoded.contains(['/', '\\']) {
+                return Err(bad("has an encoded slash or backslash"));
+            }
+            // A trailing slash is a path; an empty segment elsewhere (`//`) is not one a
+            // canonical URL has.
+            if segment.is_empty() && (i != last || i == 0) {
+                return Err(bad("has an empty segment"));
+            }
+        }
+        Ok(url)
+    }
+}
+
 #[derive(Deserialize)]
 struct RawEvent {
     event: Option<String>,
     resource: Option<RawResource>,
-    occurred_at: Option<String>,
+    occurred_at: Option<serde_json::Value>,
     replay_of: Option<String>,
 }
 
@@ -208,7 +279,7 @@ fn describe(e: &serde_json::Error) -> String {
     let what = match e.classify() {
         Category::Syntax => "the body is not valid JSON",
         Category::Eof => "the body is truncated JSON",
-        Category::Data => "a member has the wrong type (the payload must be an object with string members event, resource.type, resource.reference, resource.url, occurred_at)",
+        Category::Data => "a member has the wrong type (the payload must be an object with string members event, resource.type, resource.reference, resource.url)",
         Category::Io => "the body could not be read",
     };
     format!("{what} (line {}, column {})", e.line(), e.column())

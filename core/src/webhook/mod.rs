@@ -19,7 +19,7 @@ mod signature;
 
 pub use crate::HeaderMap;
 pub use error::WebhookError;
-pub use event::{EventName, WebhookEvent};
+pub use event::{resource_path, EventName, WebhookEvent};
 pub use headers::{MAX_DELIVERY_ID_BYTES, MAX_VALUES_PER_HEADER};
 pub use signature::{
     MAX_SIGNATURE_HEADER_BYTES, MAX_SIGNATURE_VALUES, MAX_TIMESTAMP_DIGITS, SIGNATURE_HEX_LEN,
@@ -97,6 +97,16 @@ impl WebhookSecret {
             secret: secret.into(),
             valid_until,
         }
+    }
+
+    /// The secret's bytes (hand them to nothing but a verifier or a signer).
+    pub fn secret(&self) -> &[u8] {
+        &self.secret
+    }
+
+    /// The last Unix second it verifies at; `None`: no limit.
+    pub fn valid_until(&self) -> Option<i64> {
+        self.valid_until
     }
 }
 
@@ -564,18 +574,22 @@ pub fn sign<S: SigningSecret>(
 
 /// The secrets to verify with at `now` during a rotation: the current one, and the previous
 /// one while `now <= previous_valid_until` (the service signs with both for five minutes after
-/// `rotate-secret`, and returns `previous_secret_valid_until`).
-/// Promises: `invalid_argument` when exactly one of `previous` and `previous_valid_until` is
-/// given.
-pub fn active_secrets<'a>(
-    current: &'a str,
-    previous: Option<&'a str>,
+/// `rotate-secret`, and returns `previous_secret_valid_until`). Promises secrets that carry
+/// their expiry: the previous one keeps `previous_valid_until`, so a verifier built from them
+/// (even long-lived, built at rotation time) never accepts it after that instant.
+/// `invalid_argument` when exactly one of `previous` and `previous_valid_until` is given.
+pub fn active_secrets(
+    current: &str,
+    previous: Option<&str>,
     previous_valid_until: Option<i64>,
     now: i64,
-) -> Result<Vec<&'a str>, ArgumentError> {
+) -> Result<Vec<WebhookSecret>, ArgumentError> {
+    let current = WebhookSecret::new(current, None);
     match (previous, previous_valid_until) {
         (None, None) => Ok(vec![current]),
-        (Some(prev), Some(until)) if now <= until => Ok(vec![current, prev]),
+        (Some(prev), Some(until)) if now <= until => {
+            Ok(vec![current, WebhookSecret::new(prev, Some(until))])
+        }
         (Some(_), Some(_)) => Ok(vec![current]),
         (Some(_), None) => Err(ArgumentError::new(
             "previous_valid_until",

@@ -109,10 +109,27 @@ fn sign_rejects_bad_arguments() {
 fn active_secrets_follow_previous_valid_until() {
     assert_eq!(
         active_secrets("n", Some("o"), Some(10), 10).unwrap(),
-        ["n", "o"]
+        [
+            WebhookSecret::new("n", None),
+            WebhookSecret::new("o", Some(10))
+        ]
     );
-    assert_eq!(active_secrets("n", Some("o"), Some(10), 11).unwrap(), ["n"]);
-    assert_eq!(active_secrets("n", None, None, 11).unwrap(), ["n"]);
+    assert_eq!(
+        active_secrets("n", Some("o"), Some(10), 11).unwrap(),
+        [WebhookSecret::new("n", None)]
+    );
+    assert_eq!(
+        active_secrets("n", None, None, 11).unwrap(),
+        [WebhookSecret::new("n", None)]
+    );
+    // A verifier built from them at rotation time stops accepting the old secret after it.
+    let secrets = active_secrets("n", Some("o"), Some(10), 5).unwrap();
+    let v = WebhookVerifier::new(&secrets, VerifyOptions::default()).unwrap();
+    let old = sign(&["o"], BODY, 12, "d").unwrap();
+    assert_eq!(
+        v.verify(&old.pairs()[..], BODY, 12).unwrap_err().code(),
+        "no_matching_signature"
+    );
     assert!(active_secrets("n", Some("o"), None, 0).is_err());
     assert!(active_secrets("n", None, Some(1), 0).is_err());
 }
