@@ -3,8 +3,12 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := test
 VERSION := $(shell awk -F'"' '/^version = /{print $$2; exit}' Cargo.toml)
+# seeds of the simulator in make test, and for make simulate / make mutants
+SIM_SEEDS ?= 5000
+SEEDS ?= 100000
+START ?= 0
 
-.PHONY: setup package npm wheel jar aar release-artifacts test test-rust test-node test-python test-kotlin test-android test-receivers test-platforms demo soak bench vectors fuzz ct-check clean
+.PHONY: setup package npm wheel jar aar release-artifacts test test-rust test-node test-python test-kotlin test-android test-receivers test-platforms demo soak bench vectors fuzz ct-check simulate mutants clean
 
 setup:
 	@bash scripts/setup.sh
@@ -45,7 +49,9 @@ test-rust: setup
 	python3 scripts/check_core_imports.py core/src
 	cargo fmt --all --check
 	cargo clippy --workspace --all-targets --quiet -- -D warnings
-	cargo test --workspace --quiet
+	cargo test --workspace --quiet -- --skip simulated_runs
+	@# deterministic simulation of the machines against models of both services (SIM_SEEDS seeds)
+	ROYALTYKIT_SIM_SEEDS=$(SIM_SEEDS) cargo test -p royaltykit --test simulation --quiet -- --nocapture
 	@# the fuzz targets and the benchmarks live outside the workspace: keep them compiling
 	cargo check --quiet --manifest-path fuzz/Cargo.toml --target-dir target/fuzz-check
 	cargo check --quiet --manifest-path bench/rust/Cargo.toml --benches --target-dir target/bench
@@ -93,6 +99,14 @@ bench: package
 ## coverage-guided fuzzing of the parsers (nightly toolchain; FUZZ_SECONDS per target, default 60)
 fuzz:
 	@bash scripts/fuzz.sh
+
+## the simulator over SEEDS seeds in release mode (make simulate SEEDS=1000000; START=first seed)
+simulate:
+	ROYALTYKIT_SIM_SEEDS=$(SEEDS) ROYALTYKIT_SIM_START=$(START) cargo test --release -p royaltykit --test simulation -- --nocapture
+
+## the failures the simulator must catch, reintroduced one at a time (each must make it fail)
+mutants:
+	python3 scripts/mutants.py --seeds $(SEEDS)
 
 ## dudect timing test of signature comparison (CT_ITERATIONS x 100,000 measurements, default 30)
 ct-check:

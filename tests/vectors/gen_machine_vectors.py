@@ -875,6 +875,33 @@ j.create(resp(201, CREATED))
 adopt(j)
 job("the list before the create cannot be read to its end (a full page, no cursor): a plain create still succeeds",
     j.events, j.steps)
+# The spec's export list cursor is a UUID: after a full page that names no cursor, the next page is asked for with
+# its last item's id (a service that ignores it answers the same page again, and the repeated cursor stops it).
+UUIDS = [("00000000-0000-4000-8000-%012d" % i, "csv") for i in range(100)]
+j = Job()
+j.steps += [send(*LIST), send(*listed(UUIDS[-1][0]))]
+j.events += [page(*UUIDS), page()]
+j.start()
+j.start()
+j.create(resp(201, CREATED))
+adopt(j)
+job("a full page of UUID ids without a next cursor: the next page asked for with the last id, empty: then the create",
+    j.events, j.steps)
+
+
+def after_retry_after(j):
+    """A lost create answered 503 with Retry-After 20: nothing found in three looks (0, 2, 7 s), then the next create
+    still waits out the Retry-After (20 - 7 = 13 s)."""
+    look_again(j, page(("exp_old", "csv")))
+    j.start()
+    j.steps += [wait(13.0), send(*CREATE)]
+    j.events.append(resp(201, CREATED))
+    adopt(j)
+
+
+reconciled(page(("exp_old", "csv")), after_retry_after,
+           "an unkeyed create answered 503 with Retry-After 20 and not found: the next create waits out the Retry-After",
+           kind=resp(503, "", [["Retry-After", "20"]]))
 
 j, st, ev = flow(True, ["ready"])
 ev[1:1] = []

@@ -236,6 +236,9 @@ pub struct Call {
     sent_generation: Option<u64>,
     /// How the call ended, saved with it (a resumed call that had ended stays ended).
     ended: Option<Ended>,
+    /// Until when the last response's `Retry-After` holds the operation back (Unix seconds).
+    #[serde(default)]
+    retry_after_until: Option<f64>,
 }
 
 impl Call {
@@ -336,6 +339,7 @@ impl Call {
             in_flight: None,
             exchange,
             ended: None,
+            retry_after_until: None,
             own,
             token_use: TokenUse::default(),
             sent_generation: None,
@@ -368,6 +372,13 @@ impl Call {
     /// The idempotency key of the logical request, once the first request is built.
     pub fn idempotency_key(&self) -> Option<&str> {
         self.params.idempotency_key.as_deref()
+    }
+
+    /// Until when the last response's `Retry-After` holds this operation back (Unix seconds),
+    /// when it had one: a new request of the same kind (an export job's next create after
+    /// reconciling) waits for it too.
+    pub fn retry_after_until(&self) -> Option<f64> {
+        self.retry_after_until
     }
 
     /// Whether the call has reached `Done`, `Reconcile` or `Fail`.
@@ -434,6 +445,18 @@ impl Call {
             return Ok(CallStep::Wait {
                 seconds: delay - (now - from),
             });
+        }
+        // The budget first, without counting: a token is taken only for a request that goes
+        // out at once, never held through a wait for the budget.
+        let mut budget = budget;
+        if let Some(budget) = budget.as_deref_mut() {
+            let decision = budget.peek(seconds);
+            if !decision.allowed {
+                let until = decision.wait_until.map_or(now + 1.0, |u| u as f64);
+                return Ok(CallStep::Wait {
+                    seconds: (until - now).max(0.001),
+                });
+            }
         }
         let mut generation = None;
         if self.needs_token {
@@ -712,6 +735,11 @@ impl Call {
             return Ok(());
         }
         let outcome = Outcome::response(status, headers, seconds)?;
+        if let Some(ra) = crate::retry::retry_after_from_headers(headers, seconds) {
+            // From this clock's own reading (a date's wait is counted from the whole second
+            // before it, so this is never earlier than the date).
+            self.retry_after_until = Some(now + ra.seconds as f64);
+        }
         let state = self.retry_state(elapsed, key_sent);
         let mut decision = decide_retry(
             self.class,

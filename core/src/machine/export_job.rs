@@ -32,7 +32,8 @@
 //! first array among `data`, `items`, `exports` and `results`; its next cursor is read from
 //! `next_cursor`/`nextCursor` (at the top, or under `meta`, `pagination`, `page`, `paging`,
 //! `links` or `_links`) or a `next` link's `cursor` parameter, and `has_more: false` or a null
-//! cursor ends it.
+//! cursor ends it; a page shorter than the limit is the last, and after a full page that names
+//! no cursor the next is asked for with its last item's id (the spec's export cursor is a UUID).
 
 use super::session::TokenSlot;
 use super::{Call, CallFailure, CallOptions, CallStep, Jitter, Response, Session};
@@ -210,6 +211,9 @@ pub struct ExportJob {
     polls: i64,
     /// When polling began (the create's answer, or the adoption).
     poll_started: Option<f64>,
+    /// Until when a lost create's `Retry-After` holds the next create back.
+    #[serde(default)]
+    create_not_before: Option<f64>,
     #[serde(skip)]
     finished: Option<JobStep>,
 }
@@ -303,8 +307,21 @@ fn next_page(page: &Value, count: usize) -> Next {
         Some(false) => Next::End,
         Some(true) => Next::Unknown("the page says there is more but gives no next cursor"),
         None if count < LIST_LIMIT => Next::End,
+        // A full page that says nothing of the next: the spec's export cursor is a UUID, so the
+        // last item's id (when it is one) asks for the page after it; a service that ignores it
+        // answers the same page, and the repeated cursor stops the listing.
         None => Next::Unknown("a full page without a next cursor"),
     }
+}
+
+/// The cursor after a full page that names none: its last item's id, when that is a UUID.
+fn keyset_cursor(page: &Value, id_field: &str) -> Option<String> {
+    items(page)?
+        .last()?
+        .get(id_field)
+        .and_then(Value::as_str)
+        .filter(|id| crate::request::is_uuid(id))
+        .map(str::to_owned)
 }
 
 impl ExportJob {
@@ -359,6 +376,7 @@ impl ExportJob {
             export_id: None,
             polls: 0,
             poll_started: None,
+            create_not_before: None,
             finished: None,
         };
         if list_first {
@@ -526,6 +544,7 @@ impl ExportJob {
                         self.idempotency_key = self.call.idempotency_key().map(str::to_owned);
                     }
                     self.creates += 1;
+                    self.create_not_before = self.call.retry_after_until();
                     self.looks = 0;
                     self.grace_waited = 0.0;
                     self.listing = Listing::default();
@@ -589,7 +608,13 @@ impl ExportJob {
             }
         }
         self.listing.pages += 1;
-        match next_page(&page, found.len()) {
+        let next = match next_page(&page, found.len()) {
+            Next::Unknown(why) if why.starts_with("a full page") => {
+                keyset_cursor(&page, &id_field).map_or(Next::Unknown(why), Next::Cursor)
+            }
+            other => other,
+        };
+        match next {
             Next::End => Ok(Ok(true)),
             Next::Unknown(why) => Ok(Err(why.to_owned())),
             Next::Cursor(_) if self.listing.pages >= MAX_LIST_PAGES => {
@@ -686,8 +711,10 @@ impl ExportJob {
                                 format!("{MAX_CREATES} creates were sent and none can be found among the tenant's exports; check the service before creating again"),
                             ))));
                         } else {
+                            // A create sent again still honours the Retry-After the lost one got.
+                            let hold = self.create_not_before.map_or(0.0, |u| (u - now).max(0.0));
                             self.listing = Listing::default();
-                            self.start(Stage::Create, now, 0.0)?;
+                            self.start(Stage::Create, now, hold)?;
                         }
                     }
                     [one] => {

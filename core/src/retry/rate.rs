@@ -154,6 +154,16 @@ impl RateBudget {
     /// at second `s` may have been sent as late as `s + 0.999`, so it keeps its place through
     /// second `s + length` and frees it at `s + length + 1`.
     pub fn try_acquire(&mut self, now: i64) -> RateDecision {
+        self.decide(now, true)
+    }
+
+    /// What [`RateBudget::try_acquire`] would answer at `now`, counting nothing: a caller that
+    /// has more to settle before it sends (its token) asks first, then acquires.
+    pub fn peek(&mut self, now: i64) -> RateDecision {
+        self.decide(now, false)
+    }
+
+    fn decide(&mut self, now: i64, count: bool) -> RateDecision {
         let mut first_exhausted = None;
         let mut wait_until: Option<i64> = None;
         for w in &mut self.windows {
@@ -180,8 +190,10 @@ impl RateBudget {
                 limit: first_exhausted,
             };
         }
-        for w in &mut self.windows {
-            w.log.push_back(now);
+        if count {
+            for w in &mut self.windows {
+                w.log.push_back(now);
+            }
         }
         RateDecision {
             allowed: true,

@@ -1,0 +1,200 @@
+//! Deterministic simulation of the protocol machines (DESIGN "Sessions, events and simulation"):
+//! because the core reads no clock and no randomness, whole runs are played in virtual time
+//! against a model of both services with faults injected at random, and invariants are checked
+//! on every run, the way FoundationDB and TigerBeetle test their systems.
+//!
+//! Each seed picks one kind of run:
+//! - `export`: a reporting export job on a [`Session`] against the reporting model (paged lists
+//!   with a cursor, list lag, items with or without the body's members, creates dropped or timed
+//!   out after being applied, 429 with every form of `Retry-After`, 5xx, 401 mid-run, 206 and cut
+//!   downloads, redirects to another origin, short-lived tokens, other exports appearing);
+//! - `session`: 2 to 20 concurrent calls on one [`Session`] against the enterprise model (token
+//!   lifetimes from an hour down to an `expires_at` behind the client's clock, exchanges failing
+//!   or refused, 401 mid-run, 429, rate budgets);
+//! - `webhooks`: the service delivering events on its retry schedule to a receiver (in-memory or
+//!   transactional store, outages, failed commits and handlers, crashes), with redeliveries,
+//!   operator replays, same-second twins, forgeries and a secret rotation with its overlap.
+//!
+//! Invariants (each violation names its seed and prints a replayable transcript): at most one
+//! export per job; a run with no fault injected succeeds; every run ends within its budget; no
+//! credential leaves its exchange and no request names another origin; `Retry-After` is never
+//! shortened; one token exchange in flight per session, and one in all when nothing forces a new
+//! one; the per-minute limits of the session's budget are kept; every delivery the service saw
+//! answered 2xx was applied, exactly once with a transactional store, and no forged or expired
+//! signature is ever applied.
+//!
+//! `cargo test --test simulation` runs `ROYALTYKIT_SIM_SEEDS` seeds (default 3000) from
+//! `ROYALTYKIT_SIM_START` (default 0); `make simulate SEEDS=N` runs many more in release mode.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::too_many_lines,
+    clippy::cast_possible_truncation,
+    clippy::cast_precision_loss,
+    clippy::cast_sign_loss,
+    clippy::type_complexity
+)]
+
+mod enterprise;
+mod export;
+mod rng;
+mod transcript;
+mod webhooks;
+
+use std::time::Instant;
+
+/// What one simulated run found wrong, with what replays it.
+pub struct Violation {
+    /// The invariant broken, in words.
+    pub invariant: String,
+    /// What happened.
+    pub detail: String,
+    /// The run as a transcript of tests/vectors/machines.json, when one replays it.
+    pub transcript: Option<serde_json::Value>,
+}
+
+impl Violation {
+    /// A violation of `invariant`.
+    pub fn new(invariant: &str, detail: impl Into<String>) -> Self {
+        Self {
+            invariant: invariant.to_owned(),
+            detail: detail.into(),
+            transcript: None,
+        }
+    }
+}
+
+/// How often the runs reached the paths worth reaching (printed with the summary, so a model
+/// that stopped reaching them shows).
+pub mod seen {
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    /// Counters by name.
+    pub static COUNTERS: [(&str, AtomicU64); 12] = [
+        ("jobs done", AtomicU64::new(0)),
+        ("jobs reconcile", AtomicU64::new(0)),
+        ("jobs failed", AtomicU64::new(0)),
+        ("lost creates adopted", AtomicU64::new(0)),
+        ("second creates after proving none", AtomicU64::new(0)),
+        ("listings of 2+ pages", AtomicU64::new(0)),
+        ("grace looks", AtomicU64::new(0)),
+        ("await_token steps", AtomicU64::new(0)),
+        ("token exchanges", AtomicU64::new(0)),
+        ("twins applied", AtomicU64::new(0)),
+        ("receivers killed", AtomicU64::new(0)),
+        ("forgeries refused", AtomicU64::new(0)),
+    ];
+
+    /// Counts one of `name`.
+    pub fn count(name: &str, n: u64) {
+        if let Some((_, c)) = COUNTERS.iter().find(|(k, _)| *k == name) {
+            c.fetch_add(n, Ordering::Relaxed);
+        }
+    }
+
+    /// The counters, as `name n, …`.
+    pub fn summary() -> String {
+        COUNTERS
+            .iter()
+            .map(|(k, c)| format!("{k} {}", c.load(Ordering::Relaxed)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// The kinds of runs, by seed.
+const KINDS: [&str; 3] = ["export", "session", "webhooks"];
+
+fn run_seed(seed: u64) -> (usize, Result<(), Violation>) {
+    let kind = (seed % KINDS.len() as u64) as usize;
+    let result = match kind {
+        0 => export::run(seed),
+        1 => enterprise::run(seed),
+        _ => webhooks::run(seed),
+    };
+    (kind, result)
+}
+
+fn env_u64(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+#[test]
+fn simulated_runs() {
+    let seeds = env_u64("ROYALTYKIT_SIM_SEEDS", 3000);
+    let start = env_u64("ROYALTYKIT_SIM_START", 0);
+    let threads = env_u64(
+        "ROYALTYKIT_SIM_THREADS",
+        std::thread::available_parallelism().map_or(1, |n| n.get() as u64),
+    )
+    .max(1);
+    let began = Instant::now();
+    let results: Vec<(u64, [u64; 3], Vec<(u64, usize, Violation)>)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                s.spawn(move || {
+                    let mut counts = [0u64; 3];
+                    let mut bad = Vec::new();
+                    let mut seed = start + t;
+                    let mut n = 0;
+                    while seed < start + seeds {
+                        let (kind, r) = run_seed(seed);
+                        counts[kind] += 1;
+                        n += 1;
+                        if let Err(v) = r {
+                            bad.push((seed, kind, v));
+                            if bad.len() >= 3 {
+                                break;
+                            }
+                        }
+                        seed += threads;
+                    }
+                    (n, counts, bad)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let mut total = 0;
+    let mut counts = [0u64; 3];
+    let mut bad = Vec::new();
+    for (n, c, b) in results {
+        total += n;
+        for (k, v) in c.iter().enumerate() {
+            counts[k] += v;
+        }
+        bad.extend(b);
+    }
+    bad.sort_by_key(|(seed, _, _)| *seed);
+    let elapsed = began.elapsed().as_secs_f64();
+    println!(
+        "simulation: {total} seeds from {start} ({} export, {} session, {} webhooks) in {elapsed:.1} s, {} violation(s)",
+        counts[0],
+        counts[1],
+        counts[2],
+        bad.len()
+    );
+    println!("simulation reached: {}", seen::summary());
+    if let Some((seed, kind, v)) = bad.first() {
+        let mut report = format!(
+            "seed {seed} ({} run) broke `{}`: {}\nreplay: ROYALTYKIT_SIM_START={seed} ROYALTYKIT_SIM_SEEDS=1 cargo test -p royaltykit --test simulation",
+            KINDS[*kind], v.invariant, v.detail
+        );
+        if let Some(t) = &v.transcript {
+            report.push_str("\ntranscript (tests/vectors/machines.json form):\n");
+            report.push_str(&serde_json::to_string_pretty(t).unwrap_or_default());
+        }
+        for (seed, kind, v) in bad.iter().skip(1) {
+            report.push_str(&format!(
+                "\nalso seed {seed} ({}): `{}`: {}",
+                KINDS[*kind], v.invariant, v.detail
+            ));
+        }
+        panic!("{report}");
+    }
+}

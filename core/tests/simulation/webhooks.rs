@@ -1,0 +1,412 @@
+//! The `webhooks` run: the enterprise service delivers events on its retry schedule (30 s, 2 min,
+//! 10 min, 30 min, 1 h, 2 h, 6 h after the first attempt) to a receiver whose store fails now and
+//! then, whose handler fails now and then, and whose process is killed now and then; with
+//! redeliveries of delivered events, operator replays, same-second twins (byte-identical body and
+//! timestamp, another `Service-Webhook-Id`), forgeries, and a secret rotation with its five-minute
+//! overlap and a receiver reconfigured a little after it.
+
+use crate::rng::Rng;
+use crate::Violation;
+use royaltykit::dedup::{ClaimState, DedupWindow};
+use royaltykit::machine::{ReceiptStep, Receiver};
+use royaltykit::webhook::{active_secrets, sign, VerifyOptions, WebhookSecret};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+const T0: f64 = 1_763_800_000.0;
+const NS: &str = "org-7/sim";
+const S1: &str = "whsec_sim_first_0123456789abcdef";
+const S2: &str = "whsec_sim_second_fedcba9876543210";
+const ATTACKER: &str = "whsec_attacker_guess_000000000000";
+/// The service's delays after the first attempt (enterprise spec, Delivery schedule).
+const SCHEDULE: [f64; 7] = [30.0, 120.0, 600.0, 1800.0, 3600.0, 7200.0, 21600.0];
+
+/// A claim row of the transactional store.
+#[derive(Clone, Debug)]
+enum Row {
+    Held(f64, u64),
+    Done,
+}
+
+/// The dedup store: the core's window (a store apart from the effects), or a table in the
+/// handler's database (claims, then marks and effects committed in one transaction).
+struct Store {
+    window: DedupWindow,
+    rows: BTreeMap<String, Row>,
+    outages: Vec<(f64, f64)>,
+    next_token: u64,
+}
+
+impl Store {
+    fn down(&self, now: f64) -> bool {
+        self.outages.iter().any(|(a, b)| (*a..*b).contains(&now))
+    }
+}
+
+struct Delivery {
+    id: String,
+    body: Vec<u8>,
+    first: f64,
+    forged: Option<&'static str>,
+}
+
+pub fn run(seed: u64) -> Result<(), Violation> {
+    let mut rng = Rng::new(seed);
+    let transactional = rng.chance(0.4);
+    let p_handler = *rng.pick(&[0.0, 0.0, 0.1, 0.3]);
+    let p_commit = *rng.pick(&[0.0, 0.0, 0.1, 0.3]);
+    let p_crash = *rng.pick(&[0.0, 0.0, 0.02, 0.05]);
+    let outages: Vec<(f64, f64)> = (0..rng.range(0, 3))
+        .map(|_| {
+            let a = T0 + rng.between(0.0, 3600.0);
+            (a, a + rng.between(10.0, 1200.0))
+        })
+        .collect();
+    let healthy = p_handler == 0.0 && p_commit == 0.0 && p_crash == 0.0 && outages.is_empty();
+    let rotation = rng.chance(0.5).then(|| T0 + rng.between(0.0, 3000.0));
+    let config_lag = rng.between(0.0, 240.0);
+
+    // The events and their deliveries.
+    let mut deliveries: Vec<Delivery> = Vec::new();
+    let events = rng.range(3, 25);
+    for n in 0..events {
+        let at = T0 + rng.between(0.0, 3600.0);
+        let reference = rng.uuid();
+        let body = json!({"event": *rng.pick(&["ddex.delivery.status_changed", "enterprise.release.updated", "ddex.import.completed"]),
+                          "resource": {"type": "release", "reference": reference, "url": format!("/api/v1/releases/{reference}")},
+                          "occurred_at": "2026-11-22T04:05:06Z"});
+        let bytes = body.to_string().into_bytes();
+        deliveries.push(Delivery {
+            id: format!("dlv_{n}"),
+            body: bytes.clone(),
+            first: at,
+            forged: None,
+        });
+        if rng.chance(0.15) {
+            // A second change of the resource in the same second: the very same bytes, another id.
+            deliveries.push(Delivery {
+                id: format!("dlv_{n}_twin"),
+                body: bytes,
+                first: at,
+                forged: None,
+            });
+        }
+        if rng.chance(0.1) {
+            let mut replay = body.clone();
+            replay["replay_of"] = json!(format!("dlv_{n}"));
+            deliveries.push(Delivery {
+                id: format!("dlv_{n}_replay"),
+                body: replay.to_string().into_bytes(),
+                first: at + rng.between(60.0, 7200.0),
+                forged: None,
+            });
+        }
+    }
+    for n in 0..rng.range(0, 3) {
+        let at = T0 + rng.between(0.0, 3600.0);
+        let leaked = rotation.is_some_and(|r| at > r + 400.0) && rng.chance(0.5);
+        deliveries.push(Delivery {
+            id: format!("dlv_forged_{n}"),
+            body: br#"{"event":"enterprise.release.updated","resource":{"type":"release","reference":"x","url":"/api/v1/releases/x"},"occurred_at":"2026-11-22T04:05:06Z"}"#.to_vec(),
+            first: at,
+            forged: Some(if leaked { S1 } else { ATTACKER }),
+        });
+    }
+
+    // The attempts, in time order: (time, delivery index, attempt number).
+    let mut queue: Vec<(f64, usize, usize)> = deliveries
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (d.first, i, 0))
+        .collect();
+    let mut store = Store {
+        window: DedupWindow::with_defaults(100_000, None, None, [7; 16]).unwrap(),
+        rows: BTreeMap::new(),
+        outages,
+        next_token: 0,
+    };
+    let old_receiver = Receiver::new(
+        &[WebhookSecret::new(S1, None)],
+        VerifyOptions::default(),
+        NS,
+    )
+    .unwrap();
+    let new_receiver = rotation.map(|r| {
+        // Reconfigured a little after the rotation, once, from active_secrets: the previous secret
+        // carries its valid_until, so this receiver stops taking it by itself.
+        let secrets = active_secrets(
+            S2,
+            Some(S1),
+            Some((r + 300.0).floor() as i64),
+            (r + config_lag).floor() as i64,
+        )
+        .unwrap();
+        Receiver::new(&secrets, VerifyOptions::default(), NS).unwrap()
+    });
+    let mut effects: BTreeMap<String, u32> = BTreeMap::new();
+    let mut acked: BTreeMap<String, u16> = BTreeMap::new();
+    let mut transcripts: BTreeMap<String, Value> = BTreeMap::new();
+    let mut guard = 0;
+    while let Some(pos) = queue
+        .iter()
+        .enumerate()
+        .min_by(|a, b| a.1 .0.total_cmp(&b.1 .0).then(a.1 .1.cmp(&b.1 .1)))
+        .map(|(p, _)| p)
+    {
+        guard += 1;
+        if guard > 10_000 {
+            return Err(Violation::new(
+                "every run ends within its budget",
+                "more than 10,000 delivery attempts",
+            ));
+        }
+        let (now, i, attempt) = queue.swap_remove(pos);
+        let d = &deliveries[i];
+        let ts = now.floor() as i64;
+        let signers: Vec<&str> = match (d.forged, rotation) {
+            (Some(s), _) => vec![s],
+            (None, Some(r)) if now >= r && now <= r + 300.0 => vec![S2, S1],
+            (None, Some(r)) if now > r + 300.0 => vec![S2],
+            _ => vec![S1],
+        };
+        let headers = sign(&signers, &d.body, ts, &d.id).unwrap();
+        let pairs: Vec<(String, String)> = headers
+            .pairs()
+            .iter()
+            .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
+            .collect();
+        let receiver = match (&new_receiver, rotation) {
+            (Some(r), Some(at)) if now >= at + config_lag => r,
+            _ => &old_receiver,
+        };
+        let mut receipt = receiver.receive(&pairs, &d.body, ts);
+        if transactional {
+            receipt = receipt.transactional();
+        }
+        // Drive the receipt against the store and the handler, recording the answers.
+        let mut answers: Vec<&str> = Vec::new();
+        let mut claimed: Vec<(String, u64)> = Vec::new();
+        let mut staged_effect = false;
+        let mut staged_marks: Vec<String> = Vec::new();
+        let mut t = now;
+        let mut status = None;
+        for _ in 0..100 {
+            if p_crash > 0.0 && rng.chance(p_crash) {
+                crate::seen::count("receivers killed", 1);
+                break; // the receiver's process is killed: no answer
+            }
+            let step = receipt.next();
+            let down = store.down(t);
+            let sec = t.floor() as i64;
+            match step {
+                ReceiptStep::Claim { key } => {
+                    if down {
+                        answers.push("store_down");
+                        receipt.store_failed().unwrap();
+                    } else if transactional {
+                        let state = match store.rows.get(&key) {
+                            Some(Row::Done) => ClaimState::Done,
+                            Some(Row::Held(until, _)) if *until > t => ClaimState::InProgress,
+                            _ => {
+                                store.next_token += 1;
+                                store
+                                    .rows
+                                    .insert(key.clone(), Row::Held(t + 60.0, store.next_token));
+                                claimed.push((key.clone(), store.next_token));
+                                ClaimState::New
+                            }
+                        };
+                        answers.push(state.as_str());
+                        receipt.claimed(state).unwrap();
+                    } else {
+                        let state = store.window.claim(&key, sec).unwrap();
+                        answers.push(state.as_str());
+                        receipt.claimed(state).unwrap();
+                    }
+                }
+                ReceiptStep::Release { key } => {
+                    answers.push(if down { "store_down" } else { "ok" });
+                    if !down {
+                        if transactional {
+                            if let Some((_, token)) = claimed.iter().find(|(k, _)| *k == key) {
+                                if matches!(store.rows.get(&key), Some(Row::Held(_, tk)) if tk == token)
+                                {
+                                    store.rows.remove(&key);
+                                }
+                            }
+                        } else {
+                            store.window.release(&key, sec).unwrap();
+                        }
+                    }
+                    receipt.released().unwrap();
+                }
+                ReceiptStep::RunHandler {} => {
+                    if rng.chance(p_handler) {
+                        answers.push("fail");
+                        receipt.handler_failed().unwrap();
+                    } else {
+                        answers.push("ok");
+                        if transactional {
+                            staged_effect = true;
+                        } else {
+                            *effects.entry(d.id.clone()).or_default() += 1;
+                        }
+                        receipt.handler_succeeded().unwrap();
+                    }
+                }
+                ReceiptStep::Begin {} => {
+                    if down {
+                        answers.push("store_down");
+                        receipt.store_failed().unwrap();
+                    } else {
+                        answers.push("ok");
+                        receipt.began().unwrap();
+                    }
+                }
+                ReceiptStep::Commit { key, .. } => {
+                    if down || rng.chance(p_commit) {
+                        answers.push("store_down");
+                        receipt.store_failed().unwrap();
+                    } else if transactional {
+                        let mine = claimed.iter().find(|(k, _)| *k == key).map(|(_, tk)| *tk);
+                        if matches!((store.rows.get(&key), mine), (Some(Row::Held(_, tk)), Some(m)) if *tk == m)
+                        {
+                            answers.push("ok");
+                            staged_marks.push(key);
+                            receipt.committed().unwrap();
+                        } else {
+                            answers.push("lost");
+                            receipt.claim_lost().unwrap();
+                        }
+                    } else {
+                        answers.push("ok");
+                        store.window.commit(&key, sec).unwrap();
+                        receipt.committed().unwrap();
+                    }
+                }
+                ReceiptStep::CommitTransaction {} => {
+                    if down || rng.chance(p_commit) {
+                        answers.push("store_down");
+                        staged_effect = false;
+                        staged_marks.clear();
+                        receipt.store_failed().unwrap();
+                    } else {
+                        answers.push("ok");
+                        if staged_effect {
+                            *effects.entry(d.id.clone()).or_default() += 1;
+                        }
+                        for k in staged_marks.drain(..) {
+                            store.rows.insert(k, Row::Done);
+                        }
+                        staged_effect = false;
+                        receipt.transaction_committed().unwrap();
+                    }
+                }
+                ReceiptStep::Rollback {} => {
+                    answers.push("ok");
+                    staged_effect = false;
+                    staged_marks.clear();
+                    receipt.rolled_back().unwrap();
+                }
+                ReceiptStep::Wait { seconds } => {
+                    t += seconds;
+                    receipt.waited().unwrap();
+                }
+                ReceiptStep::Reply { status: s, .. } => {
+                    status = Some(s);
+                    break;
+                }
+            }
+        }
+        let secrets_json: Vec<Value> = if std::ptr::eq(receiver, &old_receiver) {
+            vec![json!({"secret": S1})]
+        } else {
+            let r = rotation.unwrap_or(T0);
+            vec![
+                json!({"secret": S2}),
+                json!({"secret": S1, "valid_until": (r + 300.0).floor() as i64}),
+            ]
+        };
+        transcripts.insert(d.id.clone(), json!({
+            "comment": format!("simulated seed {seed}: {} attempt {}", d.id, attempt + 1),
+            "spec": "DESIGN, Sessions, events and simulation (a simulated seed)",
+            "input": {"namespace": NS, "secrets": secrets_json, "headers": pairs, "body": String::from_utf8_lossy(&d.body),
+                      "now": ts, "answers": answers, "transactional": transactional},
+        }));
+        if let Some(forger) = d.forged {
+            if status.is_some_and(|s| s != 401) {
+                let mut v = Violation::new(
+                    "no forged or expired signature is ever applied",
+                    format!(
+                        "{} signed with {} answered {status:?}",
+                        d.id,
+                        if forger == S1 {
+                            "the rotated-out secret"
+                        } else {
+                            "an attacker's secret"
+                        }
+                    ),
+                );
+                v.transcript = transcripts.get(&d.id).cloned();
+                return Err(v);
+            }
+            crate::seen::count("forgeries refused", 1);
+            continue;
+        }
+        match status {
+            Some(s) if (200..300).contains(&s) => {
+                acked.insert(d.id.clone(), s);
+                if rng.chance(0.05) {
+                    // At least once: the service delivers it again, later.
+                    queue.push((now + rng.between(1.0, 3600.0), i, attempt + 1));
+                }
+            }
+            _ if attempt < SCHEDULE.len() => {
+                queue.push(((d.first + SCHEDULE[attempt]).max(now + 1.0), i, attempt + 1))
+            }
+            _ => {}
+        }
+    }
+    for d in deliveries.iter().filter(|d| d.forged.is_none()) {
+        let applied = effects.get(&d.id).copied().unwrap_or(0);
+        let problem = if acked.contains_key(&d.id) && applied == 0 {
+            Some((
+                "every delivery answered 2xx was applied",
+                format!("{} was acknowledged but its handler never ran", d.id),
+            ))
+        } else if transactional && applied > 1 {
+            Some((
+                "exactly once with a transactional store",
+                format!("{} applied {applied} times", d.id),
+            ))
+        } else if healthy && !acked.contains_key(&d.id) {
+            Some((
+                "a run with no fault injected succeeds",
+                format!("{} was never acknowledged", d.id),
+            ))
+        } else {
+            None
+        };
+        if let Some((invariant, detail)) = problem {
+            let mut v = Violation::new(invariant, detail);
+            v.transcript = transcripts.get(&d.id).cloned();
+            return Err(v);
+        }
+    }
+    crate::seen::count(
+        "twins applied",
+        deliveries
+            .iter()
+            .filter(|d| d.id.ends_with("_twin") && effects.contains_key(&d.id))
+            .count() as u64,
+    );
+    for id in effects.keys() {
+        if deliveries.iter().any(|d| d.id == *id && d.forged.is_some()) {
+            return Err(Violation::new(
+                "no forged or expired signature is ever applied",
+                id.clone(),
+            ));
+        }
+    }
+    Ok(())
+}
