@@ -28,12 +28,26 @@ server still checks every wait. Control (JSON):
   closed; ``apply`` says whether the create was applied), ``partial`` (206 with Content-Range),
   ``truncate`` (200 announcing the whole artifact, half sent, connection closed), ``trickle``
   (the whole artifact in 10 pieces over ``seconds`` real seconds: slow, never idle for long).
+- ``"list"``: how the export list behaves — ``page_size`` (the most items a page holds,
+  whatever ``limit`` asks; default 100), ``echo`` (items repeat the create's members; default
+  true, false: only ``id`` and ``status``), ``lag_reads`` (a new export is missing from that many
+  list requests after its create; default 0), ``cursor`` (how a page names the next: ``next_cursor``,
+  ``meta``, ``links`` or ``none``), ``order`` (``oldest`` or ``newest`` first). Pages are keyset:
+  the cursor is the last item's id (a UUID, as the spec's list cursor is).
+- ``"existing": {"count": n, "body": {...}}``: exports that exist before the job.
+- ``"token_delay"``: seconds each token exchange takes (real ones), so concurrent callers overlap.
+- ``"enterprise_expires_at"``: the form of the enterprise token's ``expires_at`` — ``rfc3339``
+  (default), ``offset`` (``+0000``), ``basic`` (``20261127T030000Z``), ``past`` (a minute behind
+  the server's clock while the server honours the token for an hour), ``null``.
+- A ``redirect`` fault answers 307 with a ``Location`` on another origin: the ``evil`` listener
+  of this process, which records whatever reaches it (``evil_requests``, ``evil_credentials``).
 - ``GET /_fake/artifact``: the artifact a complete download serves.
 - ``GET /_fake/stats``: what it applied and saw: ``exports_created``, ``tokens_issued``,
   ``requests`` by operation, ``retry_after_violations`` (a request of an operation earlier than
   the ``Retry-After`` it was given), ``unauthorized`` (requests with a dead or missing token),
   ``max_per_minute`` (the most requests of one client in any rolling 60 s), ``downloads`` (whole
-  artifacts served).
+  artifacts served), ``max_concurrent_exchanges`` (token exchanges in progress at once),
+  ``evil_requests`` and ``evil_credentials`` (what reached the other origin).
 """
 from __future__ import annotations
 
@@ -45,6 +59,7 @@ import struct
 import sys
 import threading
 import time
+import urllib.parse
 import uuid
 from collections import defaultdict, deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -117,6 +132,13 @@ class World:
         self.states = list(script.get("states", ["queued", "ready"]))
         self.artifact = script.get("artifact", "statement_id,amount\n1,10.00\n2,5.50\n").encode()
         self.expires_in = int(script.get("token_expires_in", 3600))
+        self.list = {"page_size": 100, "echo": True, "lag_reads": 0, "cursor": "next_cursor", "order": "oldest",
+                     **script.get("list", {})}
+        self.token_delay = float(script.get("token_delay", 0))
+        self.enterprise_expires_at = script.get("enterprise_expires_at", "rfc3339")
+        self.exchanging = 0
+        self.evil_requests: list[dict] = getattr(self, "evil_requests", [])
+        self.evil_requests.clear()
         self.tokens: dict[str, tuple[str, float]] = {}  # token -> (client, expires at)
         self.dead: set[str] = set()
         self.exports: dict[str, dict] = {}
@@ -125,7 +147,13 @@ class World:
         self.not_before: dict[tuple[str, str], float] = {}
         self.seen: dict[str, deque] = defaultdict(deque)
         self.stats = {"exports_created": 0, "tokens_issued": 0, "requests": defaultdict(int), "retry_after_violations": 0,
-                      "unauthorized": 0, "max_per_minute": 0, "downloads": 0, "cancelled": 0}
+                      "unauthorized": 0, "max_per_minute": 0, "downloads": 0, "cancelled": 0, "max_concurrent_exchanges": 0}
+        existing = script.get("existing")
+        if existing:
+            for _ in range(int(existing.get("count", 0))):
+                e = {"id": str(uuid.uuid4()), "status": "ready", **existing.get("body", {})}
+                e["_hidden_for"] = 0
+                self.exports[e["id"]] = e
 
     def now(self) -> float:
         return time.time() + self.offset
@@ -196,7 +224,9 @@ class Handler(BaseHTTPRequestHandler):
                 return self.send(200, raw=w.artifact)
             if path == "/_fake/stats":
                 return self.send(200, {**w.stats, "requests": dict(w.stats["requests"]), "now": w.now(),
-                                       "exports": list(w.exports.values())})
+                                       "exports": [self.view(e) for e in w.exports.values()],
+                                       "evil_requests": len(w.evil_requests),
+                                       "evil_credentials": sorted({h for r in w.evil_requests for h in r["credentials"]})})
         self.send(404, {"message": "no such control"})
 
     # ---- the API -----------------------------------------------------------------------------
@@ -271,6 +301,9 @@ class Handler(BaseHTTPRequestHandler):
                     return self.send(401, {"message": "token expired"})
                 if kind in ("drop_before_apply", "reset"):
                     return self.drop(reset=kind == "reset")
+                if kind == "redirect":
+                    target = f"http://127.0.0.1:{EVIL_PORT}{self.path}"
+                    return self.send(fault.get("status", 307), {"message": "moved"}, [("Location", target)])
                 if kind == "stall" and not fault.get("apply"):
                     return self.stall(fault)
             status, payload, headers, raw = self.apply(op, args, query, body, client, fault)
@@ -305,6 +338,18 @@ class Handler(BaseHTTPRequestHandler):
         """Performs an accepted request: (status, JSON payload, headers, raw bytes or None)."""
         w = WORLD
         no_store = [("Cache-Control", "no-store")]
+        if op in ("exchangePlatformClientCredential", "exchangeEnterpriseToken") and w.token_delay:
+            # a slow exchange (the lock released meanwhile), to see how many overlap
+            w.exchanging += 1
+            w.stats["max_concurrent_exchanges"] = max(w.stats["max_concurrent_exchanges"], w.exchanging)
+            w.lock.release()
+            try:
+                time.sleep(w.token_delay)
+            finally:
+                w.lock.acquire()
+                w.exchanging -= 1
+        elif op in ("exchangePlatformClientCredential", "exchangeEnterpriseToken"):
+            w.stats["max_concurrent_exchanges"] = max(w.stats["max_concurrent_exchanges"], 1)
         if op == "exchangePlatformClientCredential":
             if json.loads(body or b"{}").get("grant_type") != "client_credentials":
                 return 400, {"message": "grant_type must be client_credentials"}, [], None
@@ -317,13 +362,14 @@ class Handler(BaseHTTPRequestHandler):
             token = "et_" + uuid.uuid4().hex
             w.tokens[token] = (client or "", w.now() + w.expires_in)
             w.stats["tokens_issued"] += 1
-            return 200, {"token": token, "expires_at": None}, [], None
+            return 200, {"token": token, "expires_at": enterprise_expiry(w.enterprise_expires_at, w.now(), w.expires_in)}, [], None
         if op == "listPlatformExports":
-            return 200, {"data": [self.view(e) for e in w.exports.values()]}, [], None
+            return 200, self.page(dict(urllib.parse.parse_qsl(query))), [], None
         if op == "createPlatformExport":
             request = json.loads(body)
-            export = {"id": "exp_" + uuid.uuid4().hex[:12], "status": "queued",
-                      **{k: v for k, v in request.items() if k not in ("id", "status")}}
+            export = {"id": str(uuid.uuid4()), "status": "queued",
+                      **{k: v for k, v in request.items() if k not in ("id", "status")},
+                      "_hidden_for": int(w.list["lag_reads"])}
             w.exports[export["id"]] = export
             w.stats["exports_created"] += 1
             return 200, self.view(export), [], None
@@ -352,12 +398,88 @@ class Handler(BaseHTTPRequestHandler):
             return 200, {"data": [{"code": "NL"}, {"code": "DE"}]}, [], None
         return 404, {"message": "Resource not found"}, [], None
 
+    def page(self, query: dict) -> dict:
+        """One page of the export list: filtered, ordered, keyset by the cursor (the last id of the page before);
+        an export created moments ago is missing for its ``lag_reads``."""
+        w = WORLD
+        shown = []
+        for e in w.exports.values():
+            if e.get("_hidden_for", 0) > 0:
+                e["_hidden_for"] -= 1
+                continue
+            if all(str(e.get(f)) == query[f] for f in ("export_class", "format", "status") if f in query):
+                shown.append(e)
+        if w.list["order"] == "newest":
+            shown.reverse()
+        start = 0
+        if "cursor" in query:
+            ids = [e["id"] for e in shown]
+            start = ids.index(query["cursor"]) + 1 if query["cursor"] in ids else len(ids)
+        size = min(int(query.get("limit", 50)), int(w.list["page_size"]))
+        items = shown[start:start + size]
+        more = start + len(items) < len(shown)
+        nxt = items[-1]["id"] if more and items else None
+        data = [self.view(e) if w.list["echo"] else {"id": e["id"], "status": e["status"]} for e in items]
+        style = w.list["cursor"]
+        if style == "meta":
+            return {"data": data, "meta": {"next_cursor": nxt}}
+        if style == "links":
+            return {"data": data, "links": {"next": f"{P}/exports?cursor={nxt}" if nxt else None}}
+        if style == "none":
+            return {"data": data}
+        return {"data": data, "next_cursor": nxt}
+
     @staticmethod
     def view(export: dict) -> dict:
-        return dict(export)
+        return {k: v for k, v in export.items() if not k.startswith("_")}
+
+
+def enterprise_expiry(form: str, now: float, lifetime: int):
+    """The enterprise token's expires_at in the form the script asks for."""
+    if form == "null":
+        return None
+    at = time.gmtime(now - 60 if form == "past" else now + lifetime)
+    if form == "offset":
+        return time.strftime("%Y-%m-%dT%H:%M:%S+0000", at)
+    if form == "basic":
+        return time.strftime("%Y%m%dT%H%M%SZ", at)
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", at)
+
+
+class Evil(BaseHTTPRequestHandler):
+    """Another origin: records what reaches it (never a credential, if the clients are right)."""
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args) -> None:
+        pass
+
+    def handle_any(self) -> None:
+        n = int(self.headers.get("Content-Length") or 0)
+        if n:
+            self.rfile.read(n)
+        names = ("Authorization", "X-Api-Key", "X-Api-Secret", "X-Tenant-ID")
+        with WORLD.lock:
+            WORLD.evil_requests.append({"path": self.path, "credentials": [h for h in names if self.headers.get(h)]})
+        data = json.dumps({"token": "evil-token", "expires_at": None, "access_token": "evil-token", "token_type": "Bearer",
+                           "expires_in": 3600, "scope": "exports:read exports:write"}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    do_GET = do_POST = handle_any
+
+
+EVIL_PORT = 0
 
 
 def main() -> None:
+    global EVIL_PORT
+    evil = ThreadingHTTPServer(("127.0.0.1", 0), Evil)
+    evil.daemon_threads = True
+    EVIL_PORT = evil.server_address[1]
+    threading.Thread(target=evil.serve_forever, daemon=True).start()
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
