@@ -30,15 +30,14 @@ pub struct PyBearerToken(token::BearerToken);
 
 #[pymethods]
 impl PyBearerToken {
-    /// A reporting API access token; `tenant_id`: the tenant it was obtained for (requests
-    /// then send it and refuse another).
+    /// A reporting API access token bound to `tenant_id`, the tenant it was obtained for
+    /// (required: requests send that tenant's X-Tenant-ID and refuse another; a token given
+    /// None for it is refused by every machine route).
     #[staticmethod]
-    #[pyo3(signature = (value, tenant_id=None))]
     fn reports(value: Text, tenant_id: Option<Text>) -> Self {
-        let t = token::BearerToken::reports(value.0);
         Self(match tenant_id {
-            Some(tenant) => t.for_tenant(tenant.0),
-            None => t,
+            Some(tenant) => token::BearerToken::reports(value.0, tenant.0),
+            None => token::BearerToken::new(royaltykit::catalog::Api::Reports, value.0),
         })
     }
     /// An enterprise API token.

@@ -144,13 +144,16 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Secrets {
 /// `previous_secret_valid_until`): ``WebhookSecret(secret, valid_until=None)``. Its `repr`
 /// never shows the secret.
 #[pyclass(name = "WebhookSecret", frozen, module = "royaltykit")]
-pub struct PyWebhookSecret(pub webhook::WebhookSecret, Option<i64>);
+pub struct PyWebhookSecret(pub webhook::WebhookSecret, pub Option<i64>);
 
 #[pymethods]
 impl PyWebhookSecret {
+    /// ``valid_until``: the last Unix second the secret verifies (an ``int``, a finite ``float``,
+    /// an aware ``datetime``, or an ISO 8601 text such as ``previous_secret_valid_until`` as the
+    /// service sends it); None: no limit. Anything else is refused (never taken for "no limit").
     #[new]
     #[pyo3(signature = (secret, valid_until=None))]
-    fn new(secret: Text, valid_until: Option<Seconds>) -> Self {
+    fn new(secret: Text, valid_until: Option<ValidUntil>) -> Self {
         let until = valid_until.map(|s| s.0);
         Self(webhook::WebhookSecret::new(secret.0, until), until)
     }
@@ -217,6 +220,55 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Seconds {
                 .map_err(out_of_range);
         }
         Err(type_error("int or float Unix seconds", &obj))
+    }
+}
+
+/// An instant a secret is valid until: `int` or finite `float` Unix seconds, an aware
+/// `datetime`, or an ISO 8601 text (read by the core's one timestamp parser). Anything else is
+/// `invalid_argument` saying which forms are accepted: an expiry is never silently lost.
+pub struct ValidUntil(pub i64);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for ValidUntil {
+    type Error = PyErr;
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let refuse = |got: String| {
+            crate::error(
+                obj.py(),
+                ArgumentError::new(
+                    "valid_until",
+                    format!("must be Unix seconds (an int or a finite float), an aware datetime, or an ISO 8601 timestamp text such as 2026-11-22T03:05:06Z; got {got}"),
+                ),
+            )
+        };
+        if obj.is_instance_of::<PyInt>() || obj.is_instance_of::<PyFloat>() {
+            return obj
+                .extract::<Seconds>()
+                .map(|s| Self(s.0))
+                .map_err(|_| refuse(obj.repr().map_or_else(|_| "?".into(), |r| r.to_string())));
+        }
+        if obj.is_instance_of::<PyString>() {
+            let text = obj.extract::<Text>()?;
+            return royaltykit::parse_timestamp(&text)
+                .map(Self)
+                .ok_or_else(|| refuse(format!("{:?}", text.chars().take(40).collect::<String>())));
+        }
+        if obj.is_instance_of::<pyo3::types::PyDateTime>() {
+            if obj.getattr("tzinfo")?.is_none() {
+                return Err(refuse(
+                    "a naive datetime (give it a timezone: its instant is unknown)".into(),
+                ));
+            }
+            let ts: f64 = obj.call_method0("timestamp")?.extract()?;
+            return seconds_from_f64("valid_until", ts.floor())
+                .map(Self)
+                .map_err(|e| crate::error(obj.py(), e));
+        }
+        Err(refuse(format!(
+            "a {}",
+            obj.get_type()
+                .name()
+                .map_or_else(|_| "?".to_owned(), |n| n.to_string())
+        )))
     }
 }
 

@@ -203,7 +203,12 @@ impl WebhookVerifier {
     /// With ``transactional=True`` (a dedup table in the handler's database) the keys are marked
     /// done inside the handler's transaction: ``Begin``, ``Commit`` (marks), ``RunHandler``,
     /// ``CommitTransaction``, or ``Rollback`` on a failure.
-    #[pyo3(signature = (headers, body, *, namespace, now=None, window=None, transactional=false))]
+    ///
+    /// By default only the delivery key is claimed ("deduplicate by Service-Webhook-Id").
+    /// ``claim_content_key=True`` also claims the signed content's key: it stops a captured
+    /// delivery resent under a new id, and it merges two genuine deliveries whose body and
+    /// timestamp are byte-identical (two changes of one resource in the same second).
+    #[pyo3(signature = (headers, body, *, namespace, now=None, window=None, transactional=false, claim_content_key=false))]
     #[allow(clippy::too_many_arguments)] // the Python keyword arguments, one each
     fn receipt(
         &self,
@@ -214,6 +219,7 @@ impl WebhookVerifier {
         now: Option<Seconds>,
         window: Option<Py<DedupWindow>>,
         transactional: bool,
+        claim_content_key: bool,
     ) -> PyResult<machine::WebhookReceipt> {
         if transactional && window.is_some() {
             return Err(pyo3::exceptions::PyValueError::new_err(
@@ -229,7 +235,8 @@ impl WebhookVerifier {
             self.0.verify(&headers, body, now)
         };
         guard(|| {
-            let receipt = royaltykit::machine::Receipt::new(&namespace, verified)?;
+            let receipt =
+                royaltykit::machine::Receipt::new(&namespace, verified, claim_content_key)?;
             Ok(machine::WebhookReceipt::new(
                 if transactional {
                     receipt.transactional()
@@ -269,20 +276,48 @@ fn sign_webhook<'py>(
     })
 }
 
-/// The secrets to verify with at `now` during a rotation (current first).
+/// The secrets to verify with at `now` during a rotation (current first), each a
+/// ``WebhookSecret`` carrying its expiry: the previous one keeps ``previous_valid_until`` (Unix
+/// seconds, an aware datetime, or the ISO 8601 text the service returns), so a verifier built
+/// from them never accepts it after that instant.
 #[pyfunction]
 #[pyo3(signature = (current, previous=None, previous_valid_until=None, *, now=None))]
 fn active_secrets(
     current: Text,
     previous: Option<Text>,
-    previous_valid_until: Option<Seconds>,
+    previous_valid_until: Option<args::ValidUntil>,
     now: Option<Seconds>,
-) -> PyResult<Vec<String>> {
+) -> PyResult<Vec<args::PyWebhookSecret>> {
     guard(|| {
         let until = previous_valid_until.map(|s| s.0);
         let active = webhook::active_secrets(&current, previous.as_deref(), until, args::now(now))?;
-        Ok(active.into_iter().map(str::to_owned).collect())
+        Ok(active
+            .into_iter()
+            .map(|s| {
+                let until = s.valid_until();
+                args::PyWebhookSecret(s, until)
+            })
+            .collect())
     })
+}
+
+/// The event's canonical resource path (``resource.url``), checked: returned only when it is a
+/// path under the enterprise API (``/api/v1/…``); otherwise ``WebhookVerificationError`` with
+/// code ``invalid_resource_url``. Takes the URL text or a ``WebhookEvent``.
+#[pyfunction]
+fn resource_path(url: &Bound<'_, PyAny>) -> PyResult<String> {
+    let text: String = match url.cast::<webhook::WebhookEvent>() {
+        Ok(e) => e.get().resource_url.clone(),
+        Err(_) => url.extract::<Text>()?.0,
+    };
+    guard(|| Ok(webhook::resource_path(&text)?.to_owned()))
+}
+
+/// Unix seconds of a time as the services send one (RFC 3339, the ISO 8601 forms, HTTP-dates):
+/// the library's one timestamp parser; None for anything else.
+#[pyfunction]
+fn parse_timestamp(text: Text) -> Option<i64> {
+    royaltykit::parse_timestamp(&text)
 }
 
 // ---- dedup ----------------------------------------------------------------------------------------
@@ -411,7 +446,7 @@ impl DedupWindow {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::py_export!(m;
-        fn verify_webhook, sign_webhook, active_secrets, delivery_key, event_key, content_key,
+        fn verify_webhook, sign_webhook, active_secrets, resource_path, parse_timestamp, delivery_key, event_key, content_key,
             idempotency_key;
         class WebhookVerifier, args::PyWebhookSecret, webhook::VerifiedWebhook,
             webhook::WebhookEvent, DedupWindow

@@ -132,18 +132,28 @@ impl WebhookReceipt {
 }
 
 /// What a ``Call`` or an ``ExportJob`` says to do next. Match on the variant:
-/// ``Send(request)``, ``Wait(seconds)``, ``RefreshToken(reason)``, ``Reconcile(reconcile,
-/// reason)`` (a call only), ``Done(...)`` and ``Fail(...)``.
+/// ``Send(request)``, ``Wait(seconds)``, ``RefreshToken(reason)``, ``AwaitToken(seconds)`` (on a
+/// ``Session``), ``Reconcile(reconcile, reason, candidates, stage)``, ``Done(...)`` and ``Fail(...)``.
 #[pyclass(frozen, module = "royaltykit")]
 pub enum CallStep {
     /// Send ``request`` with your HTTP client, then report ``response`` or ``transport_failure``.
     Send { request: Py<RequestDescriptor> },
     /// Ask again after ``seconds``.
     Wait { seconds: f64 },
-    /// Obtain a token, then report ``token``.
+    /// Obtain a token, then report ``token`` (on a ``Session``: ``session.store_token``, or
+    /// ``session.exchange_failed`` / ``session.abandon_exchange``).
     RefreshToken { reason: String },
-    /// The request may have been applied: check its effect as ``reconcile`` says. Over.
-    Reconcile { reconcile: String, reason: String },
+    /// (On a ``Session``.) Another call is obtaining the session's token: wait until
+    /// ``session.version`` changes or ``seconds`` pass, then ask again.
+    AwaitToken { seconds: f64 },
+    /// The request may have been applied: check its effect as ``reconcile`` says, among
+    /// ``candidates`` (an export job's: the exports that may be its own). Over.
+    Reconcile {
+        reconcile: String,
+        reason: String,
+        candidates: Vec<String>,
+        stage: Option<String>,
+    },
     /// The 2xx response (for an export job: the export's id and its complete artifact). Over.
     Done {
         status: u16,
@@ -177,6 +187,7 @@ impl CallStep {
             ),
             Self::Wait { seconds } => format!("CallStep.Wait(seconds={seconds})"),
             Self::RefreshToken { reason } => format!("CallStep.RefreshToken({reason:?})"),
+            Self::AwaitToken { seconds } => format!("CallStep.AwaitToken(seconds={seconds})"),
             Self::Reconcile { reconcile, .. } => format!("CallStep.Reconcile({reconcile:?})"),
             Self::Done {
                 status, export_id, ..
@@ -218,9 +229,12 @@ fn call_step(py: Python<'_>, step: machine::CallStep) -> PyResult<CallStep> {
         machine::CallStep::Send { request } => send(py, request)?,
         machine::CallStep::Wait { seconds } => CallStep::Wait { seconds },
         machine::CallStep::RefreshToken { reason } => CallStep::RefreshToken { reason },
+        machine::CallStep::AwaitToken { seconds } => CallStep::AwaitToken { seconds },
         machine::CallStep::Reconcile { reconcile, reason } => CallStep::Reconcile {
             reconcile: reconcile.as_str().to_owned(),
             reason,
+            candidates: Vec::new(),
+            stage: None,
         },
         machine::CallStep::Done { response } => CallStep::Done {
             json: response.is_json(),
@@ -238,6 +252,15 @@ fn job_step(py: Python<'_>, step: machine::JobStep) -> PyResult<CallStep> {
         machine::JobStep::Send { request } => send(py, request)?,
         machine::JobStep::Wait { seconds } => CallStep::Wait { seconds },
         machine::JobStep::RefreshToken { reason } => CallStep::RefreshToken { reason },
+        machine::JobStep::AwaitToken { seconds } => CallStep::AwaitToken { seconds },
+        machine::JobStep::Reconcile { reason, candidates } => CallStep::Reconcile {
+            reconcile: royaltykit::retry::Reconcile::LookupBySentData
+                .as_str()
+                .to_owned(),
+            reason,
+            candidates,
+            stage: Some("reconcile".to_owned()),
+        },
         machine::JobStep::Done {
             export_id,
             artifact,
@@ -278,6 +301,79 @@ fn budget_lock<'a>(
     budget.as_ref().map(|b| lock(&b.0))
 }
 
+/// What the calls of one API client share: the token, when to refresh it, the one token
+/// exchange in flight, and the rate budget (a copy of ``budget`` is kept: share a ``Session``,
+/// not a budget, between the clients of one API key). Drive machines on it with
+/// ``next(now, session=...)``. Thread-safe.
+#[pyclass(frozen, module = "royaltykit")]
+pub struct Session(pub(crate) Mutex<machine::Session>);
+
+#[pymethods]
+impl Session {
+    #[new]
+    #[pyo3(signature = (budget=None))]
+    fn new(budget: Option<PyRef<'_, crate::retry::RateBudget>>) -> Self {
+        Self(Mutex::new(machine::Session::new(
+            budget_lock(&budget).map(|b| b.clone()),
+        )))
+    }
+
+    /// Stores a token for every call of the session: a ``Token``, ``EnterpriseToken`` or
+    /// ``BearerToken``, refreshed at its ``refresh_at`` unless ``refresh_at`` is given. Ends the
+    /// exchange in flight; wake the calls waiting on the session.
+    #[pyo3(signature = (token, refresh_at=None))]
+    fn store_token(&self, token: &Bound<'_, PyAny>, refresh_at: Option<f64>) -> PyResult<()> {
+        let (t, at) = token_of(token, refresh_at)?;
+        lock(&self.0).store_token(t, at);
+        Ok(())
+    }
+
+    /// The exchange in flight failed (``reason``, never a credential): the calls that waited
+    /// for it fail with rule ``token_exchange_failed``.
+    fn exchange_failed(&self, reason: Text) {
+        lock(&self.0).exchange_failed(&reason);
+    }
+
+    /// The exchange in flight ended without an outcome (cancelled): the next call leads anew.
+    fn abandon_exchange(&self) {
+        lock(&self.0).abandon_exchange();
+    }
+
+    /// Changes whenever a waiting call has something new to look at.
+    #[getter]
+    fn version(&self) -> u64 {
+        lock(&self.0).version()
+    }
+
+    /// Token exchanges the session's calls have started.
+    #[getter]
+    fn exchanges(&self) -> u64 {
+        lock(&self.0).exchanges()
+    }
+
+    /// Whether a token exchange is in flight.
+    #[getter]
+    fn exchanging(&self) -> bool {
+        lock(&self.0).exchanging()
+    }
+
+    /// Whether the session holds a token.
+    #[getter]
+    fn has_token(&self) -> bool {
+        lock(&self.0).has_token()
+    }
+
+    fn __repr__(&self) -> String {
+        let s = lock(&self.0);
+        format!(
+            "Session(has_token={}, exchanges={}, exchanging={})",
+            if s.has_token() { "True" } else { "False" },
+            s.exchanges(),
+            if s.exchanging() { "True" } else { "False" }
+        )
+    }
+}
+
 /// The `#[pymethods]` of a `Call` or an `ExportJob`: its own items, then the inputs both take
 /// (the core gives both types the same input methods).
 macro_rules! api_machine {
@@ -287,16 +383,24 @@ macro_rules! api_machine {
             $($own)*
 
             /// The step to perform at ``now`` (default: the clock), taking one request from
-            /// ``budget`` (a ``RateBudget`` shared by your calls) before each send.
-            #[pyo3(signature = (now=None, budget=None))]
+            /// ``budget`` (a ``RateBudget`` shared by your calls) before each send; on a
+            /// ``session``, its token and budget instead (``budget`` must then be None).
+            #[pyo3(signature = (now=None, budget=None, *, session=None))]
             fn next(
                 &self,
                 py: Python<'_>,
                 now: Option<f64>,
                 budget: Option<PyRef<'_, crate::retry::RateBudget>>,
+                session: Option<PyRef<'_, Session>>,
             ) -> PyResult<CallStep> {
-                let step = guard(|| {
-                    Ok(lock(&self.0).next(clock(now), budget_lock(&budget).as_deref_mut())?)
+                let step = guard(|| match &session {
+                    Some(_) if budget.is_some() => Err(royaltykit::ArgumentError::new(
+                        "budget",
+                        "a machine on a session takes the session's budget: give one or the other",
+                    )
+                    .into()),
+                    Some(s) => Ok(lock(&self.0).next_in(clock(now), &mut lock(&s.0))?),
+                    None => Ok(lock(&self.0).next(clock(now), budget_lock(&budget).as_deref_mut())?),
                 })?;
                 $step(py, step)
             }
@@ -453,7 +557,8 @@ pub struct ExportJob(Mutex<machine::ExportJob>);
 api_machine!(ExportJob, machine::ExportJob, job_step, {
     #[new]
     #[pyo3(signature = (*, tenant_id, body, token=None, idempotency_header=None, request_id=None, max_polls=None,
-                        max_attempts=None, max_elapsed_seconds=None, seed=None, id_field=None, state_field=None))]
+                        max_attempts=None, max_elapsed_seconds=None, seed=None, id_field=None, state_field=None,
+                        max_poll_seconds=None, reconcile_grace_seconds=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -468,9 +573,13 @@ api_machine!(ExportJob, machine::ExportJob, job_step, {
         seed: Option<u64>,
         id_field: Option<Text>,
         state_field: Option<Text>,
+        max_poll_seconds: Option<f64>,
+        reconcile_grace_seconds: Option<f64>,
     ) -> PyResult<Self> {
         guard(|| {
             let mut job = machine::ExportJob::new(machine::ExportJobOptions {
+                max_poll_seconds,
+                reconcile_grace_seconds,
                 tenant_id: tenant_id.0,
                 body: json_body(py, Some(body))?.unwrap_or_default(),
                 idempotency_header: idempotency_header.map(|t| t.0),
@@ -497,7 +606,7 @@ api_machine!(ExportJob, machine::ExportJob, job_step, {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::py_export!(m;
-        class WebhookReceipt, ReceiptStep, CallStep, Call, ExportJob
+        class WebhookReceipt, ReceiptStep, CallStep, Call, ExportJob, Session
     );
     Ok(())
 }

@@ -9,13 +9,23 @@ use royaltykit::dedup::{
 use royaltykit::receiver::{self, ReceiverDecision, ReceiverFailure, ReceiverReply};
 use royaltykit::webhook::VerifiedWebhook;
 
-/// What to do with a verified delivery: acknowledge a test event, or the keys to claim.
+/// What to do with a verified delivery: acknowledge a test event, or the keys to claim (the
+/// delivery key; the content key too with ``claim_content_key=True``, see
+/// ``WebhookVerifier.receipt``).
 #[pyfunction]
+#[pyo3(signature = (namespace, delivery, *, claim_content_key=false))]
 fn plan_receipt(
     namespace: Text,
     delivery: PyRef<'_, VerifiedWebhook>,
+    claim_content_key: bool,
 ) -> PyResult<ReceiverDecision> {
-    guard(|| Ok(receiver::plan_receipt(&namespace, &delivery)?))
+    guard(|| {
+        Ok(receiver::plan_receipt(
+            &namespace,
+            &delivery,
+            claim_content_key,
+        )?)
+    })
 }
 
 /// What the states of a delivery's claims mean (process, acknowledge or retry later).

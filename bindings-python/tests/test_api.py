@@ -123,9 +123,18 @@ def test_secret_never_in_errors():
 
 
 def test_active_secrets():
-    assert rk.active_secrets("new", "old", NOW + 300, now=NOW) == ["new", "old"]
-    assert rk.active_secrets("new", "old", NOW + 300, now=NOW + 301) == ["new"]
-    assert rk.active_secrets("new") == ["new"]
+    new, old = rk.active_secrets("new", "old", NOW + 300, now=NOW)
+    assert isinstance(old, rk.WebhookSecret) and (new.valid_until, old.valid_until) == (None, NOW + 300)
+    assert [s.valid_until for s in rk.active_secrets("new", "old", NOW + 300, now=NOW + 301)] == [None]
+    assert len(rk.active_secrets("new")) == 1
+    # previous_secret_valid_until as the service sends it: read by the one timestamp parser
+    assert rk.active_secrets("new", "old", "2026-11-22T03:05:06Z", now=0)[1].valid_until == rk.parse_timestamp("2026-11-22T03:05:06Z")
+    # a verifier built from them at rotation time stops taking the old secret after valid_until
+    verifier = rk.WebhookVerifier(rk.active_secrets("new", "old", NOW + 300, now=NOW))
+    body = b'{"event":"x","resource":{"type":"t","reference":"r","url":"/api/v1/x"},"occurred_at":"2026-11-22T04:05:06Z"}'
+    assert verifier.verify(rk.sign_webhook("old", body, timestamp=NOW + 200), body, now=NOW + 200).secret_index == 1
+    with pytest.raises(rk.WebhookVerificationError, match="no matching signature"):
+        verifier.verify(rk.sign_webhook("old", body, timestamp=NOW + 301), body, now=NOW + 301)
     with pytest.raises(rk.InvalidArgumentError):
         rk.active_secrets("new", "old")
 
@@ -201,12 +210,12 @@ def test_catalog_and_host_conversions():
     with pytest.raises(rk.InvalidArgumentError):
         rk.operation("nope")
     t = "0f8fad5b-d9cb-469f-a165-70867728950e"
-    d = rk.build_request("listPlatformExports", query={"limit": 20, "cursor": None}, token=rk.BearerToken.reports("t"), tenant_id=t)
+    d = rk.build_request("listPlatformExports", query={"limit": 20, "cursor": None}, token=rk.BearerToken.reports("t", t), tenant_id=t)
     assert d.query == "limit=20" and d.url("https://reports.example/") == "https://reports.example/api/platform/v1/exports?limit=20"
-    c = rk.build_request("createPlatformExport", body={"format": "csv"}, token=rk.BearerToken.reports("t"), tenant_id=t)
+    c = rk.build_request("createPlatformExport", body={"format": "csv"}, token=rk.BearerToken.reports("t", t), tenant_id=t)
     assert c.body == b'{"format":"csv"}'
     # One random key per logical request (OS RNG): an identical second create is not a replay.
-    again = rk.build_request("createPlatformExport", body={"format": "csv"}, token=rk.BearerToken.reports("t"), tenant_id=t)
+    again = rk.build_request("createPlatformExport", body={"format": "csv"}, token=rk.BearerToken.reports("t", t), tenant_id=t)
     assert c.idempotency_key.startswith("idem_") and len(c.idempotency_key) == 37
     assert again.idempotency_key != c.idempotency_key and c.idempotency_key_sent is False
     with pytest.raises(TypeError):
@@ -222,7 +231,7 @@ def test_a_reporting_token_remembers_its_tenant() -> None:
         with pytest.raises(rk.RequestBuildError) as e:
             rk.build_request("listPlatformExports", token=tok, tenant_id=tenant_b)
         assert e.value.code == "invalid_parameter" and e.value.parameter == "tenant_id" and "tok_" not in str(e.value)
-    assert rk.BearerToken.reports("tok_c", tenant_a).tenant_id == tenant_a and rk.BearerToken.reports("tok_c").tenant_id is None
+    assert rk.BearerToken.reports("tok_c", tenant_a).tenant_id == tenant_a and rk.BearerToken.reports("tok_c", None).tenant_id is None
     with pytest.raises(TypeError):
         rk.parse_token_response(200, {}, b"{}")  # type: ignore[call-arg]
 
@@ -262,3 +271,21 @@ def test_tolerance_has_one_name_and_errors_name_it():
         rk.verify_webhook(SIGNED, BODY, SECRET, now=NOW + 11, tolerance_seconds=10)
     with pytest.raises(TypeError, match="tolerance_seconds only"):
         rk.WebhookVerifier(SECRET, tolerance=10, tolerance_seconds=10)
+
+
+def test_a_secret_expiry_is_never_silently_lost():
+    import datetime as dt
+
+    at = rk.parse_timestamp("2026-11-22T03:05:06Z")
+    assert at is not None
+    for given in (at, float(at), "2026-11-22T03:05:06Z", "2026-11-22T03:05:06+0000",
+                  dt.datetime(2026, 11, 22, 3, 5, 6, tzinfo=dt.timezone.utc)):
+        assert rk.WebhookSecret("s", valid_until=given).valid_until == at, given
+    for refused in (float("nan"), float("inf"), float("-inf"), "", "tomorrow", "1763784000x",
+                    dt.datetime(2026, 11, 22, 3, 5, 6)):  # naive: its instant is unknown
+        with pytest.raises(rk.InvalidArgumentError, match="must be Unix seconds"):
+            rk.WebhookSecret("s", valid_until=refused)
+    with pytest.raises(rk.InvalidArgumentError):
+        rk.active_secrets("new", "old", float("nan"), now=NOW)
+    with pytest.raises(rk.InvalidArgumentError, match="got a list"):
+        rk.WebhookSecret("s", valid_until=[1])  # type: ignore[arg-type]

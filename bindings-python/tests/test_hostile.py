@@ -63,7 +63,7 @@ CASES = [
     ("delivery_key None", lambda: rk.delivery_key(None, "x"), TypeError),
     ("idempotency_key with a 10 MB request id", lambda: rk.idempotency_key("t", "op", "[" * (10 * 1024 * 1024)), "invalid_argument"),
     ("decide_retry with a float attempt", lambda: rk.decide_retry("read", attempt=1.5, status=500), TypeError),
-    ("build_request with a lone surrogate path parameter", lambda: rk.build_request("getPlatformExport", path={"export": "\ud800"}, token=rk.BearerToken.reports("t"), tenant_id=T).path, "/api/platform/v1/exports/%EF%BF%BD"),
+    ("build_request with a lone surrogate path parameter", lambda: rk.build_request("getPlatformExport", path={"export": "\ud800"}, token=rk.BearerToken.reports("t", T), tenant_id=T).path, "/api/platform/v1/exports/%EF%BF%BD"),
     ("parse_api_error with a 10 MB body keeps 4 KiB", lambda: len(rk.parse_api_error("reports", 500, {}, BIG).raw_body) <= 4 * 1024 + 1, True),
     ("parse_token_response with an array body", lambda: rk.parse_token_response(200, {}, b"[]", tenant_id="0f8fad5b-d9cb-469f-a165-70867728950e"), "invalid_token_response"),
     ("export_poll_decision with attempt 0", lambda: rk.export_poll_decision("queued", 0), "invalid_argument"),

@@ -30,13 +30,13 @@ def test_no_secret_in_any_printed_object_or_error():
         show(e)
     show(rk.WebhookSecret(SECRET, valid_until=1000))
     show(rk.WebhookVerifier([rk.WebhookSecret(SECRET, valid_until=1000)]))
-    show(rk.build_request("listPlatformExports", token=rk.BearerToken.reports(TOKEN), tenant_id=TENANT))
+    show(rk.build_request("listPlatformExports", token=rk.BearerToken.reports(TOKEN, TENANT), tenant_id=TENANT))
     show(rk.build_token_request("cli", CLIENT_SECRET, TENANT))
     show(rk.build_enterprise_token_request("key", API_SECRET))
     show(rk.parse_token_response(200, {"Cache-Control": "no-store"}, json.dumps({"access_token": TOKEN, "token_type": "Bearer", "expires_in": 60}), tenant_id="0f8fad5b-d9cb-469f-a165-70867728950e"))
     show(rk.parse_enterprise_token_response(200, {}, json.dumps({"token": TOKEN, "expires_at": None})))
     try:
-        rk.build_request("listPlatformExports", query={"access_token": TOKEN}, token=rk.BearerToken.reports(TOKEN), tenant_id=TENANT)
+        rk.build_request("listPlatformExports", query={"access_token": TOKEN}, token=rk.BearerToken.reports(TOKEN, TENANT), tenant_id=TENANT)
     except rk.RoyaltyKitError as e:
         show(e)
     show(rk.DedupWindow(10, 60))

@@ -182,7 +182,7 @@ def parse_token_response(i):
 
 def build_request(i):
     p = i["params"]
-    return descriptor(rk.build_request(i["operation_id"], path=p["path"], query=pairs(p["query"]), body=raw(p["body"]), token=p["token"] and getattr(rk.BearerToken, p["token"]["api"])(p["token"]["value"], *([p["token"]["tenant_id"]] if p["token"].get("tenant_id") else [])),
+    return descriptor(rk.build_request(i["operation_id"], path=p["path"], query=pairs(p["query"]), body=raw(p["body"]), token=p["token"] and (rk.BearerToken.reports(p["token"]["value"], p["token"].get("tenant_id")) if p["token"]["api"] == "reports" else rk.BearerToken.enterprise(p["token"]["value"])),
                                        tenant_id=p["tenant_id"], user_id=p["user_id"], idempotency_key=p["idempotency_key"],
                                        idempotency_header=p["idempotency_header"], request_id=p["request_id"],
                                        key_namespace=p["key_namespace"], key_random=bytes.fromhex(p["key_random"])))
@@ -193,9 +193,21 @@ def redis_dedup_command(i):
     return p.state_command(i["key"]) if i["op"] == "state" else getattr(p, f"{i['op']}_command")(i["key"], i["token"])
 
 
+def _secret_text(secret):
+    """The text of a WebhookSecret, which never shows it: found by signing with it and with each candidate."""
+    for candidate in ("whsec_new", "whsec_old"):
+        if rk.sign_webhook(secret, b"{}", timestamp=1, delivery_id="d") == rk.sign_webhook(candidate, b"{}", timestamp=1, delivery_id="d"):
+            return candidate
+    return None
+
+
 ADAPTERS = {
     "verify_webhook": verify_webhook,
-    "plan_receipt": lambda i: rk.plan_receipt(i["namespace"], rk.verify_webhook(pairs(i["headers"]), body_bytes(i["body"]), i["secrets"], now=i["now"])),
+    "plan_receipt": lambda i: rk.plan_receipt(i["namespace"], rk.verify_webhook(pairs(i["headers"]), body_bytes(i["body"]), i["secrets"], now=i["now"]),
+                                              claim_content_key=i.get("claim_content_key", False)),
+    "resource_path": lambda i: {"path": rk.resource_path(i["resource_url"])},
+    "active_secrets": lambda i: [{"secret": _secret_text(s), "valid_until": s.valid_until}
+                                 for s in rk.active_secrets(i["current"], i["previous"], i["previous_valid_until"], now=i["now"])],
     "decide_claims": lambda i: rk.decide_claims(i["states"]),
     "redis_dedup_command": redis_dedup_command,
     "redis_dedup_reply": lambda i: {"claim": rk.RedisDedupProtocol.claim_reply, "state": rk.RedisDedupProtocol.state_reply}.get(

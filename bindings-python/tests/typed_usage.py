@@ -28,7 +28,15 @@ n: int = len(rk.DedupWindow(10, 60))
 idem: str = rk.idempotency_key("tenant", "op", "request-1")
 
 # Tokens are typed by the API that issued them.
-cached: rk.BearerToken = rk.BearerToken.reports("tok")
+cached: rk.BearerToken = rk.BearerToken.reports("tok", "0f8fad5b-d9cb-469f-a165-70867728950e")
+rk.BearerToken.reports("tok")  # type: ignore[call-arg]  # the tenant is required
+session = rk.Session(rk.RateBudget.preset("enterprise"))
+step = rk.Call("listEnterpriseCountries").next(session=session)
+if isinstance(step, rk.CallStep.AwaitToken):
+    waited: float = step.seconds
+secret = rk.WebhookSecret("s", valid_until="2026-11-22T03:05:06Z")
+rotated: list[rk.WebhookSecret] = rk.active_secrets("new", "old", "2026-11-22T03:05:06Z")
+path: str = rk.resource_path("/api/v1/releases/1")
 token_api: Literal["reports", "enterprise"] = cached.api
 rk.build_request("listPlatformExports", token=cached, tenant_id="0f8fad5b-d9cb-469f-a165-70867728950e")
 rk.build_request("listPlatformExports", token="tok")  # type: ignore[arg-type]

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 
 /// Every response header the library reads (retry decisions, error parsing, token checks,
 /// lifecycle notices, export downloads); bindings may pass only these.
-pub const RESPONSE_HEADER_NAMES: [&str; 8] = [
+pub const RESPONSE_HEADER_NAMES: [&str; 9] = [
     "Retry-After",
     "Content-Type",
     "Content-Length",
@@ -13,6 +13,8 @@ pub const RESPONSE_HEADER_NAMES: [&str; 8] = [
     "Sunset",
     "Link",
     "Content-Range",
+    // a redirect's target: its origin is named in the error (redirects are never followed)
+    "Location",
 ];
 
 /// Read access to request headers. Name lookup is ASCII case-insensitive; a header may have

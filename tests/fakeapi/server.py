@@ -39,6 +39,8 @@ server still checks every wait. Control (JSON):
 - ``"enterprise_expires_at"``: the form of the enterprise token's ``expires_at`` — ``rfc3339``
   (default), ``offset`` (``+0000``), ``basic`` (``20261127T030000Z``), ``past`` (a minute behind
   the server's clock while the server honours the token for an hour), ``null``.
+- A create fault with ``"also_created_by_another": 1`` also applies an export of the same data as
+  if another process had created it at the same moment (not counted in ``exports_created``).
 - A ``redirect`` fault answers 307 with a ``Location`` on another origin: the ``evil`` listener
   of this process, which records whatever reaches it (``evil_requests``, ``evil_credentials``).
 - ``GET /_fake/artifact``: the artifact a complete download serves.
@@ -307,6 +309,10 @@ class Handler(BaseHTTPRequestHandler):
                 if kind == "stall" and not fault.get("apply"):
                     return self.stall(fault)
             status, payload, headers, raw = self.apply(op, args, query, body, client, fault)
+            if fault is not None and op == "createPlatformExport" and fault.get("also_created_by_another"):
+                # another process of the tenant created an export of the same data at the same moment
+                self.apply(op, args, query, body, client, None)
+                w.stats["exports_created"] -= 1
             if fault is not None and fault["do"] == "drop_after_apply":
                 return self.drop()
             if fault is not None and fault["do"] == "stall":

@@ -36,7 +36,7 @@ def django_project(tmp: Path, views: str) -> list[str]:
         "MIDDLEWARE = ['django.middleware.csrf.CsrfViewMiddleware']\n"
         "WEBHOOK_SECRET = os.environ['WEBHOOK_SECRET']\nREDIS_URL = os.environ['REDIS_URL']\n"
         "WEBHOOK_PREVIOUS_SECRET = os.environ['WEBHOOK_PREVIOUS_SECRET']\n"
-        "WEBHOOK_PREVIOUS_VALID_UNTIL = int(os.environ['WEBHOOK_PREVIOUS_VALID_UNTIL'])\n")
+        "WEBHOOK_PREVIOUS_VALID_UNTIL = os.environ['WEBHOOK_PREVIOUS_VALID_UNTIL']\n")
     (tmp / "views.py").write_text(views)
     (tmp / "urls.py").write_text("from django.urls import path\nimport views\nurlpatterns = [path('webhooks', views.on_delivery)]\n")
     return [sys.executable, "-m", "django", "runserver", "--noreload", "--settings", "site_settings"]
@@ -62,9 +62,11 @@ def command(name: str, tmp: Path, port: int) -> list[str]:
                                   "receiver-flask", "receiver-django"])
 def test_readme_receiver_example(name: str, redis: RedisServer, tmp_path: Path) -> None:
     port = free_port()
-    # The rotation's overlap is over: the previous secret's previous_secret_valid_until has passed.
+    # The rotation's overlap is over: the previous secret's previous_secret_valid_until (ISO 8601, as
+    # the service returns it) has passed.
+    past = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 1))
     env = {**os.environ, "PORT": str(port), "WEBHOOK_SECRET": SECRET, "REDIS_URL": f"redis://127.0.0.1:{redis.port}",
-           "WEBHOOK_PREVIOUS_SECRET": PREVIOUS, "WEBHOOK_PREVIOUS_VALID_UNTIL": str(int(time.time()) - 1),
+           "WEBHOOK_PREVIOUS_SECRET": PREVIOUS, "WEBHOOK_PREVIOUS_VALID_UNTIL": past,
            "PYTHONPATH": str(tmp_path)}
     node = name in ("receiver-express", "receiver-fastify", "receiver-fetch")  # resolve node_modules from WORK
     proc = subprocess.Popen(command(name, tmp_path, port), cwd=WORK if node else tmp_path,

@@ -422,11 +422,13 @@ call("an enterprise token already expired (expires_at behind this clock): used o
 # Enterprise spec, Delivery contract: "Redirects are not followed"; "send key and secret only on the token exchange".
 call("a 307 to another origin: the call stops, nothing is sent there",
      [tok(), resp(307, "", [["Location", "https://evil.example/steal?x=1"]])],
-     [REFRESH, send(*GET), fail("redirect", 307, "api_error")])
+     [REFRESH, send(*GET), fail("redirect", 307)])
 for status, rule in ((404, "client_error"), (400, "client_error"), (403, "client_error"), (409, "conflict"),
-                     (301, "redirect"), (422, "client_error")):
+                     (422, "client_error")):
     call(f"{status}: stop ({rule}), the error parsed", [tok(), resp(status, '{"message":"no"}')],
          [REFRESH, send(*GET), fail(rule, status, "api_error")])
+call("301: stop (redirect): no API error to show, the failure names where the Location points",
+     [tok(), resp(301, '{"message":"no"}', [["Location", "/elsewhere"]])], [REFRESH, send(*GET), fail("redirect", 301)])
 for kind in ("timeout", "connect_failed", "connection_lost"):
     call(f"a read after {kind}: safe to send again after 2 s", [tok(), transport(kind), resp(200, "{}")],
          [REFRESH, send(*GET), wait(2.0), send(*GET), done(200, "{}")])

@@ -1,6 +1,7 @@
 """Type stubs of the native module; the public API is re-exported by ``royaltykit``."""
 
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 from typing import Any, Final, Literal, Protocol, final
 
 from typing_extensions import disjoint_base
@@ -10,20 +11,24 @@ from .errors import ApiError
 _Headers = Mapping[str, str] | Mapping[str, Sequence[str]] | Iterable[tuple[str, str]]
 _Body = bytes | bytearray | memoryview | str
 _Seconds = int | float
+# Unix seconds, an aware datetime, or ISO 8601 text (as the service sends previous_secret_valid_until)
+_Instant = int | float | datetime | str
 
 @final
 class WebhookSecret:
     """A signing secret with the last Unix second it verifies (the rotation's
-    ``previous_secret_valid_until``); after it, the secret never verifies. ``repr`` hides it."""
+    ``previous_secret_valid_until``); after it, the secret never verifies. ``repr`` hides it.
+    ``valid_until`` that is not a finite number, an aware datetime or an ISO 8601 text is
+    refused (``InvalidArgumentError``)."""
 
-    def __new__(cls, secret: str, valid_until: _Seconds | None = None) -> WebhookSecret: ...
+    def __new__(cls, secret: str, valid_until: _Instant | None = None) -> WebhookSecret: ...
     @property
     def valid_until(self) -> int | None: ...
 
 _Secrets = str | WebhookSecret | Sequence[str | WebhookSecret]
 
 __all__ = [
-    "Call", "CallStep", "ExportJob", "ReceiptStep", "WebhookReceipt",
+    "Call", "CallStep", "ExportJob", "ReceiptStep", "Session", "WebhookReceipt",
     "BackoffPolicy", "BearerToken", "DEFAULT_DEDUP_TTL_SECONDS", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_TOLERANCE_SECONDS", "DedupWindow",
     "EnterpriseToken", "ExportStateInfo", "HEADER_NAMES", "Operation", "PollDecision", "QueryParam",
     "RateBudget", "RateDecision", "ReceiverDecision", "ReceiverReply", "RedisDedupProtocol", "SqlDedupProtocol", "SqlStatement", "DEFAULT_STORE_CAPACITY", "STATUS_HANDLER_FAILED", "STATUS_STORE_UNAVAILABLE", "RequestDescriptor", "ApiSession", "ResponseNotices", "RetryAfter",
@@ -32,7 +37,7 @@ __all__ = [
     "build_token_request", "check_export_download", "content_key", "decide_claims", "decide_retry", "delivery_key",
     "event_key", "export_poll_decision", "failure_reply", "rejection_body", "export_state", "idempotency_key", "missing_scopes",
     "operation", "operations", "parse_api_error", "parse_api_session", "parse_enterprise_token_response",
-    "parse_retry_after", "parse_token_response", "plan_receipt", "response_notices", "sign_webhook",
+    "parse_retry_after", "parse_timestamp", "parse_token_response", "plan_receipt", "resource_path", "response_notices", "sign_webhook",
     "step_up_satisfies", "validate_export_command", "validate_export_list_query", "verify_webhook",
     "webhook_gives_up_at", "webhook_next_attempt_at", "webhook_retry_schedule",
 ]
@@ -98,10 +103,11 @@ class WebhookVerifier:
     def verify(self, headers: _Headers, body: _Body, *, now: _Seconds | None = None) -> VerifiedWebhook: ...
     def receipt(
         self, headers: _Headers, body: _Body, *, namespace: str, now: _Seconds | None = None,
-        window: DedupWindow | None = None, transactional: bool = False,
+        window: DedupWindow | None = None, transactional: bool = False, claim_content_key: bool = False,
     ) -> WebhookReceipt:
         """One delivery as a machine: drive it with ``next()`` until it says ``Reply``; on a
-        ``window`` it claims and commits there itself and asks only for the handler."""
+        ``window`` it claims and commits there itself and asks only for the handler. Only the
+        delivery key is claimed unless ``claim_content_key`` (it also merges same-second twins)."""
     @property
     def max_body_bytes(self) -> int:
         """The largest body accepted, in bytes."""
@@ -116,10 +122,17 @@ def sign_webhook(
 def active_secrets(
     current: str,
     previous: str | None = None,
-    previous_valid_until: _Seconds | None = None,
+    previous_valid_until: _Instant | None = None,
     *,
     now: _Seconds | None = None,
-) -> list[str]: ...
+) -> list[WebhookSecret]:
+    """The secrets in force at ``now``, each carrying its expiry (the previous one keeps
+    ``previous_valid_until``)."""
+def resource_path(url: str | WebhookEvent) -> str:
+    """``resource.url`` when it is a path under ``/api/v1/``; else ``WebhookVerificationError``
+    (``invalid_resource_url``)."""
+def parse_timestamp(text: str) -> int | None:
+    """Unix seconds of RFC 3339, ISO 8601 or HTTP-date text; None otherwise."""
 def delivery_key(namespace: str, delivery_id: str) -> str: ...
 def event_key(namespace: str, event: _EventIdentity) -> str: ...
 def content_key(secret: str, timestamp: str | int, body: _Body) -> str: ...
@@ -310,7 +323,7 @@ class BearerToken:
     """A bearer token and the API that issued it, for a value restored from a cache; ``repr`` hides it."""
 
     @staticmethod
-    def reports(value: str, tenant_id: str | None = None) -> BearerToken: ...
+    def reports(value: str, tenant_id: str | None) -> BearerToken: ...
     @staticmethod
     def enterprise(value: str) -> BearerToken: ...
     @property
@@ -418,7 +431,7 @@ def failure_reply(failure: Literal["handler_failed", "store_unavailable"]) -> Re
 def rejection_body(code: str, message: str) -> str:
     """The JSON body answering a delivery that failed verification."""
 
-def plan_receipt(namespace: str, delivery: VerifiedWebhook) -> ReceiverDecision:
+def plan_receipt(namespace: str, delivery: VerifiedWebhook, *, claim_content_key: bool = False) -> ReceiverDecision:
     """What to do with a verified delivery: acknowledge a test event, or the keys to claim."""
 
 def decide_claims(states: list[str]) -> ReceiverDecision:
@@ -608,7 +621,7 @@ class CallStep:
 
     @final
     class RefreshToken(CallStep):
-        """Obtain a token, then ``token(...)``."""
+        """Obtain a token, then ``token(...)`` (on a ``Session``: ``session.store_token(...)``)."""
 
         __match_args__ = ("reason",)
         def __new__(cls, reason: str) -> CallStep.RefreshToken: ...
@@ -616,15 +629,30 @@ class CallStep:
         def reason(self) -> str: ...
 
     @final
-    class Reconcile(CallStep):
-        """The request may have been applied: check its effect as ``reconcile`` says."""
+    class AwaitToken(CallStep):
+        """Another call of the session obtains the token: wait until ``session.version``
+        changes or ``seconds`` pass, then ask again."""
 
-        __match_args__ = ("reconcile", "reason")
-        def __new__(cls, reconcile: str, reason: str) -> CallStep.Reconcile: ...
+        __match_args__ = ("seconds",)
+        def __new__(cls, seconds: float) -> CallStep.AwaitToken: ...
+        @property
+        def seconds(self) -> float: ...
+
+    @final
+    class Reconcile(CallStep):
+        """The request may have been applied: check its effect as ``reconcile`` says, among
+        ``candidates`` (an export job's: the exports that may be its own)."""
+
+        __match_args__ = ("reconcile", "reason", "candidates", "stage")
+        def __new__(cls, reconcile: str, reason: str, candidates: list[str], stage: str | None) -> CallStep.Reconcile: ...
         @property
         def reconcile(self) -> Literal["lookup_by_sent_data", "fetch_release_review_state", "check_checkout_state", "read_addon_status"]: ...
         @property
         def reason(self) -> str: ...
+        @property
+        def candidates(self) -> list[str]: ...
+        @property
+        def stage(self) -> str | None: ...
 
     @final
     class Done(CallStep):
@@ -696,7 +724,7 @@ class Call:
     def exchange(
         request: RequestDescriptor, *, max_attempts: int | None = None, max_elapsed_seconds: float | None = None, seed: int | None = None
     ) -> Call: ...
-    def next(self, now: float | None = None, budget: RateBudget | None = None) -> CallStep: ...
+    def next(self, now: float | None = None, budget: RateBudget | None = None, *, session: Session | None = None) -> CallStep: ...
     def response(self, status: int, headers: _Headers, body: _Body, now: float | None = None) -> None: ...
     def streams(self, status: int) -> bool:
         """Whether a response with ``status`` is streamed to your sink: only a 2xx to a download."""
@@ -709,6 +737,24 @@ class Call:
     def save(self) -> str: ...
     @staticmethod
     def resume(saved: str) -> Call: ...
+
+@final
+class Session:
+    """What the calls of one API client share: the token, one token exchange at a time, the
+    rate budget (a copy of ``budget`` is kept); thread-safe."""
+
+    def __new__(cls, budget: RateBudget | None = None) -> Session: ...
+    def store_token(self, token: Token | EnterpriseToken | BearerToken, refresh_at: float | None = None) -> None: ...
+    def exchange_failed(self, reason: str) -> None: ...
+    def abandon_exchange(self) -> None: ...
+    @property
+    def version(self) -> int: ...
+    @property
+    def exchanges(self) -> int: ...
+    @property
+    def exchanging(self) -> bool: ...
+    @property
+    def has_token(self) -> bool: ...
 
 @final
 class ExportJob:
@@ -728,8 +774,10 @@ class ExportJob:
         seed: int | None = None,
         id_field: str | None = None,
         state_field: str | None = None,
+        max_poll_seconds: float | None = None,
+        reconcile_grace_seconds: float | None = None,
     ) -> ExportJob: ...
-    def next(self, now: float | None = None, budget: RateBudget | None = None) -> CallStep: ...
+    def next(self, now: float | None = None, budget: RateBudget | None = None, *, session: Session | None = None) -> CallStep: ...
     def response(self, status: int, headers: _Headers, body: _Body, now: float | None = None) -> None: ...
     def streams(self, status: int) -> bool:
         """Whether a response with ``status`` is streamed to your sink: only a 2xx to a download."""

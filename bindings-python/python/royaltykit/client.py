@@ -3,9 +3,11 @@
 
 Every rule is the core's: each request is a ``Call`` machine (retries, ``Retry-After``, token
 refresh, idempotency key, rate budget) and an export is an ``ExportJob`` (create, poll, download;
-a create that may have been applied is looked up, never sent twice). This module only performs
-the steps: it sends, sleeps, exchanges tokens, and tells the machine which transport failure
-happened, mapping each HTTP library's exceptions:
+a create that may have been applied is looked up, never sent twice), and the calls of one client
+share its ``Session`` (the token, one token exchange at a time, the rate budget). This module only
+performs the steps: it sends (never following a redirect, whatever the HTTP client is set to do),
+sleeps, exchanges tokens, wakes the calls waiting for one, and tells the machine which transport
+failure happened, mapping each HTTP library's exceptions:
 
 - ``connect_failed`` only when nothing can have been sent (a refused connection, a connect or
   pool timeout);
@@ -21,6 +23,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from typing import IO, Any, Callable, Generator, Mapping, TypeVar, cast
@@ -31,6 +34,7 @@ from ._native import (
     ExportJob,
     RateBudget,
     RequestDescriptor,
+    Session,
     build_enterprise_token_request,
     build_token_request,
     parse_enterprise_token_response,
@@ -134,7 +138,9 @@ class _Transport:
 
 class _Httpx(_Transport):
     def _stream(self, r: RequestDescriptor) -> Any:
-        kw: dict[str, Any] = {"headers": r.headers, "content": r.body}
+        # follow_redirects=False on every request: a client built to follow them would carry the
+        # API key and secret (or the bearer token) to another origin.
+        kw: dict[str, Any] = {"headers": r.headers, "content": r.body, "follow_redirects": False}
         if self.timeout is not None:
             kw["timeout"] = self.timeout
         return self.http.stream(r.method, r.url(self.base), **kw)
@@ -236,20 +242,35 @@ def _transport(http: Any, base_url: str, timeout: float | None, asynchronous: bo
 
 class _Base:
     """What both APIs' clients share: the machines' loop, as a generator whose yields are the I/O
-    (``("send", request, stream)`` → the outcome, ``("sleep", seconds)``), run by ``_run``
-    (blocking) or ``_arun`` (asyncio)."""
+    (``("send", request, stream)`` → the outcome, ``("sleep", seconds)``, ``("await", seconds,
+    version)`` until the session changes), run by ``_run`` (blocking) or ``_arun`` (asyncio)."""
 
     _async = False
 
     def __init__(self, http: Any, base_url: str, *, budget: RateBudget | None, timeout: float | None,
-                 clock: Callable[[], float], sleep: Callable[[float], Any] | None, seed: Callable[[], int] | None) -> None:
+                 clock: Callable[[], float], sleep: Callable[[float], Any] | None, seed: Callable[[], int] | None,
+                 session: Session | None = None) -> None:
         asynchronous = self._async
         self._transport = _transport(http, base_url.rstrip("/"), timeout, asynchronous)
-        self._budget = budget
+        if session is not None and budget is not None:
+            raise TypeError("give budget or session, not both: a session keeps its own budget")
+        # The calls of this client share one session: one token exchange at a time, one budget.
+        self.session: Session = session if session is not None else Session(budget)
         self._clock = clock
         self._sleep: Callable[[float], Any] = sleep or (asyncio.sleep if asynchronous else time.sleep)
         self._seed = seed or (lambda: int.from_bytes(os.urandom(8), "little"))
-        self._token: Any = None
+        # Wakes the calls waiting for the session's token exchange: a condition for threads, the
+        # waiting tasks' futures on an event loop.
+        self._changed = threading.Condition()
+        self._waiters: set[asyncio.Future[None]] = set()
+
+    def _wake(self) -> None:
+        """The session changed: every call waiting on it asks again."""
+        with self._changed:
+            self._changed.notify_all()
+        for f in self._waiters:
+            if not f.done():
+                f.set_result(None)
 
     def _token_request(self) -> RequestDescriptor:
         raise NotImplementedError
@@ -265,8 +286,10 @@ class _Base:
         def stream(status: int) -> _Sink | None:
             return sink if sink is not None and machine.streams(status) else None
 
+        session = self.session
         while True:
-            step = machine.next(self._clock(), self._budget)
+            version = session.version
+            step = machine.next(self._clock(), session=session)
             match step:
                 case CallStep.Send(request=request):
                     outcome = yield ("send", request, stream)
@@ -278,16 +301,27 @@ class _Base:
                         machine.response(*outcome, self._clock())
                 case CallStep.Wait(seconds=seconds):
                     yield ("sleep", seconds)
+                case CallStep.AwaitToken(seconds=seconds):
+                    yield ("await", seconds, version)
                 case CallStep.RefreshToken():
-                    exchange = Call.exchange(self._token_request(), seed=self._seed())
-                    done = yield from self._steps(exchange, "token exchange")
-                    self._token = self._parse_token(done.status, done.headers, done.body)
-                    machine.token(self._token)
+                    # This call leads the session's one exchange; the others wait for it.
+                    try:
+                        exchange = Call.exchange(self._token_request(), seed=self._seed())
+                        done = yield from self._steps(exchange, "token exchange")
+                        session.store_token(self._parse_token(done.status, done.headers, done.body))
+                    except Exception as e:
+                        session.exchange_failed(str(e))
+                        raise
+                    except BaseException:  # cancelled, interrupted, or the steps closed
+                        session.abandon_exchange()
+                        raise
+                    finally:
+                        self._wake()
                 case CallStep.Done():
                     return step
-                case CallStep.Reconcile(reconcile=hint, reason=reason):
+                case CallStep.Reconcile(reconcile=hint, reason=reason, candidates=candidates, stage=stage):
                     raise ReconcileRequired("reconcile_required", reason, reconcile=hint, operation_id=operation_id,
-                                            reason=reason)
+                                            reason=reason, candidates=list(candidates), stage=stage)
                 case CallStep.Fail() as f:
                     if f.error is not None:
                         raise f.error
@@ -298,35 +332,56 @@ class _Base:
     # Both close the steps on the way out, so an export's temporary file goes at once when a
     # send raises (a disk error, a progress callback's exception, a cancellation).
     def _run(self, steps: Generator[Any, Any, _T]) -> _T:
+        changed, session = self._changed, self.session
         try:
             action = next(steps)
             while True:
-                if action[0] == "sleep":
-                    self._sleep(action[1])
-                    action = steps.send(None)
-                else:
-                    action = steps.send(self._transport.send(action[1], action[2]))
+                match action:
+                    case ("sleep", seconds):
+                        self._sleep(seconds)
+                        result = None
+                    case ("await", seconds, version):
+                        with changed:
+                            changed.wait_for(lambda: session.version != version, timeout=seconds)
+                        result = None
+                    case _:
+                        result = self._transport.send(action[1], action[2])
+                action = steps.send(result)
         except StopIteration as end:
             return cast(_T, end.value)
         finally:
             steps.close()
 
     async def _arun(self, steps: Generator[Any, Any, _T]) -> _T:
+        session = self.session
         try:
             action = next(steps)
             while True:
-                if action[0] == "sleep":
-                    await self._sleep(action[1])
-                    action = steps.send(None)
-                else:
-                    action = steps.send(await self._transport.send(action[1], action[2]))
+                match action:
+                    case ("sleep", seconds):
+                        await self._sleep(seconds)
+                        result = None
+                    case ("await", seconds, version):
+                        woken: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+                        self._waiters.add(woken)
+                        try:
+                            if session.version == version:
+                                await asyncio.wait_for(woken, seconds)
+                        except asyncio.TimeoutError:
+                            pass
+                        finally:
+                            self._waiters.discard(woken)
+                        result = None
+                    case _:
+                        result = await self._transport.send(action[1], action[2])
+                action = steps.send(result)
         except StopIteration as end:
             return cast(_T, end.value)
         finally:
             steps.close()
 
     def _call(self, operation_id: str, params: Mapping[str, Any]) -> Generator[Any, Any, Any]:
-        call = Call(operation_id, token=self._token, seed=self._seed(), **params)
+        call = Call(operation_id, seed=self._seed(), **params)
         done = yield from self._steps(call, operation_id)
         return _parsed(done)
 
@@ -363,8 +418,10 @@ class _Reports(_Base):
     def __init__(self, http: Any, *, base_url: str, client_id: str, client_secret: str, tenant_id: str,
                  scopes: list[str] | None = None, idempotency_header: str | None = None, budget: RateBudget | None = None,
                  timeout: float | None = 30.0, clock: Callable[[], float] = time.time,
-                 sleep: Callable[[float], Any] | None = None, seed: Callable[[], int] | None = None) -> None:
-        super().__init__(http, base_url, budget=budget, timeout=timeout, clock=clock, sleep=sleep, seed=seed)
+                 sleep: Callable[[float], Any] | None = None, seed: Callable[[], int] | None = None,
+                 session: Session | None = None) -> None:
+        super().__init__(http, base_url, budget=budget, timeout=timeout, clock=clock, sleep=sleep, seed=seed,
+                         session=session)
         self._credentials = (client_id, client_secret)
         self.tenant_id = tenant_id
         self._scopes = scopes
@@ -387,8 +444,9 @@ class _Reports(_Base):
         return self._call(operation_id, params)
 
     def _export_steps(self, body: Mapping[str, Any] | bytes, to: Any, request_id: str | None, max_polls: int | None,
-                      progress: Progress | bool | None) -> Generator[Any, Any, ExportResult]:
-        job = ExportJob(tenant_id=self.tenant_id, body=body, token=self._token, request_id=request_id,
+                      progress: Progress | bool | None, max_poll_seconds: float | None = None
+                      ) -> Generator[Any, Any, ExportResult]:
+        job = ExportJob(tenant_id=self.tenant_id, body=body, request_id=request_id, max_poll_seconds=max_poll_seconds,
                         idempotency_header=self._idempotency_header, max_polls=max_polls, seed=self._seed())
         sink = _Sink(to, _progress(progress))
         try:
@@ -414,15 +472,17 @@ class ReportsClient(_Reports):
 
     def run_export(self, body: Mapping[str, Any] | bytes, *, to: str | os.PathLike[str] | IO[bytes] | None = None,
                    request_id: str | None = None, max_polls: int | None = None,
-                   progress: Progress | bool | None = None) -> ExportResult:
+                   progress: Progress | bool | None = None, max_poll_seconds: float | None = None) -> ExportResult:
         """Creates an export from ``body`` (the CreateExportRequest), waits for it and downloads
         the complete artifact to ``to`` (a path, written whole or not at all, or a binary file),
         or into ``ExportResult.data``. The artifact is streamed to a temporary file as it
         arrives (never held in memory when ``to`` is a path); only a whole one reaches ``to``.
         ``progress(received, total)`` is called as bytes arrive; ``progress=True`` draws a bar
         on stderr when it is a terminal.
-        A create that may have been applied is looked up, never sent twice."""
-        return self._run(self._export_steps(body, to, request_id, max_polls, progress))
+        A create that may have been applied is looked up, never sent twice: when the list cannot
+        tell, ``ReconcileRequired`` is raised with the ``candidates`` that may be the job's own.
+        ``max_polls`` and ``max_poll_seconds`` bound the polling (reads, seconds)."""
+        return self._run(self._export_steps(body, to, request_id, max_polls, progress, max_poll_seconds))
 
 
 class AsyncReportsClient(_Reports):
@@ -436,17 +496,20 @@ class AsyncReportsClient(_Reports):
 
     async def run_export(self, body: Mapping[str, Any] | bytes, *, to: str | os.PathLike[str] | IO[bytes] | None = None,
                          request_id: str | None = None, max_polls: int | None = None,
-                         progress: Progress | bool | None = None) -> ExportResult:
+                         progress: Progress | bool | None = None, max_poll_seconds: float | None = None) -> ExportResult:
         """See ``ReportsClient.run_export``."""
-        return await self._arun(self._export_steps(body, to, request_id, max_polls, progress))
+        return await self._arun(self._export_steps(body, to, request_id, max_polls, progress, max_poll_seconds))
 
 
 class _Enterprise(_Base):
     def __init__(self, http: Any, *, base_url: str, api_key: str, api_secret: str, budget: RateBudget | None = None,
                  timeout: float | None = 30.0, clock: Callable[[], float] = time.time,
-                 sleep: Callable[[float], Any] | None = None, seed: Callable[[], int] | None = None) -> None:
-        super().__init__(http, base_url, budget=budget or RateBudget.preset("enterprise"), timeout=timeout, clock=clock,
-                         sleep=sleep, seed=seed)
+                 sleep: Callable[[float], Any] | None = None, seed: Callable[[], int] | None = None,
+                 session: Session | None = None) -> None:
+        if session is None and budget is None:
+            budget = RateBudget.preset("enterprise")
+        super().__init__(http, base_url, budget=budget, timeout=timeout, clock=clock, sleep=sleep, seed=seed,
+                         session=session)
         self._credentials = (api_key, api_secret)
 
     def __repr__(self) -> str:
@@ -462,8 +525,9 @@ class _Enterprise(_Base):
 class EnterpriseClient(_Enterprise):
     """The enterprise organization API over ``httpx.Client`` or ``requests.Session``: the key and
     secret exchanged for a token, the spec's rolling one-minute limits kept (``budget``, default
-    ``RateBudget.preset("enterprise")``; share one budget between the clients of one API key),
-    retries and ``Retry-After`` as the spec says. Blocking."""
+    ``RateBudget.preset("enterprise")``), retries and ``Retry-After`` as the spec says. Its calls
+    share its ``session`` (one token exchange at a time, one budget); give the clients of one API
+    key one ``Session(RateBudget.preset("enterprise"))`` with ``session=``. Blocking."""
 
     def request(self, operation_id: str, **params: Any) -> Any:
         """See ``ReportsClient.request``."""

@@ -100,11 +100,16 @@ class ReconcileRequired(RoyaltyKitError):
     """A request may have been applied and must not be sent again blindly (code
     ``reconcile_required``): check its effect first, as ``reconcile`` says
     (``lookup_by_sent_data``, ``fetch_release_review_state``, ``check_checkout_state``,
-    ``read_addon_status``). Also ``operation_id`` and ``reason``."""
+    ``read_addon_status``). Also ``operation_id`` and ``reason``; for an export job, ``stage``
+    (``reconcile``) and ``candidates``: the ids of the exports that may be its own (new since
+    it started and matching the data sent), possibly none. Never create again before you
+    checked them."""
 
     reconcile: str
     operation_id: str
     reason: str
+    candidates: list[str]
+    stage: str | None
 
 
 class CallFailedError(RoyaltyKitError):

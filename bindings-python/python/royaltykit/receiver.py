@@ -182,7 +182,13 @@ class WebhookReceiver:
     answered 503 and the redelivery runs the handler again (make the handler idempotent).
     With a store in your database (:mod:`royaltykit.stores`) it is exactly once: the handler is
     called as ``handler(delivery, connection)`` inside the transaction that marks the delivery
-    done."""
+    done.
+
+    Deliveries are deduplicated by ``Service-Webhook-Id``, as the spec says: every new id is
+    processed. ``claim_content_key=True`` also claims the signed content's key; it stops a
+    captured delivery resent under a new id inside the tolerance, and it merges two genuine
+    deliveries whose body and timestamp are byte-identical (two changes of one resource in the
+    same second: the second is acknowledged and its handler never runs)."""
 
     def __init__(
         self,
@@ -195,6 +201,7 @@ class WebhookReceiver:
         max_body_bytes: int | None = None,
         on_error: Callable[[BaseException, VerifiedWebhook], None] | None = None,
         tolerance: int | None = None,
+        claim_content_key: bool = False,
     ) -> None:
         if not callable(handler):
             raise TypeError("handler must be callable: handler(delivery)")
@@ -202,6 +209,7 @@ class WebhookReceiver:
                                         tolerance_seconds=tolerance_seconds, max_body_bytes=max_body_bytes,
                                         tolerance=tolerance)  # tolerance: deprecated, warns
         self.namespace = namespace
+        self.claim_content_key = claim_content_key
         self.handler: Callable[..., object] = handler
         self.store: Any = store if store is not None else DedupWindow(DEFAULT_STORE_CAPACITY)
         # A store in the handler's database (royaltykit.stores): handler(delivery, connection).
@@ -213,7 +221,7 @@ class WebhookReceiver:
         # On a DedupWindow the receipt performs its own claims and commits inside the core.
         window = self.store if isinstance(self.store, DedupWindow) else None
         return self.verifier.receipt(headers, body, namespace=self.namespace, now=now, window=window,
-                                     transactional=self.transactional)
+                                     transactional=self.transactional, claim_content_key=self.claim_content_key)
 
     def _steps(self, headers: Any, body: bytes, now: float | None) -> Generator[Any, tuple[bool, Any], Receipt]:
         """The receipt's loop, once for both drivers: yields each action to perform (a callable,

@@ -767,6 +767,13 @@ impl Call {
             },
             at: seconds,
         };
+        // A redirect is no API error to show: the failure's reason (naming where the Location
+        // points) is what the host raises.
+        let cause = if decision.rule == "redirect" {
+            Cause::None
+        } else {
+            cause
+        };
         self.apply(decision, now, Some(code), None, cause);
         Ok(())
     }
