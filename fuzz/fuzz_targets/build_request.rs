@@ -15,7 +15,7 @@ fuzz_target!(|data: (u8, Vec<(String, String)>, Vec<(String, String)>, Option<Ve
         // either API's token, so both routes' refusals are reached
         token: token.map(|t| {
             if pick % 2 == 0 {
-                royaltykit::token::BearerToken::reports(t)
+                royaltykit::token::BearerToken::reports(t, "0f8fad5b-d9cb-469f-a165-70867728950e")
             } else {
                 royaltykit::token::BearerToken::enterprise(t)
             }

@@ -21,6 +21,7 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -173,6 +174,8 @@ def test_tampered_delivery_is_refused(pair: Pair) -> None:
     body = event(r)
     status, reply = pair.a.post(sign(body), body.replace(b"acknowledged", b"rejected"))
     assert (status, reply["error"]) == (401, "no_matching_signature")
+    # the answer to an unauthenticated sender says nothing of this receiver's configuration
+    assert not re.search(r"\d+ secret|\d+ v1|in force|valid_until", reply.get("message", "")), reply
     assert pair.effects_of(r) == 0
 
 
@@ -265,6 +268,17 @@ def test_two_changes_of_one_resource_in_the_same_second_are_both_processed(pair:
     now = int(time.time())
     assert pair.a.post(sign(body, timestamp=now), body) == (200, {"result": "processed"})
     assert pair.b.post(sign(body, timestamp=now + 1), body) == (200, {"result": "processed"})
+    assert pair.effects_of(r) == 2
+
+
+def test_byte_identical_twins_with_two_ids_are_both_processed(pair: Pair) -> None:
+    """Two changes stamped the same second can carry the very same body and timestamp: the spec
+    dedups by Service-Webhook-Id, so both are processed (the content key is opt-in)."""
+    r = ref()
+    body = event(r, name="ddex.delivery.status_changed", occurred_at="2026-11-22T04:00:00Z")
+    now = int(time.time())
+    assert pair.a.post(sign(body, timestamp=now), body) == (200, {"result": "processed"})
+    assert pair.b.post(sign(body, timestamp=now), body) == (200, {"result": "processed"})
     assert pair.effects_of(r) == 2
 
 

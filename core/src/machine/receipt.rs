@@ -576,3 +576,29 @@ impl Receiver {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::webhook::sign;
+
+    #[test]
+    fn a_rejection_says_nothing_of_the_receiver_s_secrets() {
+        let secrets = [
+            WebhookSecret::new("whsec_a", None),
+            WebhookSecret::new("whsec_b", Some(10)),
+            WebhookSecret::new("whsec_c", None),
+        ];
+        let receiver = Receiver::new(&secrets, VerifyOptions::default(), "ns").unwrap();
+        let body = br#"{"event":"x","resource":{"type":"t","reference":"r","url":"/api/v1/x"},"occurred_at":"2026-11-22T04:05:06Z"}"#;
+        let forged = sign(&["whsec_attacker"], body, 1_000, "d").unwrap();
+        let ReceiptStep::Reply { status, body } = receiver.receive(&forged.pairs()[..], body, 1_000).next() else {
+            panic!("a forged delivery is answered at once")
+        };
+        assert_eq!(status, 401);
+        assert!(body.contains("no_matching_signature"), "{body}");
+        for leak in ["3 secret", "2 secret", "in force", "valid_until", "1 v1"] {
+            assert!(!body.contains(leak), "{leak:?} in {body}");
+        }
+    }
+}
