@@ -592,7 +592,9 @@ mod tests {
         let receiver = Receiver::new(&secrets, VerifyOptions::default(), "ns").unwrap();
         let body = br#"{"event":"x","resource":{"type":"t","reference":"r","url":"/api/v1/x"},"occurred_at":"2026-11-22T04:05:06Z"}"#;
         let forged = sign(&["whsec_attacker"], body, 1_000, "d").unwrap();
-        let ReceiptStep::Reply { status, body } = receiver.receive(&forged.pairs()[..], body, 1_000).next() else {
+        let ReceiptStep::Reply { status, body } =
+            receiver.receive(&forged.pairs()[..], body, 1_000).next()
+        else {
             panic!("a forged delivery is answered at once")
         };
         assert_eq!(status, 401);

@@ -3,9 +3,9 @@
 //! `expires_at` behind the client's clock; 503, or credentials refused), its reads (429 with
 //! `Retry-After`, 503, 401 mid-run, dropped connections) and its per-minute limits.
 
-use crate::export::{arrival, report_call};
+use crate::export::arrival;
 use crate::rng::Rng;
-use crate::transcript::{call_view, check_request, Outcome, Recorder};
+use crate::transcript::{bearer_of, call_view, check_request, report, Outcome, Recorder};
 use crate::Violation;
 use royaltykit::machine::{Call, CallOptions, CallStep, Session};
 use royaltykit::request::RequestParams;
@@ -63,12 +63,7 @@ impl Enterprise {
                 .insert(token.clone(), (valid_until, false));
             return Outcome::json(200, &json!({"token": token, "expires_at": expires_at}));
         }
-        let token = r
-            .headers
-            .iter()
-            .find(|(n, _)| n == "Authorization")
-            .map(|(_, v)| v.trim_start_matches("Bearer ").to_owned())
-            .unwrap_or_default();
+        let token = bearer_of(r);
         match self.tokens_issued.get(&token) {
             Some((until, false)) if *until > at => {}
             _ => {
@@ -257,7 +252,7 @@ pub fn run(seed: u64) -> Result<(), Violation> {
             }
             Task::Leading(_, mut x, in_flight) => {
                 if let Some(outcome) = in_flight {
-                    report_call(&mut x, &outcome, now);
+                    report(x.as_mut(), &outcome, now);
                     tasks[i] = Task::Leading(now, x, None);
                     continue;
                 }

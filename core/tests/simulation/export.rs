@@ -2,13 +2,12 @@
 //! reporting service.
 
 use crate::rng::Rng;
-use crate::transcript::{check_request, job_view, Outcome, Recorder};
+use crate::transcript::{bearer_of, check_request, job_view, report, Outcome, Recorder};
 use crate::Violation;
 use royaltykit::machine::{
     Call, CallOptions, CallStep, ExportJob, ExportJobOptions, JobStep, Session,
 };
 use royaltykit::request::RequestDescriptor;
-use royaltykit::retry::TransportFailure;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 
@@ -205,12 +204,7 @@ impl Reports {
     }
 
     fn bearer_ok(&mut self, r: &RequestDescriptor, at: f64) -> bool {
-        let token = r
-            .headers
-            .iter()
-            .find(|(n, _)| n == "Authorization")
-            .map(|(_, v)| v.trim_start_matches("Bearer ").to_owned())
-            .unwrap_or_default();
+        let token = bearer_of(r);
         matches!(self.tokens.get(&token), Some((until, false)) if *until > at)
     }
 
@@ -490,7 +484,7 @@ pub fn exchange<F: FnMut(&RequestDescriptor, f64) -> (Outcome, f64)>(
                 check_request(&request)?;
                 let (outcome, at) = send(&request, now);
                 now = at;
-                report_call(&mut call, &outcome, now);
+                report(&mut call, &outcome, now);
             }
             CallStep::Wait { seconds } => now += seconds,
             CallStep::Done { response } => {
@@ -512,21 +506,6 @@ pub fn exchange<F: FnMut(&RequestDescriptor, f64) -> (Outcome, f64)>(
         "every run ends within its budget",
         "a token exchange did not end in 100 steps",
     ))
-}
-
-pub fn report_call(call: &mut Call, outcome: &Outcome, now: f64) {
-    match outcome {
-        Outcome::Transport(kind) => call
-            .transport_failure(TransportFailure::parse(kind).unwrap(), now)
-            .unwrap(),
-        Outcome::Response {
-            status,
-            headers,
-            body,
-        } => call
-            .response(i64::from(*status), headers, body, now)
-            .unwrap(),
-    }
 }
 
 /// When a send's outcome reaches the host: after the round trip, or the client's timeout.
@@ -629,18 +608,7 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                         answered.push(id);
                     }
                 }
-                match &probe {
-                    Outcome::Transport(kind) => job
-                        .transport_failure(TransportFailure::parse(kind).unwrap(), now)
-                        .unwrap(),
-                    Outcome::Response {
-                        status,
-                        headers,
-                        body,
-                    } => job
-                        .response(i64::from(*status), headers, body, now)
-                        .unwrap(),
-                }
+                report(&mut job, &probe, now);
             }
             JobStep::Wait { seconds } => now += seconds,
             JobStep::RefreshToken { .. } => {

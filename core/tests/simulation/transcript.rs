@@ -5,6 +5,7 @@
 use crate::Violation;
 use royaltykit::machine::{CallFailure, CallStep, JobStep};
 use royaltykit::request::RequestDescriptor;
+use royaltykit::retry::TransportFailure;
 use serde_json::{json, Value};
 
 /// What a send gave the host.
@@ -35,6 +36,51 @@ impl Outcome {
             headers,
             body: br#"{"message":"simulated"}"#.to_vec(),
         }
+    }
+}
+
+/// The bearer token a request carries (empty without one).
+pub fn bearer_of(r: &RequestDescriptor) -> String {
+    r.headers
+        .iter()
+        .find(|(n, _)| n == "Authorization")
+        .map(|(_, v)| v.trim_start_matches("Bearer ").to_owned())
+        .unwrap_or_default()
+}
+
+/// The machines a send's outcome is reported to.
+pub trait Reported {
+    fn transport(&mut self, kind: TransportFailure, now: f64);
+    fn respond(&mut self, status: i64, headers: &[(String, String)], body: &[u8], now: f64);
+}
+
+impl Reported for royaltykit::machine::Call {
+    fn transport(&mut self, kind: TransportFailure, now: f64) {
+        self.transport_failure(kind, now).unwrap();
+    }
+    fn respond(&mut self, status: i64, headers: &[(String, String)], body: &[u8], now: f64) {
+        self.response(status, headers, body, now).unwrap();
+    }
+}
+
+impl Reported for royaltykit::machine::ExportJob {
+    fn transport(&mut self, kind: TransportFailure, now: f64) {
+        self.transport_failure(kind, now).unwrap();
+    }
+    fn respond(&mut self, status: i64, headers: &[(String, String)], body: &[u8], now: f64) {
+        self.response(status, headers, body, now).unwrap();
+    }
+}
+
+/// Reports a send's outcome to `machine`.
+pub fn report<M: Reported>(machine: &mut M, outcome: &Outcome, now: f64) {
+    match outcome {
+        Outcome::Transport(kind) => machine.transport(TransportFailure::parse(kind).unwrap(), now),
+        Outcome::Response {
+            status,
+            headers,
+            body,
+        } => machine.respond(i64::from(*status), headers, body, now),
     }
 }
 
