@@ -448,7 +448,7 @@ def test_no_adapter_follows_a_redirect_to_another_origin(kind, op, fake):
             with _redirecting_client(kind) as http:
                 reports(kind, http, fake).request("listPlatformExports")
     assert e.value.rule == "redirect" and e.value.status == 307, vars(e.value)
-    assert "http://127.0.0.1:" in str(e.value) and "no credential is sent there" in str(e.value)
+    assert "the Location points at http://127.0.0.1:" in str(e.value) and "redirects are not followed" in str(e.value)
     stats = fake.stats()
     assert stats["evil_requests"] == 0 and stats["evil_credentials"] == [], stats
 

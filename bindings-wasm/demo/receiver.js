@@ -1,8 +1,12 @@
 'use strict';
 // A webhook receiver as a user would write it with node:http and the royaltykit npm package:
-// verify the raw body, claim the delivery key AND the content key, store the event, commit after
-// storing it or release when storing failed (two-phase dedup: a failure loses nothing). An
-// operator replay has a new delivery id and is processed: the spec dedups by Service-Webhook-Id.
+// verify the raw body, claim the delivery key AND (opted in) the content key, store the event,
+// commit after storing it or release when storing failed (two-phase dedup: a failure loses
+// nothing). An operator replay has a new delivery id and is processed: the spec dedups by
+// Service-Webhook-Id. The content key is the opt-in the package's receivers take as
+// `claimContentKey: true`: it stops a captured delivery resent under a new id, and it also merges
+// two genuine deliveries whose body and timestamp are byte-identical (two changes of one resource
+// in the same second); the package's receivers claim only the delivery key by default.
 const http = require('node:http');
 const rk = require('royaltykit');
 
@@ -31,7 +35,7 @@ function startReceiver({ secrets, namespace = 'org-demo/sub-1', capacity = 100_0
         if (!(e instanceof rk.WebhookVerificationError)) throw e;
         return answer(res, e.httpStatus, `rejected: ${e.code}`, { code: e.code }); // 400, 401 or 413
       }
-      // Both keys: the delivery id is not signed, the content key is.
+      // Both keys (the opt-in): the delivery id is not signed, the content key is.
       const keys = [rk.deliveryKey(namespace, v.deliveryId), v.contentKey];
       const claims = keys.map((k) => deliveries.claim(k));
       if (claims.some((c) => c !== 'new')) {

@@ -1,15 +1,8 @@
 // royaltykit/client: the reporting and enterprise APIs over WHATWG fetch (Node, Bun, Deno).
-import type { RateBudget, Token, EnterpriseToken, RequestParams } from './index.js';
+import type { RateBudget, Session, Token, EnterpriseToken, RequestParams, AbortSignalLike } from './index.js';
 import type { OperationId, OperationParameterNames } from './native/operations.js';
-export { ReconcileRequired, CallFailedError } from './index.js';
-
-/** An AbortSignal (structurally: the package's types need no DOM or Node globals). */
-export interface AbortSignalLike {
-  readonly aborted: boolean;
-  readonly reason: unknown;
-  throwIfAborted(): void;
-  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
-}
+export { Session, ReconcileRequired, CallFailedError } from './index.js';
+export type { AbortSignalLike };
 /** A WHATWG WritableStream of bytes (structurally). */
 export interface WritableStreamLike {
   getWriter(): { write(chunk: Uint8Array): Promise<void>; close(): Promise<void> };
@@ -22,7 +15,16 @@ export interface ClientOptions {
   /** A WHATWG fetch (default: the global one; undici's, Bun's and Deno's work). */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   fetch?: (input: string, init?: any) => Promise<any>;
-  /** Shared request-rate windows (reporting: none by default, the spec shows none; enterprise: the spec's one-minute limits). */
+  /**
+   * The client's Session: the token, the one token exchange in flight and the rate budget its
+   * concurrent calls share (20 first calls at once make one exchange). Default: a new one per
+   * client. Pass `otherClient.session` so clients of one API key (or one client id and tenant)
+   * share it; never share one between the two APIs.
+   */
+  session?: Session;
+  /** The request-rate windows of the client's own Session (reporting: none by default, the spec
+   * shows none; enterprise: the spec's one-minute limits); the session keeps a copy. Not with
+   * `session` (give the budget to the Session). */
   budget?: RateBudget;
   /**
    * Milliseconds to wait for a response (default 30 000), then for each next piece of a streamed
@@ -30,7 +32,9 @@ export interface ClientOptions {
    * the `timeout` transport failure.
    */
   timeoutMs?: number;
-  /** For tests: the clock (Unix seconds), the sleep, and the seed source of jitter and keys. */
+  /** For tests: the clock (Unix seconds), the sleep (the waits the machines ask for: backoff,
+   * Retry-After, pacing; a call waiting for another call's token exchange is woken by it), and
+   * the seed source of jitter and keys. */
   clock?: () => number;
   sleep?: (seconds: number, signal?: AbortSignalLike) => Promise<void>;
   seed?: () => number;
@@ -51,7 +55,13 @@ export type OperationParams<Op extends OperationId = OperationId> = Omit<Request
 export type OperationResult = unknown;
 
 export interface ApiClient {
-  /** Performs one operation; throws ApiError, ReconcileRequired or CallFailedError (or the signal's reason when aborted). */
+  /** The Session the client's calls share (pass it as `session` to another client of the same API key). */
+  readonly session: Session;
+  /**
+   * Performs one operation; throws ApiError, ReconcileRequired or CallFailedError (or the
+   * signal's reason when aborted). Redirects are never followed: a 3xx (or a fetch that followed
+   * one anyway) fails with CallFailedError rule `redirect`, naming the origin it pointed at.
+   */
   request<Op extends OperationId>(operationId: Op, params?: OperationParams<Op>, options?: { signal?: AbortSignalLike }): Promise<OperationResult>;
 }
 
@@ -70,8 +80,9 @@ export interface ReportsClient extends ApiClient {
   /**
    * Creates an export, waits for it and downloads the complete artifact to `to` (a file path on Node:
    * streamed to a temporary file as it arrives and renamed into place when whole; or a WritableStream,
-   * written once whole), else into `data`. A create that may have been applied is looked up, never
-   * sent twice.
+   * written once whole), else into `data`. A create that may have been applied is looked up (every
+   * page of the list, again after a grace), never sent twice; when the lookup cannot tell,
+   * ReconcileRequired carries the ids of the exports that may be this job's (`candidates`).
    */
   runExport(
     body: object | string | Uint8Array,
@@ -79,6 +90,10 @@ export interface ReportsClient extends ApiClient {
       to?: string | WritableStreamLike;
       requestId?: string;
       maxPolls?: number;
+      /** Most seconds of polling, from the create's answer to the last read (default: bounded by `maxPolls` only). */
+      maxPollSeconds?: number;
+      /** Seconds, in all, to look again for an export a lost create may have made (default: the core's). */
+      reconcileGraceSeconds?: number;
       onProgress?: (received: number, total: number | null) => void;
       signal?: AbortSignalLike;
     },

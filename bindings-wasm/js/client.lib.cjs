@@ -1,7 +1,8 @@
 'use strict';
 // royaltykit/client: the reporting and enterprise APIs over WHATWG fetch (Node's undici, Bun,
 // Deno, Workers). Every rule is the core's: each request is a Call machine (retries,
-// Retry-After, token refresh, idempotency key, rate budget) and an export is an ExportJob. This
+// Retry-After, token refresh, idempotency key) and an export is an ExportJob, all on the
+// client's Session (the token, the one token exchange in flight, the rate budget). This
 // file performs the steps and maps fetch's failures to the core's transport failures. The entry
 // points (client.cjs, client.mjs, client.workerd.mjs) instantiate the wasm first, each the way
 // its runtime allows.
@@ -9,7 +10,7 @@ const rk = require('./lib.cjs');
 // node:fs where the runtime has it (Node, Bun, Deno), null elsewhere (Workers, browsers).
 const files = require('#files');
 
-const { Call, ExportJob, RateBudget, ReconcileRequired, CallFailedError } = rk;
+const { Call, ExportJob, RateBudget, Session, ReconcileRequired, CallFailedError } = rk;
 
 /**
  * Which transport failure a rejected fetch was: `connect_failed` only when nothing can have been
@@ -131,7 +132,7 @@ class Sink {
 
 /** A base for both APIs' clients: performs a machine's steps until its end. */
 class Client {
-  constructor(o, tokenRequest, parseToken) {
+  constructor(o, tokenRequest, parseToken, defaultBudget) {
     if (typeof o.baseUrl !== 'string') throw new TypeError('baseUrl must be the API base URL');
     this._base = o.baseUrl.replace(/\/+$/, '');
     // The global fetch called as a function of its own: Workers throw "Illegal invocation" for a
@@ -143,8 +144,17 @@ class Client {
     // nothing resent); the core decides every retry.
     this._ownConnection = o.fetch === undefined && typeof globalThis.Deno?.createHttpClient === 'function';
     if (typeof this._fetch !== 'function') throw new TypeError('fetch must be a WHATWG fetch function (global fetch by default)');
-    this._budget = o.budget ?? null;
-    if (this._budget !== null && !(this._budget instanceof RateBudget)) throw new TypeError('budget must be a RateBudget');
+    const budget = o.budget ?? null;
+    if (budget !== null && !(budget instanceof RateBudget)) throw new TypeError('budget must be a RateBudget');
+    // One Session per client: its concurrent calls share the token, one exchange in flight and
+    // the budget. Clients of one API key share one by passing `session`.
+    if (o.session !== undefined && o.session !== null) {
+      if (!(o.session instanceof Session)) throw new TypeError('session must be a Session');
+      if (budget !== null) throw new TypeError('budget: give it to the Session (new Session(budget)), not to a client built on a session');
+      this.session = o.session;
+    } else {
+      this.session = new Session(budget ?? defaultBudget);
+    }
     this._timeoutMs = o.timeoutMs ?? 30_000;
     this._clock = o.clock ?? (() => Date.now() / 1000);
     this._sleep = o.sleep ?? ((seconds, signal) => new Promise((resolve, reject) => {
@@ -154,7 +164,6 @@ class Client {
     this._seed = o.seed;
     this._tokenRequest = tokenRequest;
     this._parseToken = parseToken;
-    this._token = null;
   }
 
   /** Sends `request`; a body the machine streams (`stream(status)` gives the sink) goes to the sink. */
@@ -172,6 +181,14 @@ class Client {
         init.client = connection;
       }
       const r = await this._fetch(request.url(this._base), init);
+      // Redirects are never followed. A browser or Worker answers `redirect: 'manual'` with an
+      // opaque redirect (status 0, no Location); a fetch that followed one anyway (its own
+      // redirect setting) gives another origin's answer: both are reported as the 3xx they were
+      // (with the origin reached, when known), which the core stops on (rule `redirect`).
+      if (r.type === 'opaqueredirect' || r.status === 0 || r.redirected) {
+        await r.body?.cancel().catch(() => {});
+        return { status: 307, headers: r.redirected && r.url ? [['Location', r.url]] : [], body: new Uint8Array(0) };
+      }
       const headers = [...r.headers];
       sink = stream ? stream(r.status) : null;
       if (!sink) return { status: r.status, headers, body: new Uint8Array(await r.arrayBuffer()) };
@@ -193,12 +210,14 @@ class Client {
     }
   }
 
-  /** Drives `machine` to `done` (returned); throws for reconcile and fail. A body the machine streams goes into `sink`. */
+  /** Drives `machine` on the client's session to `done` (returned); throws for reconcile and fail. A body the machine streams goes into `sink`. */
   async _drive(machine, operationId, signal, sink) {
     const stream = sink ? (status) => (machine.streams(status) ? sink : null) : null;
+    const session = this.session;
     for (;;) {
       signal?.throwIfAborted();
-      const s = machine.next(this._clock(), this._budget ?? undefined);
+      const version = session.version;
+      const s = machine.next(this._clock(), session);
       switch (s.step) {
         case 'send': {
           const r = await this._send(s.request, signal, stream);
@@ -210,17 +229,18 @@ class Client {
         case 'wait':
           await this._sleep(s.seconds, signal);
           break;
-        case 'refresh_token': {
-          const exchange = Call.exchange(this._tokenRequest(), { seed: this._seed?.() });
-          const done = await this._drive(exchange, 'token exchange', signal);
-          this._token = this._parseToken(done.status, done.headers, done.body, this._clock());
-          machine.token(this._token);
+        case 'refresh_token': // this call leads the session's one exchange
+          await this._exchange(signal);
           break;
-        }
+        case 'await_token': // another call of the session is obtaining the token
+          await session.waitForChange(version, s.seconds, signal);
+          break;
         case 'done':
           return s;
         case 'reconcile':
-          throw new ReconcileRequired('reconcile_required', s.reason, { reconcile: s.reconcile, reason: s.reason, operationId });
+          throw new ReconcileRequired('reconcile_required', s.reason, {
+            reconcile: s.reconcile, reason: s.reason, candidates: s.candidates, stage: s.stage, operationId,
+          });
         case 'fail':
           if (s.error) throw s.error;
           throw new CallFailedError('call_failed', s.reason, {
@@ -233,13 +253,28 @@ class Client {
     }
   }
 
+  /** The token exchange (its own call, on the session's budget), its outcome reported to the
+   * session, which wakes the calls waiting for it: the token, or why it failed (then the
+   * exchange's error is thrown), or nothing when it was cancelled (the signal's reason is). */
+  async _exchange(signal) {
+    try {
+      const exchange = Call.exchange(this._tokenRequest(), { seed: this._seed?.() });
+      const done = await this._drive(exchange, 'token exchange', signal);
+      this.session.storeToken(this._parseToken(done.status, done.headers, done.body, this._clock()));
+    } catch (e) {
+      if (signal?.aborted) this.session.abandonExchange();
+      else this.session.exchangeFailed(String(e?.message ?? e));
+      throw e;
+    }
+  }
+
   /**
    * Performs one operation (`params` as for `Call`: path, query, body, requestId, …): the parsed
    * JSON body, the bytes of an artifact, or null. Throws ApiError, ReconcileRequired or
    * CallFailedError; `{ signal }` cancels it (the AbortSignal's reason is thrown).
    */
   async request(operationId, params, opts) {
-    const call = new Call(operationId, { ...this._defaults(), ...params, token: this._token ?? undefined, seed: this._seed?.() });
+    const call = new Call(operationId, { ...this._defaults(), ...params, token: undefined, seed: this._seed?.() });
     const done = await this._drive(call, operationId, opts?.signal);
     if (!done.body || done.body.length === 0) return null;
     return done.json ? JSON.parse(new TextDecoder().decode(done.body)) : done.body;
@@ -268,15 +303,16 @@ class ReportsClient extends Client {
    * Creates an export from `body`, waits for it, downloads the complete artifact: to `to` (a file
    * path on Node: streamed to a temporary file as it arrives and renamed into place when whole; or
    * a WritableStream, written once whole), else returned as `data`. A create that may have been
-   * applied is looked up, never sent twice.
+   * applied is looked up, never sent twice: when the lookup cannot tell, ReconcileRequired
+   * carries the ids of the exports that may be this job's (`candidates`).
    */
   async runExport(body, opts = {}) {
     const to = opts.to ?? null;
     const toStream = to !== null && typeof to.getWriter === 'function';
     if (to !== null && typeof to !== 'string' && !toStream) throw new TypeError('to must be a file path or a WritableStream');
     if (typeof to === 'string' && files === null) throw new TypeError('to: a file path needs a file system (Node, Bun, Deno); here, give a WritableStream');
-    const job = new ExportJob({ tenantId: this.tenantId, body, token: this._token ?? undefined, requestId: opts.requestId,
-      idempotencyHeader: this._idempotencyHeader, maxPolls: opts.maxPolls, seed: this._seed?.() });
+    const job = new ExportJob({ tenantId: this.tenantId, body, requestId: opts.requestId, idempotencyHeader: this._idempotencyHeader,
+      maxPolls: opts.maxPolls, maxPollSeconds: opts.maxPollSeconds, reconcileGraceSeconds: opts.reconcileGraceSeconds, seed: this._seed?.() });
     const sink = new Sink(typeof to === 'string' ? to : null, opts.onProgress);
     try {
       await sink.open();
@@ -302,9 +338,8 @@ class ReportsClient extends Client {
 class EnterpriseClient extends Client {
   constructor(o) {
     const c = o.credentials ?? {};
-    super({ ...o, budget: o.budget ?? new RateBudget('enterprise') },
-      () => rk.buildEnterpriseTokenRequest({ apiKey: c.apiKey, apiSecret: c.apiSecret }),
-      (status, headers, body, now) => rk.parseEnterpriseTokenResponse(status, headers, body, { now }));
+    super(o, () => rk.buildEnterpriseTokenRequest({ apiKey: c.apiKey, apiSecret: c.apiSecret }),
+      (status, headers, body, now) => rk.parseEnterpriseTokenResponse(status, headers, body, { now }), 'enterprise');
   }
 }
 
@@ -318,4 +353,4 @@ function createEnterpriseClient(options) {
   return new EnterpriseClient(options ?? {});
 }
 
-module.exports = { createReportsClient, createEnterpriseClient, ReconcileRequired, CallFailedError };
+module.exports = { createReportsClient, createEnterpriseClient, Session, ReconcileRequired, CallFailedError };

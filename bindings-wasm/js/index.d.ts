@@ -112,6 +112,11 @@ export class ReconcileRequired extends RoyaltyKitError {
   readonly reconcile: 'lookup_by_sent_data' | 'fetch_release_review_state' | 'check_checkout_state' | 'read_addon_status';
   readonly reason: string;
   readonly operationId: string;
+  /** An export job's: the ids of the exports that may be its own (new since it started and
+   * matching the data sent), possibly none; always empty for a single call. */
+  readonly candidates: string[];
+  /** `reconcile` for an export job; null for a single call. */
+  readonly stage: 'reconcile' | null;
 }
 /** A call or export job stopped without an API error to show (code `call_failed`): its attempts or
  * time ran out on transport failures, or a `Retry-After` passed its budget. */
@@ -162,14 +167,33 @@ export interface VerifyOptions {
 
 // ---- webhooks and dedup --------------------------------------------------------------------------
 
+/**
+ * When a secret stops verifying: Unix seconds (a finite number), a valid `Date`, or an ISO 8601
+ * text such as the rotation's `previous_secret_valid_until` (`2026-11-22T03:05:06Z`). Anything
+ * else (NaN, an infinity, an invalid Date, unreadable text) is refused with InvalidArgumentError
+ * where the secret is given, never taken for "no expiry": `Number(process.env.X)` with X unset
+ * fails loudly. Leave it out (or null) for a secret without one.
+ */
+export type ValidUntil = number | Date | string;
+
 /** A signing secret with the last Unix second it verifies (the rotation's
- * `previous_secret_valid_until`); after it, the secret never verifies. */
-export interface WebhookSecret {
-  secret: string;
-  validUntil?: Time | null;
+ * `previous_secret_valid_until`); after it, the secret never verifies. A plain object of this
+ * shape, or a `WebhookSecret` (which hides the secret when printed). */
+export interface WebhookSecretLike {
+  readonly secret: string;
+  readonly validUntil?: ValidUntil | null;
+}
+/** A signing secret and its expiry (Unix seconds; null: none): `new WebhookSecret(secret,
+ * validUntil?)` checks `validUntil` at once; `activeSecrets` returns them. Printing it hides
+ * the secret. */
+export class WebhookSecret {
+  #private;
+  constructor(secret: string, validUntil?: ValidUntil | null);
+  readonly secret: string;
+  readonly validUntil: number | null;
 }
 /** One secret or several, current first; a plain string never expires. */
-export type Secrets = string | WebhookSecret | readonly (string | WebhookSecret)[];
+export type Secrets = string | WebhookSecretLike | readonly (string | WebhookSecretLike)[];
 export function verifyWebhook(headers: HeadersLike, body: BodyLike, secrets: Secrets, options?: VerifyOptions): VerifiedWebhook;
 
 /** What `verifyRequest` reads of a WHATWG `Request` (declared here, so no DOM or Node types are needed). */
@@ -201,8 +225,13 @@ export class WebhookVerifier {
    * `wait` and `reply`.
    */
   /** `transactional`: the keys are marked done inside your database transaction (steps `begin`,
-   * `commit` inside it, `run_handler`, `commit_transaction`, or `rollback`). */
-  receipt(headers: HeadersLike, body: BodyLike, options: { namespace: string; now?: Time; window?: DedupWindow; transactional?: boolean }): WebhookReceipt;
+   * `commit` inside it, `run_handler`, `commit_transaction`, or `rollback`). `claimContentKey`:
+   * claim the content key after the delivery key (opt-in; see `ReceiverOptions.claimContentKey`). */
+  receipt(
+    headers: HeadersLike,
+    body: BodyLike,
+    options: { namespace: string; now?: Time; window?: DedupWindow; transactional?: boolean; claimContentKey?: boolean },
+  ): WebhookReceipt;
   /** Frees the wasm memory now (otherwise freed when garbage-collected). */
   free(): void;
 }
@@ -229,7 +258,21 @@ export class WebhookReceipt {
 }
 
 export function signWebhook(secret: string | readonly string[], body: BodyLike, options?: { timestamp?: Time; deliveryId?: string }): SignedHeaders;
-export function activeSecrets(current: string, previous?: string | null, previousValidUntil?: Time | null, now?: Time): string[];
+/** The secrets to verify with at `now` during a rotation (current first), each carrying its
+ * expiry: a verifier or receiver built from them never accepts the previous one after
+ * `previousValidUntil` (`previous_secret_valid_until`, as the service returns it or parsed). */
+export function activeSecrets(current: string, previous?: string | null, previousValidUntil?: ValidUntil | null, now?: Time): WebhookSecret[];
+/**
+ * The event's canonical resource path (`resource.url`), checked before it is fetched with a
+ * bearer token: returned only when it is a path under the enterprise API (`/api/v1/…`: no
+ * scheme or authority, query, fragment, dot segment, backslash, encoded slash, space or control
+ * character; at most 2048 bytes); otherwise WebhookVerificationError with code
+ * `invalid_resource_url`. Request it on the enterprise API's own base URL.
+ */
+export function resourcePath(urlOrEvent: string | Pick<WebhookEvent, 'resourceUrl'>): string;
+/** Unix seconds of a time as the services send one (RFC 3339, the ISO 8601 extended and basic
+ * forms, HTTP-dates): the library's one timestamp parser; null for anything else. */
+export function parseTimestamp(text: string): number | null;
 export function deliveryKey(namespace: string, deliveryId: string): string;
 export function eventKey(namespace: string, event: Pick<WebhookEvent, 'name' | 'resourceType' | 'resourceReference' | 'occurredAtText'>): string;
 export function contentKey(secret: string, timestamp: string | number, body: BodyLike): string;
@@ -273,7 +316,7 @@ export interface ReceiverOptions extends Omit<VerifyOptions, 'now'> {
   secrets: Secrets;
   /** Your organization, subscription or tenant: keys of one store never mix namespaces. */
   namespace: string;
-  /** Default: a DedupWindow of 100,000 keys, two per delivery: 50,000 deliveries (one process only).
+  /** Default: a DedupWindow of 100,000 keys, one per delivery (two with `claimContentKey`; one process only).
    * A `TransactionalDedupStore` (PostgresDedupStore, SqliteDedupStore) makes processing exactly once. */
   store?: DedupStore | TransactionalDedupStore<any>;
   /** Stores the delivery's effect; runs once per new delivery. Throwing (or rejecting)
@@ -282,6 +325,15 @@ export interface ReceiverOptions extends Omit<VerifyOptions, 'now'> {
   handler: (delivery: VerifiedWebhook, connection?: any) => unknown;
   /** Called with what the handler threw (default: console.error). */
   onError?: (error: unknown, delivery: VerifiedWebhook) => void;
+  /**
+   * Also claim each delivery's content key (a hash of the signed timestamp and body) after its
+   * delivery key. Default false: deliveries are deduplicated by `Service-Webhook-Id`, as the
+   * spec says, and every new id runs the handler. Opting in stops a captured delivery resent
+   * under a new id inside the tolerance (the id is not signed), and it also merges two genuine
+   * deliveries whose body and timestamp are byte-identical (two changes of one resource in the
+   * same second): the second is acknowledged and its handler never runs.
+   */
+  claimContentKey?: boolean;
 }
 
 /** What to answer: `status` and a small JSON `body`; `delivery` once verified. */
@@ -408,8 +460,9 @@ export class RedisDedupProtocol {
   releaseCommand(key: string, token: string): string[];
 }
 
-/** What to do with a verified delivery: acknowledge a test event, or the keys to claim. */
-export function planReceipt(namespace: string, delivery: VerifiedWebhook): ReceiverDecision;
+/** What to do with a verified delivery: acknowledge a test event, or the keys to claim (the
+ * delivery key; the content key too with `claimContentKey`, see `ReceiverOptions`). */
+export function planReceipt(namespace: string, delivery: VerifiedWebhook, options?: { claimContentKey?: boolean }): ReceiverDecision;
 /** What the states of a delivery's claims mean (process, acknowledge or retry later). */
 export function decideClaims(states: readonly ClaimState[]): ReceiverDecision;
 
@@ -537,11 +590,12 @@ export class EnterpriseToken {
 export class BearerToken {
   #private;
   private constructor();
-  /** `tenantId`: the tenant it was obtained for (requests then send it and refuse another). */
-  static reports(value: string, tenantId?: string): BearerToken;
+  /** `tenantId`, required: the tenant it was obtained for (requests send it and refuse another). */
+  static reports(value: string, tenantId: string): BearerToken;
   static enterprise(value: string): BearerToken;
   readonly api: 'reports' | 'enterprise';
   readonly value: string;
+  /** The tenant of a reporting token; absent for an enterprise one. */
   readonly tenantId?: string;
 }
 export function buildTokenRequest(params: { clientId: string; clientSecret: string; tenantId: string; scopes?: string[] }): RequestDescriptor;
@@ -578,7 +632,18 @@ export type CallStep =
   | { step: 'send'; request: RequestDescriptor }
   | { step: 'wait'; seconds: number }
   | { step: 'refresh_token'; reason: string }
-  | { step: 'reconcile'; reconcile: 'lookup_by_sent_data' | 'fetch_release_review_state' | 'check_checkout_state' | 'read_addon_status'; reason: string }
+  /** (On a Session.) Another call is obtaining the session's token: ask again once the session's
+   * `version` changed (`session.waitForChange`), at the latest after `seconds`. */
+  | { step: 'await_token'; seconds: number }
+  | {
+      step: 'reconcile';
+      reconcile: 'lookup_by_sent_data' | 'fetch_release_review_state' | 'check_checkout_state' | 'read_addon_status';
+      reason: string;
+      /** An export job's: the ids of the exports that may be its own, possibly none; [] for a call. */
+      candidates: string[];
+      /** `reconcile` for an export job, null for a call. */
+      stage: 'reconcile' | null;
+    }
   | {
       step: 'done';
       status: number;
@@ -608,9 +673,49 @@ export interface MachineLimits {
   seed?: number;
 }
 
+/**
+ * What the machines of one API client share: the token, when to refresh it, the one token
+ * exchange in flight, the rate budget. One per API client (per API key, or per client id and
+ * tenant), never shared between the two APIs.
+ */
+export class Session {
+  /** `budget`: a RateBudget (the session keeps a copy of its windows and counts), a preset name
+   * or windows; none by default. */
+  constructor(budget?: RateBudget | RatePreset | ReadonlyArray<{ name: string; limit: number; windowSeconds?: number }> | null);
+  /** Changes whenever a call waiting on the session has something new to look at. */
+  readonly version: number;
+  /** Token exchanges the session's calls have started. */
+  readonly exchanges: number;
+  /** Whether a token exchange is in flight. */
+  readonly exchanging: boolean;
+  readonly hasToken: boolean;
+  /** Stores the token a `refresh_token` step obtained (or one restored from a cache), refreshed
+   * at its `refreshAt` unless `refreshAt` is given; wakes the calls waiting. */
+  storeToken(token: Token | EnterpriseToken | BearerToken, refreshAt?: Time | null): void;
+  /** The exchange in flight failed (never pass a credential): the calls that waited for it fail
+   * with rule `token_exchange_failed`; wakes them. */
+  exchangeFailed(reason: string): void;
+  /** The exchange in flight was cancelled: the next call that asks leads a new one. */
+  abandonExchange(): void;
+  /** Resolves true once `version` differs from `since`, false after `seconds`; rejects with the
+   * signal's reason when it aborts. */
+  waitForChange(since: number, seconds: number, signal?: AbortSignalLike): Promise<boolean>;
+  free(): void;
+}
+
+/** An AbortSignal (structurally: the package's types need no DOM or Node globals). */
+export interface AbortSignalLike {
+  readonly aborted: boolean;
+  readonly reason: unknown;
+  throwIfAborted(): void;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
 declare class Machine {
-  /** The step at `now`, taking one request from `budget` before a send. */
-  next(now?: Time, budget?: RateBudget): CallStep;
+  /** The step at `now` on a Session (its token and budget, shared with its other machines), or
+   * standing alone, taking one request from `budget` before a send. */
+  next(now?: Time, on?: RateBudget | Session): CallStep;
   response(status: number, headers: HeadersLike | null | undefined, body: BodyLike | null | undefined, now?: Time): void;
   /** Whether a response with `status` is streamed to your own sink (a file): only a 2xx to a download. */
   streams(status: number): boolean;
@@ -644,6 +749,10 @@ export class ExportJob extends Machine {
     idempotencyHeader?: string;
     requestId?: string;
     maxPolls?: number;
+    /** Most seconds of polling, from the create's answer to the last read (default: bounded by `maxPolls` only). */
+    maxPollSeconds?: number;
+    /** Seconds, in all, a reconciling job looks again for an export a lost create may have made (default: the core's, 7 s: looks after 2 s, then 5 s); 0: one look. */
+    reconcileGraceSeconds?: number;
     idField?: string;
     stateField?: string;
   } & MachineLimits);

@@ -69,7 +69,9 @@ const ExportDownloadError = errorClass('ExportDownloadError');
 const ApiError = errorClass('ApiError');
 /**
  * A request may have been applied and must not be sent again blindly (code `reconcile_required`):
- * check its effect first, as `reconcile` says (`lookup_by_sent_data`, …). Also `operationId`, `reason`.
+ * check its effect first, as `reconcile` says (`lookup_by_sent_data`, …). Also `operationId`,
+ * `reason`, `candidates` (an export job's ids of the exports that may be its own; [] for a call)
+ * and `stage` (`reconcile` for an export job, null for a call).
  */
 const ReconcileRequired = errorClass('ReconcileRequired');
 /**
@@ -169,8 +171,12 @@ function toBytes(body, what = 'body') {
 }
 
 // Secrets as the core takes them: the strings, and (when any has one) each one's end of
-// validity, NaN for none. A secret is a string or `{ secret, validUntil }` (Unix seconds or a
-// Date: the rotation's previous_secret_valid_until; after it the secret never verifies).
+// validity, NaN for none. A secret is a string or `{ secret, validUntil }` (a WebhookSecret or a
+// plain object; `validUntil`: Unix seconds, a Date or an ISO 8601 text — the rotation's
+// previous_secret_valid_until as the service sends it; after it the secret never verifies).
+// `validUntil` is read by the wasm layer (`validUntil`): NaN, an infinity, an invalid Date or an
+// unreadable text is refused (invalid_argument), never taken for "no expiry"; only a missing
+// (undefined or null) one is none.
 class SecretList {
   constructor(list, validUntil) {
     this.list = list;
@@ -191,13 +197,25 @@ function toSecrets(secrets) {
     }
     if (s === null || typeof s !== 'object' || typeof s.secret !== 'string') throw new TypeError(SECRETS_TYPE);
     list[i] = s.secret;
-    const until = toNumber(s.validUntil, 'validUntil', undefined);
+    // A WebhookSecret's was checked when it was made.
+    const until = s instanceof WebhookSecret ? s.validUntil ?? undefined : validUntilArg(s.validUntil, 'validUntil');
     if (until !== undefined) {
       validUntil ??= new Float64Array(items.length).fill(NaN);
       validUntil[i] = until;
     }
   });
   return new SecretList(list, validUntil);
+}
+
+/** A secret's end of validity as Unix seconds, or undefined for none (see toSecrets). */
+function validUntilArg(value, what) {
+  return call(() => native.validUntil(value, what));
+}
+
+function toBool(value, what) {
+  if (value === undefined || value === null) return false;
+  if (typeof value !== 'boolean') throw new TypeError(`${what} must be a boolean`);
+  return value;
 }
 
 function toStr(value, what) {
@@ -351,7 +369,8 @@ class WebhookVerifier {
   }
   /**
    * One delivery as a `WebhookReceipt` machine (keys scoped to `namespace`): drive it with
-   * `next()` until it says `reply`. A rejected delivery's receipt replies at once.
+   * `next()` until it says `reply`. A rejected delivery's receipt replies at once. Only the
+   * delivery key is claimed unless `claimContentKey` (see WebhookReceiver).
    */
   receipt(headers, body, opts) {
     const o = options(opts);
@@ -361,13 +380,14 @@ class WebhookVerifier {
     const namespace = toStr(o.namespace, 'namespace');
     const w = o.window;
     const transactional = o.transactional === true;
+    const claimContent = toBool(o.claimContentKey, 'claimContentKey');
     if (w === undefined || w === null) {
-      return new WebhookReceipt(call(() => this._inner.receipt(flat, bytes, nowSeconds(o.now), namespace, mac, transactional)));
+      return new WebhookReceipt(call(() => this._inner.receipt(flat, bytes, nowSeconds(o.now), namespace, mac, transactional, claimContent)));
     }
     if (!(w instanceof DedupWindow)) throw new TypeError('window must be a DedupWindow');
     if (transactional) throw new TypeError('window and transactional exclude each other: a DedupWindow is not a table in your database');
     const now = toNumber(o.now, 'now', undefined);
-    return new WebhookReceipt(call(() => this._inner.receiptOn(w._inner, flat, bytes, now, namespace, mac)));
+    return new WebhookReceipt(call(() => this._inner.receiptOn(w._inner, flat, bytes, now, namespace, mac, claimContent)));
   }
   /** Releases the wasm memory now instead of at garbage collection. */
   free() {
@@ -389,12 +409,47 @@ function signWebhook(secret, body, opts) {
   return JSON.parse(call(() => native.signWebhook(list, bytes, ts, id)));
 }
 
-/** The secrets to verify with at `now` during a rotation (current first). */
+/**
+ * A webhook signing secret with the last Unix second it verifies (`validUntil`; null: no
+ * limit): `new WebhookSecret(secret, validUntil?)`, `validUntil` Unix seconds, a Date or an
+ * ISO 8601 text (the rotation's `previous_secret_valid_until` as the service returns it);
+ * anything else (NaN, an infinity, an invalid Date, unreadable text) is refused with
+ * InvalidArgumentError. Verifiers and receivers take it where they take a secret; printing it
+ * hides the secret.
+ */
+class WebhookSecret extends secretHolder('WebhookSecret', 'secret') {
+  constructor(secret, validUntil) {
+    super({ secret: toStr(secret, 'secret'), validUntil: validUntilArg(validUntil, 'validUntil') ?? null });
+    Object.freeze(this); // checked once: its expiry cannot be changed afterwards
+  }
+}
+
+/** The secrets to verify with at `now` during a rotation (current first), as WebhookSecrets
+ * carrying their expiry: a verifier built from them never accepts the previous one after
+ * `previousValidUntil` (Unix seconds, a Date or the ISO 8601 text the service returns). */
 function activeSecrets(current, previous, previousValidUntil, now) {
   toStr(current, 'current');
   if (previous !== undefined && previous !== null) toStr(previous, 'previous');
-  const until = toNumber(previousValidUntil, 'previousValidUntil', undefined);
-  return call(() => native.activeSecrets(current, previous ?? undefined, until, nowSeconds(now)));
+  const until = validUntilArg(previousValidUntil, 'previousValidUntil');
+  const active = JSON.parse(call(() => native.activeSecrets(current, previous ?? undefined, until, nowSeconds(now))));
+  return active.map((s) => new WebhookSecret(s.secret, s.validUntil));
+}
+
+/** Unix seconds of a time as the services send one (RFC 3339, the ISO 8601 forms, HTTP-dates):
+ * the core's one timestamp parser; null for anything else. */
+function parseTimestamp(text) {
+  return native.parseTimestamp(toStr(text, 'text')) ?? null;
+}
+
+/**
+ * The event's canonical resource path (`resource.url`), checked: returned only when it is a path
+ * under the enterprise API (`/api/v1/…`), to fetch on the API's own base URL with a bearer token;
+ * otherwise WebhookVerificationError with code `invalid_resource_url`. Takes the URL text or a
+ * verified event (`delivery.event`).
+ */
+function resourcePath(urlOrEvent) {
+  const url = urlOrEvent !== null && typeof urlOrEvent === 'object' ? urlOrEvent.resourceUrl : urlOrEvent;
+  return call(() => native.resourcePath(toStr(url, 'url')));
 }
 
 // ---- dedup ---------------------------------------------------------------------------------------
@@ -671,11 +726,15 @@ const Token = secretHolder('Token', 'accessToken');
 const EnterpriseToken = secretHolder('EnterpriseToken', 'token');
 
 /** A bearer token and the API that issued it, for a token restored from a cache:
- * `BearerToken.reports(value, tenantId?)` (the tenant it was obtained for: requests then send
- * it and refuse another) or `BearerToken.enterprise(value)`; printing it hides `value`. */
+ * `BearerToken.reports(value, tenantId)` (the tenant it was obtained for, required: requests
+ * send that tenant's X-Tenant-ID and refuse another) or `BearerToken.enterprise(value)`;
+ * printing it hides `value`. */
 class BearerToken extends secretHolder('BearerToken', 'value') {
   static reports(value, tenantId) {
-    return new BearerToken({ api: 'reports', value: toStr(value, 'value'), tenantId: optStr(tenantId, 'tenantId') });
+    if (typeof tenantId !== 'string') {
+      throw new TypeError('BearerToken.reports(value, tenantId): tenantId, the tenant the token was obtained for, is required (a reporting token is sent only with its own X-Tenant-ID)');
+    }
+    return new BearerToken({ api: 'reports', value: toStr(value, 'value'), tenantId });
   }
   static enterprise(value) {
     return new BearerToken({ api: 'enterprise', value: toStr(value, 'value') });
@@ -891,16 +950,112 @@ function callOptions(o) {
 
 const pairsFrom = (flat) => Array.from({ length: flat.length / 2 }, (_, i) => [flat[2 * i], flat[2 * i + 1]]);
 
+/**
+ * What the machines of one API client share: the token, when to refresh it, the one token exchange
+ * in flight, and the rate budget (`new Session(budget?)`: a RateBudget, whose windows and counts
+ * the session copies, a preset name or windows, as `new RateBudget` takes them). Pass it to
+ * `next(now, session)` of every Call and ExportJob of that client: one call is told
+ * `refresh_token` (obtain a token, then `storeToken`, or `exchangeFailed` / `abandonExchange`),
+ * the others `await_token` (wait with `waitForChange`). Share one per API client (per API key, or
+ * per client id and tenant), never between the two APIs.
+ */
+class Session {
+  #waiters = new Set();
+  constructor(budget) {
+    if (budget === undefined || budget === null) {
+      this._inner = new native.Session();
+      return;
+    }
+    const b = budget instanceof RateBudget ? budget : new RateBudget(budget);
+    this._inner = native.Session.withBudget(b._inner);
+    if (b !== budget) b.free();
+  }
+  /** Changes whenever a call waiting on the session has something new to look at (a token
+   * stored, an exchange failed or abandoned): read it before `next`, wait for it to change. */
+  get version() {
+    return this._inner.version;
+  }
+  /** How many token exchanges the session's calls have started. */
+  get exchanges() {
+    return this._inner.exchanges;
+  }
+  /** Whether a token exchange is in flight. */
+  get exchanging() {
+    return this._inner.exchanging;
+  }
+  /** Whether the session holds a token. */
+  get hasToken() {
+    return this._inner.hasToken;
+  }
+  /** Stores a token for every call of the session (the one a `refresh_token` step obtained, or
+   * one restored from a cache), refreshed at its `refreshAt` unless `refreshAt` is given; wakes
+   * the calls waiting. */
+  storeToken(token, refreshAt) {
+    const [value, api, tenant] = tokenArg(token);
+    if (value === undefined) throw new TypeError('token must be a Token, an EnterpriseToken or a BearerToken');
+    const at = toNumber(refreshAt, 'refreshAt', undefined) ?? token.refreshAt ?? NaN;
+    call(() => this._inner.storeToken(value, api, tenant, at));
+    this.#wake();
+  }
+  /** The exchange in flight failed (`reason`: never a credential): the calls that waited for it
+   * fail (rule `token_exchange_failed`); wakes them. */
+  exchangeFailed(reason) {
+    this._inner.exchangeFailed(toStr(reason, 'reason'));
+    this.#wake();
+  }
+  /** The exchange in flight ended without an outcome (its call was cancelled): the next call
+   * that asks starts a new one; wakes the calls waiting. */
+  abandonExchange() {
+    this._inner.abandonExchange();
+    this.#wake();
+  }
+  /**
+   * Resolves once `version` differs from `since` (true), or after `seconds` (false), whichever
+   * comes first; rejects with the signal's reason when `signal` aborts. What a host does for
+   * `await_token`: `const v = session.version; const s = call.next(now, session);` then
+   * `await session.waitForChange(v, s.seconds, signal)`.
+   */
+  waitForChange(since, seconds, signal) {
+    const ms = Math.min(Math.max(0, toNumber(seconds, 'seconds')) * 1000, 2 ** 31 - 1);
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      if (this.version !== since) return resolve(true);
+      let timer;
+      const end = (ok, value) => {
+        clearTimeout(timer);
+        this.#waiters.delete(wake);
+        signal?.removeEventListener('abort', abort);
+        (ok ? resolve : reject)(value);
+      };
+      const wake = () => end(true, true);
+      const abort = () => end(false, signal.reason);
+      this.#waiters.add(wake);
+      timer = setTimeout(() => end(true, false), ms);
+      signal?.addEventListener('abort', abort, { once: true });
+    });
+  }
+  #wake() {
+    for (const w of [...this.#waiters]) w();
+  }
+  free() {
+    if (this._inner) this._inner.free();
+    this._inner = undefined;
+  }
+}
+
 /** Shared by Call and ExportJob: the inputs a host reports. */
 class Machine {
   constructor(inner) {
     this._inner = inner;
   }
-  /** The step at `now` (default: the clock), taking one request from `budget` (a RateBudget) before a send. */
-  next(now, budget) {
+  /** The step at `now` (default: the clock) on a Session (its token and budget, shared with the
+   * session's other machines), or standing alone taking one request from `budget` (a RateBudget)
+   * before a send. */
+  next(now, on) {
     const t = nowSeconds(now);
-    if (budget !== undefined && budget !== null && !(budget instanceof RateBudget)) throw new TypeError('budget must be a RateBudget');
-    return machineStep(call(() => (budget ? this._inner.nextWithBudget(t, budget._inner) : this._inner.next(t))));
+    if (on instanceof Session) return machineStep(call(() => this._inner.nextIn(t, on._inner)));
+    if (on !== undefined && on !== null && !(on instanceof RateBudget)) throw new TypeError('the second argument must be a RateBudget or a Session');
+    return machineStep(call(() => (on ? this._inner.nextWithBudget(t, on._inner) : this._inner.next(t))));
   }
   /** The response to the request sent: its status, headers and body. */
   response(status, headers, body, now) {
@@ -977,6 +1132,8 @@ class ExportJob extends Machine {
     const record = {
       tenant_id: toStr(p.tenantId, 'tenantId'), idempotency_header: optStr(p.idempotencyHeader, 'idempotencyHeader'),
       request_id: optStr(p.requestId, 'requestId'), max_polls: toNumber(p.maxPolls, 'maxPolls', null),
+      max_poll_seconds: toNumber(p.maxPollSeconds, 'maxPollSeconds', null),
+      reconcile_grace_seconds: toNumber(p.reconcileGraceSeconds, 'reconcileGraceSeconds', null),
       call: callOptions(p), id_field: optStr(p.idField, 'idField'), state_field: optStr(p.stateField, 'stateField'),
     };
     const body = bodyArg(p.body);
@@ -1038,10 +1195,12 @@ async function verifyRequest(request, secrets, opts) {
 // webhookHandler below) is the core's WebhookReceipt machine; this only performs its steps. A
 // store's calls and the handler may be synchronous or return promises.
 
-/** What to do with a verified delivery: `{ step, status, keys, release, reason }`. */
-function planReceipt(namespace, delivery) {
+/** What to do with a verified delivery: `{ step, status, keys, release, reason }`: the delivery
+ * key, and the content key too with `{ claimContentKey: true }` (see WebhookReceiver). */
+function planReceipt(namespace, delivery, opts) {
   if (delivery === null || typeof delivery !== 'object') throw new TypeError('delivery must be a verified delivery');
-  return JSON.parse(call(() => native.planReceipt(toStr(namespace, 'namespace'), JSON.stringify(delivery))));
+  const claimContent = toBool(options(opts).claimContentKey, 'claimContentKey');
+  return JSON.parse(call(() => native.planReceipt(toStr(namespace, 'namespace'), JSON.stringify(delivery), claimContent)));
 }
 
 /** What the states of a delivery's claims mean: `{ step, status, release, reason }`. */
@@ -1080,6 +1239,8 @@ async function attempt(f) {
  * returns, and its claims released (answer 500, the service redelivers) when it throws. With a
  * store in your database (`PostgresDedupStore`, `SqliteDedupStore`) the handler is called as
  * `handler(delivery, connection)` inside the transaction that marks the delivery done: exactly once.
+ * Deliveries are deduplicated by `Service-Webhook-Id`; `claimContentKey: true` also claims the
+ * signed content's key (see ReceiverOptions for the trade-off).
  */
 class WebhookReceiver {
   constructor(o) {
@@ -1090,6 +1251,7 @@ class WebhookReceiver {
     this.store = storeArg(opts.store ?? new DedupWindow(native.defaultStoreCapacity()));
     this.transactional = this.store.transactional === true;
     this.handler = opts.handler;
+    this.claimContentKey = toBool(opts.claimContentKey, 'claimContentKey');
     this.onError = opts.onError ?? ((e) => console.error('royaltykit: webhook handler failed:', e));
     this.maxBodyBytes = toNumber(opts.maxBodyBytes, 'maxBodyBytes', native.defaultMaxBodyBytes());
   }
@@ -1099,7 +1261,8 @@ class WebhookReceiver {
     const { store } = this;
     // On a DedupWindow the receipt claims and commits inside the core: it asks only for the handler.
     const window = store instanceof DedupWindow ? store : undefined;
-    const r = this.verifier.receipt(headers, body, { namespace: this.namespace, now, window, transactional: this.transactional });
+    const r = this.verifier.receipt(headers, body, { namespace: this.namespace, now, window, transactional: this.transactional,
+      claimContentKey: this.claimContentKey });
     let delivery, tx;
     for (let s = r.next(), ok, v; ; ) {
       switch (s.step) {
@@ -1541,12 +1704,12 @@ class RedisDedupStore {
 
 module.exports = {
   // webhooks and dedup
-  verifyWebhook, WebhookVerifier, signWebhook, activeSecrets, HEADER_NAMES, deliveryKey, eventKey, contentKey,
-  idempotencyKey, DedupWindow,
+  verifyWebhook, WebhookVerifier, WebhookSecret, signWebhook, activeSecrets, resourcePath, parseTimestamp, HEADER_NAMES,
+  deliveryKey, eventKey, contentKey, idempotencyKey, DedupWindow,
   // receivers and the protocol machines
   verifyRequest, webhookHandler, WebhookReceiver, RedisDedupStore, RedisDedupProtocol, planReceipt, decideClaims,
   SqlDedupProtocol, PostgresDedupStore, SqliteDedupStore,
-  WebhookReceipt, Call, ExportJob,
+  WebhookReceipt, Session, Call, ExportJob,
   // retries
   webhookRetrySchedule, webhookNextAttemptAt, webhookGivesUpAt, backoffDelay, parseRetryAfter, decideRetry, RateBudget,
   // the catalog, requests, error bodies and tokens

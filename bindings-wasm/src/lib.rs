@@ -183,7 +183,9 @@ pub fn header_names() -> Vec<String> {
 }
 
 /// The secrets with their ends of validity: `valid_until` (absent: none has one) holds one
-/// value per secret, NaN for a secret without one.
+/// value per secret, NaN for a secret without one. The JS layer only ever sends NaN for a
+/// secret given without a `validUntil`: what the user gave went through [`valid_until`] first,
+/// which refuses NaN, infinities and unreadable values, so an expiry is never taken for none.
 fn secrets_with(
     secrets: Vec<String>,
     valid_until: Option<Vec<f64>>,
@@ -289,6 +291,7 @@ impl WebhookVerifier {
         mac: Option<js_sys::Function>,
         window: Option<machine::Window>,
         transactional: bool,
+        claim_content_key: bool,
     ) -> R<machine::WebhookReceipt> {
         let now = now.map_or_else(|| Ok(machine::clock()), now_arg)?;
         let headers = FlatHeaders(headers);
@@ -298,7 +301,13 @@ impl WebhookVerifier {
             }
             None => self.0.verify(&headers, body, now),
         };
-        machine::WebhookReceipt::new(namespace, verified, window, transactional)
+        machine::WebhookReceipt::new(
+            namespace,
+            verified,
+            window,
+            transactional,
+            claim_content_key,
+        )
     }
 }
 
@@ -335,6 +344,9 @@ impl WebhookVerifier {
     /// One delivery as a `machine::Receipt` under `namespace` (the host's HMAC when `mac` is
     /// given): a rejected delivery's receipt replies at once. `transactional`: the keys are
     /// marked done inside the handler's database transaction (`machine::Receipt::transactional`).
+    /// `claim_content_key`: the content key is claimed after the delivery key (the core's
+    /// opt-in, `receiver::plan_receipt`).
+    #[allow(clippy::too_many_arguments)] // the JS arguments, forwarded one by one
     pub fn receipt(
         &self,
         headers: Vec<String>,
@@ -342,9 +354,9 @@ impl WebhookVerifier {
         now: f64,
         namespace: &str,
         mac: Option<js_sys::Function>,
-        transactional: Option<bool>,
+        transactional: bool,
+        claim_content_key: bool,
     ) -> R<machine::WebhookReceipt> {
-        let transactional = transactional.unwrap_or(false);
         self.receipt_with(
             headers,
             body,
@@ -353,12 +365,14 @@ impl WebhookVerifier {
             mac,
             None,
             transactional,
+            claim_content_key,
         )
     }
 
     /// As `receipt`, on an in-process `window`: the receipt claims, releases and commits its
     /// keys there itself (at `now`, else the clock at each step) and asks only for the handler.
     #[wasm_bindgen(js_name = receiptOn)]
+    #[allow(clippy::too_many_arguments)] // the JS arguments, forwarded one by one
     pub fn receipt_on(
         &self,
         window: &DedupWindow,
@@ -367,10 +381,20 @@ impl WebhookVerifier {
         now: Option<f64>,
         namespace: &str,
         mac: Option<js_sys::Function>,
+        claim_content_key: bool,
     ) -> R<machine::WebhookReceipt> {
         let fixed = now.map(now_arg).transpose()?;
         let on = Some((Rc::clone(&window.0), fixed));
-        self.receipt_with(headers, body, now, namespace, mac, on, false)
+        self.receipt_with(
+            headers,
+            body,
+            now,
+            namespace,
+            mac,
+            on,
+            false,
+            claim_content_key,
+        )
     }
 
     /// `webhook::WebhookVerifier::verify_with_mac` with the hot path's headers and the host's
@@ -404,22 +428,103 @@ pub fn sign_webhook(
     signed.map(|h| json(&h)).map_err(err)
 }
 
-/// `webhook::active_secrets`.
+/// `webhook::active_secrets`: the secrets, each with its expiry, as JSON
+/// `[{"secret", "validUntil"}]` (for the JS class that hides the secret when printed).
+/// `previous_valid_until` went through [`valid_until`] in the JS layer.
 #[wasm_bindgen(js_name = activeSecrets)]
 pub fn active_secrets(
     current: &str,
     previous: Option<String>,
     previous_valid_until: Option<f64>,
     now: f64,
-) -> R<Vec<String>> {
+) -> R<String> {
     let until = previous_valid_until
-        .map(|u| seconds_from_f64("previous_valid_until", u))
+        .map(|u| seconds_from_f64("previousValidUntil", u))
         .transpose()
         .map_err(err)?;
     let active = webhook::active_secrets(current, previous.as_deref(), until, now_arg(now)?);
-    active
-        .map(|v| v.into_iter().map(str::to_owned).collect())
+    let secrets: Vec<serde_json::Value> = active
+        .map_err(err)?
+        .iter()
+        .map(|s| {
+            serde_json::json!({
+                "secret": String::from_utf8_lossy(s.secret()),
+                "validUntil": s.valid_until(),
+            })
+        })
+        .collect();
+    Ok(json(&secrets))
+}
+
+/// The end of a secret's validity as the JS layer takes it (`name`: `validUntil` or
+/// `previousValidUntil`): Unix seconds (a finite number), a `Date`, or a text the core's
+/// [`royaltykit::parse_timestamp`] reads (ISO 8601, as `previous_secret_valid_until` comes);
+/// `undefined` or `null`: no limit. Anything else — NaN, an infinity, an invalid `Date`, an
+/// unreadable text, another type — is `invalid_argument` saying which forms are accepted, so an
+/// expiry is never silently lost.
+#[wasm_bindgen(js_name = validUntil)]
+pub fn valid_until(value: JsValue, name: &str) -> R<Option<f64>> {
+    let name = if name == "previousValidUntil" {
+        "previousValidUntil"
+    } else {
+        "validUntil"
+    };
+    if value.is_undefined() || value.is_null() {
+        return Ok(None);
+    }
+    let refuse = |got: String| {
+        err(ArgumentError::new(
+            name,
+            format!("must be Unix seconds (a finite number), a valid Date, or an ISO 8601 timestamp text such as 2026-11-22T03:05:06Z; got {got} (an expiry is never taken for none: leave it out or pass null for a secret without one)"),
+        ))
+    };
+    let seconds = if let Some(n) = value.as_f64() {
+        if !n.is_finite() {
+            let shown = if n.is_nan() {
+                "NaN"
+            } else if n > 0.0 {
+                "Infinity"
+            } else {
+                "-Infinity"
+            };
+            return Err(refuse(shown.to_owned()));
+        }
+        n
+    } else if let Some(date) = value.dyn_ref::<js_sys::Date>() {
+        let ms = date.get_time();
+        if !ms.is_finite() {
+            return Err(refuse("an invalid Date".to_owned()));
+        }
+        ms / 1000.0
+    } else if let Some(text) = value.as_string() {
+        match royaltykit::parse_timestamp(&text) {
+            Some(t) => t as f64,
+            None => {
+                let shown: String = text.chars().take(40).collect();
+                return Err(refuse(format!("the text {shown:?}")));
+            }
+        }
+    } else {
+        let kind = value.js_typeof().as_string().unwrap_or_default();
+        return Err(refuse(format!("a {kind}")));
+    };
+    seconds_from_f64(name, seconds)
+        .map(|s| Some(s as f64))
         .map_err(err)
+}
+
+/// `royaltykit::parse_timestamp`: Unix seconds of a time as the services send one, or
+/// `undefined`.
+#[wasm_bindgen(js_name = parseTimestamp)]
+pub fn parse_timestamp(text: &str) -> Option<f64> {
+    royaltykit::parse_timestamp(text).map(|t| t as f64)
+}
+
+/// `webhook::resource_path`: the event's `resource.url` when it is a path under the enterprise
+/// API, else `invalid_resource_url`.
+#[wasm_bindgen(js_name = resourcePath)]
+pub fn resource_path(url: &str) -> R<String> {
+    webhook::resource_path(url).map(str::to_owned).map_err(err)
 }
 
 /// `dedup::delivery_key`.

@@ -40,8 +40,9 @@ impl WebhookReceipt {
         verified: Result<VerifiedWebhook, WebhookError>,
         window: Option<Window>,
         transactional: bool,
+        claim_content_key: bool,
     ) -> R<Self> {
-        let receipt = machine::Receipt::new(namespace, verified).map_err(err)?;
+        let receipt = machine::Receipt::new(namespace, verified, claim_content_key).map_err(err)?;
         let receipt = if transactional {
             receipt.transactional()
         } else {
@@ -172,9 +173,12 @@ fn call_step(s: machine::CallStep) -> js_sys::Array {
         machine::CallStep::RefreshToken { reason } => {
             step("refresh_token", json!({ "reason": reason }))
         }
+        machine::CallStep::AwaitToken { seconds } => {
+            step("await_token", json!({ "seconds": seconds }))
+        }
         machine::CallStep::Reconcile { reconcile, reason } => step(
             "reconcile",
-            json!({ "reconcile": reconcile, "reason": reason }),
+            json!({ "reconcile": reconcile, "reason": reason, "candidates": [], "stage": null }),
         ),
         machine::CallStep::Done { response } => {
             let a = step(
@@ -196,6 +200,16 @@ fn job_step(s: machine::JobStep) -> js_sys::Array {
         machine::JobStep::RefreshToken { reason } => {
             call_step(machine::CallStep::RefreshToken { reason })
         }
+        machine::JobStep::AwaitToken { seconds } => {
+            call_step(machine::CallStep::AwaitToken { seconds })
+        }
+        machine::JobStep::Reconcile { reason, candidates } => step(
+            "reconcile",
+            json!({
+                "reconcile": royaltykit::retry::Reconcile::LookupBySentData, "reason": reason,
+                "candidates": candidates, "stage": "reconcile",
+            }),
+        ),
         machine::JobStep::Done {
             export_id,
             artifact,
@@ -251,6 +265,12 @@ macro_rules! api_machine {
             pub fn next_with_budget(&mut self, now: f64, budget: &mut RateBudget) -> R<js_sys::Array> {
                 self.0.next(now, Some(&mut budget.0)).map($step).map_err(err)
             }
+            /// The step at `now` on `session`: its token and rate budget, shared with the
+            /// session's other machines.
+            #[wasm_bindgen(js_name = nextIn)]
+            pub fn next_in(&mut self, now: f64, session: &mut Session) -> R<js_sys::Array> {
+                self.0.next_in(now, &mut session.0).map($step).map_err(err)
+            }
             /// The response to the request sent (flat headers).
             pub fn response(&mut self, status: f64, headers: Vec<String>, body: &[u8], now: f64) -> R<()> {
                 let status = crate::int("status", status)?;
@@ -290,6 +310,76 @@ macro_rules! api_machine {
             }
         }
     };
+}
+
+/// What the machines of one API client share (`machine::Session`): the token, the one token
+/// exchange in flight, the rate budget.
+#[wasm_bindgen]
+pub struct Session(machine::Session);
+
+#[wasm_bindgen]
+impl Session {
+    /// A session without a token or a budget.
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> Session {
+        Session(machine::Session::new(None))
+    }
+    /// A session pacing its machines by a copy of `budget` (its windows and the requests
+    /// already counted).
+    #[wasm_bindgen(js_name = withBudget)]
+    pub fn with_budget(budget: &RateBudget) -> Session {
+        Session(machine::Session::new(Some(budget.0.clone())))
+    }
+    /// `Session::store_token`: value, issuing API, tenant; `refresh_at` NaN for none.
+    #[wasm_bindgen(js_name = storeToken)]
+    pub fn store_token(
+        &mut self,
+        value: String,
+        api: &str,
+        tenant: Option<String>,
+        refresh_at: f64,
+    ) -> R<()> {
+        let t = bearer(value, api, tenant)?;
+        self.0
+            .store_token(t, Some(refresh_at).filter(|r| !r.is_nan()));
+        Ok(())
+    }
+    /// `Session::exchange_failed`.
+    #[wasm_bindgen(js_name = exchangeFailed)]
+    pub fn exchange_failed(&mut self, reason: &str) {
+        self.0.exchange_failed(reason);
+    }
+    /// `Session::abandon_exchange`.
+    #[wasm_bindgen(js_name = abandonExchange)]
+    pub fn abandon_exchange(&mut self) {
+        self.0.abandon_exchange();
+    }
+    /// `Session::version`.
+    #[wasm_bindgen(getter)]
+    pub fn version(&self) -> f64 {
+        self.0.version() as f64
+    }
+    /// `Session::exchanges`.
+    #[wasm_bindgen(getter)]
+    pub fn exchanges(&self) -> f64 {
+        self.0.exchanges() as f64
+    }
+    /// `Session::exchanging`.
+    #[wasm_bindgen(getter)]
+    pub fn exchanging(&self) -> bool {
+        self.0.exchanging()
+    }
+    /// `Session::has_token`.
+    #[wasm_bindgen(getter, js_name = hasToken)]
+    pub fn has_token(&self) -> bool {
+        self.0.has_token()
+    }
+}
+
+impl Default for Session {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 /// One API operation (`machine::Call`).

@@ -6,16 +6,17 @@ use royaltykit::receiver;
 use royaltykit::webhook::VerifiedWebhook;
 use wasm_bindgen::prelude::*;
 
-/// `receiver::plan_receipt`, for a verified delivery as the JSON `verifyWebhook` returned.
+/// `receiver::plan_receipt`, for a verified delivery as the JSON `verifyWebhook` returned;
+/// `claim_content_key`: the content key too (the core's opt-in).
 #[wasm_bindgen(js_name = planReceipt)]
-pub fn plan_receipt(namespace: &str, delivery_json: &str) -> R<String> {
+pub fn plan_receipt(namespace: &str, delivery_json: &str, claim_content_key: bool) -> R<String> {
     let delivery: VerifiedWebhook = serde_json::from_str(delivery_json).map_err(|_| {
         err(royaltykit::ArgumentError::new(
             "delivery",
             "must be a verified delivery as verifyWebhook returned it",
         ))
     })?;
-    receiver::plan_receipt(namespace, &delivery)
+    receiver::plan_receipt(namespace, &delivery, claim_content_key)
         .map(|d| json(&d))
         .map_err(err)
 }

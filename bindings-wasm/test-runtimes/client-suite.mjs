@@ -46,6 +46,19 @@ export async function runClient(runtime, client, base, file) {
   const e = await reports().request('getPlatformExport', { path: { export: 'exp_missing' } }).then(() => null, (x) => x);
   check('404 is an ApiError', e?.code === 'api_error' && e.status === 404 && e.kind === 'not_found', `${e?.code} ${e?.status}`);
 
+  // The client's Session: concurrent first calls make one token exchange.
+  await control('reset', { token_delay: 0.2 });
+  const one = reports();
+  await Promise.all([1, 2, 3, 4, 5].map(() => one.request('listPlatformExports')));
+  const t = await control('stats');
+  check('concurrent first calls make one token exchange', t.tokens_issued === 1 && t.max_concurrent_exchanges === 1, `${t.tokens_issued} ${t.max_concurrent_exchanges}`);
+
+  // A redirect (here on the token exchange, to another origin) is never followed.
+  await control('reset', { faults: [{ op: 'exchangePlatformClientCredential', nth: 1, do: 'redirect' }] });
+  const red = await reports().request('listPlatformExports').then(() => null, (x) => x);
+  const ev = await control('stats');
+  check('a redirect is never followed', red?.rule === 'redirect' && ev.evil_requests === 0, `${red?.rule} ${red?.message} ${ev.evil_requests}`);
+
   if (file) {
     await control('reset', { states: ['ready'], faults: [{ op: 'downloadPlatformExport', nth: 1, do: 'truncate' }] });
     const whole = new Uint8Array(await (await fetch(`${base}/_fake/artifact`)).arrayBuffer());

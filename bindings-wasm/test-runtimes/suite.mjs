@@ -46,7 +46,7 @@ export async function run(rk, fetchApi) {
       return `${e.kind} ${e.reason} ${e.status}`;
     }, 'unauthenticated missing_bearer_token 401'],
     ['idempotency keys: one random key per request (the runtime RNG)', () => {
-      const params = { body: { export_class: 'statements', format: 'csv' }, token: rk.BearerToken.reports('t'), tenantId: '0f8fad5b-d9cb-469f-a165-70867728950e' };
+      const params = { body: { export_class: 'statements', format: 'csv' }, token: rk.BearerToken.reports('t', '0f8fad5b-d9cb-469f-a165-70867728950e'), tenantId: '0f8fad5b-d9cb-469f-a165-70867728950e' };
       const [a, b] = [rk.buildRequest('createPlatformExport', params), rk.buildRequest('createPlatformExport', params)];
       return `${/^idem_[0-9a-f]{32}$/.test(a.idempotencyKey)} ${a.idempotencyKey !== b.idempotencyKey}`;
     }, 'true true'],

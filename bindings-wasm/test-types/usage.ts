@@ -108,3 +108,49 @@ void reportsClient.request('listPlatformExports', { query: { owner: 'me' } });
 const exported: Promise<ExportResult> = reportsClient.runExport({ format: 'csv' }, { onProgress: (got: number, total: number | null) => void [got, total] });
 const anOperation: OperationId = 'createPlatformExport';
 void [exported, anOperation, CallFailedError];
+
+// Issue 39: sessions, the await_token and reconcile steps, secrets that carry their expiry, the
+// checked resource path, the content key opt-in, tenant-bound reporting tokens.
+const session = new rk.Session('enterprise');
+const onSession = new rk.Call('listEnterpriseCountries', { seed: 1 });
+const sessionVersion: number = session.version;
+const sessionStep = onSession.next(0, session);
+if (sessionStep.step === 'await_token') {
+  void session.waitForChange(sessionVersion, sessionStep.seconds).then((changed: boolean) => changed);
+} else if (sessionStep.step === 'refresh_token') {
+  session.storeToken(rk.BearerToken.enterprise('tok'));
+  session.exchangeFailed('why');
+  session.abandonExchange();
+} else if (sessionStep.step === 'reconcile') {
+  const candidates: string[] = sessionStep.candidates;
+  const stage: 'reconcile' | null = sessionStep.stage;
+  void [candidates, stage];
+}
+void [session.exchanges, session.exchanging, session.hasToken, new rk.Session(), new rk.Session(new rk.RateBudget('enterprise'))];
+new rk.ExportJob({ tenantId: 't', body: {}, maxPollSeconds: 600, reconcileGraceSeconds: 0 });
+try {
+  void 0;
+} catch (e) {
+  if (e instanceof rk.ReconcileRequired) {
+    const ids: string[] = e.candidates;
+    void ids;
+  }
+}
+const active: rk.WebhookSecret[] = rk.activeSecrets('whsec_new', 'whsec_old', '2026-11-22T03:05:06Z', 0);
+const expiry: number | null = active[0].validUntil;
+const rotating = new rk.WebhookVerifier([...active, new rk.WebhookSecret('whsec_x', new Date()), { secret: 'whsec_y', validUntil: '2026-11-22T03:05:06Z' }]);
+const path: string = rk.resourcePath(verified.event);
+const parsed: number | null = rk.parseTimestamp('20261127T030000Z');
+void [expiry, rotating, path, rk.resourcePath('/api/v1/releases/1'), parsed];
+void new rk.WebhookReceiver({ secrets: 'whsec_a', namespace: 'org-1', handler: () => undefined, claimContentKey: true });
+void rk.planReceipt('org-1', verified, { claimContentKey: true });
+void new rk.WebhookVerifier('whsec_a').receipt({}, '', { namespace: 'ns', claimContentKey: true });
+rk.BearerToken.reports('tok', '0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e');
+// @ts-expect-error a reporting token restored from a cache names its tenant
+rk.BearerToken.reports('tok');
+
+import { Session as ClientSession } from 'royaltykit/client';
+const shared = createReportsClient({ baseUrl: 'https://reports.example', credentials: { clientId: 'a', clientSecret: 'b' }, tenantId: 't' });
+const second = createReportsClient({ baseUrl: 'https://reports.example', credentials: { clientId: 'a', clientSecret: 'b' }, tenantId: 't', session: shared.session });
+const sameSession: ClientSession = second.session;
+void [sameSession, shared.runExport({}, { maxPollSeconds: 600 })];

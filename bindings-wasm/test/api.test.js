@@ -2,6 +2,7 @@
 // The JS surface: header shapes, body types, options, error classes, defaults.
 const test = require('node:test');
 const assert = require('node:assert/strict');
+const util = require('node:util');
 const rk = require('royaltykit');
 
 const SECRET = 'whsec_js_test_secret';
@@ -117,12 +118,92 @@ test('secrets are never in error messages or results', () => {
   for (const o of outputs) assert.ok(!o.includes(secret), o);
 });
 
-test('activeSecrets follows previous_secret_valid_until', () => {
-  assert.deepEqual(rk.activeSecrets('new', 'old', NOW + 300, NOW), ['new', 'old']);
-  assert.deepEqual(rk.activeSecrets('new', 'old', NOW + 300, NOW + 300), ['new', 'old']);
-  assert.deepEqual(rk.activeSecrets('new', 'old', NOW + 300, NOW + 301), ['new']);
-  assert.deepEqual(rk.activeSecrets('new', undefined, undefined, NOW), ['new']);
+test('activeSecrets follows previous_secret_valid_until, and its secrets carry their expiry', () => {
+  const plain = (list) => list.map((s) => [s.secret, s.validUntil]);
+  assert.deepEqual(plain(rk.activeSecrets('new', 'old', NOW + 300, NOW)), [['new', null], ['old', NOW + 300]]);
+  assert.deepEqual(plain(rk.activeSecrets('new', 'old', NOW + 300, NOW + 300)), [['new', null], ['old', NOW + 300]]);
+  assert.deepEqual(plain(rk.activeSecrets('new', 'old', NOW + 300, NOW + 301)), [['new', null]]);
+  assert.deepEqual(plain(rk.activeSecrets('new', undefined, undefined, NOW)), [['new', null]]);
+  // previous_secret_valid_until as the service returns it (ISO 8601 text), or a Date.
+  const until = new Date((NOW + 300) * 1000);
+  assert.deepEqual(plain(rk.activeSecrets('new', 'old', until.toISOString(), NOW)), [['new', null], ['old', NOW + 300]]);
+  assert.deepEqual(plain(rk.activeSecrets('new', 'old', until, NOW)), [['new', null], ['old', NOW + 300]]);
   assert.throws(() => rk.activeSecrets('new', 'old', undefined, NOW), (e) => e.code === 'invalid_argument');
+  assert.throws(() => rk.activeSecrets('new', 'old', NaN, NOW), (e) => e instanceof rk.InvalidArgumentError && e.argument === 'previousValidUntil');
+  // A verifier built at rotation time from them never accepts the old secret after its expiry.
+  const verifier = new rk.WebhookVerifier(rk.activeSecrets(SECRET, 'whsec_old', NOW + 300, NOW));
+  const old = rk.signWebhook('whsec_old', body, { timestamp: NOW + 300, deliveryId: 'dlv_old' });
+  assert.equal(verifier.verify(old, body, NOW + 300).secretIndex, 1);
+  const late = rk.signWebhook('whsec_old', body, { timestamp: NOW + 301, deliveryId: 'dlv_late' });
+  assert.throws(() => verifier.verify(late, body, NOW + 301), { code: 'no_matching_signature' });
+});
+
+test('WebhookSecret: validUntil as seconds, a Date or ISO 8601 text; printing hides the secret', () => {
+  const at = 1795320306; // 2026-11-22T04:05:06Z
+  for (const form of [at, at + 0.9, new Date(at * 1000), '2026-11-22T04:05:06Z', '2026-11-22T04:05:06+0000', '20261122T040506Z', '2026-11-22T06:05:06+02:00']) {
+    assert.equal(new rk.WebhookSecret('whsec_x', form).validUntil, at, String(form));
+  }
+  assert.equal(new rk.WebhookSecret('whsec_x').validUntil, null);
+  assert.equal(new rk.WebhookSecret('whsec_x', null).validUntil, null);
+  const s = new rk.WebhookSecret('whsec_PRINT_ME_NOT', at);
+  assert.equal(s.secret, 'whsec_PRINT_ME_NOT');
+  for (const o of [util.inspect(s), JSON.stringify(s), String(s)]) assert.ok(!o.includes('PRINT_ME_NOT'), o);
+  assert.throws(() => new rk.WebhookSecret(5), TypeError);
+  assert.throws(() => { 'use strict'; s.validUntil = NaN; }, TypeError, 'its checked expiry cannot be changed');
+  assert.equal(s.validUntil, at);
+});
+
+test('a validUntil that is not an instant is refused where the secret is given, never taken for "no expiry"', () => {
+  const bad = [NaN, Number(undefined), Infinity, -Infinity, new Date('not a date'), 'tomorrow', Number('2026-11-22T03:05:06Z'), '1795320306', '', true, {}, [1]];
+  const refused = (what) => (e) => e instanceof rk.InvalidArgumentError && e.code === 'invalid_argument' && e.argument === 'validUntil'
+    && /Unix seconds .*Date.*ISO 8601/.test(e.message) || assert.fail(`${what}: ${e}`);
+  for (const v of bad) {
+    const secrets = [SECRET, { secret: 'whsec_previous', validUntil: v }];
+    const what = util.inspect(v);
+    assert.throws(() => new rk.WebhookVerifier(secrets), refused(what), what);
+    assert.throws(() => rk.verifyWebhook(signed, body, secrets, { now: NOW }), refused(what), what);
+    assert.throws(() => new rk.WebhookReceiver({ secrets, namespace: 'org-1', handler: () => {} }), refused(what), what);
+    assert.throws(() => new rk.WebhookSecret('whsec_previous', v), refused(what), what);
+  }
+  // The README's `Number(process.env.X)` with X unset fails at startup instead of verifying forever.
+  delete process.env.ROYALTYKIT_TEST_UNSET;
+  assert.throws(() => new rk.WebhookReceiver({ secrets: [SECRET, { secret: 'whsec_previous', validUntil: Number(process.env.ROYALTYKIT_TEST_UNSET) }],
+    namespace: 'org-1', handler: () => {} }), rk.InvalidArgumentError);
+  // ISO text is enforced: the previous secret verifies up to that second, never after.
+  const old = (t) => rk.signWebhook('whsec_previous', body, { timestamp: t, deliveryId: 'dlv_prev' });
+  const v = new rk.WebhookVerifier([SECRET, { secret: 'whsec_previous', validUntil: new Date((NOW + 60) * 1000).toISOString() }]);
+  assert.equal(v.verify(old(NOW + 60), body, NOW + 60).secretIndex, 1);
+  assert.throws(() => v.verify(old(NOW + 61), body, NOW + 61), { code: 'no_matching_signature' });
+});
+
+test('parseTimestamp: the core\'s one parser for every time the services send', () => {
+  for (const t of ['2026-11-22T04:05:06Z', '2026-11-22T04:05:06+0000', '20261122T040506Z', 'Sun, 22 Nov 2026 04:05:06 GMT']) {
+    assert.equal(rk.parseTimestamp(t), 1795320306, t);
+  }
+  for (const t of ['', 'tomorrow', '1795320306']) assert.equal(rk.parseTimestamp(t), null, t);
+  assert.throws(() => rk.parseTimestamp(1795320306), TypeError);
+});
+
+test('resourcePath: only a path under the enterprise API, from the URL or the verified event', () => {
+  const v = rk.verifyWebhook(signed, body, SECRET, { now: NOW });
+  assert.equal(rk.resourcePath(v.event), '/api/v1/ddex/messages/3f2b8c1e-4d5a-4b6c-8e7f-9a0b1c2d3e4f');
+  assert.equal(rk.resourcePath('/api/v1/releases/a%20b'), '/api/v1/releases/a%20b');
+  for (const url of ['https://evil.example/steal', '//evil.example/x', '/api/v1/../admin', '/api/v1/a%2Fb', '/api/v1/a\\b', '/api/v1/x?token=1', '/other/x', '']) {
+    assert.throws(() => rk.resourcePath(url), (e) => e instanceof rk.WebhookVerificationError && e.code === 'invalid_resource_url' && e.httpStatus === 400, url);
+  }
+  // A delivery whose resource.url points elsewhere still verifies: the check is where it is fetched.
+  const evil = Buffer.from(JSON.stringify({ ...JSON.parse(body), resource: { type: 't', reference: 'r', url: 'https://evil.example/steal' } }));
+  const e = rk.verifyWebhook(rk.signWebhook(SECRET, evil, { timestamp: NOW }), evil, SECRET, { now: NOW }).event;
+  assert.throws(() => rk.resourcePath(e), { code: 'invalid_resource_url' });
+  assert.throws(() => rk.resourcePath(5), TypeError);
+});
+
+test('an occurred_at that is a number, null, empty or absent is kept as unknown', () => {
+  for (const occurred of [1795320306, null, '', undefined]) {
+    const b = Buffer.from(JSON.stringify({ ...JSON.parse(body), occurred_at: occurred }));
+    const v = rk.verifyWebhook(rk.signWebhook(SECRET, b, { timestamp: NOW }), b, SECRET, { now: NOW });
+    assert.equal(v.event.occurredAt, null, String(occurred));
+  }
 });
 
 test('eventKey: an original and its replay share it (a hint: receivers never claim it); a replay is a new delivery', () => {
@@ -184,14 +265,14 @@ test('catalog: read-only data, both APIs', () => {
 });
 
 test('buildRequest host conversions: numbers in query, object bodies, URL helper', () => {
-  const d = rk.buildRequest('listPlatformExports', { query: { limit: 20, cursor: undefined }, token: rk.BearerToken.reports('t'), tenantId: '0f8fad5b-d9cb-469f-a165-70867728950e' });
+  const d = rk.buildRequest('listPlatformExports', { query: { limit: 20, cursor: undefined }, token: rk.BearerToken.reports('t', '0f8fad5b-d9cb-469f-a165-70867728950e'), tenantId: '0f8fad5b-d9cb-469f-a165-70867728950e' });
   assert.equal(d.query, 'limit=20');
   assert.equal(d.url('https://reports.example/'), 'https://reports.example/api/platform/v1/exports?limit=20');
-  const c = rk.buildRequest('createPlatformExport', { body: { format: 'csv' }, token: rk.BearerToken.reports('t'), tenantId: '0f8fad5b-d9cb-469f-a165-70867728950e' });
+  const c = rk.buildRequest('createPlatformExport', { body: { format: 'csv' }, token: rk.BearerToken.reports('t', '0f8fad5b-d9cb-469f-a165-70867728950e'), tenantId: '0f8fad5b-d9cb-469f-a165-70867728950e' });
   assert.equal(Buffer.from(c.body).toString(), '{"format":"csv"}');
   // One random key per logical request (OS RNG): an identical second create is not a replay.
   assert.match(c.idempotencyKey, /^idem_[0-9a-f]{32}$/);
-  const again = rk.buildRequest('createPlatformExport', { body: { format: 'csv' }, token: rk.BearerToken.reports('t'), tenantId: '0f8fad5b-d9cb-469f-a165-70867728950e' });
+  const again = rk.buildRequest('createPlatformExport', { body: { format: 'csv' }, token: rk.BearerToken.reports('t', '0f8fad5b-d9cb-469f-a165-70867728950e'), tenantId: '0f8fad5b-d9cb-469f-a165-70867728950e' });
   assert.notEqual(again.idempotencyKey, c.idempotencyKey);
   assert.equal(c.idempotencyKeySent, false, 'the reporting key header is not shown: not sent unless named');
   assert.throws(() => rk.buildRequest('listPlatformExports', { query: { limit: {} } }), TypeError);
@@ -211,7 +292,7 @@ test('buildRequest takes typed tokens: the parsed Token or EnterpriseToken, or a
   assert.throws(() => rk.buildRequest('listPlatformExports', { token: enterprise, tenantId }), wrongApi);
   assert.throws(() => rk.buildRequest('listPlatformExports', { token: 'tok_r', tenantId }), TypeError);
   assert.throws(() => rk.buildRequest('listPlatformExports', { token: { accessToken: 'tok_r' }, tenantId }), TypeError);
-  assert.equal(JSON.stringify(rk.BearerToken.reports('tok_s')), '{"api":"reports"}');
+  assert.equal(JSON.stringify(rk.BearerToken.reports('tok_s', tenantId)), `{"api":"reports","tenantId":"${tenantId}"}`);
 });
 
 test('a reporting token remembers its tenant: sent when none is given, another one refused', () => {
@@ -226,5 +307,7 @@ test('a reporting token remembers its tenant: sent when none is given, another o
   const cached = rk.BearerToken.reports('tok_c', tenantA);
   assert.equal(cached.tenantId, tenantA);
   assert.throws(() => rk.buildRequest('listPlatformExports', { token: cached, tenantId: tenantB }), crossTenant);
+  // A reporting token restored from a cache must name its tenant: one without could go with any X-Tenant-ID.
+  assert.throws(() => rk.BearerToken.reports('tok_c'), (e) => e instanceof TypeError && /tenantId/.test(e.message) && !e.message.includes('tok_c'));
   assert.throws(() => rk.parseTokenResponse(200, {}, '{}'), TypeError, 'the tenant the exchange was made for is required');
 });

@@ -12,11 +12,13 @@ const net = require('node:net');
 const readline = require('node:readline');
 const { spawn, execFileSync } = require('node:child_process');
 const rk = require('royaltykit');
-const { createReportsClient, createEnterpriseClient, ReconcileRequired, CallFailedError } = require('royaltykit/client');
+const { createReportsClient, createEnterpriseClient, Session, ReconcileRequired, CallFailedError } = require('royaltykit/client');
 
 const ROOT = process.env.ROYALTYKIT_ROOT ?? path.resolve(__dirname, '../..');
 const TENANT = '0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e';
 const BODY = { export_class: 'statements', format: 'csv', period: '2026-10' };
+// An empty page of the export list as the fake API serves it.
+const EMPTY = { data: [], next_cursor: null };
 // The scripted runs ("etl", "readme") live in the fake server, the same for every language.
 
 let server;
@@ -83,6 +85,8 @@ test('a dropped create without a key is not sent again: ReconcileRequired', asyn
     assert.equal(e.code, 'reconcile_required');
     assert.equal(e.reconcile, 'lookup_by_sent_data');
     assert.equal(e.operationId, 'createPlatformExport');
+    assert.deepEqual(e.candidates, []);
+    assert.equal(e.stage, null);
     return true;
   });
   assert.equal((await stats()).requests.createPlatformExport, 1);
@@ -94,7 +98,8 @@ test('a create reset before it was applied is looked up, then created once', asy
   const s = await stats();
   assert.equal(s.exports_created, 1);
   assert.equal(s.requests.createPlatformExport, 2);
-  assert.equal(s.requests.listPlatformExports, 2); // the baseline, and the lookup
+  // the baseline, the lookup and its two looks after the grace (2 s, 5 s): nothing, so created again
+  assert.equal(s.requests.listPlatformExports, 4);
 });
 
 test('errors that must stop are ApiErrors; reads return the parsed JSON', async () => {
@@ -105,7 +110,7 @@ test('errors that must stop are ApiErrors; reads return the parsed JSON', async 
     assert.equal(e.kind, 'not_found');
     return true;
   });
-  assert.deepEqual(await reports().request('listPlatformExports', { query: { limit: 10 }, requestId: 'ignored-on-reads' }), { data: [] });
+  assert.deepEqual(await reports().request('listPlatformExports', { query: { limit: 10 }, requestId: 'ignored-on-reads' }), EMPTY);
 });
 
 test('a refused connection is connect_failed, retried, then CallFailedError', async () => {
@@ -123,7 +128,7 @@ test('a refused connection is connect_failed, retried, then CallFailedError', as
 
 test('a read that times out is sent again', async () => {
   await reset({ faults: [{ op: 'listPlatformExports', nth: 1, do: 'stall', seconds: 2.5 }] });
-  assert.deepEqual(await reports().request('listPlatformExports'), { data: [] });
+  assert.deepEqual(await reports().request('listPlatformExports'), EMPTY);
   assert.equal((await stats()).requests.listPlatformExports, 2);
 });
 
@@ -138,7 +143,7 @@ test('an AbortSignal cancels a call waiting on Retry-After', async () => {
 test('the defaults sleep for real and honour Retry-After', async () => {
   await reset({ faults: [{ op: 'listPlatformExports', nth: 1, do: 'status', status: 429, retry_after: 1 }] });
   const client = createReportsClient({ baseUrl: url, credentials: { clientId: 'cid', clientSecret: 'csecret' }, tenantId: TENANT });
-  assert.deepEqual(await client.request('listPlatformExports'), { data: [] });
+  assert.deepEqual(await client.request('listPlatformExports'), EMPTY);
   const s = await stats(); // the server checks the gap: no wall-clock assert here
   assert.equal(s.retry_after_violations, 0);
   assert.equal(s.requests.listPlatformExports, 2);
@@ -224,4 +229,189 @@ test('a download slower than timeoutMs in all, never idle that long, is not cut 
   await reports().runExport(BODY, { to: path.join(dir, 'slow.csv') });
   assert.deepEqual(fs.readFileSync(path.join(dir, 'slow.csv')), expected);
   assert.equal((await stats()).requests.downloadPlatformExport, 1);
+});
+
+// ---- issue 39: reconciliation that never guesses, one token exchange per session, calls that
+// end, the enterprise expires_at forms, no redirect followed.
+
+const DROPPED = [{ op: 'createPlatformExport', nth: 1, do: 'drop_after_apply' }];
+
+test('a dropped create whose export the list shows without the body\'s members is adopted: one export', async () => {
+  await reset({ faults: DROPPED, list: { echo: false } });
+  const r = await reports().runExport(BODY);
+  const s = await stats();
+  assert.equal(s.exports_created, 1, JSON.stringify(s));
+  assert.equal(s.requests.createPlatformExport, 1);
+  assert.equal(r.exportId, s.exports[0].id);
+  assert.equal(s.downloads, 1);
+});
+
+test('150 exports with the same body before the job, pages of 40: the new one is found on a later page', async () => {
+  await reset({ faults: DROPPED, existing: { count: 150, body: BODY }, list: { page_size: 40 } });
+  const r = await reports().runExport(BODY);
+  const s = await stats();
+  assert.equal(s.exports_created, 1, JSON.stringify({ ...s, exports: s.exports.length }));
+  assert.equal(s.requests.createPlatformExport, 1);
+  assert.ok(s.requests.listPlatformExports >= 8, 'every page, before and after the create'); // 4 pages each
+  assert.ok(s.exports.some((e) => e.id === r.exportId));
+});
+
+test('an export that shows up in the list one read late is found by the look after the grace', async () => {
+  await reset({ faults: DROPPED, list: { lag_reads: 1 } });
+  const r = await reports().runExport(BODY);
+  const s = await stats();
+  assert.equal(s.exports_created, 1, JSON.stringify(s));
+  assert.equal(s.requests.createPlatformExport, 1);
+  assert.equal(r.exportId, s.exports[0].id);
+});
+
+test('two new exports that may be the job\'s own: ReconcileRequired with both candidates, no second create', async () => {
+  // The job's create is applied and its connection drops; at the same moment another process of
+  // the tenant creates an export of the same data. The lookup finds two and cannot tell which is the job's.
+  await reset({ faults: [{ ...DROPPED[0], also_created_by_another: 1 }] });
+  let candidates;
+  await assert.rejects(reports().runExport(BODY), (e) => {
+    assert.ok(e instanceof ReconcileRequired && e instanceof rk.RoyaltyKitError, String(e));
+    assert.equal(e.code, 'reconcile_required');
+    assert.equal(e.reconcile, 'lookup_by_sent_data');
+    assert.equal(e.stage, 'reconcile');
+    assert.equal(e.operationId, 'export job');
+    candidates = e.candidates;
+    return true;
+  });
+  const s = await stats();
+  assert.equal(s.exports_created, 1); // the job's one create; never a second
+  assert.equal(s.requests.createPlatformExport, 1);
+  assert.deepEqual([...candidates].sort(), s.exports.map((x) => x.id).sort());
+});
+
+test('20 concurrent first calls on one client make one token exchange', async () => {
+  await reset({ token_delay: 0.3 });
+  const client = reports();
+  const results = await Promise.all(Array.from({ length: 20 }, () => client.request('listPlatformExports')));
+  assert.deepEqual(results, Array(20).fill(EMPTY));
+  const s = await stats();
+  assert.equal(s.tokens_issued, 1, JSON.stringify(s));
+  assert.equal(s.max_concurrent_exchanges, 1);
+  assert.equal(s.requests.exchangePlatformClientCredential, 1);
+  assert.equal(client.session.exchanges, 1);
+  assert.equal(client.session.hasToken, true);
+});
+
+test('clients given one Session share its token; an export job runs on it too', async () => {
+  await reset({ token_delay: 0.2, states: ['ready'] });
+  const a = reports();
+  const b = reports({ session: a.session });
+  assert.equal(b.session, a.session);
+  await Promise.all([a.request('listPlatformExports'), b.request('listPlatformExports'), b.runExport(BODY)]);
+  const s = await stats();
+  assert.equal(s.tokens_issued, 1, JSON.stringify(s));
+  assert.throws(() => reports({ session: {} }), TypeError);
+  assert.throws(() => reports({ session: a.session, budget: new rk.RateBudget('enterprise') }), TypeError);
+});
+
+test('an exchange that fails fails the calls waiting for it (token_exchange_failed), and the next call tries again', async () => {
+  await reset({ token_delay: 0.2 });
+  const client = reports({ credentials: { clientId: 'cid', clientSecret: 'wrong' } });
+  const results = await Promise.allSettled(Array.from({ length: 5 }, () => client.request('listPlatformExports')));
+  const rules = results.map((r) => (r.reason instanceof CallFailedError ? r.reason.rule : r.reason?.code));
+  assert.equal(rules.filter((r) => r === 'api_error').length, 1, JSON.stringify(rules)); // the leader: the exchange's own 401
+  assert.equal(rules.filter((r) => r === 'token_exchange_failed').length, 4, JSON.stringify(rules));
+  assert.equal((await stats()).requests.exchangePlatformClientCredential, 1);
+  await assert.rejects(client.request('listPlatformExports'), rk.ApiError);
+  assert.equal((await stats()).requests.exchangePlatformClientCredential, 2);
+});
+
+test('a call cancelled while it waits for another call\'s exchange rejects at once; a cancelled leader lets the next call lead', async () => {
+  await reset({ token_delay: 0.5 });
+  const client = reports();
+  const leader = new AbortController();
+  const waiter = new AbortController();
+  const first = client.request('listPlatformExports', {}, { signal: leader.signal });
+  const second = client.request('listPlatformExports', {}, { signal: waiter.signal });
+  const third = client.request('listPlatformExports');
+  setTimeout(() => waiter.abort(new Error('waiter cancelled')), 50);
+  setTimeout(() => leader.abort(new Error('leader cancelled')), 100);
+  await assert.rejects(second, /waiter cancelled/);
+  await assert.rejects(first, /leader cancelled/);
+  assert.deepEqual(await third, EMPTY); // it led the next exchange once the first was abandoned
+  assert.equal(client.session.exchanges, 2);
+});
+
+test('a token that expires in 1 s is used once: the call returns', async () => {
+  await reset({ token_expires_in: 1 });
+  const client = reports();
+  assert.deepEqual(await client.request('listPlatformExports'), EMPTY);
+  assert.deepEqual(await client.request('listPlatformExports'), EMPTY);
+  const s = await stats();
+  assert.equal(s.requests.listPlatformExports, 2);
+  assert.ok(s.tokens_issued <= 2, JSON.stringify(s));
+});
+
+for (const form of ['past', 'offset', 'basic', 'null']) {
+  test(`an enterprise token whose expires_at is ${form}: calls succeed`, async () => {
+    await reset({ enterprise_expires_at: form });
+    const client = createEnterpriseClient({ baseUrl: url, credentials: { apiKey: 'key-1', apiSecret: 'secret-1' }, clock, sleep });
+    for (let i = 0; i < 3; i++) assert.equal((await client.request('listEnterpriseReleases')).data[0].title, 'First');
+    const s = await stats();
+    assert.equal(s.requests.listEnterpriseReleases, 3);
+    assert.equal(s.unauthorized, 0);
+    assert.ok(s.tokens_issued >= 1 && s.tokens_issued <= 3, JSON.stringify(s));
+  });
+}
+
+/** The origin a redirect's error names: the fake server's other listener, never this one. */
+function namesTheOtherOrigin(e) {
+  assert.ok(e instanceof CallFailedError, String(e));
+  assert.equal(e.rule, 'redirect');
+  const m = e.message.match(/http:\/\/127\.0\.0\.1:(\d+)/);
+  assert.ok(m, e.message);
+  assert.notEqual(m[1], new URL(url).port);
+  return true;
+}
+
+test('a redirect on the token exchange or on a call is never followed: the call fails (rule redirect)', async () => {
+  const enterprise = () => createEnterpriseClient({ baseUrl: url, credentials: { apiKey: 'key-1', apiSecret: 'secret-1' }, clock, sleep });
+  await reset({ faults: [{ op: 'exchangeEnterpriseToken', nth: 1, do: 'redirect' }] });
+  await assert.rejects(enterprise().request('listEnterpriseReleases'), namesTheOtherOrigin);
+  await reset({ faults: [{ op: 'exchangePlatformClientCredential', nth: 1, do: 'redirect' }] });
+  await assert.rejects(reports().request('listPlatformExports'), namesTheOtherOrigin);
+  await reset({ faults: [{ op: 'listEnterpriseReleases', nth: 1, do: 'redirect' }] });
+  await assert.rejects(enterprise().request('listEnterpriseReleases'), namesTheOtherOrigin);
+  await reset({ faults: [{ op: 'getPlatformExport', nth: 1, do: 'redirect' }] });
+  await assert.rejects(reports().runExport(BODY), namesTheOtherOrigin);
+  const s = await stats();
+  assert.equal(s.evil_requests, 0, JSON.stringify(s));
+  assert.deepEqual(s.evil_credentials, []);
+});
+
+test('a fetch of the user\'s that follows redirects anyway: the call still fails, nothing from the other origin is used', async () => {
+  // `redirect: 'manual'` is on every request; this fetch drops it (so it follows). The request
+  // reaches the other origin (that is this fetch's doing), but its answer is reported as the
+  // redirect it was: no token it issued is stored, no data it served is returned.
+  const following = (input, init) => fetch(input, { ...init, redirect: 'follow' });
+  await reset({ faults: [{ op: 'exchangeEnterpriseToken', nth: 1, do: 'redirect' }] });
+  const client = createEnterpriseClient({ baseUrl: url, credentials: { apiKey: 'key-1', apiSecret: 'secret-1' }, clock, sleep, fetch: following });
+  await assert.rejects(client.request('listEnterpriseReleases'), namesTheOtherOrigin);
+  assert.equal(client.session.hasToken, false);
+  await reset({ faults: [{ op: 'listEnterpriseReleases', nth: 1, do: 'redirect' }] });
+  await assert.rejects(client.request('listEnterpriseReleases'), namesTheOtherOrigin);
+  const s = await stats();
+  assert.equal(s.requests.listEnterpriseReleases, 1);
+  assert.equal(s.unauthorized, 0, 'the other origin\'s token never reached the API');
+});
+
+test('an opaque redirect (a browser\'s or a Worker\'s answer to redirect: manual) is reported as a 3xx', async () => {
+  await reset();
+  const opaque = async () => ({ type: 'opaqueredirect', status: 0, redirected: false, url: '', headers: new Headers(), body: null });
+  const client = createEnterpriseClient({ baseUrl: url, credentials: { apiKey: 'key-1', apiSecret: 'secret-1' }, clock, sleep, fetch: opaque });
+  await assert.rejects(client.request('listEnterpriseReleases'), (e) => e instanceof CallFailedError && e.rule === 'redirect' && /no Location/.test(e.message));
+});
+
+test('runExport takes maxPollSeconds: polling stops within it', async () => {
+  await reset({ states: ['queued'] });
+  await assert.rejects(reports().runExport(BODY, { maxPollSeconds: 30 }), (e) => e instanceof CallFailedError && e.stage === 'poll');
+  const s = await stats();
+  assert.equal(s.exports_created, 1);
+  assert.ok(s.requests.getPlatformExport < 20, JSON.stringify(s.requests));
 });

@@ -50,7 +50,7 @@ const CASES = [
   ['idempotencyKey with a 10 MB request id', () => rk.idempotencyKey('t', 'op', '['.repeat(10 * 1024 * 1024)), 'invalid_argument'],
   ['decideRetry with status NaN', () => rk.decideRetry({ retryClass: 'read', status: NaN, attempt: 1 }), 'invalid_argument'],
   ['decideRetry with a nested headers object', () => rk.decideRetry({ retryClass: 'read', status: 429, headers: { 'retry-after': { x: 1 } }, attempt: 1 }), TypeError],
-  ['buildRequest with a lone surrogate in a path parameter', () => rk.buildRequest('getPlatformExport', { path: { export: '\ud800' }, token: rk.BearerToken.reports('t'), tenantId: '0f8fad5b-d9cb-469f-a165-70867728950e' }).path, '/api/platform/v1/exports/%EF%BF%BD'],
+  ['buildRequest with a lone surrogate in a path parameter', () => rk.buildRequest('getPlatformExport', { path: { export: '\ud800' }, token: rk.BearerToken.reports('t', '0f8fad5b-d9cb-469f-a165-70867728950e'), tenantId: '0f8fad5b-d9cb-469f-a165-70867728950e' }).path, '/api/platform/v1/exports/%EF%BF%BD'],
   ['parseApiError with a 10 MB body keeps 4 KiB', () => rk.parseApiError('reports', 500, {}, big).rawBody.length <= 4 * 1024 + 1, true],
   ['parseTokenResponse with an array body', () => rk.parseTokenResponse(200, {}, '[]', { tenantId: '0f8fad5b-d9cb-469f-a165-70867728950e' }), 'invalid_token_response'],
   ['exportPollDecision with attempt Infinity', () => rk.exportPollDecision('queued', Infinity), 'invalid_argument'],

@@ -38,7 +38,7 @@ async function exportServer() {
 /** The README's retry loop for a create: send, and on failure do what decideRetry says. */
 async function createExport(base, params) {
   const op = rk.operation('createPlatformExport');
-  const d = rk.buildRequest('createPlatformExport', { body: { export_class: 'statements', format: 'csv' }, token: rk.BearerToken.reports('t'), tenantId: TENANT, ...params });
+  const d = rk.buildRequest('createPlatformExport', { body: { export_class: 'statements', format: 'csv' }, token: rk.BearerToken.reports('t', TENANT), tenantId: TENANT, ...params });
   for (let attempt = 1; ; attempt++) {
     try {
       const res = await fetch(d.url(base), { method: d.method, headers: d.headers, body: d.body, signal: AbortSignal.timeout(500) });

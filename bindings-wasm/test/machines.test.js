@@ -17,7 +17,8 @@ const rounded = (steps) => steps.map((s) => ('seconds' in s ? { ...s, seconds: M
 function receipt(i) {
   const secrets = i.secrets.map((s) => ({ secret: s.secret, validUntil: s.valid_until }));
   const verifier = new rk.WebhookVerifier(secrets);
-  const r = verifier.receipt(i.headers, bytes(i.body), { namespace: i.namespace, now: i.now, transactional: i.transactional === true });
+  const r = verifier.receipt(i.headers, bytes(i.body), { namespace: i.namespace, now: i.now, transactional: i.transactional === true,
+    claimContentKey: i.claim_content_key === true });
   const answers = [...i.answers];
   const steps = [];
   for (let s = r.next(); ; ) {
@@ -74,53 +75,65 @@ function receipt(i) {
   }
 }
 
-function drive(machine, i, api) {
+/** A token as a transcript's events give it: a reporting one bound to the transcript's tenant. */
+const bearer = (api, value, tenant) => (api === 'reports' ? rk.BearerToken.reports(value, tenant) : rk.BearerToken.enterprise(value));
+
+/** A step as the transcripts show it (`core/tests/machines.rs`, `call_view` and `job_view`), and
+ * whether the script goes on: `send` (an outcome event), `token` (a token event), `wait`, or the end. */
+function view(s) {
+  switch (s.step) {
+    case 'send': {
+      const auth = s.request.headers.find(([name]) => name === 'Authorization');
+      return [{ step: 'send', method: s.request.method, target: s.request.pathAndQuery, token: auth ? auth[1].replace(/^Bearer /, '') : null,
+        idempotency_key: s.request.idempotencyKeySent ? s.request.idempotencyKey : null }, 'send'];
+    }
+    case 'wait':
+      return [{ step: 'wait', seconds: s.seconds }, 'wait'];
+    case 'refresh_token':
+      return [{ step: 'refresh_token' }, 'token'];
+    case 'await_token':
+      return [{ step: 'await_token', seconds: s.seconds }, 'end'];
+    case 'reconcile':
+      assert.ok(Array.isArray(s.candidates) && typeof s.reason === 'string');
+      return [{ step: 'reconcile', reconcile: s.reconcile, stage: s.stage, candidates: s.candidates, candidates_count: s.candidates.length }, 'end'];
+    case 'done':
+      return [s.exportId === undefined ? { step: 'done', status: s.status, body: Buffer.from(s.body).toString() }
+        : { step: 'done', export_id: s.exportId, artifact: Buffer.from(s.body).toString() }, 'end'];
+    case 'fail':
+      assert.ok(s.error === null || s.error instanceof rk.RoyaltyKitError);
+      return [{ step: 'fail', rule: s.rule, status: s.status, code: s.error ? s.error.code : null, transport: s.transport,
+        retry_after_seconds: s.retryAfterSeconds, stage: s.stage, export_id: s.exportId }, 'end'];
+    default:
+      throw new Error(`unknown step ${s.step}`);
+  }
+}
+
+/** Reports a send's outcome event (a response, maybe streamed, or a transport failure). */
+function report(machine, e, now) {
+  if (e.transport) return machine.transportFailure(e.transport, now);
+  const r = e.response;
+  if (e.streamed !== undefined) assert.equal(machine.streams(r.status), e.streamed, `streams(${r.status})`);
+  if (e.streamed) machine.streamedResponse(r.status, r.headers, Buffer.byteLength(r.body), now);
+  else machine.response(r.status, r.headers, r.body, now);
+}
+
+function drive(machine, i, api, tenant) {
   let now = i.start;
   const events = [...i.events];
   const budget = i.budget ? new rk.RateBudget(i.budget.map(([name, limit, windowSeconds]) => ({ name, limit, windowSeconds }))) : undefined;
   const steps = [];
   for (let n = 0; n < 200; n++) {
-    const s = machine.next(now, budget);
-    switch (s.step) {
-      case 'send': {
-        const auth = s.request.headers.find(([name]) => name === 'Authorization');
-        steps.push({ step: 'send', method: s.request.method, target: s.request.pathAndQuery, token: auth ? auth[1].replace(/^Bearer /, '') : null,
-          idempotency_key: s.request.idempotencyKeySent ? s.request.idempotencyKey : null });
-        const e = events.shift();
-        now += e.after ?? 0;
-        if (e.transport) machine.transportFailure(e.transport, now);
-        else {
-          const r = e.response;
-          if (e.streamed !== undefined) assert.equal(machine.streams(r.status), e.streamed, `streams(${r.status})`);
-          if (e.streamed) machine.streamedResponse(r.status, r.headers, Buffer.byteLength(r.body), now);
-          else machine.response(r.status, r.headers, r.body, now);
-        }
-        break;
-      }
-      case 'wait':
-        steps.push({ step: 'wait', seconds: s.seconds });
-        now += s.seconds;
-        break;
-      case 'refresh_token': {
-        steps.push({ step: 'refresh_token' });
-        const e = events.shift();
-        machine.token(api === 'reports' ? rk.BearerToken.reports(e.token) : rk.BearerToken.enterprise(e.token), e.valid_for === null ? undefined : now + e.valid_for);
-        break;
-      }
-      case 'reconcile':
-        steps.push({ step: 'reconcile', reconcile: s.reconcile });
-        return steps;
-      case 'done':
-        steps.push(s.exportId === undefined ? { step: 'done', status: s.status, body: Buffer.from(s.body).toString() }
-          : { step: 'done', export_id: s.exportId, artifact: Buffer.from(s.body).toString() });
-        return steps;
-      case 'fail':
-        assert.ok(s.error === null || s.error instanceof rk.RoyaltyKitError);
-        steps.push({ step: 'fail', rule: s.rule, status: s.status, code: s.error ? s.error.code : null, transport: s.transport,
-          retry_after_seconds: s.retryAfterSeconds, stage: s.stage, export_id: s.exportId });
-        return steps;
-      default:
-        throw new Error(`unknown step ${s.step}`);
+    const [v, kind] = view(machine.next(now, budget));
+    steps.push(v);
+    if (kind === 'end') return steps;
+    if (kind === 'wait') now += v.seconds;
+    else if (kind === 'token') {
+      const e = events.shift();
+      machine.token(bearer(api, e.token, tenant), e.valid_for == null ? undefined : now + e.valid_for);
+    } else {
+      const e = events.shift();
+      now += e.after ?? 0;
+      report(machine, e, now);
     }
   }
   throw new Error(`no end after 200 steps: ${JSON.stringify(steps)}`);
@@ -131,7 +144,7 @@ function exchange(i) {
   const request = x.api === 'reports'
     ? rk.buildTokenRequest({ clientId: x.client_id, clientSecret: x.client_secret, tenantId: x.tenant_id })
     : rk.buildEnterpriseTokenRequest({ apiKey: x.api_key, apiSecret: x.api_secret });
-  return drive(rk.Call.exchange(request, { seed: i.options.seed }), i, x.api);
+  return drive(rk.Call.exchange(request, { seed: i.options.seed }), i, x.api, i.params?.tenant_id);
 }
 
 function call(i) {
@@ -140,47 +153,91 @@ function call(i) {
   const c = new rk.Call(i.operation, { path: p.path, query: p.query, body: p.body, tenantId: p.tenant_id, idempotencyKey: p.idempotency_key,
     idempotencyHeader: p.idempotency_header, requestId: p.request_id, maxAttempts: i.options.max_attempts,
     maxElapsedSeconds: i.options.max_elapsed_seconds, seed: i.options.seed });
-  return drive(c, i, rk.operation(i.operation).api);
+  return drive(c, i, rk.operation(i.operation).api, p.tenant_id);
 }
+
+const jobOf = (o) => new rk.ExportJob({ tenantId: o.tenant_id, body: o.body, idempotencyHeader: o.idempotency_header, requestId: o.request_id,
+  maxPolls: o.max_polls, maxPollSeconds: o.max_poll_seconds, reconcileGraceSeconds: o.reconcile_grace_seconds, maxAttempts: o.max_attempts,
+  maxElapsedSeconds: o.max_elapsed_seconds, seed: o.seed, idField: o.id_field, stateField: o.state_field });
 
 function exportJob(i) {
-  const o = i.options;
-  const job = new rk.ExportJob({ tenantId: o.tenant_id, body: o.body, idempotencyHeader: o.idempotency_header, requestId: o.request_id,
-    maxPolls: o.max_polls, seed: o.seed, idField: o.id_field, stateField: o.state_field });
-  return drive(job, i, 'reports');
+  return drive(jobOf(i.options), i, 'reports', i.options.tenant_id);
 }
 
-const ADAPTERS = { receipt, call, export_job: exportJob };
+/** Several machines on one Session, played by the transcript's script (`fn session` in
+ * core/tests/machines.rs): each machine is asked with `next(now, session)`. */
+function session(i) {
+  const windows = i.budget && i.budget.map(([name, limit, windowSeconds]) => ({ name, limit, windowSeconds }));
+  const s = new rk.Session(windows ?? undefined);
+  const machines = i.machines.map((m) => (m.kind === 'call'
+    ? new rk.Call(m.operation, { path: m.params.path, query: m.params.query, body: m.params.body, tenantId: m.params.tenant_id,
+      idempotencyKey: m.params.idempotency_key, idempotencyHeader: m.params.idempotency_header, requestId: m.params.request_id,
+      maxAttempts: m.options.max_attempts, maxElapsedSeconds: m.options.max_elapsed_seconds, seed: m.options.seed })
+    : jobOf(m.options)));
+  let now = i.start;
+  const steps = [];
+  for (const a of i.script) {
+    if (a.next !== undefined) {
+      steps.push({ ...view(machines[a.next].next(now, s))[0], machine: a.next });
+    } else if (a.respond !== undefined) {
+      now += a.after ?? 0;
+      report(machines[a.respond], a, now);
+    } else if (a.token !== undefined) {
+      s.storeToken(bearer(i.api, a.token, i.tenant_id), a.valid_for == null ? undefined : now + a.valid_for);
+    } else if (a.exchange_failed !== undefined) {
+      s.exchangeFailed(a.exchange_failed);
+    } else if (a.abandon === true) {
+      s.abandonExchange();
+    } else if (a.advance !== undefined) {
+      now += a.advance;
+    } else {
+      throw new Error(`unknown script action ${JSON.stringify(a)}`);
+    }
+  }
+  return { steps, exchanges: s.exchanges };
+}
+
+const ADAPTERS = { receipt, call, export_job: exportJob, session };
+// The least each group holds (the session group is new and small).
+const MINIMUM = { receipt: 40, call: 40, export_job: 40, session: 5 };
+
+/** `got` restricted to the members `want` names, step by step; asserts each is there. */
+function sameSteps(got, want, what) {
+  assert.equal(got.length, want.length, `${what}: ${JSON.stringify(got)}`);
+  for (let n = 0; n < want.length; n++) {
+    for (const k of Object.keys(want[n])) assert.ok(k in got[n], `${what}: step ${n} has no ${k}`);
+  }
+  assert.deepEqual(rounded(got.map((g, n) => Object.fromEntries(Object.keys(want[n]).map((k) => [k, g[k]])))), rounded(want), what);
+}
 
 
 test('machines.json', async (t) => {
   for (const group of data.testGroups) {
     await t.test(`${group.function} (${group.tests.length} transcripts)`, () => {
-      assert.ok(group.tests.length >= 40);
+      assert.ok(ADAPTERS[group.function], `no adapter for ${group.function}`);
+      assert.ok(group.tests.length >= MINIMUM[group.function]);
       for (const c of group.tests) {
         const got = ADAPTERS[group.function](c.input);
-        const want = c.expected.steps;
-        assert.equal(got.length, want.length, `tcId ${c.tcId} ${c.comment}: ${JSON.stringify(got)}`);
-        for (let n = 0; n < want.length; n++) {
-          for (const k of Object.keys(want[n])) assert.ok(k in got[n], `tcId ${c.tcId}: step ${n} has no ${k}`);
-        }
-        assert.deepEqual(rounded(got.map((g, n) => Object.fromEntries(Object.keys(want[n]).map((k) => [k, g[k]])))), rounded(want), `tcId ${c.tcId} ${c.comment}`);
+        const what = `tcId ${c.tcId} ${c.comment}`;
+        sameSteps(Array.isArray(got) ? got : got.steps, c.expected.steps, what);
+        if ('exchanges' in c.expected) assert.equal(got.exchanges, c.expected.exchanges, `${what}: exchanges`);
       }
     });
   }
   assert.equal(data.testGroups.reduce((n, g) => n + g.tests.length, 0), data.numberOfTests);
+  assert.deepEqual(data.testGroups.map((g) => g.function).sort(), Object.keys(ADAPTERS).sort());
 });
 
 test('a saved export job resumes without a second create', () => {
   const tenantId = '0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e';
-  let job = new rk.ExportJob({ tenantId, body: { format: 'csv' }, token: rk.BearerToken.reports('secret-bearer-9'), seed: 1 });
+  let job = new rk.ExportJob({ tenantId, body: { format: 'csv' }, token: rk.BearerToken.reports('secret-bearer-9', tenantId), seed: 1 });
   assert.equal(job.next(0).step, 'send');
   job.response(200, {}, '[]', 0);
   assert.equal(job.next(0).request.method, 'POST');
   const saved = job.save(); // the create is in flight when the process dies
   assert.ok(!saved.includes('secret-bearer-9'));
   job = rk.ExportJob.resume(saved);
-  job.token(rk.BearerToken.reports('secret-bearer-10'));
+  job.token(rk.BearerToken.reports('secret-bearer-10', tenantId));
   const s = job.next(5);
   assert.equal(s.step, 'send');
   assert.equal(s.request.method, 'GET', 'reconciled, never created twice');
@@ -220,11 +277,66 @@ test('a receipt on a DedupWindow claims and commits inside the core: it asks onl
   const again = verifier.receipt(headers, body, { namespace: 'org_1', now: NOW + 60, window });
   assert.equal(again.next().status, 200);
   assert.doesNotMatch(again.next().body, /processed/, 'a duplicate is acknowledged without the handler');
-  // A failed handler releases its claims, so the redelivery is processed (other content: the
-  // same content under another delivery id is a duplicate by its content key).
+  // A failed handler releases its claims, so the redelivery is processed.
   const [h2, b2] = signedDelivery('dlv_w2', 'm2');
   const failing = verifier.receipt(h2, b2, { namespace: 'org_1', now: NOW, window });
   assert.equal(failing.handlerFailed().status, 500);
   assert.deepEqual(verifier.receipt(h2, b2, { namespace: 'org_1', now: NOW + 30, window }).next(), { step: 'run_handler' });
   assert.throws(() => verifier.receipt(h2, b2, { namespace: 'org_1', window: {} }), TypeError);
+});
+
+test('a Session: calls on it share one exchange; waitForChange wakes the waiters, honours the seconds and an AbortSignal', async () => {
+  const session = new rk.Session('enterprise');
+  const [a, b] = [new rk.Call('listEnterpriseCountries', { seed: 1 }), new rk.Call('listEnterpriseCountries', { seed: 2 })];
+  assert.equal(a.next(NOW, session).step, 'refresh_token');
+  assert.equal(session.exchanging, true);
+  const version = session.version;
+  const wait = b.next(NOW, session);
+  assert.equal(wait.step, 'await_token');
+  assert.ok(wait.seconds > 0);
+  const woken = session.waitForChange(version, wait.seconds);
+  session.storeToken(rk.parseEnterpriseTokenResponse(200, {}, JSON.stringify({ token: 'tok_s', expires_at: null }), { now: NOW }));
+  assert.equal(await woken, true);
+  assert.equal(session.hasToken, true);
+  for (const c of [a, b]) assert.equal(c.next(NOW, session).request.headers.find(([n]) => n === 'Authorization')[1], 'Bearer tok_s');
+  assert.equal(session.exchanges, 1);
+  // Already changed: at once; nothing new: after the seconds; an abort: its reason.
+  assert.equal(await session.waitForChange(version, 60), true);
+  assert.equal(await session.waitForChange(session.version, 0.01), false);
+  const controller = new AbortController();
+  const aborted = session.waitForChange(session.version, 60, controller.signal);
+  controller.abort(new Error('cancelled'));
+  await assert.rejects(aborted, /cancelled/);
+  assert.throws(() => a.next(NOW, {}), TypeError);
+  assert.throws(() => session.storeToken('tok'), TypeError);
+  assert.throws(() => new rk.Session(42), TypeError);
+});
+
+test('a Session\'s failed exchange fails the calls that waited for it; an abandoned one lets the next call lead', () => {
+  const session = new rk.Session();
+  const calls = [1, 2, 3, 4].map((seed) => new rk.Call('listEnterpriseCountries', { seed }));
+  assert.equal(calls[0].next(NOW, session).step, 'refresh_token');
+  assert.equal(calls[1].next(NOW, session).step, 'await_token');
+  session.exchangeFailed('401 from the token endpoint');
+  const failed = calls[1].next(NOW, session);
+  assert.equal(failed.step, 'fail');
+  assert.equal(failed.rule, 'token_exchange_failed');
+  assert.match(failed.reason, /401 from the token endpoint/);
+  assert.equal(calls[2].next(NOW, session).step, 'refresh_token');
+  assert.equal(calls[3].next(NOW, session).step, 'await_token');
+  session.abandonExchange();
+  assert.equal(calls[3].next(NOW, session).step, 'refresh_token');
+  assert.equal(session.exchanges, 3);
+});
+
+test('an export job\'s reconcile step carries its candidates and stage', () => {
+  const data = JSON.parse(fs.readFileSync(path.join(VECTORS, 'machines.json'), 'utf8'));
+  const cases = data.testGroups.find((g) => g.function === 'export_job').tests.filter((c) => c.expected.steps.at(-1).step === 'reconcile');
+  assert.ok(cases.length >= 3);
+  for (const c of cases) {
+    const last = exportJob(c.input).at(-1);
+    assert.equal(last.stage, 'reconcile');
+    assert.equal(last.reconcile, 'lookup_by_sent_data');
+    assert.ok(Array.isArray(last.candidates));
+  }
 });

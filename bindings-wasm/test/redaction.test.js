@@ -23,12 +23,12 @@ test('no secret in any printed object or error', () => {
     try { v.verify(h, b, now); } catch (e) { show(e); out.push(e.stack); }
   }
   try { new rk.WebhookVerifier([SECRET, '']); } catch (e) { show(e); out.push(e.stack); }
-  show(rk.buildRequest('listPlatformExports', { token: rk.BearerToken.reports(TOKEN), tenantId: TENANT }));
+  show(rk.buildRequest('listPlatformExports', { token: rk.BearerToken.reports(TOKEN, TENANT), tenantId: TENANT }));
   show(rk.buildTokenRequest({ clientId: 'cli', clientSecret: CLIENT_SECRET, tenantId: TENANT }));
   show(rk.buildEnterpriseTokenRequest({ apiKey: 'key', apiSecret: API_SECRET }));
   show(rk.parseTokenResponse(200, { 'cache-control': 'no-store' }, JSON.stringify({ access_token: TOKEN, token_type: 'Bearer', expires_in: 60 }), { tenantId: '0f8fad5b-d9cb-469f-a165-70867728950e' }));
   show(rk.parseEnterpriseTokenResponse(200, {}, JSON.stringify({ token: TOKEN, expires_at: null })));
-  try { rk.buildRequest('listPlatformExports', { query: { access_token: TOKEN }, token: rk.BearerToken.reports(TOKEN), tenantId: TENANT }); } catch (e) { show(e); out.push(e.stack); }
+  try { rk.buildRequest('listPlatformExports', { query: { access_token: TOKEN }, token: rk.BearerToken.reports(TOKEN, TENANT), tenantId: TENANT }); } catch (e) { show(e); out.push(e.stack); }
   show(new rk.DedupWindow(10, 60));
   for (const o of out) for (const s of [SECRET, TOKEN, CLIENT_SECRET, API_SECRET]) assert.ok(!o.includes(s), `${s} printed in: ${o}`);
   assert.ok(out.length >= 30);

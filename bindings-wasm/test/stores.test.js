@@ -117,7 +117,7 @@ for (const kind of ['postgres', 'sqlite']) {
         const [status, body] = await redeliver(db, d, LEASE + 1);
         assert.deepEqual([status, body.result], [200, 'processed']);
         assert.equal(await db.effectsOf(d.id), 1);
-        assert.deepEqual(await db.states(), ['done', 'done']);
+        assert.deepEqual(await db.states(), ['done']); // the delivery key (the content key is opt-in)
         assert.deepEqual(await redeliver(db, d, LEASE + 2), [200, { result: 'acknowledge' }]);
         assert.equal(await db.effectsOf(d.id), 1);
       });
@@ -173,7 +173,7 @@ for (const kind of ['postgres', 'sqlite']) {
       const [, d] = delivery('purge');
       assert.equal((await redeliver(db, d))[0], 200);
       assert.equal(await db.store().purge(), 0);
-      assert.equal(await db.store(() => Date.now() / 1000 + 40 * 86400).purge(), 2);
+      assert.equal(await db.store(() => Date.now() / 1000 + 40 * 86400).purge(), 1); // the delivery's one key
       assert.deepEqual(await db.states(), []);
     });
   });

@@ -750,7 +750,7 @@ impl Call {
         )?;
         if decision.rule == "redirect" {
             decision.reason = format!(
-                "{} (the Location points at {}); no credential is sent there",
+                "{} (the Location points at {})",
                 decision.reason,
                 location_origin(headers)
             );

@@ -1,0 +1,94 @@
+'use strict';
+// The receiver integrations over real HTTP on 127.0.0.1 (royaltykit/express as node:http
+// middleware, royaltykit/fetch's handler behind node:http): deliveries are deduplicated by
+// Service-Webhook-Id, as the spec says. Two genuine deliveries whose body and timestamp are
+// byte-identical (two changes of one resource in the same second) both run the handler; with
+// `claimContentKey` the second is acknowledged without it (the opt-in's trade-off).
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const http = require('node:http');
+const { Readable } = require('node:stream');
+const rk = require('royaltykit');
+const { webhookMiddleware } = require('royaltykit/express');
+const { webhookHandler } = require('royaltykit/fetch');
+
+const SECRET = 'whsec_receivers_twins';
+const NOW = Math.floor(Date.now() / 1000);
+const body = Buffer.from(JSON.stringify({
+  event: 'enterprise.release.updated',
+  resource: { type: 'release', reference: '7d3c1a52-0b4f-4a8e-9c61-2f5d8e4b9a10', url: '/api/v1/releases/7d3c1a52-0b4f-4a8e-9c61-2f5d8e4b9a10' },
+  occurred_at: new Date(NOW * 1000).toISOString(),
+}));
+const twins = ['dlv_twin_1', 'dlv_twin_2'].map((deliveryId) => rk.signWebhook(SECRET, body, { timestamp: NOW, deliveryId }));
+
+const INTEGRATIONS = {
+  express: (options) => http.createServer(webhookMiddleware(options)),
+  fetch: (options) => {
+    const handle = webhookHandler(options);
+    return http.createServer(async (req, res) => {
+      const request = new Request(`http://127.0.0.1${req.url}`, { method: req.method, headers: req.headers, body: Readable.toWeb(req), duplex: 'half' });
+      const response = await handle(request);
+      res.writeHead(response.status, Object.fromEntries(response.headers));
+      res.end(Buffer.from(await response.arrayBuffer()));
+    });
+  },
+};
+
+/** Posts the twins (and the first one again) to a receiver built with `extra`; the handler's
+ * runs and the answers. */
+async function deliverTwins(integration, extra) {
+  const handled = [];
+  const server = INTEGRATIONS[integration]({ secrets: SECRET, namespace: 'org-twins', handler: (d) => { handled.push(d.deliveryId); }, ...extra });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const post = async (headers) => {
+    const r = await fetch(`http://127.0.0.1:${server.address().port}/webhooks`, { method: 'POST', headers, body });
+    return [r.status, (await r.json()).result];
+  };
+  try {
+    const answers = [await post(twins[0]), await post(twins[1]), await post(twins[0])];
+    return { handled, answers };
+  } finally {
+    server.close();
+  }
+}
+
+for (const integration of Object.keys(INTEGRATIONS)) {
+  test(`${integration}: two deliveries with the same body and timestamp but different ids both run the handler`, async () => {
+    const { handled, answers } = await deliverTwins(integration, {});
+    assert.deepEqual(handled, ['dlv_twin_1', 'dlv_twin_2']);
+    assert.deepEqual(answers.map(([status]) => status), [200, 200, 200]);
+    assert.equal(answers[0][1], 'processed');
+    assert.equal(answers[1][1], 'processed');
+    assert.notEqual(answers[2][1], 'processed', 'a redelivery of the same id is a duplicate');
+  });
+
+  test(`${integration}: with claimContentKey the second twin is acknowledged without the handler`, async () => {
+    const { handled, answers } = await deliverTwins(integration, { claimContentKey: true });
+    assert.deepEqual(handled, ['dlv_twin_1']);
+    assert.deepEqual(answers.map(([status]) => status), [200, 200, 200]);
+    assert.equal(answers[0][1], 'processed');
+    assert.notEqual(answers[1][1], 'processed');
+  });
+}
+
+test('WebhookReceiver and planReceipt: the delivery key by default, the content key only when asked', async () => {
+  const v = rk.verifyWebhook(twins[0], body, SECRET, { now: NOW });
+  assert.deepEqual(rk.planReceipt('org-twins', v).keys, [rk.deliveryKey('org-twins', 'dlv_twin_1')]);
+  assert.deepEqual(rk.planReceipt('org-twins', v, { claimContentKey: true }).keys, [rk.deliveryKey('org-twins', 'dlv_twin_1'), v.contentKey]);
+  assert.throws(() => rk.planReceipt('org-twins', v, { claimContentKey: 'yes' }), TypeError);
+  assert.throws(() => new rk.WebhookReceiver({ secrets: SECRET, namespace: 'n', handler: () => {}, claimContentKey: 1 }), TypeError);
+  // On a shared store: one key per delivery by default.
+  const store = new rk.DedupWindow(10);
+  const receiver = new rk.WebhookReceiver({ secrets: SECRET, namespace: 'org-twins', store, handler: () => {} });
+  for (const h of twins) assert.equal((await receiver.receive(h, body, NOW)).status, 200);
+  assert.equal(store.size, 2);
+});
+
+test('the reply to a rejected delivery says nothing of the receiver\'s secrets', async () => {
+  const receiver = new rk.WebhookReceiver({ secrets: [SECRET, 'whsec_second', 'whsec_third'], namespace: 'org-twins', handler: () => {} });
+  const forged = rk.signWebhook('whsec_attacker', body, { timestamp: NOW, deliveryId: 'dlv_forged' });
+  const r = await receiver.receive(forged, body, NOW);
+  assert.equal(r.status, 401);
+  assert.equal(JSON.parse(r.body).error, 'no_matching_signature');
+  assert.doesNotMatch(r.body, /3|three|secrets? (configured|given)/i);
+});
