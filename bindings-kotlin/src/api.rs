@@ -194,15 +194,12 @@ pub struct BearerToken(pub(crate) token::BearerToken);
 
 #[uniffi::export]
 impl BearerToken {
-    /// A reporting API access token restored from your cache; `tenantId`: the tenant it was
-    /// obtained for (requests then send it and refuse another).
-    #[uniffi::constructor(default(tenant_id = None))]
-    pub fn reports(value: String, tenant_id: Option<String>) -> Arc<Self> {
-        let t = token::BearerToken::reports(value);
-        Arc::new(Self(match tenant_id {
-            Some(tenant) => t.for_tenant(tenant),
-            None => t,
-        }))
+    /// A reporting API access token restored from your cache, bound to `tenantId`, the tenant it
+    /// was obtained for (requests send it and refuse another; a reporting token without its
+    /// tenant is refused on the machine routes).
+    #[uniffi::constructor]
+    pub fn reports(value: String, tenant_id: String) -> Arc<Self> {
+        Arc::new(Self(token::BearerToken::reports(value, tenant_id)))
     }
     /// An enterprise API token restored from your cache.
     #[uniffi::constructor]
@@ -229,7 +226,7 @@ impl BearerToken {
 
 /// A reporting access token; an object so that its `toString` never prints it.
 #[derive(uniffi::Object)]
-pub struct Token(token::Token);
+pub struct Token(pub(crate) token::Token);
 
 #[uniffi::export]
 impl Token {
@@ -277,7 +274,7 @@ impl Token {
 
 /// An enterprise API token; an object so that its `toString` never prints it.
 #[derive(uniffi::Object)]
-pub struct EnterpriseToken(token::EnterpriseToken);
+pub struct EnterpriseToken(pub(crate) token::EnterpriseToken);
 
 #[uniffi::export]
 impl EnterpriseToken {
@@ -375,8 +372,10 @@ pub fn missing_scopes(granted: Vec<String>, operation_id: String) -> Result<Vec<
     Ok(token::missing_scopes(&granted, &operation_id)?)
 }
 
-/// `Deprecation`, `Sunset` and `Link` of a response.
+/// `Deprecation`, `Sunset` and `Link` of a response, from its headers as a list (a name may
+/// repeat: two `Link` lines). Kotlin also takes `List<Pair<String, String>>` and maps.
 #[uniffi::export]
-pub fn response_notices(headers: HashMap<String, String>) -> ResponseNotices {
-    token::response_notices(&headers)
+pub fn response_notices(headers: Vec<Param>) -> ResponseNotices {
+    let pairs: Vec<(String, String)> = headers.into_iter().map(|p| (p.name, p.value)).collect();
+    token::response_notices(&pairs)
 }

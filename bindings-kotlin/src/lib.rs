@@ -73,6 +73,7 @@ impl WebhookVerifier {
         namespace: &str,
         window: Option<Arc<DedupWindow>>,
         transactional: bool,
+        claim_content_key: bool,
     ) -> Result<Arc<machine::WebhookReceipt>> {
         let d = unpack_delivery(delivery)?;
         let verified = self
@@ -83,6 +84,7 @@ impl WebhookVerifier {
             verified,
             window.map(|w| (w, d.now)),
             transactional,
+            claim_content_key,
         )
     }
 }
@@ -114,26 +116,42 @@ impl WebhookVerifier {
     /// One delivery, packed as for `verify_packed`, as a `WebhookReceipt` machine under
     /// `namespace`: a rejected delivery's receipt replies at once. `transactional`: the keys are
     /// marked done inside the handler's database transaction (`machine::Receipt::transactional`).
-    #[uniffi::method(default(transactional = false))]
+    /// `claimContentKey`: also claim the content key (opt-in; the trade-off is `planReceipt`'s).
+    #[uniffi::method(default(transactional = false, claim_content_key = false))]
     pub fn receipt_packed(
         &self,
         delivery: Vec<u8>,
         namespace: String,
         transactional: bool,
+        claim_content_key: bool,
     ) -> Result<Arc<machine::WebhookReceipt>> {
-        self.receipt_with(&delivery, &namespace, None, transactional)
+        self.receipt_with(
+            &delivery,
+            &namespace,
+            None,
+            transactional,
+            claim_content_key,
+        )
     }
 
     /// As `receipt_packed`, on an in-process `window`: the receipt claims, releases and commits
     /// its keys there itself (at the delivery's `now`, else the clock at each step) and asks
     /// only for the handler, so a delivery crosses twice.
+    #[uniffi::method(default(claim_content_key = false))]
     pub fn receipt_on_packed(
         &self,
         window: Arc<DedupWindow>,
         delivery: Vec<u8>,
         namespace: String,
+        claim_content_key: bool,
     ) -> Result<Arc<machine::WebhookReceipt>> {
-        self.receipt_with(&delivery, &namespace, Some(window), false)
+        self.receipt_with(
+            &delivery,
+            &namespace,
+            Some(window),
+            false,
+            claim_content_key,
+        )
     }
 
     /// Verifies a delivery packed into one buffer by the Kotlin layer's `verify(headers, body,
@@ -249,21 +267,81 @@ pub fn sign_webhook(
         .collect())
 }
 
-/// The secrets to verify with at `now` during a rotation (current first).
+/// One secret of `activeWebhookSecrets`, carrying its expiry. An object, so that printing it
+/// never shows the secret; Kotlin's `activeSecrets` (RoyaltyKit.kt) turns each into a
+/// `WebhookSecret`.
+#[derive(uniffi::Object)]
+pub struct ActiveSecret(webhook::WebhookSecret);
+
+#[uniffi::export]
+impl ActiveSecret {
+    /// The secret (hand it to nothing but a verifier or a signer).
+    pub fn secret(&self) -> String {
+        String::from_utf8_lossy(self.0.secret()).into_owned()
+    }
+    /// The last Unix second it verifies at; null: no limit.
+    pub fn valid_until(&self) -> Option<i64> {
+        self.0.valid_until()
+    }
+}
+
+/// The secrets to verify with at `now` during a rotation (current first), each carrying its
+/// expiry: the previous one keeps `previousValidUntil`. Kotlin: `activeSecrets` (RoyaltyKit.kt)
+/// gives them as `WebhookSecret`s.
 #[uniffi::export(default(previous = None, previous_valid_until = None, now = None))]
-pub fn active_secrets(
+pub fn active_webhook_secrets(
     current: String,
     previous: Option<String>,
     previous_valid_until: Option<i64>,
     now: Option<i64>,
-) -> Result<Vec<String>> {
+) -> Result<Vec<Arc<ActiveSecret>>> {
     let active = webhook::active_secrets(
         &current,
         previous.as_deref(),
         previous_valid_until,
         now_or_clock(now),
     )?;
-    Ok(active.into_iter().map(str::to_owned).collect())
+    Ok(active
+        .into_iter()
+        .map(|s| Arc::new(ActiveSecret(s)))
+        .collect())
+}
+
+/// Unix seconds of a time as either service sends one (RFC 3339, the ISO 8601 extended and basic
+/// forms with `Z`, `±hh:mm`, `±hhmm` or `±hh`, and the HTTP-date forms); null for anything else.
+/// The core's one timestamp parser.
+#[uniffi::export]
+pub fn parse_timestamp(text: String) -> Option<i64> {
+    royaltykit::parse_timestamp(&text)
+}
+
+/// A webhook secret's `validUntil` as Unix seconds, from exactly one of `seconds` (a finite
+/// number, its fraction dropped) or `text` (ISO 8601, read by `parseTimestamp`). Anything else
+/// (NaN, an infinity, unreadable text, neither or both) is `invalid_argument` naming the forms
+/// accepted: a secret whose expiry was lost must never verify for good.
+#[uniffi::export(default(seconds = None, text = None))]
+pub fn webhook_secret_valid_until(seconds: Option<f64>, text: Option<String>) -> Result<i64> {
+    const FORMS: &str = "must be Unix seconds (a Long, or a finite Double), a java.time.Instant, or an ISO 8601 text such as 2026-11-27T03:05:06Z";
+    let refused = |got: String| -> Error {
+        ArgumentError::new("valid_until", format!("{FORMS}; got {got}")).into()
+    };
+    match (seconds, text) {
+        (Some(s), None) if s.is_finite() => Ok(royaltykit::seconds_from_f64("valid_until", s)?),
+        (Some(s), None) => Err(refused(s.to_string())),
+        (None, Some(t)) => royaltykit::parse_timestamp(&t)
+            .ok_or_else(|| refused(format!("{:?}", t.chars().take(64).collect::<String>()))),
+        _ => Err(refused("no value".to_owned())),
+    }
+}
+
+/// An event's `resource.url` as the path to fetch, checked: the path itself when it lies under
+/// the enterprise API (`/api/v1/…`; no scheme, authority, query, fragment, dot segment,
+/// backslash, encoded slash, space or control character; at most 2048 bytes), else
+/// `RoyaltyKitException.Webhook` with code `invalid_resource_url`. Request it on the enterprise
+/// API's own base URL. Kotlin also has `event.resourcePath()`.
+#[uniffi::export]
+pub fn resource_path(url: String) -> Result<String> {
+    Ok(webhook::resource_path(&url)?.to_owned())
 }
 
 /// The namespaced delivery key of a `Service-Webhook-Id`.

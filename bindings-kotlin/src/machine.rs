@@ -1,7 +1,11 @@
-//! The protocol machines for Kotlin (`WebhookReceipt`, `Call`, `ExportJob`): conversions only.
-//! Each input returns the step that follows, so a step costs one JNA crossing.
+//! The protocol machines for Kotlin (`WebhookReceipt`, `Call`, `ExportJob`) and the `Session`
+//! their calls share: conversions only. Each input returns the step that follows, so a step
+//! costs one JNA crossing.
 
-use crate::api::{core_params, descriptor, BearerToken, Param, RequestDescriptor, RequestParams};
+use crate::api::{
+    core_params, descriptor, BearerToken, EnterpriseToken, Param, RequestDescriptor, RequestParams,
+    Token,
+};
 use crate::retry::RateBudget;
 use crate::{DedupWindow, Result};
 use royaltykit::dedup::ClaimState;
@@ -36,8 +40,9 @@ impl WebhookReceipt {
         verified: std::result::Result<VerifiedWebhook, WebhookError>,
         window: Option<(Arc<DedupWindow>, Option<i64>)>,
         transactional: bool,
+        claim_content_key: bool,
     ) -> Result<Arc<Self>> {
-        let receipt = machine::Receipt::new(namespace, verified)?;
+        let receipt = machine::Receipt::new(namespace, verified, claim_content_key)?;
         let r = Self {
             receipt: Mutex::new(if transactional {
                 receipt.transactional()
@@ -137,12 +142,21 @@ pub enum CallStep {
     Send { request: Arc<RequestDescriptor> },
     /// Ask again after `seconds`.
     Wait { seconds: f64 },
-    /// Obtain a token, then report `token`.
+    /// Obtain a token, then report `token` (on a `Session`: `session.storeToken`, or
+    /// `session.exchangeFailed` / `session.abandonExchange`, then wake the calls waiting on it).
     RefreshToken { reason: String },
-    /// The request may have been applied: check its effect as `reconcile` says. Over.
+    /// (A machine on a `Session`.) Another call of the session is obtaining the token: wait until
+    /// `session.version()` differs from `version` (the session's version when this step was
+    /// decided) or `seconds` pass, then ask again.
+    AwaitToken { seconds: f64, version: i64 },
+    /// The request may have been applied: check its effect as `reconcile` says. Over. For an
+    /// export job (`stage` `reconcile`), `candidates` are the ids of the exports that may be the
+    /// job's own (possibly none); a call's are empty.
     Reconcile {
         reconcile: Reconcile,
         reason: String,
+        candidates: Vec<String>,
+        stage: Option<String>,
     },
     /// The 2xx response (for an export job: the export's id and its complete artifact). Over.
     Done {
@@ -187,16 +201,28 @@ fn params(pairs: Vec<(String, String)>) -> Vec<Param> {
         .collect()
 }
 
-fn call_step(s: machine::CallStep) -> CallStep {
+/// A session's version as Kotlin's `Long` (a signed number, callable from Java).
+fn version_of(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+fn call_step(s: machine::CallStep, version: u64) -> CallStep {
     match s {
         machine::CallStep::Send { request } => CallStep::Send {
             request: descriptor(request),
         },
         machine::CallStep::Wait { seconds } => CallStep::Wait { seconds },
         machine::CallStep::RefreshToken { reason } => CallStep::RefreshToken { reason },
-        machine::CallStep::Reconcile { reconcile, reason } => {
-            CallStep::Reconcile { reconcile, reason }
-        }
+        machine::CallStep::AwaitToken { seconds } => CallStep::AwaitToken {
+            seconds,
+            version: version_of(version),
+        },
+        machine::CallStep::Reconcile { reconcile, reason } => CallStep::Reconcile {
+            reconcile,
+            reason,
+            candidates: Vec::new(),
+            stage: None,
+        },
         machine::CallStep::Done { response } => CallStep::Done {
             json: response.is_json(),
             status: response.status,
@@ -208,13 +234,23 @@ fn call_step(s: machine::CallStep) -> CallStep {
     }
 }
 
-fn job_step(s: machine::JobStep) -> CallStep {
+fn job_step(s: machine::JobStep, version: u64) -> CallStep {
     match s {
         machine::JobStep::Send { request } => CallStep::Send {
             request: descriptor(request),
         },
         machine::JobStep::Wait { seconds } => CallStep::Wait { seconds },
         machine::JobStep::RefreshToken { reason } => CallStep::RefreshToken { reason },
+        machine::JobStep::AwaitToken { seconds } => CallStep::AwaitToken {
+            seconds,
+            version: version_of(version),
+        },
+        machine::JobStep::Reconcile { reason, candidates } => CallStep::Reconcile {
+            reconcile: Reconcile::LookupBySentData,
+            reason,
+            candidates,
+            stage: Some("reconcile".to_owned()),
+        },
         machine::JobStep::Done {
             export_id,
             artifact,
@@ -246,12 +282,24 @@ macro_rules! api_machine {
             pub fn resume(saved: String) -> Result<Arc<Self>> {
                 Ok(Arc::new(Self(Mutex::new(<$core>::resume(&saved)?))))
             }
-            /// The step at `now` (default: the system clock), taking one request from `budget`
-            /// before a send.
+            /// The step at `now` (default: the system clock) for a machine standing alone (its
+            /// token from `token`), taking one request from `budget` before a send.
             #[uniffi::method(default(now = None, budget = None))]
             pub fn next(&self, now: Option<f64>, budget: Option<Arc<RateBudget>>) -> Result<CallStep> {
                 let mut b = budget.as_ref().map(|b| lock(&b.0));
-                Ok($step(lock(&self.0).next(clock(now), b.as_deref_mut())?))
+                Ok($step(lock(&self.0).next(clock(now), b.as_deref_mut())?, 0))
+            }
+            /// The step at `now` (null: the system clock) for a machine on `session`: its
+            /// token and rate budget are the session's, shared with the session's other calls.
+            /// As `next`, and `AwaitToken` while another call of the session obtains the token
+            /// (one exchange in flight per session); `Fail` with rule `token_exchange_failed`
+            /// when that exchange failed.
+            pub fn next_in(&self, now: Option<f64>, session: Arc<Session>) -> Result<CallStep> {
+                let mut machine = lock(&self.0);
+                session.with(|s| {
+                    let step = machine.next_in(clock(now), s)?;
+                    Ok($step(step, s.version()))
+                })
             }
             /// The response to the request sent.
             #[uniffi::method(default(now = None))]
@@ -353,6 +401,14 @@ pub struct ExportJobParams {
     /// Most reads while not ready (default 100).
     #[uniffi(default = None)]
     pub max_polls: Option<i64>,
+    /// Most seconds of polling, from the create's answer to the last read (default: bounded by
+    /// `maxPolls` only).
+    #[uniffi(default = None)]
+    pub max_poll_seconds: Option<f64>,
+    /// Seconds, in all, a reconciling job looks again for an export a lost create may have made
+    /// before concluding there is none (default: the core's, 7; 0: one look).
+    #[uniffi(default = None)]
+    pub reconcile_grace_seconds: Option<f64>,
     /// Most attempts of each request (default 5).
     #[uniffi(default = None)]
     pub max_attempts: Option<i64>,
@@ -385,6 +441,8 @@ api_machine!(ExportJob, machine::ExportJob, job_step, {
             idempotency_header: params.idempotency_header,
             request_id: params.request_id,
             max_polls: params.max_polls,
+            max_poll_seconds: params.max_poll_seconds,
+            reconcile_grace_seconds: params.reconcile_grace_seconds,
             call: royaltykit_host::call_options(
                 params.max_attempts,
                 params.max_elapsed_seconds,
@@ -400,3 +458,88 @@ api_machine!(ExportJob, machine::ExportJob, job_step, {
         lock(&self.0).export_id().map(str::to_owned)
     }
 });
+
+/// What the calls of one API client share (the core's `machine::Session`): the token, when to
+/// refresh it, the one token exchange in flight, and the rate budget. Thread-safe: share one per
+/// API client (per API key, or per client id and tenant) between threads and between the clients
+/// of that key. Drive a machine on it with `nextIn(session)`; when a call is told to
+/// `RefreshToken`, report the exchange's outcome here (`storeToken`, `exchangeFailed`,
+/// `abandonExchange`) and wake the calls waiting on it (`AwaitToken`).
+#[derive(uniffi::Object)]
+pub struct Session(Mutex<machine::Session>);
+
+impl Session {
+    /// `f` on the core's session, under its lock (a machine's lock is taken before it).
+    fn with<R>(&self, f: impl FnOnce(&mut machine::Session) -> R) -> R {
+        f(&mut lock(&self.0))
+    }
+}
+
+#[uniffi::export]
+impl Session {
+    /// A session without a token yet, pacing its calls by `budget` when given: the session
+    /// keeps its own budget, starting from `budget`'s windows and what they counted so far (to
+    /// pace several clients of one API key together, give them one session).
+    #[uniffi::constructor(default(budget = None))]
+    pub fn new(budget: Option<Arc<RateBudget>>) -> Arc<Self> {
+        let budget = budget.map(|b| lock(&b.0).clone());
+        Arc::new(Self(Mutex::new(machine::Session::new(budget))))
+    }
+
+    /// Stores a token for every call of the session — the one the call told to `RefreshToken`
+    /// obtained, or one restored from a cache — and ends the exchange in flight; `refreshAt`
+    /// (Unix seconds) is when to obtain the next (null: never due). Then wake the waiting calls.
+    #[uniffi::method(default(refresh_at = None))]
+    pub fn store_token(&self, token: Arc<BearerToken>, refresh_at: Option<f64>) {
+        self.with(|s| s.store_token(token.0.clone(), refresh_at));
+    }
+
+    /// As `storeToken` for a reporting token, `refreshAt` defaulting to the token's own.
+    #[uniffi::method(default(refresh_at = None))]
+    pub fn store_reports_token(&self, token: Arc<Token>, refresh_at: Option<f64>) {
+        let at = refresh_at.or(Some(token.0.refresh_at as f64));
+        self.with(|s| s.store_token(token.0.bearer(), at));
+    }
+
+    /// As `storeToken` for an enterprise token, `refreshAt` defaulting to the token's own (none
+    /// for a token without an expiry).
+    #[uniffi::method(default(refresh_at = None))]
+    pub fn store_enterprise_token(&self, token: Arc<EnterpriseToken>, refresh_at: Option<f64>) {
+        let at = refresh_at.or(token.0.refresh_at.map(|t| t as f64));
+        self.with(|s| s.store_token(token.0.bearer(), at));
+    }
+
+    /// The exchange in flight failed (`reason`, never a credential): the calls that waited for it
+    /// fail with rule `token_exchange_failed`; a call that asks later starts a new one. Then wake
+    /// the waiting calls.
+    pub fn exchange_failed(&self, reason: String) {
+        self.with(|s| s.exchange_failed(&reason));
+    }
+
+    /// The exchange in flight ended without an outcome (its call was cancelled or interrupted):
+    /// the next call that asks starts a new one. Then wake the waiting calls.
+    pub fn abandon_exchange(&self) {
+        self.with(machine::Session::abandon_exchange);
+    }
+
+    /// Changes whenever a call waiting on the session (`AwaitToken`) has something new to look
+    /// at (a signed `Long`, callable from Java).
+    pub fn version(&self) -> i64 {
+        version_of(self.with(|s| s.version()))
+    }
+
+    /// How many token exchanges the session's calls have started.
+    pub fn exchanges(&self) -> i64 {
+        version_of(self.with(|s| s.exchanges()))
+    }
+
+    /// Whether an exchange is in flight.
+    pub fn exchanging(&self) -> bool {
+        self.with(|s| s.exchanging())
+    }
+
+    /// Whether the session holds a token.
+    pub fn has_token(&self) -> bool {
+        self.with(|s| s.has_token())
+    }
+}

@@ -6,10 +6,23 @@ use royaltykit::receiver::{self, ReceiverDecision, ReceiverFailure, ReceiverRepl
 use royaltykit::webhook::VerifiedWebhook;
 use std::sync::Arc;
 
-/// What to do with a verified delivery: acknowledge a test event, or the keys to claim.
-#[uniffi::export]
-pub fn plan_receipt(namespace: String, delivery: VerifiedWebhook) -> Result<ReceiverDecision> {
-    Ok(receiver::plan_receipt(&namespace, &delivery)?)
+/// What to do with a verified delivery: acknowledge a test event, or the keys to claim — the
+/// delivery key ("deduplicate by Service-Webhook-Id"), and with `claimContentKey` the content key
+/// too. The content key is opt-in: it stops a captured delivery resent under a new id inside the
+/// tolerance, and it also merges two genuine deliveries whose body and timestamp are
+/// byte-identical (two changes of one resource in the same second: the second is acknowledged
+/// and its handler never runs).
+#[uniffi::export(default(claim_content_key = false))]
+pub fn plan_receipt(
+    namespace: String,
+    delivery: VerifiedWebhook,
+    claim_content_key: bool,
+) -> Result<ReceiverDecision> {
+    Ok(receiver::plan_receipt(
+        &namespace,
+        &delivery,
+        claim_content_key,
+    )?)
 }
 
 /// What the states of a delivery's claims mean (process, acknowledge or retry later).

@@ -1,5 +1,8 @@
 import dev.royaltykit.DedupWindow;
+import dev.royaltykit.RateBudget;
 import dev.royaltykit.RoyaltyKitKt;
+import dev.royaltykit.Session;
+import dev.royaltykit.WebhookSecret;
 import dev.royaltykit.WebhookVerifier;
 import dev.royaltykit.types.RoyaltyKitException;
 import dev.royaltykit.types.VerifiedWebhook;
@@ -26,6 +29,17 @@ public final class JavaUse {
         try (DedupWindow w = new DedupWindow(10L, 60L, null)) {
             check(w.checkAndInsert("k", 1000L) && !w.checkAndInsert("k", 1000L), "dedup");
             check(w.size() == 1L && w.capacity() == 10L, "size and capacity from Java");
+        }
+        try (Session s = new Session((RateBudget) null)) {
+            check(s.version() == 0L && s.exchanges() == 0L && !s.hasToken(), "a session from Java");
+        }
+        WebhookSecret rotated = new WebhookSecret("s", "2026-11-27T03:05:06Z");
+        check(rotated.getValidUntil() == java.time.Instant.parse("2026-11-27T03:05:06Z").getEpochSecond(), "validUntil from ISO text");
+        try {
+            new WebhookSecret("s", Double.NaN);
+            check(false, "a NaN validUntil was accepted");
+        } catch (RoyaltyKitException e) {
+            check(RoyaltyKitKt.getCode(e).equals("invalid_argument"), "NaN refused: " + RoyaltyKitKt.getCode(e));
         }
         System.out.println("java: 1 passed, 0 failed");
     }

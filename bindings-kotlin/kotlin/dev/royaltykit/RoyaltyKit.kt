@@ -6,10 +6,14 @@ import dev.royaltykit.types.FfiConverterTypeRoyaltyKitError
 import dev.royaltykit.types.FfiConverterTypeVerifiedWebhook
 import dev.royaltykit.types.ClaimState
 import dev.royaltykit.types.ReceiptStep
+import dev.royaltykit.types.ResponseNotices
 import dev.royaltykit.types.RoyaltyKitException
 import dev.royaltykit.types.VerifiedWebhook
+import dev.royaltykit.types.WebhookEvent
 import java.nio.ByteBuffer
 import java.nio.charset.StandardCharsets
+import java.time.Instant
+import java.util.concurrent.TimeUnit
 
 /** The stable error code of any royaltykit error, the same as in Rust, JS and Python. */
 val RoyaltyKitException.code: String
@@ -75,9 +79,99 @@ fun verifyWebhook(
  * secret with the rotation's `previous_secret_valid_until`, so it stops verifying when the
  * five-minute overlap ends. A secret without [validUntil] never expires. `toString` never shows
  * the secret.
+ *
+ * [validUntil] is taken as Unix seconds (a `Long`, or a finite `Double`, its fraction dropped),
+ * a `java.time.Instant`, or an ISO 8601 text (`"2026-11-27T03:05:06Z"`, `+0000` and basic forms
+ * too: [parseTimestamp]). Anything else — `Double.NaN`, an infinity, text that is not a time —
+ * is refused here with `RoyaltyKitException.InvalidArgument` (code `invalid_argument`): an
+ * expiry that was lost (an unset environment variable) must fail loudly, never verify for good.
  */
-class WebhookSecret(val secret: String, val validUntil: Long? = null) {
+class WebhookSecret @JvmOverloads constructor(val secret: String, val validUntil: Long? = null) {
+    /** A secret valid until [validUntil] (its whole seconds). */
+    constructor(secret: String, validUntil: Instant) : this(secret, validUntil.epochSecond)
+
+    /** A secret valid until [validUntil] Unix seconds; NaN and infinities are refused. */
+    @Throws(RoyaltyKitException::class)
+    constructor(secret: String, validUntil: Double) : this(secret, webhookSecretValidUntil(seconds = validUntil))
+
+    /** A secret valid until [validUntil], an ISO 8601 text; text that is not a time is refused. */
+    @Throws(RoyaltyKitException::class)
+    constructor(secret: String, validUntil: String) : this(secret, webhookSecretValidUntil(text = validUntil))
+
     override fun toString(): String = "WebhookSecret([redacted], validUntil=$validUntil)"
+}
+
+/**
+ * The secrets to verify with at [now] (default: the system clock) during a rotation, current
+ * first, each carrying its expiry: the previous one keeps [previousValidUntil], so a verifier or
+ * receiver built from them at rotation time stops accepting it after that second.
+ */
+@Throws(RoyaltyKitException::class)
+fun activeSecrets(current: String, previous: String? = null, previousValidUntil: Long? = null, now: Long? = null): List<WebhookSecret> =
+    activeWebhookSecrets(current, previous, previousValidUntil, now).map { s -> s.use { WebhookSecret(it.secret(), it.validUntil()) } }
+
+/** [activeSecrets] with the rotation's `previous_secret_valid_until` as the API sends it (ISO 8601). */
+@JvmName("activeSecretsUntilText")
+@Throws(RoyaltyKitException::class)
+fun activeSecrets(current: String, previous: String, previousValidUntil: String, now: Long? = null): List<WebhookSecret> =
+    activeSecrets(current, previous, webhookSecretValidUntil(text = previousValidUntil), now)
+
+/**
+ * The event's `resource.url` as the path to fetch with a bearer token, checked: only a path under
+ * the enterprise API (`/api/v1/…`) is returned, anything else (another origin, `//host`, a dot
+ * segment, a backslash, …) throws `RoyaltyKitException.Webhook` with code `invalid_resource_url`.
+ * Request it on the enterprise API's own base URL.
+ */
+@Throws(RoyaltyKitException::class)
+fun WebhookEvent.resourcePath(): String = resourcePath(resourceUrl)
+
+/** [responseNotices] for headers as a list of pairs (a name may repeat: two `Link` lines). */
+@JvmName("responseNoticesPairs")
+fun responseNotices(headers: List<Pair<String, String>>): ResponseNotices =
+    responseNotices(headers.map { Param(it.first, it.second) })
+
+/** [responseNotices] for a map with one value per name. */
+@JvmName("responseNoticesSingle")
+fun responseNotices(headers: Map<String, String>): ResponseNotices =
+    responseNotices(headers.map { Param(it.key, it.value) })
+
+/** [responseNotices] for a map with several values per name (`HttpHeaders.map()`). */
+@JvmName("responseNoticesMulti")
+fun responseNotices(headers: Map<String, List<String>>): ResponseNotices =
+    responseNotices(headers.flatMap { (n, vs) -> vs.map { Param(n, it) } })
+
+// ---- sessions: what the calls of one API client share (the core's Session). A call told to
+// wait (`CallStep.AwaitToken`) blocks on the session's monitor until its version changes; the
+// call that obtained the token (or failed to) reports it to the session, then wakes them.
+
+/** [Session.storeToken] for a reporting token: `refreshAt` defaults to the token's own. Then [wakeWaiters]. */
+fun Session.storeToken(token: Token, refreshAt: Double? = null) = storeReportsToken(token, refreshAt)
+
+/** [Session.storeToken] for an enterprise token: `refreshAt` defaults to the token's own. Then [wakeWaiters]. */
+fun Session.storeToken(token: EnterpriseToken, refreshAt: Double? = null) = storeEnterpriseToken(token, refreshAt)
+
+/**
+ * Blocks for a `CallStep.AwaitToken`: until [version] differs from the step's `version` or
+ * [seconds] pass, then ask the machine again. Interruptible (`InterruptedException`): a call
+ * that only waited has nothing to report.
+ */
+@Throws(InterruptedException::class)
+fun Session.awaitToken(version: Long, seconds: Double) {
+    val deadline = System.nanoTime() + (seconds.coerceIn(0.0, 86_400.0) * 1e9).toLong()
+    val monitor = this as Object
+    synchronized(monitor) {
+        while (version() == version) {
+            val left = deadline - System.nanoTime()
+            if (left <= 0) return
+            TimeUnit.NANOSECONDS.timedWait(monitor, left)
+        }
+    }
+}
+
+/** Wakes the calls waiting on this session ([awaitToken]): after `storeToken`, `exchangeFailed` or `abandonExchange`. */
+fun Session.wakeWaiters() {
+    val monitor = this as Object
+    synchronized(monitor) { monitor.notifyAll() }
 }
 
 /** A verifier for secrets with their ends of validity ([WebhookSecret]), current first. */
@@ -129,30 +223,33 @@ internal fun WebhookVerifier.verifyDelivery(packed: ByteArray): VerifiedWebhook 
  * `next()` until it says [ReceiptStep.Reply] (each outcome reported returns the next step). A
  * rejected delivery's receipt replies at once. [transactional]: the keys are marked done inside
  * the handler's database transaction (steps `Begin`, `CommitTransaction`, `Rollback`).
+ * [claimContentKey]: also claim the delivery's content key (opt-in; see [WebhookReceiver]).
  */
 @Throws(RoyaltyKitException::class)
 fun WebhookVerifier.receipt(
     headers: Map<String, String>, body: ByteArray, namespace: String, now: Long? = null, window: DedupWindow? = null,
-    transactional: Boolean = false,
+    transactional: Boolean = false, claimContentKey: Boolean = false,
 ): WebhookReceipt =
-    receiptOf(packDelivery(headers, body, now), namespace, window, transactional)
+    receiptOf(packDelivery(headers, body, now), namespace, window, transactional, claimContentKey)
 
 /** As [receipt], for headers with several values per name (servlet, `HttpExchange`). */
 @Throws(RoyaltyKitException::class)
 fun WebhookVerifier.receiptMulti(
     headers: Map<String, List<String>>, body: ByteArray, namespace: String, now: Long? = null, window: DedupWindow? = null,
-    transactional: Boolean = false,
-): WebhookReceipt = receiptOf(packDeliveryMulti(headers, body, now), namespace, window, transactional)
+    transactional: Boolean = false, claimContentKey: Boolean = false,
+): WebhookReceipt = receiptOf(packDeliveryMulti(headers, body, now), namespace, window, transactional, claimContentKey)
 
 /**
  * On a [DedupWindow] the receipt claims, releases and commits there itself: it asks only for the
  * handler. [transactional]: the keys are marked done inside the handler's database transaction.
  */
-private fun WebhookVerifier.receiptOf(packed: ByteArray, namespace: String, window: DedupWindow?, transactional: Boolean = false): WebhookReceipt =
+private fun WebhookVerifier.receiptOf(
+    packed: ByteArray, namespace: String, window: DedupWindow?, transactional: Boolean, claimContentKey: Boolean,
+): WebhookReceipt =
     when {
-        window == null -> receiptPacked(packed, namespace, transactional)
+        window == null -> receiptPacked(packed, namespace, transactional, claimContentKey)
         transactional -> throw IllegalArgumentException("window and transactional exclude each other: a DedupWindow is not a table in your database")
-        else -> receiptOnPacked(window, packed, namespace)
+        else -> receiptOnPacked(window, packed, namespace, claimContentKey)
     }
 
 /**
@@ -321,9 +418,17 @@ class Receipt(val status: Int, val body: String, val delivery: VerifiedWebhook? 
 
 /**
  * A webhook receiver built once: secrets (current first; during a rotation the previous one as
- * `WebhookSecret(previous, validUntil = previousSecretValidUntil)`), the dedup namespace (your
- * organization, subscription or tenant), a store and the handler that stores a delivery's effect.
- * [receive] returns the status to answer.
+ * `WebhookSecret(previous, validUntil = previousSecretValidUntil)`, or [activeSecrets]), the dedup
+ * namespace (your organization, subscription or tenant), a store and the handler that stores a
+ * delivery's effect. [receive] returns the status to answer.
+ *
+ * Deliveries are deduplicated by `Service-Webhook-Id`, as the spec says: every new id is
+ * processed. `claimContentKey = true` also claims each delivery's content key (its timestamp and
+ * body, which the signature covers): that stops a captured delivery resent under a new id inside
+ * the tolerance, and it also merges two genuine deliveries whose body and timestamp are
+ * byte-identical (two changes of one resource in the same second: the second is acknowledged and
+ * its handler never runs). Off by default; the handler applies the resource's current state
+ * idempotently either way.
  *
  * With a [DedupStore] (the in-memory window by default, or [RedisDedupStore]) the handler is
  * `(VerifiedWebhook) -> Unit`. It runs once per new delivery; when it throws, its claims are
@@ -343,6 +448,7 @@ class WebhookReceiver private constructor(
     private val transactionalStore: TransactionalDedupStore?,
     toleranceSeconds: Long?,
     maxBodyBytes: Long?,
+    private val claimContentKey: Boolean,
     private val onError: (Exception, VerifiedWebhook) -> Unit,
     private val handler: ((VerifiedWebhook) -> Unit)?,
     private val transactionalHandler: ((VerifiedWebhook, java.sql.Connection) -> Unit)?,
@@ -354,9 +460,10 @@ class WebhookReceiver private constructor(
         store: DedupStore = InMemoryDedupStore(),
         toleranceSeconds: Long? = null,
         maxBodyBytes: Long? = null,
+        claimContentKey: Boolean = false,
         onError: (Exception, VerifiedWebhook) -> Unit = ::logHandlerFailure,
         handler: (VerifiedWebhook) -> Unit,
-    ) : this(secrets, namespace, store, null, toleranceSeconds, maxBodyBytes, onError, handler, null)
+    ) : this(secrets, namespace, store, null, toleranceSeconds, maxBodyBytes, claimContentKey, onError, handler, null)
 
     /** A receiver for plain secrets, which never expire (current first). */
     constructor(
@@ -365,9 +472,10 @@ class WebhookReceiver private constructor(
         store: DedupStore = InMemoryDedupStore(),
         toleranceSeconds: Long? = null,
         maxBodyBytes: Long? = null,
+        claimContentKey: Boolean = false,
         onError: (Exception, VerifiedWebhook) -> Unit = ::logHandlerFailure,
         handler: (VerifiedWebhook) -> Unit,
-    ) : this(secrets.map { WebhookSecret(it) }, namespace, store, toleranceSeconds, maxBodyBytes, onError, handler)
+    ) : this(secrets.map { WebhookSecret(it) }, namespace, store, toleranceSeconds, maxBodyBytes, claimContentKey, onError, handler)
 
     /** A receiver on a [TransactionalDedupStore]: [handler] writes the effect with the connection
      * of the transaction that marks the delivery done (exactly once). */
@@ -377,9 +485,10 @@ class WebhookReceiver private constructor(
         store: TransactionalDedupStore,
         toleranceSeconds: Long? = null,
         maxBodyBytes: Long? = null,
+        claimContentKey: Boolean = false,
         onError: (Exception, VerifiedWebhook) -> Unit = ::logHandlerFailure,
         handler: (VerifiedWebhook, java.sql.Connection) -> Unit,
-    ) : this(secrets, namespace, null, store, toleranceSeconds, maxBodyBytes, onError, null, handler)
+    ) : this(secrets, namespace, null, store, toleranceSeconds, maxBodyBytes, claimContentKey, onError, null, handler)
 
     /** A receiver on a [TransactionalDedupStore], for plain secrets, which never expire (current
      * first). */
@@ -389,9 +498,10 @@ class WebhookReceiver private constructor(
         store: TransactionalDedupStore,
         toleranceSeconds: Long? = null,
         maxBodyBytes: Long? = null,
+        claimContentKey: Boolean = false,
         onError: (Exception, VerifiedWebhook) -> Unit = ::logHandlerFailure,
         handler: (VerifiedWebhook, java.sql.Connection) -> Unit,
-    ) : this(secrets.map { WebhookSecret(it) }, namespace, store, toleranceSeconds, maxBodyBytes, onError, handler)
+    ) : this(secrets.map { WebhookSecret(it) }, namespace, store, toleranceSeconds, maxBodyBytes, claimContentKey, onError, handler)
 
     private val verifier = WebhookVerifier(secrets, toleranceSeconds, maxBodyBytes)
 
@@ -402,11 +512,11 @@ class WebhookReceiver private constructor(
 
     /** Receives one delivery (headers with one value per name). */
     fun receive(headers: Map<String, String>, body: ByteArray, now: Long? = null): Receipt =
-        perform(verifier.receipt(headers, body, namespace, now, (store as? InMemoryDedupStore)?.window, transactional))
+        perform(verifier.receipt(headers, body, namespace, now, (store as? InMemoryDedupStore)?.window, transactional, claimContentKey))
 
     /** Receives one delivery (headers with several values per name: servlet, `HttpExchange`). */
     fun receiveMulti(headers: Map<String, List<String>>, body: ByteArray, now: Long? = null): Receipt =
-        perform(verifier.receiptMulti(headers, body, namespace, now, (store as? InMemoryDedupStore)?.window, transactional))
+        perform(verifier.receiptMulti(headers, body, namespace, now, (store as? InMemoryDedupStore)?.window, transactional, claimContentKey))
 
     /** Performs the steps of the core's receipt; every rule and every step is the core's. */
     private fun perform(r: WebhookReceipt): Receipt {

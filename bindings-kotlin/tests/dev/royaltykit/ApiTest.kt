@@ -83,9 +83,13 @@ class ApiTest {
 
     @Test
     fun rotationHelper() {
-        assertEquals(listOf("new", "old"), activeSecrets("new", "old", now + 300, now))
-        assertEquals(listOf("new"), activeSecrets("new", "old", now + 300, now + 301))
-        assertEquals(listOf("new"), activeSecrets("new"))
+        // secrets carrying their expiry: the previous one keeps the rotation's valid-until
+        fun view(l: List<WebhookSecret>) = l.map { it.secret to it.validUntil }
+        assertEquals(listOf("new" to null, "old" to now + 300), view(activeSecrets("new", "old", now + 300, now)))
+        assertEquals(listOf("new" to null), view(activeSecrets("new", "old", now + 300, now + 301)))
+        assertEquals(listOf("new" to null), view(activeSecrets("new")))
+        assertEquals(view(activeSecrets("new", "old", now + 300, now)),
+            view(activeSecrets("new", "old", java.time.Instant.ofEpochSecond(now + 300).toString(), now)))
     }
 
     @Test
@@ -130,13 +134,13 @@ class ApiTest {
 
     @Test
     fun eachRequestGetsItsOwnRandomKey() {
-        val params = RequestParams(body = """{"format":"csv"}""".toByteArray(), token = BearerToken.reports("t"), tenantId = "0f8fad5b-d9cb-469f-a165-70867728950e")
+        val params = RequestParams(body = """{"format":"csv"}""".toByteArray(), token = BearerToken.reports("t", "0f8fad5b-d9cb-469f-a165-70867728950e"), tenantId = "0f8fad5b-d9cb-469f-a165-70867728950e")
         val a = buildRequest("createPlatformExport", params)
         val b = buildRequest("createPlatformExport", params)
         assertTrue(a.idempotencyKey()!!.matches(Regex("idem_[0-9a-f]{32}")))
         assertNotEquals("an identical second create is not a replay", a.idempotencyKey(), b.idempotencyKey())
         assertFalse(a.idempotencyKeySent())
-        val withId = RequestParams(body = params.body, token = BearerToken.reports("t"), tenantId = params.tenantId, requestId = "job-1")
+        val withId = RequestParams(body = params.body, token = BearerToken.reports("t", params.tenantId!!), tenantId = params.tenantId, requestId = "job-1")
         assertEquals(buildRequest("createPlatformExport", withId).idempotencyKey(), buildRequest("createPlatformExport", withId).idempotencyKey())
     }
 

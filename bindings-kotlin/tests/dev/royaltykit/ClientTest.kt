@@ -17,6 +17,7 @@ import dev.royaltykit.types.RoyaltyKitException
 import dev.royaltykit.types.TransportFailure
 import org.junit.AfterClass
 import org.junit.Assert.assertEquals
+import org.junit.Assert.assertNotEquals
 import org.junit.Assert.assertTrue
 import org.junit.Assert.fail
 import org.junit.BeforeClass
@@ -29,6 +30,9 @@ import java.net.http.HttpRequest
 import java.net.http.HttpResponse
 import java.nio.file.Files
 import java.time.Duration
+import java.util.concurrent.CountDownLatch
+import java.util.concurrent.Executors
+import java.util.concurrent.TimeUnit
 
 /**
  * The clients against the shared fake API (tests/fakeapi/server.py) over real loopback HTTP, with
@@ -165,7 +169,8 @@ class ClientTest {
             val s = stats()
             assertEquals(name, 1, s["exports_created"].asInt)
             assertEquals(name, 2, s["requests"].asJsonObject["createPlatformExport"].asInt)
-            assertEquals(name, 2, s["requests"].asJsonObject["listPlatformExports"].asInt)
+            // the list before the create, then the lookup and its two looks after a grace (2 s, 5 s)
+            assertEquals(name, 4, s["requests"].asJsonObject["listPlatformExports"].asInt)
         }
     }
 
@@ -181,7 +186,7 @@ class ClientTest {
             }
             val page = reports(t).request("listPlatformExports", query = mapOf("limit" to 10, "cursor" to null), requestId = "ignored")
             assertEquals(name, page.size, reports(t).request("listPlatformExports", RequestParams(query = listOf(Param("limit", "10")))).size)
-            assertEquals(name, """{"data": []}""", String(page))
+            assertEquals(name, EMPTY_PAGE, pageOf(page))
         }
     }
 
@@ -204,7 +209,7 @@ class ClientTest {
     fun aReadThatTimesOutIsSentAgain() {
         for ((name, t) in transports) {
             reset("""{"faults":[{"op":"listPlatformExports","nth":1,"do":"stall","seconds":2.5}]}""")
-            assertEquals(name, """{"data": []}""", String(reports(t).request("listPlatformExports")))
+            assertEquals(name, EMPTY_PAGE, pageOf(reports(t).request("listPlatformExports")))
             assertEquals(name, 2, stats()["requests"].asJsonObject["listPlatformExports"].asInt)
         }
     }
@@ -241,6 +246,208 @@ class ClientTest {
         assertEquals(0, s["retry_after_violations"].asInt)
     }
 
+    /** The job over each transport with [script]: one export, the artifact whole, the job done. */
+    private fun oneExportUnder(script: String) {
+        for ((name, t) in transports) {
+            reset(script)
+            val expected = artifact()
+            val result = reports(t).runExport(BODY)
+            val s = stats()
+            assertEquals("$name: $s", 1, s["exports_created"].asInt)
+            assertTrue(name, s["exports"].asJsonArray.any { it.asJsonObject["id"].asString == result.exportId })
+            assertTrue(name, expected.contentEquals(result.data!!))
+        }
+    }
+
+    private val droppedCreate = """{"op":"createPlatformExport","nth":1,"do":"drop_after_apply"}"""
+
+    @Test
+    fun aDroppedCreateIsAdoptedWhenTheListDoesNotEchoTheBody() =
+        oneExportUnder("""{"list":{"echo":false},"faults":[$droppedCreate],"states":["ready"]}""")
+
+    @Test
+    fun aDroppedCreateIsFoundOnALaterPageAmong150Exports() =
+        oneExportUnder("""{"existing":{"count":150,"body":$BODY},"list":{"page_size":40},"faults":[$droppedCreate],"states":["ready"]}""")
+
+    @Test
+    fun aDroppedCreateIsFoundWhenTheListShowsItOneReadLate() =
+        oneExportUnder("""{"list":{"lag_reads":1},"faults":[$droppedCreate],"states":["ready"]}""")
+
+    /** [n] calls of [call] started at once from as many threads: their results. */
+    private fun <T> atOnce(n: Int, call: () -> T): List<T> {
+        val pool = Executors.newFixedThreadPool(n)
+        try {
+            val start = CountDownLatch(1)
+            val futures = List(n) { pool.submit<T> { start.await(); call() } }
+            start.countDown()
+            return futures.map { it.get(60, TimeUnit.SECONDS) }
+        } finally {
+            pool.shutdownNow()
+        }
+    }
+
+    @Test
+    fun twentyConcurrentFirstCallsMakeOneTokenExchange() {
+        for ((name, t) in transports) {
+            reset("""{"token_delay":0.3}""")
+            val client = reports(t)
+            assertTrue(name, atOnce(20) { String(client.request("listPlatformExports")) }.all { it.contains("data") })
+            val s = stats()
+            assertEquals("$name: $s", 1, s["tokens_issued"].asInt)
+            assertEquals("$name: $s", 1, s["max_concurrent_exchanges"].asInt)
+            assertEquals(name, 1L, client.session.exchanges())
+        }
+        // two enterprise clients of one API key on one session: one exchange between them
+        reset("""{"token_delay":0.3}""")
+        val a = EnterpriseClient(JavaHttpTransport(), url, "key-1", "secret-1", clock = clock, sleep = sleep)
+        val b = EnterpriseClient(OkHttpTransport(), url, "key-1", "secret-1", clock = clock, sleep = sleep, session = a.session)
+        val clients = listOf(a, b)
+        val n = java.util.concurrent.atomic.AtomicInteger()
+        assertTrue(atOnce(20) { String(clients[n.getAndIncrement() % 2].request("listEnterpriseReleases")) }.all { it.contains("First") })
+        val s = stats()
+        assertEquals("$s", 1, s["tokens_issued"].asInt)
+        assertEquals("$s", 1, s["max_concurrent_exchanges"].asInt)
+        assertEquals("$s", 20, s["requests"].asJsonObject["listEnterpriseReleases"].asInt)
+    }
+
+    @Test
+    fun aTokenThatIsDueAtOnceIsUsedOnceAndTheCallReturns() {
+        for ((name, t) in transports) {
+            reset("""{"token_expires_in":1}""")
+            val client = reports(t)
+            val page = atOnce(1) { String(client.request("listPlatformExports")) }.single()
+            assertEquals(name, EMPTY_PAGE, pageOf(page))
+            val s = stats()
+            assertEquals("$name: $s", 1, s["tokens_issued"].asInt)
+            assertEquals("$name: $s", 1, s["requests"].asJsonObject["listPlatformExports"].asInt)
+        }
+    }
+
+    @Test
+    fun enterpriseExpiresAtInEveryFormTheServiceMaySend() {
+        for (form in listOf("past", "offset", "basic")) {
+            for ((name, t) in transports) {
+                reset("""{"enterprise_expires_at":"$form"}""")
+                val client = EnterpriseClient(t, url, "key-1", "secret-1", clock = clock, sleep = sleep)
+                repeat(2) { assertTrue("$form $name", atOnce(1) { String(client.request("listEnterpriseReleases")) }.single().contains("First")) }
+                val s = stats()
+                assertEquals("$form $name: $s", 0, s["unauthorized"].asInt)
+                assertEquals("$form $name: $s", 2, s["requests"].asJsonObject["listEnterpriseReleases"].asInt)
+            }
+        }
+    }
+
+    @Test
+    fun aRedirectIsNeverFollowedWhateverTheClientIsConfiguredToDo() {
+        val following = okhttp3.OkHttpClient.Builder().followRedirects(true).followSslRedirects(true).build()
+        val all = transports + ("OkHttp told to follow redirects" to OkHttpTransport(following))
+        for ((name, t) in all) {
+            for (op in listOf("exchangePlatformClientCredential", "listPlatformExports", "exchangeEnterpriseToken", "listEnterpriseReleases")) {
+                reset("""{"faults":[{"op":"$op","nth":1,"do":"redirect"}]}""")
+                try {
+                    if (op.contains("Enterprise")) EnterpriseClient(t, url, "key-1", "secret-1", clock = clock, sleep = sleep).request("listEnterpriseReleases")
+                    else reports(t).request("listPlatformExports")
+                    fail("$name $op: a redirect was followed")
+                } catch (e: CallFailedException) {
+                    assertEquals("$name $op", "redirect", e.rule)
+                    assertEquals("$name $op", 307, e.status)
+                    val origin = Regex("Location points at ([^)\\s;]+)").find(e.message ?: "")?.groupValues?.get(1)
+                    assertTrue("$name $op: ${e.message}", origin != null && origin.startsWith("http://127.0.0.1:"))
+                    assertNotEquals("$name $op", url, origin)
+                }
+                val s = stats()
+                assertEquals("$name $op: $s", 0, s["evil_requests"].asInt)
+                assertEquals("$name $op: $s", 0, s["evil_credentials"].asJsonArray.size())
+            }
+        }
+    }
+
+    @Test
+    fun aJavaHttpClientThatFollowsRedirectsIsRefused() {
+        for (policy in listOf(HttpClient.Redirect.NORMAL, HttpClient.Redirect.ALWAYS)) {
+            try {
+                JavaHttpTransport(HttpClient.newBuilder().followRedirects(policy).build())
+                fail("$policy was accepted")
+            } catch (e: IllegalArgumentException) {
+                assertTrue(e.message, e.message!!.contains("HttpClient.Redirect.NEVER"))
+            }
+        }
+        JavaHttpTransport(HttpClient.newBuilder().followRedirects(HttpClient.Redirect.NEVER).build())
+        JavaHttpTransport(HttpClient.newHttpClient())
+    }
+
+    @Test
+    fun aFailedExchangeFailsItsWaitersAndALaterCallExchangesAnew() {
+        // the exchange refused: the leader throws its error, and the calls that waited for it fail
+        // with token_exchange_failed instead of each exchanging again; a later call exchanges anew
+        for ((name, t) in transports) {
+            reset("""{"token_delay":0.3,"faults":[{"op":"exchangePlatformClientCredential","nth":1,"do":"status","status":401}]}""")
+            val client = reports(t)
+            val outcomes = atOnce(8) {
+                try {
+                    client.request("listPlatformExports")
+                    "ok"
+                } catch (e: RoyaltyKitException.Api) {
+                    "api ${e.error.status}"
+                } catch (e: CallFailedException) {
+                    e.rule
+                }
+            }
+            assertEquals("$name: $outcomes", 1, outcomes.count { it == "api 401" })
+            assertTrue("$name: $outcomes", outcomes.all { it == "api 401" || it == "token_exchange_failed" || it == "ok" })
+            assertEquals(name, EMPTY_PAGE, pageOf(client.request("listPlatformExports")))
+        }
+    }
+
+    @Test
+    fun anInterruptedExchangeIsAbandonedAndTheWaitingCallLeadsTheNext() {
+        // the leader's thread is interrupted mid-exchange (a cancelled coroutine): it reports the
+        // exchange abandoned and wakes the call waiting for it, which leads a new one at once
+        // instead of waiting out the exchange's lease
+        reset("""{"token_delay":0.5}""")
+        val client = reports(JavaHttpTransport())
+        val leaderOutcome = java.util.concurrent.atomic.AtomicReference<Throwable?>()
+        val leader = Thread { try { client.request("listPlatformExports") } catch (e: Throwable) { leaderOutcome.set(e) } }
+        leader.start()
+        while (!client.session.exchanging()) Thread.sleep(10)
+        val pool = Executors.newSingleThreadExecutor()
+        try {
+            val waiter = pool.submit<String> { String(client.request("listPlatformExports")) }
+            Thread.sleep(200) // the waiter now waits on the session
+            leader.interrupt()
+            leader.join(10_000)
+            assertTrue("${leaderOutcome.get()}", leaderOutcome.get() is InterruptedException)
+            assertEquals(EMPTY_PAGE, pageOf(waiter.get(30, TimeUnit.SECONDS)))
+            assertEquals(2L, client.session.exchanges())
+        } finally {
+            pool.shutdownNow()
+        }
+    }
+
+
+    @Test
+    fun twoExportsThatMayBeTheJobsOwnAreReconcileRequiredWithBothCandidates() {
+        // the job's create is applied and its connection drops; at that moment another process of
+        // the tenant creates an export of the same data: the lookup cannot tell which is the job's
+        for ((name, t) in transports) {
+            reset("""{"list":{"echo":false},"faults":[{"op":"createPlatformExport","nth":1,"do":"drop_after_apply","also_created_by_another":1}]}""")
+            val dir = Files.createTempDirectory("rk-client")
+            try {
+                reports(t).runExport(BODY, to = dir.resolve("x.csv"))
+                fail("$name: the job guessed")
+            } catch (e: ReconcileRequiredException) {
+                val s = stats()
+                assertEquals(name, "reconcile_required", e.code)
+                assertEquals(name, Reconcile.LOOKUP_BY_SENT_DATA, e.reconcile)
+                assertEquals(name, "reconcile", e.stage)
+                assertEquals(name, "export job", e.operationId)
+                assertEquals(name, s["exports"].asJsonArray.map { it.asJsonObject["id"].asString }.sorted(), e.candidates.sorted())
+                assertEquals(name, 1, s["requests"].asJsonObject["createPlatformExport"].asInt)
+            }
+            assertEquals(name, emptyList<String>(), dir.toFile().list()!!.toList())
+        }
+    }
+
     @Test
     fun credentialsAreNotPrinted() {
         val c = ReportsClient(JavaHttpTransport(), url, "cid", "csecret", TENANT)
@@ -249,6 +456,11 @@ class ClientTest {
 }
 
 private const val TENANT = "0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e"
+private val EMPTY_PAGE: JsonObject = JsonParser.parseString("""{"data": []}""").asJsonObject
+
+/** A list page's JSON without its cursor member (an empty page names no next one). */
+private fun pageOf(body: Any): JsonObject = JsonParser.parseString(if (body is ByteArray) String(body) else body as String).asJsonObject
+    .apply { remove("next_cursor") }
 private const val BODY = """{"export_class":"statements","format":"csv","period":"2026-10"}"""
 
 /** royaltykit-coroutines: the same clients as suspend functions, cancellable. */

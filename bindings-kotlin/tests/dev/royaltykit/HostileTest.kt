@@ -62,7 +62,7 @@ class HostileTest {
         Triple("status 1000", { decideRetry(RetryInput(retryClass = RetryClass.READ, attempt = 1, status = 1000)) }, Want.Code("invalid_argument")),
         Triple("Retry-After with a NUL", { parseRetryAfter("\u0000", now) }, Want.Value(null)),
         Triple("unknown operation", { buildRequest("nope", RequestParams()) }, Want.Code("unknown_operation")),
-        Triple("10 MB path parameter", { buildRequest("getPlatformExport", RequestParams(path = mapOf("export" to big), token = BearerToken.reports("t"), tenantId = tenant)) }, Want.Code("invalid_parameter")),
+        Triple("10 MB path parameter", { buildRequest("getPlatformExport", RequestParams(path = mapOf("export" to big), token = BearerToken.reports("t", tenant), tenantId = tenant)) }, Want.Code("invalid_parameter")),
         Triple("10 MB error body keeps 4 KiB", { parseApiError(Api.REPORTS, 500, emptyMap(), big.toByteArray()).rawBody.length <= 4 * 1024 + 1 }, Want.Value(true)),
         Triple("poll attempt -1", { exportPollDecision("queued", -1, 0.5) }, Want.Code("invalid_argument")),
     )

@@ -57,7 +57,7 @@ class LoopsTest {
     private fun createExport(base: String, header: String?): Triple<String, Reconcile?, Int> {
         val op = operation("createPlatformExport")
         val d = buildRequest("createPlatformExport", RequestParams(body = """{"export_class":"statements","format":"csv"}""".toByteArray(),
-            token = BearerToken.reports("t"), tenantId = tenant, idempotencyHeader = header))
+            token = BearerToken.reports("t", tenant), tenantId = tenant, idempotencyHeader = header))
         var attempt = 0
         while (true) {
             attempt++

@@ -23,12 +23,12 @@ class RedactionTest {
         }
         try { WebhookVerifier(listOf(secret, "")) } catch (e: RoyaltyKitException) { show(e) }
         show(WebhookSecret(secret, validUntil = 1000)); show(WebhookVerifier(listOf(WebhookSecret(secret, validUntil = 1000))))
-        val d = buildRequest("listPlatformExports", RequestParams(token = BearerToken.reports(token), tenantId = tenant)); show(d); out += d.describe()
+        val d = buildRequest("listPlatformExports", RequestParams(token = BearerToken.reports(token, tenant), tenantId = tenant)); show(d); out += d.describe()
         val t = buildTokenRequest("cli", clientSecret, tenant); show(t); out += t.describe()
         val e = buildEnterpriseTokenRequest("key", apiSecret); show(e); out += e.describe()
         show(parseTokenResponse(200, mapOf("Cache-Control" to "no-store"), """{"access_token":"$token","token_type":"Bearer","expires_in":60}""".toByteArray(), "0f8fad5b-d9cb-469f-a165-70867728950e"))
         show(parseEnterpriseTokenResponse(200, emptyMap(), """{"token":"$token","expires_at":null}""".toByteArray()))
-        try { buildRequest("listPlatformExports", RequestParams(query = listOf(Param("access_token", token)), token = BearerToken.reports(token), tenantId = tenant)) } catch (x: RoyaltyKitException) { show(x) }
+        try { buildRequest("listPlatformExports", RequestParams(query = listOf(Param("access_token", token)), token = BearerToken.reports(token, tenant), tenantId = tenant)) } catch (x: RoyaltyKitException) { show(x) }
         show(DedupWindow(10, 60))
         val leaks = out.filter { o -> listOf(secret, token, clientSecret, apiSecret).any { o.contains(it) } }
         assertTrue("leaked: $leaks", leaks.isEmpty())

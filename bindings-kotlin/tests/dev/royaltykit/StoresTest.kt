@@ -151,7 +151,7 @@ abstract class StoreCase(protected val kind: String) {
         assertEquals(0, effectsOf(did))
         assertEquals(200 to "processed", deliver(did, later = LEASE + 1))
         assertEquals(1, effectsOf(did))
-        assertEquals(listOf("done", "done"), states())
+        assertEquals("the delivery key only (dedup by Service-Webhook-Id)", listOf("done"), states())
         assertEquals(200 to "acknowledge", deliver(did, later = LEASE + 2))
         assertEquals(1, effectsOf(did))
     }
@@ -195,7 +195,7 @@ class StoresTest(kind: String) : StoreCase(kind) {
         assertEquals(c.toString(), "200", status)
         assertEquals("processed", result(body))
         assertEquals(1, effectsOf(did))
-        assertEquals(listOf("done", "done"), states())
+        assertEquals("the delivery key only (dedup by Service-Webhook-Id)", listOf("done"), states())
     }
 
     @Test
@@ -255,7 +255,7 @@ class StoresTest(kind: String) : StoreCase(kind) {
         }
         assertEquals("it ran, and its mark found the key taken: its effect was rolled back", 1, ran)
         assertEquals(1, effectsOf(did))
-        assertEquals(listOf("done", "done"), states())
+        assertEquals("the delivery key only (dedup by Service-Webhook-Id)", listOf("done"), states())
     }
 
     @Test
@@ -284,8 +284,8 @@ class StoresTest(kind: String) : StoreCase(kind) {
         assertEquals(200 to "processed", deliver(did))
         store().use { assertEquals(0, it.purge()) }
         store(later = LEASE + 1).use { assertEquals("done rows keep their TTL, not the lease", 0, it.purge()) }
-        assertEquals(2, states().size)
-        store(later = 10L * 366 * 86_400 + 1).use { assertEquals(2, it.purge()) } // past any TTL
+        assertEquals(1, states().size)
+        store(later = 10L * 366 * 86_400 + 1).use { assertEquals(1, it.purge()) } // past any TTL
         assertEquals(emptyList<String>(), states())
     }
 
@@ -417,12 +417,23 @@ class TransactionalReceiverTest {
         }
     }
 
-    /** The reply's status and `result` (`error` for a failure's body). */
-    private fun receive(store: Recording, handler: (VerifiedWebhook, Connection) -> Unit = { _, c -> store.calls += "handler $c" }): Pair<Int, String> =
-        WebhookReceiver(listOf(SECRET), NAMESPACE, store, onError = { _, _ -> }, handler = handler).use { r ->
+    /** The reply's status and `result` (`error` for a failure's body); both keys claimed unless told. */
+    private fun receive(
+        store: Recording,
+        claimContentKey: Boolean = true,
+        handler: (VerifiedWebhook, Connection) -> Unit = { _, c -> store.calls += "handler $c" },
+    ): Pair<Int, String> =
+        WebhookReceiver(listOf(SECRET), NAMESPACE, store, claimContentKey = claimContentKey, onError = { _, _ -> }, handler = handler).use { r ->
             val reply = r.receive(StoreFixture.headers(did), StoreFixture.body(did), NOW)
             reply.status to JsonParser.parseString(reply.body).asJsonObject.let { (it["result"] ?: it["error"]).asString }
         }
+
+    @Test
+    fun byDefaultOnlyTheDeliveryKeyIsClaimedAndMarked() {
+        val s = Recording()
+        assertEquals(200 to "processed", receive(s, claimContentKey = false))
+        assertEquals(listOf("claim delivery", "begin", "handler tx", "mark delivery", "commit"), s.calls)
+    }
 
     @Test
     fun theHandlerRunsInsideTheTransactionThenTheKeysAreMarkedInIt() {

@@ -11,9 +11,10 @@ import java.nio.file.Path
 
 /**
  * [ApiClient.request] as a suspend function: the blocking call runs on [Dispatchers.IO], and
- * cancelling the coroutine interrupts its send or wait (the call ends with a
- * `CancellationException`; a request already sent may have been applied, as after any lost
- * connection).
+ * cancelling the coroutine interrupts its send or wait, including a wait for the token another
+ * call is obtaining (the call ends with a `CancellationException`; a request already sent may have
+ * been applied, as after any lost connection; a token exchange it led is abandoned, and another
+ * call of the session leads the next).
  */
 suspend fun ApiClient.requestAsync(
     operationId: String,
@@ -29,5 +30,6 @@ suspend fun ReportsClient.runExportAsync(
     to: Path? = null,
     requestId: String? = null,
     maxPolls: Long? = null,
+    maxPollSeconds: Double? = null,
     onProgress: ((Long, Long?) -> Unit)? = null,
-): ExportResult = runInterruptible(Dispatchers.IO) { runExport(body, to, requestId, maxPolls, onProgress) }
+): ExportResult = runInterruptible(Dispatchers.IO) { runExport(body, to, requestId, maxPolls, maxPollSeconds, onProgress) }

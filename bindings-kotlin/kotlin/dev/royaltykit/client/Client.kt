@@ -1,8 +1,8 @@
 // Clients of both APIs over the HTTP library the app already has. Every rule is the core's: each
-// request is a Call machine and an export an ExportJob; this file performs their steps.
+// request is a Call machine and an export an ExportJob, all on the client's Session (one token,
+// one exchange in flight); this file performs their steps.
 package dev.royaltykit.client
 
-import dev.royaltykit.BearerToken
 import dev.royaltykit.Call
 import dev.royaltykit.CallStep
 import dev.royaltykit.ExportJob
@@ -11,10 +11,14 @@ import dev.royaltykit.Param
 import dev.royaltykit.RateBudget
 import dev.royaltykit.RequestDescriptor
 import dev.royaltykit.RequestParams
+import dev.royaltykit.Session
+import dev.royaltykit.awaitToken
 import dev.royaltykit.buildEnterpriseTokenRequest
 import dev.royaltykit.buildTokenRequest
 import dev.royaltykit.parseEnterpriseTokenResponse
 import dev.royaltykit.parseTokenResponse
+import dev.royaltykit.storeToken
+import dev.royaltykit.wakeWaiters
 import dev.royaltykit.types.Reconcile
 import dev.royaltykit.types.RoyaltyKitException
 import dev.royaltykit.types.TransportFailure
@@ -173,27 +177,34 @@ private class ArtifactSink(private val to: Path?, private val onProgress: ((Long
     }
 }
 
-/** The inputs a [Call] or an [ExportJob] takes, so one loop drives both. */
+/** The inputs a [Call] or an [ExportJob] on a session takes, so one loop drives both. */
 internal class Driven(
-    val next: (Double, RateBudget?) -> CallStep,
+    val next: (Double) -> CallStep,
     val response: (Long, Map<String, String>, ByteArray, Double) -> Unit,
     val streams: (Long) -> Boolean,
     val streamed: (Long, Map<String, String>, Long, Double) -> Unit,
     val failed: (TransportFailure, Double) -> Unit,
-    val token: (BearerToken, Double?) -> Unit,
 )
 
-internal fun Call.driven() = Driven({ now, b -> next(now, b) }, { st, h, b, now -> response(st, h, b, now) }, { streams(it) },
-    { st, h, n, now -> streamedResponse(st, h, n, now) }, { f, now -> transportFailure(f, now) }, { t, at -> token(t, at) })
+internal fun Call.driven(session: Session) = Driven({ now -> nextIn(now, session) }, { st, h, b, now -> response(st, h, b, now) },
+    { streams(it) }, { st, h, n, now -> streamedResponse(st, h, n, now) }, { f, now -> transportFailure(f, now) })
 
-internal fun ExportJob.driven() = Driven({ now, b -> next(now, b) }, { st, h, b, now -> response(st, h, b, now) }, { streams(it) },
-    { st, h, n, now -> streamedResponse(st, h, n, now) }, { f, now -> transportFailure(f, now) }, { t, at -> token(t, at) })
+internal fun ExportJob.driven(session: Session) = Driven({ now -> nextIn(now, session) }, { st, h, b, now -> response(st, h, b, now) },
+    { streams(it) }, { st, h, n, now -> streamedResponse(st, h, n, now) }, { f, now -> transportFailure(f, now) })
 
 /**
  * A request that may have been applied must not be sent again blindly (code `reconcile_required`):
- * check its effect first, as [reconcile] says.
+ * check its effect first, as [reconcile] says. For an export job ([stage] `reconcile`) that could
+ * not tell whether its lost create was applied, or which export is its own, [candidates] are the
+ * ids of the exports that may be its own (possibly none); for a single call they are empty.
  */
-class ReconcileRequiredException(val reconcile: Reconcile, val reason: String, val operationId: String) : RuntimeException(reason) {
+class ReconcileRequiredException @JvmOverloads constructor(
+    val reconcile: Reconcile,
+    val reason: String,
+    val operationId: String,
+    val candidates: List<String> = emptyList(),
+    val stage: String? = null,
+) : RuntimeException(reason) {
     val code: String get() = "reconcile_required"
 }
 
@@ -217,27 +228,69 @@ class CallFailedException(
 /** A finished export: its id, its size, where it was written (when `to` was given) or its bytes. */
 class ExportResult(val exportId: String, val size: Long, val path: Path?, val data: ByteArray?)
 
-/** What both APIs' clients share: performing a machine's steps until its end. Blocking: call it off the main thread. */
+/**
+ * What both APIs' clients share: performing a machine's steps until its end, every machine on the
+ * client's [session]. Thread-safe: calls from many threads share one token and make one token
+ * exchange at a time (the others wait for it). Blocking: call it off the main thread.
+ */
 abstract class ApiClient internal constructor(
     private val transport: HttpTransport,
     baseUrl: String,
-    private val budget: RateBudget?,
+    /**
+     * What the client's calls share: the token, when to refresh it, the one exchange in flight and
+     * the rate budget. Give it to another client of the same credentials (`session = a.session`)
+     * so that they share them too.
+     */
+    val session: Session,
     private val timeout: Duration,
     private val clock: () -> Double,
     private val sleep: (Double) -> Unit,
 ) {
     private val base = baseUrl.trimEnd('/')
-    private var token: BearerToken? = null
-    private var refreshAt: Double? = null
 
     internal abstract fun tokenRequest(): RequestDescriptor
-    internal abstract fun parseToken(status: Long, headers: Map<String, String>, body: ByteArray): Pair<BearerToken, Double?>
+
+    /** Parses the exchange's response and stores the token in [session] (its own refresh time). */
+    internal abstract fun storeToken(status: Long, headers: Map<String, String>, body: ByteArray)
+
+    /**
+     * Leads the session's token exchange (`RefreshToken`): stores the token, or reports the
+     * failure (`exchangeFailed`: the calls that waited for it fail too, then the exchange's error
+     * is thrown) or the cancellation (`abandonExchange`: an interrupt, a coroutine's cancellation,
+     * a JVM `Error`; another call leads a new one), and wakes the calls waiting on the session.
+     */
+    private fun exchangeToken() {
+        val thrown = try {
+            val done = Call.exchange(tokenRequest()).use { c -> drive(c.driven(session), "token exchange") }
+            storeToken(done.status.toLong(), done.headers.associate { it.name to it.value }, done.body)
+            null
+        } catch (e: Throwable) {
+            e
+        }
+        try {
+            when {
+                thrown == null -> Unit
+                cancelled(thrown) -> session.abandonExchange()
+                else -> session.exchangeFailed(thrown.message ?: thrown.javaClass.simpleName)
+            }
+        } finally {
+            session.wakeWaiters()
+        }
+        if (thrown != null) throw thrown
+    }
+
+    private fun cancelled(e: Throwable): Boolean =
+        e is InterruptedException || e is java.util.concurrent.CancellationException || e is Error ||
+            e is java.nio.channels.ClosedByInterruptException || Thread.currentThread().isInterrupted
 
     /** Performs [m]'s steps to its end; a body the machine streams goes into [sink]. */
     private fun drive(m: Driven, operationId: String, sink: ArtifactSink? = null): CallStep.Done {
         val target: BodyTarget = if (sink == null) Whole else Streamed(m, sink)
         while (true) {
-            when (val s = m.next(clock(), budget)) {
+            // An interrupted thread (a cancelled coroutine) ends its call, whatever its transport
+            // made of the interrupt.
+            if (Thread.interrupted()) throw InterruptedException("the call was interrupted")
+            when (val s = m.next(clock())) {
                 is CallStep.Send -> {
                     val r = s.request
                     val request = HttpRequest(r.method(), r.url(base), r.headers().map { it.name to it.value }, r.body())
@@ -252,15 +305,10 @@ abstract class ApiClient internal constructor(
                     }
                 }
                 is CallStep.Wait -> sleep(s.seconds)
-                is CallStep.RefreshToken -> {
-                    val done = Call.exchange(tokenRequest()).use { c -> drive(c.driven(), "token exchange") }
-                    val (t, at) = parseToken(done.status.toLong(), done.headers.associate { it.name to it.value }, done.body)
-                    token = t
-                    refreshAt = at
-                    m.token(t, at)
-                }
+                is CallStep.RefreshToken -> exchangeToken()
+                is CallStep.AwaitToken -> session.awaitToken(s.version, s.seconds)
                 is CallStep.Done -> return s
-                is CallStep.Reconcile -> throw ReconcileRequiredException(s.reconcile, s.reason, operationId)
+                is CallStep.Reconcile -> throw ReconcileRequiredException(s.reconcile, s.reason, operationId, s.candidates, s.stage)
                 is CallStep.Fail -> throw s.error ?: CallFailedException(
                     s.rule, s.reason, s.transport, s.status?.toInt(), s.retryAfterSeconds, operationId, s.stage, s.exportId,
                 )
@@ -273,14 +321,12 @@ abstract class ApiClient internal constructor(
      * the tenant): the 2xx body (JSON text or an artifact's bytes; empty for none). Throws
      * `RoyaltyKitException.Api` for an error response retrying cannot fix,
      * [ReconcileRequiredException] when a request may have been applied, [CallFailedException]
-     * when the attempts ran out without a response.
+     * when the attempts ran out without a response (rule `redirect` for a 3xx: redirects are
+     * never followed; `token_exchange_failed` when the exchange this call waited for failed).
      */
     @Throws(RoyaltyKitException::class, ReconcileRequiredException::class, CallFailedException::class)
     fun request(operationId: String, params: RequestParams): ByteArray =
-        Call(operationId, defaults(params)).use { c ->
-            token?.let { c.token(it, refreshAt) }
-            drive(c.driven(), operationId).body
-        }
+        Call(operationId, defaults(params)).use { c -> drive(c.driven(session), operationId).body }
 
     /**
      * [request] with Kotlin's own types: path and query values of any type (their `toString()`;
@@ -306,11 +352,10 @@ abstract class ApiClient internal constructor(
 
     internal open fun defaults(params: RequestParams): RequestParams = params
 
-    /** Runs [job] with the client's token; its artifact goes to [to] (or memory). */
+    /** Runs [job] on the client's session; its artifact goes to [to] (or memory). */
     internal fun runJob(job: ExportJob, to: Path?, onProgress: ((Long, Long?) -> Unit)?): ExportResult =
         ArtifactSink(to, onProgress).use { sink ->
-            token?.let { job.token(it, refreshAt) }
-            val done = drive(job.driven(), "export job", sink)
+            val done = drive(job.driven(session), "export job", sink)
             val data = sink.finish()
             ExportResult(done.exportId ?: "", sink.length, to, data.takeIf { to == null })
         }
@@ -321,8 +366,10 @@ private fun threadSleep(seconds: Double) = Thread.sleep((seconds * 1000).toLong(
 
 /**
  * The reporting API's machine surface over [transport]: obtains and refreshes the bearer token
- * (client credentials), retries as the specs say, honours `Retry-After`, paces by [budget] when
- * given (the reporting API shows no rate limits). [clock] and [sleep] are for tests.
+ * (client credentials; one exchange at a time however many threads call), retries as the specs
+ * say, honours `Retry-After`, paces by [budget] when given (the reporting API shows no rate
+ * limits). [session]: what the client's calls share (default: a new one over [budget]; give the
+ * clients of one client id and tenant one session). [clock] and [sleep] are for tests.
  */
 class ReportsClient @JvmOverloads constructor(
     transport: HttpTransport,
@@ -336,11 +383,12 @@ class ReportsClient @JvmOverloads constructor(
     timeout: Duration = Duration.ofSeconds(30),
     clock: () -> Double = ::systemClock,
     sleep: (Double) -> Unit = ::threadSleep,
-) : ApiClient(transport, baseUrl, budget, timeout, clock, sleep) {
+    session: Session = Session(budget),
+) : ApiClient(transport, baseUrl, session, timeout, clock, sleep) {
     override fun tokenRequest(): RequestDescriptor = buildTokenRequest(clientId, clientSecret, tenantId, scopes)
 
-    override fun parseToken(status: Long, headers: Map<String, String>, body: ByteArray): Pair<BearerToken, Double?> =
-        parseTokenResponse(status, headers, body, tenantId, scopes).use { it.bearer() to it.refreshAt().toDouble() }
+    override fun storeToken(status: Long, headers: Map<String, String>, body: ByteArray) =
+        parseTokenResponse(status, headers, body, tenantId, scopes).use { session.storeToken(it) }
 
     override fun defaults(params: RequestParams): RequestParams =
         params.copy(tenantId = params.tenantId ?: tenantId, idempotencyHeader = params.idempotencyHeader ?: idempotencyHeader)
@@ -351,7 +399,10 @@ class ReportsClient @JvmOverloads constructor(
      * Creates an export from [body] (the CreateExportRequest as JSON), waits for it and downloads the
      * complete artifact: to [to] (streamed to a temporary file beside it as it arrives, moved into
      * place when whole: never held in memory), else into [ExportResult.data]. A create that may have
-     * been applied is looked up, never sent twice.
+     * been applied is looked up through every page of the list (looking again after a grace), never
+     * sent twice; when the lookup cannot tell, [ReconcileRequiredException] carries the ids that may
+     * be the job's own. Polling stops after [maxPolls] reads or [maxPollSeconds] (the core's
+     * defaults when null).
      */
     @JvmOverloads
     @Throws(RoyaltyKitException::class, ReconcileRequiredException::class, CallFailedException::class)
@@ -360,17 +411,24 @@ class ReportsClient @JvmOverloads constructor(
         to: Path? = null,
         requestId: String? = null,
         maxPolls: Long? = null,
+        maxPollSeconds: Double? = null,
         onProgress: ((Long, Long?) -> Unit)? = null,
     ): ExportResult {
-        val params = ExportJobParams(tenantId, body.toByteArray(), idempotencyHeader, requestId, maxPolls)
+        val params = ExportJobParams(
+            tenantId = tenantId, body = body.toByteArray(), idempotencyHeader = idempotencyHeader, requestId = requestId,
+            maxPolls = maxPolls, maxPollSeconds = maxPollSeconds,
+        )
         return ExportJob(params).use { runJob(it, to, onProgress) }
     }
 }
 
 /**
- * The enterprise organization API over [transport]: the key and secret exchanged for a token, the
- * spec's one-minute limits kept ([budget], default `RateBudget.preset("enterprise")`; share one
- * budget between the clients of one API key), retries and `Retry-After` as the spec says.
+ * The enterprise organization API over [transport]: the key and secret exchanged for a token (one
+ * exchange at a time however many threads call), the spec's one-minute limits kept ([budget],
+ * default `RateBudget.preset("enterprise")`), retries and `Retry-After` as the spec says.
+ * [session]: what the client's calls share — the token, the one exchange in flight and the budget
+ * (default: a new one over [budget]); give the clients of one API key one session
+ * (`session = other.session`) so that they share all three.
  */
 class EnterpriseClient @JvmOverloads constructor(
     transport: HttpTransport,
@@ -381,11 +439,12 @@ class EnterpriseClient @JvmOverloads constructor(
     timeout: Duration = Duration.ofSeconds(30),
     clock: () -> Double = ::systemClock,
     sleep: (Double) -> Unit = ::threadSleep,
-) : ApiClient(transport, baseUrl, budget, timeout, clock, sleep) {
+    session: Session = Session(budget),
+) : ApiClient(transport, baseUrl, session, timeout, clock, sleep) {
     override fun tokenRequest(): RequestDescriptor = buildEnterpriseTokenRequest(apiKey, apiSecret)
 
-    override fun parseToken(status: Long, headers: Map<String, String>, body: ByteArray): Pair<BearerToken, Double?> =
-        parseEnterpriseTokenResponse(status, headers, body).use { it.bearer() to it.refreshAt()?.toDouble() }
+    override fun storeToken(status: Long, headers: Map<String, String>, body: ByteArray) =
+        parseEnterpriseTokenResponse(status, headers, body).use { session.storeToken(it) }
 
     override fun toString(): String = "EnterpriseClient()"
 }

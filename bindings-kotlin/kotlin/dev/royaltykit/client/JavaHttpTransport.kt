@@ -18,10 +18,23 @@ import java.time.Duration
  * (`ConnectException`) and `HttpConnectTimeoutException` — a subclass of `HttpTimeoutException`,
  * yet nothing was sent — are `CONNECT_FAILED`; another `HttpTimeoutException` is `TIMEOUT`; any
  * other `IOException` (reset, closed early, a body cut short) is `CONNECTION_LOST`.
+ *
+ * Redirects are never followed (the specs: "Redirects are not followed"; a 3xx ends the call with
+ * rule `redirect`, naming the `Location`'s origin): a [client] whose `followRedirects()` is not
+ * `HttpClient.Redirect.NEVER` (the JDK's default) is refused here with `IllegalArgumentException`,
+ * since java.net.http would carry the credentials to wherever a redirect points.
  */
 class JavaHttpTransport @JvmOverloads constructor(
     private val client: HttpClient = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build(),
 ) : HttpTransport {
+    init {
+        require(client.followRedirects() == HttpClient.Redirect.NEVER) {
+            "JavaHttpTransport needs an HttpClient that never follows redirects: build it with " +
+                "followRedirects(HttpClient.Redirect.NEVER) (the default); this one is ${client.followRedirects()}, " +
+                "which would send the credentials to the origin a redirect names"
+        }
+    }
+
     override fun send(request: HttpRequest, timeout: Duration, target: BodyTarget): HttpOutcome {
         val builder = JdkRequest.newBuilder(URI.create(request.url)).timeout(timeout)
             .method(request.method, request.body?.let { JdkRequest.BodyPublishers.ofByteArray(it) } ?: JdkRequest.BodyPublishers.noBody())

@@ -27,10 +27,12 @@ import java.util.concurrent.TimeUnit
  * (a `SocketTimeoutException` raised while connecting) are `CONNECT_FAILED`; a read timeout or the
  * call's own timeout is `TIMEOUT`; any other `IOException` (reset, closed early, a body cut short)
  * is `CONNECTION_LOST`. OkHttp's own retry of failed connections is turned off for these calls: the
- * core decides every retry.
+ * core decides every retry. Redirects are never followed, whatever [client] is configured to do
+ * (`followRedirects(false).followSslRedirects(false)` on a copy of it): a 3xx ends the call with
+ * rule `redirect`, and no credential reaches the origin it names.
  */
 class OkHttpTransport @JvmOverloads constructor(client: OkHttpClient = OkHttpClient()) : HttpTransport {
-    private val client = client.newBuilder().retryOnConnectionFailure(false).followRedirects(false).build()
+    private val client = client.newBuilder().retryOnConnectionFailure(false).followRedirects(false).followSslRedirects(false).build()
 
     override fun send(request: HttpRequest, timeout: Duration, target: BodyTarget): HttpOutcome {
         val headers = Headers.Builder().apply { request.headers.forEach { (n, v) -> add(n, v) } }.build()
