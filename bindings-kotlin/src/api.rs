@@ -195,11 +195,14 @@ pub struct BearerToken(pub(crate) token::BearerToken);
 #[uniffi::export]
 impl BearerToken {
     /// A reporting API access token restored from your cache, bound to `tenantId`, the tenant it
-    /// was obtained for (requests send it and refuse another; a reporting token without its
-    /// tenant is refused on the machine routes).
+    /// was obtained for (required: requests send it and refuse another; a token given null for
+    /// it is refused by every machine route).
     #[uniffi::constructor]
-    pub fn reports(value: String, tenant_id: String) -> Arc<Self> {
-        Arc::new(Self(token::BearerToken::reports(value, tenant_id)))
+    pub fn reports(value: String, tenant_id: Option<String>) -> Arc<Self> {
+        Arc::new(Self(match tenant_id {
+            Some(tenant) => token::BearerToken::reports(value, tenant),
+            None => token::BearerToken::new(catalog::Api::Reports, value),
+        }))
     }
     /// An enterprise API token restored from your cache.
     #[uniffi::constructor]

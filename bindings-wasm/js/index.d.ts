@@ -591,7 +591,8 @@ export class BearerToken {
   #private;
   private constructor();
   /** `tenantId`, required: the tenant it was obtained for (requests send it and refuse another). */
-  static reports(value: string, tenantId: string): BearerToken;
+  /** `tenantId` is required; an explicit `null` makes a token every machine route refuses. */
+  static reports(value: string, tenantId: string | null): BearerToken;
   static enterprise(value: string): BearerToken;
   readonly api: 'reports' | 'enterprise';
   readonly value: string;

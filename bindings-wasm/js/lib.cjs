@@ -731,10 +731,11 @@ const EnterpriseToken = secretHolder('EnterpriseToken', 'token');
  * printing it hides `value`. */
 class BearerToken extends secretHolder('BearerToken', 'value') {
   static reports(value, tenantId) {
-    if (typeof tenantId !== 'string') {
+    // Required; an explicit null makes a token without its tenant, which every machine route refuses.
+    if (typeof tenantId !== 'string' && tenantId !== null) {
       throw new TypeError('BearerToken.reports(value, tenantId): tenantId, the tenant the token was obtained for, is required (a reporting token is sent only with its own X-Tenant-ID)');
     }
-    return new BearerToken({ api: 'reports', value: toStr(value, 'value'), tenantId });
+    return new BearerToken({ api: 'reports', value: toStr(value, 'value'), tenantId: tenantId ?? undefined });
   }
   static enterprise(value) {
     return new BearerToken({ api: 'enterprise', value: toStr(value, 'value') });

@@ -136,8 +136,8 @@ const LIST_NAMES = { export_class: 'exportClass' };
  * API any more (`BearerToken.reports` requires it): the case that proves the core refuses one is
  * reached through the class's own constructor. */
 function bearerToken(t) {
-  if (t.api === 'reports' && !t.tenant_id) return new rk.BearerToken({ api: 'reports', value: t.value });
-  return t.api === 'reports' ? rk.BearerToken.reports(t.value, t.tenant_id) : rk.BearerToken.enterprise(t.value);
+  // a reporting token without its tenant: an explicit null, which every machine route refuses
+  return t.api === 'reports' ? rk.BearerToken.reports(t.value, t.tenant_id ?? null) : rk.BearerToken.enterprise(t.value);
 }
 
 /** activeSecrets: WebhookSecrets that hide the secret when printed, and that a verifier takes
