@@ -8,84 +8,86 @@ SIM_SEEDS ?= 5000
 SEEDS ?= 100000
 START ?= 0
 
-.PHONY: setup package npm wheel jar aar release-artifacts test test-rust test-node test-python test-kotlin test-android test-receivers test-platforms demo soak bench vectors fuzz ct-check simulate mutants clean
+# Each step of make test runs under scripts/timed.sh, which appends its wall time to
+# target/timings.tsv; make test prints the table at its end (scripts/timings.py).
+T := bash scripts/timed.sh
+
+.PHONY: timings-start setup package npm wheel jar aar release-artifacts test test-rust test-node test-python test-kotlin test-android test-receivers test-platforms demo soak bench vectors fuzz ct-check simulate mutants clean
 
 setup:
-	@bash scripts/setup.sh
+	@$(T) setup bash scripts/setup.sh
 
 npm: setup
-	@bash scripts/build-npm.sh
+	@$(T) "build npm package" bash scripts/build-npm.sh
 
 wheel: setup
-	@rm -f dist/royaltykit-$(VERSION)-*.whl
-	@rm -rf target/wheel-hooks
-	@cd bindings-python && ../.build/venv/bin/maturin build --release --strip --quiet --features test-hooks -o ../target/wheel-hooks 2>&1 | grep -v '^📦\|^🍹\|^🐍\|^🔗' || true
-	@cd bindings-python && PATH=$(CURDIR)/.build/venv/bin:$$PATH maturin build --release --strip --quiet \
-	  --zig --compatibility manylinux2014 --target x86_64-unknown-linux-gnu -o ../dist 2>&1 | grep -v '^📦\|^🍹\|^🐍\|^🔗' || true
-	@ls -l dist/royaltykit-$(VERSION)-*.whl >&2
+	@$(T) "build wheel" bash scripts/build-wheel.sh
 
 jar: setup
-	@bash scripts/build-jar.sh
+	@$(T) "build jar" bash scripts/build-jar.sh
 
 ## dist/royaltykit-android-<version>.aar + POM: four ABIs (minSdk 24), linked by zig against bionic's
 ## API-24 exports (or by the NDK when ANDROID_NDK_HOME is set)
 aar: jar
-	@bash scripts/build-aar.sh
+	@$(T) "build aar" bash scripts/build-aar.sh
 
 ## dist/: the npm tarball, the abi3 wheel, the Kotlin jar
 package: npm wheel jar
 
 ## every wheel (Linux glibc/musl x86_64/aarch64, macOS, Windows), the sdist, the five-platform JVM jar + POM -> dist/
 release-artifacts: setup npm
-	@bash scripts/build-release.sh
+	@$(T) "build release artifacts" bash scripts/build-release.sh
 
 ## checks of the release artifacts: arm64 suite under qemu, auditwheel, pip platform resolution, symbol versions, headers
 test-platforms: release-artifacts
-	@bash scripts/test-platforms.sh
+	@$(T) "test platforms" bash scripts/test-platforms.sh
 
 test-rust: setup
 	@# the core's modules depend on each other without a circle (and the check itself finds one)
 	python3 scripts/check_core_imports.py --self-test
 	python3 scripts/check_core_imports.py core/src
-	cargo fmt --all --check
-	cargo clippy --workspace --all-targets --quiet -- -D warnings
-	cargo test --workspace --quiet -- --skip simulated_runs
+	$(T) "rust: fmt, clippy" bash -c 'cargo fmt --all --check && cargo clippy --workspace --all-targets --quiet -- -D warnings'
+	$(T) "rust: cargo test" cargo test --workspace --quiet -- --skip simulated_runs
 	@# deterministic simulation of the machines against models of both services (SIM_SEEDS seeds)
-	ROYALTYKIT_SIM_SEEDS=$(SIM_SEEDS) cargo test -p royaltykit --test simulation --quiet -- --nocapture
+	ROYALTYKIT_SIM_SEEDS=$(SIM_SEEDS) $(T) "rust: simulation" cargo test -p royaltykit --test simulation --quiet -- --nocapture
 	@# the fuzz targets and the benchmarks live outside the workspace: keep them compiling
-	cargo check --quiet --manifest-path fuzz/Cargo.toml --target-dir target/fuzz-check
-	cargo check --quiet --manifest-path bench/rust/Cargo.toml --benches --target-dir target/bench
+	$(T) "rust: fuzz and bench check" bash -c 'cargo check --quiet --manifest-path fuzz/Cargo.toml --target-dir target/fuzz-check && cargo check --quiet --manifest-path bench/rust/Cargo.toml --benches --target-dir target/bench'
 
 ## the AAR's structure and its four native libraries against Android's exported symbols
 test-android: aar
-	@bash scripts/test-android.sh
+	@$(T) "test android" bash scripts/test-android.sh
 
 test-node: npm
 	@echo "== Node suite (installed npm package) =="
-	@bash scripts/test-node.sh
-	@bash scripts/test-js-runtimes.sh
+	@$(T) "test node" bash scripts/test-node.sh
+	@$(T) "test js runtimes" bash scripts/test-js-runtimes.sh
 
 test-python: wheel
 	@echo "== Python suite (installed wheel) =="
-	@bash scripts/test-python.sh
+	@$(T) "test python" bash scripts/test-python.sh
 
 test-kotlin: jar
 	@echo "== Kotlin suite (built jar) =="
-	@bash scripts/test-kotlin.sh
+	@$(T) "test kotlin" bash scripts/test-kotlin.sh
 
 ## everything CI runs
-test: test-rust test-node test-python test-kotlin test-android test-receivers demo test-platforms
+test: timings-start test-rust test-node test-python test-kotlin test-android test-receivers demo test-platforms
+	@python3 scripts/timings.py target/timings.tsv "$$(cat target/timings.start)"
 	@echo "make test: all suites passed"
+
+# A new table of step times for this make test.
+timings-start:
+	@mkdir -p target && : > target/timings.tsv && date +%s > target/timings.start
 
 ## every receiver integration (Express, Fastify, fetch; ASGI, Flask, Django; JVM) over real HTTP,
 ## two processes each sharing a real redis-server
 test-receivers: npm wheel jar
 	@echo "== Receiver integrations (two processes each, one Redis) =="
-	@bash scripts/test-receivers.sh
+	@$(T) "test receivers" bash scripts/test-receivers.sh
 
 ## the webhook receiver demo over real HTTP on 127.0.0.1
 demo: npm setup
-	@bash scripts/demo.sh
+	@$(T) demo bash scripts/demo.sh
 
 ## 100,000 real HTTP deliveries each to the Node and a Python receiver, to Node and Python receivers sharing
 ## Redis, and to Python receivers on PostgreSQL (the transactional store) SIGKILLed as they run (SOAK_DELIVERIES)

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# make wheel: dist/royaltykit-<version>-cp310-abi3-manylinux2014_x86_64.whl (linked by zig against
+# glibc 2.17), and target/wheel-hooks/: the same with the `test-hooks` feature (a deliberate
+# panic), for the panic test only.
+source "$(dirname "$0")/common.sh"
+export PATH=$ROOT/.build/venv/bin:$PATH
+rm -f "$ROOT"/dist/royaltykit-"$VERSION"-*.whl
+rm -rf "$ROOT/target/wheel-hooks"
+quiet() { grep -v '^📦\|^🍹\|^🐍\|^🔗\|^🛠' || true; }
+cd "$ROOT/bindings-python"
+maturin build --release --strip --quiet --features test-hooks -o "$ROOT/target/wheel-hooks" 2>&1 | quiet
+maturin build --release --strip --quiet --zig --compatibility manylinux2014 --target x86_64-unknown-linux-gnu \
+  -o "$ROOT/dist" 2>&1 | quiet
+ls -l "$ROOT"/dist/royaltykit-"$VERSION"-*.whl >&2
