@@ -35,7 +35,7 @@ aar: jar
 package: npm wheel jar
 
 ## every wheel (Linux glibc/musl x86_64/aarch64, macOS, Windows), the sdist, the five-platform JVM jar + POM -> dist/
-release-artifacts: setup npm
+release-artifacts: setup npm wheel jar
 	@$(T) "build release artifacts" bash scripts/build-release.sh
 
 ## checks of the release artifacts: arm64 suite under qemu, auditwheel, pip platform resolution, symbol versions, headers
@@ -50,8 +50,9 @@ test-rust: setup
 	$(T) "rust: cargo test" cargo test --workspace --quiet -- --skip simulated_runs
 	@# deterministic simulation of the machines against models of both services (SIM_SEEDS seeds)
 	ROYALTYKIT_SIM_SEEDS=$(SIM_SEEDS) $(T) "rust: simulation" cargo test -p royaltykit --test simulation --quiet -- --nocapture
-	@# the fuzz targets and the benchmarks live outside the workspace: keep them compiling
-	$(T) "rust: fuzz and bench check" bash -c 'cargo check --quiet --manifest-path fuzz/Cargo.toml --target-dir target/fuzz-check && cargo check --quiet --manifest-path bench/rust/Cargo.toml --benches --target-dir target/bench'
+	@# the fuzz targets and the benchmarks live outside the workspace: keep them compiling (one
+	@# target directory for both, so their common dependencies compile once)
+	$(T) "rust: fuzz and bench check" bash -c 'cargo check --quiet --manifest-path fuzz/Cargo.toml --target-dir target/ext-check && cargo check --quiet --manifest-path bench/rust/Cargo.toml --benches --target-dir target/ext-check'
 
 ## the AAR's structure and its four native libraries against Android's exported symbols
 test-android: aar

@@ -3,12 +3,14 @@
 # and dev.royaltykit.types) compiled with kotlinc for Java 11 (class files major 55) and Kotlin
 # 2.0 metadata (the oldest kotlinc 2.4 writes; Kotlin 1.9 compilers read it), plus the native
 # library under JNA's resource path, so no -Djna.library.path is needed. Needs JNA at run time.
-# The Linux x86-64 library is linked by zig against glibc 2.17 (cargo-zigbuild). With
-# JAR_PLATFORMS=all (make release-artifacts) the jar also carries linux-aarch64, darwin-x86-64,
-# darwin-aarch64 and win32-x86-64 libraries, and dist/ gets its POM and sources jar.
+# The Linux x86-64 library is linked by zig against glibc 2.17 (cargo-zigbuild).
 # Also builds target/kotlin-hooks/royaltykit-kotlin-test-hooks.jar, the same with the
 # `test-hooks` feature (a deliberate panic, FFI floors), for the panic test and `make bench`
 # only; the shipped jar exports none of them.
+# With JAR_PLATFORMS=all (make release-artifacts, after make jar) the jar the Kotlin suite ran
+# against gets the linux-aarch64, darwin-x86-64, darwin-aarch64 and win32-x86-64 libraries added,
+# its classes untouched (built once: scripts/test-platforms.sh compares their bytes), and dist/
+# gets its POM and sources jar.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -32,19 +34,14 @@ native() {
 
 # jar OUT_DIR JAR_PATH PLATFORMS [cargo feature args...]
 jar_for() {
-  local out=$1 jar=$2 platforms=$3; shift 3
+  local out=$1 jar=$2; shift 2
   rm -rf "$out" && mkdir -p "$out/gen" "$out/classes" "$(dirname "$jar")"
   native x86_64-unknown-linux-gnu.2.17 linux-x86-64 libroyaltykit_kotlin.so "$out/classes" "$@"
-  if [ "$platforms" = all ]; then
-    native aarch64-unknown-linux-gnu.2.17 linux-aarch64 libroyaltykit_kotlin.so "$out/classes" "$@"
-    native x86_64-apple-darwin darwin-x86-64 libroyaltykit_kotlin.dylib "$out/classes" "$@"
-    native aarch64-apple-darwin darwin-aarch64 libroyaltykit_kotlin.dylib "$out/classes" "$@"
-    native x86_64-pc-windows-gnu win32-x86-64 royaltykit_kotlin.dll "$out/classes" "$@"
-  fi
   # The Kotlin is generated from a native build: zig's linker keeps uniffi's metadata symbols
-  # only in the dynamic table, and uniffi-bindgen reads the static one.
-  cargo build --quiet --release -p royaltykit-kotlin "$@"
-  "$ROOT/target/debug/uniffi-bindgen" generate --library "$ROOT/target/release/libroyaltykit_kotlin.so" \
+  # only in the dynamic table, and uniffi-bindgen reads the static one. The metadata is the same
+  # in every profile, so the quick one (dev, which `cargo test` already built) serves.
+  cargo build --quiet -p royaltykit-kotlin "$@"
+  "$ROOT/target/debug/uniffi-bindgen" generate --library "$ROOT/target/debug/libroyaltykit_kotlin.so" \
     --language kotlin --no-format --out-dir "$out/gen" >/dev/null
   # Each generated component asks NativeLoader first, so JNA opens the cached library (one
   # extraction per machine) and JNI gets the same file.
@@ -66,16 +63,30 @@ jar_for() {
   (cd "$out/classes" && jar cf "$jar" .)
 }
 
-jar_for "$ROOT/target/kotlin-hooks" "$ROOT/target/kotlin-hooks/royaltykit-kotlin-test-hooks.jar" linux --features test-hooks
-jar_for "$ROOT/target/kotlin" "$ROOT/dist/royaltykit-kotlin-$VERSION.jar" "${JAR_PLATFORMS:-linux}"
 if [ "${JAR_PLATFORMS:-linux}" = all ]; then
+  # The tested jar's classes and Linux x86-64 library, built once by make jar, plus the other
+  # four platforms' libraries.
+  [ -f "$ROOT/target/kotlin/classes/dev/royaltykit/WebhookVerifier.class" ] \
+    || { echo "build-jar: JAR_PLATFORMS=all adds platforms to the jar make jar built: run make jar first" >&2; exit 1; }
+  out=$ROOT/target/kotlin-all
+  rm -rf "$out" && mkdir -p "$out" && cp -a "$ROOT/target/kotlin/classes" "$out/classes"
+  native aarch64-unknown-linux-gnu.2.17 linux-aarch64 libroyaltykit_kotlin.so "$out/classes"
+  native x86_64-apple-darwin darwin-x86-64 libroyaltykit_kotlin.dylib "$out/classes"
+  native aarch64-apple-darwin darwin-aarch64 libroyaltykit_kotlin.dylib "$out/classes"
+  native x86_64-pc-windows-gnu win32-x86-64 royaltykit_kotlin.dll "$out/classes"
+  rm -f "$ROOT/dist/royaltykit-kotlin-$VERSION.jar"
+  (cd "$out/classes" && jar cf "$ROOT/dist/royaltykit-kotlin-$VERSION.jar" .)
   # Maven coordinates dev.royaltykit:royaltykit-jvm, JNA as a dependency; and the sources jar.
   sed "s/@VERSION@/$VERSION/" bindings-kotlin/pom.xml > "$ROOT/dist/royaltykit-jvm-$VERSION.pom"
   cp "$ROOT/dist/royaltykit-kotlin-$VERSION.jar" "$ROOT/dist/royaltykit-jvm-$VERSION.jar"
   rm -f "$ROOT/dist/royaltykit-jvm-$VERSION-sources.jar"
   (cd "$ROOT/target/kotlin/gen" && jar cf "$ROOT/dist/royaltykit-jvm-$VERSION-sources.jar" .)
   (cd "$ROOT/bindings-kotlin/kotlin" && jar uf "$ROOT/dist/royaltykit-jvm-$VERSION-sources.jar" .)
+  ls -l "$ROOT/dist/royaltykit-kotlin-$VERSION.jar" >&2
+  exit 0
 fi
+jar_for "$ROOT/target/kotlin-hooks" "$ROOT/target/kotlin-hooks/royaltykit-kotlin-test-hooks.jar" --features test-hooks
+jar_for "$ROOT/target/kotlin" "$ROOT/dist/royaltykit-kotlin-$VERSION.jar"
 # The clients' add-ons, each a small jar of its own with its POM (their dependencies are never the
 # core jar's), compiled against the pinned jars in .build/maven/<name>: royaltykit-okhttp (the
 # OkHttp transport, OkHttp 4.12) and royaltykit-coroutines (suspend functions, kotlinx-coroutines).

@@ -7,20 +7,24 @@
 #     musllinux_1_2 x86_64 and aarch64, macOS x86_64 (10.12+) and arm64 (11+), win_amd64 (mingw-w64)
 #   sdist: royaltykit-<version>.tar.gz (pip builds it where Rust is installed)
 #   jar: scripts/build-jar.sh with JAR_PLATFORMS=all (five native libraries, Java 11 classes)
+# Built once: the manylinux2014 x86_64 wheel and the jar's classes and Linux x86-64 library are
+# the very ones make wheel and make jar built and the suites ran against (make release-artifacts
+# depends on both); this script adds the other platforms.
 source "$(dirname "$0")/common.sh"
 export PATH=$ROOT/.build/venv/bin:$PATH
 cd "$ROOT/bindings-python"
 # Wheels keep the workspace's opt-level 3: "z" made them ~20% smaller (486 KB against 600 KB) and
 # verification 2.2x slower (README, "Install"); unwinding stays on, so a panic is a Python
 # exception, never an abort.
-rm -f "$ROOT"/dist/royaltykit-"$VERSION"-*.whl "$ROOT"/dist/royaltykit-"$VERSION".tar.gz
+rm -f "$ROOT"/dist/royaltykit-"$VERSION".tar.gz
+ls "$ROOT"/dist/royaltykit-"$VERSION"-cp310-abi3-manylinux2014_x86_64.*.whl >/dev/null \
+  || { echo "build-release: the manylinux2014 x86_64 wheel comes from make wheel: run it first" >&2; exit 1; }
 wheel() { # rust-target [compatibility]
   local start=$SECONDS
   maturin build --release --strip --zig --quiet --target "$1" ${2:+--compatibility "$2"} -o "$ROOT/dist" 2>&1 \
     | grep -v '^📦\|^🍹\|^🐍\|^🔗\|^🛠\|^💻\|Compiler family detection failed\|xcrun\|^ *|$\|the SDK is needed\|DEVELOPER_DIR\|^$' >&2 || true
   echo "  wheel $1 ${2:-} ($((SECONDS - start)) s)" >&2
 }
-wheel x86_64-unknown-linux-gnu manylinux2014
 wheel aarch64-unknown-linux-gnu manylinux2014
 wheel x86_64-unknown-linux-musl musllinux_1_2
 wheel aarch64-unknown-linux-musl musllinux_1_2

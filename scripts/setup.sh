@@ -2,7 +2,10 @@
 # Idempotent set-up for `make test` / `make demo` / `make package` on a fresh machine of
 # this project's kind. Everything lands in ignored folders inside the repo (.build/, target/)
 # except the rustup targets and the Debian jars, which have no repo-local form.
-# A second run only checks and returns in a few seconds.
+# A second run only checks and returns in a few seconds. What is slow to make (wasm-bindgen-cli
+# compiled, better-sqlite3 compiled, the npm tools, the Maven jars) is also kept in a cache of
+# this machine's earlier set-ups (scripts/cache.sh, keyed by what pins each), so a fresh clone
+# on a machine that ran make setup before copies it instead of making it again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -10,6 +13,7 @@ BUILD=$ROOT/.build
 mkdir -p "$BUILD"
 
 log() { printf '[setup] %s\n' "$*" >&2; }
+source "$ROOT/scripts/cache.sh"
 
 # 1. Rust targets: wasm for the npm package, the release artifacts' platforms (linked by zig:
 #    make release-artifacts) and Android's four ABIs (make aar).
@@ -48,33 +52,47 @@ fi
 # 3. wasm-bindgen-cli at exactly the version of the wasm-bindgen crate in Cargo.lock.
 wb_version=$(awk '/^name = "wasm-bindgen"$/{getline; gsub(/version = |"/,""); print; exit}' Cargo.lock)
 if [ -z "$wb_version" ]; then echo "setup: wasm-bindgen not found in Cargo.lock" >&2; exit 1; fi
-if ! "$BUILD/tools/bin/wasm-bindgen" --version 2>/dev/null | grep -q " $wb_version\$"; then
+if ! "$BUILD/tools/bin/wasm-bindgen" --version 2>/dev/null | grep -q " $wb_version\$" \
+   && ! { from_cache "wasm-bindgen-$wb_version" "$BUILD/tools" \
+          && "$BUILD/tools/bin/wasm-bindgen" --version 2>/dev/null | grep -q " $wb_version\$"; }; then
   log "cargo install wasm-bindgen-cli $wb_version (about 150 s cold)"
   # --locked fails here: the CLI's own lockfile pins a crate version the registry lacks.
   cargo install wasm-bindgen-cli --version "=$wb_version" --root "$BUILD/tools" --quiet
+  to_cache "wasm-bindgen-$wb_version" "$BUILD/tools"
 fi
 
 # 4. npm tools: binaryen (wasm-opt), kotlin-compiler (kotlinc + kotlin-test jars), esbuild, attw and
 #    the Bun, Deno and workerd runtimes, pinned by tools/package-lock.json.
-if [ ! -x "$BUILD/node/node_modules/.bin/wasm-opt" ] || [ ! -f "$BUILD/node/node_modules/kotlin-compiler/bin/kotlinc" ] \
-   || [ ! -x "$BUILD/node/node_modules/.bin/workerd" ] || [ ! -x "$BUILD/node/node_modules/.bin/deno" ] \
-   || ! cmp -s tools/package.json "$BUILD/node/package.json"; then
+node_tools_ready() {
+  [ -x "$BUILD/node/node_modules/.bin/wasm-opt" ] && [ -f "$BUILD/node/node_modules/kotlin-compiler/bin/kotlinc" ] \
+    && [ -x "$BUILD/node/node_modules/.bin/workerd" ] && [ -x "$BUILD/node/node_modules/.bin/deno" ] \
+    && cmp -s tools/package.json "$BUILD/node/package.json"
+}
+node_key=node-tools-$(cat tools/package.json tools/package-lock.json | sha256sum | cut -c1-16)
+if ! node_tools_ready && ! { from_cache "$node_key" "$BUILD/node" && node_tools_ready; }; then
   log "npm install (binaryen, kotlin-compiler, esbuild, attw, bun, deno, workerd)"
   mkdir -p "$BUILD/node"
   cp tools/package.json tools/package-lock.json "$BUILD/node/"
   # npm install, not ci: npm 11 leaves the other platforms' optional packages (deno, workerd) out of
   # the lockfile and then refuses `npm ci`; exact versions in package.json and the lockfile still pin.
   (cd "$BUILD/node" && npm install --no-audit --no-fund --loglevel=error >/dev/null)
+  to_cache "$node_key" "$BUILD/node"
 fi
 chmod +x "$BUILD/node/node_modules/kotlin-compiler/bin/"* 2>/dev/null || true
 # The SQL drivers of the Node transactional stores' tests (pg, better-sqlite3: compiled once here).
-if ! cmp -s tools/node-sql/package.json "$BUILD/node-sql/package.json" \
-   || [ ! -f "$BUILD/node-sql/node_modules/better-sqlite3/build/Release/better_sqlite3.node" ]; then
+node_sql_ready() {
+  cmp -s tools/node-sql/package.json "$BUILD/node-sql/package.json" \
+    && [ -f "$BUILD/node-sql/node_modules/better-sqlite3/build/Release/better_sqlite3.node" ]
+}
+# better-sqlite3 is compiled for this Node: the key names both.
+sql_key=node-sql-$( (cat tools/node-sql/package.json; node --version) | sha256sum | cut -c1-16)
+if ! node_sql_ready && ! { from_cache "$sql_key" "$BUILD/node-sql" && node_sql_ready; }; then
   log "npm install pg better-sqlite3 (better-sqlite3 compiles from source, about 2 min)"
   rm -rf "$BUILD/node-sql" && mkdir -p "$BUILD/node-sql"
   cp tools/node-sql/package.json "$BUILD/node-sql/"
   (cd "$BUILD/node-sql" && npm install --no-audit --no-fund --loglevel=error >/dev/null)
   cp tools/node-sql/package.json "$BUILD/node-sql/package.json"
+  to_cache "$sql_key" "$BUILD/node-sql"
 fi
 
 # 5. Python venv with maturin, pytest, mypy (pinned in tools/requirements-dev.txt).
@@ -92,8 +110,12 @@ fi
 #    kotlinx-coroutines (royaltykit-coroutines) to .build/maven/coroutines, the JDBC drivers of
 #    JdbcDedupStore's tests (pgjdbc, sqlite-jdbc) to .build/maven/jdbc; the local repository and
 #    the copied jars stay in .build/maven.
-if ! cmp -s tools/jvm/pom.xml "$BUILD/maven/pom.xml" || [ ! -d "$BUILD/maven/lib" ] || [ ! -d "$BUILD/maven/okhttp" ] \
-  || [ ! -d "$BUILD/maven/coroutines" ] || [ ! -d "$BUILD/maven/jdbc" ]; then
+maven_ready() {
+  cmp -s tools/jvm/pom.xml "$BUILD/maven/pom.xml" && [ -d "$BUILD/maven/lib" ] && [ -d "$BUILD/maven/okhttp" ] \
+    && [ -d "$BUILD/maven/coroutines" ] && [ -d "$BUILD/maven/jdbc" ]
+}
+maven_key=maven-$(sha256sum < tools/jvm/pom.xml | cut -c1-16)
+if ! maven_ready && ! { from_cache "$maven_key" "$BUILD/maven" && maven_ready; }; then
   log "mvn dependency:copy-dependencies (tools/jvm/pom.xml: Jedis, OkHttp, kotlinx-coroutines, JDBC drivers)"
   rm -rf "$BUILD/maven/lib" "$BUILD/maven/okhttp" "$BUILD/maven/coroutines" "$BUILD/maven/jdbc"
   mkdir -p "$BUILD/maven"
@@ -108,5 +130,6 @@ if ! cmp -s tools/jvm/pom.xml "$BUILD/maven/pom.xml" || [ ! -d "$BUILD/maven/lib
   mvn -q -B -Dstyle.color=never -f tools/jvm/pom.xml dependency:copy-dependencies -DoutputDirectory="$BUILD/maven/jdbc" \
     -DincludeGroupIds="$JDBC_GROUPS" -Dmaven.repo.local="$BUILD/maven/m2" >&2
   cp tools/jvm/pom.xml "$BUILD/maven/pom.xml"
+  to_cache "$maven_key" "$BUILD/maven"
 fi
 log "ok"
