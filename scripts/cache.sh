@@ -1,6 +1,7 @@
 # Sourced by scripts/setup.sh and scripts/test-platforms.sh: a cache of this machine's earlier
-# set-ups, outside any clone (ROYALTYKIT_CACHE, default ~/.cache/royaltykit-setup; the JVM jar keeps its extracted library in ~/.cache/royaltykit), so that a fresh
-# clone copies what a run before it made slowly instead of making it again. Each entry is keyed
+# set-ups, outside any clone (ROYALTYKIT_CACHE, default ~/.cache/royaltykit-setup; the JVM jar
+# keeps its extracted library apart, in ~/.cache/royaltykit), so that a fresh clone copies what a
+# run before it made slowly instead of making it again. Each entry is keyed
 # by what pins it (a version, a lock file's hash); a missing or half-written entry is made anew,
 # so nothing here is ever needed: it only saves time.
 CACHE=${ROYALTYKIT_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/royaltykit-setup}
