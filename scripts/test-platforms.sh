@@ -163,7 +163,7 @@ echo "== the five-platform jar carries the very classes the Kotlin suite ran aga
 python3 - "$D/royaltykit-kotlin-$V.jar" "$ROOT/target/kotlin/classes" <<'PY'
 import os, sys, zipfile
 jar, tested = zipfile.ZipFile(sys.argv[1]), sys.argv[2]
-names = {n for n in jar.namelist() if not n.endswith("/") and not n.startswith("META-INF/")}
+names = {n for n in jar.namelist() if not n.endswith("/") and n != "META-INF/MANIFEST.MF"}  # the manifest is jar's own
 want = {os.path.relpath(os.path.join(d, f), tested) for d, _, fs in os.walk(tested) for f in fs}
 missing = sorted(want - names)
 differ = sorted(n for n in want & names if jar.read(n) != open(os.path.join(tested, n), "rb").read())
