@@ -4,9 +4,32 @@ A thin Python layer over a Rust core (``royaltykit._native``); every rule lives 
 Python, Node and Kotlin behave identically. Time values are Unix seconds.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from ._native import *  # noqa: F403 (every public name; `__all__` below lists them)
 from .errors import *  # noqa: F403
-from .receiver import *  # noqa: F403
+
+if TYPE_CHECKING:
+    from .receiver import *  # noqa: F403
+
+# The receivers and their stores (royaltykit.receiver: asyncio, logging, threading) load on first
+# use, so that `import royaltykit` for a verification alone stays fast (`make bench`, cold start).
+_LAZY = frozenset(("AsyncDedupStore", "AsyncRedisDedupStore", "DedupStore", "Receipt", "RedisDedupStore",
+                   "TransactionalDedupStore", "WebhookReceiver"))
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from . import receiver
+
+        value = getattr(receiver, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'royaltykit' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted((set(globals()) - {"_LAZY"}) | _LAZY)
 
 __version__ = "0.1.0"
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import re
 from typing import Any
 
 
@@ -139,12 +137,13 @@ _FAMILIES: dict[str, type[RoyaltyKitError]] = {
     "api": ApiError,
     "host": RoyaltyKitError,
 }
-_CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
 
 
 def _from_native(fields_json: str) -> RoyaltyKitError:
     """Builds the exception for one core error (JSON with camelCase keys). An API error's parsed
     response is flattened onto the exception, and its message is the response's."""
+    import json  # here, not at module level: `import royaltykit` stays fast (bench: cold start)
+
     fields = json.loads(fields_json)
     cls = _FAMILIES.get(fields.pop("family"), RoyaltyKitError)
     code, message = fields.pop("code"), fields.pop("message")
@@ -152,7 +151,12 @@ def _from_native(fields_json: str) -> RoyaltyKitError:
     if response:
         message = response.pop("message")
         fields.update(response)
-    return cls(code, message, **{_CAMEL.sub("_", k).lower(): v for k, v in fields.items()})
+    return cls(code, message, **{_snake(k): v for k, v in fields.items()})
+
+
+def _snake(name: str) -> str:
+    """`retryAfterSeconds` -> `retry_after_seconds`."""
+    return "".join("_" + c.lower() if c.isupper() and i else c.lower() for i, c in enumerate(name))
 
 
 __all__ = [
