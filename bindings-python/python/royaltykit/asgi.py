@@ -57,5 +57,6 @@ class WebhookApp:
 async def _respond(send: Callable[[Message], Awaitable[None]], status: int, body: bytes,
                    headers: list[tuple[bytes, bytes]] | None = None) -> None:
     await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), *(headers or [])]})
+                "headers": [(b"content-type", b"application/json"),
+                            (b"content-length", str(len(body)).encode()), *(headers or [])]})
     await send({"type": "http.response.body", "body": body})
