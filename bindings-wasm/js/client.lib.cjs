@@ -259,7 +259,12 @@ class Client {
   async _exchange(signal) {
     try {
       const exchange = Call.exchange(this._tokenRequest(), { seed: this._seed?.() });
-      const done = await this._drive(exchange, 'token exchange', signal);
+      let done;
+      try {
+        done = await this._drive(exchange, 'token exchange', signal);
+      } finally {
+        exchange.free();
+      }
       this.session.storeToken(this._parseToken(done.status, done.headers, done.body, this._clock()));
     } catch (e) {
       if (signal?.aborted) this.session.abandonExchange();
@@ -275,7 +280,12 @@ class Client {
    */
   async request(operationId, params, opts) {
     const call = new Call(operationId, { ...this._defaults(), ...params, token: undefined, seed: this._seed?.() });
-    const done = await this._drive(call, operationId, opts?.signal);
+    let done;
+    try {
+      done = await this._drive(call, operationId, opts?.signal);
+    } finally {
+      call.free(); // now, not at garbage collection (bench/PROFILES.md, client overhead)
+    }
     if (!done.body || done.body.length === 0) return null;
     return done.json ? JSON.parse(new TextDecoder().decode(done.body)) : done.body;
   }

@@ -255,6 +255,8 @@ export class WebhookReceipt {
   began(): ReceiptStep;
   transactionCommitted(): ReceiptStep;
   rolledBack(): ReceiptStep;
+  /** Frees the wasm memory now (otherwise freed when garbage-collected); the receipt is unusable after. */
+  free(): void;
 }
 
 export function signWebhook(secret: string | readonly string[], body: BodyLike, options?: { timestamp?: Time; deliveryId?: string }): SignedHeaders;
@@ -726,6 +728,8 @@ declare class Machine {
   token(token: Token | EnterpriseToken | BearerToken, refreshAt?: Time): void;
   /** The state as JSON text, to resume after a crash (never the token). */
   save(): string;
+  /** Frees the wasm memory now (otherwise freed when garbage-collected); the machine is unusable after. */
+  free(): void;
 }
 
 /** One API operation with retries, Retry-After, token refresh, idempotency key and rate budget. */

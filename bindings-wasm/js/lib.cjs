@@ -875,6 +875,11 @@ class WebhookReceipt {
   get finished() {
     return this.#step.step === 'reply';
   }
+  /** Frees the wasm memory now (otherwise freed when garbage-collected); the receipt is unusable after. */
+  free() {
+    this.#inner?.free();
+    this.#inner = undefined;
+  }
   #then(f) {
     this.#step = JSON.parse(call(f));
     return this.#step;
@@ -1048,6 +1053,11 @@ class Session {
 class Machine {
   constructor(inner) {
     this._inner = inner;
+  }
+  /** Frees the wasm memory now (otherwise freed when garbage-collected); the machine is unusable after. */
+  free() {
+    if (this._inner) this._inner.free();
+    this._inner = undefined;
   }
   /** The step at `now` (default: the clock) on a Session (its token and budget, shared with the
    * session's other machines), or standing alone taking one request from `budget` (a RateBudget)
@@ -1264,6 +1274,14 @@ class WebhookReceiver {
     const window = store instanceof DedupWindow ? store : undefined;
     const r = this.verifier.receipt(headers, body, { namespace: this.namespace, now, window, transactional: this.transactional,
       claimContentKey: this.claimContentKey });
+    try {
+      return await this.#steps(r, store);
+    } finally {
+      r.free(); // now, not at garbage collection: a busy receiver would otherwise grow (bench/PROFILES.md)
+    }
+  }
+
+  async #steps(r, store) {
     let delivery, tx;
     for (let s = r.next(), ok, v; ; ) {
       switch (s.step) {
