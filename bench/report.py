@@ -4,7 +4,9 @@
 Usage: report.py <out dir> <criterion dir>. Ratios are of medians from the same run;
 "÷ royaltykit" > 1 means royaltykit was faster.
 """
+import importlib
 import json
+from pathlib import Path
 import os
 import platform
 import subprocess
@@ -169,6 +171,24 @@ def main():
         target("wheel ≤ 400 KB (the platforms issue)", f"{b['wheel']:,} B", b["wheel"] <= 400_000,
                "opt-level 3 kept for speed: see README, Install")
 
+    # Fourth round (issue 44): sizes and cold start; the end-to-end receivers and the clients.
+    if sizes:
+        b, c = sizes["bytes"], sizes["cold_ns"]
+        for what, key, limit in [("wheel ≤ 700 KB (fourth round; the platforms work's C1 guard)", "wheel", 700_000),
+                                 ("`.wasm` ≤ 450 KB (fourth round)", "wasm", 450_000),
+                                 ("npm tarball ≤ 450 KB (fourth round)", "npm", 450_000)]:
+            target(what, f"{b[key]:,} B", b[key] <= limit, "see bench/PROFILES.md, sizes")
+        target("Node `require('royaltykit')` + a verifier ≤ 25 ms (fourth round)", f"{c['node'] / 1e6:.1f} ms",
+               c["node"] <= 25e6, "see bench/PROFILES.md, cold start")
+        target("Python `import royaltykit` + a verifier ≤ 40 ms (fourth round)", f"{c['python'] / 1e6:.1f} ms",
+               c["python"] <= 40e6, "see bench/PROFILES.md, cold start")
+    sections = []
+    for module in ("report_receivers", "report_clients"):
+        text, rows = importlib.import_module(module).section(Path(sys.argv[1]))
+        sections.append(text)
+        for what, measured, verdict, note in rows:
+            targets.append(f"| {what} | {measured} | {verdict} | {note} |")
+
     w = sys.stdout.write
     w("# Benchmark results\n\n")
     w("Written by `make bench` (scripts/bench.sh → bench/report.py); do not edit by hand. Each language runs its "
@@ -270,6 +290,8 @@ def main():
             w(f"| JVM with `-Droyaltykit.jni=false` (JNA, as on Android): first `WebhookVerifier` | {c['jvm_jna'] / 1e6:.1f} ms |\n")
             w(f"| JVM with `-Droyaltykit.jni=false`: first `WebhookVerifier` and its first verification | {c['jvm_verify_jna'] / 1e6:.1f} ms |\n")
     js_coldstart_section(load("js-coldstart.json"), w)
+    for text in sections:
+        w("\n" + text.rstrip("\n") + "\n")
 
 
 def js_coldstart_section(data, w):
@@ -277,7 +299,8 @@ def js_coldstart_section(data, w):
     if not data:
         return
     w("\n## npm package: cold start per JavaScript runtime\n\n"
-      "Import of the package (the embedded wasm decoded, compiled and instantiated) plus the first "
+      "Import of the package (the wasm read from the package's file on Node, Bun and Deno, decoded from "
+      "the embedded copy in a bundle; compiled and instantiated) plus the first "
       "verification, timed inside the runtime (process start excluded); median of 7 fresh processes "
       "(`scripts/coldstart-js.sh`). workerd is left out: its isolate start is not observable from "
       "inside the worker.\n\n| runtime | ms |\n|---|---:|\n")

@@ -45,6 +45,12 @@ CP="$ROOT/target/kotlin-hooks/royaltykit-kotlin-test-hooks.jar:/usr/share/java/j
 python3 bench/cases.py "$OUT/cases.json"
 java -cp "$CP:$WORK/jvm" BenchKt "$OUT/cases.json" "$OUT/jvm.json"
 
+echo "== bench: receivers end to end (bench/e2e: autocannon against each framework integration) ==" >&2
+python3 bench/e2e/run.py "$OUT" || echo "bench: some receiver combinations failed: see $OUT/receivers-logs (their rows are missing)" >&2
+
+echo "== bench: clients, cost per call (bench/clients) ==" >&2
+bash bench/clients/run.sh "$OUT"
+
 echo "== bench: cold start ==" >&2
 # Fresh processes; each prints the ns its import (and first verification) took.
 cold() { for _ in 1 2 3 4 5 6 7; do "$@"; done | sort -n | sed -n 4p; }
