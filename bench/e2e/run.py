@@ -18,6 +18,15 @@ What it promises:
   OUTDIR/receivers-logs); the other combinations still run, the rows that passed are written,
   and the exit status is 1.
 
+Each app (bench/e2e/<lang>/, listed by its setup.sh in apps-<lang>.json as argv, env, language and
+integration) serves POST /webhook on 127.0.0.1:$PORT, one process, with BENCH_IMPL = royaltykit (the
+library's integration for that framework as its README wires it, with the library's store for
+BENCH_STORE = memory | redis | postgres, at REDIS_URL / PG_DSN, and a handler that does nothing) or
+hand (a hand-written endpoint in the same framework doing the same work: the timestamp within 300 s,
+the `v1=` HMAC-SHA256 compared in constant time, the JSON body parsed, then a set, `SET NX EX`, or
+`INSERT ... ON CONFLICT DO NOTHING` inside BEGIN/COMMIT, with the same client library, and the same
+status and body as royaltykit for a new and a duplicate delivery); the secret is BENCH_SECRET.
+
 Env: BENCH_DIST, BENCH_E2E_ONLY (substring of an app name), BENCH_E2E_STORES (comma list),
 BENCH_E2E_SECONDS (measured, default 5), BENCH_E2E_WARMUP (default 1), BENCH_E2E_CONNECTIONS
 (default 16), BENCH_E2E_ROUNDS (default 2), BENCH_E2E_SKIP_SETUP=1 (reuse the installed apps).
