@@ -40,7 +40,7 @@ python3 bench/cases.py "$OUT/cases.json"
 echo "== bench: JVM (built jar) ==" >&2
 KC=$ROOT/.build/node/node_modules/kotlin-compiler
 CP="$ROOT/target/kotlin-hooks/royaltykit-kotlin-test-hooks.jar:/usr/share/java/jna.jar:/usr/share/java/gson.jar:$KC/lib/kotlin-stdlib.jar"
-"$KC/bin/kotlinc" -nowarn -jvm-target 17 -cp "$CP" -d "$WORK/jvm" bench/jvm/Bench.kt 2>&1 \
+"$KC/bin/kotlinc" -nowarn -jvm-target 17 -cp "$CP" -d "$WORK/jvm" bench/jvm/Bench.kt bench/jvm/Interleave.kt 2>&1 \
   | grep -v '^warning: unable to find kotlin-stdlib' >&2 || true
 python3 bench/cases.py "$OUT/cases.json"
 java -cp "$CP:$WORK/jvm" BenchKt "$OUT/cases.json" "$OUT/jvm.json"

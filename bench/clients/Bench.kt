@@ -24,33 +24,10 @@ const val TENANT = "0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e"
 const val EXPORT_ID = "7a1f6c2e-3b4d-4e5f-8a9b-0c1d2e3f4a5b"
 const val TOKEN = "rt_bench_00112233445566778899aabbccddeeff" // what the server issues; the direct contenders hold it
 
-fun calibrate(fn: () -> Any?): Long {
-    var n = 1L
-    while (true) {
-        val t0 = System.nanoTime()
-        for (i in 0 until n) fn()
-        val dt = System.nanoTime() - t0
-        if (dt > BATCH_NS / 4 || n > 1_000_000) return maxOf(1L, (n * BATCH_NS / maxOf(dt, 1L)).toLong())
-        n *= 2
-    }
-}
-
-fun timeInterleaved(contenders: List<Pair<String, () -> Any?>>): List<Triple<String, Double, Double>> {
-    val batches = contenders.map { (_, fn) -> repeat(WARMUP) { fn() }; calibrate(fn) } // JIT warm-up
-    val samples = contenders.map { ArrayList<Double>() }
-    repeat(ROUNDS) {
-        contenders.forEachIndexed { k, (_, fn) ->
-            val n = batches[k]
-            val t0 = System.nanoTime()
-            for (i in 0 until n) fn()
-            samples[k].add((System.nanoTime() - t0).toDouble() / n / 1e3)
-        }
-    }
-    return contenders.mapIndexed { k, (name, _) ->
-        val s = samples[k].sorted()
-        Triple(name, s[0], s[s.size / 2])
-    }
-}
+/** Per contender: min and median µs per call (bench/jvm/Interleave.kt). */
+fun timeInterleaved(contenders: List<Pair<String, () -> Any?>>) =
+    timeInterleaved(contenders, ROUNDS, BATCH_NS, WARMUP, maxN = 1_000_000, growth = 2)
+        .map { (name, min, median) -> Triple(name, min / 1e3, median / 1e3) }
 
 fun javaHttp(): HttpClient = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build() // JavaHttpTransport's default
 

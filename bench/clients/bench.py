@@ -12,10 +12,14 @@ import json
 import os
 import sys
 import time
+from pathlib import Path
 
 import httpx
 import requests
 from royaltykit.client import AsyncReportsClient, ReportsClient
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "python"))
+import interleave  # noqa: E402 (bench/python/interleave.py)
 
 ROUNDS = int(os.environ.get("BENCH_CLIENT_ROUNDS", "31"))
 BATCH_NS = float(os.environ.get("BENCH_CLIENT_BATCH_MS", "40")) * 1e6
@@ -32,37 +36,10 @@ def checked(status: int, data: bytes):
     return json.loads(data)
 
 
-def calibrate(fn):
-    n = 1
-    while True:
-        t0 = time.perf_counter_ns()
-        for _ in range(n):
-            fn()
-        dt = time.perf_counter_ns() - t0
-        if dt > BATCH_NS / 4 or n > 1_000_000:
-            return max(1, round(n * BATCH_NS / max(dt, 1)))
-        n *= 2
-
-
 def time_interleaved(contenders):
-    batches = []
-    for _, fn in contenders:
-        for _ in range(WARMUP):
-            fn()
-        batches.append(calibrate(fn))
-    samples = [[] for _ in contenders]
-    for _ in range(ROUNDS):
-        for k, (_, fn) in enumerate(contenders):
-            n = batches[k]
-            t0 = time.perf_counter_ns()
-            for _ in range(n):
-                fn()
-            samples[k].append((time.perf_counter_ns() - t0) / n / 1e3)
-    out = []
-    for (name, _), s in zip(contenders, samples):
-        s.sort()
-        out.append((name, s[0], s[len(s) // 2]))
-    return out
+    """Each contender's (name, min µs, median µs) per call (bench/python/interleave.py)."""
+    return [(name, s[0] / 1e3, s[len(s) // 2] / 1e3)
+            for name, s in interleave.time_interleaved(contenders, ROUNDS, BATCH_NS, WARMUP, 1_000_000, 2)]
 
 
 def main():

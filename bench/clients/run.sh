@@ -49,7 +49,7 @@ b1050081b14bb7a3a7e55a4d3ef01b5dcfabc453b4573a4fc019767191d5f4e0 com.squareup.ok
 JARS
 CP="$DIST/royaltykit-kotlin-$VERSION.jar:$DIST/royaltykit-okhttp-$VERSION.jar:/usr/share/java/jna.jar:$KC/lib/kotlin-stdlib.jar$OKHTTP_CP"
 rm -rf "$B/jvm"
-"$KC/bin/kotlinc" -nowarn -jvm-target 17 -cp "$CP" -d "$B/jvm" bench/clients/Bench.kt 2>&1 \
+"$KC/bin/kotlinc" -nowarn -jvm-target 17 -cp "$CP" -d "$B/jvm" bench/clients/Bench.kt bench/jvm/Interleave.kt 2>&1 \
   | grep -v '^warning: unable to find kotlin-stdlib' >&2 || true
 [ -f "$B/jvm/BenchKt.class" ] || { echo "bench/clients/Bench.kt did not compile" >&2; exit 1; }
 

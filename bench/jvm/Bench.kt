@@ -20,33 +20,9 @@ import javax.crypto.spec.SecretKeySpec
 val ROUNDS = (System.getenv("BENCH_ROUNDS") ?: "15").toInt()
 val BATCH_NS = (System.getenv("BENCH_BATCH_MS") ?: "20").toDouble() * 1e6
 
-fun calibrate(fn: () -> Any?): Long {
-    var n = 1L
-    while (true) {
-        val t0 = System.nanoTime()
-        for (i in 0 until n) fn()
-        val dt = System.nanoTime() - t0
-        if (dt > BATCH_NS / 4 || n > 10_000_000) return maxOf(1L, (n * BATCH_NS / maxOf(dt, 1L)).toLong())
-        n *= 4
-    }
-}
-
-fun timeInterleaved(contenders: List<Pair<String, () -> Any?>>): List<Triple<String, Double, Double>> {
-    val batches = contenders.map { (_, fn) -> repeat(20_000) { fn() }; calibrate(fn) } // JIT warm-up
-    val samples = contenders.map { ArrayList<Double>() }
-    repeat(ROUNDS) {
-        contenders.forEachIndexed { k, (_, fn) ->
-            val n = batches[k]
-            val t0 = System.nanoTime()
-            for (i in 0 until n) fn()
-            samples[k].add((System.nanoTime() - t0).toDouble() / n)
-        }
-    }
-    return contenders.mapIndexed { k, (name, _) ->
-        val s = samples[k].sorted()
-        Triple(name, s[0], s[s.size / 2])
-    }
-}
+/** Per contender: min and median ns per call (bench/jvm/Interleave.kt). */
+fun timeInterleaved(contenders: List<Pair<String, () -> Any?>>) =
+    timeInterleaved(contenders, ROUNDS, BATCH_NS, warmup = 20_000)
 
 /** javax.crypto.Mac, keyed once per thread, as a careful JVM user would write it. */
 class HandWritten(secret: ByteArray) {

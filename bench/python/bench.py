@@ -11,6 +11,7 @@ import os
 import sys
 import time
 
+import interleave  # bench/python/interleave.py, beside this file
 import royaltykit
 import standardwebhooks
 import stripe
@@ -20,37 +21,10 @@ ROUNDS = int(os.environ.get("BENCH_ROUNDS", "15"))
 BATCH_NS = float(os.environ.get("BENCH_BATCH_MS", "20")) * 1e6
 
 
-def calibrate(fn):
-    n = 1
-    while True:
-        t0 = time.perf_counter_ns()
-        for _ in range(n):
-            fn()
-        dt = time.perf_counter_ns() - t0
-        if dt > BATCH_NS / 4 or n > 10_000_000:
-            return max(1, round(n * BATCH_NS / max(dt, 1)))
-        n *= 4
-
-
 def time_interleaved(contenders):
-    batches = []
-    for _, fn in contenders:
-        for _ in range(50):
-            fn()
-        batches.append(calibrate(fn))
-    samples = [[] for _ in contenders]
-    for _ in range(ROUNDS):
-        for k, (_, fn) in enumerate(contenders):
-            n = batches[k]
-            t0 = time.perf_counter_ns()
-            for _ in range(n):
-                fn()
-            samples[k].append((time.perf_counter_ns() - t0) / n)
-    out = []
-    for (name, _), s in zip(contenders, samples):
-        s.sort()
-        out.append({"contender": name, "min_ns": s[0], "median_ns": s[len(s) // 2]})
-    return out
+    """Each contender's min and median ns per call (bench/python/interleave.py)."""
+    return [{"contender": name, "min_ns": s[0], "median_ns": s[len(s) // 2]}
+            for name, s in interleave.time_interleaved(contenders, ROUNDS, BATCH_NS)]
 
 
 def hand_written(headers, body, secret, now, parse):
