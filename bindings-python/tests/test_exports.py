@@ -21,3 +21,24 @@ def test_the_package_exports_every_native_name_and_error() -> None:
     from royaltykit import errors, receiver
 
     assert sorted(royaltykit.__all__) == sorted(_native.__all__ + errors.__all__ + receiver.__all__)
+
+
+def test_the_receivers_load_on_first_use() -> None:
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, royaltykit\n"
+        "assert 'royaltykit.receiver' not in sys.modules, 'import royaltykit loaded the receivers'\n"
+        "assert 'WebhookReceiver' in dir(royaltykit)\n"
+        "from royaltykit import WebhookReceiver, RedisDedupStore\n"
+        "from royaltykit import receiver\n"
+        "assert WebhookReceiver is receiver.WebhookReceiver and RedisDedupStore is receiver.RedisDedupStore\n"
+        "try:\n"
+        "    royaltykit.NoSuchName\n"
+        "except AttributeError as e:\n"
+        "    assert 'NoSuchName' in str(e)\n"
+        "else:\n"
+        "    raise AssertionError('an unknown name must raise AttributeError')\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True)

@@ -43,3 +43,24 @@ test('the wasm core needs SIMD: an engine without it gets an error saying so, no
   const out = execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' });
   assert.match(out, /^royaltykit needs WebAssembly with SIMD/);
 });
+
+test('Node loads the package\'s .wasm file, checked by the digest the build wrote; without the file, the embedded copy', () => {
+  const fs = require('node:fs');
+  const path = require('node:path');
+  const os = require('node:os');
+  const dir = path.join(path.dirname(require.resolve('royaltykit')), 'native');
+  const file = fs.readFileSync(path.join(dir, 'royaltykit_wasm_bg.wasm'));
+  const digest = require('node:crypto').createHash('sha256').update(file).digest('hex');
+  const loader = fs.readFileSync(path.join(dir, 'wasm.node.cjs'), 'utf8');
+  assert.ok(loader.includes(`'${digest}'`), 'wasm.node.cjs must carry the SHA-256 of the .wasm it ships beside');
+  assert.ok(file.equals(require(path.join(dir, 'wasm.node.cjs'))));
+  // A bundle without the file, and one with a file of another build beside it: the embedded copy.
+  for (const stray of [null, Buffer.from('\0asm\x01\0\0\0')]) {
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'rk-wasm-'));
+    fs.copyFileSync(path.join(dir, 'wasm.node.cjs'), path.join(tmp, 'wasm.node.cjs'));
+    fs.copyFileSync(path.join(dir, 'wasm.cjs'), path.join(tmp, 'wasm.cjs'));
+    if (stray) fs.writeFileSync(path.join(tmp, 'royaltykit_wasm_bg.wasm'), stray);
+    assert.ok(file.equals(Buffer.from(require(path.join(tmp, 'wasm.node.cjs')))));
+    fs.rmSync(tmp, { recursive: true });
+  }
+});
