@@ -731,6 +731,121 @@ pub fn check_endpoint_url(url: &str) -> Result<(), RequestError> {
     Ok(())
 }
 
+/// Checks the base URL a client will send every request to, when the client is built, so that a
+/// mistake fails at once instead of being retried as a network fault. Promises `Ok` with the URL
+/// less its trailing `/` only for:
+/// - the scheme `https` (any case), or `http` to a loopback host (`localhost` or a name under
+///   it, `127.0.0.0/8`, `[::1]`); `http` to any other host only with `allow_insecure_http`,
+///   since the client's credentials (API key and secret, client secret, bearer token) would
+///   travel in clear;
+/// - a host, an optional port of 1 to 65535, and no user-info (`user:password@`);
+/// - no query or fragment, and a path without an `api` segment: every operation's path starts
+///   with the API prefix (`/api/platform/v1/…`, `/api/v1/…`), which the client adds itself.
+///
+/// Anything else is `invalid_argument` naming `base_url`, with what is wrong and what is
+/// accepted; the message never repeats user-info.
+pub fn check_base_url(
+    base_url: &str,
+    allow_insecure_http: bool,
+) -> Result<String, crate::ArgumentError> {
+    let bad = |reason: String| crate::ArgumentError::new("base_url", reason);
+    let example = "an origin such as https://api.example.com";
+    if base_url.is_empty()
+        || base_url.len() > 2048
+        || base_url
+            .chars()
+            .any(|c| c.is_control() || c.is_whitespace())
+    {
+        return Err(bad(format!(
+            "must be 1 to 2048 characters without spaces or control characters: {example}"
+        )));
+    }
+    let Some((scheme, rest)) = base_url.split_once("://") else {
+        return Err(bad(format!(
+            "has no scheme: write it with https://, {example}"
+        )));
+    };
+    let insecure = if scheme.eq_ignore_ascii_case("https") {
+        false
+    } else if scheme.eq_ignore_ascii_case("http") {
+        true
+    } else {
+        let shown: String = scheme.chars().take(24).collect();
+        return Err(bad(format!(
+            "has the scheme `{shown}`: the client speaks `https` (and plain `http` to a loopback host), {example}"
+        )));
+    };
+    if rest.contains(['?', '#']) {
+        return Err(bad(format!("must not have a query or fragment: {example}")));
+    }
+    let (authority, path) = match rest.find('/') {
+        Some(i) => rest.split_at(i),
+        None => (rest, ""),
+    };
+    if authority.contains('@') {
+        return Err(bad(
+            "must not contain user-info (user:password@): the client sends its credentials in headers"
+                .to_owned(),
+        ));
+    }
+    // The host and the port: `[v6]:port`, `host:port`, or either without a port.
+    let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
+        let (addr, after) = v6
+            .split_once(']')
+            .ok_or_else(|| bad("has an unterminated IPv6 literal".to_owned()))?;
+        if addr.parse::<Ipv6Addr>().is_err() {
+            return Err(bad("has an invalid IPv6 literal".to_owned()));
+        }
+        match after.strip_prefix(':') {
+            Some(port) => (addr, Some(port)),
+            None if after.is_empty() => (addr, None),
+            None => return Err(bad("has an invalid port (1 to 65535)".to_owned())),
+        }
+    } else {
+        match authority.rsplit_once(':') {
+            Some((h, port)) => (h, Some(port)),
+            None => (authority, None),
+        }
+    };
+    if host.is_empty() {
+        return Err(bad(format!("has no host: {example}")));
+    }
+    if let Some(port) = port {
+        let valid = port.len() <= 5
+            && !port.is_empty()
+            && port.bytes().all(|b| b.is_ascii_digit())
+            && port.parse::<u32>().is_ok_and(|p| (1..=65_535).contains(&p));
+        if !valid {
+            return Err(bad("has an invalid port (1 to 65535)".to_owned()));
+        }
+    }
+    if insecure && !allow_insecure_http && !loopback_host(host) {
+        let shown: String = host.chars().take(255).collect();
+        return Err(bad(format!(
+            "uses plain `http` to `{shown}`, which would send the client's credentials in clear: use https:// (plain http is accepted for a loopback host, or with allow_insecure_http)"
+        )));
+    }
+    if path
+        .split('/')
+        .any(|segment| segment.eq_ignore_ascii_case("api"))
+    {
+        return Err(bad(format!(
+            "includes the API prefix (`/api/…`), which the client adds to every operation's path: give {example}"
+        )));
+    }
+    Ok(base_url.trim_end_matches('/').to_owned())
+}
+
+/// Whether `host` (without brackets or port) is a loopback host: `localhost` or a name under
+/// it (RFC 6761), an address of `127.0.0.0/8`, or `::1`.
+fn loopback_host(host: &str) -> bool {
+    let name = host.strip_suffix('.').unwrap_or(host).to_ascii_lowercase();
+    name == "localhost"
+        || name.ends_with(".localhost")
+        || name.parse::<Ipv4Addr>().is_ok_and(|ip| ip.is_loopback())
+        || name.parse::<Ipv6Addr>().is_ok_and(|ip| ip.is_loopback())
+}
+
 /// Whether an IPv4 address is globally reachable: outside every block of the IANA IPv4
 /// Special-Purpose Address Registry that is not (RFC 6890 and updates), and not multicast or
 /// broadcast.

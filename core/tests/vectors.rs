@@ -283,6 +283,19 @@ fn dedup_window(i: &Value) -> Outcome {
         .collect::<Vec<_>>()))
 }
 
+/// A `parse_api_error` vector's input, parsed.
+fn parse_api_error(i: &Value) -> Result<api_error::ApiError, Error> {
+    let api = catalog::Api::parse(text(&i["api"]))?;
+    Ok(api_error::parse_api_error(
+        api,
+        int(&i["status"]),
+        &pairs(&i["headers"]),
+        &bytes(&i["body"]),
+        i["operation_id"].as_str(),
+        int(&i["now"]),
+    )?)
+}
+
 fn export_call(function: &str, i: &Value) -> Option<Outcome> {
     let state = || export::ExportState::parse(text(&i["state"]));
     Some(match function {
@@ -384,18 +397,21 @@ fn adapter(function: &str, i: &Value) -> Option<Outcome> {
             int(&i["now"])
         ))),
         "rate_budget" => rate_budget(i),
-        "parse_api_error" => (|| {
-            let api = catalog::Api::parse(text(&i["api"]))?;
-            view(api_error::parse_api_error(
-                api,
-                int(&i["status"]),
-                &pairs(&i["headers"]),
-                &bytes(&i["body"]),
-                i["operation_id"].as_str(),
-                int(&i["now"]),
-            ))
-        })(),
+        "parse_api_error" => parse_api_error(i).and_then(|e| view(Ok::<_, Error>(e))),
+        // the message an API error is thrown with: the core's sentence
+        "api_error_message" => parse_api_error(i).map(|e| json!(Error::from(e).to_string())),
         "build_request" => build_request(i),
+        "call_failed_message" => Ok(json!(royaltykit::machine::call_failed_message(
+            text(&i["operation"]),
+            text(&i["base_url"]),
+            text(&i["reason"]),
+            int(&i["attempts"]),
+            i["cause"].as_str(),
+        ))),
+        "check_base_url" => view(royaltykit::request::check_base_url(
+            text(&i["base_url"]),
+            i["allow_insecure_http"].as_bool().unwrap_or(false),
+        )),
         "build_token_request" => token::build_token_request(
             text(&i["client_id"]),
             text(&i["client_secret"]),

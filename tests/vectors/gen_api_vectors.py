@@ -577,10 +577,91 @@ for c in token["notices"]:
             issues.append("no_replacement")
     c["expected"]["policy_issues"] = issues
 
+# A client's base URL, checked when the client is built (a typo must not be retried as a network
+# fault for a minute): https, or http to a loopback host only (the credentials would go in clear);
+# no user-info, query or fragment; no API prefix (every operation's path starts with /api/...).
+base_urls = []
+
+
+def base(comment, url, expected=None, *, insecure=False, error=None, message=None):
+    c = {"comment": comment, "input": {"base_url": url, "allow_insecure_http": insecure}}
+    if error:
+        c["error"] = error
+        c["argument"] = "base_url"
+        if message:
+            c["message"] = message
+    else:
+        c["expected"] = expected
+    base_urls.append(c)
+
+
+base("an https origin", "https://api.example.com", "https://api.example.com")
+base("the trailing slash is dropped", "https://api.example.com/", "https://api.example.com")
+base("a port and a gateway path are kept", "https://gw.example.com:8443/royalty/", "https://gw.example.com:8443/royalty")
+base("the scheme in capitals", "HTTPS://api.example.com", "HTTPS://api.example.com")
+base("plain http to 127.0.0.1", "http://127.0.0.1:8080", "http://127.0.0.1:8080")
+base("plain http to localhost", "http://localhost:3000/", "http://localhost:3000")
+base("plain http to a name under localhost", "http://api.localhost", "http://api.localhost")
+base("plain http to [::1]", "http://[::1]:9000", "http://[::1]:9000")
+base("plain http to another host with allow_insecure_http", "http://10.0.0.5:8080", "http://10.0.0.5:8080", insecure=True)
+base("a private address over https", "https://10.0.0.5", "https://10.0.0.5")
+base("a scheme typo names the scheme", "htp://api.example.com", error="invalid_argument",
+     message="invalid argument `base_url`: has the scheme `htp`: the client speaks `https` (and plain `http` to a loopback host), an origin such as https://api.example.com")
+base("another scheme", "ftp://api.example.com", error="invalid_argument")
+base("no scheme", "api.example.com", error="invalid_argument",
+     message="invalid argument `base_url`: has no scheme: write it with https://, an origin such as https://api.example.com")
+base("plain http to a remote host", "http://api.example.com", error="invalid_argument")
+base("plain http to a private address", "http://192.168.1.10", error="invalid_argument")
+base("plain http to a name that only starts like localhost", "http://localhost.example.com", error="invalid_argument")
+base("the reporting API prefix", "https://api.example.com/api/platform/v1", error="invalid_argument")
+base("the enterprise API prefix", "https://api.example.com/api/v1/", error="invalid_argument")
+base("an api segment in capitals", "https://api.example.com/API", error="invalid_argument")
+base("user-info", "https://user:pass@api.example.com", error="invalid_argument",
+     message="invalid argument `base_url`: must not contain user-info (user:password@): the client sends its credentials in headers")
+base("a query", "https://api.example.com/?x=1", error="invalid_argument")
+base("a fragment", "https://api.example.com#top", error="invalid_argument")
+base("no host", "https://", error="invalid_argument")
+base("no host before the port", "https://:443", error="invalid_argument")
+base("port 0", "https://api.example.com:0", error="invalid_argument")
+base("port 65536", "https://api.example.com:65536", error="invalid_argument")
+base("an empty port", "https://api.example.com:", error="invalid_argument")
+base("a space", "https://api.example .com", error="invalid_argument")
+base("empty", "", error="invalid_argument")
+base("an unterminated IPv6 literal", "https://[::1", error="invalid_argument")
+
+# The one message of a failed call, the same in every language: the operation, the host, the
+# machine's reason, the attempts made, and the host library's last error when there was one.
+failed_messages = [
+    {"comment": "attempts used on a refused connection", "input": {
+        "operation": "listPlatformExports", "base_url": "https://api.example.com:8443/gw",
+        "reason": "would retry (connect_failed_retry), but 5 of 5 attempts are used", "attempts": 5,
+        "cause": "ConnectError: [Errno 111] Connection refused"},
+     "expected": "listPlatformExports to api.example.com:8443: would retry (connect_failed_retry), but 5 of 5 attempts are used"
+                 " (5 attempts made); last failure: ConnectError: [Errno 111] Connection refused"},
+    {"comment": "one attempt, no transport error (a redirect)", "input": {
+        "operation": "token exchange", "base_url": "http://127.0.0.1:9000", "reason": "a redirect is never followed",
+        "attempts": 1, "cause": None},
+     "expected": "token exchange to 127.0.0.1:9000: a redirect is never followed (1 attempt made)"},
+    {"comment": "a long cause is cut to 300 characters, control characters replaced", "input": {
+        "operation": "getPlatformExport", "base_url": "https://[::1]:8443", "reason": "r", "attempts": 2,
+        "cause": "a\nb" + "x" * 400},
+     "expected": "getPlatformExport to [::1]:8443: r (2 attempts made); last failure: a b" + "x" * 297},
+]
+
 DESC = "vectors for royaltykit, written from the specs by gen_api_vectors.py"
 GEN = "tests/vectors/gen_api_vectors.py"
-shape.write("api_error.json", "api_error.json " + DESC, GEN, [shape.group("parse_api_error", errors)])
-shape.write("requests.json", "requests.json " + DESC, GEN, [shape.group("build_request", reqs, error_fields=("parameter",))])
+# The message an API error is thrown or raised with, the same sentence in every language: the
+# status, the server's message, the kind, and the reason when the body gives one.
+error_messages = [
+    {"comment": c["comment"], "input": c["input"],
+     "expected": f'{c["input"]["status"]} {c["expected"]["message"]} ({c["expected"]["kind"]})'
+                 + (f' [{c["expected"]["reason"]}]' if c["expected"]["reason"] else "")}
+    for c in errors if "expected" in c]
+shape.write("api_error.json", "api_error.json " + DESC, GEN, [shape.group("parse_api_error", errors),
+                                                              shape.group("api_error_message", error_messages)])
+shape.write("requests.json", "requests.json " + DESC, GEN, [shape.group("build_request", reqs, error_fields=("parameter",)),
+                                                         shape.group("check_base_url", base_urls, error_fields=("argument", "message")),
+                                                         shape.group("call_failed_message", failed_messages)])
 shape.write("token.json", "token.json " + DESC, GEN, [
     shape.group("build_token_request", token["build"]),
     shape.group("parse_token_response", token["parse"], error_fields=("api_error",)),

@@ -121,6 +121,8 @@ pub struct CallFailure {
     /// The error: the parsed API error of the last response, the request that could not be
     /// built, or the partial download; `None` for a transport failure.
     pub error: Option<RoyaltyKitError>,
+    /// The requests the call sent (0 when it stopped before sending one).
+    pub attempts: i64,
 }
 
 impl CallFailure {
@@ -133,8 +135,40 @@ impl CallFailure {
             transport: None,
             retry_after_seconds: None,
             error: None,
+            attempts: 0,
         }
     }
+}
+
+/// The one message of a failed call (`call_failed`), the same in every language: the operation,
+/// the host of `base_url`, the machine's reason, the attempts made and, when the host's HTTP
+/// library raised one, the last transport error (`cause`: its class and text, kept to 300
+/// characters, control characters replaced). Example: `listPlatformExports to api.example.com:
+/// would retry (connect_failed_retry), but 5 of 5 attempts are used (5 attempts made); last
+/// failure: ConnectError: [Errno 111] Connection refused`.
+pub fn call_failed_message(
+    operation: &str,
+    base_url: &str,
+    reason: &str,
+    attempts: i64,
+    cause: Option<&str>,
+) -> String {
+    let after_scheme = base_url
+        .split_once("://")
+        .map_or(base_url, |(_, rest)| rest);
+    let host = after_scheme.split('/').next().unwrap_or(after_scheme);
+    let plural = if attempts == 1 { "" } else { "s" };
+    let mut message = format!("{operation} to {host}: {reason} ({attempts} attempt{plural} made)");
+    if let Some(cause) = cause.filter(|c| !c.is_empty()) {
+        let shown: String = cause
+            .chars()
+            .take(300)
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        message.push_str("; last failure: ");
+        message.push_str(&shown);
+    }
+    message
 }
 
 /// What the host does next for a call.
@@ -573,6 +607,7 @@ impl Call {
                     status: *status,
                     transport: *transport,
                     retry_after_seconds: *retry_after_seconds,
+                    attempts: self.attempt,
                     error: match cause {
                         Cause::None => None,
                         Cause::Api { response, at } => parse_api_error(
@@ -665,11 +700,12 @@ impl Call {
     }
 
     /// Whether the body of a response with `status` to the request in flight is to be streamed
-    /// to the host's own sink (a file) instead of read whole: true only for a 2xx to an export
+    /// to the host's own sink (a file) instead of read whole: true only for a 200 to an export
     /// download. Then report it with [`Call::streamed_response`]; otherwise read the body and
-    /// report [`Call::response`].
+    /// report [`Call::response`]. A 206 (or another 2xx) is never streamed: it is not the
+    /// artifact, so the sink (and the progress the host reports from it) never shows it.
     pub fn streams(&self, status: i64) -> bool {
-        self.download && self.awaiting && (200..=299).contains(&status)
+        self.download && self.awaiting && status == 200
     }
 
     /// A download response whose body the host streamed to its sink, `length` bytes. Promises

@@ -808,7 +808,7 @@ impl ExportJob {
     }
 
     /// Whether a response with `status` to the request in flight is streamed to the host's
-    /// sink: true only for a 2xx to the download (see [`Call::streams`]).
+    /// sink: true only for a 200 to the download (see [`Call::streams`]).
     pub fn streams(&self, status: i64) -> bool {
         self.finished.is_none() && self.call.streams(status)
     }
