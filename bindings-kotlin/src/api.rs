@@ -187,6 +187,14 @@ pub fn parse_api_error(
     )?)
 }
 
+/// The message of [error] when thrown, the same in every language: `401 Unauthorized
+/// (unauthenticated) [invalid_client]` (status, the server's message, the kind, and the reason
+/// when the body gives one).
+#[uniffi::export]
+pub fn api_error_message(error: ApiError) -> String {
+    error.to_string()
+}
+
 /// A bearer token and the API that issued it: `buildRequest` refuses one API's token on the
 /// other's routes. An object so that its `toString` never prints it.
 #[derive(Debug, PartialEq, Eq, uniffi::Object)]

@@ -344,6 +344,39 @@ pub fn resource_path(url: String) -> Result<String> {
     Ok(webhook::resource_path(&url)?.to_owned())
 }
 
+/// The one message of a failed call (`CallFailedException`), the same in every language: the
+/// operation, the host of [baseUrl], the machine's [reason], the [attempts] made and the HTTP
+/// library's last error ([cause]) when there was one.
+#[uniffi::export]
+pub fn call_failed_message(
+    operation: String,
+    base_url: String,
+    reason: String,
+    attempts: i64,
+    cause: Option<String>,
+) -> String {
+    royaltykit::machine::call_failed_message(
+        &operation,
+        &base_url,
+        &reason,
+        attempts,
+        cause.as_deref(),
+    )
+}
+
+/// The client's base URL without its trailing `/` when requests may be sent to it: `https`
+/// (plain `http` only to a loopback host, or anywhere when [allowInsecureHttp], since the
+/// credentials would travel in clear), a host, no user-info, query, fragment or API prefix
+/// (`/api/…`, which the client adds). Otherwise `RoyaltyKitException.InvalidArgument` saying
+/// what is wrong and what is accepted. The clients call it when they are built.
+#[uniffi::export]
+pub fn check_base_url(base_url: String, allow_insecure_http: bool) -> Result<String> {
+    Ok(royaltykit::request::check_base_url(
+        &base_url,
+        allow_insecure_http,
+    )?)
+}
+
 /// The namespaced delivery key of a `Service-Webhook-Id`.
 #[uniffi::export]
 pub fn delivery_key(namespace: String, delivery_id: String) -> Result<String> {

@@ -178,6 +178,8 @@ pub enum CallStep {
         error: Option<Error>,
         stage: Option<String>,
         export_id: Option<String>,
+        /// The requests the call sent.
+        attempts: i64,
     },
 }
 
@@ -191,6 +193,7 @@ fn fail(f: CallFailure, stage: Option<String>, export_id: Option<String>) -> Cal
         error: f.error,
         stage,
         export_id,
+        attempts: f.attempts,
     }
 }
 

@@ -313,6 +313,42 @@ fn resource_path(url: &Bound<'_, PyAny>) -> PyResult<String> {
     guard(|| Ok(webhook::resource_path(&text)?.to_owned()))
 }
 
+/// ``base_url`` as a client sends its requests to, checked when the client is built: ``https``
+/// (plain ``http`` only to a loopback host, unless ``allow_insecure_http``), a host, no user-info,
+/// query or fragment, no API prefix (``/api/…``); returned without its trailing ``/``. Otherwise
+/// ``InvalidArgumentError`` saying what is wrong and what is accepted.
+#[pyfunction]
+#[pyo3(signature = (base_url, allow_insecure_http = false))]
+fn check_base_url(base_url: Text, allow_insecure_http: bool) -> PyResult<String> {
+    guard(|| {
+        Ok(royaltykit::request::check_base_url(
+            &base_url,
+            allow_insecure_http,
+        )?)
+    })
+}
+
+/// The one message of a failed call (``CallFailedError``), the same in every language: the
+/// operation, the host of ``base_url``, the machine's ``reason``, the ``attempts`` made and the
+/// HTTP library's last error (``cause``) when there was one.
+#[pyfunction]
+#[pyo3(signature = (operation, base_url, reason, attempts, cause = None))]
+fn call_failed_message(
+    operation: Text,
+    base_url: Text,
+    reason: Text,
+    attempts: i64,
+    cause: Option<Text>,
+) -> String {
+    royaltykit::machine::call_failed_message(
+        &operation,
+        &base_url,
+        &reason,
+        attempts,
+        cause.as_deref(),
+    )
+}
+
 /// Unix seconds of a time as the services send one (RFC 3339, the ISO 8601 forms, HTTP-dates):
 /// the library's one timestamp parser; None for anything else.
 #[pyfunction]
@@ -446,7 +482,7 @@ impl DedupWindow {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::py_export!(m;
-        fn verify_webhook, sign_webhook, active_secrets, resource_path, parse_timestamp, delivery_key, event_key, content_key,
+        fn verify_webhook, sign_webhook, active_secrets, resource_path, check_base_url, call_failed_message, parse_timestamp, delivery_key, event_key, content_key,
             idempotency_key;
         class WebhookVerifier, args::PyWebhookSecret, webhook::VerifiedWebhook,
             webhook::WebhookEvent, DedupWindow

@@ -174,6 +174,8 @@ pub enum CallStep {
         error: Option<Py<PyAny>>,
         stage: Option<String>,
         export_id: Option<String>,
+        /// The requests the call sent.
+        attempts: i64,
     },
 }
 
@@ -215,6 +217,7 @@ fn fail(
             .map(Bound::unbind),
         stage,
         export_id,
+        attempts: f.attempts,
     }
 }
 

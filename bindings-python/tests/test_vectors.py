@@ -24,6 +24,10 @@ _MISSING = object()
 def _member(actual, key):
     if isinstance(actual, dict):
         return actual.get(key, _MISSING)
+    # The parsed response's `message` (the record's field in Rust and Kotlin) is an ApiError's
+    # `server_message` here: str(e) is the core's whole sentence.
+    if key == "message" and isinstance(actual, rk.ApiError):
+        return actual.server_message
     if key == "message" and isinstance(actual, BaseException):
         return str(actual)
     return getattr(actual, key, _MISSING)
@@ -232,7 +236,11 @@ ADAPTERS = {
     "rate_budget": rate_budget,
     "parse_api_error": lambda i: rk.parse_api_error(i["api"], i["status"], pairs(i["headers"]), raw(i["body"]),
                                                     operation_id=i["operation_id"], now=i["now"]),
+    "api_error_message": lambda i: str(rk.parse_api_error(i["api"], i["status"], pairs(i["headers"]), raw(i["body"]),
+                                                          operation_id=i["operation_id"], now=i["now"])),
     "build_request": build_request,
+    "call_failed_message": lambda i: rk.call_failed_message(i["operation"], i["base_url"], i["reason"], i["attempts"], i["cause"]),
+    "check_base_url": lambda i: rk.check_base_url(i["base_url"], i["allow_insecure_http"]),
     "build_token_request": lambda i: descriptor(rk.build_token_request(i["client_id"], i["client_secret"], i["tenant_id"], i["scopes"])),
     "build_enterprise_token_request": lambda i: descriptor(rk.build_enterprise_token_request(i["api_key"], i["api_secret"])),
     "parse_token_response": parse_token_response,

@@ -103,9 +103,15 @@ export interface ExportStateError extends Fields<'export_state'> {}
 export class ExportDownloadError extends RoyaltyKitError {}
 export interface ExportDownloadError extends Fields<'export_download'> {}
 /** An API error response, parsed (and throwable): `code` is `api_error`, `bodyCode` the body's
- * own code; `kind` is the stable field to branch on. */
+ * own code; `kind` is the stable field to branch on. `status` is the response's HTTP status;
+ * `httpStatus`, as on every error, what a webhook receiver answers when this error ends its
+ * handling (500). The message is the core's, the same in every language: `401 Unauthorized
+ * (unauthenticated) [invalid_client]`; the server's own message is `serverMessage`. */
 export class ApiError extends RoyaltyKitError {}
-export interface ApiError extends Omit<ApiErrorFields, 'message'>, Omit<Fields<'api'>, 'error'> {}
+export interface ApiError extends Omit<ApiErrorFields, 'message'>, Omit<Fields<'api'>, 'error'> {
+  /** The message of the response body (the error's `message` is the core's whole sentence). */
+  readonly serverMessage: string;
+}
 /** A request may have been applied and must not be sent again blindly (code `reconcile_required`):
  * check its effect first, as `reconcile` says. */
 export class ReconcileRequired extends RoyaltyKitError {
@@ -119,10 +125,13 @@ export class ReconcileRequired extends RoyaltyKitError {
   readonly stage: 'reconcile' | null;
 }
 /** A call or export job stopped without an API error to show (code `call_failed`): its attempts or
- * time ran out on transport failures, or a `Retry-After` passed its budget. */
+ * time ran out on transport failures, or a `Retry-After` passed its budget. The message names the
+ * operation, the host, the reason, the attempts made and the fetch's last error (`cause`). */
 export class CallFailedError extends RoyaltyKitError {
   /** Stable: `attempts_exhausted`, `time_budget_exhausted`, `retry_after_exceeds_budget`, … */
   readonly rule: string;
+  /** The machine's reason (the message without the operation, host, attempts and cause). */
+  readonly reason: string;
   readonly transport: TransportFailure | null;
   readonly status: number | null;
   readonly retryAfterSeconds: number | null;
@@ -130,6 +139,10 @@ export class CallFailedError extends RoyaltyKitError {
   /** For an export job: `list`, `create`, `reconcile`, `poll` or `download`. */
   readonly stage: string | null;
   readonly exportId: string | null;
+  /** The requests the call sent. */
+  readonly attempts: number;
+  /** The HTTP library's last error (the fetch's rejection), when a transport failure ended it. */
+  readonly cause?: unknown;
 }
 
 // ---- argument shapes ---------------------------------------------------------------------------------
@@ -272,6 +285,19 @@ export function activeSecrets(current: string, previous?: string | null, previou
  * `invalid_resource_url`. Request it on the enterprise API's own base URL.
  */
 export function resourcePath(urlOrEvent: string | Pick<WebhookEvent, 'resourceUrl'>): string;
+/**
+ * `baseUrl` without its trailing `/` when a client may send its requests to it: `https` (plain
+ * `http` only to a loopback host, or anywhere with `allowInsecureHttp`, since the credentials would
+ * travel in clear), a host, no user-info, query, fragment or API prefix (`/api/…`, which the client
+ * adds); otherwise InvalidArgumentError (code `invalid_argument`, argument `base_url`).
+ */
+export function checkBaseUrl(baseUrl: string, allowInsecureHttp?: boolean): string;
+/**
+ * The one message of a failed call (CallFailedError), the same in every language: the operation,
+ * the host of `baseUrl`, the machine's `reason`, the `attempts` made and the last transport error
+ * (`cause`) when there was one.
+ */
+export function callFailedMessage(operation: string, baseUrl: string, reason: string, attempts: number, cause?: string | null): string;
 /** Unix seconds of a time as the services send one (RFC 3339, the ISO 8601 extended and basic
  * forms, HTTP-dates): the library's one timestamp parser; null for anything else. */
 export function parseTimestamp(text: string): number | null;
@@ -327,6 +353,9 @@ export interface ReceiverOptions extends Omit<VerifyOptions, 'now'> {
   handler: (delivery: VerifiedWebhook, connection?: any) => unknown;
   /** Called with what the handler threw (default: console.error). */
   onError?: (error: unknown, delivery: VerifiedWebhook) => void;
+  /** Called when the store fails (`what`: claim, begin, markDone, commit, commitTransaction); the
+   * delivery is answered 503 so the sender retries it (default: console.error, with the cause). */
+  onStoreError?: (error: unknown, what: string) => void;
   /**
    * Also claim each delivery's content key (a hash of the signed timestamp and body) after its
    * delivery key. Default false: deliveries are deduplicated by `Service-Webhook-Id`, as the
@@ -399,9 +428,10 @@ export interface SqlStoreOptions {
 
 /** Exactly-once dedup on PostgreSQL with node-postgres: a `pg.Pool` (a client per transaction)
  * or a connected `pg.Client` (transactions one after the other); the handler gets the
- * transaction's client. */
+ * transaction's client. The table is created when missing before the first claim, unless
+ * `createTable: false`. */
 export class PostgresDedupStore<Client = any> implements TransactionalDedupStore<Client> {
-  constructor(pool: { query(sql: string, args?: unknown[]): Promise<unknown>; connect(): Promise<Client> }, options?: SqlStoreOptions);
+  constructor(pool: { query(sql: string, args?: unknown[]): Promise<unknown>; connect(): Promise<Client> }, options?: SqlStoreOptions & { createTable?: boolean });
   readonly transactional: true;
   /** Creates the table and its index when missing (idempotent). */
   createTable(): Promise<void>;
@@ -667,6 +697,8 @@ export type CallStep =
       error: RoyaltyKitError | null;
       stage: 'list' | 'create' | 'reconcile' | 'poll' | 'download' | null;
       exportId: string | null;
+      /** The requests the call sent. */
+      attempts: number;
     };
 
 export interface MachineLimits {

@@ -527,6 +527,32 @@ pub fn resource_path(url: &str) -> R<String> {
     webhook::resource_path(url).map(str::to_owned).map_err(err)
 }
 
+/// `request::check_base_url`: the client's base URL without its trailing `/` when requests may be
+/// sent to it, else `invalid_argument` (`base_url`).
+#[wasm_bindgen(js_name = checkBaseUrl)]
+pub fn check_base_url(base_url: &str, allow_insecure_http: bool) -> R<String> {
+    royaltykit::request::check_base_url(base_url, allow_insecure_http).map_err(err)
+}
+
+/// `machine::call_failed_message`: the one message of a failed call.
+#[wasm_bindgen(js_name = callFailedMessage)]
+pub fn call_failed_message(
+    operation: &str,
+    base_url: &str,
+    reason: &str,
+    attempts: f64,
+    cause: Option<String>,
+) -> R<String> {
+    let attempts = royaltykit::integer_from_f64("attempts", attempts).map_err(err)?;
+    Ok(royaltykit::machine::call_failed_message(
+        operation,
+        base_url,
+        reason,
+        attempts,
+        cause.as_deref(),
+    ))
+}
+
 /// `dedup::delivery_key`.
 #[wasm_bindgen(js_name = deliveryKey)]
 pub fn delivery_key(namespace: &str, delivery_id: &str) -> R<String> {

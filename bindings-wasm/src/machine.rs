@@ -153,7 +153,7 @@ fn failure(f: CallFailure, stage: Option<String>, export_id: Option<String>) -> 
         json!({
             "rule": f.rule, "reason": f.reason, "status": f.status,
             "transport": f.transport.map(|t| t.as_str()), "retryAfterSeconds": f.retry_after_seconds,
-            "error": f.error, "stage": stage, "exportId": export_id,
+            "error": f.error, "stage": stage, "exportId": export_id, "attempts": f.attempts,
         }),
     )
 }

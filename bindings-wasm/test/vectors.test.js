@@ -17,6 +17,9 @@ const camel = (k) => k.replace(/_([a-z])/g, (_, c) => c.toUpperCase());
 // ---- the generic runner -------------------------------------------------------------------------
 
 function member(actual, key) {
+  // The parsed response's `message` (the record's field in Rust and Kotlin) is an ApiError's
+  // `serverMessage` here: the error's own message is the core's whole sentence.
+  if (key === 'message' && actual instanceof rk.ApiError) return { found: true, value: actual.serverMessage };
   if (actual !== null && typeof actual === 'object') {
     if (key in actual) return { found: true, value: actual[key] };
     if (camel(key) in actual) return { found: true, value: actual[camel(key)] };
@@ -155,6 +158,8 @@ function activeSecrets(i) {
 const ADAPTERS = {
   verify_webhook: verifyWebhook,
   resource_path: (i) => ({ path: rk.resourcePath(i.resource_url) }),
+  call_failed_message: (i) => rk.callFailedMessage(i.operation, i.base_url, i.reason, i.attempts, i.cause),
+  check_base_url: (i) => rk.checkBaseUrl(i.base_url, i.allow_insecure_http),
   active_secrets: activeSecrets,
   delivery_key: (i) => rk.deliveryKey(i.namespace, i.delivery_id),
   event_key: (i) => rk.eventKey(i.namespace, { name: i.name, resourceType: i.resource_type, resourceReference: i.resource_reference, occurredAtText: i.occurred_at }),
@@ -180,6 +185,7 @@ const ADAPTERS = {
     rk.backoffDelay(i.attempt, { random: i.random, policy: i.policy && { steps: i.policy.steps, band: i.policy.band, jitter: i.policy.jitter, capSeconds: i.policy.cap_seconds } }),
   parse_retry_after: (i) => rk.parseRetryAfter(i.value, i.now),
   rate_budget: rateBudget,
+  api_error_message: (i) => rk.parseApiError(i.api, i.status, i.headers, bytes(i.body), { operationId: i.operation_id ?? undefined, now: i.now }).message,
   parse_api_error: (i) => rk.parseApiError(i.api, i.status, i.headers, bytes(i.body), { operationId: i.operation_id ?? undefined, now: i.now }),
   build_request: ({ operation_id, params: p }) =>
     descriptor(rk.buildRequest(operation_id, {

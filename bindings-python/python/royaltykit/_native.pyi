@@ -37,7 +37,7 @@ __all__ = [
     "build_token_request", "check_export_download", "content_key", "decide_claims", "decide_retry", "delivery_key",
     "event_key", "export_poll_decision", "failure_reply", "rejection_body", "export_state", "idempotency_key", "missing_scopes",
     "operation", "operations", "parse_api_error", "parse_api_session", "parse_enterprise_token_response",
-    "parse_retry_after", "parse_timestamp", "parse_token_response", "plan_receipt", "resource_path", "response_notices", "sign_webhook",
+    "parse_retry_after", "parse_timestamp", "parse_token_response", "plan_receipt", "resource_path", "check_base_url", "call_failed_message", "response_notices", "sign_webhook",
     "step_up_satisfies", "validate_export_command", "validate_export_list_query", "verify_webhook",
     "webhook_gives_up_at", "webhook_next_attempt_at", "webhook_retry_schedule",
 ]
@@ -131,6 +131,13 @@ def active_secrets(
 def resource_path(url: str | WebhookEvent) -> str:
     """``resource.url`` when it is a path under ``/api/v1/``; else ``WebhookVerificationError``
     (``invalid_resource_url``)."""
+def check_base_url(base_url: str, allow_insecure_http: bool = False) -> str:
+    """``base_url`` without its trailing ``/`` when a client may send requests to it: ``https``
+    (plain ``http`` to a loopback host, or any host with ``allow_insecure_http``), a host, no
+    user-info, query, fragment or API prefix (``/api/…``); else ``InvalidArgumentError``."""
+def call_failed_message(operation: str, base_url: str, reason: str, attempts: int, cause: str | None = None) -> str:
+    """The one message of a failed call: the operation, the host, the reason, the attempts made
+    and the HTTP library's last error."""
 def parse_timestamp(text: str) -> int | None:
     """Unix seconds of RFC 3339, ISO 8601 or HTTP-date text; None otherwise."""
 def delivery_key(namespace: str, delivery_id: str) -> str: ...
@@ -676,10 +683,11 @@ class CallStep:
     class Fail(CallStep):
         """Stopped: ``rule`` and ``reason`` say why; ``error`` is the exception to raise."""
 
-        __match_args__ = ("rule", "reason", "status", "transport", "retry_after_seconds", "error", "stage", "export_id")
+        __match_args__ = ("rule", "reason", "status", "transport", "retry_after_seconds", "error", "stage", "export_id",
+                          "attempts")
         def __new__(
             cls, rule: str, reason: str, status: int | None, transport: str | None, retry_after_seconds: float | None,
-            error: Any | None, stage: str | None, export_id: str | None
+            error: Any | None, stage: str | None, export_id: str | None, attempts: int
         ) -> CallStep.Fail: ...
         @property
         def rule(self) -> str: ...
@@ -697,6 +705,8 @@ class CallStep:
         def stage(self) -> Literal["list", "create", "reconcile", "poll", "download"] | None: ...
         @property
         def export_id(self) -> str | None: ...
+        @property
+        def attempts(self) -> int: ...
 
 @final
 class Call:

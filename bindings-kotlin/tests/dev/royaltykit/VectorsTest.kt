@@ -48,6 +48,9 @@ class VectorsTest {
             val v = gson.toJsonTree(f.get(e))
             if (f.name == "error" && v.isJsonObject) v.asJsonObject.entrySet().forEach { (k, x) -> out.add(k, x) } else out.add(f.name, v)
         }
+        // The error's message is its `detail` (uniffi's `message` lists the fields); an API
+        // error's `message` is the parsed response's, as in the record.
+        if (!out.has("message") && out.has("detail")) out.add("message", out["detail"])
         return out
     }
 
@@ -276,7 +279,15 @@ class VectorsTest {
         "parse_api_error" to { i ->
             parseApiError(enumArg(i["api"]), i["status"].asLong, headerMap(i["headers"]), bytes(i["body"]), i.opt("operation_id")?.asString, i["now"].asLong)
         },
+        "api_error_message" to { i ->
+            parseApiError(enumArg(i["api"]), i["status"].asLong, headerMap(i["headers"]), bytes(i["body"]), i.opt("operation_id")?.asString, i["now"].asLong)
+                .toException().detail
+        },
         "build_request" to ::request,
+        "call_failed_message" to { i ->
+            callFailedMessage(i["operation"].asString, i["base_url"].asString, i["reason"].asString, i["attempts"].asLong, i.opt("cause")?.asString)
+        },
+        "check_base_url" to { i -> checkBaseUrl(i["base_url"].asString, i["allow_insecure_http"].asBoolean) },
         "build_token_request" to { i -> descriptor(buildTokenRequest(i["client_id"].asString, i["client_secret"].asString, i["tenant_id"].asString, strings(i["scopes"]))) },
         "build_enterprise_token_request" to { i -> descriptor(buildEnterpriseTokenRequest(i["api_key"].asString, i["api_secret"].asString)) },
         "parse_token_response" to ::tokenView,
