@@ -283,6 +283,22 @@ def test_async_receive_on_sqlite(db: Db, tmp_path: Path) -> None:
     assert db.effects_of(d["id"]) == 1
 
 
+def test_a_store_that_fails_answers_503_and_logs_the_outage_with_its_cause(tmp_path: Path, caplog) -> None:
+    class Down:
+        def claim(self, key: str) -> str:
+            raise ConnectionRefusedError("the store is down")
+
+    _, d = delivery(tmp_path, None, "down")
+    receiver = rk.WebhookReceiver(SECRET, namespace="org-7/stores", handler=lambda d: None, store=Down())
+    with caplog.at_level("ERROR", logger="royaltykit"):
+        r = receiver.receive(d["headers"], d["body"].encode(), now=d["now"])
+    assert r.status == 503
+    [record] = [x for x in caplog.records if x.name.startswith("royaltykit")]
+    assert record.levelname == "ERROR" and "Down" in record.getMessage() and "claim" in record.getMessage()
+    assert isinstance(record.exc_info[1], ConnectionRefusedError)
+    assert SECRET not in caplog.text
+
+
 def test_the_async_postgres_store_under_areceive(tmp_path: Path) -> None:
     import asyncio
 
@@ -300,8 +316,8 @@ def test_the_async_postgres_store_under_areceive(tmp_path: Path) -> None:
         raise RuntimeError("the handler failed after writing")
 
     async def run() -> tuple[list[int], int, int]:
+        # No create_table(): the first claims create the table (16 deliveries at once)
         store = AsyncPostgresDedupStore(db.target, table=db.table, lease_seconds=LEASE)
-        await store.create_table()
         receiver = rk.WebhookReceiver(SECRET, namespace="org-7/stores", handler=handler, store=store)
         replies = await asyncio.gather(*(receiver.areceive(d["headers"], d["body"].encode(), now=d["now"])
                                          for d in ds + ds))

@@ -62,9 +62,12 @@ const ExportStateError = errorClass('ExportStateError');
 /** A download response that is not the whole artifact (code `partial_content_unsupported`). */
 const ExportDownloadError = errorClass('ExportDownloadError');
 /**
- * An API error response, parsed: `code` is `api_error`; `kind`, `reason`, `message`, `bodyCode`
- * (the body's own code, or null), `fieldErrors`, `retryAfterSeconds`, `declared`, `status`,
- * `rawBody`, `httpStatus`. Throwable.
+ * An API error response, parsed: `code` is `api_error`; `kind`, `reason`, `serverMessage` (the
+ * body's message), `bodyCode` (the body's own code, or null), `fieldErrors`, `retryAfterSeconds`,
+ * `declared`, `status` (the response's HTTP status), `rawBody`, `httpStatus` (as on every error:
+ * the status a webhook receiver answers when this error ends its handling, 500). Its message is
+ * the core's, the same in every language: `401 Unauthorized (unauthenticated) [invalid_client]`.
+ * Throwable.
  */
 const ApiError = errorClass('ApiError');
 /**
@@ -76,8 +79,10 @@ const ApiError = errorClass('ApiError');
 const ReconcileRequired = errorClass('ReconcileRequired');
 /**
  * A call or export job stopped without an API error to show (code `call_failed`): `rule`
- * (`attempts_exhausted`, `retry_after_exceeds_budget`, …), `transport`, `status`,
- * `retryAfterSeconds`, `operationId`, and for an export job `stage` and `exportId`.
+ * (`attempts_exhausted`, `retry_after_exceeds_budget`, …), `reason`, `transport`, `status`,
+ * `retryAfterSeconds`, `operationId`, `attempts`, `cause` (the fetch's last rejection), and for an
+ * export job `stage` and `exportId`. Its message names the operation, the host, the reason, the
+ * attempts and the last transport error.
  */
 const CallFailedError = errorClass('CallFailedError');
 
@@ -93,13 +98,16 @@ const FAMILIES = {
   host: RoyaltyKitError,
 };
 
-/** The core's error (JSON text) as its class; an API error's parsed response is flattened onto
- * it and gives its message. Anything else (a JS TypeError, a wasm trap) passes through. */
+/** The core's error (JSON text) as its class, with the core's message; an API error's parsed
+ * response is flattened onto it (the server's own message as `serverMessage`). Anything else (a
+ * JS TypeError, a wasm trap) passes through. */
 function fromNative(e) {
   if (typeof e !== 'string' || !e.startsWith('{')) return e;
   const { family, code, message, error, ...details } = JSON.parse(e);
   const Cls = FAMILIES[family] || RoyaltyKitError;
-  return error ? new Cls(code, error.message, { ...details, ...error }) : new Cls(code, message, details);
+  if (!error) return new Cls(code, message, details);
+  const { message: serverMessage, ...response } = error;
+  return new Cls(code, message, { ...details, ...response, serverMessage });
 }
 
 function call(fn) {
@@ -450,6 +458,26 @@ function parseTimestamp(text) {
 function resourcePath(urlOrEvent) {
   const url = urlOrEvent !== null && typeof urlOrEvent === 'object' ? urlOrEvent.resourceUrl : urlOrEvent;
   return call(() => native.resourcePath(toStr(url, 'url')));
+}
+
+/**
+ * `baseUrl` without its trailing `/` when a client may send its requests to it: `https` (plain
+ * `http` only to a loopback host, or anywhere with `allowInsecureHttp`, since the credentials
+ * would travel in clear), a host, no user-info, query, fragment or API prefix (`/api/…`, which the
+ * client adds); otherwise InvalidArgumentError saying what is wrong and what is accepted.
+ */
+function checkBaseUrl(baseUrl, allowInsecureHttp = false) {
+  return call(() => native.checkBaseUrl(toStr(baseUrl, 'baseUrl'), allowInsecureHttp === true));
+}
+
+/**
+ * The one message of a failed call (CallFailedError), the same in every language: the operation,
+ * the host of `baseUrl`, the machine's `reason`, the `attempts` made and the fetch's last error
+ * (`cause`, text) when there was one.
+ */
+function callFailedMessage(operation, baseUrl, reason, attempts, cause = null) {
+  return call(() => native.callFailedMessage(toStr(operation, 'operation'), toStr(baseUrl, 'baseUrl'), toStr(reason, 'reason'),
+    Number(attempts), cause === null || cause === undefined ? undefined : toStr(cause, 'cause')));
 }
 
 // ---- dedup ---------------------------------------------------------------------------------------
@@ -1264,6 +1292,10 @@ class WebhookReceiver {
     this.handler = opts.handler;
     this.claimContentKey = toBool(opts.claimContentKey, 'claimContentKey');
     this.onError = opts.onError ?? ((e) => console.error('royaltykit: webhook handler failed:', e));
+    // A store that fails answers 503 (the sender retries the delivery); the outage is reported
+    // with its cause, never silently.
+    this.onStoreError = opts.onStoreError ?? ((e, what) => console.error(
+      `royaltykit: webhook store ${this.store?.constructor?.name ?? 'store'} failed on ${what}: answering 503 so that the delivery is sent again:`, e));
     this.maxBodyBytes = toNumber(opts.maxBodyBytes, 'maxBodyBytes', native.defaultMaxBodyBytes());
   }
 
@@ -1283,11 +1315,15 @@ class WebhookReceiver {
 
   async #steps(r, store) {
     let delivery, tx;
+    const failed = (what, e) => {
+      this.onStoreError(e, what);
+      return r.storeFailed();
+    };
     for (let s = r.next(), ok, v; ; ) {
       switch (s.step) {
         case 'claim':
           [ok, v] = await attempt(() => store.claim(s.key));
-          s = ok ? r.claimed(v) : r.storeFailed();
+          s = ok ? r.claimed(v) : failed('claim', v);
           break;
         case 'release': // a failed release is fine: the claim's lease runs out
           await attempt(() => store.release(s.key));
@@ -1302,19 +1338,19 @@ class WebhookReceiver {
         case 'commit':
           if (this.transactional) { // the mark, inside the transaction
             [ok, v] = await attempt(() => store.markDone(tx, s.key));
-            s = !ok ? r.storeFailed() : v ? r.committed() : r.claimLost();
+            s = !ok ? failed('markDone', v) : v ? r.committed() : r.claimLost();
             break;
           }
-          [ok] = await attempt(() => store.commit(s.key));
-          s = ok ? r.committed() : r.storeFailed();
+          [ok, v] = await attempt(() => store.commit(s.key));
+          s = ok ? r.committed() : failed('commit', v);
           break;
         case 'begin':
           [ok, tx] = await attempt(() => store.begin());
-          s = ok ? r.began() : r.storeFailed();
+          s = ok ? r.began() : failed('begin', tx);
           break;
         case 'commit_transaction':
-          [ok] = await attempt(() => store.commitTransaction(tx));
-          s = ok ? r.transactionCommitted() : r.storeFailed();
+          [ok, v] = await attempt(() => store.commitTransaction(tx));
+          s = ok ? r.transactionCommitted() : failed('commitTransaction', v);
           break;
         case 'rollback': // a failed rollback is fine: the database rolls back a lost connection
           await attempt(() => store.rollback(tx));
@@ -1524,17 +1560,27 @@ class SqlStoreBase {
  * { table, ttlSeconds, leaseSeconds })` over a `pg.Pool` (each transaction on a client of its
  * own) or a connected `pg.Client` (one connection: deliveries run their transactions one after
  * the other). The handler gets the transaction's client (`handler(delivery, client)`): write the
- * effect with it, never commit. Call `await store.createTable()` once (idempotent).
+ * effect with it, never commit. The table and its index are created when missing (idempotent DDL)
+ * before the first claim, unless `createTable: false` (then call `await store.createTable()`).
  */
 class PostgresDedupStore extends SqlStoreBase {
   #free = null;
+  #ready = null;
   constructor(pool, o) {
     if (typeof pool?.query !== 'function' || typeof pool?.connect !== 'function') throw new TypeError('pool must be a pg.Pool or a pg.Client');
-    const opts = options(o);
+    const { createTable, ...opts } = options(o);
+    if (createTable !== undefined && typeof createTable !== 'boolean') throw new TypeError('createTable must be a boolean');
     super(new SqlDedupProtocol('postgres', { ...opts, paramStyle: 'dollar' }), opts.clock);
     this.pool = pool;
     // A pg.Pool counts its clients; a pg.Client is one connection, shared by every delivery.
     this.turns = typeof pool.totalCount === 'number' ? null : new Turns();
+    this.#ready = createTable === false ? Promise.resolve() : null;
+  }
+  /** The first claim creates the table when missing; a failure is tried again on the next one. */
+  async claim(key) {
+    if (this.#ready === null) this.#ready = this.createTable().catch((e) => { this.#ready = null; throw e; });
+    await this.#ready;
+    return super.claim(key);
   }
   async #query(st, client) {
     if (client === undefined && this.turns) await this.turns.wait();
@@ -1723,7 +1769,7 @@ class RedisDedupStore {
 
 module.exports = {
   // webhooks and dedup
-  verifyWebhook, WebhookVerifier, WebhookSecret, signWebhook, activeSecrets, resourcePath, parseTimestamp, HEADER_NAMES,
+  verifyWebhook, WebhookVerifier, WebhookSecret, signWebhook, activeSecrets, resourcePath, checkBaseUrl, callFailedMessage, parseTimestamp, HEADER_NAMES,
   deliveryKey, eventKey, contentKey, idempotencyKey, DedupWindow,
   // receivers and the protocol machines
   verifyRequest, webhookHandler, WebhookReceiver, RedisDedupStore, RedisDedupProtocol, planReceipt, decideClaims,

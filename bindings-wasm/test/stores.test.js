@@ -202,6 +202,30 @@ test('a pg.Client shared by concurrent deliveries: transactions one after the ot
   }
 });
 
+test('without createTable(), the first claims create the table (deliveries at once); createTable: false does not', async () => {
+  const db = await new Db('postgres').open();
+  try {
+    const table = `${db.table}_auto`;
+    const ds = Array.from({ length: 6 }, (_, i) => delivery(`auto${i}`)[1]);
+    const receiver = new rk.WebhookReceiver({ secrets: SECRET, namespace: 'org-7/stores',
+      store: new rk.PostgresDedupStore(db.pool, { table, leaseSeconds: LEASE }), handler: (d, c) => db.handler(d, c) });
+    const replies = await Promise.all(ds.map((d) => receiver.receive(d.headers, Buffer.from(d.body), d.now)));
+    assert.deepEqual(replies.map((r) => r.status), ds.map(() => 200));
+    for (const d of ds) assert.equal(await db.effectsOf(d.id), 1);
+    const off = `${db.table}_off`;
+    const seen = [];
+    const manual = new rk.WebhookReceiver({ secrets: SECRET, namespace: 'org-7/stores', handler: () => {},
+      store: new rk.PostgresDedupStore(db.pool, { table: off, createTable: false }), onStoreError: (e, what) => seen.push([what, e.code]) });
+    const [, d] = delivery('off');
+    assert.equal((await manual.receive(d.headers, Buffer.from(d.body), d.now)).status, 503);
+    // the outage is reported with its cause (PostgreSQL's undefined_table)
+    assert.deepEqual(seen, [['claim', '42P01']]);
+    await db.pool.query(`DROP TABLE IF EXISTS ${table}`);
+  } finally {
+    await db.close();
+  }
+});
+
 test('PostgreSQL restarted mid-delivery: 503, nothing applied, the redelivery applies it once', async () => {
   const db = await new Db('postgres').open();
   try {

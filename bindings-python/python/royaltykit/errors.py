@@ -78,11 +78,15 @@ class ApiError(RoyaltyKitError):
     ``kind`` (bad_request, unauthenticated, forbidden, not_found, conflict, validation,
     rate_limited, unavailable, timeout, server_error, other) is the stable field to branch on;
     ``code`` is ``api_error`` as in every language; ``body_code`` is the body's own code, or
-    None. Also ``status``, ``api``, ``reason``, ``field_errors``, ``retry_after_seconds``,
-    ``declared``, ``operation_id``, ``raw_body``.
+    None. Also ``status`` (the response's HTTP status), ``api``, ``reason``, ``server_message``
+    (the body's message), ``field_errors``, ``retry_after_seconds``, ``declared``,
+    ``operation_id``, ``raw_body``, and ``http_status`` as on every error (the status a webhook
+    receiver answers when this error ends its handling: 500). ``str(e)`` is the core's message,
+    the same in every language: ``401 Unauthorized (unauthenticated) [invalid_client]``.
     """
 
     api: str
+    server_message: str
     body_code: str | None
     status: int
     kind: str
@@ -114,10 +118,14 @@ class CallFailedError(RoyaltyKitError):
     """A call or export job stopped without an API error to show (code ``call_failed``): its
     attempts or time budget ran out on transport failures, or a ``Retry-After`` passed the
     budget. ``rule`` (stable, e.g. ``attempts_exhausted``, ``retry_after_exceeds_budget``),
-    ``transport``, ``status``, ``retry_after_seconds``, ``operation_id``, and for an export job
-    ``stage`` and ``export_id``."""
+    ``transport``, ``status``, ``retry_after_seconds``, ``operation_id``, ``attempts`` (the
+    requests sent), ``reason`` (the machine's), and for an export job ``stage`` and ``export_id``.
+    The message names the operation, the host, the reason, the attempts and the HTTP library's
+    last error, which is also ``__cause__`` when a transport failure ended the call."""
 
     rule: str
+    reason: str
+    attempts: int
     transport: str | None
     status: int | None
     retry_after_seconds: float | None
@@ -140,8 +148,9 @@ _FAMILIES: dict[str, type[RoyaltyKitError]] = {
 
 
 def _from_native(fields_json: str) -> RoyaltyKitError:
-    """Builds the exception for one core error (JSON with camelCase keys). An API error's parsed
-    response is flattened onto the exception, and its message is the response's."""
+    """Builds the exception for one core error (JSON with camelCase keys), with the core's message.
+    An API error's parsed response is flattened onto the exception, the server's own message as
+    ``server_message``."""
     import json  # here, not at module level: `import royaltykit` stays fast (bench: cold start)
 
     fields = json.loads(fields_json)
@@ -149,7 +158,7 @@ def _from_native(fields_json: str) -> RoyaltyKitError:
     code, message = fields.pop("code"), fields.pop("message")
     response = fields.pop("error", None)
     if response:
-        message = response.pop("message")
+        response["serverMessage"] = response.pop("message")
         fields.update(response)
     return cls(code, message, **{_snake(k): v for k, v in fields.items()})
 

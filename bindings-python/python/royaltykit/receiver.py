@@ -227,21 +227,29 @@ class WebhookReceiver:
         """The receipt's loop, once for both drivers: yields each action to perform (a callable,
         or a :class:`_Pause`) and is sent back ``(True, result)`` or ``(False, exception)``."""
         r, store, d, tx = self._receipt(headers, body, now), self.store, None, cast(Any, None)
+
+        def store_failed(what: str, e: Any) -> Any:
+            # The delivery is answered 503 (the sender retries it); the outage is logged with its
+            # cause, never silently.
+            _log.error("webhook store %s failed on %s: answering 503 so that the delivery is sent again",
+                       type(store).__name__, what, exc_info=e)
+            return r.store_failed()
+
         step = r.next()
         while True:
             match step:
                 case ReceiptStep.Claim(key=key):
                     ok, value = yield lambda: store.claim(key)
-                    step = r.claimed(value) if ok else r.store_failed()
+                    step = r.claimed(value) if ok else store_failed("claim", value)
                 case ReceiptStep.Release(key=key):  # a failed release is fine: the claim's lease runs out
                     yield lambda: store.release(key)
                     step = r.released()
                 case ReceiptStep.Begin():
                     ok, tx = yield lambda: store.begin()
-                    step = r.began() if ok else r.store_failed()
+                    step = r.began() if ok else store_failed("begin", tx)
                 case ReceiptStep.CommitTransaction():
-                    ok, _ = yield lambda: store.commit_transaction(tx)
-                    step = r.transaction_committed() if ok else r.store_failed()
+                    ok, e = yield lambda: store.commit_transaction(tx)
+                    step = r.transaction_committed() if ok else store_failed("commit", e)
                 case ReceiptStep.Rollback():  # a failed rollback is fine: the database rolls back
                     yield lambda: store.rollback(tx)
                     step = r.rolled_back()
@@ -253,10 +261,10 @@ class WebhookReceiver:
                     step = r.handler_succeeded() if ok else r.handler_failed()
                 case ReceiptStep.Commit(key=key) if self.transactional:  # the mark, inside the transaction
                     ok, mine = yield lambda: store.mark_done(tx, key)
-                    step = (r.committed() if mine else r.claim_lost()) if ok else r.store_failed()
+                    step = (r.committed() if mine else r.claim_lost()) if ok else store_failed("mark_done", mine)
                 case ReceiptStep.Commit(key=key):
-                    ok, _ = yield lambda: store.commit(key)
-                    step = r.committed() if ok else r.store_failed()
+                    ok, e = yield lambda: store.commit(key)
+                    step = r.committed() if ok else store_failed("commit", e)
                 case ReceiptStep.Wait(seconds=seconds):
                     yield _Pause(seconds)
                     step = r.waited()

@@ -243,17 +243,23 @@ class PostgresDedupStore(_SqlStore):
 class AsyncPostgresDedupStore:
     """:class:`PostgresDedupStore` with psycopg 3's ``AsyncConnection``, for
     :meth:`~royaltykit.WebhookReceiver.areceive` (ASGI, async Django): the handler gets the
-    transaction's ``psycopg.AsyncConnection``. Call ``await store.create_table()`` once. A
-    transaction keeps its connection from ``begin`` to the commit or rollback; a few idle
-    connections are kept for the next deliveries."""
+    transaction's ``psycopg.AsyncConnection``. The table and its index are created when missing
+    (idempotent DDL) before the first claim, unless ``create_table=False`` (then call ``await
+    store.create_table()``). A transaction keeps its connection from ``begin`` to the commit or
+    rollback; a few idle connections are kept for the next deliveries."""
 
     transactional = True
     _IDLE = 8
 
     def __init__(self, conninfo: str, *, table: str | None = None, ttl_seconds: int | None = None,
-                 lease_seconds: int | None = None, clock: Callable[[], float] = time.time) -> None:
+                 lease_seconds: int | None = None, clock: Callable[[], float] = time.time,
+                 create_table: bool = True) -> None:
         import psycopg  # noqa: F401 (the extra royaltykit[postgres])
 
+        # Whether the table is known to exist: the first claim creates it when missing (one
+        # creation at a time: concurrent CREATE TABLE IF NOT EXISTS can collide in PostgreSQL).
+        self._table_ready = not create_table
+        self._table_lock: Any = None
         self.protocol = SqlDedupProtocol("postgres", param_style="format", table=table, ttl_seconds=ttl_seconds,
                                          lease_seconds=lease_seconds)
         self._conninfo, self._clock = conninfo, clock
@@ -305,7 +311,17 @@ class AsyncPostgresDedupStore:
             await self._autocommit(sql, [], False)
 
     async def claim(self, key: str) -> str:
-        """``"new"``, ``"in_progress"`` or ``"done"`` (outside any transaction)."""
+        """``"new"``, ``"in_progress"`` or ``"done"`` (outside any transaction). The first claim
+        creates the table when missing; a failure is tried again on the next one."""
+        if not self._table_ready:
+            import asyncio
+
+            if self._table_lock is None:
+                self._table_lock = asyncio.Lock()
+            async with self._table_lock:
+                if not self._table_ready:
+                    await self.create_table()
+                    self._table_ready = True
         token = SqlDedupProtocol.new_token()
         st = self.protocol.claim(key, token, self._now())
         rows = await self._autocommit(st.sql, st.args, True)

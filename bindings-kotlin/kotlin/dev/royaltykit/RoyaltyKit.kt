@@ -41,9 +41,9 @@ val RoyaltyKitException.httpStatus: UShort
         is RoyaltyKitException.Host -> httpStatus
     }
 
-/** This parsed error as a throwable `RoyaltyKitException.Api`. */
+/** This parsed error as a throwable `RoyaltyKitException.Api`, with the core's message. */
 fun ApiError.toException(): RoyaltyKitException.Api =
-    RoyaltyKitException.Api("api_error", "$status $message (${kind.name.lowercase()})", 500u, this)
+    RoyaltyKitException.Api("api_error", apiErrorMessage(this), 500u, this)
 
 /** [verifyWebhook] with one value per header name (most HTTP libraries' maps). */
 @JvmName("verifyWebhookSingle")
@@ -533,7 +533,7 @@ class WebhookReceiver private constructor(
         } finally {
             // Only when a step threw out of the loop (an Error from the handler): the transaction
             // must not stay open holding its locks.
-            open.connection?.let { c -> outcome { transactionalStore!!.rollback(c) } }
+            open.connection?.let { c -> outcome("rollback") { transactionalStore!!.rollback(c) } }
         }
     }
 
@@ -545,11 +545,11 @@ class WebhookReceiver private constructor(
             step = when (step) {
                 is ReceiptStep.Claim -> {
                     val key = step.key
-                    outcome { tx?.claim(key) ?: store!!.claim(key) }.let { if (it == null) r.storeFailed() else r.claimed(it) }
+                    outcome("claim") { tx?.claim(key) ?: store!!.claim(key) }.let { if (it == null) r.storeFailed() else r.claimed(it) }
                 }
                 is ReceiptStep.Release -> {
                     val key = step.key
-                    outcome { if (tx != null) tx.release(key) else store!!.release(key) } // a failed release: the lease runs out
+                    outcome("release") { if (tx != null) tx.release(key) else store!!.release(key) } // a failed release: the lease runs out
                     r.released()
                 }
                 is ReceiptStep.RunHandler -> {
@@ -572,28 +572,28 @@ class WebhookReceiver private constructor(
                     val key = step.key
                     if (tx != null) {
                         // The mark, inside the open transaction: false when the claim was lost.
-                        when (outcome { tx.markDone(open.connection!!, key) }) {
+                        when (outcome("markDone") { tx.markDone(open.connection!!, key) }) {
                             null -> r.storeFailed()
                             true -> r.committed()
                             false -> r.claimLost()
                         }
-                    } else if (outcome { store!!.commit(key) } == null) r.storeFailed() else r.committed()
+                    } else if (outcome("commit") { store!!.commit(key) } == null) r.storeFailed() else r.committed()
                 }
                 is ReceiptStep.Wait -> { Thread.sleep((step.seconds * 1000).toLong()); r.waited() }
                 is ReceiptStep.Begin -> {
-                    val c = outcome { tx!!.begin() }
+                    val c = outcome("begin") { tx!!.begin() }
                     open.connection = c
                     if (c == null) r.storeFailed() else r.began()
                 }
                 is ReceiptStep.CommitTransaction -> {
                     val c = open.connection
                     open.connection = null // the store gives it back, committed or not
-                    if (outcome { tx!!.commitTransaction(c!!) } == null) r.storeFailed() else r.transactionCommitted()
+                    if (outcome("commitTransaction") { tx!!.commitTransaction(c!!) } == null) r.storeFailed() else r.transactionCommitted()
                 }
                 is ReceiptStep.Rollback -> {
                     val c = open.connection
                     open.connection = null
-                    outcome { tx!!.rollback(c!!) } // a failed rollback: the database rolls back a lost connection
+                    outcome("rollback") { tx!!.rollback(c!!) } // a failed rollback: the database rolls back a lost connection
                     r.rolledBack()
                 }
                 is ReceiptStep.Reply -> return Receipt(step.status.toInt(), step.body, delivery ?: r.delivery())
@@ -601,11 +601,27 @@ class WebhookReceiver private constructor(
         }
     }
 
-    /** The store call's value, or null when it threw (the store could not be reached). */
-    private inline fun <T : Any> outcome(call: () -> T): T? = try { call() } catch (e: Exception) { null }
+    /**
+     * The store call's value, or null when it threw (the store could not be reached): the delivery
+     * is then answered 503 so the sender retries it, and the outage is logged with its cause
+     * (logger `dev.royaltykit`, SEVERE), never silently.
+     */
+    private inline fun <T : Any> outcome(what: String, call: () -> T): T? = try {
+        call()
+    } catch (e: Exception) {
+        storeLog.log(
+            java.util.logging.Level.SEVERE,
+            "royaltykit: webhook store ${(transactionalStore ?: store)?.javaClass?.simpleName} failed on $what: answering 503 so that the delivery is sent again",
+            e,
+        )
+        null
+    }
 
     override fun close() = verifier.close()
 }
+
+/** Where a [WebhookReceiver] reports its store's failures. */
+private val storeLog: java.util.logging.Logger = java.util.logging.Logger.getLogger("dev.royaltykit")
 
 /** The default `onError` of a [WebhookReceiver]: one line on standard error. */
 private fun logHandlerFailure(e: Exception, d: VerifiedWebhook) {

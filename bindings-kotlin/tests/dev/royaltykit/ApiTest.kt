@@ -170,6 +170,37 @@ class ApiTest {
     }
 
     @Test
+    fun aStoreThatFailsAnswers503AndLogsTheOutageWithItsCause() {
+        val body = """{"event":"ddex.delivery.acknowledged","resource":{"type":"ddex_message","reference":"m1","url":"/api/v1/ddex/messages/m1"},"occurred_at":"2026-11-22T04:00:00Z"}""".toByteArray()
+        val headers = signWebhook("whsec_current", body, timestamp = 1_000L, deliveryId = "dlv_down")
+        class Down : DedupStore {
+            override fun claim(key: String): ClaimState = throw java.net.ConnectException("the store is down")
+            override fun commit(key: String) = Unit
+            override fun release(key: String) = Unit
+        }
+        val records = mutableListOf<java.util.logging.LogRecord>()
+        val capture = object : java.util.logging.Handler() {
+            override fun publish(record: java.util.logging.LogRecord) { records.add(record) }
+            override fun flush() = Unit
+            override fun close() = Unit
+        }
+        val logger = java.util.logging.Logger.getLogger("dev.royaltykit")
+        logger.addHandler(capture)
+        try {
+            WebhookReceiver(listOf("whsec_current"), namespace = "org", store = Down()) { }.use { r ->
+                assertEquals(503, r.receive(headers, body, 1_000L).status)
+            }
+        } finally {
+            logger.removeHandler(capture)
+        }
+        val record = records.single()
+        assertEquals(java.util.logging.Level.SEVERE, record.level)
+        assertTrue(record.message, record.message.contains("Down") && record.message.contains("claim"))
+        assertTrue(record.thrown is java.net.ConnectException)
+        assertFalse(record.message.contains("whsec_"))
+    }
+
+    @Test
     fun aReportingTokenRemembersItsTenant() {
         val tenantA = "0f8fad5b-d9cb-469f-a165-70867728950e"
         val tenantB = "7c9e6679-7425-40de-944b-e07fc1f90ae7"
