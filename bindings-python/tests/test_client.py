@@ -22,7 +22,7 @@ import pytest
 import requests
 
 import royaltykit as rk
-from royaltykit.client import AsyncEnterpriseClient, AsyncReportsClient, EnterpriseClient, ReportsClient
+from royaltykit.client import AsyncEnterpriseClient, AsyncReportsClient, EnterpriseClient, ReportsClient, Response
 
 ROOT = Path(os.environ.get("ROYALTYKIT_ROOT", Path(__file__).resolve().parents[2]))
 TENANT = "0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e"
@@ -120,7 +120,23 @@ def test_the_etl_job_survives_every_fault_and_creates_one_export(kind, fake, tmp
     assert stats["downloads"] == 1 and stats["requests"]["downloadPlatformExport"] == 3  # 206, truncated, whole
     assert stats["requests"]["createPlatformExport"] == 1
     assert seen and seen[-1] == (len(artifact), len(artifact))
+    # the scripted 206 (half the artifact) never shows as a complete download
+    assert all(got == len(artifact) for got, total in seen if got == total), seen
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".royaltykit-")]
+    # the artifact's mode is 0644 less the umask, as in every language
+    umask = os.umask(0o022)
+    os.umask(umask)
+    assert (tmp_path / "out.csv").stat().st_mode & 0o777 == 0o644 & ~umask
+
+
+@pytest.mark.parametrize("kind", ["httpx", "async"])
+def test_a_path_in_a_folder_that_does_not_exist_fails_before_any_export_naming_it(kind, fake, tmp_path):
+    fake.reset(states=["ready"])
+    target = tmp_path / "no-such-dir" / "out.csv"
+    with pytest.raises(FileNotFoundError) as e:
+        run_export(kind, fake, target)
+    assert e.value.filename == str(target), e.value
+    assert fake.stats()["exports_created"] == 0
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -132,16 +148,17 @@ def test_an_export_into_memory_or_a_file_object(kind, fake, tmp_path):
     assert (tmp_path / "f.csv").read_bytes() == b"a,b\n1,2\n"
 
 
-def request(kind: str, fake: Fake, operation: str, *, base_url: str | None = None, **params):
-    """One operation with each HTTP library."""
+def request(kind: str, fake: Fake, operation: str, *, base_url: str | None = None, raw: bool = False, **params):
+    """One operation with each HTTP library (``raw``: ``request_raw``)."""
     kw = {"base_url": base_url} if base_url else {}
+    method = "request_raw" if raw else "request"
     if kind in ("httpx", "requests"):
         with httpx.Client() if kind == "httpx" else requests.Session() as http:
-            return reports(kind, http, fake, **kw).request(operation, **params)
+            return getattr(reports(kind, http, fake, **kw), method)(operation, **params)
 
     async def main():
         async with httpx.AsyncClient() as http:
-            return await reports(kind, http, fake, **kw).request(operation, **params)
+            return await getattr(reports(kind, http, fake, **kw), method)(operation, **params)
 
     return asyncio.run(main())
 
@@ -175,6 +192,10 @@ def test_errors_that_must_stop_are_api_errors(kind, fake):
     assert e.value.status == 404 and e.value.kind == "not_found"
     page = request(kind, fake, "listPlatformExports", query={"limit": 10}, request_id="ignored-on-reads")
     assert page["data"] == []
+    # the whole response when asked: status, headers as received, body, and the parsed data
+    raw = request(kind, fake, "listPlatformExports", query={"limit": 10}, raw=True)
+    assert isinstance(raw, Response) and raw.status == 200 and raw.data == page
+    assert raw.header("content-type") == "application/json" and json.loads(raw.body) == page
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -186,6 +207,48 @@ def test_a_refused_connection_is_connect_failed_and_retried_then_reported(kind, 
             request(kind, fake, "listPlatformExports", base_url=closed)
     assert e.value.transport == "connect_failed" and e.value.rule == "attempts_exhausted", vars(e.value)
     assert e.value.operation_id == "token exchange"
+    # The message names the operation, the host, the attempts and what the HTTP library saw; the
+    # library's own exception is chained.
+    text = str(e.value)
+    host = closed.split("://")[1]
+    assert text.startswith(f"token exchange to {host}: "), text
+    assert f"({e.value.attempts} attempts made)" in text and e.value.attempts == 5, text
+    assert "connection refused" in text.lower(), text
+    assert e.value.__cause__ is not None and type(e.value.__cause__).__module__.split(".")[0] in ("httpx", "requests")
+    assert "csecret" not in text
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_max_attempts_per_client_and_per_call_bound_the_requests(kind, fake):
+    """``max_attempts`` given to the client bounds each request; ``with_options`` changes it for
+    the calls of a copy that shares the session (one token exchange for both)."""
+    fake.reset(faults=[{"op": "listPlatformExports", "nth": n, "do": "reset"} for n in range(1, 9)])
+
+    async def both(c):
+        with pytest.raises(rk.CallFailedError) as three:
+            await c.request("listPlatformExports")
+        with pytest.raises(rk.CallFailedError) as two:
+            await c.with_options(max_attempts=2).request("listPlatformExports")
+        return three, two
+
+    if kind == "async":
+        async def main():
+            async with httpx.AsyncClient() as http:
+                return await both(reports(kind, http, fake, max_attempts=3))
+        three, two = asyncio.run(main())
+    else:
+        with httpx.Client() if kind == "httpx" else requests.Session() as http:
+            c = reports(kind, http, fake, max_attempts=3)
+            with pytest.raises(rk.CallFailedError) as three:
+                c.request("listPlatformExports")
+            copy = c.with_options(max_attempts=2, timeout=5.0)
+            assert copy.session is c.session and c._transport.timeout == 1.0
+            with pytest.raises(rk.CallFailedError) as two:
+                copy.request("listPlatformExports")
+    assert (three.value.attempts, two.value.attempts) == (3, 2)
+    assert "(2 attempts made)" in str(two.value) and three.value.transport == "connection_lost"
+    stats = fake.stats()
+    assert stats["requests"]["listPlatformExports"] == 5 and stats["tokens_issued"] == 1, stats
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -235,6 +298,33 @@ def test_the_wrong_http_object_is_a_type_error(fake):
         ReportsClient(object(), base_url=fake.url, client_id="c", client_secret="s", tenant_id=TENANT)
     with pytest.raises(TypeError, match="AsyncClient"):
         ReportsClient(httpx.AsyncClient(), base_url=fake.url, client_id="c", client_secret="s", tenant_id=TENANT)
+
+
+@pytest.mark.parametrize("cls", [ReportsClient, AsyncReportsClient, EnterpriseClient, AsyncEnterpriseClient])
+def test_a_wrong_base_url_fails_at_construction_before_any_request(cls, fake):
+    """A scheme typo, a missing scheme, plain http to a remote host and a base URL with the API
+    prefix raise InvalidArgumentError when the client is built: nothing is sent, nothing retried."""
+    fake.reset()
+    creds = (dict(client_id="cid", client_secret="csecret", tenant_id=TENANT) if "Reports" in cls.__name__
+             else dict(api_key="key-1", api_secret="secret-1"))
+    http = httpx.AsyncClient() if cls.__name__.startswith("Async") else httpx.Client()
+    cases = {
+        "htp://api.example.com": "has the scheme `htp`",
+        "api.example.com": "has no scheme",
+        "http://api.example.com": "plain `http` to `api.example.com`",
+        "https://api.example.com/api/platform/v1": "API prefix",
+        "https://key:secret@api.example.com": "user-info",
+    }
+    for url, says in cases.items():
+        with pytest.raises(rk.InvalidArgumentError) as e:
+            cls(http, base_url=url, **creds)
+        assert e.value.code == "invalid_argument" and e.value.argument == "base_url", vars(e.value)
+        assert says in str(e.value), str(e.value)
+        assert "secret" not in str(e.value)
+    assert sum(fake.stats()["requests"].values()) == 0 and fake.stats()["tokens_issued"] == 0
+    # loopback over plain http is accepted (the fake API here), and any host with the opt-in
+    cls(http, base_url=fake.url + "/", **creds)
+    cls(http, base_url="http://api.example.com", allow_insecure_http=True, **creds)
 
 
 def test_the_readme_export_job_runs_as_written(fake, tmp_path):

@@ -10,8 +10,18 @@ export interface WritableStreamLike {
 
 /** What both clients take. */
 export interface ClientOptions {
-  /** The API's base URL, e.g. `https://reports.example`. */
+  /**
+   * The API's origin, e.g. `https://reports.example`, checked when the client is built: `https`
+   * (plain `http` only to a loopback host), a host, no user-info, query, fragment or API prefix
+   * (`/api/…`, which the client adds); a mistake throws InvalidArgumentError before any request.
+   */
   baseUrl: string;
+  /** Accept plain `http` to any host (default false): the credentials then travel in clear. */
+  allowInsecureHttp?: boolean;
+  /** The most attempts of each request (default: the core's, 5). */
+  maxAttempts?: number;
+  /** The most seconds from a request's first send to the start of a retry (default: the core's, 300). */
+  maxElapsedSeconds?: number;
   /** A WHATWG fetch (default: the global one; undici's, Bun's and Deno's work). */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   fetch?: (input: string, init?: any) => Promise<any>;
@@ -54,6 +64,16 @@ export type OperationParams<Op extends OperationId = OperationId> = Omit<Request
 /** What `request` returns: the parsed JSON body, the bytes of an artifact, or null. */
 export type OperationResult = unknown;
 
+/** A whole 2xx response (`requestRaw`). */
+export interface RawResponse {
+  status: number;
+  /** As received, in order (repeated names kept). */
+  headers: Array<[string, string]>;
+  body: Uint8Array;
+  /** What `request` resolves to. */
+  data: OperationResult;
+}
+
 export interface ApiClient {
   /** The Session the client's calls share (pass it as `session` to another client of the same API key). */
   readonly session: Session;
@@ -63,6 +83,13 @@ export interface ApiClient {
    * one anyway) fails with CallFailedError rule `redirect`, naming the origin it pointed at.
    */
   request<Op extends OperationId>(operationId: Op, params?: OperationParams<Op>, options?: { signal?: AbortSignalLike }): Promise<OperationResult>;
+  /**
+   * This client with other bounds for the calls made through the copy (null: the core's
+   * default). The copy shares the fetch, the credentials and the session.
+   */
+  withOptions(options: { maxAttempts?: number | null; maxElapsedSeconds?: number | null; timeoutMs?: number | null }): this;
+  /** `request`, resolving to the whole 2xx response. */
+  requestRaw<Op extends OperationId>(operationId: Op, params?: OperationParams<Op>, options?: { signal?: AbortSignalLike }): Promise<RawResponse>;
 }
 
 export interface ExportResult {

@@ -27,6 +27,39 @@ function transportFailure(e, timedOut) {
   return 'connection_lost';
 }
 
+// What the common system error codes mean, for the message of a call that failed on them.
+const ERROR_CODES = {
+  ECONNREFUSED: 'connection refused',
+  ENOTFOUND: 'name not resolved',
+  EAI_AGAIN: 'name not resolved (temporary failure)',
+  ECONNRESET: 'connection reset',
+  EPIPE: 'connection closed',
+  ETIMEDOUT: 'timed out',
+  EHOSTUNREACH: 'host unreachable',
+  ENETUNREACH: 'network unreachable',
+  UND_ERR_CONNECT_TIMEOUT: 'connect timeout',
+  UND_ERR_SOCKET: 'connection closed',
+  CERT_HAS_EXPIRED: 'TLS certificate expired',
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'TLS certificate not trusted',
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'TLS certificate not trusted',
+  ERR_TLS_CERT_ALTNAME_INVALID: 'TLS certificate names another host',
+};
+
+/**
+ * A rejected fetch as one line: its class and what the deepest error under it says (undici's
+ * `fetch failed` hides the reason in `cause`), with the system code's meaning when known:
+ * `TypeError: connection refused (connect ECONNREFUSED 127.0.0.1:8080)`.
+ */
+function describeFailure(e, timedOut, timeoutMs) {
+  if (timedOut) return `TimeoutError: no response within ${timeoutMs} ms`;
+  let root = e;
+  for (let c = e?.cause, depth = 0; c && depth < 8; c = c.cause, depth++) root = c;
+  const text = String(root?.message ?? root ?? '');
+  const meaning = ERROR_CODES[root?.code] ?? ERROR_CODES[e?.code];
+  const name = e?.name ?? 'Error';
+  return `${name}: ${meaning ? `${meaning} (${text})` : text}`;
+}
+
 /** AbortSignal.any, or its equivalent where the runtime lacks it (Node 18). */
 function anySignal(signals) {
   if (typeof AbortSignal.any === 'function') return AbortSignal.any(signals);
@@ -55,6 +88,15 @@ function idleTimeout(ms) {
  * over it when whole), else memory (a WritableStream cannot take back a partial attempt, so it gets
  * the artifact once, whole). Each attempt of the download starts it afresh.
  */
+/** A file system error naming the user's `target` instead of the temporary file beside it (its
+ * code, errno and syscall kept, the original as `cause`); anything else as it is. */
+function ownPath(e, target) {
+  if (!e || typeof e.code !== 'string' || e.path === undefined) return e;
+  const err = new Error(`${e.code}: ${String(e.message).split(':').slice(1).join(':').split(',')[0].trim() || e.code}, ${e.syscall ?? 'open'} '${target}'`, { cause: e });
+  Object.assign(err, { code: e.code, errno: e.errno, syscall: e.syscall, path: target });
+  return err;
+}
+
 class Sink {
   constructor(path, onProgress) {
     this.path = path;
@@ -66,12 +108,18 @@ class Sink {
     this.failed = null;
   }
 
-  /** Creates the temporary file (before the job starts, so a bad path fails before any export is created). */
+  /** Creates the temporary file (before the job starts, so a bad path fails before any export is
+   * created), with mode 0644 less the umask: the artifact's mode once renamed, as in every language. */
   async open() {
     if (this.path === null) return;
     const { fs, path } = files;
     this.tmp = path.join(path.dirname(path.resolve(this.path)), `.royaltykit-${Date.now()}-${Math.random().toString(36).slice(2)}`);
-    this.file = await fs.open(this.tmp, 'wx');
+    try {
+      this.file = await fs.open(this.tmp, 'wx', 0o644);
+    } catch (e) {
+      this.tmp = null;
+      throw ownPath(e, this.path);
+    }
   }
 
   /** A new attempt of the download: the sink starts afresh. */
@@ -94,23 +142,26 @@ class Sink {
     await this.#own(() => this.onProgress?.(this.length, this.total));
   }
 
-  /** Runs `f`; what it throws (the disk, the progress callback) is the sink's, never a transport failure. */
+  /** Runs `f`; what it throws (the disk, naming the user's path; the progress callback) is the
+   * sink's, never a transport failure. */
   async #own(f) {
     try {
       return await f();
     } catch (e) {
-      this.failed = e;
-      throw e;
+      this.failed = this.path === null ? e : ownPath(e, this.path);
+      throw this.failed;
     }
   }
 
   /** The artifact is whole: renamed into place (a path), else its bytes. */
   async finish() {
     if (this.file !== null) {
-      await this.file.sync();
-      await this.file.close();
-      this.file = null;
-      await files.fs.rename(this.tmp, this.path);
+      await this.#own(async () => {
+        await this.file.sync();
+        await this.file.close();
+        this.file = null;
+        await files.fs.rename(this.tmp, this.path);
+      });
       this.tmp = null;
       return null;
     }
@@ -130,11 +181,48 @@ class Sink {
   }
 }
 
+// The options each client takes: any other name is a mistake (a misspelt `timeoutMS` would
+// otherwise be ignored), refused when the client is built.
+const COMMON_OPTIONS = ['baseUrl', 'allowInsecureHttp', 'fetch', 'session', 'budget', 'timeoutMs', 'clock', 'sleep', 'seed', 'credentials',
+  'maxAttempts', 'maxElapsedSeconds'];
+// What `withOptions` changes for the calls of a copy.
+const CALL_OPTIONS = new Set(['maxAttempts', 'maxElapsedSeconds', 'timeoutMs']);
+
+/** The bounds given, as the machines' options (the core checks them; undefined: its defaults). */
+function limits(o) {
+  const out = {};
+  if (o.maxAttempts !== undefined && o.maxAttempts !== null) out.maxAttempts = o.maxAttempts;
+  if (o.maxElapsedSeconds !== undefined && o.maxElapsedSeconds !== null) out.maxElapsedSeconds = o.maxElapsedSeconds;
+  return out;
+}
+const OPTIONS = {
+  reports: new Set([...COMMON_OPTIONS, 'tenantId', 'scopes', 'idempotencyHeader']),
+  enterprise: new Set(COMMON_OPTIONS),
+};
+
+function checkOptions(o, api) {
+  if (o === null || typeof o !== 'object') throw new TypeError('options must be an object ({ baseUrl, credentials, ... })');
+  const known = OPTIONS[api];
+  for (const name of Object.keys(o)) {
+    if (!known.has(name)) {
+      throw new TypeError(`unknown option \`${name}\` for the ${api} client; it takes: ${[...known].join(', ')}`);
+    }
+  }
+}
+
+/** A 2xx body: parsed when the core calls it JSON, else the bytes (an artifact); null when empty. */
+function parsed(done) {
+  if (!done.body || done.body.length === 0) return null;
+  return done.json ? JSON.parse(new TextDecoder().decode(done.body)) : done.body;
+}
+
 /** A base for both APIs' clients: performs a machine's steps until its end. */
 class Client {
   constructor(o, tokenRequest, parseToken, defaultBudget) {
     if (typeof o.baseUrl !== 'string') throw new TypeError('baseUrl must be the API base URL');
-    this._base = o.baseUrl.replace(/\/+$/, '');
+    if (o.allowInsecureHttp !== undefined && typeof o.allowInsecureHttp !== 'boolean') throw new TypeError('allowInsecureHttp must be a boolean');
+    // A wrong base URL fails here, before any request, not after a minute of retries.
+    this._base = rk.checkBaseUrl(o.baseUrl, o.allowInsecureHttp === true);
     // The global fetch called as a function of its own: Workers throw "Illegal invocation" for a
     // fetch called as a method of another object.
     this._fetch = o.fetch ?? (typeof globalThis.fetch === 'function' ? (url, init) => globalThis.fetch(url, init) : undefined);
@@ -162,6 +250,8 @@ class Client {
       signal?.addEventListener('abort', () => { clearTimeout(t); reject(signal.reason); }, { once: true });
     }));
     this._seed = o.seed;
+    // Each request's bounds (the core's defaults when not given: 5 attempts, 300 s).
+    this._limits = limits(o);
     this._tokenRequest = tokenRequest;
     this._parseToken = parseToken;
   }
@@ -203,7 +293,7 @@ class Client {
     } catch (e) {
       if (sink?.failed) throw sink.failed;
       if (signal?.aborted) throw signal.reason ?? e; // the caller's own cancellation
-      return { failure: transportFailure(e, timeout.signal.aborted) };
+      return { failure: transportFailure(e, timeout.signal.aborted), error: e, text: describeFailure(e, timeout.signal.aborted, this._timeoutMs) };
     } finally {
       timeout.clear();
       connection?.close();
@@ -214,6 +304,8 @@ class Client {
   async _drive(machine, operationId, signal, sink) {
     const stream = sink ? (status) => (machine.streams(status) ? sink : null) : null;
     const session = this.session;
+    // The last send's rejection when it got no response: the cause of a CallFailedError.
+    let failed = null;
     for (;;) {
       signal?.throwIfAborted();
       const version = session.version;
@@ -221,6 +313,7 @@ class Client {
       switch (s.step) {
         case 'send': {
           const r = await this._send(s.request, signal, stream);
+          failed = r.failure ? r : null;
           if (r.failure) machine.transportFailure(r.failure, this._clock());
           else if (r.length !== undefined) machine.streamedResponse(r.status, r.headers, r.length, this._clock());
           else machine.response(r.status, r.headers, r.body, this._clock());
@@ -243,9 +336,9 @@ class Client {
           });
         case 'fail':
           if (s.error) throw s.error;
-          throw new CallFailedError('call_failed', s.reason, {
-            rule: s.rule, transport: s.transport, status: s.status, retryAfterSeconds: s.retryAfterSeconds, operationId,
-            stage: s.stage ?? null, exportId: s.exportId ?? null,
+          throw new CallFailedError('call_failed', rk.callFailedMessage(operationId, this._base, s.reason, s.attempts, failed?.text ?? null), {
+            rule: s.rule, reason: s.reason, transport: s.transport, status: s.status, retryAfterSeconds: s.retryAfterSeconds, operationId,
+            stage: s.stage ?? null, exportId: s.exportId ?? null, attempts: s.attempts, ...(failed ? { cause: failed.error } : {}),
           });
         default:
           throw new Error(`unknown step ${s.step}`);
@@ -258,7 +351,7 @@ class Client {
    * exchange's error is thrown), or nothing when it was cancelled (the signal's reason is). */
   async _exchange(signal) {
     try {
-      const exchange = Call.exchange(this._tokenRequest(), { seed: this._seed?.() });
+      const exchange = Call.exchange(this._tokenRequest(), { ...this._limits, seed: this._seed?.() });
       let done;
       try {
         done = await this._drive(exchange, 'token exchange', signal);
@@ -274,20 +367,47 @@ class Client {
   }
 
   /**
+   * This client with other bounds for the calls made through the copy (`maxAttempts`,
+   * `maxElapsedSeconds`, `timeoutMs`; null: the core's default). The copy shares the fetch, the
+   * credentials and the session (the token, its one exchange, the budget):
+   * `client.withOptions({ maxAttempts: 2, timeoutMs: 5000 }).request('listPlatformExports')`.
+   */
+  withOptions(o) {
+    if (o === null || typeof o !== 'object') throw new TypeError('withOptions takes an object ({ maxAttempts, maxElapsedSeconds, timeoutMs })');
+    for (const name of Object.keys(o)) {
+      if (!CALL_OPTIONS.has(name)) throw new TypeError(`unknown option \`${name}\` for withOptions; it takes: ${[...CALL_OPTIONS].join(', ')}`);
+    }
+    const copy = Object.assign(Object.create(Object.getPrototypeOf(this)), this);
+    copy._limits = limits({ ...this._limits, ...o });
+    if ('timeoutMs' in o) copy._timeoutMs = o.timeoutMs ?? 30_000;
+    return copy;
+  }
+
+  /**
    * Performs one operation (`params` as for `Call`: path, query, body, requestId, …): the parsed
    * JSON body, the bytes of an artifact, or null. Throws ApiError, ReconcileRequired or
    * CallFailedError; `{ signal }` cancels it (the AbortSignal's reason is thrown).
    */
   async request(operationId, params, opts) {
-    const call = new Call(operationId, { ...this._defaults(), ...params, token: undefined, seed: this._seed?.() });
-    let done;
+    return parsed(await this._done(operationId, params, opts));
+  }
+
+  /**
+   * `request`, resolving to the whole 2xx response: `{ status, headers, body, data }` (headers as
+   * received, in order; `body` the bytes; `data` what `request` resolves to).
+   */
+  async requestRaw(operationId, params, opts) {
+    const done = await this._done(operationId, params, opts);
+    return { status: done.status, headers: done.headers, body: done.body, data: parsed(done) };
+  }
+
+  async _done(operationId, params, opts) {
+    const call = new Call(operationId, { ...this._defaults(), ...params, ...this._limits, token: undefined, seed: this._seed?.() });
     try {
-      done = await this._drive(call, operationId, opts?.signal);
+      return await this._drive(call, operationId, opts?.signal);
     } finally {
       call.free(); // now, not at garbage collection (bench/PROFILES.md, client overhead)
     }
-    if (!done.body || done.body.length === 0) return null;
-    return done.json ? JSON.parse(new TextDecoder().decode(done.body)) : done.body;
   }
 
   _defaults() {
@@ -297,6 +417,7 @@ class Client {
 
 class ReportsClient extends Client {
   constructor(o) {
+    checkOptions(o, 'reports');
     const c = o.credentials ?? {};
     if (typeof o.tenantId !== 'string') throw new TypeError('tenantId must be the tenant UUID');
     super(o, () => rk.buildTokenRequest({ clientId: c.clientId, clientSecret: c.clientSecret, tenantId: o.tenantId, scopes: o.scopes }),
@@ -322,7 +443,8 @@ class ReportsClient extends Client {
     if (to !== null && typeof to !== 'string' && !toStream) throw new TypeError('to must be a file path or a WritableStream');
     if (typeof to === 'string' && files === null) throw new TypeError('to: a file path needs a file system (Node, Bun, Deno); here, give a WritableStream');
     const job = new ExportJob({ tenantId: this.tenantId, body, requestId: opts.requestId, idempotencyHeader: this._idempotencyHeader,
-      maxPolls: opts.maxPolls, maxPollSeconds: opts.maxPollSeconds, reconcileGraceSeconds: opts.reconcileGraceSeconds, seed: this._seed?.() });
+      maxPolls: opts.maxPolls, maxPollSeconds: opts.maxPollSeconds, reconcileGraceSeconds: opts.reconcileGraceSeconds, ...this._limits,
+      seed: this._seed?.() });
     const sink = new Sink(typeof to === 'string' ? to : null, opts.onProgress);
     try {
       await sink.open();
@@ -347,6 +469,7 @@ class ReportsClient extends Client {
 
 class EnterpriseClient extends Client {
   constructor(o) {
+    checkOptions(o, 'enterprise');
     const c = o.credentials ?? {};
     super(o, () => rk.buildEnterpriseTokenRequest({ apiKey: c.apiKey, apiSecret: c.apiSecret }),
       (status, headers, body, now) => rk.parseEnterpriseTokenResponse(status, headers, body, { now }), 'enterprise');

@@ -67,6 +67,10 @@ test('the ETL job survives every fault the specs describe and creates one export
   assert.equal(s.downloads, 1);
   assert.equal(s.requests.downloadPlatformExport, 3); // 206, truncated, whole
   assert.deepEqual(seen.at(-1), [expected.length, expected.length]);
+  // the artifact's mode is 0644 less the umask, as in every language
+  assert.equal(fs.statSync(path.join(dir, 'out.csv')).mode & 0o777, 0o644 & ~process.umask());
+  // the scripted 206 (half the artifact) never shows as a complete download
+  assert.ok(seen.every(([got, total]) => got !== total || got === expected.length), JSON.stringify(seen));
   assert.deepEqual(fs.readdirSync(dir), ['out.csv']);
 });
 
@@ -113,6 +117,16 @@ test('errors that must stop are ApiErrors; reads return the parsed JSON', async 
   assert.deepEqual(await reports().request('listPlatformExports', { query: { limit: 10 }, requestId: 'ignored-on-reads' }), EMPTY);
 });
 
+test('requestRaw: the whole response, its data what request returns', async () => {
+  await reset();
+  const c = reports();
+  const raw = await c.requestRaw('listPlatformExports', { query: { limit: 10 } });
+  assert.equal(raw.status, 200);
+  assert.deepEqual(raw.data, await c.request('listPlatformExports', { query: { limit: 10 } }));
+  assert.ok(raw.headers.some(([k, v]) => k.toLowerCase() === 'content-type' && v === 'application/json'), JSON.stringify(raw.headers));
+  assert.deepEqual(JSON.parse(new TextDecoder().decode(raw.body)), raw.data);
+});
+
 test('a refused connection is connect_failed, retried, then CallFailedError', async () => {
   const port = await new Promise((resolve) => {
     const s = net.createServer().listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => resolve(p)); });
@@ -122,8 +136,74 @@ test('a refused connection is connect_failed, retried, then CallFailedError', as
     assert.equal(e.transport, 'connect_failed');
     assert.equal(e.rule, 'attempts_exhausted');
     assert.equal(e.operationId, 'token exchange');
+    // The message names the operation, the host, the attempts and what fetch saw; fetch's own
+    // rejection is chained.
+    assert.ok(e.message.startsWith(`token exchange to 127.0.0.1:${port}: `), e.message);
+    assert.equal(e.attempts, 5);
+    assert.ok(e.message.includes('(5 attempts made)'), e.message);
+    assert.ok(e.message.includes('connection refused'), e.message);
+    assert.ok(e.cause instanceof Error, String(e.cause));
+    assert.ok(!e.message.includes('csecret'), e.message);
     return true;
   });
+});
+
+test('a wrong base URL or an unknown option fails when the client is built, before any request', async () => {
+  await reset();
+  const enterprise = (extra) => createEnterpriseClient({ baseUrl: url, credentials: { apiKey: 'key-1', apiSecret: 'secret-1' }, ...extra });
+  const cases = {
+    'htp://api.example.com': 'has the scheme `htp`',
+    'api.example.com': 'has no scheme',
+    'http://api.example.com': 'plain `http` to `api.example.com`',
+    'https://api.example.com/api/v1': 'API prefix',
+    'https://key:secret@api.example.com': 'user-info',
+  };
+  for (const make of [reports, enterprise]) {
+    for (const [baseUrl, says] of Object.entries(cases)) {
+      assert.throws(() => make({ baseUrl }), (e) => {
+        assert.ok(e instanceof rk.InvalidArgumentError, String(e));
+        assert.equal(e.code, 'invalid_argument');
+        assert.equal(e.argument, 'base_url');
+        assert.ok(e.message.includes(says), e.message);
+        assert.ok(!e.message.includes('secret'), e.message);
+        return true;
+      });
+    }
+    // a misspelt option is refused by name, not ignored
+    assert.throws(() => make({ timeoutMS: 5 }), /unknown option `timeoutMS`/);
+    assert.throws(() => make({ allowInsecureHttp: 'yes' }), /allowInsecureHttp must be a boolean/);
+    // loopback over plain http is accepted (the fake API here), and any host with the opt-in
+    make({ baseUrl: `${url}/` });
+    make({ baseUrl: 'http://api.example.com', allowInsecureHttp: true });
+  }
+  const s = await stats();
+  assert.equal(Object.values(s.requests).reduce((a, b) => a + b, 0), 0);
+  assert.equal(s.tokens_issued, 0);
+});
+
+test('maxAttempts per client and per call (withOptions) bound the requests; the copy shares the session', async () => {
+  await reset({ faults: Array.from({ length: 8 }, (_, i) => ({ op: 'listPlatformExports', nth: i + 1, do: 'reset' })) });
+  const c = reports({ maxAttempts: 3 });
+  const copy = c.withOptions({ maxAttempts: 2, timeoutMs: 5000 });
+  assert.equal(copy.session, c.session);
+  const failed = async (client) => {
+    try {
+      await client.request('listPlatformExports');
+    } catch (e) {
+      assert.ok(e instanceof CallFailedError, String(e));
+      return e;
+    }
+    assert.fail('accepted');
+  };
+  const three = await failed(c);
+  const two = await failed(copy);
+  assert.deepEqual([three.attempts, two.attempts], [3, 2]);
+  assert.ok(two.message.includes('(2 attempts made)'), two.message);
+  assert.equal(three.transport, 'connection_lost');
+  const s = await stats();
+  assert.equal(s.requests.listPlatformExports, 5);
+  assert.equal(s.tokens_issued, 1);
+  assert.throws(() => c.withOptions({ maxAtempts: 2 }), /unknown option `maxAtempts`/);
 });
 
 test('a read that times out is sent again', async () => {
@@ -217,7 +297,14 @@ test('a failing onProgress is thrown as it is, never retried, and leaves no file
 
 test('a path in a folder that does not exist fails before any export is created', async () => {
   await reset({ states: ['ready'] });
-  await assert.rejects(reports().runExport(BODY, { to: path.join(os.tmpdir(), 'rk-no-such-dir', 'x', 'out.csv') }), (e) => e.code === 'ENOENT');
+  const target = path.join(os.tmpdir(), 'rk-no-such-dir', 'x', 'out.csv');
+  await assert.rejects(reports().runExport(BODY, { to: target }), (e) => {
+    assert.equal(e.code, 'ENOENT');
+    // the error names the user's path, never the temporary file beside it
+    assert.equal(e.path, target);
+    assert.ok(e.message.includes(target) && !e.message.includes('.royaltykit-'), e.message);
+    return true;
+  });
   assert.equal((await stats()).exports_created, 0);
 });
 

@@ -18,6 +18,7 @@ failure happened, mapping each HTTP library's exceptions:
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import os
 import shutil
@@ -37,6 +38,8 @@ from ._native import (
     Session,
     build_enterprise_token_request,
     build_token_request,
+    call_failed_message,
+    check_base_url,
     parse_enterprise_token_response,
     parse_token_response,
 )
@@ -44,7 +47,7 @@ from .errors import CallFailedError, ReconcileRequired
 
 _T = TypeVar("_T")
 
-__all__ = ["ReportsClient", "AsyncReportsClient", "EnterpriseClient", "AsyncEnterpriseClient", "ExportResult"]
+__all__ = ["ReportsClient", "AsyncReportsClient", "EnterpriseClient", "AsyncEnterpriseClient", "ExportResult", "Response"]
 
 # progress(received bytes, total bytes or None), called as an artifact arrives
 Progress = Callable[[int, "int | None"], None]
@@ -61,12 +64,50 @@ class ExportResult:
     data: bytes | None = None
 
 
+@dataclass(frozen=True)
+class Response:
+    """A 2xx response, whole (``request_raw``): its ``status``, its ``headers`` as received (in
+    order, repeated names kept), the ``body`` bytes, and ``data``: what ``request`` returns (the
+    parsed JSON, the bytes of an artifact, or None)."""
+
+    status: int
+    headers: list[tuple[str, str]]
+    body: bytes
+    data: Any
+
+    def header(self, name: str) -> str | None:
+        """The first value of header ``name`` (any case), or None."""
+        lower = name.lower()
+        return next((v for k, v in self.headers if k.lower() == lower), None)
+
+
 # ---- the transports: one send per HTTP library, and its exceptions as transport failures -----------
+
+def _own_path(e: OSError, path: str) -> OSError:
+    """``e`` naming the user's ``path`` instead of the temporary file beside it."""
+    return type(e)(e.errno, e.strerror, path) if e.errno is not None else e
+
+
+def _create_beside(path: str) -> tuple[int, str]:
+    """A new temporary file in ``path``'s folder, created with mode 0644 less the umask (the mode
+    of the artifact once renamed, the same in every language): its descriptor and name."""
+    folder = os.path.dirname(os.path.abspath(path))
+    for _ in range(100):
+        tmp = os.path.join(folder, ".royaltykit-" + os.urandom(8).hex())
+        try:
+            return os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o644), tmp
+        except FileExistsError:
+            continue
+        except OSError as e:
+            raise _own_path(e, path) from e
+    raise FileExistsError(f"no free temporary name beside {path}")
+
 
 class _Sink:
     """Where a streamed artifact goes as it arrives: a temporary file next to ``to`` (renamed over
-    it when the artifact is whole), else an anonymous temporary file (copied into ``to`` or read
-    into memory at the end). Each attempt of the download starts it afresh."""
+    it when the artifact is whole; mode 0644 less the umask), else an anonymous temporary file
+    (copied into ``to`` or read into memory at the end). Each attempt of the download starts it
+    afresh. Errors of the disk name ``to``, never the temporary file."""
 
     def __init__(self, to: str | os.PathLike[str] | IO[bytes] | None, progress: Progress | None) -> None:
         self.to, self.progress, self.length = to, progress, 0
@@ -75,7 +116,7 @@ class _Sink:
         self.tmp: str | None = None
         if to is not None and not hasattr(to, "write"):
             self.path = os.fspath(to)
-            fd, self.tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(self.path)), prefix=".royaltykit-")
+            fd, self.tmp = _create_beside(self.path)
             self.file: IO[bytes] = os.fdopen(fd, "w+b")
         else:
             self.file = tempfile.TemporaryFile()
@@ -87,7 +128,12 @@ class _Sink:
         self.total = int(content_length) if content_length and content_length.isdigit() else None
 
     def write(self, chunk: bytes) -> None:
-        self.file.write(chunk)
+        try:
+            self.file.write(chunk)
+        except OSError as e:
+            if self.path is None:
+                raise
+            raise _own_path(e, self.path) from e
         self.length += len(chunk)
         if self.progress:
             self.progress(self.length, self.total)
@@ -96,9 +142,12 @@ class _Sink:
         """The artifact is whole: moved or copied to where it belongs."""
         self.file.flush()
         if self.path is not None and self.tmp is not None:
-            os.fsync(self.file.fileno())
-            self.file.close()
-            os.replace(self.tmp, self.path)
+            try:
+                os.fsync(self.file.fileno())
+                self.file.close()
+                os.replace(self.tmp, self.path)
+            except OSError as e:
+                raise _own_path(e, self.path) from e
             self.tmp = None
             return ExportResult(export_id, self.length, path=self.path)
         self.file.seek(0)
@@ -116,8 +165,34 @@ class _Sink:
 
 
 # A response as a transport reports it: (status, headers, body bytes), or (status, headers, length)
-# when the machine said to stream the body into the sink; a str is a transport failure.
+# when the machine said to stream the body into the sink; a _Failed is a transport failure.
 Stream = Callable[[int], "_Sink | None"]
+
+
+class _Failed:
+    """A send that got no response: the core's transport failure and the HTTP library's error."""
+
+    __slots__ = ("kind", "error")
+
+    def __init__(self, kind: str, error: BaseException) -> None:
+        self.kind, self.error = kind, error
+
+
+def _describe(e: BaseException) -> str:
+    """The HTTP library's error as one line: its class and the text of the deepest error under it
+    that has one, led by the system error's meaning when one is under it and the text does not
+    say it (``ConnectError: Connection refused ([Errno 111] Connect call failed (...))``)."""
+    text, depth, errno = str(e), 0, None
+    inner: BaseException | None = e
+    while inner is not None and depth < 8:
+        if str(inner):
+            text = str(inner)
+        if isinstance(inner, OSError) and inner.errno:
+            errno = inner.errno
+        inner, depth = inner.__cause__ or inner.__context__, depth + 1
+    if errno is not None and os.strerror(errno).lower() not in text.lower():
+        text = f"{os.strerror(errno)} ({text})"
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
 
 
 class _Transport:
@@ -128,12 +203,12 @@ class _Transport:
     def failure(e: Exception) -> str | None:
         raise NotImplementedError
 
-    def failed(self, e: Exception) -> str:
+    def failed(self, e: Exception) -> _Failed:
         """The transport failure ``e`` is; anything else is not ours to map, and is raised."""
         kind = self.failure(e)
         if kind is None:
             raise e
-        return kind
+        return _Failed(kind, e)
 
 
 class _Httpx(_Transport):
@@ -240,6 +315,24 @@ def _transport(http: Any, base_url: str, timeout: float | None, asynchronous: bo
 
 # ---- the steps, written once for sync and async --------------------------------------------------
 
+class _Unset:
+    """The default of ``with_options``' arguments: keep this client's value."""
+
+
+_UNSET = _Unset()
+_C = TypeVar("_C", bound="_Base")
+
+
+def _limits(max_attempts: int | None = None, max_elapsed_seconds: float | None = None) -> dict[str, Any]:
+    """The bounds given, as the machines' keyword arguments (the core checks them)."""
+    out: dict[str, Any] = {}
+    if max_attempts is not None:
+        out["max_attempts"] = max_attempts
+    if max_elapsed_seconds is not None:
+        out["max_elapsed_seconds"] = max_elapsed_seconds
+    return out
+
+
 class _Base:
     """What both APIs' clients share: the machines' loop, as a generator whose yields are the I/O
     (``("send", request, stream)`` → the outcome, ``("sleep", seconds)``, ``("await", seconds,
@@ -249,13 +342,17 @@ class _Base:
 
     def __init__(self, http: Any, base_url: str, *, budget: RateBudget | None, timeout: float | None,
                  clock: Callable[[], float], sleep: Callable[[float], Any] | None, seed: Callable[[], int] | None,
-                 session: Session | None = None) -> None:
+                 session: Session | None = None, allow_insecure_http: bool = False,
+                 max_attempts: int | None = None, max_elapsed_seconds: float | None = None) -> None:
         asynchronous = self._async
-        self._transport = _transport(http, base_url.rstrip("/"), timeout, asynchronous)
+        # A wrong base URL fails here, before any request, not after a minute of retries.
+        self._transport = _transport(http, check_base_url(base_url, allow_insecure_http), timeout, asynchronous)
         if session is not None and budget is not None:
             raise TypeError("give budget or session, not both: a session keeps its own budget")
         # The calls of this client share one session: one token exchange at a time, one budget.
         self.session: Session = session if session is not None else Session(budget)
+        # Each request's bounds (None: the core's defaults, 5 attempts and 300 s).
+        self._limits = _limits(max_attempts, max_elapsed_seconds)
         self._clock = clock
         self._sleep: Callable[[float], Any] = sleep or (asyncio.sleep if asynchronous else time.sleep)
         self._seed = seed or (lambda: int.from_bytes(os.urandom(8), "little"))
@@ -263,6 +360,30 @@ class _Base:
         # waiting tasks' futures on an event loop.
         self._changed = threading.Condition()
         self._waiters: set[asyncio.Future[None]] = set()
+
+    def with_options(self: _C, *, max_attempts: int | None | _Unset = _UNSET,
+                     max_elapsed_seconds: float | None | _Unset = _UNSET,
+                     timeout: float | None | _Unset = _UNSET) -> _C:
+        """This client with other bounds for the calls made through the copy (``None``: the core's
+        default): the most attempts of each request (5), the most seconds of its retries (300),
+        the seconds to wait for a response. The copy shares the HTTP client, the credentials and
+        the session (the token, its one exchange, the budget)::
+
+            client.with_options(max_attempts=2, timeout=5).request("listPlatformExports")
+        """
+        other = copy.copy(self)
+        limits = dict(self._limits)
+        if not isinstance(max_attempts, _Unset):
+            limits.pop("max_attempts", None)
+            limits.update(_limits(max_attempts=max_attempts))
+        if not isinstance(max_elapsed_seconds, _Unset):
+            limits.pop("max_elapsed_seconds", None)
+            limits.update(_limits(max_elapsed_seconds=max_elapsed_seconds))
+        other._limits = limits
+        if not isinstance(timeout, _Unset):
+            other._transport = copy.copy(self._transport)
+            other._transport.timeout = timeout
+        return other
 
     def _wake(self) -> None:
         """The session changed: every call waiting on it asks again."""
@@ -287,14 +408,18 @@ class _Base:
             return sink if sink is not None and machine.streams(status) else None
 
         session = self.session
+        # The HTTP library's error of the last send when it got no response: the cause of a
+        # CallFailedError.
+        cause: BaseException | None = None
         while True:
             version = session.version
             step = machine.next(self._clock(), session=session)
             match step:
                 case CallStep.Send(request=request):
                     outcome = yield ("send", request, stream)
-                    if isinstance(outcome, str):
-                        machine.transport_failure(outcome, self._clock())
+                    cause = outcome.error if isinstance(outcome, _Failed) else None
+                    if cause is not None:
+                        machine.transport_failure(outcome.kind, self._clock())
                     elif isinstance(outcome[2], int):
                         machine.streamed_response(*outcome, self._clock())
                     else:
@@ -306,7 +431,7 @@ class _Base:
                 case CallStep.RefreshToken():
                     # This call leads the session's one exchange; the others wait for it.
                     try:
-                        exchange = Call.exchange(self._token_request(), seed=self._seed())
+                        exchange = Call.exchange(self._token_request(), seed=self._seed(), **self._limits)
                         done = yield from self._steps(exchange, "token exchange")
                         session.store_token(self._parse_token(done.status, done.headers, done.body))
                     except Exception as e:
@@ -325,9 +450,12 @@ class _Base:
                 case CallStep.Fail() as f:
                     if f.error is not None:
                         raise f.error
-                    raise CallFailedError("call_failed", f.reason, rule=f.rule, transport=f.transport, status=f.status,
-                                          retry_after_seconds=f.retry_after_seconds, operation_id=operation_id,
-                                          stage=f.stage, export_id=f.export_id)
+                    message = call_failed_message(operation_id or "call", self._transport.base, f.reason, f.attempts,
+                                                  None if cause is None else _describe(cause))
+                    raise CallFailedError("call_failed", message, rule=f.rule, reason=f.reason, transport=f.transport,
+                                          status=f.status, retry_after_seconds=f.retry_after_seconds,
+                                          operation_id=operation_id, stage=f.stage, export_id=f.export_id,
+                                          attempts=f.attempts) from cause
 
     # Both close the steps on the way out, so an export's temporary file goes at once when a
     # send raises (a disk error, a progress callback's exception, a cancellation).
@@ -380,10 +508,15 @@ class _Base:
         finally:
             steps.close()
 
-    def _call(self, operation_id: str, params: Mapping[str, Any]) -> Generator[Any, Any, Any]:
-        call = Call(operation_id, seed=self._seed(), **params)
+    def _call(self, operation_id: str, params: Mapping[str, Any], raw: bool = False) -> Generator[Any, Any, Any]:
+        call = Call(operation_id, seed=self._seed(), **self._limits, **params)
         done = yield from self._steps(call, operation_id)
+        if raw:
+            return Response(done.status, list(done.headers), bytes(done.body), _parsed(done))
         return _parsed(done)
+
+    def _request_steps(self, operation_id: str, params: dict[str, Any], raw: bool = False) -> Generator[Any, Any, Any]:
+        return self._call(operation_id, params, raw)
 
 
 def _parsed(done: Any) -> Any:
@@ -419,9 +552,11 @@ class _Reports(_Base):
                  scopes: list[str] | None = None, idempotency_header: str | None = None, budget: RateBudget | None = None,
                  timeout: float | None = 30.0, clock: Callable[[], float] = time.time,
                  sleep: Callable[[float], Any] | None = None, seed: Callable[[], int] | None = None,
-                 session: Session | None = None) -> None:
+                 session: Session | None = None, allow_insecure_http: bool = False, max_attempts: int | None = None,
+                 max_elapsed_seconds: float | None = None) -> None:
         super().__init__(http, base_url, budget=budget, timeout=timeout, clock=clock, sleep=sleep, seed=seed,
-                         session=session)
+                         session=session, allow_insecure_http=allow_insecure_http, max_attempts=max_attempts,
+                         max_elapsed_seconds=max_elapsed_seconds)
         self._credentials = (client_id, client_secret)
         self.tenant_id = tenant_id
         self._scopes = scopes
@@ -437,17 +572,18 @@ class _Reports(_Base):
         return parse_token_response(status, headers, body, tenant_id=self.tenant_id, requested_scopes=self._scopes,
                                     now=self._clock())
 
-    def _request_steps(self, operation_id: str, params: dict[str, Any]) -> Generator[Any, Any, Any]:
+    def _request_steps(self, operation_id: str, params: dict[str, Any], raw: bool = False) -> Generator[Any, Any, Any]:
         params.setdefault("tenant_id", self.tenant_id)
         if self._idempotency_header is not None:
             params.setdefault("idempotency_header", self._idempotency_header)
-        return self._call(operation_id, params)
+        return self._call(operation_id, params, raw)
 
     def _export_steps(self, body: Mapping[str, Any] | bytes, to: Any, request_id: str | None, max_polls: int | None,
                       progress: Progress | bool | None, max_poll_seconds: float | None = None
                       ) -> Generator[Any, Any, ExportResult]:
         job = ExportJob(tenant_id=self.tenant_id, body=body, request_id=request_id, max_poll_seconds=max_poll_seconds,
-                        idempotency_header=self._idempotency_header, max_polls=max_polls, seed=self._seed())
+                        idempotency_header=self._idempotency_header, max_polls=max_polls, seed=self._seed(),
+                        **self._limits)
         sink = _Sink(to, _progress(progress))
         try:
             done = yield from self._steps(job, "export job", sink)
@@ -461,6 +597,12 @@ class ReportsClient(_Reports):
     ``requests.Session``: obtains and refreshes the bearer token (client credentials), retries as
     the specs say, honours ``Retry-After``, and paces requests by ``budget`` when given (the
     reporting API shows no rate limits, so by default only 429 and ``Retry-After`` pace it).
+    ``base_url`` is the API's origin (``https://…``; plain ``http`` only to a loopback host, or
+    anywhere with ``allow_insecure_http=True``, since the credentials would travel in clear),
+    checked here: a mistake raises ``InvalidArgumentError`` before any request. ``max_attempts``
+    and ``max_elapsed_seconds`` bound each request's retries (default: the core's, 5 and 300 s);
+    ``timeout`` is the seconds to wait for a response (30); ``with_options`` changes them for
+    the calls made through a copy.
     ``clock``, ``sleep`` and ``seed`` are for tests. Blocking: use it off your event loop."""
 
     def request(self, operation_id: str, **params: Any) -> Any:
@@ -469,6 +611,10 @@ class ReportsClient(_Reports):
         for an error response that retrying cannot fix, ``ReconcileRequired`` when a request
         may have been applied, ``CallFailedError`` when the attempts ran out without a response."""
         return self._run(self._request_steps(operation_id, params))
+
+    def request_raw(self, operation_id: str, **params: Any) -> Response:
+        """``request``, returning the whole ``Response``: status, headers, body and the parsed data."""
+        return cast(Response, self._run(self._request_steps(operation_id, params, raw=True)))
 
     def run_export(self, body: Mapping[str, Any] | bytes, *, to: str | os.PathLike[str] | IO[bytes] | None = None,
                    request_id: str | None = None, max_polls: int | None = None,
@@ -494,6 +640,10 @@ class AsyncReportsClient(_Reports):
         """See ``ReportsClient.request``."""
         return await self._arun(self._request_steps(operation_id, params))
 
+    async def request_raw(self, operation_id: str, **params: Any) -> Response:
+        """See ``ReportsClient.request_raw``."""
+        return cast(Response, await self._arun(self._request_steps(operation_id, params, raw=True)))
+
     async def run_export(self, body: Mapping[str, Any] | bytes, *, to: str | os.PathLike[str] | IO[bytes] | None = None,
                          request_id: str | None = None, max_polls: int | None = None,
                          progress: Progress | bool | None = None, max_poll_seconds: float | None = None) -> ExportResult:
@@ -505,11 +655,13 @@ class _Enterprise(_Base):
     def __init__(self, http: Any, *, base_url: str, api_key: str, api_secret: str, budget: RateBudget | None = None,
                  timeout: float | None = 30.0, clock: Callable[[], float] = time.time,
                  sleep: Callable[[float], Any] | None = None, seed: Callable[[], int] | None = None,
-                 session: Session | None = None) -> None:
+                 session: Session | None = None, allow_insecure_http: bool = False, max_attempts: int | None = None,
+                 max_elapsed_seconds: float | None = None) -> None:
         if session is None and budget is None:
             budget = RateBudget.preset("enterprise")
         super().__init__(http, base_url, budget=budget, timeout=timeout, clock=clock, sleep=sleep, seed=seed,
-                         session=session)
+                         session=session, allow_insecure_http=allow_insecure_http, max_attempts=max_attempts,
+                         max_elapsed_seconds=max_elapsed_seconds)
         self._credentials = (api_key, api_secret)
 
     def __repr__(self) -> str:
@@ -531,7 +683,11 @@ class EnterpriseClient(_Enterprise):
 
     def request(self, operation_id: str, **params: Any) -> Any:
         """See ``ReportsClient.request``."""
-        return self._run(self._call(operation_id, params))
+        return self._run(self._request_steps(operation_id, params))
+
+    def request_raw(self, operation_id: str, **params: Any) -> Response:
+        """See ``ReportsClient.request_raw``."""
+        return cast(Response, self._run(self._request_steps(operation_id, params, raw=True)))
 
 
 class AsyncEnterpriseClient(_Enterprise):
@@ -541,5 +697,9 @@ class AsyncEnterpriseClient(_Enterprise):
 
     async def request(self, operation_id: str, **params: Any) -> Any:
         """See ``ReportsClient.request``."""
-        return await self._arun(self._call(operation_id, params))
+        return await self._arun(self._request_steps(operation_id, params))
+
+    async def request_raw(self, operation_id: str, **params: Any) -> Response:
+        """See ``ReportsClient.request_raw``."""
+        return cast(Response, await self._arun(self._request_steps(operation_id, params, raw=True)))
 

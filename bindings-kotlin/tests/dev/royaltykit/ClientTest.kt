@@ -17,6 +17,7 @@ import dev.royaltykit.types.RoyaltyKitException
 import dev.royaltykit.types.TransportFailure
 import org.junit.AfterClass
 import org.junit.Assert.assertEquals
+import org.junit.Assert.assertFalse
 import org.junit.Assert.assertNotEquals
 import org.junit.Assert.assertTrue
 import org.junit.Assert.fail
@@ -98,8 +99,28 @@ class ClientTest {
             assertEquals(name, 1, s["downloads"].asInt)
             assertEquals(name, 3, s["requests"].asJsonObject["downloadPlatformExport"].asInt)
             assertEquals(name, expected.size.toLong() to expected.size.toLong(), seen.last())
+            // the scripted 206 (half the artifact) never shows as a complete download
+            assertTrue("$name $seen", seen.all { (got, total) -> got != total || got == expected.size.toLong() })
             assertEquals(name, listOf("out.csv"), dir.toFile().list()!!.toList())
+            // the artifact's mode is 0644 less the umask, as in every language
+            val umask = ProcessBuilder("sh", "-c", "umask").start().inputStream.bufferedReader().readText().trim().toInt(8)
+            val mode = Files.getPosixFilePermissions(dir.resolve("out.csv")).sumOf { 1 shl (8 - it.ordinal) }
+            assertEquals(name, "%o".format(0b110_100_100 and umask.inv()), "%o".format(mode))
         }
+    }
+
+    @Test
+    fun aPathInAFolderThatDoesNotExistFailsBeforeAnyExportNamingIt() {
+        reset("""{"states":["ready"]}""")
+        val target = Files.createTempDirectory("rk-client").resolve("no-such-dir").resolve("out.csv")
+        try {
+            reports(JavaHttpTransport()).runExport(BODY, to = target)
+            fail("accepted")
+        } catch (e: java.nio.file.NoSuchFileException) {
+            assertEquals(target.toString(), e.file)
+            assertFalse(e.message, e.message!!.contains(".royaltykit-"))
+        }
+        assertEquals(0, stats()["exports_created"].asInt)
     }
 
     @Test
@@ -162,6 +183,42 @@ class ClientTest {
     }
 
     @Test
+    fun aWrongBaseUrlFailsWhenTheClientIsBuiltBeforeAnyRequest() {
+        reset()
+        val cases = mapOf(
+            "htp://api.example.com" to "has the scheme `htp`",
+            "api.example.com" to "has no scheme",
+            "http://api.example.com" to "plain `http` to `api.example.com`",
+            "https://api.example.com/api/platform/v1" to "API prefix",
+            "https://key:secret@api.example.com" to "user-info",
+        )
+        val t = JavaHttpTransport()
+        val makers = listOf<(String, Boolean) -> Any>(
+            { b, insecure -> ReportsClient(t, b, "cid", "csecret", TENANT, allowInsecureHttp = insecure) },
+            { b, insecure -> EnterpriseClient(t, b, "key-1", "secret-1", allowInsecureHttp = insecure) },
+        )
+        for (make in makers) {
+            for ((base, says) in cases) {
+                try {
+                    make(base, false)
+                    fail("$base was accepted")
+                } catch (e: RoyaltyKitException.InvalidArgument) {
+                    assertEquals(base, "invalid_argument", e.code)
+                    assertEquals(base, "base_url", e.argument)
+                    assertTrue(e.message, e.message!!.contains(says))
+                    assertFalse(e.message, e.message!!.contains("secret"))
+                }
+            }
+            // loopback over plain http is accepted (the fake API here), and any host with the opt-in
+            make("$url/", false)
+            make("http://api.example.com", true)
+        }
+        val s = stats()
+        assertEquals(0, s["requests"].asJsonObject.entrySet().sumOf { it.value.asInt })
+        assertEquals(0, s["tokens_issued"].asInt)
+    }
+
+    @Test
     fun aResetCreateIsLookedUpThenCreatedOnce() {
         for ((name, t) in transports) {
             reset("""{"faults":[{"op":"createPlatformExport","nth":1,"do":"reset"}],"states":["ready"]}""")
@@ -187,6 +244,17 @@ class ClientTest {
             val page = reports(t).request("listPlatformExports", query = mapOf("limit" to 10, "cursor" to null), requestId = "ignored")
             assertEquals(name, page.size, reports(t).request("listPlatformExports", RequestParams(query = listOf(Param("limit", "10")))).size)
             assertEquals(name, EMPTY_PAGE, pageOf(page))
+            // the whole response when asked: status, headers as received, body
+            val raw = reports(t).requestRaw("listPlatformExports", RequestParams(query = listOf(Param("limit", "10"))))
+            assertEquals(name, 200, raw.status)
+            assertEquals(name, "application/json", raw.header("Content-Type"))
+            assertEquals(name, EMPTY_PAGE, pageOf(raw.body))
+            // and the ApiError's message in Kotlin is the core's sentence, as in Python and Node
+            try {
+                reports(t).request("getPlatformExport", path = mapOf("export" to "exp_missing"))
+            } catch (e: RoyaltyKitException.Api) {
+                assertTrue(e.detail, e.detail.startsWith("404 ") && e.detail.endsWith("(not_found)"))
+            }
         }
     }
 
@@ -201,7 +269,43 @@ class ClientTest {
                 assertEquals(name, TransportFailure.CONNECT_FAILED, e.transport)
                 assertEquals(name, "attempts_exhausted", e.rule)
                 assertEquals(name, "token exchange", e.operationId)
+                // The message names the operation, the host, the attempts and what the transport
+                // saw; the transport's own exception is chained.
+                val text = e.message!!
+                assertTrue(text, text.startsWith("token exchange to 127.0.0.1:$port: "))
+                assertEquals(name, 5L, e.attempts)
+                assertTrue(text, text.contains("(5 attempts made)"))
+                assertTrue(text, text.lowercase().contains("connection refused"))
+                assertTrue(name, e.cause is java.io.IOException)
+                assertFalse(text, text.contains("csecret"))
             }
+        }
+    }
+
+    @Test
+    fun maxAttemptsPerClientAndPerCallBoundTheRequestsAndTheCopySharesTheSession() {
+        // A refused port: java.net.http sends a GET again by itself after a reset, so the server
+        // could not count the machine's attempts; the attempts of a refused one are the machine's.
+        val port = ServerSocket(0).use { it.localPort }
+        for ((name, t) in transports) {
+            val c = ReportsClient(t, "http://127.0.0.1:$port", "cid", "csecret", TENANT, timeout = Duration.ofSeconds(1),
+                clock = clock, sleep = sleep, maxAttempts = 3)
+            val copy = c.withOptions(maxAttempts = 2)
+            assertTrue(name, copy.session === c.session)
+            assertEquals(name, Duration.ofSeconds(1), copy.timeout)
+            assertEquals(name, 3L to 2L, c.maxAttempts to copy.maxAttempts)
+            val failed = { client: ReportsClient ->
+                try {
+                    client.request("listPlatformExports"); fail(name); throw AssertionError()
+                } catch (e: CallFailedException) {
+                    e
+                }
+            }
+            val three = failed(c)
+            val two = failed(copy)
+            assertEquals(name, 3L to 2L, three.attempts to two.attempts)
+            assertTrue(two.message, two.message!!.contains("(2 attempts made)"))
+            assertEquals(name, TransportFailure.CONNECT_FAILED, three.transport)
         }
     }
 

@@ -15,6 +15,8 @@ import dev.royaltykit.Session
 import dev.royaltykit.awaitToken
 import dev.royaltykit.buildEnterpriseTokenRequest
 import dev.royaltykit.buildTokenRequest
+import dev.royaltykit.callFailedMessage
+import dev.royaltykit.checkBaseUrl
 import dev.royaltykit.parseEnterpriseTokenResponse
 import dev.royaltykit.parseTokenResponse
 import dev.royaltykit.storeToken
@@ -124,12 +126,42 @@ fun readResponse(
     HttpOutcome.Response(status, headers, ByteArray(0), length)
 }
 
+/** [e] naming the user's [target] instead of the temporary file beside it (the original as cause). */
+private fun ownPath(e: java.io.IOException, target: Path): java.io.IOException {
+    if (e !is java.nio.file.FileSystemException) return e
+    val file = target.toString()
+    val renamed = when (e) {
+        is java.nio.file.NoSuchFileException -> java.nio.file.NoSuchFileException(file, null, e.reason)
+        is java.nio.file.AccessDeniedException -> java.nio.file.AccessDeniedException(file, null, e.reason)
+        is java.nio.file.FileAlreadyExistsException -> java.nio.file.FileAlreadyExistsException(file, null, e.reason)
+        else -> java.nio.file.FileSystemException(file, null, e.reason ?: e.javaClass.simpleName)
+    }
+    return renamed.apply { initCause(e) }
+}
+
+/** A new temporary file beside [to], with mode 0644 less the umask where the file system has POSIX
+ * modes: the artifact's mode once moved, the same in every language. */
+private fun createBeside(to: Path): Path {
+    val dir = to.toAbsolutePath().parent
+    return try {
+        if (java.nio.file.FileSystems.getDefault().supportedFileAttributeViews().contains("posix")) {
+            val mode = java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--")
+            Files.createTempFile(dir, ".royaltykit-", ".part", java.nio.file.attribute.PosixFilePermissions.asFileAttribute(mode))
+        } else {
+            Files.createTempFile(dir, ".royaltykit-", ".part")
+        }
+    } catch (e: java.io.IOException) {
+        throw ownPath(e, to)
+    }
+}
+
 /**
  * Where a streamed artifact goes as it arrives: a temporary file next to [to] (moved over it when
- * whole), else memory. Each attempt of the download starts it afresh.
+ * whole; mode 0644 less the umask), else memory. Each attempt of the download starts it afresh.
+ * Errors of the disk name [to], never the temporary file.
  */
 private class ArtifactSink(private val to: Path?, private val onProgress: ((Long, Long?) -> Unit)?) : AutoCloseable {
-    private val tmp: Path? = to?.let { Files.createTempFile(it.toAbsolutePath().parent, ".royaltykit-", ".part") }
+    private val tmp: Path? = to?.let(::createBeside)
     private val file = tmp?.let { t ->
         try {
             java.nio.channels.FileChannel.open(t, java.nio.file.StandardOpenOption.WRITE)
@@ -164,9 +196,13 @@ private class ArtifactSink(private val to: Path?, private val onProgress: ((Long
     /** The artifact is whole: moved into place ([to]), else its bytes. */
     fun finish(): ByteArray? {
         if (file == null || tmp == null || to == null) return memory.toByteArray()
-        file.force(true)
-        file.close()
-        Files.move(tmp, to, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE)
+        try {
+            file.force(true)
+            file.close()
+            Files.move(tmp, to, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE)
+        } catch (e: java.io.IOException) {
+            throw ownPath(e, to)
+        }
         return null
     }
 
@@ -210,19 +246,53 @@ class ReconcileRequiredException @JvmOverloads constructor(
 
 /**
  * A call or export job stopped without an API error to show (code `call_failed`): its attempts or
- * time ran out on transport failures, or a `Retry-After` passed its budget. [rule] is stable.
+ * time ran out on transport failures, or a `Retry-After` passed its budget. [rule] is stable;
+ * [reason] is the machine's; [attempts] the requests sent. The message names the operation, the
+ * host, the reason, the attempts and the transport's last error, which is also [cause] when a
+ * transport failure ended the call.
  */
-class CallFailedException(
+class CallFailedException @JvmOverloads constructor(
     val rule: String,
-    reason: String,
+    val reason: String,
     val transport: TransportFailure?,
     val status: Int?,
     val retryAfterSeconds: Double?,
     val operationId: String,
     val stage: String?,
     val exportId: String?,
-) : RuntimeException(reason) {
+    val attempts: Long = 0,
+    message: String = reason,
+    cause: Throwable? = null,
+) : RuntimeException(message, cause) {
     val code: String get() = "call_failed"
+}
+
+/**
+ * A transport's exception as one line: its class and what the deepest exception under it says
+ * (`ConnectException: Connection refused`).
+ */
+internal fun describeFailure(e: Throwable): String {
+    var text = e.message
+    var refused = e is java.net.ConnectException
+    var inner = e.cause
+    var depth = 0
+    while (inner != null && inner !== e && depth < 8) {
+        if (!inner.message.isNullOrEmpty()) text = inner.message
+        refused = refused || inner is java.net.ConnectException
+        inner = inner.cause
+        depth++
+    }
+    // java.net.http reports a refused connection as a ConnectException without a message.
+    if (text.isNullOrEmpty() && refused) text = "Connection refused"
+    return if (text.isNullOrEmpty()) e.javaClass.simpleName else "${e.javaClass.simpleName}: $text"
+}
+
+/** A whole 2xx response ([ApiClient.requestRaw]): its status, its headers as received (in order,
+ * repeated names kept), its body. */
+class RawResponse(val status: Int, val headers: List<Pair<String, String>>, val body: ByteArray) {
+    /** The first value of header [name] (any case), or null. */
+    fun header(name: String): String? = headers.firstOrNull { it.first.equals(name, ignoreCase = true) }?.second
+    override fun toString(): String = "RawResponse(status=$status, ${body.size} bytes)"
 }
 
 /** A finished export: its id, its size, where it was written (when `to` was given) or its bytes. */
@@ -234,7 +304,7 @@ class ExportResult(val exportId: String, val size: Long, val path: Path?, val da
  * exchange at a time (the others wait for it). Blocking: call it off the main thread.
  */
 abstract class ApiClient internal constructor(
-    private val transport: HttpTransport,
+    internal val transport: HttpTransport,
     baseUrl: String,
     /**
      * What the client's calls share: the token, when to refresh it, the one exchange in flight and
@@ -242,11 +312,29 @@ abstract class ApiClient internal constructor(
      * so that they share them too.
      */
     val session: Session,
-    private val timeout: Duration,
-    private val clock: () -> Double,
-    private val sleep: (Double) -> Unit,
+    /** How long to wait for a response, then for each piece of a streamed artifact. */
+    val timeout: Duration,
+    internal val clock: () -> Double,
+    internal val sleep: (Double) -> Unit,
+    internal val allowInsecureHttp: Boolean,
+    /** The most attempts of each request (null: the core's default, 5). */
+    val maxAttempts: Long?,
+    /** The most seconds of each request's retries (null: the core's default, 300). */
+    val maxElapsedSeconds: Double?,
 ) {
-    private val base = baseUrl.trimEnd('/')
+    // A wrong base URL fails here, before any request, not after a minute of retries.
+    internal val base = checkBaseUrl(baseUrl, allowInsecureHttp)
+
+    /**
+     * This client with other bounds for the calls made through the copy (null: the core's
+     * default): the copy shares the transport, the credentials and the [session] (the token, its
+     * one exchange, the budget). `client.withOptions(maxAttempts = 2).request("listPlatformExports")`.
+     */
+    abstract fun withOptions(
+        maxAttempts: Long? = this.maxAttempts,
+        maxElapsedSeconds: Double? = this.maxElapsedSeconds,
+        timeout: Duration = this.timeout,
+    ): ApiClient
 
     internal abstract fun tokenRequest(): RequestDescriptor
 
@@ -261,7 +349,7 @@ abstract class ApiClient internal constructor(
      */
     private fun exchangeToken() {
         val thrown = try {
-            val done = Call.exchange(tokenRequest()).use { c -> drive(c.driven(session), "token exchange") }
+            val done = Call.exchange(tokenRequest(), maxAttempts, maxElapsedSeconds).use { c -> drive(c.driven(session), "token exchange") }
             storeToken(done.status.toLong(), done.headers.associate { it.name to it.value }, done.body)
             null
         } catch (e: Throwable) {
@@ -286,6 +374,8 @@ abstract class ApiClient internal constructor(
     /** Performs [m]'s steps to its end; a body the machine streams goes into [sink]. */
     private fun drive(m: Driven, operationId: String, sink: ArtifactSink? = null): CallStep.Done {
         val target: BodyTarget = if (sink == null) Whole else Streamed(m, sink)
+        // The last send's failure when it got no response: the cause of a CallFailedException.
+        var failed: HttpOutcome.Failed? = null
         while (true) {
             // An interrupted thread (a cancelled coroutine) ends its call, whatever its transport
             // made of the interrupt.
@@ -294,7 +384,9 @@ abstract class ApiClient internal constructor(
                 is CallStep.Send -> {
                     val r = s.request
                     val request = HttpRequest(r.method(), r.url(base), r.headers().map { it.name to it.value }, r.body())
-                    when (val o = transport.send(request, timeout, target)) {
+                    val o = transport.send(request, timeout, target)
+                    failed = o as? HttpOutcome.Failed
+                    when (o) {
                         is HttpOutcome.Response -> {
                             val headers = o.headers.toMap()
                             val length = o.streamedLength
@@ -311,6 +403,8 @@ abstract class ApiClient internal constructor(
                 is CallStep.Reconcile -> throw ReconcileRequiredException(s.reconcile, s.reason, operationId, s.candidates, s.stage)
                 is CallStep.Fail -> throw s.error ?: CallFailedException(
                     s.rule, s.reason, s.transport, s.status?.toInt(), s.retryAfterSeconds, operationId, s.stage, s.exportId,
+                    s.attempts, callFailedMessage(operationId, base, s.reason, s.attempts, failed?.cause?.let(::describeFailure)),
+                    failed?.cause,
                 )
             }
         }
@@ -325,8 +419,15 @@ abstract class ApiClient internal constructor(
      * never followed; `token_exchange_failed` when the exchange this call waited for failed).
      */
     @Throws(RoyaltyKitException::class, ReconcileRequiredException::class, CallFailedException::class)
-    fun request(operationId: String, params: RequestParams): ByteArray =
-        Call(operationId, defaults(params)).use { c -> drive(c.driven(session), operationId).body }
+    fun request(operationId: String, params: RequestParams): ByteArray = done(operationId, params).body
+
+    /** [request], returning the whole 2xx response: status, headers as received, body. */
+    @Throws(RoyaltyKitException::class, ReconcileRequiredException::class, CallFailedException::class)
+    fun requestRaw(operationId: String, params: RequestParams): RawResponse =
+        done(operationId, params).let { d -> RawResponse(d.status.toInt(), d.headers.map { it.name to it.value }, d.body) }
+
+    private fun done(operationId: String, params: RequestParams): CallStep.Done =
+        Call(operationId, defaults(params), maxAttempts, maxElapsedSeconds).use { c -> drive(c.driven(session), operationId) }
 
     /**
      * [request] with Kotlin's own types: path and query values of any type (their `toString()`;
@@ -370,6 +471,10 @@ private fun threadSleep(seconds: Double) = Thread.sleep((seconds * 1000).toLong(
  * say, honours `Retry-After`, paces by [budget] when given (the reporting API shows no rate
  * limits). [session]: what the client's calls share (default: a new one over [budget]; give the
  * clients of one client id and tenant one session). [clock] and [sleep] are for tests.
+ * [baseUrl] is the API's origin, checked here: `https` (plain `http` only to a loopback host, or
+ * anywhere with [allowInsecureHttp], since the credentials would travel in clear), a host, no
+ * user-info, query, fragment or API prefix; a mistake throws `RoyaltyKitException.InvalidArgument`
+ * before any request.
  */
 class ReportsClient @JvmOverloads constructor(
     transport: HttpTransport,
@@ -384,8 +489,16 @@ class ReportsClient @JvmOverloads constructor(
     clock: () -> Double = ::systemClock,
     sleep: (Double) -> Unit = ::threadSleep,
     session: Session = Session(budget),
-) : ApiClient(transport, baseUrl, session, timeout, clock, sleep) {
+    allowInsecureHttp: Boolean = false,
+    maxAttempts: Long? = null,
+    maxElapsedSeconds: Double? = null,
+) : ApiClient(transport, baseUrl, session, timeout, clock, sleep, allowInsecureHttp, maxAttempts, maxElapsedSeconds) {
     override fun tokenRequest(): RequestDescriptor = buildTokenRequest(clientId, clientSecret, tenantId, scopes)
+
+    override fun withOptions(maxAttempts: Long?, maxElapsedSeconds: Double?, timeout: Duration): ReportsClient = ReportsClient(
+        transport, base, clientId, clientSecret, tenantId, scopes, idempotencyHeader, null, timeout, clock, sleep, session,
+        allowInsecureHttp, maxAttempts, maxElapsedSeconds,
+    )
 
     override fun storeToken(status: Long, headers: Map<String, String>, body: ByteArray) =
         parseTokenResponse(status, headers, body, tenantId, scopes).use { session.storeToken(it) }
@@ -416,7 +529,8 @@ class ReportsClient @JvmOverloads constructor(
     ): ExportResult {
         val params = ExportJobParams(
             tenantId = tenantId, body = body.toByteArray(), idempotencyHeader = idempotencyHeader, requestId = requestId,
-            maxPolls = maxPolls, maxPollSeconds = maxPollSeconds,
+            maxPolls = maxPolls, maxPollSeconds = maxPollSeconds, maxAttempts = this.maxAttempts,
+            maxElapsedSeconds = this.maxElapsedSeconds,
         )
         return ExportJob(params).use { runJob(it, to, onProgress) }
     }
@@ -440,8 +554,16 @@ class EnterpriseClient @JvmOverloads constructor(
     clock: () -> Double = ::systemClock,
     sleep: (Double) -> Unit = ::threadSleep,
     session: Session = Session(budget),
-) : ApiClient(transport, baseUrl, session, timeout, clock, sleep) {
+    allowInsecureHttp: Boolean = false,
+    maxAttempts: Long? = null,
+    maxElapsedSeconds: Double? = null,
+) : ApiClient(transport, baseUrl, session, timeout, clock, sleep, allowInsecureHttp, maxAttempts, maxElapsedSeconds) {
     override fun tokenRequest(): RequestDescriptor = buildEnterpriseTokenRequest(apiKey, apiSecret)
+
+    override fun withOptions(maxAttempts: Long?, maxElapsedSeconds: Double?, timeout: Duration): EnterpriseClient = EnterpriseClient(
+        transport, base, apiKey, apiSecret, RateBudget.preset("enterprise"), timeout, clock, sleep, session, allowInsecureHttp,
+        maxAttempts, maxElapsedSeconds,
+    )
 
     override fun storeToken(status: Long, headers: Map<String, String>, body: ByteArray) =
         parseEnterpriseTokenResponse(status, headers, body).use { session.storeToken(it) }
