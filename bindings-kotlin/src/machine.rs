@@ -337,6 +337,11 @@ macro_rules! api_machine {
             pub fn save(&self) -> String {
                 lock(&self.0).save()
             }
+            /// What the machine did since the events were last taken, oldest first (never a
+            /// token, a header or a body).
+            pub fn take_events(&self) -> Vec<machine::MachineEvent> {
+                lock(&self.0).take_events()
+            }
         }
     };
 }

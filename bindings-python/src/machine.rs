@@ -5,7 +5,7 @@ use crate::api::{bearer, json_body, request_params, RequestDescriptor};
 use crate::args::{Body, Headers, Text};
 use crate::{guard, DedupWindow};
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyDict};
 use royaltykit::dedup::ClaimState;
 use royaltykit::machine::{self, CallFailure, ReceiptStep};
 use royaltykit::retry::TransportFailure;
@@ -219,6 +219,23 @@ fn fail(
         export_id,
         attempts: f.attempts,
     }
+}
+
+/// A `MachineEvent` as a dict (every member, None when absent).
+fn event_dict<'py>(py: Python<'py>, e: &machine::MachineEvent) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("kind", &e.kind)?;
+    d.set_item("operation", &e.operation)?;
+    d.set_item("attempt", e.attempt)?;
+    d.set_item("method", &e.method)?;
+    d.set_item("path", &e.path)?;
+    d.set_item("status", e.status)?;
+    d.set_item("transport", &e.transport)?;
+    d.set_item("rule", &e.rule)?;
+    d.set_item("reason", &e.reason)?;
+    d.set_item("wait_seconds", e.wait_seconds)?;
+    d.set_item("state", &e.state)?;
+    Ok(d)
 }
 
 fn send(py: Python<'_>, request: royaltykit::request::RequestDescriptor) -> PyResult<CallStep> {
@@ -460,6 +477,15 @@ macro_rules! api_machine {
             /// The state as JSON text, to resume after a crash (the token is not in it).
             fn save(&self) -> String {
                 lock(&self.0).save()
+            }
+
+            /// What the machine did since the events were last taken, oldest first: one dict
+            /// per event, the core's ``MachineEvent`` (``kind``, ``operation``, ``attempt``,
+            /// ``method``, ``path``, ``status``, ``transport``, ``rule``, ``reason``,
+            /// ``wait_seconds``, ``state``). Never a token, a header or a body.
+            fn take_events<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+                let events = lock(&self.0).take_events();
+                events.iter().map(|e| event_dict(py, e)).collect()
             }
 
             /// A machine saved by ``save()``; give it a token again.

@@ -129,6 +129,43 @@ def test_the_etl_job_survives_every_fault_and_creates_one_export(kind, fake, tmp
     assert (tmp_path / "out.csv").stat().st_mode & 0o777 == 0o644 & ~umask
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_the_events_of_a_faulty_etl_run_say_what_happened_and_never_a_secret(kind, fake, tmp_path, caplog):
+    """Every event of the scripted ETL run (503 on the exchange, 429, a lost create, an expired
+    token, a 206, a truncated body), through on_event and the ``royaltykit`` logger."""
+    import re
+
+    fake.reset(scenario="etl")
+    events: list[dict] = []
+    with caplog.at_level("DEBUG", logger="royaltykit"):
+        if kind == "async":
+            async def main():
+                async with httpx.AsyncClient() as http:
+                    return await reports(kind, http, fake, on_event=events.append).run_export(BODY, to=tmp_path / "o")
+            asyncio.run(main())
+        else:
+            with httpx.Client() if kind == "httpx" else requests.Session() as http:
+                reports(kind, http, fake, on_event=events.append).run_export(BODY, to=tmp_path / "o")
+    kinds = [e["kind"] for e in events]
+    stats = fake.stats()
+    assert kinds.count("send") == sum(stats["requests"].values()), (kinds, stats)
+    retries = [e for e in events if e["kind"] == "retry"]
+    # the exchange's 503, the list's 429 (its Retry-After of 30 s, never less), the create lost
+    after = {e["operation"]: e for e in retries}
+    assert after["exchangePlatformClientCredential"]["status"] == 503 and after["exchangePlatformClientCredential"]["wait_seconds"] > 0
+    assert after["listPlatformExports"]["status"] == 429 and after["listPlatformExports"]["wait_seconds"] >= 30
+    assert all(e["rule"] and e["reason"] for e in retries), retries
+    assert "refresh_token" in kinds and "poll" in kinds and kinds[-1] == "done", kinds
+    assert [e["state"] for e in events if e["kind"] == "poll"][-1] == "ready"
+    assert any(e["kind"] == "transport_failure" for e in events)
+    # the same events in the log, and neither holds a token, a credential or a header
+    assert len([r for r in caplog.records if r.name == "royaltykit"]) >= len(events)
+    assert any("retry listPlatformExports" in r.getMessage() and r.levelname == "INFO" for r in caplog.records)
+    everything = json.dumps(events) + caplog.text
+    assert "csecret" not in everything and not re.search(r"rt_[0-9a-f]{8}", everything)
+    assert "Bearer" not in everything and "Basic" not in everything
+
+
 @pytest.mark.parametrize("kind", ["httpx", "async"])
 def test_a_path_in_a_folder_that_does_not_exist_fails_before_any_export_naming_it(kind, fake, tmp_path):
     fake.reset(states=["ready"])

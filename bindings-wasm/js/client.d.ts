@@ -1,8 +1,8 @@
 // royaltykit/client: the reporting and enterprise APIs over WHATWG fetch (Node, Bun, Deno).
-import type { RateBudget, Session, Token, EnterpriseToken, RequestParams, AbortSignalLike } from './index.js';
+import type { RateBudget, Session, Token, EnterpriseToken, RequestParams, AbortSignalLike, MachineEvent } from './index.js';
 import type { OperationId, OperationParameterNames } from './native/operations.js';
 export { Session, ReconcileRequired, CallFailedError } from './index.js';
-export type { AbortSignalLike };
+export type { AbortSignalLike, MachineEvent };
 /** A WHATWG WritableStream of bytes (structurally). */
 export interface WritableStreamLike {
   getWriter(): { write(chunk: Uint8Array): Promise<void>; close(): Promise<void> };
@@ -20,6 +20,12 @@ export interface ClientOptions {
   allowInsecureHttp?: boolean;
   /** The most attempts of each request (default: the core's, 5). */
   maxAttempts?: number;
+  /**
+   * Called with each of the machines' events, in order: each send and response, each retry with
+   * its rule and wait, token refreshes, rate-budget waits, polls and how each call ended. Never
+   * a token, a credential, a header or a body.
+   */
+  onEvent?: (event: MachineEvent) => void;
   /** The most seconds from a request's first send to the start of a retry (default: the core's, 300). */
   maxElapsedSeconds?: number;
   /** A WHATWG fetch (default: the global one; undici's, Bun's and Deno's work). */

@@ -23,7 +23,9 @@ function transportFailure(e, timedOut) {
   const codes = [];
   for (let c = e; c && codes.length < 5; c = c.cause) codes.push(String(c.code ?? ''), String(c.message ?? ''));
   const text = codes.join(' ');
-  if (/ECONNREFUSED|ConnectionRefused|Connection refused|UND_ERR_CONNECT_TIMEOUT|ENOTFOUND|EAI_AGAIN/.test(text)) return 'connect_failed';
+  // `bad port`: fetch refuses a port of the Fetch standard's blocklist (9, 6000, …) before
+  // connecting, so nothing was sent.
+  if (/ECONNREFUSED|ConnectionRefused|Connection refused|UND_ERR_CONNECT_TIMEOUT|ENOTFOUND|EAI_AGAIN|bad port/.test(text)) return 'connect_failed';
   return 'connection_lost';
 }
 
@@ -55,7 +57,8 @@ function describeFailure(e, timedOut, timeoutMs) {
   let root = e;
   for (let c = e?.cause, depth = 0; c && depth < 8; c = c.cause, depth++) root = c;
   const text = String(root?.message ?? root ?? '');
-  const meaning = ERROR_CODES[root?.code] ?? ERROR_CODES[e?.code];
+  const meaning = ERROR_CODES[root?.code] ?? ERROR_CODES[e?.code]
+    ?? (/bad port/.test(text) ? 'port blocked by fetch (the Fetch standard\'s bad ports)' : undefined);
   const name = e?.name ?? 'Error';
   return `${name}: ${meaning ? `${meaning} (${text})` : text}`;
 }
@@ -184,7 +187,7 @@ class Sink {
 // The options each client takes: any other name is a mistake (a misspelt `timeoutMS` would
 // otherwise be ignored), refused when the client is built.
 const COMMON_OPTIONS = ['baseUrl', 'allowInsecureHttp', 'fetch', 'session', 'budget', 'timeoutMs', 'clock', 'sleep', 'seed', 'credentials',
-  'maxAttempts', 'maxElapsedSeconds'];
+  'maxAttempts', 'maxElapsedSeconds', 'onEvent'];
 // What `withOptions` changes for the calls of a copy.
 const CALL_OPTIONS = new Set(['maxAttempts', 'maxElapsedSeconds', 'timeoutMs']);
 
@@ -252,6 +255,10 @@ class Client {
     this._seed = o.seed;
     // Each request's bounds (the core's defaults when not given: 5 attempts, 300 s).
     this._limits = limits(o);
+    if (o.onEvent !== undefined && typeof o.onEvent !== 'function') throw new TypeError('onEvent must be a function (event) => void');
+    // Each of the machines' events (the core's MachineEvent): sends, responses, retries with
+    // their rule and wait, token refreshes, rate-budget waits, polls, how each call ended.
+    this._onEvent = o.onEvent ?? null;
     this._tokenRequest = tokenRequest;
     this._parseToken = parseToken;
   }
@@ -310,6 +317,7 @@ class Client {
       signal?.throwIfAborted();
       const version = session.version;
       const s = machine.next(this._clock(), session);
+      if (this._onEvent !== null) for (const e of machine.takeEvents()) this._onEvent(e);
       switch (s.step) {
         case 'send': {
           const r = await this._send(s.request, signal, stream);

@@ -747,6 +747,28 @@ export interface AbortSignalLike {
   removeEventListener(type: 'abort', listener: () => void): void;
 }
 
+/** What a machine did (`takeEvents()`, a client's `onEvent`): one schema in every language. */
+export interface MachineEvent {
+  /** `send`, `response`, `transport_failure`, `retry`, `refresh_token`, `rate_limited`, `reconcile`, `done`, `fail`; an export job adds `poll`. */
+  kind: string;
+  /** The operation id (`exchangePlatformClientCredential` for a token exchange). */
+  operation: string;
+  /** The attempt (1 for the first send), or the poll's number. */
+  attempt: number;
+  method: string | null;
+  /** The request's path, without the query. */
+  path: string | null;
+  status: number | null;
+  transport: TransportFailure | null;
+  /** The retry rule that decided (`server_error_retry`, `retry_after`, `attempts_exhausted`, …). */
+  rule: string | null;
+  reason: string | null;
+  /** `retry`, `rate_limited`: seconds until the next send. */
+  waitSeconds: number | null;
+  /** `poll`: the export's state as the service sent it. */
+  state: string | null;
+}
+
 declare class Machine {
   /** The step at `now` on a Session (its token and budget, shared with its other machines), or
    * standing alone, taking one request from `budget` before a send. */
@@ -760,6 +782,8 @@ declare class Machine {
   token(token: Token | EnterpriseToken | BearerToken, refreshAt?: Time): void;
   /** The state as JSON text, to resume after a crash (never the token). */
   save(): string;
+  /** What the machine did since the events were last taken, oldest first. */
+  takeEvents(): MachineEvent[];
   /** Frees the wasm memory now (otherwise freed when garbage-collected); the machine is unusable after. */
   free(): void;
 }

@@ -1125,6 +1125,14 @@ class Machine {
   save() {
     return this._inner.save();
   }
+  /**
+   * What the machine did since the events were last taken, oldest first: the core's
+   * `MachineEvent` (`kind`, `operation`, `attempt`, `method`, `path`, `status`, `transport`,
+   * `rule`, `reason`, `waitSeconds`, `state`). Never a token, a header or a body.
+   */
+  takeEvents() {
+    return JSON.parse(this._inner.takeEvents());
+  }
   /** A machine saved by `save()`; give it a token again. */
   static resume(saved) {
     const m = Object.create(this.prototype);

@@ -143,6 +143,20 @@ impl WebhookReceipt {
     }
 }
 
+fn events_json(events: Vec<machine::MachineEvent>) -> String {
+    let list: Vec<serde_json::Value> = events
+        .into_iter()
+        .map(|e| {
+            json!({
+                "kind": e.kind, "operation": e.operation, "attempt": e.attempt, "method": e.method,
+                "path": e.path, "status": e.status, "transport": e.transport, "rule": e.rule,
+                "reason": e.reason, "waitSeconds": e.wait_seconds, "state": e.state,
+            })
+        })
+        .collect();
+    serde_json::Value::Array(list).to_string()
+}
+
 fn step(kind: &str, fields: serde_json::Value) -> js_sys::Array {
     js_sys::Array::of2(&kind.into(), &fields.to_string().into())
 }
@@ -303,6 +317,12 @@ macro_rules! api_machine {
             /// The state as JSON (never the token).
             pub fn save(&self) -> String {
                 self.0.save()
+            }
+            /// What the machine did since the events were last taken, oldest first, as a JSON
+            /// array of the core's `MachineEvent` in JS names (never a token, a header or a body).
+            #[wasm_bindgen(js_name = takeEvents)]
+            pub fn take_events(&mut self) -> String {
+                events_json(self.0.take_events())
             }
             /// A machine saved by `save`.
             pub fn resume(saved: &str) -> R<$ty> {

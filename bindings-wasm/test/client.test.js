@@ -74,6 +74,26 @@ test('the ETL job survives every fault the specs describe and creates one export
   assert.deepEqual(fs.readdirSync(dir), ['out.csv']);
 });
 
+test('the events of a faulty ETL run say what happened and never a secret', async () => {
+  await reset({ scenario: 'etl' });
+  const events = [];
+  await reports({ onEvent: (e) => events.push(e) }).runExport(BODY);
+  const kinds = events.map((e) => e.kind);
+  const s = await stats();
+  assert.equal(kinds.filter((k) => k === 'send').length, Object.values(s.requests).reduce((a, b) => a + b, 0), kinds.join());
+  const last = {};
+  for (const e of events) if (e.kind === 'retry') last[e.operation] = e;
+  assert.equal(last.exchangePlatformClientCredential.status, 503);
+  assert.ok(last.exchangePlatformClientCredential.waitSeconds > 0);
+  assert.equal(last.listPlatformExports.status, 429);
+  assert.ok(last.listPlatformExports.waitSeconds >= 30, JSON.stringify(last.listPlatformExports));
+  assert.ok(events.filter((e) => e.kind === 'retry').every((e) => e.rule && e.reason));
+  assert.ok(kinds.includes('refresh_token') && kinds.includes('transport_failure') && kinds.at(-1) === 'done', kinds.join());
+  assert.equal(events.filter((e) => e.kind === 'poll').at(-1).state, 'ready');
+  const everything = JSON.stringify(events);
+  assert.ok(!everything.includes('csecret') && !/rt_[0-9a-f]{8}/.test(everything) && !everything.includes('Bearer'), everything);
+});
+
 test('an export into memory or a WritableStream', async () => {
   await reset({ states: ['ready'], artifact: 'a,b\n1,2\n' });
   assert.equal(Buffer.from((await reports().runExport(BODY)).data).toString(), 'a,b\n1,2\n');
@@ -204,6 +224,15 @@ test('maxAttempts per client and per call (withOptions) bound the requests; the 
   assert.equal(s.requests.listPlatformExports, 5);
   assert.equal(s.tokens_issued, 1);
   assert.throws(() => c.withOptions({ maxAtempts: 2 }), /unknown option `maxAtempts`/);
+});
+
+test('a port fetch refuses (the Fetch standard\'s bad ports): connect_failed, nothing was sent', async () => {
+  await assert.rejects(reports({ baseUrl: 'http://127.0.0.1:9' }).request('listPlatformExports'), (e) => {
+    assert.ok(e instanceof CallFailedError, String(e));
+    assert.equal(e.transport, 'connect_failed');
+    assert.ok(e.message.includes('port blocked by fetch'), e.message);
+    return true;
+  });
 });
 
 test('a read that times out is sent again', async () => {

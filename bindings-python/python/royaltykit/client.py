@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import json
+import logging
 import os
 import shutil
 import sys
@@ -51,6 +52,33 @@ __all__ = ["ReportsClient", "AsyncReportsClient", "EnterpriseClient", "AsyncEnte
 
 # progress(received bytes, total bytes or None), called as an artifact arrives
 Progress = Callable[[int, "int | None"], None]
+# on_event(event): each of the machines' events (the core's MachineEvent, as a dict)
+OnEvent = Callable[[dict[str, Any]], None]
+
+_log = logging.getLogger("royaltykit")
+# ROYALTYKIT_LOG=debug|info: the clients' events on stderr, for a job run by hand.
+if os.environ.get("ROYALTYKIT_LOG", "").lower() in ("debug", "info") and not _log.handlers:
+    _handler = logging.StreamHandler()
+    _handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    _log.addHandler(_handler)
+    _log.setLevel(logging.DEBUG if os.environ["ROYALTYKIT_LOG"].lower() == "debug" else logging.INFO)
+
+# The level each event is logged at: the requests themselves at DEBUG, what a person running a
+# job wants to see (waits, retries, token refreshes, polls, a lost create looked up) at INFO, a
+# call that failed at WARNING (its exception follows, unless an export job recovers).
+_LEVELS = {"send": logging.DEBUG, "response": logging.DEBUG, "done": logging.DEBUG, "fail": logging.WARNING}
+
+
+def _event_text(e: dict[str, Any]) -> str:
+    """One line for a log: ``retry listPlatformExports #1: 503, wait 2.1 s (server_error_retry)``."""
+    parts = [f"{e['kind']} {e['operation']} #{e['attempt']}"]
+    details = [str(v) for v in (e.get("method"), e.get("path"), e.get("status"), e.get("transport"), e.get("state"))
+               if v is not None]
+    if e.get("wait_seconds") is not None:
+        details.append(f"wait {e['wait_seconds']:.3g} s")
+    if e.get("rule"):
+        details.append(f"({e['rule']})")
+    return parts[0] + (": " + " ".join(details) if details else "")
 
 
 @dataclass(frozen=True)
@@ -343,8 +371,12 @@ class _Base:
     def __init__(self, http: Any, base_url: str, *, budget: RateBudget | None, timeout: float | None,
                  clock: Callable[[], float], sleep: Callable[[float], Any] | None, seed: Callable[[], int] | None,
                  session: Session | None = None, allow_insecure_http: bool = False,
-                 max_attempts: int | None = None, max_elapsed_seconds: float | None = None) -> None:
+                 max_attempts: int | None = None, max_elapsed_seconds: float | None = None,
+                 on_event: OnEvent | None = None) -> None:
         asynchronous = self._async
+        if on_event is not None and not callable(on_event):
+            raise TypeError("on_event must be callable: on_event(event)")
+        self._on_event = on_event
         # A wrong base URL fails here, before any request, not after a minute of retries.
         self._transport = _transport(http, check_base_url(base_url, allow_insecure_http), timeout, asynchronous)
         if session is not None and budget is not None:
@@ -385,6 +417,15 @@ class _Base:
             other._transport.timeout = timeout
         return other
 
+    def _emit(self, machine: Any) -> None:
+        """The machine's events since the last step: to the ``royaltykit`` logger and ``on_event``."""
+        for e in machine.take_events():
+            level = _LEVELS.get(e["kind"], logging.INFO)
+            if _log.isEnabledFor(level):
+                _log.log(level, "%s", _event_text(e))
+            if self._on_event is not None:
+                self._on_event(e)
+
     def _wake(self) -> None:
         """The session changed: every call waiting on it asks again."""
         with self._changed:
@@ -414,6 +455,7 @@ class _Base:
         while True:
             version = session.version
             step = machine.next(self._clock(), session=session)
+            self._emit(machine)
             match step:
                 case CallStep.Send(request=request):
                     outcome = yield ("send", request, stream)
@@ -553,10 +595,10 @@ class _Reports(_Base):
                  timeout: float | None = 30.0, clock: Callable[[], float] = time.time,
                  sleep: Callable[[float], Any] | None = None, seed: Callable[[], int] | None = None,
                  session: Session | None = None, allow_insecure_http: bool = False, max_attempts: int | None = None,
-                 max_elapsed_seconds: float | None = None) -> None:
+                 max_elapsed_seconds: float | None = None, on_event: OnEvent | None = None) -> None:
         super().__init__(http, base_url, budget=budget, timeout=timeout, clock=clock, sleep=sleep, seed=seed,
                          session=session, allow_insecure_http=allow_insecure_http, max_attempts=max_attempts,
-                         max_elapsed_seconds=max_elapsed_seconds)
+                         max_elapsed_seconds=max_elapsed_seconds, on_event=on_event)
         self._credentials = (client_id, client_secret)
         self.tenant_id = tenant_id
         self._scopes = scopes
@@ -602,7 +644,10 @@ class ReportsClient(_Reports):
     checked here: a mistake raises ``InvalidArgumentError`` before any request. ``max_attempts``
     and ``max_elapsed_seconds`` bound each request's retries (default: the core's, 5 and 300 s);
     ``timeout`` is the seconds to wait for a response (30); ``with_options`` changes them for
-    the calls made through a copy.
+    the calls made through a copy. Each send, response, retry (its rule and wait), token
+    refresh, rate-budget wait, poll and end is an event (the core's ``MachineEvent``, as a
+    dict): logged to the ``royaltykit`` logger (``ROYALTYKIT_LOG=debug|info`` prints them) and
+    given to ``on_event``; never a token, a credential, a header or a body.
     ``clock``, ``sleep`` and ``seed`` are for tests. Blocking: use it off your event loop."""
 
     def request(self, operation_id: str, **params: Any) -> Any:
@@ -656,12 +701,12 @@ class _Enterprise(_Base):
                  timeout: float | None = 30.0, clock: Callable[[], float] = time.time,
                  sleep: Callable[[float], Any] | None = None, seed: Callable[[], int] | None = None,
                  session: Session | None = None, allow_insecure_http: bool = False, max_attempts: int | None = None,
-                 max_elapsed_seconds: float | None = None) -> None:
+                 max_elapsed_seconds: float | None = None, on_event: OnEvent | None = None) -> None:
         if session is None and budget is None:
             budget = RateBudget.preset("enterprise")
         super().__init__(http, base_url, budget=budget, timeout=timeout, clock=clock, sleep=sleep, seed=seed,
                          session=session, allow_insecure_http=allow_insecure_http, max_attempts=max_attempts,
-                         max_elapsed_seconds=max_elapsed_seconds)
+                         max_elapsed_seconds=max_elapsed_seconds, on_event=on_event)
         self._credentials = (api_key, api_secret)
 
     def __repr__(self) -> str:

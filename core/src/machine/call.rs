@@ -140,6 +140,63 @@ impl CallFailure {
     }
 }
 
+/// What a machine did, for the host's logs, metrics and traces: one schema in every language
+/// (the members are the same in Python, Node and Kotlin). Never a token, a credential, a header
+/// or a body: the operation, the request's method and path, the response's status, the retry
+/// rule and its wait.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
+pub struct MachineEvent {
+    /// `send` (a request goes out), `response` (a status came back), `transport_failure` (no
+    /// response), `retry` (it is sent again after `wait_seconds`, by `rule`), `refresh_token`
+    /// (a new token is needed: `reason`), `rate_limited` (the rate budget holds the next send for
+    /// `wait_seconds`), `reconcile`, `done`, `fail`; an export job adds `poll` (`state`).
+    pub kind: String,
+    /// The operation id (`exchangePlatformClientCredential` for a token exchange).
+    pub operation: String,
+    /// The attempt the event belongs to (1 for the first send; 0 before any).
+    pub attempt: i64,
+    /// `send`: the method.
+    pub method: Option<String>,
+    /// `send`: the path, without the query.
+    pub path: Option<String>,
+    /// `response`, `done`, and a `retry` or `fail` after a response: its status.
+    pub status: Option<u16>,
+    /// `transport_failure`, and a `retry` or `fail` after one: `connect_failed`, `timeout` or
+    /// `connection_lost`.
+    pub transport: Option<String>,
+    /// `retry`, `fail`, `reconcile`: the rule that decided (`server_error_retry`,
+    /// `retry_after`, `attempts_exhausted`, …).
+    pub rule: Option<String>,
+    /// `retry`, `fail`, `reconcile`, `refresh_token`: why, in words.
+    pub reason: Option<String>,
+    /// `retry`, `rate_limited`: seconds until the next send.
+    pub wait_seconds: Option<f64>,
+    /// `poll`: the export's state (kept as the service sent it).
+    pub state: Option<String>,
+}
+
+/// The events a machine keeps for a host that never takes them: the newest this many.
+pub(crate) const MAX_EVENTS: usize = 256;
+
+impl MachineEvent {
+    pub(crate) fn new(kind: &str, operation: &str, attempt: i64) -> Self {
+        Self {
+            kind: kind.to_owned(),
+            operation: operation.to_owned(),
+            attempt,
+            method: None,
+            path: None,
+            status: None,
+            transport: None,
+            rule: None,
+            reason: None,
+            wait_seconds: None,
+            state: None,
+        }
+    }
+}
+
 /// The one message of a failed call (`call_failed`), the same in every language: the operation,
 /// the host of `base_url`, the machine's reason, the attempts made and, when the host's HTTP
 /// library raised one, the last transport error (`cause`: its class and text, kept to 300
@@ -273,6 +330,9 @@ pub struct Call {
     /// Until when the last response's `Retry-After` holds the operation back (Unix seconds).
     #[serde(default)]
     retry_after_until: Option<f64>,
+    /// What happened since the host last took the events ([`Call::take_events`]); not saved.
+    #[serde(skip)]
+    events: Vec<MachineEvent>,
 }
 
 impl Call {
@@ -377,7 +437,23 @@ impl Call {
             own,
             token_use: TokenUse::default(),
             sent_generation: None,
+            events: Vec::new(),
         }
+    }
+
+    /// What the call did since the last time they were taken, oldest first (see
+    /// [`MachineEvent`]): take them after each step and each reported outcome, to log them.
+    pub fn take_events(&mut self) -> Vec<MachineEvent> {
+        std::mem::take(&mut self.events)
+    }
+
+    fn event(&mut self, kind: &str, fill: impl FnOnce(&mut MachineEvent)) {
+        if self.events.len() >= MAX_EVENTS {
+            self.events.remove(0);
+        }
+        let mut e = MachineEvent::new(kind, &self.operation_id, self.attempt);
+        fill(&mut e);
+        self.events.push(e);
     }
 
     /// The call's state as JSON text, to resume after a crash ([`Call::resume`]). Promises: no
@@ -487,9 +563,9 @@ impl Call {
             let decision = budget.peek(seconds);
             if !decision.allowed {
                 let until = decision.wait_until.map_or(now + 1.0, |u| u as f64);
-                return Ok(CallStep::Wait {
-                    seconds: (until - now).max(0.001),
-                });
+                let seconds = (until - now).max(0.001);
+                self.event("rate_limited", |e| e.wait_seconds = Some(seconds));
+                return Ok(CallStep::Wait { seconds });
             }
         }
         let mut generation = None;
@@ -505,7 +581,10 @@ impl Call {
                     self.params.token = Some(token);
                     generation = Some(g);
                 }
-                Acquire::Refresh(reason) => return Ok(CallStep::RefreshToken { reason }),
+                Acquire::Refresh(reason) => {
+                    self.event("refresh_token", |e| e.reason = Some(reason.clone()));
+                    return Ok(CallStep::RefreshToken { reason });
+                }
                 Acquire::Await(seconds) => return Ok(CallStep::AwaitToken { seconds }),
                 Acquire::Failed(rule, reason) => {
                     return Ok(self.finish(Ended::Fail {
@@ -523,9 +602,9 @@ impl Call {
             let decision = budget.try_acquire(seconds);
             if !decision.allowed {
                 let until = decision.wait_until.map_or(now + 1.0, |u| u as f64);
-                return Ok(CallStep::Wait {
-                    seconds: (until - now).max(0.001),
-                });
+                let seconds = (until - now).max(0.001);
+                self.event("rate_limited", |e| e.wait_seconds = Some(seconds));
+                return Ok(CallStep::Wait { seconds });
             }
         }
         let request = match self.request() {
@@ -542,6 +621,10 @@ impl Call {
         self.started_at.get_or_insert(now);
         self.awaiting = true;
         self.in_flight_key_sent = Some(request.idempotency_key_sent);
+        self.event("send", |e| {
+            e.method = Some(request.method.clone());
+            e.path = Some(request.path.clone());
+        });
         self.in_flight = Some(request.clone());
         Ok(CallStep::Send { request })
     }
@@ -576,6 +659,25 @@ impl Call {
     }
 
     fn finish(&mut self, ended: Ended) -> CallStep {
+        match &ended {
+            Ended::Done(response) => self.event("done", |e| e.status = Some(response.status)),
+            Ended::Reconcile { reconcile, reason } => self.event("reconcile", |e| {
+                e.rule = Some(reconcile.as_str().to_owned());
+                e.reason = Some(reason.clone());
+            }),
+            Ended::Fail {
+                rule,
+                reason,
+                status,
+                transport,
+                ..
+            } => self.event("fail", |e| {
+                e.rule = Some(rule.clone());
+                e.reason = Some(reason.clone());
+                e.status = *status;
+                e.transport = transport.map(|t| t.as_str().to_owned());
+            }),
+        }
         let step = self.final_step(&ended);
         self.ended = Some(ended);
         self.awaiting = false;
@@ -747,6 +849,7 @@ impl Call {
             })?;
         let key_sent = self.in_flight_key_sent;
         let elapsed = self.arrived("response", now)?;
+        self.event("response", |e| e.status = Some(code));
         // A 206 is never a success (neither API serves partial content): the retry rules decide.
         let success = (200..=299).contains(&code) && (code != 206 || self.download);
         if success && self.download {
@@ -826,6 +929,9 @@ impl Call {
         let (now, _) = check_now(now)?;
         let key_sent = self.in_flight_key_sent;
         let elapsed = self.arrived("transport_failure", now)?;
+        self.event("transport_failure", |e| {
+            e.transport = Some(failure.as_str().to_owned())
+        });
         let state = self.retry_state(elapsed, key_sent);
         let decision = decide_retry(
             self.class,
@@ -846,6 +952,23 @@ impl Call {
         transport: Option<TransportFailure>,
         cause: Cause,
     ) {
+        // A retry is an event here; how a call ends is one in `finish`.
+        if matches!(
+            decision.action,
+            RetryAction::Retry | RetryAction::RefreshToken
+        ) {
+            self.event("retry", |e| {
+                e.status = status;
+                e.transport = transport.map(|t| t.as_str().to_owned());
+                e.rule = Some(decision.rule.clone());
+                e.reason = Some(decision.reason.clone());
+                e.wait_seconds = Some(if decision.action == RetryAction::Retry {
+                    decision.delay_seconds
+                } else {
+                    0.0
+                });
+            });
+        }
         match decision.action {
             RetryAction::Retry => self.hold = (now, decision.delay_seconds),
             RetryAction::RefreshToken => {
@@ -915,7 +1038,15 @@ impl Call {
                     cause: Cause::Partial(reason),
                 });
             }
-            None => self.hold = (now, delay),
+            None => {
+                self.event("retry", |e| {
+                    e.status = Some(status);
+                    e.rule = Some("partial_content".to_owned());
+                    e.reason = Some(reason.clone());
+                    e.wait_seconds = Some(delay);
+                });
+                self.hold = (now, delay);
+            }
         }
     }
 }

@@ -36,7 +36,7 @@
 //! no cursor the next is asked for with its last item's id (the spec's export cursor is a UUID).
 
 use super::session::TokenSlot;
-use super::{Call, CallFailure, CallOptions, CallStep, Jitter, Response, Session};
+use super::{Call, CallFailure, CallOptions, CallStep, Jitter, MachineEvent, Response, Session};
 use crate::bearer::BearerToken;
 use crate::export::{export_poll_decision, ExportState, PollAction};
 use crate::request::{RequestDescriptor, RequestParams};
@@ -216,6 +216,9 @@ pub struct ExportJob {
     create_not_before: Option<f64>,
     #[serde(skip)]
     finished: Option<JobStep>,
+    /// The events of the job's finished calls and its own ([`ExportJob::take_events`]); not saved.
+    #[serde(skip)]
+    events: Vec<MachineEvent>,
 }
 
 /// The JSON of a response body, when it is JSON.
@@ -378,6 +381,7 @@ impl ExportJob {
             poll_started: None,
             create_not_before: None,
             finished: None,
+            events: Vec::new(),
         };
         if list_first {
             job.start(Stage::List, 0.0, 0.0)?;
@@ -464,7 +468,8 @@ impl ExportJob {
         };
         let mut call = Call::new(operation, params, options)?;
         call.hold(now, delay);
-        self.call = call;
+        let done = std::mem::replace(&mut self.call, call).take_events();
+        self.keep_events(done);
         self.stage = stage;
         Ok(())
     }
@@ -759,6 +764,12 @@ impl ExportJob {
     /// After a read (the create's response counts as the first): poll again, download, or stop.
     fn polled(&mut self, state: &str, now: f64) -> Result<Option<JobStep>, ArgumentError> {
         self.polls += 1;
+        // after the read's own events, in order
+        let mut events = self.call.take_events();
+        let mut event = MachineEvent::new("poll", "getPlatformExport", self.polls);
+        event.state = Some(state.chars().take(64).collect());
+        events.push(event);
+        self.keep_events(events);
         let random = self.jitter.next();
         let decision = export_poll_decision(
             &ExportState::parse(state),
@@ -805,6 +816,20 @@ impl ExportJob {
         now: f64,
     ) -> Result<(), ArgumentError> {
         self.call.response(status, headers, body, now)
+    }
+
+    /// What the job did since the last time they were taken, oldest first: its requests' events
+    /// (see [`MachineEvent`]) and a `poll` for each state read (`attempt` is the poll's number).
+    pub fn take_events(&mut self) -> Vec<MachineEvent> {
+        let mut events = std::mem::take(&mut self.events);
+        events.extend(self.call.take_events());
+        events
+    }
+
+    fn keep_events(&mut self, events: Vec<MachineEvent>) {
+        self.events.extend(events);
+        let excess = self.events.len().saturating_sub(super::call::MAX_EVENTS);
+        self.events.drain(..excess);
     }
 
     /// Whether a response with `status` to the request in flight is streamed to the host's

@@ -20,7 +20,9 @@ mod export_job;
 mod receipt;
 mod session;
 
-pub use call::{call_failed_message, Call, CallFailure, CallOptions, CallStep, Response};
+pub use call::{
+    call_failed_message, Call, CallFailure, CallOptions, CallStep, MachineEvent, Response,
+};
 pub use export_job::{ExportJob, ExportJobOptions, JobStep};
 pub use receipt::{Receipt, ReceiptStep, Receiver};
 pub use session::{Session, EXCHANGE_LEASE_SECONDS};

@@ -110,6 +110,29 @@ class ClientTest {
     }
 
     @Test
+    fun theEventsOfAFaultyEtlRunSayWhatHappenedAndNeverASecret() {
+        for ((name, t) in transports) {
+            reset("""{"scenario":"etl"}""")
+            val events = mutableListOf<dev.royaltykit.types.MachineEvent>()
+            ReportsClient(t, url, "cid", "csecret", TENANT, timeout = Duration.ofSeconds(1), clock = clock, sleep = sleep,
+                onEvent = { events.add(it) }).runExport(BODY)
+            val kinds = events.map { it.kind }
+            val s = stats()
+            assertEquals(name, s["requests"].asJsonObject.entrySet().sumOf { it.value.asInt }, kinds.count { it == "send" })
+            val last = events.filter { it.kind == "retry" }.associateBy { it.operation }
+            assertEquals(name, 503, last.getValue("exchangePlatformClientCredential").status?.toInt())
+            assertTrue(name, last.getValue("exchangePlatformClientCredential").waitSeconds!! > 0)
+            assertEquals(name, 429, last.getValue("listPlatformExports").status?.toInt())
+            assertTrue(name, last.getValue("listPlatformExports").waitSeconds!! >= 30)
+            assertTrue(name, events.filter { it.kind == "retry" }.all { it.rule != null && it.reason != null })
+            assertTrue("$name $kinds", "refresh_token" in kinds && "transport_failure" in kinds && kinds.last() == "done")
+            assertEquals(name, "ready", events.last { it.kind == "poll" }.state)
+            val everything = events.joinToString("\n")
+            assertFalse(everything, everything.contains("csecret") || Regex("rt_[0-9a-f]{8}").containsMatchIn(everything) || everything.contains("Bearer"))
+        }
+    }
+
+    @Test
     fun aPathInAFolderThatDoesNotExistFailsBeforeAnyExportNamingIt() {
         reset("""{"states":["ready"]}""")
         val target = Files.createTempDirectory("rk-client").resolve("no-such-dir").resolve("out.csv")

@@ -21,6 +21,7 @@ import dev.royaltykit.parseEnterpriseTokenResponse
 import dev.royaltykit.parseTokenResponse
 import dev.royaltykit.storeToken
 import dev.royaltykit.wakeWaiters
+import dev.royaltykit.types.MachineEvent
 import dev.royaltykit.types.Reconcile
 import dev.royaltykit.types.RoyaltyKitException
 import dev.royaltykit.types.TransportFailure
@@ -220,13 +221,27 @@ internal class Driven(
     val streams: (Long) -> Boolean,
     val streamed: (Long, Map<String, String>, Long, Double) -> Unit,
     val failed: (TransportFailure, Double) -> Unit,
+    val events: () -> List<MachineEvent>,
 )
 
 internal fun Call.driven(session: Session) = Driven({ now -> nextIn(now, session) }, { st, h, b, now -> response(st, h, b, now) },
-    { streams(it) }, { st, h, n, now -> streamedResponse(st, h, n, now) }, { f, now -> transportFailure(f, now) })
+    { streams(it) }, { st, h, n, now -> streamedResponse(st, h, n, now) }, { f, now -> transportFailure(f, now) }, { takeEvents() })
 
 internal fun ExportJob.driven(session: Session) = Driven({ now -> nextIn(now, session) }, { st, h, b, now -> response(st, h, b, now) },
-    { streams(it) }, { st, h, n, now -> streamedResponse(st, h, n, now) }, { f, now -> transportFailure(f, now) })
+    { streams(it) }, { st, h, n, now -> streamedResponse(st, h, n, now) }, { f, now -> transportFailure(f, now) }, { takeEvents() })
+
+/** Where the clients' events go by default: `java.util.logging`, logger `dev.royaltykit`, at FINE
+ * (the sends and responses at FINER). */
+private val clientLog: java.util.logging.Logger = java.util.logging.Logger.getLogger("dev.royaltykit")
+
+/** The default `onEvent`: one log line per event. */
+fun logEvent(e: MachineEvent) {
+    val level = if (e.kind == "send" || e.kind == "response") java.util.logging.Level.FINER else java.util.logging.Level.FINE
+    if (!clientLog.isLoggable(level)) return
+    val details = listOfNotNull(e.method, e.path, e.status?.toString(), e.transport, e.state,
+        e.waitSeconds?.let { "wait %.3g s".format(it) }, e.rule?.let { "($it)" })
+    clientLog.log(level, "${e.kind} ${e.operation} #${e.attempt}" + if (details.isEmpty()) "" else ": " + details.joinToString(" "))
+}
 
 /**
  * A request that may have been applied must not be sent again blindly (code `reconcile_required`):
@@ -321,6 +336,12 @@ abstract class ApiClient internal constructor(
     val maxAttempts: Long?,
     /** The most seconds of each request's retries (null: the core's default, 300). */
     val maxElapsedSeconds: Double?,
+    /**
+     * Called with each of the machines' events, in order (the core's [MachineEvent]: each send
+     * and response, each retry with its rule and wait, token refreshes, rate-budget waits, polls,
+     * how each call ended); never a token, a credential, a header or a body. Default [logEvent].
+     */
+    internal val onEvent: (MachineEvent) -> Unit,
 ) {
     // A wrong base URL fails here, before any request, not after a minute of retries.
     internal val base = checkBaseUrl(baseUrl, allowInsecureHttp)
@@ -380,7 +401,9 @@ abstract class ApiClient internal constructor(
             // An interrupted thread (a cancelled coroutine) ends its call, whatever its transport
             // made of the interrupt.
             if (Thread.interrupted()) throw InterruptedException("the call was interrupted")
-            when (val s = m.next(clock())) {
+            val s = m.next(clock())
+            m.events().forEach(onEvent)
+            when (s) {
                 is CallStep.Send -> {
                     val r = s.request
                     val request = HttpRequest(r.method(), r.url(base), r.headers().map { it.name to it.value }, r.body())
@@ -492,12 +515,13 @@ class ReportsClient @JvmOverloads constructor(
     allowInsecureHttp: Boolean = false,
     maxAttempts: Long? = null,
     maxElapsedSeconds: Double? = null,
-) : ApiClient(transport, baseUrl, session, timeout, clock, sleep, allowInsecureHttp, maxAttempts, maxElapsedSeconds) {
+    onEvent: (MachineEvent) -> Unit = ::logEvent,
+) : ApiClient(transport, baseUrl, session, timeout, clock, sleep, allowInsecureHttp, maxAttempts, maxElapsedSeconds, onEvent) {
     override fun tokenRequest(): RequestDescriptor = buildTokenRequest(clientId, clientSecret, tenantId, scopes)
 
     override fun withOptions(maxAttempts: Long?, maxElapsedSeconds: Double?, timeout: Duration): ReportsClient = ReportsClient(
         transport, base, clientId, clientSecret, tenantId, scopes, idempotencyHeader, null, timeout, clock, sleep, session,
-        allowInsecureHttp, maxAttempts, maxElapsedSeconds,
+        allowInsecureHttp, maxAttempts, maxElapsedSeconds, onEvent,
     )
 
     override fun storeToken(status: Long, headers: Map<String, String>, body: ByteArray) =
@@ -557,12 +581,13 @@ class EnterpriseClient @JvmOverloads constructor(
     allowInsecureHttp: Boolean = false,
     maxAttempts: Long? = null,
     maxElapsedSeconds: Double? = null,
-) : ApiClient(transport, baseUrl, session, timeout, clock, sleep, allowInsecureHttp, maxAttempts, maxElapsedSeconds) {
+    onEvent: (MachineEvent) -> Unit = ::logEvent,
+) : ApiClient(transport, baseUrl, session, timeout, clock, sleep, allowInsecureHttp, maxAttempts, maxElapsedSeconds, onEvent) {
     override fun tokenRequest(): RequestDescriptor = buildEnterpriseTokenRequest(apiKey, apiSecret)
 
     override fun withOptions(maxAttempts: Long?, maxElapsedSeconds: Double?, timeout: Duration): EnterpriseClient = EnterpriseClient(
         transport, base, apiKey, apiSecret, RateBudget.preset("enterprise"), timeout, clock, sleep, session, allowInsecureHttp,
-        maxAttempts, maxElapsedSeconds,
+        maxAttempts, maxElapsedSeconds, onEvent,
     )
 
     override fun storeToken(status: Long, headers: Map<String, String>, body: ByteArray) =

@@ -1,0 +1,148 @@
+//! The events a call reports (`Call::take_events`): one per thing that happened, in order, with
+//! the retry rule and its wait, and never a token or a credential.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing
+)]
+
+use royaltykit::machine::{Call, CallOptions, CallStep, MachineEvent, Session};
+use royaltykit::request::RequestParams;
+use royaltykit::retry::TransportFailure;
+use royaltykit::token;
+
+const TENANT: &str = "0f8fad5b-d9cb-469f-a165-70867728950e";
+const CLIENT_SECRET: &str = "cs_EVENTS_CLIENT_SECRET";
+const TOKEN: &str = "tok_EVENTS_TOKEN";
+
+fn kinds(events: &[MachineEvent]) -> Vec<&str> {
+    events.iter().map(|e| e.kind.as_str()).collect()
+}
+
+#[test]
+fn a_call_reports_each_send_response_retry_and_its_end() {
+    let mut session = Session::new(None);
+    let params = RequestParams {
+        tenant_id: Some(TENANT.into()),
+        ..RequestParams::default()
+    };
+    let options = CallOptions {
+        seed: 7,
+        ..CallOptions::default()
+    };
+    let mut call = Call::new("listPlatformExports", params, options).unwrap();
+    let mut now = 1_000.0;
+    let mut events = Vec::new();
+    // the token first: the exchange is a call of its own, with its own events
+    let step = call.next_in(now, &mut session).unwrap();
+    assert!(matches!(step, CallStep::RefreshToken { .. }), "{step:?}");
+    let request = token::build_token_request("cli", CLIENT_SECRET, TENANT, &[] as &[&str]).unwrap();
+    let mut exchange = Call::exchange(request, options).unwrap();
+    assert!(matches!(
+        exchange.next(now, None).unwrap(),
+        CallStep::Send { .. }
+    ));
+    exchange
+        .transport_failure(TransportFailure::ConnectFailed, now)
+        .unwrap();
+    let wait = match exchange.next(now, None).unwrap() {
+        CallStep::Wait { seconds } => seconds,
+        other => panic!("{other:?}"),
+    };
+    now += wait;
+    assert!(matches!(
+        exchange.next(now, None).unwrap(),
+        CallStep::Send { .. }
+    ));
+    let body = format!(r#"{{"access_token":"{TOKEN}","token_type":"Bearer","expires_in":3600}}"#);
+    exchange
+        .response(200, &[("Cache-Control", "no-store")], body.as_bytes(), now)
+        .unwrap();
+    assert!(matches!(
+        exchange.next(now, None).unwrap(),
+        CallStep::Done { .. }
+    ));
+    let x = exchange.take_events();
+    assert_eq!(
+        kinds(&x),
+        [
+            "send",
+            "transport_failure",
+            "retry",
+            "send",
+            "response",
+            "done"
+        ]
+    );
+    assert_eq!(x[0].operation, "exchangePlatformClientCredential");
+    assert_eq!(x[2].transport.as_deref(), Some("connect_failed"));
+    assert_eq!(x[2].wait_seconds, Some(wait));
+    assert!(x[2].rule.is_some() && x[2].reason.is_some());
+    assert_eq!((x[3].attempt, x[4].status), (2, Some(200)));
+    events.extend(x);
+    let token = token::parse_token_response(
+        200,
+        &[("Cache-Control", "no-store")],
+        body.as_bytes(),
+        &[] as &[&str],
+        TENANT,
+        now as i64,
+    )
+    .unwrap()
+    .unwrap();
+    session.store_token(token.bearer(), None);
+    // the call: a 503, a retry after its wait, then the page
+    assert!(matches!(
+        call.next_in(now, &mut session).unwrap(),
+        CallStep::Send { .. }
+    ));
+    call.response(503, &[("Retry-After", "3")], b"", now)
+        .unwrap();
+    let wait = match call.next_in(now, &mut session).unwrap() {
+        CallStep::Wait { seconds } => seconds,
+        other => panic!("{other:?}"),
+    };
+    now += wait;
+    assert!(matches!(
+        call.next_in(now, &mut session).unwrap(),
+        CallStep::Send { .. }
+    ));
+    call.response(
+        200,
+        &[("Content-Type", "application/json")],
+        br#"{"data":[]}"#,
+        now,
+    )
+    .unwrap();
+    assert!(matches!(
+        call.next_in(now, &mut session).unwrap(),
+        CallStep::Done { .. }
+    ));
+    let c = call.take_events();
+    assert_eq!(
+        kinds(&c),
+        [
+            "refresh_token",
+            "send",
+            "response",
+            "retry",
+            "send",
+            "response",
+            "done"
+        ]
+    );
+    assert_eq!(c[1].method.as_deref(), Some("GET"));
+    assert_eq!(c[1].path.as_deref(), Some("/api/platform/v1/exports"));
+    assert_eq!((c[2].status, c[3].status), (Some(503), Some(503)));
+    assert_eq!(c[3].wait_seconds, Some(wait));
+    assert!(wait >= 3.0, "the Retry-After is honoured: {wait}");
+    assert!(call.take_events().is_empty(), "taken once");
+    events.extend(c);
+    // never a token or a credential
+    let shown = format!("{events:?}");
+    assert!(
+        !shown.contains(TOKEN) && !shown.contains(CLIENT_SECRET),
+        "{shown}"
+    );
+}
