@@ -79,6 +79,11 @@ impl WebhookReceipt {
     pub fn next(&self) -> ReceiptStep {
         lock(&self.receipt).next()
     }
+    /// Once replied, what happened (`processed`, `duplicate`, `in_progress`, `rejected`,
+    /// `acknowledged`, `handler_failed`, `store_unavailable`, `claim_lost`); null before.
+    pub fn outcome(&self) -> Option<String> {
+        lock(&self.receipt).outcome().map(str::to_owned)
+    }
     /// The verified delivery (null when verification failed).
     pub fn delivery(&self) -> Option<VerifiedWebhook> {
         lock(&self.receipt).delivery().cloned()

@@ -75,6 +75,12 @@ impl WebhookReceipt {
     fn delivery(&self) -> Option<VerifiedWebhook> {
         lock(&self.receipt).delivery().cloned()
     }
+    /// Once replied, what happened: ``processed``, ``duplicate``, ``in_progress``, ``rejected``,
+    /// ``acknowledged``, ``handler_failed``, ``store_unavailable`` or ``claim_lost``; None before.
+    #[getter]
+    fn outcome(&self) -> Option<&'static str> {
+        lock(&self.receipt).outcome()
+    }
     /// Whether the receipt has reached its ``Reply``.
     #[getter]
     fn finished(&self) -> bool {

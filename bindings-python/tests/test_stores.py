@@ -299,6 +299,23 @@ def test_a_store_that_fails_answers_503_and_logs_the_outage_with_its_cause(tmp_p
     assert SECRET not in caplog.text
 
 
+def test_a_receiver_reports_each_delivery_outcome(tmp_path: Path, caplog) -> None:
+    events: list[dict] = []
+    _, d = delivery(tmp_path, None, "events")
+    receiver = rk.WebhookReceiver(SECRET, namespace="org-7/events", handler=lambda d: None, on_event=events.append)
+    with caplog.at_level("DEBUG", logger="royaltykit"):
+        first = receiver.receive(d["headers"], d["body"].encode(), now=d["now"])
+        again = receiver.receive(d["headers"], d["body"].encode(), now=d["now"])
+        forged = receiver.receive(rk.sign_webhook("whsec_other_0123456789abcdef", d["body"].encode(), timestamp=NOW,
+                                                  delivery_id="dlv_forged"), d["body"].encode(), now=d["now"])
+    assert (first.status, again.status, forged.status) == (200, 200, 401)
+    assert [e["outcome"] for e in events] == ["processed", "duplicate", "rejected"]
+    assert events[0] == {"kind": "receipt", "outcome": "processed", "status": 200, "delivery_id": d["id"],
+                         "event": "enterprise.release.updated"}
+    assert events[2]["delivery_id"] is None
+    assert sum("receipt" in r.getMessage() for r in caplog.records) == 3 and SECRET not in caplog.text
+
+
 def test_the_async_postgres_store_under_areceive(tmp_path: Path) -> None:
     import asyncio
 

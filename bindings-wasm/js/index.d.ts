@@ -255,6 +255,8 @@ export class WebhookReceipt {
   next(): ReceiptStep;
   /** The verified delivery, or null when verification failed. */
   readonly delivery: VerifiedWebhook | null;
+  /** Once replied, what happened; null before. */
+  readonly outcome: 'processed' | 'duplicate' | 'in_progress' | 'rejected' | 'acknowledged' | 'handler_failed' | 'store_unavailable' | 'claim_lost' | null;
   /** Whether the receipt has reached its reply. */
   readonly finished: boolean;
   claimed(state: ClaimState): ReceiptStep;
@@ -353,6 +355,9 @@ export interface ReceiverOptions extends Omit<VerifyOptions, 'now'> {
   handler: (delivery: VerifiedWebhook, connection?: any) => unknown;
   /** Called with what the handler threw (default: console.error). */
   onError?: (error: unknown, delivery: VerifiedWebhook) => void;
+  /** Called once per delivery with what happened: the receipt's outcome, the status answered,
+   * the delivery id and the event name (null when it was not verified); never the body. */
+  onEvent?: (event: { kind: 'receipt'; outcome: WebhookReceipt['outcome']; status: number; deliveryId: string | null; event: string | null }) => void;
   /** Called when the store fails (`what`: claim, begin, markDone, commit, commitTransaction); the
    * delivery is answered 503 so the sender retries it (default: console.error, with the cause). */
   onStoreError?: (error: unknown, what: string) => void;

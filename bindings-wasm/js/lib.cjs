@@ -903,6 +903,11 @@ class WebhookReceipt {
   get finished() {
     return this.#step.step === 'reply';
   }
+  /** Once replied, what happened (`processed`, `duplicate`, `in_progress`, `rejected`,
+   * `acknowledged`, `handler_failed`, `store_unavailable`, `claim_lost`); null before. */
+  get outcome() {
+    return this.#inner.outcome() ?? null;
+  }
   /** Frees the wasm memory now (otherwise freed when garbage-collected); the receipt is unusable after. */
   free() {
     this.#inner?.free();
@@ -1302,6 +1307,9 @@ class WebhookReceiver {
     this.onError = opts.onError ?? ((e) => console.error('royaltykit: webhook handler failed:', e));
     // A store that fails answers 503 (the sender retries the delivery); the outage is reported
     // with its cause, never silently.
+    if (opts.onEvent !== undefined && typeof opts.onEvent !== 'function') throw new TypeError('onEvent must be a function (event) => void');
+    // One event per delivery: { kind: 'receipt', outcome, status, deliveryId, event }.
+    this.onEvent = opts.onEvent ?? null;
     this.onStoreError = opts.onStoreError ?? ((e, what) => console.error(
       `royaltykit: webhook store ${this.store?.constructor?.name ?? 'store'} failed on ${what}: answering 503 so that the delivery is sent again:`, e));
     this.maxBodyBytes = toNumber(opts.maxBodyBytes, 'maxBodyBytes', native.defaultMaxBodyBytes());
@@ -1368,8 +1376,13 @@ class WebhookReceiver {
           await new Promise((resolve) => setTimeout(resolve, s.seconds * 1000));
           s = r.waited();
           break;
-        default: // reply
-          return { status: s.status, body: s.body, delivery: delivery ?? r.delivery ?? undefined };
+        default: { // reply
+          const d = delivery ?? r.delivery ?? undefined;
+          if (this.onEvent !== null) {
+            this.onEvent({ kind: 'receipt', outcome: r.outcome, status: s.status, deliveryId: d?.deliveryId ?? null, event: d?.event?.name ?? null });
+          }
+          return { status: s.status, body: s.body, delivery: d };
+        }
       }
     }
   }

@@ -90,6 +90,11 @@ impl WebhookReceipt {
     pub fn delivery(&self) -> Option<String> {
         self.receipt.delivery().map(json)
     }
+    /// Once replied, what happened (`processed`, `duplicate`, `in_progress`, `rejected`,
+    /// `acknowledged`, `handler_failed`, `store_unavailable`, `claim_lost`); undefined before.
+    pub fn outcome(&self) -> Option<String> {
+        self.receipt.outcome().map(str::to_owned)
+    }
     /// The claim's state; returns the next step.
     pub fn claimed(&mut self, state: &str) -> R<String> {
         let state = parse(ClaimState::parse, state)?;

@@ -311,3 +311,20 @@ test('a reporting token remembers its tenant: sent when none is given, another o
   assert.throws(() => rk.BearerToken.reports('tok_c'), (e) => e instanceof TypeError && /tenantId/.test(e.message) && !e.message.includes('tok_c'));
   assert.throws(() => rk.parseTokenResponse(200, {}, '{}'), TypeError, 'the tenant the exchange was made for is required');
 });
+
+test('a receiver reports each delivery: the receipt outcome, status, id and event name', async () => {
+  const events = [];
+  const receiver = new rk.WebhookReceiver({ secrets: SECRET, namespace: 'org-events', handler: () => {}, onEvent: (e) => events.push(e) });
+  const first = await receiver.receive(signed, body, NOW);
+  const again = await receiver.receive(signed, body, NOW);
+  const forged = await receiver.receive(rk.signWebhook('whsec_other', body, { timestamp: NOW, deliveryId: 'dlv_js_2' }), body, NOW);
+  const down = new rk.WebhookReceiver({ secrets: SECRET, namespace: 'org-events', handler: () => {}, onEvent: (e) => events.push(e),
+    store: { claim: async () => { throw new Error('the store is down'); }, commit: async () => {}, release: async () => {} },
+    onStoreError: () => {} });
+  const unavailable = await down.receive(signed, body, NOW);
+  assert.deepEqual([first.status, again.status, forged.status, unavailable.status], [200, 200, 401, 503]);
+  assert.deepEqual(events.map((e) => e.outcome), ['processed', 'duplicate', 'rejected', 'store_unavailable']);
+  assert.deepEqual(events[0], { kind: 'receipt', outcome: 'processed', status: 200, deliveryId: 'dlv_js_1', event: JSON.parse(body).event });
+  assert.equal(events[2].deliveryId, null);
+  assert.throws(() => new rk.WebhookReceiver({ secrets: SECRET, namespace: 'n', handler: () => {}, onEvent: 'yes' }), /onEvent must be a function/);
+});

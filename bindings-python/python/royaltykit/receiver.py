@@ -202,6 +202,7 @@ class WebhookReceiver:
         on_error: Callable[[BaseException, VerifiedWebhook], None] | None = None,
         tolerance: int | None = None,
         claim_content_key: bool = False,
+        on_event: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
         if not callable(handler):
             raise TypeError("handler must be callable: handler(delivery)")
@@ -216,6 +217,9 @@ class WebhookReceiver:
         self.transactional: bool = getattr(self.store, "transactional", False) is True
         self.max_body_bytes: int = self.verifier.max_body_bytes
         self.on_error = on_error or (lambda e, d: _log.error("webhook handler failed for %s", d.delivery_id, exc_info=e))
+        # One event per delivery: {"kind": "receipt", "outcome", "status", "delivery_id", "event"}
+        # (logged at DEBUG on the `royaltykit` logger, and given to on_event when set).
+        self.on_event = on_event
 
     def _receipt(self, headers: Any, body: bytes, now: float | None) -> WebhookReceipt:
         # On a DedupWindow the receipt performs its own claims and commits inside the core.
@@ -269,7 +273,19 @@ class WebhookReceiver:
                     yield _Pause(seconds)
                     step = r.waited()
                 case ReceiptStep.Reply(status=status, body=reply):
-                    return Receipt(status, reply.encode(), d or r.delivery)
+                    d = d or r.delivery
+                    if self.on_event is not None or _log.isEnabledFor(logging.DEBUG):
+                        self._event(r.outcome, status, d)
+                    return Receipt(status, reply.encode(), d)
+
+    def _event(self, outcome: str | None, status: int, d: VerifiedWebhook | None) -> None:
+        """The delivery's event: what happened (the core's receipt outcome), never its body."""
+        event = {"kind": "receipt", "outcome": outcome, "status": status,
+                 "delivery_id": d.delivery_id if d is not None else None,
+                 "event": d.event.name if d is not None else None}
+        _log.debug("receipt %s: %s %s (%s)", event["delivery_id"], status, outcome, event["event"])
+        if self.on_event is not None:
+            self.on_event(event)
 
     def receive(self, headers: Any, body: bytes, *, now: float | None = None) -> Receipt:
         """Receives one delivery with a synchronous store and handler, driving the core's

@@ -152,6 +152,8 @@ pub struct Receipt {
     success: (u16, String),
     transactional: bool,
     phase: Phase,
+    /// What the reply says happened (see [`Receipt::outcome`]), set with the reply.
+    outcome: &'static str,
 }
 
 impl Receipt {
@@ -173,12 +175,16 @@ impl Receipt {
                     crate::RoyaltyKitError::from(e.clone()).http_status(),
                     rejection_body(e.code(), &e.public_message()),
                 );
-                return Ok(Self::finished(None, reply));
+                return Ok(Self::finished(None, reply, "rejected"));
             }
         };
         let plan = plan_receipt(namespace, &delivery, claim_content_key)?;
         if plan.step != ReceiverStep::Process {
-            return Ok(Self::finished(Some(delivery), (plan.status, plan.body)));
+            return Ok(Self::finished(
+                Some(delivery),
+                (plan.status, plan.body),
+                "acknowledged",
+            ));
         }
         Ok(Self {
             delivery: Some(delivery),
@@ -189,10 +195,15 @@ impl Receipt {
             success: (plan.status, plan.body),
             transactional: false,
             phase: Phase::Claiming,
+            outcome: "",
         })
     }
 
-    fn finished(delivery: Option<VerifiedWebhook>, reply: (u16, String)) -> Self {
+    fn finished(
+        delivery: Option<VerifiedWebhook>,
+        reply: (u16, String),
+        outcome: &'static str,
+    ) -> Self {
         Self {
             delivery,
             keys: Vec::new(),
@@ -202,7 +213,18 @@ impl Receipt {
             success: reply.clone(),
             transactional: false,
             phase: Phase::Replied(reply.0, reply.1),
+            outcome,
         }
+    }
+
+    /// Once the receipt has replied, what happened, for logs and metrics: `processed` (the
+    /// handler ran and its effect is marked done), `duplicate` (already processed),
+    /// `in_progress` (another worker holds it: 503), `rejected` (not verified), `acknowledged`
+    /// (nothing to process: a test event), `handler_failed`, `store_unavailable`, or
+    /// `claim_lost` (transactional: another worker took the key; rolled back, 503). `None`
+    /// before the reply.
+    pub fn outcome(&self) -> Option<&'static str> {
+        (self.is_finished() && !self.outcome.is_empty()).then_some(self.outcome)
     }
 
     /// This receipt, for a dedup table in the handler's own database (see the module
@@ -315,6 +337,11 @@ impl Receipt {
         }
         let mut states = vec![ClaimState::New; self.claimed - 1];
         states.push(state);
+        self.outcome = if state == ClaimState::Done {
+            "duplicate"
+        } else {
+            "in_progress"
+        };
         let decision = decide_claims(&states);
         let release = decision
             .release
@@ -336,6 +363,8 @@ impl Receipt {
     pub fn store_failed(&mut self) -> Result<(), ArgumentError> {
         let unavailable = failure_reply(ReceiverFailure::StoreUnavailable);
         let reply = (unavailable.status, unavailable.body);
+        // (a commit tried again and done later makes it `processed`)
+        self.outcome = "store_unavailable";
         match self.phase {
             Phase::Claiming => {
                 let taken = self.keys.iter().take(self.claimed).cloned().collect();
@@ -406,6 +435,7 @@ impl Receipt {
         }
         let failed = failure_reply(ReceiverFailure::HandlerFailed);
         let reply = (failed.status, failed.body);
+        self.outcome = "handler_failed";
         if self.transactional {
             self.roll_back_then(reply);
         } else {
@@ -429,6 +459,7 @@ impl Receipt {
         } else if self.transactional {
             Phase::CommittingTransaction
         } else {
+            self.outcome = "processed";
             Phase::Replied(self.success.0, self.success.1.clone())
         };
         Ok(())
@@ -444,6 +475,7 @@ impl Receipt {
             return Err(unexpected("claim_lost", self.expecting()));
         }
         let busy = decide_claims(&[ClaimState::InProgress]);
+        self.outcome = "claim_lost";
         self.roll_back_then((busy.status, busy.body));
         Ok(())
     }
@@ -464,6 +496,7 @@ impl Receipt {
             return Err(unexpected("transaction_committed", self.expecting()));
         }
         self.phase = Phase::Replied(self.success.0, self.success.1.clone());
+        self.outcome = "processed";
         Ok(())
     }
 
@@ -572,6 +605,7 @@ impl Receiver {
                     reply.status,
                     rejection_body("invalid_argument", &e.to_string()),
                 ),
+                "rejected",
             )
         })
     }
@@ -602,5 +636,43 @@ mod tests {
         for leak in ["3 secret", "2 secret", "in force", "valid_until", "1 v1"] {
             assert!(!body.contains(leak), "{leak:?} in {body}");
         }
+    }
+
+    #[test]
+    fn the_outcome_names_what_the_reply_says() {
+        let secrets = [WebhookSecret::new("whsec_a", None)];
+        let receiver = Receiver::new(&secrets, VerifyOptions::default(), "ns").unwrap();
+        let body = br#"{"event":"x","resource":{"type":"t","reference":"r","url":"/api/v1/x"},"occurred_at":"2026-11-22T04:05:06Z"}"#;
+        let signed = sign(&["whsec_a"], body, 1_000, "d1").unwrap();
+        let mut window = DedupWindow::new(100, 3_600, [7; 16]).unwrap();
+        let settle = |r: &mut Receipt, w: &mut DedupWindow, ok: bool| {
+            let mut step = r.settle(w, 1_000);
+            if matches!(step, ReceiptStep::RunHandler {}) {
+                assert_eq!(r.outcome(), None, "not before the reply");
+                if ok {
+                    r.handler_succeeded().unwrap();
+                } else {
+                    r.handler_failed().unwrap();
+                }
+                step = r.settle(w, 1_000);
+            }
+            assert!(matches!(step, ReceiptStep::Reply { .. }), "{step:?}");
+            r.outcome()
+        };
+        let mut r = receiver.receive(&signed.pairs()[..], body, 1_000);
+        assert_eq!(settle(&mut r, &mut window, false), Some("handler_failed"));
+        let mut r = receiver.receive(&signed.pairs()[..], body, 1_000);
+        assert_eq!(settle(&mut r, &mut window, true), Some("processed"));
+        let mut r = receiver.receive(&signed.pairs()[..], body, 1_000);
+        assert_eq!(settle(&mut r, &mut window, true), Some("duplicate"));
+        let forged = sign(&["whsec_b"], body, 1_000, "d2").unwrap();
+        let r = receiver.receive(&forged.pairs()[..], body, 1_000);
+        assert_eq!(r.outcome(), Some("rejected"));
+        let other = sign(&["whsec_a"], body, 1_000, "d3").unwrap();
+        let mut r = receiver.receive(&other.pairs()[..], body, 1_000);
+        assert!(matches!(r.next(), ReceiptStep::Claim { .. }));
+        r.store_failed().unwrap();
+        assert!(matches!(r.next(), ReceiptStep::Reply { status: 503, .. }));
+        assert_eq!(r.outcome(), Some("store_unavailable"));
     }
 }

@@ -510,6 +510,10 @@ class WebhookReceiver private constructor(
     /** The largest body accepted: read at most one byte more from a request. */
     val maxBodyBytes: Long = verifier.maxBodyBytes()
 
+    /** Called once per delivery with what happened (also logged at FINE, logger `dev.royaltykit`). */
+    @Volatile
+    var onEvent: ((ReceiptEvent) -> Unit)? = null
+
     /** Receives one delivery (headers with one value per name). */
     fun receive(headers: Map<String, String>, body: ByteArray, now: Long? = null): Receipt =
         perform(verifier.receipt(headers, body, namespace, now, (store as? InMemoryDedupStore)?.window, transactional, claimContentKey))
@@ -596,7 +600,13 @@ class WebhookReceiver private constructor(
                     outcome("rollback") { tx!!.rollback(c!!) } // a failed rollback: the database rolls back a lost connection
                     r.rolledBack()
                 }
-                is ReceiptStep.Reply -> return Receipt(step.status.toInt(), step.body, delivery ?: r.delivery())
+                is ReceiptStep.Reply -> {
+                    val d = delivery ?: r.delivery()
+                    val event = ReceiptEvent(r.outcome(), step.status.toInt(), d?.deliveryId, d?.event?.name)
+                    onEvent?.invoke(event)
+                    if (storeLog.isLoggable(java.util.logging.Level.FINE)) storeLog.fine("royaltykit: $event")
+                    return Receipt(step.status.toInt(), step.body, d)
+                }
             }
         }
     }
@@ -618,6 +628,17 @@ class WebhookReceiver private constructor(
     }
 
     override fun close() = verifier.close()
+}
+
+/**
+ * What happened to one delivery ([WebhookReceiver.onEvent]): the receipt's [outcome] (`processed`,
+ * `duplicate`, `in_progress`, `rejected`, `acknowledged`, `handler_failed`, `store_unavailable`,
+ * `claim_lost`), the [status] answered, the delivery id and event name (null when it was not
+ * verified). Never the body.
+ */
+data class ReceiptEvent(val outcome: String?, val status: Int, val deliveryId: String?, val event: String?) {
+    /** Always `receipt`, as in Python and Node. */
+    val kind: String get() = "receipt"
 }
 
 /** Where a [WebhookReceiver] reports its store's failures. */

@@ -170,6 +170,24 @@ class ApiTest {
     }
 
     @Test
+    fun aReceiverReportsEachDeliveryOutcome() {
+        val body = """{"event":"ddex.delivery.acknowledged","resource":{"type":"ddex_message","reference":"m1","url":"/api/v1/ddex/messages/m1"},"occurred_at":"2026-11-22T04:00:00Z"}""".toByteArray()
+        val headers = signWebhook("whsec_current", body, timestamp = 1_000L, deliveryId = "dlv_events")
+        val forged = signWebhook("whsec_other", body, timestamp = 1_000L, deliveryId = "dlv_forged")
+        val events = mutableListOf<ReceiptEvent>()
+        WebhookReceiver(listOf("whsec_current"), namespace = "org-events") { }.use { r ->
+            r.onEvent = { events.add(it) }
+            assertEquals(200, r.receive(headers, body, 1_000L).status)
+            assertEquals(200, r.receive(headers, body, 1_000L).status)
+            assertEquals(401, r.receive(forged, body, 1_000L).status)
+        }
+        assertEquals(listOf("processed", "duplicate", "rejected"), events.map { it.outcome })
+        assertEquals(ReceiptEvent("processed", 200, "dlv_events", "ddex.delivery.acknowledged"), events[0])
+        assertEquals("receipt", events[0].kind)
+        assertEquals(null, events[2].deliveryId)
+    }
+
+    @Test
     fun aStoreThatFailsAnswers503AndLogsTheOutageWithItsCause() {
         val body = """{"event":"ddex.delivery.acknowledged","resource":{"type":"ddex_message","reference":"m1","url":"/api/v1/ddex/messages/m1"},"occurred_at":"2026-11-22T04:00:00Z"}""".toByteArray()
         val headers = signWebhook("whsec_current", body, timestamp = 1_000L, deliveryId = "dlv_down")
