@@ -63,7 +63,7 @@ lines.push('}', '/** Every operation id of both APIs. */', 'export type Operatio
 console.log(lines.join('\n'));
 JS
 J=bindings-wasm/js
-cp $J/index.cjs $J/lib.cjs $J/crypto.node.cjs $J/crypto.none.cjs $J/files.node.cjs $J/files.none.cjs $J/fetch.cjs $J/fetch.mjs $J/fetch.workerd.mjs \
+cp $J/index.cjs $J/lib.cjs $J/crypto.node.cjs $J/crypto.none.cjs $J/files.node.cjs $J/files.none.cjs $J/diagnostics.node.cjs $J/diagnostics.none.cjs $J/fetch.cjs $J/fetch.mjs $J/fetch.workerd.mjs \
   $J/express.cjs $J/express.mjs $J/fastify.cjs $J/fastify.mjs $J/index.d.ts $J/fetch.d.ts \
   $J/express.d.ts $J/fastify.d.ts $J/client.cjs $J/client.lib.cjs $J/client.mjs $J/client.workerd.mjs $J/client.d.ts $J/package.json bindings-wasm/README.md "$OUT/"
 cp $J/init.cjs $J/simd.cjs $J/init.workerd.mjs "$OUT/native/"

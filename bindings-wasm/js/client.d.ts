@@ -26,6 +26,8 @@ export interface ClientOptions {
    * a token, a credential, a header or a body.
    */
   onEvent?: (event: MachineEvent) => void;
+  // Where the runtime has node:diagnostics_channel (Node, Bun, Deno), the same events are
+  // published on the channel `royaltykit:client` when it has subscribers.
   /** The most seconds from a request's first send to the start of a retry (default: the core's, 300). */
   maxElapsedSeconds?: number;
   /** A WHATWG fetch (default: the global one; undici's, Bun's and Deno's work). */

@@ -9,6 +9,8 @@
 const rk = require('./lib.cjs');
 // node:fs where the runtime has it (Node, Bun, Deno), null elsewhere (Workers, browsers).
 const files = require('#files');
+// node:diagnostics_channel's channels where the runtime has it, else null.
+const diagnostics = require('#diagnostics');
 
 const { Call, ExportJob, RateBudget, Session, ReconcileRequired, CallFailedError } = rk;
 
@@ -317,7 +319,13 @@ class Client {
       signal?.throwIfAborted();
       const version = session.version;
       const s = machine.next(this._clock(), session);
-      if (this._onEvent !== null) for (const e of machine.takeEvents()) this._onEvent(e);
+      const channel = diagnostics?.client.hasSubscribers ? diagnostics.client : null;
+      if (this._onEvent !== null || channel !== null) {
+        for (const e of machine.takeEvents()) {
+          channel?.publish(e);
+          this._onEvent?.(e);
+        }
+      }
       switch (s.step) {
         case 'send': {
           const r = await this._send(s.request, signal, stream);

@@ -13,6 +13,8 @@ const native = require('./native/royaltykit_wasm.cjs');
 // the `node` condition (Node, Bun, Deno) and null elsewhere. The threshold is measured by
 // `make bench` (bench/RESULTS.md, "Node: where node:crypto takes over the HMAC").
 const nodeCrypto = require('#crypto');
+// node:diagnostics_channel's channels where the runtime has it, else null.
+const diagnostics = require('#diagnostics');
 // The RNG for default delivery ids, dedup seeds and idempotency keys: WebCrypto, a global
 // everywhere but Node 18, where node:crypto carries it.
 const webCrypto = globalThis.crypto ?? nodeCrypto?.webcrypto;
@@ -1378,8 +1380,11 @@ class WebhookReceiver {
           break;
         default: { // reply
           const d = delivery ?? r.delivery ?? undefined;
-          if (this.onEvent !== null) {
-            this.onEvent({ kind: 'receipt', outcome: r.outcome, status: s.status, deliveryId: d?.deliveryId ?? null, event: d?.event?.name ?? null });
+          const channel = diagnostics?.receiver.hasSubscribers ? diagnostics.receiver : null;
+          if (this.onEvent !== null || channel !== null) {
+            const event = { kind: 'receipt', outcome: r.outcome, status: s.status, deliveryId: d?.deliveryId ?? null, event: d?.event?.name ?? null };
+            channel?.publish(event);
+            this.onEvent?.(event);
           }
           return { status: s.status, body: s.body, delivery: d };
         }

@@ -327,4 +327,15 @@ test('a receiver reports each delivery: the receipt outcome, status, id and even
   assert.deepEqual(events[0], { kind: 'receipt', outcome: 'processed', status: 200, deliveryId: 'dlv_js_1', event: JSON.parse(body).event });
   assert.equal(events[2].deliveryId, null);
   assert.throws(() => new rk.WebhookReceiver({ secrets: SECRET, namespace: 'n', handler: () => {}, onEvent: 'yes' }), /onEvent must be a function/);
+  // and on node:diagnostics_channel royaltykit:receiver, for a subscriber
+  const dc = require('node:diagnostics_channel');
+  const published = [];
+  const listen = (e) => published.push(e);
+  dc.subscribe('royaltykit:receiver', listen);
+  try {
+    await new rk.WebhookReceiver({ secrets: SECRET, namespace: 'org-events-2', handler: () => {} }).receive(signed, body, NOW);
+  } finally {
+    dc.unsubscribe('royaltykit:receiver', listen);
+  }
+  assert.deepEqual(published.map((e) => e.outcome), ['processed']);
 });

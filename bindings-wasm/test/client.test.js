@@ -94,6 +94,23 @@ test('the events of a faulty ETL run say what happened and never a secret', asyn
   assert.ok(!everything.includes('csecret') && !/rt_[0-9a-f]{8}/.test(everything) && !everything.includes('Bearer'), everything);
 });
 
+test('the clients publish their events on node:diagnostics_channel royaltykit:client when subscribed', async () => {
+  await reset();
+  const dc = require('node:diagnostics_channel');
+  const seen = [];
+  const listen = (e) => seen.push(e);
+  dc.subscribe('royaltykit:client', listen);
+  try {
+    await reports().request('listPlatformExports');
+  } finally {
+    dc.unsubscribe('royaltykit:client', listen);
+  }
+  assert.deepEqual(seen.map((e) => `${e.kind} ${e.operation}`), [
+    'refresh_token listPlatformExports', 'send exchangePlatformClientCredential', 'response exchangePlatformClientCredential',
+    'done exchangePlatformClientCredential', 'send listPlatformExports', 'response listPlatformExports', 'done listPlatformExports',
+  ]);
+});
+
 test('an export into memory or a WritableStream', async () => {
   await reset({ states: ['ready'], artifact: 'a,b\n1,2\n' });
   assert.equal(Buffer.from((await reports().runExport(BODY)).data).toString(), 'a,b\n1,2\n');
