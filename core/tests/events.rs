@@ -146,3 +146,46 @@ fn a_call_reports_each_send_response_retry_and_its_end() {
         "{shown}"
     );
 }
+
+#[test]
+fn a_deprecated_operation_is_noticed_once_per_call() {
+    let params = RequestParams {
+        tenant_id: Some(TENANT.into()),
+        token: Some(token::BearerToken::reports(TOKEN, TENANT)),
+        ..RequestParams::default()
+    };
+    let mut call = Call::new("listPlatformExports", params, CallOptions::default()).unwrap();
+    let notices = [
+        ("Deprecation", "@1798761600"),
+        ("Sunset", "Wed, 01 Sep 2027 00:00:00 GMT"),
+    ];
+    let mut now = 1_000.0;
+    assert!(matches!(
+        call.next(now, None).unwrap(),
+        CallStep::Send { .. }
+    ));
+    call.response(503, &notices, b"", now).unwrap();
+    let wait = match call.next(now, None).unwrap() {
+        CallStep::Wait { seconds } => seconds,
+        other => panic!("{other:?}"),
+    };
+    now += wait;
+    assert!(matches!(
+        call.next(now, None).unwrap(),
+        CallStep::Send { .. }
+    ));
+    call.response(200, &notices, br#"{"data":[]}"#, now)
+        .unwrap();
+    let events = call.take_events();
+    let notice: Vec<_> = events.iter().filter(|e| e.kind == "notice").collect();
+    assert_eq!(notice.len(), 1, "{events:?}");
+    let reason = notice[0].reason.as_deref().unwrap();
+    assert!(
+        reason
+            .starts_with("deprecated since Fri, 01 Jan 2027 00:00:00 GMT; sunset Wed, 01 Sep 2027"),
+        "{reason}"
+    );
+    // the lifecycle policy: 180 days are kept, but no successor is named
+    assert_eq!(notice[0].rule.as_deref(), Some("no_replacement"));
+    assert_eq!(kinds(&events)[..3], ["send", "response", "notice"]);
+}

@@ -65,8 +65,10 @@ if os.environ.get("ROYALTYKIT_LOG", "").lower() in ("debug", "info") and not _lo
 
 # The level each event is logged at: the requests themselves at DEBUG, what a person running a
 # job wants to see (waits, retries, token refreshes, polls, a lost create looked up) at INFO, a
-# call that failed at WARNING (its exception follows, unless an export job recovers).
-_LEVELS = {"send": logging.DEBUG, "response": logging.DEBUG, "done": logging.DEBUG, "fail": logging.WARNING}
+# call that failed and a deprecated operation at WARNING (a failure's exception follows, unless
+# an export job recovers).
+_LEVELS = {"send": logging.DEBUG, "response": logging.DEBUG, "done": logging.DEBUG, "fail": logging.WARNING,
+           "notice": logging.WARNING}
 
 
 def _event_text(e: dict[str, Any]) -> str:
@@ -78,6 +80,8 @@ def _event_text(e: dict[str, Any]) -> str:
         details.append(f"wait {e['wait_seconds']:.3g} s")
     if e.get("rule"):
         details.append(f"({e['rule']})")
+    if e["kind"] == "notice" and e.get("reason"):
+        details.append(e["reason"])
     return parts[0] + (": " + " ".join(details) if details else "")
 
 

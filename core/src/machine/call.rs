@@ -150,7 +150,9 @@ pub struct MachineEvent {
     /// `send` (a request goes out), `response` (a status came back), `transport_failure` (no
     /// response), `retry` (it is sent again after `wait_seconds`, by `rule`), `refresh_token`
     /// (a new token is needed: `reason`), `rate_limited` (the rate budget holds the next send for
-    /// `wait_seconds`), `reconcile`, `done`, `fail`; an export job adds `poll` (`state`).
+    /// `wait_seconds`), `notice` (once per call: the operation is deprecated or has a sunset;
+    /// `reason` says when, `rule` is `deprecation` or the lifecycle policy's issues),
+    /// `reconcile`, `done`, `fail`; an export job adds `poll` (`state`).
     pub kind: String,
     /// The operation id (`exchangePlatformClientCredential` for a token exchange).
     pub operation: String,
@@ -333,6 +335,9 @@ pub struct Call {
     /// What happened since the host last took the events ([`Call::take_events`]); not saved.
     #[serde(skip)]
     events: Vec<MachineEvent>,
+    /// Whether a `notice` event was given (once per call).
+    #[serde(skip)]
+    noticed: bool,
 }
 
 impl Call {
@@ -438,6 +443,7 @@ impl Call {
             token_use: TokenUse::default(),
             sent_generation: None,
             events: Vec::new(),
+            noticed: false,
         }
     }
 
@@ -445,6 +451,51 @@ impl Call {
     /// [`MachineEvent`]): take them after each step and each reported outcome, to log them.
     pub fn take_events(&mut self) -> Vec<MachineEvent> {
         std::mem::take(&mut self.events)
+    }
+
+    /// A `notice` event, once per call, when a response says the operation is deprecated or
+    /// has a sunset (`Deprecation`, `Sunset`, `Link`; see [`crate::token::response_notices`]).
+    fn notice<H: crate::HeaderMap + ?Sized>(&mut self, headers: &H) {
+        if self.noticed {
+            return;
+        }
+        let n = crate::token::response_notices(headers);
+        if !n.deprecated && n.sunset_at.is_none() {
+            return;
+        }
+        self.noticed = true;
+        let date = |t: i64| {
+            u64::try_from(t).map_or_else(
+                |_| t.to_string(),
+                |s| {
+                    httpdate::fmt_http_date(
+                        std::time::UNIX_EPOCH + std::time::Duration::from_secs(s),
+                    )
+                },
+            )
+        };
+        let mut reason = if n.deprecated {
+            let since = n.deprecated_at.map(|t| format!(" since {}", date(t)));
+            format!("deprecated{}", since.unwrap_or_default())
+        } else {
+            "to be withdrawn".to_owned()
+        };
+        if let Some(t) = n.sunset_at {
+            reason.push_str(&format!("; sunset {}", date(t)));
+        }
+        if let Some(link) = &n.link {
+            let shown: String = link.chars().take(200).collect();
+            reason.push_str(&format!("; Link: {shown}"));
+        }
+        let issues: Vec<&str> = n.policy_issues.iter().map(|i| i.as_str()).collect();
+        self.event("notice", |e| {
+            e.rule = Some(if issues.is_empty() {
+                "deprecation".to_owned()
+            } else {
+                issues.join(",")
+            });
+            e.reason = Some(reason);
+        });
     }
 
     fn event(&mut self, kind: &str, fill: impl FnOnce(&mut MachineEvent)) {
@@ -850,6 +901,7 @@ impl Call {
         let key_sent = self.in_flight_key_sent;
         let elapsed = self.arrived("response", now)?;
         self.event("response", |e| e.status = Some(code));
+        self.notice(headers);
         // A 206 is never a success (neither API serves partial content): the retry rules decide.
         let success = (200..=299).contains(&code) && (code != 206 || self.download);
         if success && self.download {

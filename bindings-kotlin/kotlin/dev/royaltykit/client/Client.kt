@@ -231,15 +231,19 @@ internal fun ExportJob.driven(session: Session) = Driven({ now -> nextIn(now, se
     { streams(it) }, { st, h, n, now -> streamedResponse(st, h, n, now) }, { f, now -> transportFailure(f, now) }, { takeEvents() })
 
 /** Where the clients' events go by default: `java.util.logging`, logger `dev.royaltykit`, at FINE
- * (the sends and responses at FINER). */
+ * (the sends and responses at FINER; a deprecated operation's `notice` at WARNING). */
 private val clientLog: java.util.logging.Logger = java.util.logging.Logger.getLogger("dev.royaltykit")
 
 /** The default `onEvent`: one log line per event. */
 fun logEvent(e: MachineEvent) {
-    val level = if (e.kind == "send" || e.kind == "response") java.util.logging.Level.FINER else java.util.logging.Level.FINE
+    val level = when (e.kind) {
+        "send", "response" -> java.util.logging.Level.FINER
+        "notice" -> java.util.logging.Level.WARNING
+        else -> java.util.logging.Level.FINE
+    }
     if (!clientLog.isLoggable(level)) return
     val details = listOfNotNull(e.method, e.path, e.status?.toString(), e.transport, e.state,
-        e.waitSeconds?.let { "wait %.3g s".format(it) }, e.rule?.let { "($it)" })
+        e.waitSeconds?.let { "wait %.3g s".format(it) }, e.rule?.let { "($it)" }, e.reason?.takeIf { e.kind == "notice" })
     clientLog.log(level, "${e.kind} ${e.operation} #${e.attempt}" + if (details.isEmpty()) "" else ": " + details.joinToString(" "))
 }
 
