@@ -364,6 +364,27 @@ pub fn call_failed_message(
     )
 }
 
+/// The one message of an interrupted export job: whether the service named the export
+/// ([exportId]) and what resuming from the checkpoint does.
+#[uniffi::export(default(export_id = None))]
+pub fn export_interrupted_message(export_id: Option<String>) -> String {
+    royaltykit::machine::export_interrupted_message(export_id.as_deref())
+}
+
+/// A client's timeouts: each one given checked (seconds more than 0, at most a day), each one
+/// not given the library's default (10 s to connect, 30 s to read). Otherwise
+/// `RoyaltyKitException.InvalidArgument` naming `connect_timeout` or `read_timeout`.
+#[uniffi::export(default(connect_seconds = None, read_seconds = None))]
+pub fn client_timeouts(
+    connect_seconds: Option<f64>,
+    read_seconds: Option<f64>,
+) -> Result<royaltykit::request::Timeouts> {
+    Ok(royaltykit::request::client_timeouts(
+        connect_seconds,
+        read_seconds,
+    )?)
+}
+
 /// The client's base URL without its trailing `/` when requests may be sent to it: `https`
 /// (plain `http` only to a loopback host, or anywhere when [allowInsecureHttp], since the
 /// credentials would travel in clear), a host, no user-info, query, fragment or API prefix

@@ -422,6 +422,14 @@ pub struct ExportJobParams {
     /// before concluding there is none (default: the core's, 7; 0: one look).
     #[uniffi(default = None)]
     pub reconcile_grace_seconds: Option<f64>,
+    /// The shortest wait between two reads of a pending export, in seconds (default: the
+    /// spec's backoff, 2 s, 5 s, 15 s, then 30–60 s).
+    #[uniffi(default = None)]
+    pub min_poll_interval_seconds: Option<f64>,
+    /// The longest wait between two reads of a pending export, in seconds (default: the
+    /// backoff's 60 s cap).
+    #[uniffi(default = None)]
+    pub max_poll_interval_seconds: Option<f64>,
     /// Most attempts of each request (default 5).
     #[uniffi(default = None)]
     pub max_attempts: Option<i64>,
@@ -456,6 +464,8 @@ api_machine!(ExportJob, machine::ExportJob, job_step, {
             max_polls: params.max_polls,
             max_poll_seconds: params.max_poll_seconds,
             reconcile_grace_seconds: params.reconcile_grace_seconds,
+            min_poll_interval_seconds: params.min_poll_interval_seconds,
+            max_poll_interval_seconds: params.max_poll_interval_seconds,
             call: royaltykit_host::call_options(
                 params.max_attempts,
                 params.max_elapsed_seconds,

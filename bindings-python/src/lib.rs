@@ -317,6 +317,29 @@ fn resource_path(url: &Bound<'_, PyAny>) -> PyResult<String> {
 /// (plain ``http`` only to a loopback host, unless ``allow_insecure_http``), a host, no user-info,
 /// query or fragment, no API prefix (``/api/…``); returned without its trailing ``/``. Otherwise
 /// ``InvalidArgumentError`` saying what is wrong and what is accepted.
+/// The one message of an interrupted export job: whether the service named the export
+/// (``export_id``) and what resuming from the checkpoint does.
+#[pyfunction]
+#[pyo3(signature = (export_id = None))]
+fn export_interrupted_message(export_id: Option<Text>) -> String {
+    royaltykit::machine::export_interrupted_message(export_id.as_deref())
+}
+
+/// A client's timeouts as ``(connect_seconds, read_seconds)``: each one given checked (seconds
+/// more than 0, at most a day), each one not given the library's default (10 s to connect, 30 s
+/// to read). Otherwise ``InvalidArgumentError`` naming ``connect_timeout`` or ``read_timeout``.
+#[pyfunction]
+#[pyo3(signature = (connect_timeout = None, read_timeout = None))]
+fn client_timeouts(
+    connect_timeout: Option<f64>,
+    read_timeout: Option<f64>,
+) -> PyResult<(f64, f64)> {
+    guard(|| {
+        let t = royaltykit::request::client_timeouts(connect_timeout, read_timeout)?;
+        Ok((t.connect_seconds, t.read_seconds))
+    })
+}
+
 #[pyfunction]
 #[pyo3(signature = (base_url, allow_insecure_http = false))]
 fn check_base_url(base_url: Text, allow_insecure_http: bool) -> PyResult<String> {
@@ -482,7 +505,7 @@ impl DedupWindow {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::py_export!(m;
-        fn verify_webhook, sign_webhook, active_secrets, resource_path, check_base_url, call_failed_message, parse_timestamp, delivery_key, event_key, content_key,
+        fn verify_webhook, sign_webhook, active_secrets, resource_path, check_base_url, client_timeouts, export_interrupted_message, call_failed_message, parse_timestamp, delivery_key, event_key, content_key,
             idempotency_key;
         class WebhookVerifier, args::PyWebhookSecret, webhook::VerifiedWebhook,
             webhook::WebhookEvent, DedupWindow

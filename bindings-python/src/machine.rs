@@ -593,7 +593,8 @@ api_machine!(ExportJob, machine::ExportJob, job_step, {
     #[new]
     #[pyo3(signature = (*, tenant_id, body, token=None, idempotency_header=None, request_id=None, max_polls=None,
                         max_attempts=None, max_elapsed_seconds=None, seed=None, id_field=None, state_field=None,
-                        max_poll_seconds=None, reconcile_grace_seconds=None))]
+                        max_poll_seconds=None, reconcile_grace_seconds=None, min_poll_interval_seconds=None,
+                        max_poll_interval_seconds=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -610,11 +611,15 @@ api_machine!(ExportJob, machine::ExportJob, job_step, {
         state_field: Option<Text>,
         max_poll_seconds: Option<f64>,
         reconcile_grace_seconds: Option<f64>,
+        min_poll_interval_seconds: Option<f64>,
+        max_poll_interval_seconds: Option<f64>,
     ) -> PyResult<Self> {
         guard(|| {
             let mut job = machine::ExportJob::new(machine::ExportJobOptions {
                 max_poll_seconds,
                 reconcile_grace_seconds,
+                min_poll_interval_seconds,
+                max_poll_interval_seconds,
                 tenant_id: tenant_id.0,
                 body: json_body(py, Some(body))?.unwrap_or_default(),
                 idempotency_header: idempotency_header.map(|t| t.0),

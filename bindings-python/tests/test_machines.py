@@ -174,7 +174,9 @@ def new_job(o):
     return rk.ExportJob(tenant_id=o["tenant_id"], body=o["body"].encode(), idempotency_header=o.get("idempotency_header"),
                         request_id=o.get("request_id"), max_polls=o.get("max_polls"), seed=o["seed"],
                         id_field=o.get("id_field"), state_field=o.get("state_field"),
-                        max_poll_seconds=o.get("max_poll_seconds"), reconcile_grace_seconds=o.get("reconcile_grace_seconds"))
+                        max_poll_seconds=o.get("max_poll_seconds"), reconcile_grace_seconds=o.get("reconcile_grace_seconds"),
+                        min_poll_interval_seconds=o.get("min_poll_interval_seconds"),
+                        max_poll_interval_seconds=o.get("max_poll_interval_seconds"))
 
 
 def export_job(i):

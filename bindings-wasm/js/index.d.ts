@@ -293,6 +293,10 @@ export function resourcePath(urlOrEvent: string | Pick<WebhookEvent, 'resourceUr
  * travel in clear), a host, no user-info, query, fragment or API prefix (`/api/…`, which the client
  * adds); otherwise InvalidArgumentError (code `invalid_argument`, argument `base_url`).
  */
+/** The one message of an interrupted export job: whether the service named the export and what resuming from the checkpoint does. */
+export function exportInterruptedMessage(exportId?: string | null): string;
+/** A client's timeouts in seconds: each one given checked (more than 0, at most a day), each one not given the library's default (10 s to connect, 30 s to read); else `InvalidArgumentError` naming `connect_timeout` or `read_timeout`. */
+export function clientTimeouts(connectSeconds?: number | null, readSeconds?: number | null): { connectSeconds: number; readSeconds: number };
 export function checkBaseUrl(baseUrl: string, allowInsecureHttp?: boolean): string;
 /**
  * The one message of a failed call (CallFailedError), the same in every language: the operation,
@@ -819,6 +823,10 @@ export class ExportJob extends Machine {
     maxPollSeconds?: number;
     /** Seconds, in all, a reconciling job looks again for an export a lost create may have made (default: the core's, 7 s: looks after 2 s, then 5 s); 0: one look. */
     reconcileGraceSeconds?: number;
+    /** The shortest wait between two reads of a pending export, in seconds (default: the spec's backoff, 2 s, 5 s, 15 s, then 30–60 s). */
+    minPollIntervalSeconds?: number;
+    /** The longest wait between two reads of a pending export, in seconds (default: the backoff's 60 s cap). */
+    maxPollIntervalSeconds?: number;
     idField?: string;
     stateField?: string;
   } & MachineLimits);

@@ -468,6 +468,18 @@ function resourcePath(urlOrEvent) {
  * would travel in clear), a host, no user-info, query, fragment or API prefix (`/api/…`, which the
  * client adds); otherwise InvalidArgumentError saying what is wrong and what is accepted.
  */
+/** The one message of an interrupted export job: whether the service named the export and what resuming from the checkpoint does. */
+function exportInterruptedMessage(exportId = null) {
+  return native.exportInterruptedMessage(optStr(exportId, 'exportId') ?? undefined);
+}
+
+/** A client's timeouts in seconds: each one given checked (more than 0, at most a day), each one not given the library's default (10 s to connect, 30 s to read); else `InvalidArgumentError` naming `connect_timeout` or `read_timeout`. */
+function clientTimeouts(connectSeconds = null, readSeconds = null) {
+  const [c, r] = call(() => native.clientTimeouts(toNumber(connectSeconds, 'connectSeconds', null) ?? undefined,
+    toNumber(readSeconds, 'readSeconds', null) ?? undefined));
+  return { connectSeconds: c, readSeconds: r };
+}
+
 function checkBaseUrl(baseUrl, allowInsecureHttp = false) {
   return call(() => native.checkBaseUrl(toStr(baseUrl, 'baseUrl'), allowInsecureHttp === true));
 }
@@ -1188,6 +1200,8 @@ class ExportJob extends Machine {
       request_id: optStr(p.requestId, 'requestId'), max_polls: toNumber(p.maxPolls, 'maxPolls', null),
       max_poll_seconds: toNumber(p.maxPollSeconds, 'maxPollSeconds', null),
       reconcile_grace_seconds: toNumber(p.reconcileGraceSeconds, 'reconcileGraceSeconds', null),
+      min_poll_interval_seconds: toNumber(p.minPollIntervalSeconds, 'minPollIntervalSeconds', null),
+      max_poll_interval_seconds: toNumber(p.maxPollIntervalSeconds, 'maxPollIntervalSeconds', null),
       call: callOptions(p), id_field: optStr(p.idField, 'idField'), state_field: optStr(p.stateField, 'stateField'),
     };
     const body = bodyArg(p.body);
@@ -1795,7 +1809,7 @@ class RedisDedupStore {
 
 module.exports = {
   // webhooks and dedup
-  verifyWebhook, WebhookVerifier, WebhookSecret, signWebhook, activeSecrets, resourcePath, checkBaseUrl, callFailedMessage, parseTimestamp, HEADER_NAMES,
+  verifyWebhook, WebhookVerifier, WebhookSecret, signWebhook, activeSecrets, resourcePath, checkBaseUrl, clientTimeouts, exportInterruptedMessage, callFailedMessage, parseTimestamp, HEADER_NAMES,
   deliveryKey, eventKey, contentKey, idempotencyKey, DedupWindow,
   // receivers and the protocol machines
   verifyRequest, webhookHandler, WebhookReceiver, RedisDedupStore, RedisDedupProtocol, planReceipt, decideClaims,

@@ -527,6 +527,21 @@ pub fn resource_path(url: &str) -> R<String> {
     webhook::resource_path(url).map(str::to_owned).map_err(err)
 }
 
+/// `machine::export_interrupted_message`: the one message of an interrupted export job.
+#[wasm_bindgen(js_name = exportInterruptedMessage)]
+pub fn export_interrupted_message(export_id: Option<String>) -> String {
+    royaltykit::machine::export_interrupted_message(export_id.as_deref())
+}
+
+/// `request::client_timeouts`: `[connectSeconds, readSeconds]`, each given one checked, each
+/// missing one the core's default; else `invalid_argument` (`connect_timeout`, `read_timeout`).
+#[wasm_bindgen(js_name = clientTimeouts)]
+pub fn client_timeouts(connect_seconds: Option<f64>, read_seconds: Option<f64>) -> R<Vec<f64>> {
+    royaltykit::request::client_timeouts(connect_seconds, read_seconds)
+        .map(|t| vec![t.connect_seconds, t.read_seconds])
+        .map_err(err)
+}
+
 /// `request::check_base_url`: the client's base URL without its trailing `/` when requests may be
 /// sent to it, else `invalid_argument` (`base_url`).
 #[wasm_bindgen(js_name = checkBaseUrl)]

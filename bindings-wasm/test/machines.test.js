@@ -157,7 +157,8 @@ function call(i) {
 }
 
 const jobOf = (o) => new rk.ExportJob({ tenantId: o.tenant_id, body: o.body, idempotencyHeader: o.idempotency_header, requestId: o.request_id,
-  maxPolls: o.max_polls, maxPollSeconds: o.max_poll_seconds, reconcileGraceSeconds: o.reconcile_grace_seconds, maxAttempts: o.max_attempts,
+  maxPolls: o.max_polls, maxPollSeconds: o.max_poll_seconds, reconcileGraceSeconds: o.reconcile_grace_seconds,
+  minPollIntervalSeconds: o.min_poll_interval_seconds, maxPollIntervalSeconds: o.max_poll_interval_seconds, maxAttempts: o.max_attempts,
   maxElapsedSeconds: o.max_elapsed_seconds, seed: o.seed, idField: o.id_field, stateField: o.state_field });
 
 function exportJob(i) {

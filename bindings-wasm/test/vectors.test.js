@@ -159,6 +159,11 @@ const ADAPTERS = {
   verify_webhook: verifyWebhook,
   resource_path: (i) => ({ path: rk.resourcePath(i.resource_url) }),
   call_failed_message: (i) => rk.callFailedMessage(i.operation, i.base_url, i.reason, i.attempts, i.cause),
+  export_interrupted_message: (i) => rk.exportInterruptedMessage(i.export_id),
+  client_timeouts: (i) => {
+    const t = rk.clientTimeouts(i.connect_timeout, i.read_timeout);
+    return { connect_seconds: t.connectSeconds, read_seconds: t.readSeconds };
+  },
   check_base_url: (i) => rk.checkBaseUrl(i.base_url, i.allow_insecure_http),
   active_secrets: activeSecrets,
   delivery_key: (i) => rk.deliveryKey(i.namespace, i.delivery_id),

@@ -887,3 +887,53 @@ fn public_v6(ip: Ipv6Addr) -> bool {
         (s0 == 0x2001 && (s1 < 0x200 || s1 == 0x0db8)) || s0 == 0x2002 || (s0 & 0xfff0) == 0x3ff0;
     global_unicast && !special
 }
+
+/// Seconds a client waits for a connection to be made (TCP and TLS) when its user sets none.
+pub const DEFAULT_CONNECT_TIMEOUT_SECONDS: f64 = 10.0;
+/// Seconds a client waits for the response's headers, and then between two pieces of its
+/// body, when its user sets none.
+pub const DEFAULT_READ_TIMEOUT_SECONDS: f64 = 30.0;
+/// The longest timeout a client accepts, in seconds (a day).
+pub const MAX_TIMEOUT_SECONDS: f64 = 86_400.0;
+
+/// How long a client waits for the network, each bound in seconds (see [`client_timeouts`]).
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
+pub struct Timeouts {
+    /// To make the connection (TCP and TLS).
+    pub connect_seconds: f64,
+    /// For the response's headers once the request is sent, then between two pieces of its
+    /// body (an idle bound: a large artifact that keeps arriving never times out).
+    pub read_seconds: f64,
+}
+
+/// A client's timeouts, checked when the client is built: each one given must be finite
+/// seconds, more than 0 and at most [`MAX_TIMEOUT_SECONDS`]; one not given is the core's
+/// default ([`DEFAULT_CONNECT_TIMEOUT_SECONDS`], [`DEFAULT_READ_TIMEOUT_SECONDS`]). Promises
+/// `invalid_argument` naming `connect_timeout` or `read_timeout` otherwise. Every binding's
+/// client takes its defaults from here, so they are the same in every language.
+pub fn client_timeouts(
+    connect_seconds: Option<f64>,
+    read_seconds: Option<f64>,
+) -> Result<Timeouts, crate::ArgumentError> {
+    let check = |name: &'static str, v: Option<f64>, default: f64| match v {
+        None => Ok(default),
+        Some(v) if v.is_finite() && v > 0.0 && v <= MAX_TIMEOUT_SECONDS => Ok(v),
+        Some(v) => Err(crate::ArgumentError::new(
+            name,
+            format!(
+                "must be seconds more than 0 and at most {}, got {}",
+                crate::text::Num(MAX_TIMEOUT_SECONDS),
+                crate::text::Num(v)
+            ),
+        )),
+    };
+    Ok(Timeouts {
+        connect_seconds: check(
+            "connect_timeout",
+            connect_seconds,
+            DEFAULT_CONNECT_TIMEOUT_SECONDS,
+        )?,
+        read_seconds: check("read_timeout", read_seconds, DEFAULT_READ_TIMEOUT_SECONDS)?,
+    })
+}

@@ -189,3 +189,46 @@ fn a_deprecated_operation_is_noticed_once_per_call() {
     assert_eq!(notice[0].rule.as_deref(), Some("no_replacement"));
     assert_eq!(kinds(&events)[..3], ["send", "response", "notice"]);
 }
+
+#[test]
+fn on_a_session_a_deprecated_operation_is_noticed_once_not_on_every_call() {
+    let mut session = Session::new(None);
+    session.store_token(token::BearerToken::reports(TOKEN, TENANT), None);
+    let notices = [("Deprecation", "@1798761600")];
+    let mut noticed = Vec::new();
+    for (operation, path) in [
+        ("listPlatformExports", None),
+        ("listPlatformExports", None),
+        (
+            "getPlatformExport",
+            Some(("export", "7c9e6679-7425-40de-944b-e07072fc6b14")),
+        ),
+        ("listPlatformExports", None),
+    ] {
+        let mut params = RequestParams {
+            tenant_id: Some(TENANT.into()),
+            ..RequestParams::default()
+        };
+        if let Some((name, value)) = path {
+            params.path = vec![(name.into(), value.into())];
+        }
+        let mut call = Call::new(operation, params, CallOptions::default()).unwrap();
+        assert!(matches!(
+            call.next_in(1_000.0, &mut session).unwrap(),
+            CallStep::Send { .. }
+        ));
+        call.response(200, &notices, b"{}", 1_000.0).unwrap();
+        assert!(matches!(
+            call.next_in(1_000.0, &mut session).unwrap(),
+            CallStep::Done { .. }
+        ));
+        noticed.extend(
+            call.take_events()
+                .into_iter()
+                .filter(|e| e.kind == "notice")
+                .map(|e| e.operation),
+        );
+    }
+    // once for each operation, on the first call that met it
+    assert_eq!(noticed, ["listPlatformExports", "getPlatformExport"]);
+}

@@ -385,6 +385,8 @@ fn job_options(o: &Value) -> ExportJobOptions {
         max_polls: o["max_polls"].as_i64(),
         max_poll_seconds: o["max_poll_seconds"].as_f64(),
         reconcile_grace_seconds: o["reconcile_grace_seconds"].as_f64(),
+        min_poll_interval_seconds: o["min_poll_interval_seconds"].as_f64(),
+        max_poll_interval_seconds: o["max_poll_interval_seconds"].as_f64(),
         call: options(o),
         id_field: o["id_field"].as_str().map(str::to_owned),
         state_field: o["state_field"].as_str().map(str::to_owned),

@@ -408,6 +408,13 @@ fn adapter(function: &str, i: &Value) -> Option<Outcome> {
             int(&i["attempts"]),
             i["cause"].as_str(),
         ))),
+        "export_interrupted_message" => Ok(json!(
+            royaltykit::machine::export_interrupted_message(i["export_id"].as_str())
+        )),
+        "client_timeouts" => view(royaltykit::request::client_timeouts(
+            i["connect_timeout"].as_f64(),
+            i["read_timeout"].as_f64(),
+        )),
         "check_base_url" => view(royaltykit::request::check_base_url(
             text(&i["base_url"]),
             i["allow_insecure_http"].as_bool().unwrap_or(false),

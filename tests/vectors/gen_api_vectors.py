@@ -648,6 +648,51 @@ failed_messages = [
      "expected": "getPlatformExport to [::1]:8443: r (2 attempts made); last failure: a b" + "x" * 297},
 ]
 
+# A client's timeouts: the library's defaults (10 s to connect, 30 s to read) fill those not
+# given; each given must be seconds more than 0 and at most a day.
+timeouts = []
+
+
+def tmo(comment, connect, read, expected=None, *, argument=None):
+    c = {"comment": comment, "input": {"connect_timeout": connect, "read_timeout": read}}
+    if argument:
+        c["error"] = "invalid_argument"
+        c["argument"] = argument
+    else:
+        c["expected"] = {"connect_seconds": expected[0], "read_seconds": expected[1]}
+    timeouts.append(c)
+
+
+tmo("none given: the defaults, 10 s to connect and 30 s to read", None, None, (10, 30))
+tmo("connect given, read the default", 2.5, None, (2.5, 30))
+tmo("read given, connect the default", None, 120, (10, 120))
+tmo("both given", 1, 3600, (1, 3600))
+tmo("a day is the most", 86400, 86400, (86400, 86400))
+tmo("a fraction of a second", 0.05, 0.25, (0.05, 0.25))
+tmo("0 s to connect is refused (it would never connect)", 0, None, argument="connect_timeout")
+tmo("a negative read timeout is refused", None, -1, argument="read_timeout")
+tmo("more than a day is refused", 86400.5, None, argument="connect_timeout")
+tmo("the connect timeout is checked first", -5, -5, argument="connect_timeout")
+tmo("a read timeout of 0 is refused", 5, 0, argument="read_timeout")
+
+# The message of an interrupted export job (Ctrl-C, a cancelled task, an aborted signal).
+INTERRUPTED_NAMED = ("the export job was interrupted while export {} may still be running on the service: resume from "
+                     "the checkpoint to finish it (it is read, never created again)")
+interrupted_messages = [
+    {"comment": "the service named the export", "input": {"export_id": "exp_9"},
+     "expected": INTERRUPTED_NAMED.format("exp_9")},
+    {"comment": "a UUID export id", "input": {"export_id": "7c9e6679-7425-40de-944b-e07072fc6b14"},
+     "expected": INTERRUPTED_NAMED.format("7c9e6679-7425-40de-944b-e07072fc6b14")},
+    {"comment": "no export named yet: a create may have been sent", "input": {"export_id": None},
+     "expected": "the export job was interrupted before the service named its export (a create may have been sent): "
+                 "resume from the checkpoint, which looks for that export before it creates one"},
+    {"comment": "an empty id is no id", "input": {"export_id": ""},
+     "expected": "the export job was interrupted before the service named its export (a create may have been sent): "
+                 "resume from the checkpoint, which looks for that export before it creates one"},
+    {"comment": "a server's long id with a line break: cut to 100 characters, control characters replaced",
+     "input": {"export_id": "a\nb" + "x" * 200}, "expected": INTERRUPTED_NAMED.format("a b" + "x" * 97)},
+]
+
 DESC = "vectors for royaltykit, written from the specs by gen_api_vectors.py"
 GEN = "tests/vectors/gen_api_vectors.py"
 # The message an API error is thrown or raised with, the same sentence in every language: the
@@ -661,7 +706,9 @@ shape.write("api_error.json", "api_error.json " + DESC, GEN, [shape.group("parse
                                                               shape.group("api_error_message", error_messages)])
 shape.write("requests.json", "requests.json " + DESC, GEN, [shape.group("build_request", reqs, error_fields=("parameter",)),
                                                          shape.group("check_base_url", base_urls, error_fields=("argument", "message")),
-                                                         shape.group("call_failed_message", failed_messages)])
+                                                         shape.group("call_failed_message", failed_messages),
+                                                         shape.group("client_timeouts", timeouts, error_fields=("argument",)),
+                                                         shape.group("export_interrupted_message", interrupted_messages)])
 shape.write("token.json", "token.json " + DESC, GEN, [
     shape.group("build_token_request", token["build"]),
     shape.group("parse_token_response", token["parse"], error_fields=("api_error",)),

@@ -686,6 +686,15 @@ job("the create answers ready: downloaded at once", ev, st + [{"step": "done", "
 for end in ("cancelled", "canceled", "revoked"):
     j, st, ev = flow(True, ["queued", end], final={"step": "fail", "stage": "poll", "rule": "poll_stopped", "export_id": "exp_9"})
     job(f"the export ends {end}: stop, nothing to download", ev, st, keyed=True)
+for lo, hi in ((4.0, 10.0), (None, 3.0), (20.0, None)):
+    j, st, ev = flow(True, ["queued", "processing", "queued", "ready"])
+    # the backoff's waits between reads (2, 5, 15, 30–60 s), each held within the bounds given
+    for k, step in enumerate(st):
+        if step.get("step") == "wait":
+            st[k] = wait(min(hi if hi is not None else float("inf"), max(lo or 0.0, step["seconds"])))
+    opts = {k: v for k, v in (("min_poll_interval_seconds", lo), ("max_poll_interval_seconds", hi)) if v is not None}
+    job(f"poll interval bounds {opts}: each wait between reads is held within them", ev,
+        st + [{"step": "done", "export_id": "exp_9", "artifact": ART}], keyed=True, options=opts)
 j, st, ev = flow(True, ["queued", "processing"], final={"step": "fail", "stage": "poll", "rule": "poll_stopped", "export_id": "exp_9"})
 job("max_polls 3: still processing after 3 reads, stop with the budget", ev, st, keyed=True, options={"max_polls": 3})
 j, st, ev = flow(True, ["ready"], download=(resp(206, "statement_id"), resp(200, ART)))

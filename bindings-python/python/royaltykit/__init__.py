@@ -45,7 +45,7 @@ __all__ = [
     "RetryDecision", "RoyaltyKitError", "Session", "Token", "TokenResponseError", "VerifiedWebhook",
     "WebhookEvent", "WebhookSecret", "WebhookVerificationError", "WebhookVerifier", "active_secrets",
     "backoff_delay", "build_enterprise_token_request", "build_request", "build_token_request",
-    "call_failed_message", "check_base_url", "check_export_download", "content_key", "decide_claims", "decide_retry", "delivery_key", "event_key",
+    "call_failed_message", "check_base_url", "client_timeouts", "export_interrupted_message", "check_export_download", "content_key", "decide_claims", "decide_retry", "delivery_key", "event_key",
     "export_poll_decision", "export_state", "failure_reply", "rejection_body", "idempotency_key", "missing_scopes", "operation",
     "operations", "parse_api_error", "parse_api_session", "parse_enterprise_token_response", "parse_retry_after",
     "parse_timestamp", "parse_token_response", "plan_receipt", "resource_path", "response_notices", "sign_webhook", "step_up_satisfies",

@@ -37,7 +37,7 @@ __all__ = [
     "build_token_request", "check_export_download", "content_key", "decide_claims", "decide_retry", "delivery_key",
     "event_key", "export_poll_decision", "failure_reply", "rejection_body", "export_state", "idempotency_key", "missing_scopes",
     "operation", "operations", "parse_api_error", "parse_api_session", "parse_enterprise_token_response",
-    "parse_retry_after", "parse_timestamp", "parse_token_response", "plan_receipt", "resource_path", "check_base_url", "call_failed_message", "response_notices", "sign_webhook",
+    "parse_retry_after", "parse_timestamp", "parse_token_response", "plan_receipt", "resource_path", "check_base_url", "client_timeouts", "export_interrupted_message", "call_failed_message", "response_notices", "sign_webhook",
     "step_up_satisfies", "validate_export_command", "validate_export_list_query", "verify_webhook",
     "webhook_gives_up_at", "webhook_next_attempt_at", "webhook_retry_schedule",
 ]
@@ -131,6 +131,15 @@ def active_secrets(
 def resource_path(url: str | WebhookEvent) -> str:
     """``resource.url`` when it is a path under ``/api/v1/``; else ``WebhookVerificationError``
     (``invalid_resource_url``)."""
+def export_interrupted_message(export_id: str | None = None) -> str:
+    """The one message of an interrupted export job: whether the service named the export and
+    what resuming from the checkpoint does."""
+
+def client_timeouts(connect_timeout: float | None = None, read_timeout: float | None = None) -> tuple[float, float]:
+    """A client's timeouts as ``(connect_seconds, read_seconds)``: each one given checked (more
+    than 0, at most a day), each one not given the library's default (10 s, 30 s); else
+    ``InvalidArgumentError`` naming ``connect_timeout`` or ``read_timeout``."""
+
 def check_base_url(base_url: str, allow_insecure_http: bool = False) -> str:
     """``base_url`` without its trailing ``/`` when a client may send requests to it: ``https``
     (plain ``http`` to a loopback host, or any host with ``allow_insecure_http``), a host, no
@@ -792,6 +801,8 @@ class ExportJob:
         state_field: str | None = None,
         max_poll_seconds: float | None = None,
         reconcile_grace_seconds: float | None = None,
+        min_poll_interval_seconds: float | None = None,
+        max_poll_interval_seconds: float | None = None,
     ) -> ExportJob: ...
     def next(self, now: float | None = None, budget: RateBudget | None = None, *, session: Session | None = None) -> CallStep: ...
     def response(self, status: int, headers: _Headers, body: _Body, now: float | None = None) -> None: ...

@@ -150,7 +150,8 @@ pub struct MachineEvent {
     /// `send` (a request goes out), `response` (a status came back), `transport_failure` (no
     /// response), `retry` (it is sent again after `wait_seconds`, by `rule`), `refresh_token`
     /// (a new token is needed: `reason`), `rate_limited` (the rate budget holds the next send for
-    /// `wait_seconds`), `notice` (once per call: the operation is deprecated or has a sunset;
+    /// `wait_seconds`), `notice` (once per call, and once per operation for the calls of a
+    /// [`Session`]: the operation is deprecated or has a sunset;
     /// `reason` says when, `rule` is `deprecation` or the lifecycle policy's issues),
     /// `reconcile`, `done`, `fail`; an export job adds `poll` (`state`).
     pub kind: String,
@@ -338,6 +339,10 @@ pub struct Call {
     /// Whether a `notice` event was given (once per call).
     #[serde(skip)]
     noticed: bool,
+    /// Resumed ([`Call::resume`]) and not stepped since: the time budget starts again at the
+    /// next step (the time the process was gone is not time spent retrying).
+    #[serde(skip)]
+    resumed: bool,
 }
 
 impl Call {
@@ -444,6 +449,7 @@ impl Call {
             sent_generation: None,
             events: Vec::new(),
             noticed: false,
+            resumed: false,
         }
     }
 
@@ -514,10 +520,19 @@ impl Call {
         serde_json::to_string(self).unwrap_or_default()
     }
 
-    /// A call saved by [`Call::save`]. Promises `invalid_argument` for anything else.
+    /// A call saved by [`Call::save`]. Promises `invalid_argument` for anything else. Its
+    /// attempts keep counting; its time budget (`max_elapsed_seconds`) starts again at the
+    /// first step after the resume, however long the saved state waited.
     pub fn resume(saved: &str) -> Result<Self, ArgumentError> {
-        serde_json::from_str(saved)
-            .map_err(|e| ArgumentError::new("saved", format!("is not a saved call: {e}")))
+        let mut call: Self = serde_json::from_str(saved)
+            .map_err(|e| ArgumentError::new("saved", format!("is not a saved call: {e}")))?;
+        call.resumed = true;
+        Ok(call)
+    }
+
+    /// See [`Call::resume`]: the time budget starts again at the next step.
+    pub(crate) fn mark_resumed(&mut self) {
+        self.resumed = true;
     }
 
     /// The operation id.
@@ -576,7 +591,9 @@ impl Call {
     /// flight per session); `Fail` with rule `token_exchange_failed` when that exchange failed,
     /// and `token_refresh_exhausted` after as many exchanges as the call has attempts.
     pub fn next_in(&mut self, now: f64, session: &mut Session) -> Result<CallStep, ArgumentError> {
-        self.step(now, &mut session.slot, session.budget.as_mut())
+        let step = self.step(now, &mut session.slot, session.budget.as_mut());
+        session.notice_once(&mut self.events);
+        step
     }
 
     pub(crate) fn step(
@@ -588,6 +605,9 @@ impl Call {
         let (now, seconds) = check_now(now)?;
         if let Some(ended) = &self.ended {
             return Ok(self.final_step(ended));
+        }
+        if std::mem::take(&mut self.resumed) && self.started_at.is_some() {
+            self.started_at = Some(now);
         }
         if self.awaiting && self.in_flight.is_none() {
             // Resumed from a state saved while a request was in flight: its fate is unknown,

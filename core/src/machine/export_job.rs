@@ -56,6 +56,26 @@ pub const DEFAULT_RECONCILE_GRACE_SECONDS: f64 = 7.0;
 /// Body members that are also list filters: the listings ask for these only.
 const FILTERS: [&str; 2] = ["export_class", "format"];
 
+/// The one message of an interrupted export job (`export_interrupted`: Ctrl-C, a cancelled
+/// task, an aborted signal), the same in every language: whether the service named the export
+/// (`export_id`, cut to 100 characters, control characters replaced) and what resuming from
+/// the job's checkpoint does. Example: `the export job was interrupted while export exp_9 may
+/// still be running on the service: resume from the checkpoint to finish it (it is read, never
+/// created again)`.
+pub fn export_interrupted_message(export_id: Option<&str>) -> String {
+    match export_id.filter(|id| !id.is_empty()) {
+        Some(id) => {
+            let shown: String = id
+                .chars()
+                .take(100)
+                .map(|c| if c.is_control() { ' ' } else { c })
+                .collect();
+            format!("the export job was interrupted while export {shown} may still be running on the service: resume from the checkpoint to finish it (it is read, never created again)")
+        }
+        None => "the export job was interrupted before the service named its export (a create may have been sent): resume from the checkpoint, which looks for that export before it creates one".to_owned(),
+    }
+}
+
 /// What an export job does.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
@@ -76,6 +96,13 @@ pub struct ExportJobOptions {
     /// Most seconds of polling, from the create's answer to the last read (default: bounded by
     /// `max_polls` only).
     pub max_poll_seconds: Option<f64>,
+    /// The shortest wait between two reads of a pending export, in seconds (default: none, the
+    /// spec's backoff decides: 2 s, 5 s, 15 s, then 30–60 s). A server's `Retry-After` on a
+    /// read still holds the read back longer.
+    pub min_poll_interval_seconds: Option<f64>,
+    /// The longest wait between two reads of a pending export, in seconds (default: none, the
+    /// backoff's 60 s cap).
+    pub max_poll_interval_seconds: Option<f64>,
     /// Seconds, in all, a reconciling job looks again for an export a lost create may have
     /// made before concluding there is none (default [`DEFAULT_RECONCILE_GRACE_SECONDS`]; the
     /// looks follow the backoff: after 2 s, 5 s, 15 s, …, while they fit). 0: one look.
@@ -219,6 +246,9 @@ pub struct ExportJob {
     /// The events of the job's finished calls and its own ([`ExportJob::take_events`]); not saved.
     #[serde(skip)]
     events: Vec<MachineEvent>,
+    /// Resumed and not stepped since: the polling budget starts again at the next step.
+    #[serde(skip)]
+    resumed: bool,
 }
 
 /// The JSON of a response body, when it is JSON.
@@ -348,11 +378,34 @@ impl ExportJob {
         for (name, v) in [
             ("max_poll_seconds", options.max_poll_seconds),
             ("reconcile_grace_seconds", options.reconcile_grace_seconds),
+            (
+                "min_poll_interval_seconds",
+                options.min_poll_interval_seconds,
+            ),
+            (
+                "max_poll_interval_seconds",
+                options.max_poll_interval_seconds,
+            ),
         ] {
             if v.is_some_and(|v| !(v.is_finite() && (0.0..=86_400.0).contains(&v))) {
                 return Err(ArgumentError::new(
                     name,
                     "must be finite seconds, 0 to 86400",
+                ));
+            }
+        }
+        if let (Some(min), Some(max)) = (
+            options.min_poll_interval_seconds,
+            options.max_poll_interval_seconds,
+        ) {
+            if min > max {
+                return Err(ArgumentError::new(
+                    "min_poll_interval_seconds",
+                    format!(
+                        "must not exceed max_poll_interval_seconds ({} > {})",
+                        crate::text::Num(min),
+                        crate::text::Num(max)
+                    ),
                 ));
             }
         }
@@ -382,6 +435,7 @@ impl ExportJob {
             create_not_before: None,
             finished: None,
             events: Vec::new(),
+            resumed: false,
         };
         if list_first {
             job.start(Stage::List, 0.0, 0.0)?;
@@ -398,10 +452,17 @@ impl ExportJob {
         serde_json::to_string(self).unwrap_or_default()
     }
 
-    /// A job saved by [`ExportJob::save`]. Promises `invalid_argument` for anything else.
+    /// A job saved by [`ExportJob::save`]. Promises `invalid_argument` for anything else. Its
+    /// counts (attempts, creates, polls) carry on; its time budgets (each request's
+    /// `max_elapsed_seconds`, `max_poll_seconds`) start again at the first step after the
+    /// resume, however long the saved state waited: a job interrupted overnight resumes, it
+    /// does not fail for the time it was gone (and a create in flight is still reconciled).
     pub fn resume(saved: &str) -> Result<Self, ArgumentError> {
-        serde_json::from_str(saved)
-            .map_err(|e| ArgumentError::new("saved", format!("is not a saved export job: {e}")))
+        let mut job: Self = serde_json::from_str(saved)
+            .map_err(|e| ArgumentError::new("saved", format!("is not a saved export job: {e}")))?;
+        job.call.mark_resumed();
+        job.resumed = true;
+        Ok(job)
     }
 
     /// The export's id, once the create's response (or the reconciling list) named it.
@@ -517,7 +578,11 @@ impl ExportJob {
     /// session's). Promises what [`ExportJob::next`] promises, and `AwaitToken` as
     /// [`Call::next_in`] does.
     pub fn next_in(&mut self, now: f64, session: &mut Session) -> Result<JobStep, ArgumentError> {
-        self.step(now, &mut session.slot, session.budget.as_mut())
+        let step = self.step(now, &mut session.slot, session.budget.as_mut());
+        let current = self.call.take_events();
+        self.keep_events(current);
+        session.notice_once(&mut self.events);
+        step
     }
 
     fn step(
@@ -526,6 +591,9 @@ impl ExportJob {
         slot: &mut TokenSlot,
         mut budget: Option<&mut RateBudget>,
     ) -> Result<JobStep, ArgumentError> {
+        if std::mem::take(&mut self.resumed) && self.poll_started.is_some() && now.is_finite() {
+            self.poll_started = Some(now);
+        }
         loop {
             if let Some(step) = &self.finished {
                 return Ok(step.clone());
@@ -771,12 +839,20 @@ impl ExportJob {
         events.push(event);
         self.keep_events(events);
         let random = self.jitter.next();
-        let decision = export_poll_decision(
+        let mut decision = export_poll_decision(
             &ExportState::parse(state),
             self.polls,
             random,
             self.options.max_polls,
         )?;
+        if decision.action == PollAction::KeepPolling {
+            if let Some(min) = self.options.min_poll_interval_seconds {
+                decision.delay_seconds = decision.delay_seconds.max(min);
+            }
+            if let Some(max) = self.options.max_poll_interval_seconds {
+                decision.delay_seconds = decision.delay_seconds.min(max);
+            }
+        }
         match decision.action {
             PollAction::KeepPolling => {
                 let spent = now - self.poll_started.unwrap_or(now);

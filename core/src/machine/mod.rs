@@ -23,7 +23,7 @@ mod session;
 pub use call::{
     call_failed_message, Call, CallFailure, CallOptions, CallStep, MachineEvent, Response,
 };
-pub use export_job::{ExportJob, ExportJobOptions, JobStep};
+pub use export_job::{export_interrupted_message, ExportJob, ExportJobOptions, JobStep};
 pub use receipt::{Receipt, ReceiptStep, Receiver};
 pub use session::{Session, EXCHANGE_LEASE_SECONDS};
 

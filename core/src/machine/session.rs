@@ -191,7 +191,12 @@ impl TokenSlot {
 pub struct Session {
     pub(crate) slot: TokenSlot,
     pub(crate) budget: Option<RateBudget>,
+    /// The operations a `notice` event was given for (at most [`MAX_NOTICED`]).
+    noticed: std::collections::BTreeSet<String>,
 }
+
+/// The most operations a session remembers having given a `notice` for.
+pub const MAX_NOTICED: usize = 256;
 
 impl Session {
     /// A session without a token yet, pacing its calls by `budget` when given (the enterprise
@@ -200,7 +205,23 @@ impl Session {
         Self {
             slot: TokenSlot::default(),
             budget,
+            noticed: std::collections::BTreeSet::new(),
         }
+    }
+
+    /// Drops from `events` every `notice` for an operation the session gave one for already:
+    /// a deprecated or sunset operation is reported once per session (per API client), not on
+    /// every call.
+    pub(crate) fn notice_once(&mut self, events: &mut Vec<super::MachineEvent>) {
+        events.retain(|e| {
+            if e.kind != "notice" || !self.noticed.contains(&e.operation) {
+                if e.kind == "notice" && self.noticed.len() < MAX_NOTICED {
+                    self.noticed.insert(e.operation.clone());
+                }
+                return true;
+            }
+            false
+        });
     }
 
     /// Stores a token for every call of the session: the one the call told to `RefreshToken`

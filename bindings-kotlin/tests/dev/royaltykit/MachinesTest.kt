@@ -191,7 +191,8 @@ class MachinesTest {
     private fun jobParams(o: JsonObject) = ExportJobParams(
         tenantId = o.str("tenant_id")!!, body = o.str("body")!!.toByteArray(), idempotencyHeader = o.str("idempotency_header"),
         requestId = o.str("request_id"), maxPolls = o.num("max_polls")?.toLong(), maxPollSeconds = o.num("max_poll_seconds"),
-        reconcileGraceSeconds = o.num("reconcile_grace_seconds"), maxAttempts = o.num("max_attempts")?.toLong(),
+        reconcileGraceSeconds = o.num("reconcile_grace_seconds"),
+        minPollIntervalSeconds = o.num("min_poll_interval_seconds"), maxPollIntervalSeconds = o.num("max_poll_interval_seconds"), maxAttempts = o.num("max_attempts")?.toLong(),
         maxElapsedSeconds = o.num("max_elapsed_seconds"), seed = o["seed"]?.asLong?.toULong() ?: 0uL,
         idField = o.str("id_field"), stateField = o.str("state_field"),
     )

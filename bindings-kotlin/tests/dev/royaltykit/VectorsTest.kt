@@ -287,6 +287,11 @@ class VectorsTest {
         "call_failed_message" to { i ->
             callFailedMessage(i["operation"].asString, i["base_url"].asString, i["reason"].asString, i["attempts"].asLong, i.opt("cause")?.asString)
         },
+        "export_interrupted_message" to { i -> exportInterruptedMessage(i.opt("export_id")?.asString) },
+        "client_timeouts" to { i ->
+            val t = clientTimeouts(i.opt("connect_timeout")?.asDouble, i.opt("read_timeout")?.asDouble)
+            mapOf("connect_seconds" to t.connectSeconds, "read_seconds" to t.readSeconds)
+        },
         "check_base_url" to { i -> checkBaseUrl(i["base_url"].asString, i["allow_insecure_http"].asBoolean) },
         "build_token_request" to { i -> descriptor(buildTokenRequest(i["client_id"].asString, i["client_secret"].asString, i["tenant_id"].asString, strings(i["scopes"]))) },
         "build_enterprise_token_request" to { i -> descriptor(buildEnterpriseTokenRequest(i["api_key"].asString, i["api_secret"].asString)) },
