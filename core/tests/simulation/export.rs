@@ -546,8 +546,14 @@ pub fn run(seed: u64) -> Result<(), Violation> {
     rec.machine(json!({"kind": "export_job", "options": {
         "tenant_id": TENANT, "body": String::from_utf8_lossy(&options.body), "seed": options.call.seed,
         "idempotency_header": options.idempotency_header, "request_id": options.request_id, "max_polls": 30}}));
-    let mut job = ExportJob::new(options).unwrap();
+    let mut job = ExportJob::new(options.clone()).unwrap();
     let mut session = Session::new(None);
+    // The process dies now and then (Ctrl-C, a deploy, the OOM killer): the host resumes the job
+    // from its last checkpoint (`save()` before each send) in a new process, on a new session,
+    // after a gap. The request in flight may or may not have reached the service.
+    let crashy = rng.chance(0.35);
+    let mut crashes = 0u32;
+    let mut checkpoint: Option<String> = None;
     let foreign_at = rng.chance(0.15).then(|| T0 + rng.between(0.0, 40.0));
     let foreign_same = rng.chance(0.2);
     let mut foreign_done = false;
@@ -565,6 +571,28 @@ pub fn run(seed: u64) -> Result<(), Violation> {
             }
         }
         let step = job.next_in(now, &mut session).unwrap();
+        if let JobStep::Send { .. } = &step {
+            checkpoint = Some(job.save());
+        }
+        if crashy && crashes < 3 && rng.chance(0.06) {
+            crashes += 1;
+            crate::seen::count("processes killed mid-job and resumed", 1);
+            if let JobStep::Send { request } = &step {
+                if rng.chance(0.5) {
+                    // it reached the service; its answer is lost with the process
+                    crate::seen::count("requests applied by a killed process", 1);
+                    let _ = server.handle(request, now);
+                }
+            }
+            now += rng.between(1.0, 7200.0);
+            // the last checkpoint (saved before the last send), else the job from the start
+            job = match &checkpoint {
+                Some(saved) => ExportJob::resume(saved).unwrap(),
+                None => ExportJob::new(options.clone()).unwrap(),
+            };
+            session = Session::new(None);
+            continue;
+        }
         let view = job_view(&step);
         if let JobStep::Send { request } = &step {
             if request.operation_id == "listPlatformExports" && request.query.contains("cursor=") {
@@ -714,10 +742,14 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                     _ => None,
                 };
                 if let Some((invariant, detail)) = problem {
-                    let mut v = Violation::new(invariant, detail);
-                    v.transcript = Some(
-                        rec.transcript(&format!("simulated seed {seed}"), session.exchanges()),
+                    let mut v = Violation::new(
+                        invariant,
+                        format!("{detail} (process restarts from a checkpoint: {crashes})"),
                     );
+                    // a transcript replays one process; a resumed run is not one
+                    v.transcript = (crashes == 0).then(|| {
+                        rec.transcript(&format!("simulated seed {seed}"), session.exchanges())
+                    });
                     return Err(v);
                 }
                 if let Some(v) = server.violations.pop() {

@@ -72,7 +72,7 @@ pub mod seen {
     use std::sync::atomic::{AtomicU64, Ordering};
 
     /// Counters by name.
-    pub static COUNTERS: [(&str, AtomicU64); 12] = [
+    pub static COUNTERS: [(&str, AtomicU64); 14] = [
         ("jobs done", AtomicU64::new(0)),
         ("jobs reconcile", AtomicU64::new(0)),
         ("jobs failed", AtomicU64::new(0)),
@@ -85,6 +85,8 @@ pub mod seen {
         ("twins applied", AtomicU64::new(0)),
         ("receivers killed", AtomicU64::new(0)),
         ("forgeries refused", AtomicU64::new(0)),
+        ("processes killed mid-job and resumed", AtomicU64::new(0)),
+        ("requests applied by a killed process", AtomicU64::new(0)),
     ];
 
     /// Counts one of `name`.
