@@ -241,6 +241,8 @@ fn event_dict<'py>(py: Python<'py>, e: &machine::MachineEvent) -> PyResult<Bound
     d.set_item("reason", &e.reason)?;
     d.set_item("wait_seconds", e.wait_seconds)?;
     d.set_item("state", &e.state)?;
+    d.set_item("level", &e.level)?;
+    d.set_item("message", &e.message)?;
     Ok(d)
 }
 
@@ -488,7 +490,8 @@ macro_rules! api_machine {
             /// What the machine did since the events were last taken, oldest first: one dict
             /// per event, the core's ``MachineEvent`` (``kind``, ``operation``, ``attempt``,
             /// ``method``, ``path``, ``status``, ``transport``, ``rule``, ``reason``,
-            /// ``wait_seconds``, ``state``). Never a token, a header or a body.
+            /// ``wait_seconds``, ``state``, and ``level`` and ``message``: the log level and the
+            /// one line, the same in every language). Never a token, a header or a body.
             fn take_events<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
                 let events = lock(&self.0).take_events();
                 events.iter().map(|e| event_dict(py, e)).collect()

@@ -365,6 +365,8 @@ export interface ReceiverOptions extends Omit<VerifyOptions, 'now'> {
   /** Called when the store fails (`what`: claim, begin, markDone, commit, commitTransaction); the
    * delivery is answered 503 so the sender retries it (default: console.error, with the cause). */
   onStoreError?: (error: unknown, what: string) => void;
+  /** One scope per delivery, ended with its outcome (`openTelemetry()` from royaltykit/otel: a SERVER span). */
+  telemetry?: Telemetry;
   /**
    * Also claim each delivery's content key (a hash of the signed timestamp and body) after its
    * delivery key. Default false: deliveries are deduplicated by `Service-Webhook-Id`, as the
@@ -386,7 +388,8 @@ export interface Receipt {
 /** Verify → plan → claim → handler → commit (or release), the rules from the core. */
 export class WebhookReceiver {
   constructor(options: ReceiverOptions);
-  receive(headers: HeadersLike, body: BodyLike, now?: Time): Promise<Receipt>;
+  /** `info.route`: the framework's route (`/webhooks`), which names the delivery's telemetry scope. */
+  receive(headers: HeadersLike, body: BodyLike, now?: Time, info?: { route?: string | null }): Promise<Receipt>;
   readonly maxBodyBytes: number;
 }
 
@@ -776,6 +779,35 @@ export interface MachineEvent {
   waitSeconds: number | null;
   /** `poll`: the export's state as the service sent it. */
   state: string | null;
+  /** The level a log shows it at, the same in every language: `debug` (send, response, done), `warning` (fail, notice), `info` (the rest). */
+  level: 'debug' | 'info' | 'warning';
+  /** The event as one log line, the same in every language: `retry listPlatformExports #1: 503 wait 2.1 s (server_error_retry)`. */
+  message: string;
+}
+
+/**
+ * What a client or receiver reports to a tracing system (`openTelemetry()` from
+ * royaltykit/otel makes one over @opentelemetry/api; the package itself needs no OpenTelemetry).
+ */
+export interface Telemetry {
+  /** A client's logical operation begins (`listPlatformExports`, `runExport`, …); `baseUrl` is the client's. */
+  operation?(name: string, info: { baseUrl: string }): OperationScope;
+  /** A webhook delivery arrives; `route` is the framework's route when it gives one. */
+  receipt?(info: { route: string | null }): ReceiptScope;
+}
+
+/** One logical operation: every machine event of it (its token exchange's too), then its end. */
+export interface OperationScope {
+  event(event: MachineEvent): void;
+  /** `error`: what the operation threw (null when it succeeded). */
+  end(error: unknown): void;
+}
+
+/** One delivery, ended once with what was answered. */
+export interface ReceiptScope {
+  /** `outcome`: the receipt's (null when receiving threw), `status` the HTTP status answered,
+   * `deliveryId` once verified, `error` what the handler or the store threw (else null). */
+  end(result: { outcome: WebhookReceipt['outcome'] | null; status: number; deliveryId: string | null; error: unknown }): void;
 }
 
 declare class Machine {

@@ -156,6 +156,7 @@ fn events_json(events: Vec<machine::MachineEvent>) -> String {
                 "kind": e.kind, "operation": e.operation, "attempt": e.attempt, "method": e.method,
                 "path": e.path, "status": e.status, "transport": e.transport, "rule": e.rule,
                 "reason": e.reason, "waitSeconds": e.wait_seconds, "state": e.state,
+                "level": e.level, "message": e.message,
             })
         })
         .collect();

@@ -232,3 +232,60 @@ fn on_a_session_a_deprecated_operation_is_noticed_once_not_on_every_call() {
     // once for each operation, on the first call that met it
     assert_eq!(noticed, ["listPlatformExports", "getPlatformExport"]);
 }
+
+#[test]
+fn each_event_has_its_log_level_and_one_line_the_same_in_every_language() {
+    let params = RequestParams {
+        tenant_id: Some(TENANT.into()),
+        token: Some(token::BearerToken::reports(TOKEN, TENANT)),
+        ..RequestParams::default()
+    };
+    let options = CallOptions {
+        seed: 5,
+        ..CallOptions::default()
+    };
+    let mut call = Call::new("listPlatformExports", params, options).unwrap();
+    let mut now = 1_000.0;
+    assert!(matches!(
+        call.next(now, None).unwrap(),
+        CallStep::Send { .. }
+    ));
+    call.response(503, &[("Retry-After", "7")], b"", now)
+        .unwrap();
+    let CallStep::Wait { seconds } = call.next(now, None).unwrap() else {
+        panic!("a 503 is retried")
+    };
+    now += seconds;
+    assert!(matches!(
+        call.next(now, None).unwrap(),
+        CallStep::Send { .. }
+    ));
+    call.response(200, &[("Deprecation", "@1798761600")], b"{}", now)
+        .unwrap();
+    assert!(matches!(
+        call.next(now, None).unwrap(),
+        CallStep::Done { .. }
+    ));
+    let lines: Vec<(String, String)> = call
+        .take_events()
+        .into_iter()
+        .map(|e| (e.level, e.message))
+        .collect();
+    let want = [
+        ("debug", "send listPlatformExports #1: GET /api/platform/v1/exports"),
+        ("debug", "response listPlatformExports #1: 503"),
+        ("info", "retry listPlatformExports #1: 503 wait 7 s (server_error_retry)"),
+        ("debug", "send listPlatformExports #2: GET /api/platform/v1/exports"),
+        ("debug", "response listPlatformExports #2: 200"),
+        (
+            "warning",
+            "notice listPlatformExports #2: (missing_sunset,no_replacement) deprecated since Fri, 01 Jan 2027 00:00:00 GMT",
+        ),
+        ("debug", "done listPlatformExports #2: 200"),
+    ];
+    let got: Vec<(&str, &str)> = lines
+        .iter()
+        .map(|(l, m)| (l.as_str(), m.as_str()))
+        .collect();
+    assert_eq!(got, want);
+}

@@ -177,6 +177,14 @@ pub struct MachineEvent {
     pub wait_seconds: Option<f64>,
     /// `poll`: the export's state (kept as the service sent it).
     pub state: Option<String>,
+    /// The level a log shows the event at, the same in every language: `debug` for `send`,
+    /// `response` and `done` (the requests themselves), `warning` for `fail` and `notice`, `info`
+    /// for the rest (waits, retries, token refreshes, polls, a lost create looked up: what a
+    /// person running a job wants to see).
+    pub level: String,
+    /// The event as one log line, the same in every language:
+    /// `retry listPlatformExports #1: 503 wait 2.1 s (server_error_retry)`.
+    pub message: String,
 }
 
 /// The events a machine keeps for a host that never takes them: the newest this many.
@@ -196,8 +204,62 @@ impl MachineEvent {
             reason: None,
             wait_seconds: None,
             state: None,
+            level: String::new(),
+            message: String::new(),
         }
     }
+
+    /// The event with its `level` and `message` filled from its members.
+    pub(crate) fn described(mut self) -> Self {
+        self.level = match self.kind.as_str() {
+            "send" | "response" | "done" => "debug",
+            "fail" | "notice" => "warning",
+            _ => "info",
+        }
+        .to_owned();
+        let mut details: Vec<String> = [&self.method, &self.path]
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect();
+        details.extend(self.status.map(|s| s.to_string()));
+        details.extend(
+            [&self.transport, &self.state]
+                .into_iter()
+                .flatten()
+                .map(|v| v.chars().take(64).collect::<String>()),
+        );
+        if let Some(w) = self.wait_seconds {
+            details.push(format!("wait {} s", three_digits(w)));
+        }
+        if let Some(rule) = &self.rule {
+            details.push(format!("({rule})"));
+        }
+        if let (true, Some(reason)) = (self.kind == "notice", &self.reason) {
+            details.push(reason.clone());
+        }
+        self.message = format!("{} {} #{}", self.kind, self.operation, self.attempt);
+        if !details.is_empty() {
+            self.message.push_str(": ");
+            self.message.push_str(&details.join(" "));
+        }
+        self
+    }
+}
+
+/// Seconds shown to about three significant digits: `2.1`, `30.1`, `0.05`, `123`.
+fn three_digits(x: f64) -> String {
+    let decimals = if x.abs() >= 100.0 {
+        0
+    } else if x.abs() >= 10.0 {
+        1
+    } else if x.abs() >= 1.0 {
+        2
+    } else {
+        3
+    };
+    let factor = 10f64.powi(decimals);
+    crate::text::Num((x * factor).round() / factor).to_string()
 }
 
 /// The one message of a failed call (`call_failed`), the same in every language: the operation,
@@ -457,6 +519,9 @@ impl Call {
     /// [`MachineEvent`]): take them after each step and each reported outcome, to log them.
     pub fn take_events(&mut self) -> Vec<MachineEvent> {
         std::mem::take(&mut self.events)
+            .into_iter()
+            .map(MachineEvent::described)
+            .collect()
     }
 
     /// A `notice` event, once per call, when a response says the operation is deprecated or

@@ -897,7 +897,10 @@ impl ExportJob {
     /// What the job did since the last time they were taken, oldest first: its requests' events
     /// (see [`MachineEvent`]) and a `poll` for each state read (`attempt` is the poll's number).
     pub fn take_events(&mut self) -> Vec<MachineEvent> {
-        let mut events = std::mem::take(&mut self.events);
+        let mut events: Vec<MachineEvent> = std::mem::take(&mut self.events)
+            .into_iter()
+            .map(MachineEvent::described)
+            .collect();
         events.extend(self.call.take_events());
         events
     }
