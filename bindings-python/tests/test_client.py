@@ -279,7 +279,7 @@ def test_max_attempts_per_client_and_per_call_bound_the_requests(kind, fake):
             with pytest.raises(rk.CallFailedError) as three:
                 c.request("listPlatformExports")
             copy = c.with_options(max_attempts=2, timeout=5.0)
-            assert copy.session is c.session and c._transport.timeout == 1.0
+            assert copy.session is c.session and c.timeouts[1] == 1.0 and copy.timeouts[1] == 5.0
             with pytest.raises(rk.CallFailedError) as two:
                 copy.request("listPlatformExports")
     assert (three.value.attempts, two.value.attempts) == (3, 2)

@@ -1,7 +1,7 @@
 """Checked with `mypy --strict` against the installed stubs: the public API types as users write it."""
 
 import sqlite3
-from typing import Literal
+from typing import Any, Literal, Mapping
 
 import royaltykit as rk
 from royaltykit.stores import PostgresDedupStore, SqliteDedupStore
@@ -118,3 +118,62 @@ async def aetl(http: httpx.AsyncClient) -> str:
     client = AsyncReportsClient(http, base_url="https://reports.example", client_id="id", client_secret="s",
                                 tenant_id="0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e")
     return (await client.run_export({"format": "csv"})).export_id
+
+
+# Timeouts, poll bounds, checkpoints, interruption and telemetry (issue 42).
+import asyncio  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from royaltykit.otel import OpenTelemetry  # noqa: E402
+from royaltykit.telemetry import ClientTelemetry, OperationScope, ReceiverTelemetry  # noqa: E402
+
+defaults: tuple[float, float] = rk.client_timeouts(connect_timeout=None, read_timeout=None)
+
+
+def resumable_etl(http: httpx.Client, saved: Path) -> str | None:
+    telemetry: ClientTelemetry = OpenTelemetry()
+    client = ReportsClient(http, base_url="https://reports.example", client_id="id", client_secret="s",
+                           tenant_id="0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e", connect_timeout=5.0, read_timeout=60.0,
+                           min_poll_interval_seconds=1.0, max_poll_interval_seconds=30.0, telemetry=telemetry)
+    timeouts: tuple[float, float] = client.with_options(read_timeout=120.0, max_poll_interval_seconds=10.0).timeouts
+    try:
+        if saved.exists():
+            return client.run_export(resume=saved.read_text(), to="out.csv").export_id
+        return client.run_export({"format": "csv"}, to="out.csv", on_checkpoint=saved.write_text,
+                                 max_poll_interval_seconds=5.0).export_id
+    except rk.ExportInterrupted as e:
+        code: str = e.code
+        saved.write_text(e.checkpoint)
+        return e.export_id if timeouts and code else None
+
+
+async def cancellable_etl(http: httpx.AsyncClient) -> str | None:
+    client = AsyncReportsClient(http, base_url="https://reports.example", client_id="id", client_secret="s",
+                                tenant_id="0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e", timeout=30.0)
+    try:
+        return (await client.run_export({"format": "csv"}, on_checkpoint=print)).export_id
+    except asyncio.CancelledError as e:
+        left: rk.ExportInterrupted | None = rk.export_interruption(e)
+        if left is not None:
+            checkpoint: str = left.checkpoint
+            print(checkpoint)
+        raise
+
+
+class PrintScope:
+    def event(self, event: Mapping[str, Any]) -> None:
+        print(event["kind"])
+
+    def end(self, error: BaseException | None = None) -> None:
+        print("end", error)
+
+
+class PrintTelemetry:
+    def operation(self, name: str, base_url: str) -> OperationScope:
+        return PrintScope()
+
+
+own: ClientTelemetry = PrintTelemetry()
+receiver_telemetry: ReceiverTelemetry = OpenTelemetry()
+traced = rk.WebhookReceiver("current", namespace="org-1", handler=on_delivery, telemetry=receiver_telemetry)
+traced_receipt: rk.Receipt = traced.receive([], b"{}", route="/webhooks")

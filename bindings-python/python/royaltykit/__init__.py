@@ -21,7 +21,7 @@ def __getattr__(name: str) -> Any:
     if name in __all__:
         from . import receiver
 
-        value = getattr(receiver, name)
+        value: Any = getattr(receiver, name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'royaltykit' has no attribute {name!r}")
@@ -37,7 +37,7 @@ __version__ = "0.1.0"
 # and the Python modules' (errors, receiver).
 __all__ = [
     "ApiError", "ApiSession", "Call", "CallFailedError", "CallStep", "ReconcileRequired", "ExportJob", "ReceiptStep", "WebhookReceipt", "BackoffPolicy", "BearerToken", "DEFAULT_DEDUP_TTL_SECONDS", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_TOLERANCE_SECONDS",
-    "DedupWindow", "EnterpriseToken", "ExportDownloadError", "ExportStateError", "ExportStateInfo",
+    "DedupWindow", "EnterpriseToken", "ExportDownloadError", "ExportInterrupted", "export_interruption", "ExportStateError", "ExportStateInfo",
     "HEADER_NAMES", "InvalidArgumentError", "Operation", "PollDecision", "QueryParam", "RateBudget",
     "RateDecision", "Receipt", "ReceiverDecision", "ReceiverReply", "RedisDedupProtocol", "SqlDedupProtocol", "SqlStatement", "DEFAULT_STORE_CAPACITY", "RedisDedupStore", "AsyncRedisDedupStore",
     "DedupStore", "AsyncDedupStore", "TransactionalDedupStore",

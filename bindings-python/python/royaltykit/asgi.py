@@ -22,10 +22,13 @@ Message = MutableMapping[str, Any]
 
 
 class WebhookApp:
-    """An ASGI app: POST deliveries to it; other methods get 405."""
+    """An ASGI app: POST deliveries to it; other methods get 405. ``route`` (``/webhooks``) names
+    the receiver's telemetry spans (``POST /webhooks``); by default the route the framework puts
+    in the ASGI scope (FastAPI), else none."""
 
-    def __init__(self, receiver: WebhookReceiver) -> None:
+    def __init__(self, receiver: WebhookReceiver, *, route: str | None = None) -> None:
         self.receiver = receiver
+        self.route = route
 
     async def __call__(self, scope: Scope, receive: Callable[[], Awaitable[Message]],
                        send: Callable[[Message], Awaitable[None]]) -> None:
@@ -50,7 +53,8 @@ class WebhookApp:
                 body += message.get("body", b"")[: limit - len(body)]
             more = message.get("more_body", False)
         headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"]]
-        r = await self.receiver.areceive(headers, bytes(body))
+        route = self.route if self.route is not None else getattr(scope.get("route"), "path", None)
+        r = await self.receiver.areceive(headers, bytes(body), route=route if isinstance(route, str) else None)
         await _respond(send, r.status, r.body)
 
 

@@ -41,10 +41,12 @@ from ._native import (
     build_token_request,
     call_failed_message,
     check_base_url,
+    client_timeouts,
     parse_enterprise_token_response,
     parse_token_response,
 )
-from .errors import CallFailedError, ReconcileRequired
+from .errors import CallFailedError, ExportInterrupted, ReconcileRequired
+from .telemetry import ClientTelemetry, OperationScope
 
 _T = TypeVar("_T")
 
@@ -54,6 +56,9 @@ __all__ = ["ReportsClient", "AsyncReportsClient", "EnterpriseClient", "AsyncEnte
 Progress = Callable[[int, "int | None"], None]
 # on_event(event): each of the machines' events (the core's MachineEvent, as a dict)
 OnEvent = Callable[[dict[str, Any]], None]
+# on_checkpoint(text): the export job saved (ExportJob.save(), portable JSON without the token),
+# given before each of the job's requests goes out, when it changed: persist it to resume the job.
+OnCheckpoint = Callable[[str], object]
 
 _log = logging.getLogger("royaltykit")
 # ROYALTYKIT_LOG=debug|info: the clients' events on stderr, for a job run by hand.
@@ -63,26 +68,8 @@ if os.environ.get("ROYALTYKIT_LOG", "").lower() in ("debug", "info") and not _lo
     _log.addHandler(_handler)
     _log.setLevel(logging.DEBUG if os.environ["ROYALTYKIT_LOG"].lower() == "debug" else logging.INFO)
 
-# The level each event is logged at: the requests themselves at DEBUG, what a person running a
-# job wants to see (waits, retries, token refreshes, polls, a lost create looked up) at INFO, a
-# call that failed and a deprecated operation at WARNING (a failure's exception follows, unless
-# an export job recovers).
-_LEVELS = {"send": logging.DEBUG, "response": logging.DEBUG, "done": logging.DEBUG, "fail": logging.WARNING,
-           "notice": logging.WARNING}
-
-
-def _event_text(e: dict[str, Any]) -> str:
-    """One line for a log: ``retry listPlatformExports #1: 503, wait 2.1 s (server_error_retry)``."""
-    parts = [f"{e['kind']} {e['operation']} #{e['attempt']}"]
-    details = [str(v) for v in (e.get("method"), e.get("path"), e.get("status"), e.get("transport"), e.get("state"))
-               if v is not None]
-    if e.get("wait_seconds") is not None:
-        details.append(f"wait {e['wait_seconds']:.3g} s")
-    if e.get("rule"):
-        details.append(f"({e['rule']})")
-    if e["kind"] == "notice" and e.get("reason"):
-        details.append(e["reason"])
-    return parts[0] + (": " + " ".join(details) if details else "")
+# Each event says its level (the core's: debug, info, warning) and its one log line.
+_LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING}
 
 
 @dataclass(frozen=True)
@@ -228,8 +215,11 @@ def _describe(e: BaseException) -> str:
 
 
 class _Transport:
-    def __init__(self, http: Any, base_url: str, timeout: float | None) -> None:
-        self.http, self.base, self.timeout = http, base_url, timeout
+    """One HTTP library: ``connect`` bounds making the connection (TCP and TLS), ``read`` the wait
+    for the response's headers and then each wait between two pieces of its body (seconds)."""
+
+    def __init__(self, http: Any, base_url: str, connect: float, read: float) -> None:
+        self.http, self.base, self.connect, self.read = http, base_url, connect, read
 
     @staticmethod
     def failure(e: Exception) -> str | None:
@@ -247,10 +237,13 @@ class _Httpx(_Transport):
     def _stream(self, r: RequestDescriptor) -> Any:
         # follow_redirects=False on every request: a client built to follow them would carry the
         # API key and secret (or the bearer token) to another origin.
-        kw: dict[str, Any] = {"headers": r.headers, "content": r.body, "follow_redirects": False}
-        if self.timeout is not None:
-            kw["timeout"] = self.timeout
-        return self.http.stream(r.method, r.url(self.base), **kw)
+        import httpx
+
+        # The write of the request is bounded like a read, and waiting for a pooled connection
+        # like making one.
+        timeout = httpx.Timeout(connect=self.connect, read=self.read, write=self.read, pool=self.connect)
+        return self.http.stream(r.method, r.url(self.base), headers=r.headers, content=r.body, follow_redirects=False,
+                                timeout=timeout)
 
     @staticmethod
     def failure(e: Exception) -> str | None:
@@ -319,7 +312,7 @@ class _Requests(_Transport):
     def send(self, r: RequestDescriptor, stream: Stream | None) -> Any:
         try:
             with self.http.request(r.method, r.url(self.base), headers=dict(r.headers), data=r.body,
-                                   timeout=self.timeout, stream=True, allow_redirects=False) as resp:
+                                   timeout=(self.connect, self.read), stream=True, allow_redirects=False) as resp:
                 headers = list(resp.headers.items())
                 sink = stream(resp.status_code) if stream else None
                 if sink is None:
@@ -332,16 +325,16 @@ class _Requests(_Transport):
             return self.failed(e)
 
 
-def _transport(http: Any, base_url: str, timeout: float | None, asynchronous: bool) -> Any:
+def _transport(http: Any, base_url: str, timeouts: tuple[float, float], asynchronous: bool) -> Any:
     module = type(http).__module__.split(".")[0]
     if module == "httpx":
         import httpx
 
         if asynchronous != isinstance(http, httpx.AsyncClient):
             raise TypeError("use httpx.AsyncClient with the Async clients and httpx.Client with the others")
-        return (_AsyncHttpx if asynchronous else _Httpx)(http, base_url, timeout)
+        return (_AsyncHttpx if asynchronous else _Httpx)(http, base_url, *timeouts)
     if module == "requests" and not asynchronous:
-        return _Requests(http, base_url, timeout)
+        return _Requests(http, base_url, *timeouts)
     raise TypeError(f"http must be an httpx.Client, httpx.AsyncClient or requests.Session, not {type(http).__name__}")
 
 
@@ -365,6 +358,66 @@ def _limits(max_attempts: int | None = None, max_elapsed_seconds: float | None =
     return out
 
 
+def _timeouts(connect_timeout: float | None, read_timeout: float | None, timeout: float | None) -> tuple[float, float]:
+    """(connect, read) seconds: the ones given, checked by the core, else its defaults; ``timeout``
+    is the older name of ``read_timeout``."""
+    if timeout is not None and read_timeout is not None:
+        raise TypeError("give read_timeout or timeout (its older name), not both")
+    return client_timeouts(connect_timeout, read_timeout if read_timeout is not None else timeout)
+
+
+def _poll_bounds(min_poll_interval_seconds: float | None, max_poll_interval_seconds: float | None) -> dict[str, Any]:
+    """The poll-interval bounds given, as ``ExportJob``'s keyword arguments, checked by the core now
+    (``InvalidArgumentError`` naming the bound), not when a job starts."""
+    out: dict[str, Any] = {}
+    if min_poll_interval_seconds is not None:
+        out["min_poll_interval_seconds"] = min_poll_interval_seconds
+    if max_poll_interval_seconds is not None:
+        out["max_poll_interval_seconds"] = max_poll_interval_seconds
+    if out:
+        ExportJob(tenant_id="-", body=b"{}", **out)
+    return out
+
+
+class _Op:
+    """One logical operation as it runs: its telemetry scope, and for an export job the job (its
+    checkpoints: ``on_checkpoint`` and the last text given)."""
+
+    __slots__ = ("scope", "job", "on_checkpoint", "last")
+
+    def __init__(self, scope: OperationScope | None, job: ExportJob | None = None,
+                 on_checkpoint: OnCheckpoint | None = None, last: str | None = None) -> None:
+        self.scope, self.job, self.on_checkpoint, self.last = scope, job, on_checkpoint, last
+
+    def event(self, e: dict[str, Any]) -> None:
+        if self.scope is not None:
+            try:
+                self.scope.event(e)
+            except Exception:  # noqa: BLE001 (telemetry never changes what a call does)
+                _log.warning("telemetry failed on an event", exc_info=True)
+
+    def end(self, error: BaseException | None) -> None:
+        if self.scope is not None:
+            scope, self.scope = self.scope, None
+            try:
+                scope.end(error)
+            except Exception:  # noqa: BLE001
+                _log.warning("telemetry failed at the end of an operation", exc_info=True)
+
+    def checkpoint(self, machine: Any) -> None:
+        """Before the job's request goes out: its checkpoint, when it changed."""
+        if self.on_checkpoint is not None and self.job is not None and machine is self.job:
+            text = self.job.save()
+            if text != self.last:
+                self.last = text
+                self.on_checkpoint(text)
+
+    def interrupted(self, cls: Any) -> BaseException:
+        """The export job's interruption error: its export id and checkpoint, as saved now."""
+        job = cast(ExportJob, self.job)
+        return cast(BaseException, cls(job.export_id, job.save()))
+
+
 class _Base:
     """What both APIs' clients share: the machines' loop, as a generator whose yields are the I/O
     (``("send", request, stream)`` → the outcome, ``("sleep", seconds)``, ``("await", seconds,
@@ -376,19 +429,26 @@ class _Base:
                  clock: Callable[[], float], sleep: Callable[[float], Any] | None, seed: Callable[[], int] | None,
                  session: Session | None = None, allow_insecure_http: bool = False,
                  max_attempts: int | None = None, max_elapsed_seconds: float | None = None,
-                 on_event: OnEvent | None = None) -> None:
+                 on_event: OnEvent | None = None, connect_timeout: float | None = None,
+                 read_timeout: float | None = None, telemetry: ClientTelemetry | None = None) -> None:
         asynchronous = self._async
         if on_event is not None and not callable(on_event):
             raise TypeError("on_event must be callable: on_event(event)")
+        if telemetry is not None and not callable(getattr(telemetry, "operation", None)):
+            raise TypeError("telemetry must have operation(name, base_url) (royaltykit.telemetry.ClientTelemetry)")
         self._on_event = on_event
-        # A wrong base URL fails here, before any request, not after a minute of retries.
-        self._transport = _transport(http, check_base_url(base_url, allow_insecure_http), timeout, asynchronous)
+        self._telemetry = telemetry
+        # A wrong base URL or timeout fails here, before any request, not after a minute of retries.
+        self._transport = _transport(http, check_base_url(base_url, allow_insecure_http),
+                                     _timeouts(connect_timeout, read_timeout, timeout), asynchronous)
         if session is not None and budget is not None:
             raise TypeError("give budget or session, not both: a session keeps its own budget")
         # The calls of this client share one session: one token exchange at a time, one budget.
         self.session: Session = session if session is not None else Session(budget)
         # Each request's bounds (None: the core's defaults, 5 attempts and 300 s).
         self._limits = _limits(max_attempts, max_elapsed_seconds)
+        # Each export job's poll-interval bounds (none: the core's).
+        self._poll: dict[str, Any] = {}
         self._clock = clock
         self._sleep: Callable[[float], Any] = sleep or (asyncio.sleep if asynchronous else time.sleep)
         self._seed = seed or (lambda: int.from_bytes(os.urandom(8), "little"))
@@ -397,15 +457,26 @@ class _Base:
         self._changed = threading.Condition()
         self._waiters: set[asyncio.Future[None]] = set()
 
+    @property
+    def timeouts(self) -> tuple[float, float]:
+        """The ``(connect, read)`` timeouts in seconds this client's requests use."""
+        return self._transport.connect, self._transport.read
+
     def with_options(self: _C, *, max_attempts: int | None | _Unset = _UNSET,
                      max_elapsed_seconds: float | None | _Unset = _UNSET,
-                     timeout: float | None | _Unset = _UNSET) -> _C:
-        """This client with other bounds for the calls made through the copy (``None``: the core's
-        default): the most attempts of each request (5), the most seconds of its retries (300),
-        the seconds to wait for a response. The copy shares the HTTP client, the credentials and
-        the session (the token, its one exchange, the budget)::
+                     timeout: float | None | _Unset = _UNSET, connect_timeout: float | None | _Unset = _UNSET,
+                     read_timeout: float | None | _Unset = _UNSET,
+                     min_poll_interval_seconds: float | None | _Unset = _UNSET,
+                     max_poll_interval_seconds: float | None | _Unset = _UNSET) -> _C:
+        """This client with other options for the calls made through the copy; each one not given
+        keeps this client's value, ``None`` restores the core's default: the most attempts of each
+        request (5), the most seconds of its retries (300), the connect and read timeouts (10 s,
+        30 s; ``timeout`` is the older name of ``read_timeout``), and (reporting clients) the
+        poll-interval bounds of export jobs. Checked here, as at construction. The copy shares the
+        HTTP client, the credentials, the telemetry and the session (the token, its one exchange,
+        the budget)::
 
-            client.with_options(max_attempts=2, timeout=5).request("listPlatformExports")
+            client.with_options(max_attempts=2, read_timeout=5).request("listPlatformExports")
         """
         other = copy.copy(self)
         limits = dict(self._limits)
@@ -416,17 +487,48 @@ class _Base:
             limits.pop("max_elapsed_seconds", None)
             limits.update(_limits(max_elapsed_seconds=max_elapsed_seconds))
         other._limits = limits
-        if not isinstance(timeout, _Unset):
+        if not isinstance(timeout, _Unset) and not isinstance(read_timeout, _Unset):
+            raise TypeError("give read_timeout or timeout (its older name), not both")
+        read = read_timeout if not isinstance(read_timeout, _Unset) else timeout
+        if not isinstance(connect_timeout, _Unset) or not isinstance(read, _Unset):
+            connect, read_seconds = client_timeouts(
+                self._transport.connect if isinstance(connect_timeout, _Unset) else connect_timeout,
+                self._transport.read if isinstance(read, _Unset) else read)
             other._transport = copy.copy(self._transport)
-            other._transport.timeout = timeout
+            other._transport.connect, other._transport.read = connect, read_seconds
+        if not isinstance(min_poll_interval_seconds, _Unset) or not isinstance(max_poll_interval_seconds, _Unset):
+            if not isinstance(self, _Reports):
+                raise TypeError("min_poll_interval_seconds and max_poll_interval_seconds bound export jobs: "
+                                "reporting clients only")
+            poll = dict(self._poll)
+            for name, value in (("min_poll_interval_seconds", min_poll_interval_seconds),
+                                ("max_poll_interval_seconds", max_poll_interval_seconds)):
+                if not isinstance(value, _Unset):
+                    poll.pop(name, None)
+                    if value is not None:
+                        poll[name] = value
+            other._poll = _poll_bounds(poll.get("min_poll_interval_seconds"), poll.get("max_poll_interval_seconds"))
         return other
 
-    def _emit(self, machine: Any) -> None:
-        """The machine's events since the last step: to the ``royaltykit`` logger and ``on_event``."""
+    def _op(self, name: str, job: ExportJob | None = None, on_checkpoint: OnCheckpoint | None = None,
+            last: str | None = None) -> _Op:
+        """A new operation: its telemetry scope opened (when the client has telemetry)."""
+        scope = None
+        if self._telemetry is not None:
+            try:
+                scope = self._telemetry.operation(name, self._transport.base)
+            except Exception:  # noqa: BLE001 (telemetry never changes what a call does)
+                _log.warning("telemetry failed to open an operation", exc_info=True)
+        return _Op(scope, job, on_checkpoint, last)
+
+    def _emit(self, machine: Any, op: _Op) -> None:
+        """The machine's events since the last step: to the ``royaltykit`` logger, ``on_event``
+        and the operation's telemetry."""
         for e in machine.take_events():
-            level = _LEVELS.get(e["kind"], logging.INFO)
+            level = _LEVELS.get(e["level"], logging.INFO)
             if _log.isEnabledFor(level):
-                _log.log(level, "%s", _event_text(e))
+                _log.log(level, "%s", e["message"])
+            op.event(e)
             if self._on_event is not None:
                 self._on_event(e)
 
@@ -444,7 +546,7 @@ class _Base:
     def _parse_token(self, status: int, headers: list[tuple[str, str]], body: bytes) -> Any:
         raise NotImplementedError
 
-    def _steps(self, machine: Any, operation_id: str | None = None,
+    def _steps(self, machine: Any, op: _Op, operation_id: str | None = None,
                sink: _Sink | None = None) -> Generator[Any, Any, Any]:
         """Drives ``machine`` to its end: returns the ``Done`` step, raises for the others. A body
         the machine says to stream goes into ``sink``."""
@@ -459,9 +561,10 @@ class _Base:
         while True:
             version = session.version
             step = machine.next(self._clock(), session=session)
-            self._emit(machine)
+            self._emit(machine, op)
             match step:
                 case CallStep.Send(request=request):
+                    op.checkpoint(machine)
                     outcome = yield ("send", request, stream)
                     cause = outcome.error if isinstance(outcome, _Failed) else None
                     if cause is not None:
@@ -478,7 +581,7 @@ class _Base:
                     # This call leads the session's one exchange; the others wait for it.
                     try:
                         exchange = Call.exchange(self._token_request(), seed=self._seed(), **self._limits)
-                        done = yield from self._steps(exchange, "token exchange")
+                        done = yield from self._steps(exchange, op, "token exchange")
                         session.store_token(self._parse_token(done.status, done.headers, done.body))
                     except Exception as e:
                         session.exchange_failed(str(e))
@@ -503,9 +606,56 @@ class _Base:
                                           operation_id=operation_id, stage=f.stage, export_id=f.export_id,
                                           attempts=f.attempts) from cause
 
+    # An operation's end, blocking or on an event loop: its telemetry scope ended with the error
+    # raised; an export job interrupted by KeyboardInterrupt raises ExportInterrupted with its
+    # export id and checkpoint, from the original; a cancelled task's CancelledError carries them.
+    # The steps are closed first, so the temporary file is gone by then.
+    def _run(self, op: _Op, steps: Generator[Any, Any, _T]) -> _T:
+        try:
+            result = self._drive(steps)
+        except KeyboardInterrupt as e:
+            if op.job is None:
+                op.end(e)
+                raise
+            err = op.interrupted(ExportInterrupted)
+            op.end(err)
+            raise err from e
+        except BaseException as e:
+            op.end(e)
+            raise
+        op.end(None)
+        return result
+
+    async def _arun(self, op: _Op, steps: Generator[Any, Any, _T]) -> _T:
+        try:
+            result = await self._adrive(steps)
+        except asyncio.CancelledError as e:
+            if op.job is None:
+                op.end(e)
+                raise
+            # The task's own CancelledError goes on unchanged (asyncio.timeout, wait_for and
+            # TaskGroup compare its type), carrying the job: royaltykit.export_interruption(e).
+            left = op.interrupted(ExportInterrupted)
+            e._royaltykit_export = left  # type: ignore[attr-defined]
+            e.add_note(f"{left} (royaltykit.export_interruption(e).checkpoint resumes it)")
+            op.end(left)
+            raise
+        except KeyboardInterrupt as e:
+            if op.job is None:
+                op.end(e)
+                raise
+            err = op.interrupted(ExportInterrupted)
+            op.end(err)
+            raise err from e
+        except BaseException as e:
+            op.end(e)
+            raise
+        op.end(None)
+        return result
+
     # Both close the steps on the way out, so an export's temporary file goes at once when a
-    # send raises (a disk error, a progress callback's exception, a cancellation).
-    def _run(self, steps: Generator[Any, Any, _T]) -> _T:
+    # send raises (a disk error, a progress callback's exception, an interruption).
+    def _drive(self, steps: Generator[Any, Any, _T]) -> _T:
         changed, session = self._changed, self.session
         try:
             action = next(steps)
@@ -526,7 +676,7 @@ class _Base:
         finally:
             steps.close()
 
-    async def _arun(self, steps: Generator[Any, Any, _T]) -> _T:
+    async def _adrive(self, steps: Generator[Any, Any, _T]) -> _T:
         session = self.session
         try:
             action = next(steps)
@@ -554,15 +704,18 @@ class _Base:
         finally:
             steps.close()
 
-    def _call(self, operation_id: str, params: Mapping[str, Any], raw: bool = False) -> Generator[Any, Any, Any]:
+    def _call(self, op: _Op, operation_id: str, params: Mapping[str, Any], raw: bool = False
+              ) -> Generator[Any, Any, Any]:
         call = Call(operation_id, seed=self._seed(), **self._limits, **params)
-        done = yield from self._steps(call, operation_id)
+        done = yield from self._steps(call, op, operation_id)
         if raw:
             return Response(done.status, list(done.headers), bytes(done.body), _parsed(done))
         return _parsed(done)
 
-    def _request_steps(self, operation_id: str, params: dict[str, Any], raw: bool = False) -> Generator[Any, Any, Any]:
-        return self._call(operation_id, params, raw)
+    def _request_steps(self, operation_id: str, params: dict[str, Any], raw: bool = False
+                       ) -> tuple[_Op, Generator[Any, Any, Any]]:
+        op = self._op(operation_id)
+        return op, self._call(op, operation_id, params, raw)
 
 
 def _parsed(done: Any) -> Any:
@@ -596,13 +749,18 @@ def _progress(progress: Progress | bool | None) -> Progress | None:
 class _Reports(_Base):
     def __init__(self, http: Any, *, base_url: str, client_id: str, client_secret: str, tenant_id: str,
                  scopes: list[str] | None = None, idempotency_header: str | None = None, budget: RateBudget | None = None,
-                 timeout: float | None = 30.0, clock: Callable[[], float] = time.time,
+                 timeout: float | None = None, clock: Callable[[], float] = time.time,
                  sleep: Callable[[float], Any] | None = None, seed: Callable[[], int] | None = None,
                  session: Session | None = None, allow_insecure_http: bool = False, max_attempts: int | None = None,
-                 max_elapsed_seconds: float | None = None, on_event: OnEvent | None = None) -> None:
+                 max_elapsed_seconds: float | None = None, on_event: OnEvent | None = None,
+                 connect_timeout: float | None = None, read_timeout: float | None = None,
+                 min_poll_interval_seconds: float | None = None, max_poll_interval_seconds: float | None = None,
+                 telemetry: ClientTelemetry | None = None) -> None:
         super().__init__(http, base_url, budget=budget, timeout=timeout, clock=clock, sleep=sleep, seed=seed,
                          session=session, allow_insecure_http=allow_insecure_http, max_attempts=max_attempts,
-                         max_elapsed_seconds=max_elapsed_seconds, on_event=on_event)
+                         max_elapsed_seconds=max_elapsed_seconds, on_event=on_event, connect_timeout=connect_timeout,
+                         read_timeout=read_timeout, telemetry=telemetry)
+        self._poll = _poll_bounds(min_poll_interval_seconds, max_poll_interval_seconds)
         self._credentials = (client_id, client_secret)
         self.tenant_id = tenant_id
         self._scopes = scopes
@@ -618,21 +776,43 @@ class _Reports(_Base):
         return parse_token_response(status, headers, body, tenant_id=self.tenant_id, requested_scopes=self._scopes,
                                     now=self._clock())
 
-    def _request_steps(self, operation_id: str, params: dict[str, Any], raw: bool = False) -> Generator[Any, Any, Any]:
+    def _request_steps(self, operation_id: str, params: dict[str, Any], raw: bool = False
+                       ) -> tuple[_Op, Generator[Any, Any, Any]]:
         params.setdefault("tenant_id", self.tenant_id)
         if self._idempotency_header is not None:
             params.setdefault("idempotency_header", self._idempotency_header)
-        return self._call(operation_id, params, raw)
+        return super()._request_steps(operation_id, params, raw)
 
-    def _export_steps(self, body: Mapping[str, Any] | bytes, to: Any, request_id: str | None, max_polls: int | None,
-                      progress: Progress | bool | None, max_poll_seconds: float | None = None
+    def _export(self, body: Mapping[str, Any] | bytes | None, resume: str | None, on_checkpoint: OnCheckpoint | None,
+                to: Any, progress: Progress | bool | None, **options: Any) -> tuple[_Op, Generator[Any, Any, ExportResult]]:
+        """The export job (new from ``body``, or resumed from a checkpoint) and its steps."""
+        if (body is None) == (resume is None):
+            raise TypeError("give body (the CreateExportRequest of a new export) or resume= (a checkpoint of "
+                            "on_checkpoint or of ExportInterrupted.checkpoint), not both" if body is not None else
+                            "give body (the CreateExportRequest of a new export) or resume= (a checkpoint to finish)")
+        if on_checkpoint is not None and not callable(on_checkpoint):
+            raise TypeError("on_checkpoint must be callable: on_checkpoint(text)")
+        if resume is not None:
+            given = sorted(name for name, value in options.items() if value is not None)
+            if given:
+                raise TypeError(f"a resumed job keeps the options of its checkpoint: do not give {', '.join(given)}")
+            job = ExportJob.resume(resume)
+        else:
+            poll = dict(self._poll)
+            for name in ("min_poll_interval_seconds", "max_poll_interval_seconds"):
+                value = options.pop(name)
+                if value is not None:
+                    poll[name] = value
+            job = ExportJob(tenant_id=self.tenant_id, body=cast(Any, body), idempotency_header=self._idempotency_header,
+                            seed=self._seed(), **self._limits, **poll, **options)
+        op = self._op("runExport", job, on_checkpoint, resume)
+        return op, self._export_steps(job, op, to, progress)
+
+    def _export_steps(self, job: ExportJob, op: _Op, to: Any, progress: Progress | bool | None
                       ) -> Generator[Any, Any, ExportResult]:
-        job = ExportJob(tenant_id=self.tenant_id, body=body, request_id=request_id, max_poll_seconds=max_poll_seconds,
-                        idempotency_header=self._idempotency_header, max_polls=max_polls, seed=self._seed(),
-                        **self._limits)
         sink = _Sink(to, _progress(progress))
         try:
-            done = yield from self._steps(job, "export job", sink)
+            done = yield from self._steps(job, op, "export job", sink)
             return sink.finish(done.export_id)
         finally:
             sink.close()
@@ -646,12 +826,19 @@ class ReportsClient(_Reports):
     ``base_url`` is the API's origin (``https://…``; plain ``http`` only to a loopback host, or
     anywhere with ``allow_insecure_http=True``, since the credentials would travel in clear),
     checked here: a mistake raises ``InvalidArgumentError`` before any request. ``max_attempts``
-    and ``max_elapsed_seconds`` bound each request's retries (default: the core's, 5 and 300 s);
-    ``timeout`` is the seconds to wait for a response (30); ``with_options`` changes them for
-    the calls made through a copy. Each send, response, retry (its rule and wait), token
-    refresh, rate-budget wait, poll and end is an event (the core's ``MachineEvent``, as a
-    dict): logged to the ``royaltykit`` logger (``ROYALTYKIT_LOG=debug|info`` prints them) and
-    given to ``on_event``; never a token, a credential, a header or a body.
+    and ``max_elapsed_seconds`` bound each request's retries (default: the core's, 5 and 300 s).
+    ``connect_timeout`` bounds making a connection (TCP and TLS), ``read_timeout`` the wait for
+    the response's headers and then each wait between two pieces of its body (seconds; default:
+    the core's ``client_timeouts()``, 10 and 30; a connect timeout is ``connect_failed``, a read
+    timeout ``timeout``); ``timeout`` is the older name of ``read_timeout`` (give one of them).
+    ``min_poll_interval_seconds`` / ``max_poll_interval_seconds`` clamp each wait between two
+    reads of a pending export (``run_export``'s own arguments win). All are checked here
+    (``InvalidArgumentError`` naming the option); ``with_options`` changes them for the calls
+    made through a copy. Each send, response, retry (its rule and wait), token refresh,
+    rate-budget wait, poll and end is an event (the core's ``MachineEvent``, as a dict): logged
+    to the ``royaltykit`` logger (``ROYALTYKIT_LOG=debug|info`` prints them), given to
+    ``on_event`` and to ``telemetry`` (:mod:`royaltykit.telemetry`; OpenTelemetry spans with
+    :class:`royaltykit.otel.OpenTelemetry`); never a token, a credential, a header or a body.
     ``clock``, ``sleep`` and ``seed`` are for tests. Blocking: use it off your event loop."""
 
     def request(self, operation_id: str, **params: Any) -> Any:
@@ -659,15 +846,18 @@ class ReportsClient(_Reports):
         ``Call``): the parsed JSON body, the bytes of an artifact, or None. Raises ``ApiError``
         for an error response that retrying cannot fix, ``ReconcileRequired`` when a request
         may have been applied, ``CallFailedError`` when the attempts ran out without a response."""
-        return self._run(self._request_steps(operation_id, params))
+        return self._run(*self._request_steps(operation_id, params))
 
     def request_raw(self, operation_id: str, **params: Any) -> Response:
         """``request``, returning the whole ``Response``: status, headers, body and the parsed data."""
-        return cast(Response, self._run(self._request_steps(operation_id, params, raw=True)))
+        return cast(Response, self._run(*self._request_steps(operation_id, params, raw=True)))
 
-    def run_export(self, body: Mapping[str, Any] | bytes, *, to: str | os.PathLike[str] | IO[bytes] | None = None,
-                   request_id: str | None = None, max_polls: int | None = None,
-                   progress: Progress | bool | None = None, max_poll_seconds: float | None = None) -> ExportResult:
+    def run_export(self, body: Mapping[str, Any] | bytes | None = None, *,
+                   to: str | os.PathLike[str] | IO[bytes] | None = None, request_id: str | None = None,
+                   max_polls: int | None = None, progress: Progress | bool | None = None,
+                   max_poll_seconds: float | None = None, min_poll_interval_seconds: float | None = None,
+                   max_poll_interval_seconds: float | None = None, on_checkpoint: OnCheckpoint | None = None,
+                   resume: str | None = None) -> ExportResult:
         """Creates an export from ``body`` (the CreateExportRequest), waits for it and downloads
         the complete artifact to ``to`` (a path, written whole or not at all, or a binary file),
         or into ``ExportResult.data``. The artifact is streamed to a temporary file as it
@@ -676,8 +866,25 @@ class ReportsClient(_Reports):
         on stderr when it is a terminal.
         A create that may have been applied is looked up, never sent twice: when the list cannot
         tell, ``ReconcileRequired`` is raised with the ``candidates`` that may be the job's own.
-        ``max_polls`` and ``max_poll_seconds`` bound the polling (reads, seconds)."""
-        return self._run(self._export_steps(body, to, request_id, max_polls, progress, max_poll_seconds))
+        ``max_polls`` and ``max_poll_seconds`` bound the polling (reads, seconds);
+        ``min_poll_interval_seconds`` / ``max_poll_interval_seconds`` clamp each wait between two
+        reads (each one given replaces the client's).
+
+        Interrupt and resume: ``on_checkpoint(text)`` is given the job's checkpoint (portable
+        JSON, no token) before each of its requests goes out, when it changed; persist it (an
+        exception it raises stops the job before that request, and is raised). A
+        ``KeyboardInterrupt`` (Ctrl-C) removes the temporary file and raises
+        :class:`ExportInterrupted` (a ``KeyboardInterrupt``) with the ``export_id`` (None before
+        the service named it) and the ``checkpoint`` at that moment. ``resume=checkpoint``, in
+        place of ``body``, finishes that job (from any process, any language's client): a request
+        that was in flight counts as lost, so a keyed create is sent again with the same key and
+        an unkeyed one is looked up in the list, never a second export. A resumed job keeps the
+        options of its checkpoint (give none of ``request_id``, ``max_polls``,
+        ``max_poll_seconds`` and the poll-interval bounds), and its time budgets start again."""
+        return self._run(*self._export(body, resume, on_checkpoint, to, progress, request_id=request_id,
+                                       max_polls=max_polls, max_poll_seconds=max_poll_seconds,
+                                       min_poll_interval_seconds=min_poll_interval_seconds,
+                                       max_poll_interval_seconds=max_poll_interval_seconds))
 
 
 class AsyncReportsClient(_Reports):
@@ -687,30 +894,44 @@ class AsyncReportsClient(_Reports):
 
     async def request(self, operation_id: str, **params: Any) -> Any:
         """See ``ReportsClient.request``."""
-        return await self._arun(self._request_steps(operation_id, params))
+        return await self._arun(*self._request_steps(operation_id, params))
 
     async def request_raw(self, operation_id: str, **params: Any) -> Response:
         """See ``ReportsClient.request_raw``."""
-        return cast(Response, await self._arun(self._request_steps(operation_id, params, raw=True)))
+        return cast(Response, await self._arun(*self._request_steps(operation_id, params, raw=True)))
 
-    async def run_export(self, body: Mapping[str, Any] | bytes, *, to: str | os.PathLike[str] | IO[bytes] | None = None,
-                         request_id: str | None = None, max_polls: int | None = None,
-                         progress: Progress | bool | None = None, max_poll_seconds: float | None = None) -> ExportResult:
-        """See ``ReportsClient.run_export``."""
-        return await self._arun(self._export_steps(body, to, request_id, max_polls, progress, max_poll_seconds))
+    async def run_export(self, body: Mapping[str, Any] | bytes | None = None, *,
+                         to: str | os.PathLike[str] | IO[bytes] | None = None, request_id: str | None = None,
+                         max_polls: int | None = None, progress: Progress | bool | None = None,
+                         max_poll_seconds: float | None = None, min_poll_interval_seconds: float | None = None,
+                         max_poll_interval_seconds: float | None = None, on_checkpoint: OnCheckpoint | None = None,
+                         resume: str | None = None) -> ExportResult:
+        """See ``ReportsClient.run_export``. A cancelled task (``asyncio.CancelledError``, which is
+        how ``asyncio.run`` passes on Ctrl-C, and how ``asyncio.timeout`` and ``wait_for`` end
+        it) removes the temporary file and lets the task's own ``CancelledError`` go on
+        unchanged, so asyncio's timeouts and task groups behave as ever; it carries the job:
+        ``royaltykit.export_interruption(e)`` (also on the ``TimeoutError`` raised from it) gives
+        the ``export_id`` and the ``checkpoint`` to resume from, and a note on it says so."""
+        return await self._arun(*self._export(body, resume, on_checkpoint, to, progress, request_id=request_id,
+                                              max_polls=max_polls, max_poll_seconds=max_poll_seconds,
+                                              min_poll_interval_seconds=min_poll_interval_seconds,
+                                              max_poll_interval_seconds=max_poll_interval_seconds))
 
 
 class _Enterprise(_Base):
     def __init__(self, http: Any, *, base_url: str, api_key: str, api_secret: str, budget: RateBudget | None = None,
-                 timeout: float | None = 30.0, clock: Callable[[], float] = time.time,
+                 timeout: float | None = None, clock: Callable[[], float] = time.time,
                  sleep: Callable[[float], Any] | None = None, seed: Callable[[], int] | None = None,
                  session: Session | None = None, allow_insecure_http: bool = False, max_attempts: int | None = None,
-                 max_elapsed_seconds: float | None = None, on_event: OnEvent | None = None) -> None:
+                 max_elapsed_seconds: float | None = None, on_event: OnEvent | None = None,
+                 connect_timeout: float | None = None, read_timeout: float | None = None,
+                 telemetry: ClientTelemetry | None = None) -> None:
         if session is None and budget is None:
             budget = RateBudget.preset("enterprise")
         super().__init__(http, base_url, budget=budget, timeout=timeout, clock=clock, sleep=sleep, seed=seed,
                          session=session, allow_insecure_http=allow_insecure_http, max_attempts=max_attempts,
-                         max_elapsed_seconds=max_elapsed_seconds, on_event=on_event)
+                         max_elapsed_seconds=max_elapsed_seconds, on_event=on_event, connect_timeout=connect_timeout,
+                         read_timeout=read_timeout, telemetry=telemetry)
         self._credentials = (api_key, api_secret)
 
     def __repr__(self) -> str:
@@ -732,11 +953,11 @@ class EnterpriseClient(_Enterprise):
 
     def request(self, operation_id: str, **params: Any) -> Any:
         """See ``ReportsClient.request``."""
-        return self._run(self._request_steps(operation_id, params))
+        return self._run(*self._request_steps(operation_id, params))
 
     def request_raw(self, operation_id: str, **params: Any) -> Response:
         """See ``ReportsClient.request_raw``."""
-        return cast(Response, self._run(self._request_steps(operation_id, params, raw=True)))
+        return cast(Response, self._run(*self._request_steps(operation_id, params, raw=True)))
 
 
 class AsyncEnterpriseClient(_Enterprise):
@@ -746,9 +967,9 @@ class AsyncEnterpriseClient(_Enterprise):
 
     async def request(self, operation_id: str, **params: Any) -> Any:
         """See ``ReportsClient.request``."""
-        return await self._arun(self._request_steps(operation_id, params))
+        return await self._arun(*self._request_steps(operation_id, params))
 
     async def request_raw(self, operation_id: str, **params: Any) -> Response:
         """See ``ReportsClient.request_raw``."""
-        return cast(Response, await self._arun(self._request_steps(operation_id, params, raw=True)))
+        return cast(Response, await self._arun(*self._request_steps(operation_id, params, raw=True)))
 

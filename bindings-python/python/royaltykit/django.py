@@ -30,6 +30,14 @@ def _response(r: Receipt) -> HttpResponse:
     return HttpResponse(r.body, status=r.status, content_type="application/json")
 
 
+def _route(request: HttpRequest) -> str | None:
+    """The URL pattern that matched (``webhooks``, as Django writes it, made ``/webhooks``), for
+    the telemetry's span name."""
+    match = getattr(request, "resolver_match", None)
+    route = getattr(match, "route", None)
+    return "/" + route.lstrip("/") if isinstance(route, str) and route else None
+
+
 def webhook_view(secrets: str | WebhookSecret | Iterable[str | WebhookSecret], **options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Turns a handler ``(delivery) -> None`` (``(delivery, connection)`` with a store from
     :mod:`royaltykit.stores`) into a Django view (POST only); ``options`` are
@@ -43,7 +51,8 @@ def webhook_view(secrets: str | WebhookSecret | Iterable[str | WebhookSecret], *
             async def async_view(request: HttpRequest) -> HttpResponse:
                 if request.method != "POST":
                     return HttpResponseNotAllowed(["POST"])
-                return _response(await receiver.areceive(request.headers.items(), request.read(limit)))
+                return _response(await receiver.areceive(request.headers.items(), request.read(limit),
+                                                         route=_route(request)))
             async_view.__name__ = handler.__name__
             exempt_async: Callable[..., Any] = csrf_exempt(async_view)
             return exempt_async
@@ -51,7 +60,7 @@ def webhook_view(secrets: str | WebhookSecret | Iterable[str | WebhookSecret], *
         def view(request: HttpRequest) -> HttpResponse:
             if request.method != "POST":
                 return HttpResponseNotAllowed(["POST"])
-            return _response(receiver.receive(request.headers.items(), request.read(limit)))
+            return _response(receiver.receive(request.headers.items(), request.read(limit), route=_route(request)))
         view.__name__ = handler.__name__
         exempt: Callable[..., Any] = csrf_exempt(view)
         return exempt

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 
 class RoyaltyKitError(Exception):
@@ -134,6 +134,63 @@ class CallFailedError(RoyaltyKitError):
     export_id: str | None
 
 
+def _interrupted_message(export_id: str | None) -> str:
+    from ._native import export_interrupted_message  # here: errors.py loads before the native module
+
+    return export_interrupted_message(export_id)
+
+
+class ExportInterrupted(KeyboardInterrupt):
+    """``run_export`` was interrupted (Ctrl-C, ``SIGINT``: a ``KeyboardInterrupt``, kept as
+    ``__cause__``). Still a ``KeyboardInterrupt``, so a program that does not catch it stops as
+    before. The temporary file beside ``to`` is removed. ``export_id`` is the export the service
+    named (None when the create had not been answered yet), ``checkpoint`` the job as saved at the
+    interruption (with its request in flight): give it to ``run_export(resume=...)`` to finish the
+    job, never creating a second export. ``code`` is ``export_interrupted``; ``str(e)`` is the
+    core's message, the same in every language."""
+
+    code: str = "export_interrupted"
+    export_id: str | None
+    checkpoint: str
+
+    def __init__(self, export_id: str | None, checkpoint: str, message: str | None = None) -> None:
+        super().__init__(message if message is not None else _interrupted_message(export_id))
+        self.export_id, self.checkpoint = export_id, checkpoint
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.export_id, self.checkpoint, str(self)))
+
+
+def export_interruption(error: BaseException) -> ExportInterrupted | None:
+    """The export job an interruption left, or None: ``error`` itself when it is an
+    :class:`ExportInterrupted` (Ctrl-C in ``run_export``), else what a cancelled
+    ``AsyncReportsClient.run_export`` attached to its task's own ``CancelledError`` (which is
+    raised unchanged, so ``asyncio.timeout``, ``wait_for`` and ``TaskGroup`` work as ever), looked
+    up along ``__cause__`` and ``__context__`` (``asyncio.timeout``'s ``TimeoutError`` is raised
+    from that ``CancelledError``). Its ``export_id`` and ``checkpoint`` finish the job with
+    ``run_export(resume=...)``::
+
+        try:
+            async with asyncio.timeout(600):
+                await client.run_export(body, to="sales.csv")
+        except TimeoutError as e:
+            if (left := royaltykit.export_interruption(e)) is not None:
+                save(left.checkpoint)
+            raise
+    """
+    seen: BaseException | None = error
+    for _ in range(8):
+        if seen is None:
+            return None
+        if isinstance(seen, ExportInterrupted):
+            return seen
+        left = getattr(seen, "_royaltykit_export", None)
+        if isinstance(left, ExportInterrupted):
+            return left
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
 # The one table from the core's error family to a class; everything else comes from the core.
 _FAMILIES: dict[str, type[RoyaltyKitError]] = {
     "webhook": WebhookVerificationError,
@@ -173,6 +230,8 @@ __all__ = [
     "CallFailedError",
     "ReconcileRequired",
     "ExportDownloadError",
+    "ExportInterrupted",
+    "export_interruption",
     "ExportStateError",
     "InvalidArgumentError",
     "RequestBuildError",

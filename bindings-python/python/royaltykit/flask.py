@@ -28,6 +28,12 @@ def _response(r: Receipt) -> Response:
     return Response(r.body, status=r.status, content_type="application/json")
 
 
+def _route() -> str | None:
+    """The view's URL rule (``/webhooks``), for the telemetry's span name."""
+    rule = request.url_rule
+    return rule.rule if rule is not None else None
+
+
 def webhook_view(secrets: str | WebhookSecret | Iterable[str | WebhookSecret], **options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Turns a handler ``(delivery) -> None`` (``(delivery, connection)`` with a store from
     :mod:`royaltykit.stores`) into a Flask view; ``options`` are
@@ -39,12 +45,13 @@ def webhook_view(secrets: str | WebhookSecret | Iterable[str | WebhookSecret], *
 
         if inspect.iscoroutinefunction(handler):
             async def async_view() -> Response:
-                return _response(await receiver.areceive(request.headers.items(), request.stream.read(limit)))
+                return _response(await receiver.areceive(request.headers.items(), request.stream.read(limit),
+                                                         route=_route()))
             async_view.__name__ = handler.__name__
             return async_view
 
         def view() -> Response:
-            return _response(receiver.receive(request.headers.items(), request.stream.read(limit)))
+            return _response(receiver.receive(request.headers.items(), request.stream.read(limit), route=_route()))
         view.__name__ = handler.__name__
         return view
 

@@ -29,6 +29,7 @@ from ._native import (
     ReceiptStep,
     WebhookReceipt,
 )
+from .telemetry import ReceiptScope, ReceiverTelemetry
 
 __all__ = ["AsyncDedupStore", "AsyncRedisDedupStore", "DedupStore", "Receipt", "RedisDedupStore", "TransactionalDedupStore",
            "WebhookReceiver"]
@@ -203,9 +204,14 @@ class WebhookReceiver:
         tolerance: int | None = None,
         claim_content_key: bool = False,
         on_event: Callable[[dict[str, Any]], None] | None = None,
+        telemetry: ReceiverTelemetry | None = None,
     ) -> None:
         if not callable(handler):
             raise TypeError("handler must be callable: handler(delivery)")
+        if telemetry is not None and not callable(getattr(telemetry, "receipt", None)):
+            raise TypeError("telemetry must have receipt(route) (royaltykit.telemetry.ReceiverTelemetry)")
+        # One scope per delivery (royaltykit.otel: a server span), ended with the receipt's outcome.
+        self.telemetry = telemetry
         self.verifier = WebhookVerifier(secrets if isinstance(secrets, (str, WebhookSecret)) else list(secrets),
                                         tolerance_seconds=tolerance_seconds, max_body_bytes=max_body_bytes,
                                         tolerance=tolerance)  # tolerance: deprecated, warns
@@ -227,7 +233,8 @@ class WebhookReceiver:
         return self.verifier.receipt(headers, body, namespace=self.namespace, now=now, window=window,
                                      transactional=self.transactional, claim_content_key=self.claim_content_key)
 
-    def _steps(self, headers: Any, body: bytes, now: float | None) -> Generator[Any, tuple[bool, Any], Receipt]:
+    def _steps(self, headers: Any, body: bytes, now: float | None,
+               trace: _Trace) -> Generator[Any, tuple[bool, Any], Receipt]:
         """The receipt's loop, once for both drivers: yields each action to perform (a callable,
         or a :class:`_Pause`) and is sent back ``(True, result)`` or ``(False, exception)``."""
         r, store, d, tx = self._receipt(headers, body, now), self.store, None, cast(Any, None)
@@ -237,6 +244,7 @@ class WebhookReceiver:
             # cause, never silently.
             _log.error("webhook store %s failed on %s: answering 503 so that the delivery is sent again",
                        type(store).__name__, what, exc_info=e)
+            trace.error = e
             return r.store_failed()
 
         step = r.next()
@@ -261,6 +269,7 @@ class WebhookReceiver:
                     d = cast(VerifiedWebhook, r.delivery)
                     ok, value = yield (lambda: self.handler(d, tx)) if self.transactional else (lambda: self.handler(d))
                     if not ok:
+                        trace.error = value
                         self.on_error(value, d)
                     step = r.handler_succeeded() if ok else r.handler_failed()
                 case ReceiptStep.Commit(key=key) if self.transactional:  # the mark, inside the transaction
@@ -276,6 +285,7 @@ class WebhookReceiver:
                     d = d or r.delivery
                     if self.on_event is not None or _log.isEnabledFor(logging.DEBUG):
                         self._event(r.outcome, status, d)
+                    trace.end(r.outcome, status, d.delivery_id if d is not None else None)
                     return Receipt(status, reply.encode(), d)
 
     def _event(self, outcome: str | None, status: int, d: VerifiedWebhook | None) -> None:
@@ -287,10 +297,28 @@ class WebhookReceiver:
         if self.on_event is not None:
             self.on_event(event)
 
-    def receive(self, headers: Any, body: bytes, *, now: float | None = None) -> Receipt:
+    def _trace(self, route: str | None) -> _Trace:
+        scope = None
+        if self.telemetry is not None:
+            try:
+                scope = self.telemetry.receipt(route)
+            except Exception:  # noqa: BLE001 (telemetry never changes what a receiver answers)
+                _log.warning("telemetry failed to open a receipt", exc_info=True)
+        return _Trace(scope)
+
+    def receive(self, headers: Any, body: bytes, *, now: float | None = None, route: str | None = None) -> Receipt:
         """Receives one delivery with a synchronous store and handler, driving the core's
-        :class:`WebhookReceipt` (every rule and every step is the core's)."""
-        steps, outcome = self._steps(headers, body, now), cast(Any, None)  # None starts the generator
+        :class:`WebhookReceipt` (every rule and every step is the core's). ``route``: the
+        framework's route of the request (``/webhooks``), for the telemetry's span name."""
+        trace = self._trace(route)
+        try:
+            return self._receive(self._steps(headers, body, now, trace))
+        except BaseException as e:
+            trace.end(None, 500, None, e)
+            raise
+
+    def _receive(self, steps: Generator[Any, tuple[bool, Any], Receipt]) -> Receipt:
+        outcome = cast(Any, None)  # None starts the generator
         try:
             while True:
                 action = steps.send(outcome)
@@ -305,10 +333,20 @@ class WebhookReceiver:
         except StopIteration as done:
             return cast(Receipt, done.value)
 
-    async def areceive(self, headers: Any, body: bytes, *, now: float | None = None) -> Receipt:
+    async def areceive(self, headers: Any, body: bytes, *, now: float | None = None,
+                       route: str | None = None) -> Receipt:
         """Receives one delivery; the store's methods and the handler may be coroutines (a
-        synchronous handler runs on the event loop: keep it short, or make it async)."""
-        steps, outcome = self._steps(headers, body, now), cast(Any, None)  # None starts the generator
+        synchronous handler runs on the event loop: keep it short, or make it async).
+        ``route`` as for :meth:`receive`."""
+        trace = self._trace(route)
+        try:
+            return await self._areceive(self._steps(headers, body, now, trace))
+        except BaseException as e:
+            trace.end(None, 500, None, e)
+            raise
+
+    async def _areceive(self, steps: Generator[Any, tuple[bool, Any], Receipt]) -> Receipt:
+        outcome = cast(Any, None)  # None starts the generator
         try:
             while True:
                 action = steps.send(outcome)
@@ -318,6 +356,24 @@ class WebhookReceiver:
                     outcome = (False, e)
         except StopIteration as done:
             return cast(Receipt, done.value)
+
+
+class _Trace:
+    """A delivery's telemetry scope (or none) and the handler's or store's error that ended it."""
+
+    __slots__ = ("scope", "error")
+
+    def __init__(self, scope: ReceiptScope | None) -> None:
+        self.scope: ReceiptScope | None = scope
+        self.error: BaseException | None = None
+
+    def end(self, outcome: str | None, status: int, delivery_id: str | None, error: BaseException | None = None) -> None:
+        if self.scope is not None:
+            scope, self.scope = self.scope, None
+            try:
+                scope.end(outcome, status, error if error is not None else self.error, delivery_id)
+            except Exception:  # noqa: BLE001
+                _log.warning("telemetry failed at the end of a receipt", exc_info=True)
 
 
 @dataclass(frozen=True)
