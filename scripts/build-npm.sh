@@ -65,11 +65,11 @@ JS
 J=bindings-wasm/js
 cp $J/index.cjs $J/lib.cjs $J/crypto.node.cjs $J/crypto.none.cjs $J/files.node.cjs $J/files.none.cjs $J/diagnostics.node.cjs $J/diagnostics.none.cjs $J/fetch.cjs $J/fetch.mjs $J/fetch.workerd.mjs \
   $J/express.cjs $J/express.mjs $J/fastify.cjs $J/fastify.mjs $J/index.d.ts $J/fetch.d.ts \
-  $J/express.d.ts $J/fastify.d.ts $J/client.cjs $J/client.lib.cjs $J/client.mjs $J/client.workerd.mjs $J/client.d.ts $J/package.json bindings-wasm/README.md "$OUT/"
+  $J/express.d.ts $J/fastify.d.ts $J/otel.cjs $J/otel.mjs $J/otel.d.ts $J/telemetry.cjs $J/client.cjs $J/client.lib.cjs $J/client.mjs $J/client.workerd.mjs $J/client.d.ts $J/package.json bindings-wasm/README.md "$OUT/"
 cp $J/init.cjs $J/simd.cjs $J/init.workerd.mjs "$OUT/native/"
 sed "s/@WASM_SHA256@/$(sha256sum "$OUT/native/royaltykit_wasm_bg.wasm" | cut -d' ' -f1)/" $J/wasm.node.cjs > "$OUT/native/wasm.node.cjs"
 # The ESM declarations: the CommonJS ones, importing the ESM entry.
-for d in index fetch express fastify client; do sed "s|'./index.js'|'./index.mjs'|" "$OUT/$d.d.ts" > "$OUT/$d.d.mts"; done
+for d in index fetch express fastify client otel; do sed "s|'./index.js'|'./index.mjs'|" "$OUT/$d.d.ts" > "$OUT/$d.d.mts"; done
 # The ESM entries: the CommonJS API's names, re-exported (one instance whichever way it is loaded).
 names=$(node -e "console.log(Object.keys(require('$OUT/index.cjs')).join(', '))")
 printf "import rk from './index.cjs';\n\nexport const { %s } = rk;\n" "$names" > "$OUT/index.mjs"

@@ -3,10 +3,13 @@
 # runs the node --test suite there.
 source "$(dirname "$0")/common.sh"
 install_npm_package
-cp "$ROOT"/bindings-wasm/test/*.test.js "$ROOT"/bindings-wasm/test/store-child.cjs .
+cp "$ROOT"/bindings-wasm/test/*.test.js "$ROOT"/bindings-wasm/test/*.cjs .
 # pg and better-sqlite3 for stores.test.js (compiled once by make setup), and a throw-away
 # PostgreSQL cluster on 127.0.0.1.
 cp -r "$ROOT"/.build/node-sql/node_modules/. node_modules/
+# @opentelemetry/api and the SDK's in-memory exporter for otel.test.js (tools/package.json, as a
+# user of royaltykit/otel installs them beside the package).
+cp -r "$ROOT"/.build/node/node_modules/@opentelemetry node_modules/
 source "$ROOT/scripts/postgres.sh"
 start_postgres
 node --test --test-reporter=spec *.test.js > report.txt 2>&1 || { cat report.txt; exit 1; }

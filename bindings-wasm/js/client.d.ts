@@ -1,8 +1,24 @@
 // royaltykit/client: the reporting and enterprise APIs over WHATWG fetch (Node, Bun, Deno).
-import type { RateBudget, Session, Token, EnterpriseToken, RequestParams, AbortSignalLike, MachineEvent } from './index.js';
+import type { RateBudget, Session, Token, EnterpriseToken, RequestParams, AbortSignalLike, MachineEvent, RoyaltyKitError, Telemetry } from './index.js';
 import type { OperationId, OperationParameterNames } from './native/operations.js';
 export { Session, ReconcileRequired, CallFailedError } from './index.js';
-export type { AbortSignalLike, MachineEvent };
+export type { AbortSignalLike, MachineEvent, Telemetry };
+
+/**
+ * An export job interrupted by its AbortSignal (`code` 'export_interrupted'). The request in
+ * flight was aborted and the temporary file removed. `runExport(null, { resume: e.checkpoint })`
+ * finishes the job without creating a second export. The message is the core's, the same in every language.
+ */
+export declare class ExportInterruptedError extends RoyaltyKitError {
+  readonly name: 'ExportInterruptedError';
+  readonly code: 'export_interrupted';
+  /** The export's id when the service had named it, else null. */
+  readonly exportId: string | null;
+  /** The job's state when it was interrupted (portable JSON, no token). */
+  readonly checkpoint: string;
+  /** The signal's reason. */
+  readonly cause: unknown;
+}
 /** A WHATWG WritableStream of bytes (structurally). */
 export interface WritableStreamLike {
   getWriter(): { write(chunk: Uint8Array): Promise<void>; close(): Promise<void> };
@@ -45,11 +61,33 @@ export interface ClientOptions {
    * `session` (give the budget to the Session). */
   budget?: RateBudget;
   /**
-   * Milliseconds to wait for a response (default 30 000), then for each next piece of a streamed
-   * artifact (so a large one that keeps arriving is never cut off); a request that times out is
-   * the `timeout` transport failure.
+   * Milliseconds to make the connection (TCP and TLS). Default: the core's (10 000), which is
+   * also undici's own connect timeout in Node. fetch does not report when the connection is made,
+   * so when this is given the wait for the response headers is bounded by `connectTimeoutMs +
+   * readTimeoutMs` together; when it is not, by `readTimeoutMs` alone (the runtime's connect
+   * timeout bounds the connection). A bad value (not more than 0, or more than a day) throws
+   * InvalidArgumentError naming `connect_timeout` when the client is built.
    */
+  connectTimeoutMs?: number;
+  /**
+   * Milliseconds to wait for the response (plus `connectTimeoutMs` when given, see there), then for each
+   * next piece of the body (an idle bound: a large artifact that keeps arriving is never cut off).
+   * Default: the core's (30 000). A request that times out is the `timeout` transport failure
+   * (retried by the core's rules). A bad value throws InvalidArgumentError naming `read_timeout`.
+   */
+  readTimeoutMs?: number;
+  /** An alias of `readTimeoutMs` (giving both is a TypeError). */
   timeoutMs?: number;
+  /** The least seconds between two reads of a pending export (default: the core's). */
+  minPollIntervalSeconds?: number;
+  /** The most seconds between two reads of a pending export (default: the core's). */
+  maxPollIntervalSeconds?: number;
+  /**
+   * One scope per logical operation (`request`: the operation id; `runExport`: 'runExport'), fed
+   * every machine event of it, its token exchange included. `openTelemetry()` from
+   * royaltykit/otel makes one: an INTERNAL span per operation, a CLIENT span per send.
+   */
+  telemetry?: Telemetry;
   /** For tests: the clock (Unix seconds), the sleep (the waits the machines ask for: backoff,
    * Retry-After, pacing; a call waiting for another call's token exchange is woken by it), and
    * the seed source of jitter and keys. */
@@ -82,6 +120,18 @@ export interface RawResponse {
   data: OperationResult;
 }
 
+/** What `withOptions` changes (see ClientOptions for each). */
+export interface CallOptions {
+  maxAttempts?: number | null;
+  maxElapsedSeconds?: number | null;
+  connectTimeoutMs?: number | null;
+  readTimeoutMs?: number | null;
+  /** An alias of `readTimeoutMs` (giving both is a TypeError). */
+  timeoutMs?: number | null;
+  minPollIntervalSeconds?: number | null;
+  maxPollIntervalSeconds?: number | null;
+}
+
 export interface ApiClient {
   /** The Session the client's calls share (pass it as `session` to another client of the same API key). */
   readonly session: Session;
@@ -93,9 +143,10 @@ export interface ApiClient {
   request<Op extends OperationId>(operationId: Op, params?: OperationParams<Op>, options?: { signal?: AbortSignalLike }): Promise<OperationResult>;
   /**
    * This client with other bounds for the calls made through the copy (null: the core's
-   * default). The copy shares the fetch, the credentials and the session.
+   * default; not named: the client's), checked as the client's options are. The copy shares
+   * the fetch, the credentials and the session.
    */
-  withOptions(options: { maxAttempts?: number | null; maxElapsedSeconds?: number | null; timeoutMs?: number | null }): this;
+  withOptions(options: CallOptions): this;
   /** `request`, resolving to the whole 2xx response. */
   requestRaw<Op extends OperationId>(operationId: Op, params?: OperationParams<Op>, options?: { signal?: AbortSignalLike }): Promise<RawResponse>;
 }
@@ -110,6 +161,43 @@ export interface ExportResult {
   data: Uint8Array | null;
 }
 
+/** What `runExport` takes besides the body. */
+export interface RunExportOptions {
+  to?: string | WritableStreamLike;
+  onProgress?: (received: number, total: number | null) => void;
+  /**
+   * Called (and awaited) with the job's checkpoint before each of its requests goes out, when it
+   * changed since the last call: persist it; `runExport(null, { resume })` finishes the job.
+   */
+  onCheckpoint?: (checkpoint: string) => void | Promise<void>;
+  /**
+   * Aborting it aborts the request in flight, removes the temporary file and throws
+   * ExportInterruptedError (with the export id and the checkpoint).
+   */
+  signal?: AbortSignalLike;
+}
+
+/** The options of a new export job. */
+export interface NewExportOptions extends RunExportOptions {
+  requestId?: string;
+  maxPolls?: number;
+  /** Most seconds of polling, from the create's answer to the last read (default: bounded by `maxPolls` only). */
+  maxPollSeconds?: number;
+  /** Seconds, in all, to look again for an export a lost create may have made (default: the core's). */
+  reconcileGraceSeconds?: number;
+  /** The least seconds between two reads of a pending export (default: the client's, else the core's). */
+  minPollIntervalSeconds?: number;
+  /** The most seconds between two reads of a pending export (default: the client's, else the core's). */
+  maxPollIntervalSeconds?: number;
+  resume?: undefined;
+}
+
+/** The options of a resumed job: its checkpoint; the job's own bounds come from it. */
+export interface ResumeExportOptions extends RunExportOptions {
+  /** A checkpoint from `onCheckpoint` or `ExportInterruptedError.checkpoint` (any language's client). */
+  resume: string;
+}
+
 export interface ReportsClient extends ApiClient {
   readonly tenantId: string;
   /**
@@ -118,21 +206,11 @@ export interface ReportsClient extends ApiClient {
    * written once whole), else into `data`. A create that may have been applied is looked up (every
    * page of the list, again after a grace), never sent twice; when the lookup cannot tell,
    * ReconcileRequired carries the ids of the exports that may be this job's (`candidates`).
+   * `runExport(null, { resume: checkpoint, to })` finishes an interrupted job instead (a body
+   * and `resume` together are a TypeError). An aborted `signal` throws ExportInterruptedError.
    */
-  runExport(
-    body: object | string | Uint8Array,
-    options?: {
-      to?: string | WritableStreamLike;
-      requestId?: string;
-      maxPolls?: number;
-      /** Most seconds of polling, from the create's answer to the last read (default: bounded by `maxPolls` only). */
-      maxPollSeconds?: number;
-      /** Seconds, in all, to look again for an export a lost create may have made (default: the core's). */
-      reconcileGraceSeconds?: number;
-      onProgress?: (received: number, total: number | null) => void;
-      signal?: AbortSignalLike;
-    },
-  ): Promise<ExportResult>;
+  runExport(body: object | string | Uint8Array, options?: NewExportOptions): Promise<ExportResult>;
+  runExport(body: null | undefined, options: ResumeExportOptions): Promise<ExportResult>;
 }
 
 export function createReportsClient(

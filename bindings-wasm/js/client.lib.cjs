@@ -7,6 +7,7 @@
 // points (client.cjs, client.mjs, client.workerd.mjs) instantiate the wasm first, each the way
 // its runtime allows.
 const rk = require('./lib.cjs');
+const { telemetryScope } = require('./telemetry.cjs');
 // node:fs where the runtime has it (Node, Bun, Deno), null elsewhere (Workers, browsers).
 const files = require('#files');
 // node:diagnostics_channel's channels where the runtime has it, else null.
@@ -54,8 +55,8 @@ const ERROR_CODES = {
  * `fetch failed` hides the reason in `cause`), with the system code's meaning when known:
  * `TypeError: connection refused (connect ECONNREFUSED 127.0.0.1:8080)`.
  */
-function describeFailure(e, timedOut, timeoutMs) {
-  if (timedOut) return `TimeoutError: no response within ${timeoutMs} ms`;
+function describeFailure(e, timedOut) {
+  if (timedOut) return timedOut;
   let root = e;
   for (let c = e?.cause, depth = 0; c && depth < 8; c = c.cause, depth++) root = c;
   const text = String(root?.message ?? root ?? '');
@@ -76,16 +77,44 @@ function anySignal(signals) {
   return c.signal;
 }
 
-/** An AbortSignal that fires `ms` after it was last (re)armed. */
-function idleTimeout(ms) {
+/** An AbortSignal that fires `ms` after it was last (re)armed (`rearm(ms)` may change the bound);
+ * `text` then says which wait ran out. */
+function idleTimeout(ms, text) {
   const c = new AbortController();
   let timer;
-  const rearm = () => {
+  const state = { signal: c.signal, text, clear: () => clearTimeout(timer) };
+  state.rearm = (next = ms, nextText = state.text) => {
+    ms = next;
+    state.text = nextText;
     clearTimeout(timer);
     timer = setTimeout(() => c.abort(new DOMException('The operation timed out.', 'TimeoutError')), ms);
   };
-  rearm();
-  return { signal: c.signal, rearm, clear: () => clearTimeout(timer) };
+  state.rearm();
+  return state;
+}
+
+/** A body's bytes, the idle timeout re-armed at each piece (a body that keeps arriving is never cut off). */
+async function readAll(body, timeout) {
+  if (!body) return new Uint8Array(0);
+  const chunks = [];
+  let length = 0;
+  // A reader, not `for await`: every runtime's streams have one.
+  const reader = body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    timeout.rearm();
+    chunks.push(value);
+    length += value.length;
+  }
+  if (chunks.length === 1) return chunks[0];
+  const out = new Uint8Array(length);
+  let at = 0;
+  for (const c of chunks) {
+    out.set(c, at);
+    at += c.length;
+  }
+  return out;
 }
 
 /**
@@ -188,10 +217,67 @@ class Sink {
 
 // The options each client takes: any other name is a mistake (a misspelt `timeoutMS` would
 // otherwise be ignored), refused when the client is built.
-const COMMON_OPTIONS = ['baseUrl', 'allowInsecureHttp', 'fetch', 'session', 'budget', 'timeoutMs', 'clock', 'sleep', 'seed', 'credentials',
-  'maxAttempts', 'maxElapsedSeconds', 'onEvent'];
+const COMMON_OPTIONS = ['baseUrl', 'allowInsecureHttp', 'fetch', 'session', 'budget', 'timeoutMs', 'connectTimeoutMs', 'readTimeoutMs',
+  'clock', 'sleep', 'seed', 'credentials', 'maxAttempts', 'maxElapsedSeconds', 'onEvent', 'telemetry'];
 // What `withOptions` changes for the calls of a copy.
-const CALL_OPTIONS = new Set(['maxAttempts', 'maxElapsedSeconds', 'timeoutMs']);
+const CALL_OPTIONS = new Set(['maxAttempts', 'maxElapsedSeconds', 'timeoutMs', 'connectTimeoutMs', 'readTimeoutMs',
+  'minPollIntervalSeconds', 'maxPollIntervalSeconds']);
+// What `runExport` takes besides the body.
+const RUN_OPTIONS = new Set(['to', 'requestId', 'maxPolls', 'maxPollSeconds', 'reconcileGraceSeconds', 'minPollIntervalSeconds',
+  'maxPollIntervalSeconds', 'onProgress', 'onCheckpoint', 'resume', 'signal']);
+// The runExport options that shape a new job: a resumed job has them from its checkpoint.
+const JOB_OPTIONS = ['requestId', 'maxPolls', 'maxPollSeconds', 'reconcileGraceSeconds', 'minPollIntervalSeconds', 'maxPollIntervalSeconds'];
+
+const given = (v) => v !== undefined && v !== null;
+
+/**
+ * The connect and read timeouts (milliseconds given, null: the core's defaults) checked by the
+ * core (`clientTimeouts`: more than 0, at most a day; else InvalidArgumentError naming
+ * `connect_timeout` / `read_timeout`), as milliseconds. `timeoutMs` is an alias of `readTimeoutMs`.
+ */
+function timeouts(connectMs, readMs) {
+  for (const [name, v] of [['connectTimeoutMs', connectMs], ['readTimeoutMs', readMs]]) {
+    if (given(v) && typeof v !== 'number') throw new TypeError(`${name} must be a number of milliseconds`);
+  }
+  const t = rk.clientTimeouts(given(connectMs) ? connectMs / 1000 : null, given(readMs) ? readMs / 1000 : null);
+  return { connectMs: t.connectSeconds * 1000, readMs: t.readSeconds * 1000, given: { connect: connectMs ?? null, read: readMs ?? null } };
+}
+
+/** The read timeout given in `o` (`readTimeoutMs`, or its alias `timeoutMs`; both: TypeError), `fallback` when neither is named. */
+function readTimeoutOf(o, fallback) {
+  if (given(o.timeoutMs) && given(o.readTimeoutMs)) {
+    throw new TypeError('timeoutMs is an alias of readTimeoutMs: give one of them, not both');
+  }
+  if ('readTimeoutMs' in o && o.readTimeoutMs !== undefined) return o.readTimeoutMs;
+  if ('timeoutMs' in o && o.timeoutMs !== undefined) return o.timeoutMs;
+  return fallback;
+}
+
+/** The poll-interval bounds given in `o` (undefined: not given). */
+function pollBounds(o) {
+  const out = {};
+  if (o.minPollIntervalSeconds !== undefined) out.minPollIntervalSeconds = o.minPollIntervalSeconds;
+  if (o.maxPollIntervalSeconds !== undefined) out.maxPollIntervalSeconds = o.maxPollIntervalSeconds;
+  return out;
+}
+
+/**
+ * An export job interrupted by its AbortSignal (code `export_interrupted`): the temporary file
+ * is removed; `exportId` is the export's id when the service had named it (else null),
+ * `checkpoint` the job's state at that moment (`runExport(null, { resume: checkpoint })` finishes
+ * it without a second export), `cause` the signal's reason. Its message is the core's.
+ */
+class ExportInterruptedError extends rk.RoyaltyKitError {
+  constructor(exportId, checkpoint, cause) {
+    super('export_interrupted', rk.exportInterruptedMessage(exportId));
+    this.name = 'ExportInterruptedError';
+    this.exportId = exportId;
+    this.checkpoint = checkpoint;
+    this.httpStatus = 500;
+    Object.defineProperty(this, 'cause', { value: cause, writable: true, configurable: true, enumerable: false });
+  }
+}
+Object.defineProperty(ExportInterruptedError, 'name', { value: 'ExportInterruptedError' });
 
 /** The bounds given, as the machines' options (the core checks them; undefined: its defaults). */
 function limits(o) {
@@ -201,7 +287,7 @@ function limits(o) {
   return out;
 }
 const OPTIONS = {
-  reports: new Set([...COMMON_OPTIONS, 'tenantId', 'scopes', 'idempotencyHeader']),
+  reports: new Set([...COMMON_OPTIONS, 'tenantId', 'scopes', 'idempotencyHeader', 'minPollIntervalSeconds', 'maxPollIntervalSeconds']),
   enterprise: new Set(COMMON_OPTIONS),
 };
 
@@ -248,7 +334,11 @@ class Client {
     } else {
       this.session = new Session(budget ?? defaultBudget);
     }
-    this._timeoutMs = o.timeoutMs ?? 30_000;
+    // The wait for the response headers is bounded by read (plus connect when connectTimeoutMs
+    // is given: fetch cannot tell when the connection is made), then read bounds each wait for
+    // the next piece of the body.
+    this._timeouts = timeouts(o.connectTimeoutMs ?? null, readTimeoutOf(o, null));
+    this._pollBounds = pollBounds(o);
     this._clock = o.clock ?? (() => Date.now() / 1000);
     this._sleep = o.sleep ?? ((seconds, signal) => new Promise((resolve, reject) => {
       const t = setTimeout(resolve, seconds * 1000);
@@ -261,15 +351,29 @@ class Client {
     // Each of the machines' events (the core's MachineEvent): sends, responses, retries with
     // their rule and wait, token refreshes, rate-budget waits, polls, how each call ended.
     this._onEvent = o.onEvent ?? null;
+    const t = o.telemetry ?? null;
+    if (t !== null && (typeof t !== 'object' || typeof t.operation !== 'function')) {
+      throw new TypeError('telemetry must be an object with operation(name, { baseUrl }) (royaltykit/otel makes one)');
+    }
+    // One scope per logical operation, fed its machine events (royaltykit/otel: spans).
+    this._telemetry = t;
     this._tokenRequest = tokenRequest;
     this._parseToken = parseToken;
   }
 
   /** Sends `request`; a body the machine streams (`stream(status)` gives the sink) goes to the sink. */
   async _send(request, signal, stream) {
-    // `timeoutMs` bounds the wait for the response, then each wait for the next piece of a
-    // streamed body (an idle timeout): a large artifact that keeps arriving is never cut off.
-    const timeout = idleTimeout(this._timeoutMs);
+    // connect + read bound the wait for the response headers (fetch gives no sign of the
+    // connection), then read bounds each wait for the next piece of the body (an idle timeout): a
+    // large artifact that keeps arriving is never cut off.
+    const { connectMs, readMs, given: g } = this._timeouts;
+    // fetch gives no sign of the connection: with connectTimeoutMs given, the wait for the
+    // headers is bounded by connect + read; without it, by read alone (the runtime keeps its own
+    // connect timeout: undici's is 10 s, the core's default).
+    const headersMs = g.connect !== null ? connectMs + readMs : readMs;
+    const timeout = idleTimeout(headersMs, g.connect !== null
+      ? `TimeoutError: no response within ${headersMs} ms (connect ${connectMs} ms + read ${readMs} ms)`
+      : `TimeoutError: no response within ${readMs} ms (read timeout)`);
     const both = signal ? anySignal([signal, timeout.signal]) : timeout.signal;
     let sink = null;
     let connection = null;
@@ -289,8 +393,9 @@ class Client {
         return { status: 307, headers: r.redirected && r.url ? [['Location', r.url]] : [], body: new Uint8Array(0) };
       }
       const headers = [...r.headers];
+      timeout.rearm(readMs, `TimeoutError: no data for ${readMs} ms while reading the body (read timeout)`);
       sink = stream ? stream(r.status) : null;
-      if (!sink) return { status: r.status, headers, body: new Uint8Array(await r.arrayBuffer()) };
+      if (!sink) return { status: r.status, headers, body: await readAll(r.body, timeout) };
       await sink.start(r.headers.get('content-length'));
       if (r.body) {
         for await (const chunk of r.body) {
@@ -302,15 +407,20 @@ class Client {
     } catch (e) {
       if (sink?.failed) throw sink.failed;
       if (signal?.aborted) throw signal.reason ?? e; // the caller's own cancellation
-      return { failure: transportFailure(e, timeout.signal.aborted), error: e, text: describeFailure(e, timeout.signal.aborted, this._timeoutMs) };
+      const timedOut = timeout.signal.aborted ? timeout.text : null;
+      return { failure: transportFailure(e, timedOut !== null), error: e, text: describeFailure(e, timedOut) };
     } finally {
       timeout.clear();
       connection?.close();
     }
   }
 
-  /** Drives `machine` on the client's session to `done` (returned); throws for reconcile and fail. A body the machine streams goes into `sink`. */
-  async _drive(machine, operationId, signal, sink) {
+  /**
+   * Drives `machine` on the client's session to `done` (returned); throws for reconcile and fail.
+   * A body the machine streams goes into `sink`; `scope` (telemetry) gets every event;
+   * `beforeSend(request)` is awaited after the machine says send, before the request goes out.
+   */
+  async _drive(machine, operationId, { signal, sink, scope, beforeSend } = {}) {
     const stream = sink ? (status) => (machine.streams(status) ? sink : null) : null;
     const session = this.session;
     // The last send's rejection when it got no response: the cause of a CallFailedError.
@@ -320,14 +430,16 @@ class Client {
       const version = session.version;
       const s = machine.next(this._clock(), session);
       const channel = diagnostics?.client.hasSubscribers ? diagnostics.client : null;
-      if (this._onEvent !== null || channel !== null) {
+      if (this._onEvent !== null || channel !== null || scope) {
         for (const e of machine.takeEvents()) {
           channel?.publish(e);
           this._onEvent?.(e);
+          scope?.event(e);
         }
       }
       switch (s.step) {
         case 'send': {
+          if (beforeSend) await beforeSend(s.request);
           const r = await this._send(s.request, signal, stream);
           failed = r.failure ? r : null;
           if (r.failure) machine.transportFailure(r.failure, this._clock());
@@ -339,7 +451,7 @@ class Client {
           await this._sleep(s.seconds, signal);
           break;
         case 'refresh_token': // this call leads the session's one exchange
-          await this._exchange(signal);
+          await this._exchange(signal, scope);
           break;
         case 'await_token': // another call of the session is obtaining the token
           await session.waitForChange(version, s.seconds, signal);
@@ -365,12 +477,12 @@ class Client {
   /** The token exchange (its own call, on the session's budget), its outcome reported to the
    * session, which wakes the calls waiting for it: the token, or why it failed (then the
    * exchange's error is thrown), or nothing when it was cancelled (the signal's reason is). */
-  async _exchange(signal) {
+  async _exchange(signal, scope) {
     try {
       const exchange = Call.exchange(this._tokenRequest(), { ...this._limits, seed: this._seed?.() });
       let done;
       try {
-        done = await this._drive(exchange, 'token exchange', signal);
+        done = await this._drive(exchange, 'token exchange', { signal, scope });
       } finally {
         exchange.free();
       }
@@ -384,18 +496,22 @@ class Client {
 
   /**
    * This client with other bounds for the calls made through the copy (`maxAttempts`,
-   * `maxElapsedSeconds`, `timeoutMs`; null: the core's default). The copy shares the fetch, the
-   * credentials and the session (the token, its one exchange, the budget):
-   * `client.withOptions({ maxAttempts: 2, timeoutMs: 5000 }).request('listPlatformExports')`.
+   * `maxElapsedSeconds`, `connectTimeoutMs`, `readTimeoutMs` or its alias `timeoutMs`,
+   * `minPollIntervalSeconds`, `maxPollIntervalSeconds`; null: the core's default; not named: the
+   * client's). Checked as the client's options are. The copy shares the fetch, the credentials and
+   * the session (the token, its one exchange, the budget):
+   * `client.withOptions({ maxAttempts: 2, readTimeoutMs: 5000 }).request('listPlatformExports')`.
    */
   withOptions(o) {
-    if (o === null || typeof o !== 'object') throw new TypeError('withOptions takes an object ({ maxAttempts, maxElapsedSeconds, timeoutMs })');
+    if (o === null || typeof o !== 'object') throw new TypeError('withOptions takes an object ({ maxAttempts, maxElapsedSeconds, readTimeoutMs, ... })');
     for (const name of Object.keys(o)) {
       if (!CALL_OPTIONS.has(name)) throw new TypeError(`unknown option \`${name}\` for withOptions; it takes: ${[...CALL_OPTIONS].join(', ')}`);
     }
     const copy = Object.assign(Object.create(Object.getPrototypeOf(this)), this);
     copy._limits = limits({ ...this._limits, ...o });
-    if ('timeoutMs' in o) copy._timeoutMs = o.timeoutMs ?? 30_000;
+    const g = this._timeouts.given;
+    copy._timeouts = timeouts('connectTimeoutMs' in o ? o.connectTimeoutMs : g.connect, readTimeoutOf(o, g.read));
+    copy._pollBounds = { ...this._pollBounds, ...pollBounds(o) };
     return copy;
   }
 
@@ -418,12 +534,28 @@ class Client {
   }
 
   async _done(operationId, params, opts) {
-    const call = new Call(operationId, { ...this._defaults(), ...params, ...this._limits, token: undefined, seed: this._seed?.() });
+    return this._operation(operationId, async (scope) => {
+      const call = new Call(operationId, { ...this._defaults(), ...params, ...this._limits, token: undefined, seed: this._seed?.() });
+      try {
+        return await this._drive(call, operationId, { signal: opts?.signal, scope });
+      } finally {
+        call.free(); // now, not at garbage collection (bench/PROFILES.md, client overhead)
+      }
+    });
+  }
+
+  /** Runs `f(scope)` inside a telemetry scope named `name` (none without telemetry), ended with what `f` threw, or null. */
+  async _operation(name, f) {
+    const scope = telemetryScope(this._telemetry, 'operation', name, { baseUrl: this._base });
+    let result;
     try {
-      return await this._drive(call, operationId, opts?.signal);
-    } finally {
-      call.free(); // now, not at garbage collection (bench/PROFILES.md, client overhead)
+      result = await f(scope);
+    } catch (e) {
+      scope?.end(e);
+      throw e;
     }
+    scope?.end(null);
+    return result;
   }
 
   _defaults() {
@@ -440,6 +572,8 @@ class ReportsClient extends Client {
       (status, headers, body, now) => rk.parseTokenResponse(status, headers, body, { tenantId: o.tenantId, requestedScopes: o.scopes, now }));
     this.tenantId = o.tenantId;
     this._idempotencyHeader = o.idempotencyHeader;
+    // The poll-interval bounds are checked by the core now (InvalidArgumentError), not at the first export.
+    if (Object.keys(this._pollBounds).length) new ExportJob({ tenantId: this.tenantId, body: '{}', ...this._pollBounds }).free();
   }
 
   _defaults() {
@@ -452,34 +586,76 @@ class ReportsClient extends Client {
    * a WritableStream, written once whole), else returned as `data`. A create that may have been
    * applied is looked up, never sent twice: when the lookup cannot tell, ReconcileRequired
    * carries the ids of the exports that may be this job's (`candidates`).
+   *
+   * `onCheckpoint(text)` is called (and awaited) with the job's state before each of its requests
+   * goes out, when it changed; `runExport(null, { resume: text, to })` finishes that job (the
+   * body, requestId and the job's bounds come from the checkpoint; giving a body too is a
+   * TypeError). When `signal` aborts, the request in flight is aborted, the temporary file
+   * removed and ExportInterruptedError thrown with the export id and the checkpoint.
    */
   async runExport(body, opts = {}) {
+    if (opts === null || typeof opts !== 'object') throw new TypeError('runExport options must be an object ({ to, onCheckpoint, resume, signal, ... })');
+    for (const name of Object.keys(opts)) {
+      if (!RUN_OPTIONS.has(name)) throw new TypeError(`unknown option \`${name}\` for runExport; it takes: ${[...RUN_OPTIONS].join(', ')}`);
+    }
+    const resume = opts.resume ?? null;
+    if (resume !== null && typeof resume !== 'string') throw new TypeError('resume must be the checkpoint text that onCheckpoint or ExportInterruptedError gave');
+    if (resume !== null && given(body)) {
+      throw new TypeError('runExport: give the body of a new export, or null and { resume } (a checkpoint) to finish an interrupted one, not both');
+    }
+    if (resume === null && !given(body)) {
+      throw new TypeError('runExport: give the body of the export, or null and { resume } (a checkpoint) to finish an interrupted one');
+    }
+    if (resume !== null) {
+      const shaping = JOB_OPTIONS.filter((n) => given(opts[n]));
+      if (shaping.length) throw new TypeError(`runExport: ${shaping.join(', ')} cannot be given with resume: the checkpoint carries the job's own`);
+    }
+    const onCheckpoint = opts.onCheckpoint ?? null;
+    if (onCheckpoint !== null && typeof onCheckpoint !== 'function') throw new TypeError('onCheckpoint must be a function (checkpoint: string) => void | Promise<void>');
     const to = opts.to ?? null;
     const toStream = to !== null && typeof to.getWriter === 'function';
     if (to !== null && typeof to !== 'string' && !toStream) throw new TypeError('to must be a file path or a WritableStream');
     if (typeof to === 'string' && files === null) throw new TypeError('to: a file path needs a file system (Node, Bun, Deno); here, give a WritableStream');
-    const job = new ExportJob({ tenantId: this.tenantId, body, requestId: opts.requestId, idempotencyHeader: this._idempotencyHeader,
-      maxPolls: opts.maxPolls, maxPollSeconds: opts.maxPollSeconds, reconcileGraceSeconds: opts.reconcileGraceSeconds, ...this._limits,
-      seed: this._seed?.() });
-    const sink = new Sink(typeof to === 'string' ? to : null, opts.onProgress);
-    try {
-      await sink.open();
-      const done = await this._drive(job, 'export job', opts.signal, sink);
-      const data = await sink.finish();
-      const result = { exportId: done.exportId, size: sink.length, path: null, data: null };
-      if (typeof to === 'string') {
-        result.path = to;
-      } else if (toStream) {
-        const writer = to.getWriter();
-        await writer.write(data);
-        await writer.close();
-      } else {
-        result.data = data;
+    return this._operation('runExport', async (scope) => {
+      const job = resume !== null ? ExportJob.resume(resume)
+        : new ExportJob({ tenantId: this.tenantId, body, requestId: opts.requestId, idempotencyHeader: this._idempotencyHeader,
+          maxPolls: opts.maxPolls, maxPollSeconds: opts.maxPollSeconds, reconcileGraceSeconds: opts.reconcileGraceSeconds,
+          ...this._pollBounds, ...pollBounds(opts), ...this._limits, seed: this._seed?.() });
+      let last = null;
+      // (A checkpoint of another tenant is refused by the core before its first request:
+      // RequestBuildError, the session's token being this client's tenant's.)
+      const beforeSend = onCheckpoint === null ? undefined : async () => {
+        const text = job.save();
+        if (text === last) return;
+        last = text;
+        await onCheckpoint(text);
+      };
+      const sink = new Sink(typeof to === 'string' ? to : null, opts.onProgress);
+      const signal = opts.signal;
+      try {
+        await sink.open();
+        const done = await this._drive(job, 'export job', { signal, sink, scope, beforeSend });
+        const data = await sink.finish();
+        const result = { exportId: done.exportId, size: sink.length, path: null, data: null };
+        if (typeof to === 'string') {
+          result.path = to;
+        } else if (toStream) {
+          const writer = to.getWriter();
+          await writer.write(data);
+          await writer.close();
+        } else {
+          result.data = data;
+        }
+        return result;
+      } catch (e) {
+        // Aborted: the state now (a request in flight counts as lost when resumed) and the export's id.
+        if (signal?.aborted) throw new ExportInterruptedError(job.exportId, job.save(), signal.reason ?? e);
+        throw e;
+      } finally {
+        await sink.close(); // before the error reaches the caller: no temporary file is left
+        job.free();
       }
-      return result;
-    } finally {
-      await sink.close();
-    }
+    });
   }
 }
 
@@ -502,4 +678,4 @@ function createEnterpriseClient(options) {
   return new EnterpriseClient(options ?? {});
 }
 
-module.exports = { createReportsClient, createEnterpriseClient, Session, ReconcileRequired, CallFailedError };
+module.exports = { createReportsClient, createEnterpriseClient, Session, ReconcileRequired, CallFailedError, ExportInterruptedError };

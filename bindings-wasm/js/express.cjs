@@ -33,7 +33,7 @@ function webhookMiddleware(receiverOrOptions) {
   const receiver = receiverOrOptions instanceof WebhookReceiver ? receiverOrOptions : new WebhookReceiver(receiverOrOptions);
   return (req, res, next) => {
     readBody(req, receiver.maxBodyBytes)
-      .then((body) => receiver.receive(req.headers, body))
+      .then((body) => receiver.receive(req.headers, body, undefined, { route: req.route?.path ?? null }))
       .then((r) => {
         res.statusCode = r.status;
         res.setHeader('content-type', 'application/json');

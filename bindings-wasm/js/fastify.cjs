@@ -12,8 +12,10 @@ async function royaltykitWebhooks(fastify, opts) {
   const receiver = opts.receiver instanceof WebhookReceiver ? opts.receiver : new WebhookReceiver(opts);
   fastify.removeAllContentTypeParsers();
   fastify.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: receiver.maxBodyBytes + 1 }, (_req, body, done) => done(null, body));
-  fastify.post(opts.path ?? '/', async (request, reply) => {
-    const r = await receiver.receive(request.headers, request.body ?? Buffer.alloc(0));
+  const route = opts.path ?? '/';
+  fastify.post(route, async (request, reply) => {
+    const r = await receiver.receive(request.headers, request.body ?? Buffer.alloc(0), undefined,
+      { route: request.routeOptions?.url ?? route });
     return reply.code(r.status).type('application/json').send(r.body);
   });
 }

@@ -4,6 +4,7 @@
 // Every rule (header names, limits, check order, key encodings) lives in the Rust core. The
 // entry points (index.cjs, index.mjs, index.workerd.mjs) instantiate the wasm before this runs.
 
+const { telemetryScope } = require('./telemetry.cjs');
 const native = require('./native/royaltykit_wasm.cjs');
 
 // The HMAC primitive. wasm has no access to the CPU's SHA extensions, so for larger bodies the
@@ -1300,6 +1301,7 @@ async function attempt(f) {
   }
 }
 
+
 /**
  * A webhook receiver built once: `new WebhookReceiver({ secrets, namespace, store, handler })`.
  * `receive(headers, body, now?)` resolves to `{ status, body, delivery }`: answer `status` with
@@ -1326,28 +1328,52 @@ class WebhookReceiver {
     if (opts.onEvent !== undefined && typeof opts.onEvent !== 'function') throw new TypeError('onEvent must be a function (event) => void');
     // One event per delivery: { kind: 'receipt', outcome, status, deliveryId, event }.
     this.onEvent = opts.onEvent ?? null;
+    const telemetry = opts.telemetry ?? null;
+    if (telemetry !== null && (typeof telemetry !== 'object' || typeof telemetry.receipt !== 'function')) {
+      throw new TypeError('telemetry must be an object with receipt({ route }) (royaltykit/otel makes one)');
+    }
+    // One scope per delivery, ended with its outcome (royaltykit/otel: a SERVER span).
+    this.telemetry = telemetry;
     this.onStoreError = opts.onStoreError ?? ((e, what) => console.error(
       `royaltykit: webhook store ${this.store?.constructor?.name ?? 'store'} failed on ${what}: answering 503 so that the delivery is sent again:`, e));
     this.maxBodyBytes = toNumber(opts.maxBodyBytes, 'maxBodyBytes', native.defaultMaxBodyBytes());
   }
 
-  /** Performs the steps of the core's `WebhookReceipt` machine; every rule and step is the core's. */
-  async receive(headers, body, now) {
+  /**
+   * Performs the steps of the core's `WebhookReceipt` machine; every rule and step is the core's.
+   * `info.route` (the framework's route, e.g. `/webhooks`) names the delivery's telemetry scope.
+   */
+  async receive(headers, body, now, info) {
+    const scope = telemetryScope(this.telemetry, 'receipt', { route: info?.route ?? null });
+    const seen = { error: null };
+    let out;
+    try {
+      out = await this.#receive(headers, body, now, seen);
+    } catch (e) {
+      scope?.end({ outcome: null, status: 500, deliveryId: null, error: e });
+      throw e;
+    }
+    scope?.end({ outcome: out.outcome, status: out.status, deliveryId: out.delivery?.deliveryId ?? null, error: seen.error });
+    return { status: out.status, body: out.body, delivery: out.delivery };
+  }
+
+  async #receive(headers, body, now, seen) {
     const { store } = this;
     // On a DedupWindow the receipt claims and commits inside the core: it asks only for the handler.
     const window = store instanceof DedupWindow ? store : undefined;
     const r = this.verifier.receipt(headers, body, { namespace: this.namespace, now, window, transactional: this.transactional,
       claimContentKey: this.claimContentKey });
     try {
-      return await this.#steps(r, store);
+      return await this.#steps(r, store, seen);
     } finally {
       r.free(); // now, not at garbage collection: a busy receiver would otherwise grow (bench/PROFILES.md)
     }
   }
 
-  async #steps(r, store) {
+  async #steps(r, store, seen) {
     let delivery, tx;
     const failed = (what, e) => {
+      seen.error = e;
       this.onStoreError(e, what);
       return r.storeFailed();
     };
@@ -1364,7 +1390,10 @@ class WebhookReceiver {
         case 'run_handler':
           delivery = r.delivery;
           [ok, v] = await attempt(() => (this.transactional ? this.handler(delivery, tx) : this.handler(delivery)));
-          if (!ok) this.onError(v, delivery);
+          if (!ok) {
+            seen.error = v;
+            this.onError(v, delivery);
+          }
           s = ok ? r.handlerSucceeded() : r.handlerFailed();
           break;
         case 'commit':
@@ -1400,7 +1429,7 @@ class WebhookReceiver {
             channel?.publish(event);
             this.onEvent?.(event);
           }
-          return { status: s.status, body: s.body, delivery: d };
+          return { status: s.status, body: s.body, delivery: d, outcome: r.outcome };
         }
       }
     }

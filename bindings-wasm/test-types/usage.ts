@@ -154,3 +154,32 @@ const shared = createReportsClient({ baseUrl: 'https://reports.example', credent
 const second = createReportsClient({ baseUrl: 'https://reports.example', credentials: { clientId: 'a', clientSecret: 'b' }, tenantId: 't', session: shared.session });
 const sameSession: ClientSession = second.session;
 void [sameSession, shared.runExport({}, { maxPollSeconds: 600 })];
+
+// Issue 42: timeouts, poll bounds, checkpoints and resume, interruption, telemetry (royaltykit/otel).
+import { ExportInterruptedError } from 'royaltykit/client';
+import type { Telemetry, CallOptions, AbortSignalLike } from 'royaltykit/client';
+import { openTelemetry } from 'royaltykit/otel';
+const telemetry: Telemetry = openTelemetry();
+const configured = createReportsClient({
+  baseUrl: 'https://reports.example', credentials: { clientId: 'a', clientSecret: 'b' }, tenantId: 't',
+  connectTimeoutMs: 5000, readTimeoutMs: 20_000, minPollIntervalSeconds: 2, maxPollIntervalSeconds: 30, telemetry,
+});
+const perCall: CallOptions = { readTimeoutMs: 60_000, connectTimeoutMs: null, maxPollIntervalSeconds: 10 };
+declare const abortSignal: AbortSignalLike;
+void configured.withOptions(perCall).runExport({ format: 'csv' }, {
+  to: 'out.csv', signal: abortSignal, onCheckpoint: async (text: string) => void text, minPollIntervalSeconds: 5,
+}).catch((e: unknown) => {
+  if (e instanceof ExportInterruptedError) {
+    const id: string | null = e.exportId;
+    const code: 'export_interrupted' = e.code;
+    return configured.runExport(null, { resume: e.checkpoint, to: 'out.csv' }).then(() => [id, code]);
+  }
+  throw e;
+});
+// @ts-expect-error a resumed job takes its bounds from the checkpoint
+void configured.runExport(null, { resume: '{}', requestId: 'r' });
+// @ts-expect-error a new job needs a body
+void configured.runExport(null, { to: 'out.csv' });
+void new rk.WebhookReceiver({ secrets: 'whsec_a', namespace: 'org-1', handler: () => undefined, telemetry: openTelemetry({ tracerProvider: { getTracer: () => ({}) } }) });
+const scope = telemetry.operation?.('listPlatformExports', { baseUrl: 'https://reports.example' });
+scope?.end(null);

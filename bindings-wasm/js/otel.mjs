@@ -1,0 +1,4 @@
+// royaltykit/otel as ESM: the CommonJS module's names.
+import m from './otel.cjs';
+
+export const { openTelemetry } = m;
