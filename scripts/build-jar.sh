@@ -89,12 +89,14 @@ jar_for "$ROOT/target/kotlin-hooks" "$ROOT/target/kotlin-hooks/royaltykit-kotlin
 jar_for "$ROOT/target/kotlin" "$ROOT/dist/royaltykit-kotlin-$VERSION.jar"
 # The clients' add-ons, each a small jar of its own with its POM (their dependencies are never the
 # core jar's), compiled against the pinned jars in .build/maven/<name>: royaltykit-okhttp (the
-# OkHttp transport, OkHttp 4.12) and royaltykit-coroutines (suspend functions, kotlinx-coroutines).
-addon() { # name class-that-must-exist
-  local out=$ROOT/target/kotlin-$1
+# OkHttp transport, OkHttp 4.12), royaltykit-coroutines (suspend functions, kotlinx-coroutines) and
+# royaltykit-otel (OpenTelemetry spans, opentelemetry-api).
+addon() { # name class-that-must-exist [jar-name-patterns of .build/maven/<name> to compile against; default all]
+  local out=$ROOT/target/kotlin-$1 deps
   rm -rf "$out" && mkdir -p "$out/classes"
+  deps=$(cd "$ROOT/.build/maven/$1" && ls ${3:-*.jar} | sed "s|^|$ROOT/.build/maven/$1/|" | paste -sd: -)
   "$KOTLINC" -nowarn -jvm-target 11 -language-version 2.0 -api-version 2.0 \
-    -cp "$ROOT/dist/royaltykit-kotlin-$VERSION.jar:/usr/share/java/jna.jar:$(ls "$ROOT"/.build/maven/"$1"/*.jar | paste -sd: -)" \
+    -cp "$ROOT/dist/royaltykit-kotlin-$VERSION.jar:/usr/share/java/jna.jar:$deps" \
     -d "$out/classes" $(find "bindings-kotlin/$1" -name '*.kt') 2>&1 \
     | grep -v '^warning: unable to find kotlin-stdlib\|^warning: language version 2.0 is deprecated\|^warning: API version 2.0 is deprecated' >&2 || true
   test -f "$out/classes/$2"
@@ -104,4 +106,7 @@ addon() { # name class-that-must-exist
 }
 addon okhttp dev/royaltykit/okhttp/OkHttpTransport.class
 addon coroutines dev/royaltykit/coroutines/SuspendingKt.class
-ls -l "$ROOT/dist/royaltykit-kotlin-$VERSION.jar" "$ROOT"/dist/royaltykit-{okhttp,coroutines}-"$VERSION".jar >&2
+# royaltykit-otel: compiled against opentelemetry-api (and its context) only, the one dependency its
+# POM names; the SDK in the same folder is for the tests.
+addon otel dev/royaltykit/otel/OpenTelemetryTelemetry.class 'opentelemetry-api-[0-9]*.jar opentelemetry-context-*.jar opentelemetry-common-*.jar'
+ls -l "$ROOT/dist/royaltykit-kotlin-$VERSION.jar" "$ROOT"/dist/royaltykit-{okhttp,coroutines,otel}-"$VERSION".jar >&2

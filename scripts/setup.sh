@@ -108,27 +108,32 @@ fi
 # 6. JVM libraries from Maven Central, pinned by tools/jvm/pom.xml: Jedis (the JVM receiver app)
 #    to .build/maven/lib, OkHttp and Okio (royaltykit-okhttp) to .build/maven/okhttp,
 #    kotlinx-coroutines (royaltykit-coroutines) to .build/maven/coroutines, the JDBC drivers of
-#    JdbcDedupStore's tests (pgjdbc, sqlite-jdbc) to .build/maven/jdbc; the local repository and
-#    the copied jars stay in .build/maven.
+#    JdbcDedupStore's tests (pgjdbc, sqlite-jdbc) to .build/maven/jdbc, OpenTelemetry's API, SDK and
+#    in-memory exporter (royaltykit-otel and its tests) to .build/maven/otel; the local repository
+#    and the copied jars stay in .build/maven.
 maven_ready() {
   cmp -s tools/jvm/pom.xml "$BUILD/maven/pom.xml" && [ -d "$BUILD/maven/lib" ] && [ -d "$BUILD/maven/okhttp" ] \
-    && [ -d "$BUILD/maven/coroutines" ] && [ -d "$BUILD/maven/jdbc" ]
+    && [ -d "$BUILD/maven/coroutines" ] && [ -d "$BUILD/maven/jdbc" ] \
+    && ls "$BUILD"/maven/otel/opentelemetry-api-*.jar "$BUILD"/maven/otel/opentelemetry-sdk-testing-*.jar >/dev/null 2>&1
 }
 maven_key=maven-$(sha256sum < tools/jvm/pom.xml | cut -c1-16)
 if ! maven_ready && ! { from_cache "$maven_key" "$BUILD/maven" && maven_ready; }; then
-  log "mvn dependency:copy-dependencies (tools/jvm/pom.xml: Jedis, OkHttp, kotlinx-coroutines, JDBC drivers)"
-  rm -rf "$BUILD/maven/lib" "$BUILD/maven/okhttp" "$BUILD/maven/coroutines" "$BUILD/maven/jdbc"
+  log "mvn dependency:copy-dependencies (tools/jvm/pom.xml: Jedis, OkHttp, kotlinx-coroutines, JDBC drivers, OpenTelemetry)"
+  rm -rf "$BUILD/maven/lib" "$BUILD/maven/okhttp" "$BUILD/maven/coroutines" "$BUILD/maven/jdbc" "$BUILD/maven/otel"
   mkdir -p "$BUILD/maven"
   OKHTTP_GROUPS=com.squareup.okhttp3,com.squareup.okio,org.jetbrains.kotlin,org.jetbrains,org.jetbrains.kotlinx
   JDBC_GROUPS=org.postgresql,org.xerial,org.checkerframework
+  OTEL_GROUPS=io.opentelemetry
   mvn -q -B -Dstyle.color=never -f tools/jvm/pom.xml dependency:copy-dependencies -DoutputDirectory="$BUILD/maven/lib" \
-    -DexcludeGroupIds="$OKHTTP_GROUPS,$JDBC_GROUPS" -Dmaven.repo.local="$BUILD/maven/m2" >&2
+    -DexcludeGroupIds="$OKHTTP_GROUPS,$JDBC_GROUPS,$OTEL_GROUPS" -Dmaven.repo.local="$BUILD/maven/m2" >&2
   mvn -q -B -Dstyle.color=never -f tools/jvm/pom.xml dependency:copy-dependencies -DoutputDirectory="$BUILD/maven/okhttp" \
     -DincludeGroupIds=com.squareup.okhttp3,com.squareup.okio -Dmaven.repo.local="$BUILD/maven/m2" >&2
   mvn -q -B -Dstyle.color=never -f tools/jvm/pom.xml dependency:copy-dependencies -DoutputDirectory="$BUILD/maven/coroutines" \
     -DincludeGroupIds=org.jetbrains.kotlinx -Dmaven.repo.local="$BUILD/maven/m2" >&2
   mvn -q -B -Dstyle.color=never -f tools/jvm/pom.xml dependency:copy-dependencies -DoutputDirectory="$BUILD/maven/jdbc" \
     -DincludeGroupIds="$JDBC_GROUPS" -Dmaven.repo.local="$BUILD/maven/m2" >&2
+  mvn -q -B -Dstyle.color=never -f tools/jvm/pom.xml dependency:copy-dependencies -DoutputDirectory="$BUILD/maven/otel" \
+    -DincludeGroupIds="$OTEL_GROUPS" -Dmaven.repo.local="$BUILD/maven/m2" >&2
   cp tools/jvm/pom.xml "$BUILD/maven/pom.xml"
   to_cache "$maven_key" "$BUILD/maven"
 fi

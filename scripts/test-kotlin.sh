@@ -15,7 +15,10 @@ OKHTTP_CP="$ROOT/dist/royaltykit-okhttp-$VERSION.jar:$ROOT/dist/royaltykit-corou
 OKHTTP_CP="$OKHTTP_CP:$(ls "$ROOT"/.build/maven/okhttp/*.jar "$ROOT"/.build/maven/coroutines/*.jar | paste -sd: -)"
 # pgjdbc and sqlite-jdbc (.build/maven/jdbc, make setup), for StoresTest only: the jar needs none
 JDBC_CP=$(ls "$ROOT"/.build/maven/jdbc/*.jar | paste -sd: -)
-CP="$WORK/royaltykit-kotlin-$VERSION.jar:$J/jna.jar:$J/junit4.jar:$HAMCREST:$J/gson.jar:$KC/lib/kotlin-stdlib.jar:$OKHTTP_CP:$JDBC_CP"
+# royaltykit-otel with opentelemetry-api, and the SDK with its in-memory exporter (OtelTest), from
+# Maven Central (.build/maven/otel)
+OTEL_CP="$ROOT/dist/royaltykit-otel-$VERSION.jar:$(ls "$ROOT"/.build/maven/otel/*.jar | paste -sd: -)"
+CP="$WORK/royaltykit-kotlin-$VERSION.jar:$J/jna.jar:$J/junit4.jar:$HAMCREST:$J/gson.jar:$KC/lib/kotlin-stdlib.jar:$OKHTTP_CP:$JDBC_CP:$OTEL_CP"
 # The README's Kotlin examples are compiled with the tests (each in package readme.<name>)
 # and run by ReadmeTest.
 python3 - "$ROOT/README.md" "$WORK/readme" <<'PY'
@@ -58,7 +61,9 @@ fi
 start_postgres
 cd "$WORK"
 classes=$(test_classes "$WORK/test-classes")
-# With the JNI hot path, the native library extracted into an empty per-run cache (NativeLoader.kt)
+# With the JNI hot path, the native library extracted into an empty per-run cache (NativeLoader.kt).
+# InterruptTest starts child JVMs (dev.royaltykit.InterruptChild) with this JVM's class path and
+# native cache, and sends them SIGINT.
 java -Droyaltykit.native.dir="$WORK/native-cache" -cp "$CP:$WORK/test-classes" org.junit.runner.JUnitCore $classes
 # Every verification suite again on the JNA path only, so both crossings answer the same
 java -Droyaltykit.jni=false -cp "$CP:$WORK/test-classes" org.junit.runner.JUnitCore \

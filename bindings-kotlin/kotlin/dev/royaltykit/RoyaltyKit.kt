@@ -440,6 +440,10 @@ class Receipt(val status: Int, val body: String, val delivery: VerifiedWebhook? 
  * java.sql.Connection) -> Unit`: write the effect with that connection, inside the transaction
  * that also marks the delivery done, and never commit or roll back yourself. The mark and the
  * effect commit together or not at all: exactly once.
+ *
+ * `telemetry` (optional, every constructor): one [Telemetry.receipt] per delivery, ended with the
+ * receipt's outcome, the status answered and the delivery id once verified
+ * (`dev.royaltykit.otel.OpenTelemetryTelemetry` makes a SERVER span of it).
  */
 class WebhookReceiver private constructor(
     secrets: Collection<WebhookSecret>,
@@ -450,6 +454,8 @@ class WebhookReceiver private constructor(
     maxBodyBytes: Long?,
     private val claimContentKey: Boolean,
     private val onError: (Exception, VerifiedWebhook) -> Unit,
+    /** Where each delivery is reported for tracing ([Telemetry.receipt]; null: nowhere). */
+    val telemetry: Telemetry?,
     private val handler: ((VerifiedWebhook) -> Unit)?,
     private val transactionalHandler: ((VerifiedWebhook, java.sql.Connection) -> Unit)?,
 ) : AutoCloseable {
@@ -462,8 +468,9 @@ class WebhookReceiver private constructor(
         maxBodyBytes: Long? = null,
         claimContentKey: Boolean = false,
         onError: (Exception, VerifiedWebhook) -> Unit = ::logHandlerFailure,
+        telemetry: Telemetry? = null,
         handler: (VerifiedWebhook) -> Unit,
-    ) : this(secrets, namespace, store, null, toleranceSeconds, maxBodyBytes, claimContentKey, onError, handler, null)
+    ) : this(secrets, namespace, store, null, toleranceSeconds, maxBodyBytes, claimContentKey, onError, telemetry, handler, null)
 
     /** A receiver for plain secrets, which never expire (current first). */
     constructor(
@@ -474,8 +481,9 @@ class WebhookReceiver private constructor(
         maxBodyBytes: Long? = null,
         claimContentKey: Boolean = false,
         onError: (Exception, VerifiedWebhook) -> Unit = ::logHandlerFailure,
+        telemetry: Telemetry? = null,
         handler: (VerifiedWebhook) -> Unit,
-    ) : this(secrets.map { WebhookSecret(it) }, namespace, store, toleranceSeconds, maxBodyBytes, claimContentKey, onError, handler)
+    ) : this(secrets.map { WebhookSecret(it) }, namespace, store, toleranceSeconds, maxBodyBytes, claimContentKey, onError, telemetry, handler)
 
     /** A receiver on a [TransactionalDedupStore]: [handler] writes the effect with the connection
      * of the transaction that marks the delivery done (exactly once). */
@@ -487,8 +495,9 @@ class WebhookReceiver private constructor(
         maxBodyBytes: Long? = null,
         claimContentKey: Boolean = false,
         onError: (Exception, VerifiedWebhook) -> Unit = ::logHandlerFailure,
+        telemetry: Telemetry? = null,
         handler: (VerifiedWebhook, java.sql.Connection) -> Unit,
-    ) : this(secrets, namespace, null, store, toleranceSeconds, maxBodyBytes, claimContentKey, onError, null, handler)
+    ) : this(secrets, namespace, null, store, toleranceSeconds, maxBodyBytes, claimContentKey, onError, telemetry, null, handler)
 
     /** A receiver on a [TransactionalDedupStore], for plain secrets, which never expire (current
      * first). */
@@ -500,8 +509,9 @@ class WebhookReceiver private constructor(
         maxBodyBytes: Long? = null,
         claimContentKey: Boolean = false,
         onError: (Exception, VerifiedWebhook) -> Unit = ::logHandlerFailure,
+        telemetry: Telemetry? = null,
         handler: (VerifiedWebhook, java.sql.Connection) -> Unit,
-    ) : this(secrets.map { WebhookSecret(it) }, namespace, store, toleranceSeconds, maxBodyBytes, claimContentKey, onError, handler)
+    ) : this(secrets.map { WebhookSecret(it) }, namespace, store, toleranceSeconds, maxBodyBytes, claimContentKey, onError, telemetry, handler)
 
     private val verifier = WebhookVerifier(secrets, toleranceSeconds, maxBodyBytes)
 
@@ -524,14 +534,30 @@ class WebhookReceiver private constructor(
 
     /** Performs the steps of the core's receipt; every rule and every step is the core's. */
     private fun perform(r: WebhookReceipt): Receipt {
-        r.use { return drive(r) }
+        var scope: ReceiptScope? = null
+        telemetry?.let { t -> guarded("receipt") { scope = t.receipt() } }
+        val open = Open()
+        val receipt = try {
+            r.use { drive(r, open) }
+        } catch (e: Throwable) {
+            scope?.let { s -> guarded("end") { s.end(null, 500, null, e) } }
+            throw e
+        }
+        scope?.let { s -> guarded("end") { s.end(open.outcome, receipt.status, receipt.delivery?.deliveryId, open.error) } }
+        return receipt
     }
 
-    /** The transaction open between `Begin` and `CommitTransaction` or `Rollback`, if any. */
-    private class Open(var connection: java.sql.Connection? = null)
+    /**
+     * The transaction open between `Begin` and `CommitTransaction` or `Rollback`, if any; the
+     * receipt's outcome once replied, and the last handler or store exception.
+     */
+    private class Open(
+        var connection: java.sql.Connection? = null,
+        var outcome: String? = null,
+        var error: Exception? = null,
+    )
 
-    private fun drive(r: WebhookReceipt): Receipt {
-        val open = Open()
+    private fun drive(r: WebhookReceipt, open: Open): Receipt {
         try {
             return steps(r, open)
         } finally {
@@ -549,11 +575,11 @@ class WebhookReceiver private constructor(
             step = when (step) {
                 is ReceiptStep.Claim -> {
                     val key = step.key
-                    outcome("claim") { tx?.claim(key) ?: store!!.claim(key) }.let { if (it == null) r.storeFailed() else r.claimed(it) }
+                    outcome("claim", open) { tx?.claim(key) ?: store!!.claim(key) }.let { if (it == null) r.storeFailed() else r.claimed(it) }
                 }
                 is ReceiptStep.Release -> {
                     val key = step.key
-                    outcome("release") { if (tx != null) tx.release(key) else store!!.release(key) } // a failed release: the lease runs out
+                    outcome("release", open) { if (tx != null) tx.release(key) else store!!.release(key) } // a failed release: the lease runs out
                     r.released()
                 }
                 is ReceiptStep.RunHandler -> {
@@ -569,40 +595,41 @@ class WebhookReceiver private constructor(
                     when {
                         d == null -> r.handlerFailed()
                         failure == null -> r.handlerSucceeded()
-                        else -> { onError(failure, d); r.handlerFailed() }
+                        else -> { open.error = failure; onError(failure, d); r.handlerFailed() }
                     }
                 }
                 is ReceiptStep.Commit -> {
                     val key = step.key
                     if (tx != null) {
                         // The mark, inside the open transaction: false when the claim was lost.
-                        when (outcome("markDone") { tx.markDone(open.connection!!, key) }) {
+                        when (outcome("markDone", open) { tx.markDone(open.connection!!, key) }) {
                             null -> r.storeFailed()
                             true -> r.committed()
                             false -> r.claimLost()
                         }
-                    } else if (outcome("commit") { store!!.commit(key) } == null) r.storeFailed() else r.committed()
+                    } else if (outcome("commit", open) { store!!.commit(key) } == null) r.storeFailed() else r.committed()
                 }
                 is ReceiptStep.Wait -> { Thread.sleep((step.seconds * 1000).toLong()); r.waited() }
                 is ReceiptStep.Begin -> {
-                    val c = outcome("begin") { tx!!.begin() }
+                    val c = outcome("begin", open) { tx!!.begin() }
                     open.connection = c
                     if (c == null) r.storeFailed() else r.began()
                 }
                 is ReceiptStep.CommitTransaction -> {
                     val c = open.connection
                     open.connection = null // the store gives it back, committed or not
-                    if (outcome("commitTransaction") { tx!!.commitTransaction(c!!) } == null) r.storeFailed() else r.transactionCommitted()
+                    if (outcome("commitTransaction", open) { tx!!.commitTransaction(c!!) } == null) r.storeFailed() else r.transactionCommitted()
                 }
                 is ReceiptStep.Rollback -> {
                     val c = open.connection
                     open.connection = null
-                    outcome("rollback") { tx!!.rollback(c!!) } // a failed rollback: the database rolls back a lost connection
+                    outcome("rollback", open) { tx!!.rollback(c!!) } // a failed rollback: the database rolls back a lost connection
                     r.rolledBack()
                 }
                 is ReceiptStep.Reply -> {
                     val d = delivery ?: r.delivery()
-                    val event = ReceiptEvent(r.outcome(), step.status.toInt(), d?.deliveryId, d?.event?.name)
+                    open.outcome = r.outcome()
+                    val event = ReceiptEvent(open.outcome, step.status.toInt(), d?.deliveryId, d?.event?.name)
                     onEvent?.invoke(event)
                     if (storeLog.isLoggable(java.util.logging.Level.FINE)) storeLog.fine("royaltykit: $event")
                     return Receipt(step.status.toInt(), step.body, d)
@@ -616,9 +643,10 @@ class WebhookReceiver private constructor(
      * is then answered 503 so the sender retries it, and the outage is logged with its cause
      * (logger `dev.royaltykit`, SEVERE), never silently.
      */
-    private inline fun <T : Any> outcome(what: String, call: () -> T): T? = try {
+    private inline fun <T : Any> outcome(what: String, open: Open? = null, call: () -> T): T? = try {
         call()
     } catch (e: Exception) {
+        open?.error = e
         storeLog.log(
             java.util.logging.Level.SEVERE,
             "royaltykit: webhook store ${(transactionalStore ?: store)?.javaClass?.simpleName} failed on $what: answering 503 so that the delivery is sent again",

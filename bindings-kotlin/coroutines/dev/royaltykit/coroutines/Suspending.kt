@@ -3,11 +3,13 @@
 package dev.royaltykit.coroutines
 
 import dev.royaltykit.client.ApiClient
+import dev.royaltykit.client.ExportInterruptedException
 import dev.royaltykit.client.ExportResult
 import dev.royaltykit.client.ReportsClient
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.runInterruptible
 import java.nio.file.Path
+import java.util.concurrent.CancellationException
 
 /**
  * [ApiClient.request] as a suspend function: the blocking call runs on [Dispatchers.IO], and
@@ -24,12 +26,40 @@ suspend fun ApiClient.requestAsync(
     requestId: String? = null,
 ): ByteArray = runInterruptible(Dispatchers.IO) { request(operationId, path, query, body, requestId) }
 
-/** [ReportsClient.runExport] as a suspend function, on [Dispatchers.IO] and cancellable (see [requestAsync]). */
+/**
+ * [ReportsClient.runExport] as a suspend function, on [Dispatchers.IO] and cancellable (see
+ * [requestAsync]), with the same arguments (checkpoints, `resume`, poll bounds). Cancelling the
+ * coroutine once the job started throws [ExportInterruptedException] (a `CancellationException`,
+ * so the coroutine ends cancelled) carrying the export id and the checkpoint to resume from; the
+ * temporary file beside [to] is removed. Cancelled before the job started, it is the plain
+ * `CancellationException` (nothing was sent).
+ */
 suspend fun ReportsClient.runExportAsync(
-    body: String,
+    body: String? = null,
     to: Path? = null,
     requestId: String? = null,
     maxPolls: Long? = null,
     maxPollSeconds: Double? = null,
     onProgress: ((Long, Long?) -> Unit)? = null,
-): ExportResult = runInterruptible(Dispatchers.IO) { runExport(body, to, requestId, maxPolls, maxPollSeconds, onProgress) }
+    onCheckpoint: ((String) -> Unit)? = null,
+    resume: String? = null,
+    minPollIntervalSeconds: Double? = null,
+    maxPollIntervalSeconds: Double? = null,
+): ExportResult {
+    // runInterruptible would report the coroutine's own cancellation instead of the job's
+    // exception: it is kept here and thrown instead.
+    var interrupted: ExportInterruptedException? = null
+    try {
+        return runInterruptible(Dispatchers.IO) {
+            try {
+                runExport(body, to, requestId, maxPolls, maxPollSeconds, onProgress, onCheckpoint, resume,
+                    minPollIntervalSeconds, maxPollIntervalSeconds)
+            } catch (e: ExportInterruptedException) {
+                interrupted = e
+                throw e
+            }
+        }
+    } catch (e: CancellationException) {
+        throw interrupted ?: e
+    }
+}

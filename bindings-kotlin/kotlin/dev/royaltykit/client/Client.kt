@@ -4,6 +4,11 @@
 package dev.royaltykit.client
 
 import dev.royaltykit.Call
+import dev.royaltykit.OperationScope
+import dev.royaltykit.Telemetry
+import dev.royaltykit.clientTimeouts
+import dev.royaltykit.exportInterruptedMessage
+import dev.royaltykit.guarded
 import dev.royaltykit.CallStep
 import dev.royaltykit.ExportJob
 import dev.royaltykit.ExportJobParams
@@ -78,13 +83,31 @@ private class Streamed(private val m: Driven, private val sink: ArtifactSink) : 
 }
 
 /**
- * The one method a client needs from an HTTP library: send [request] within [timeout], and hand
- * the body to [target] ([readResponse] does it); the library's exceptions become
+ * The one method a client needs from an HTTP library: send [request], waiting at most [timeout]
+ * (the client's read timeout) for the response's headers and then for each piece of its body,
+ * and hand the body to [target] ([readResponse] does it); the library's exceptions become
  * [HttpOutcome.Failed]. Shipped: [JavaHttpTransport] (java.net.http, JVM 11+) and
  * `OkHttpTransport` (artifact royaltykit-okhttp).
+ *
+ * A thread interrupt (a coroutine's cancellation, Ctrl-C's shutdown hook) should end a send at
+ * once: throw [InterruptedException], or return any outcome with the thread's interrupt flag
+ * still set; the client then ends the call without reading that outcome.
  */
 fun interface HttpTransport {
     fun send(request: HttpRequest, timeout: Duration, target: BodyTarget): HttpOutcome
+}
+
+/**
+ * An [HttpTransport] that takes a client's connect timeout (shipped: [JavaHttpTransport] and
+ * `OkHttpTransport`). A transport that is not one keeps its HTTP library's own connect timeout.
+ */
+interface ConfigurableTransport : HttpTransport {
+    /**
+     * This transport for a client whose connect timeout (making the connection: TCP and TLS) is
+     * [connectTimeout] and whose read timeout is [readTimeout]: called once when a client (or a
+     * `withOptions` copy) is built, which then sends through what this returns.
+     */
+    fun configured(connectTimeout: Duration, readTimeout: Duration): HttpTransport
 }
 
 /**
@@ -230,21 +253,20 @@ internal fun Call.driven(session: Session) = Driven({ now -> nextIn(now, session
 internal fun ExportJob.driven(session: Session) = Driven({ now -> nextIn(now, session) }, { st, h, b, now -> response(st, h, b, now) },
     { streams(it) }, { st, h, n, now -> streamedResponse(st, h, n, now) }, { f, now -> transportFailure(f, now) }, { takeEvents() })
 
-/** Where the clients' events go by default: `java.util.logging`, logger `dev.royaltykit`, at FINE
- * (the sends and responses at FINER; a deprecated operation's `notice` at WARNING). */
+/** Where the clients' events go by default: `java.util.logging`, logger `dev.royaltykit`, at the
+ * event's own level (the core's: `debug` → FINER for the sends, responses and ends, `info` → FINE
+ * for waits, retries, token refreshes and polls, `warning` → WARNING for a failed call and a
+ * deprecated operation's `notice`). */
 private val clientLog: java.util.logging.Logger = java.util.logging.Logger.getLogger("dev.royaltykit")
 
 /** The default `onEvent`: one log line per event. */
 fun logEvent(e: MachineEvent) {
-    val level = when (e.kind) {
-        "send", "response" -> java.util.logging.Level.FINER
-        "notice" -> java.util.logging.Level.WARNING
+    val level = when (e.level) {
+        "debug" -> java.util.logging.Level.FINER
+        "warning" -> java.util.logging.Level.WARNING
         else -> java.util.logging.Level.FINE
     }
-    if (!clientLog.isLoggable(level)) return
-    val details = listOfNotNull(e.method, e.path, e.status?.toString(), e.transport, e.state,
-        e.waitSeconds?.let { "wait %.3g s".format(it) }, e.rule?.let { "($it)" }, e.reason?.takeIf { e.kind == "notice" })
-    clientLog.log(level, "${e.kind} ${e.operation} #${e.attempt}" + if (details.isEmpty()) "" else ": " + details.joinToString(" "))
+    if (clientLog.isLoggable(level)) clientLog.log(level, e.message)
 }
 
 /**
@@ -285,6 +307,41 @@ class CallFailedException @JvmOverloads constructor(
 ) : RuntimeException(message, cause) {
     val code: String get() = "call_failed"
 }
+
+/**
+ * [ReportsClient.runExport] was interrupted (code `export_interrupted`): its thread was
+ * interrupted (Ctrl-C's shutdown hook, `Thread.interrupt()`) or its coroutine cancelled. The
+ * temporary file beside `to` is gone. [exportId] is the export the service named (null when not
+ * yet named: a create may have been sent); [checkpoint] is the job saved at the moment of the
+ * interruption (a request in flight counts as a lost connection): give it to
+ * `runExport(resume = checkpoint)` to finish the job, in this process or another, in any
+ * language's client; that never creates a second export. [cause] is the original interruption.
+ * A `java.util.concurrent.CancellationException`, so coroutines treat it as a cancellation; the
+ * thread's interrupt flag is set again when it is thrown.
+ */
+class ExportInterruptedException(
+    val exportId: String?,
+    val checkpoint: String,
+    cause: Throwable?,
+) : java.util.concurrent.CancellationException(exportInterruptedMessage(exportId)) {
+    init {
+        if (cause != null) initCause(cause)
+    }
+
+    /** Always `export_interrupted`, as in Python and Node. */
+    val code: String get() = "export_interrupted"
+
+    override fun toString(): String = "ExportInterruptedException: $message"
+}
+
+/** Whether [e] (or what caused it) is a thread interrupt, not a timeout. */
+internal fun interruption(e: Throwable): Boolean = generateSequence(e) { it.cause }.take(8).any {
+    it is InterruptedException || it is java.nio.channels.ClosedByInterruptException ||
+        (it is java.io.InterruptedIOException && it !is java.net.SocketTimeoutException && it.message != "timeout")
+}
+
+private fun seconds(d: Duration): Double = d.seconds + d.nano / 1e9
+private fun duration(seconds: Double): Duration = Duration.ofNanos(Math.round(seconds * 1e9))
 
 /**
  * A transport's exception as one line: its class and what the deepest exception under it says
@@ -331,8 +388,9 @@ abstract class ApiClient internal constructor(
      * so that they share them too.
      */
     val session: Session,
-    /** How long to wait for a response, then for each piece of a streamed artifact. */
-    val timeout: Duration,
+    timeout: Duration?,
+    connectTimeout: Duration?,
+    readTimeout: Duration?,
     internal val clock: () -> Double,
     internal val sleep: (Double) -> Unit,
     internal val allowInsecureHttp: Boolean,
@@ -346,20 +404,73 @@ abstract class ApiClient internal constructor(
      * how each call ended); never a token, a credential, a header or a body. Default [logEvent].
      */
     internal val onEvent: (MachineEvent) -> Unit,
+    /**
+     * Where the client reports each logical operation for tracing (null: nowhere): one
+     * [Telemetry.operation] per `request`/`requestRaw` (named by the operation id) and per
+     * `runExport` (`runExport`), fed every event of it. `dev.royaltykit.otel.OpenTelemetryTelemetry`
+     * (artifact royaltykit-otel) makes OpenTelemetry spans of them.
+     */
+    val telemetry: Telemetry?,
+    /** The shortest wait between two reads of a pending export, in seconds (null: the core's backoff). */
+    val minPollIntervalSeconds: Double?,
+    /** The longest wait between two reads of a pending export, in seconds (null: the core's, 60). */
+    val maxPollIntervalSeconds: Double?,
 ) {
     // A wrong base URL fails here, before any request, not after a minute of retries.
     internal val base = checkBaseUrl(baseUrl, allowInsecureHttp)
 
+    init {
+        require(timeout == null || readTimeout == null) {
+            "give readTimeout or its alias timeout, not both (timeout is the read timeout)"
+        }
+    }
+
+    // Each given timeout is checked (invalid_argument naming connect_timeout or read_timeout);
+    // the ones not given are the core's defaults.
+    private val timeouts = clientTimeouts(connectTimeout?.let(::seconds), (readTimeout ?: timeout)?.let(::seconds))
+
+    /** How long to wait to make a connection (TCP and TLS): `connectTimeout`, else the core's
+     * default (10 s). A [JavaHttpTransport] over your own `HttpClient` keeps that client's. */
+    val connectTimeout: Duration = duration(timeouts.connectSeconds)
+
+    /** How long to wait for a response's headers once the request is sent, then between two
+     * pieces of its body (an idle bound: a large artifact that keeps arriving is never cut off):
+     * `readTimeout` (or its alias `timeout`), else the core's default (30 s). */
+    val readTimeout: Duration = duration(timeouts.readSeconds)
+
+    /** The read timeout ([readTimeout]), under its older name. */
+    val timeout: Duration get() = readTimeout
+
+    /** What the calls are sent through: [transport] configured with the client's timeouts. */
+    internal val sender: HttpTransport =
+        (transport as? ConfigurableTransport)?.configured(this.connectTimeout, this.readTimeout) ?: transport
+
     /**
-     * This client with other bounds for the calls made through the copy (null: the core's
-     * default): the copy shares the transport, the credentials and the [session] (the token, its
-     * one exchange, the budget). `client.withOptions(maxAttempts = 2).request("listPlatformExports")`.
+     * This client with other bounds for the calls made through the copy: the copy shares the
+     * transport, the credentials, the telemetry and the [session] (the token, its one exchange,
+     * the budget). `client.withOptions(maxAttempts = 2).request("listPlatformExports")`.
+     * [maxAttempts], [maxElapsedSeconds] and the poll bounds: null is the core's default. The
+     * timeouts: null keeps this client's; [timeout] is the read timeout's alias (giving both it and
+     * [readTimeout] is an `IllegalArgumentException`); each is checked as at construction.
+     * The poll bounds apply to `runExport` (a [ReportsClient]'s).
      */
     abstract fun withOptions(
         maxAttempts: Long? = this.maxAttempts,
         maxElapsedSeconds: Double? = this.maxElapsedSeconds,
-        timeout: Duration = this.timeout,
+        timeout: Duration? = null,
+        connectTimeout: Duration? = null,
+        readTimeout: Duration? = null,
+        minPollIntervalSeconds: Double? = this.minPollIntervalSeconds,
+        maxPollIntervalSeconds: Double? = this.maxPollIntervalSeconds,
     ): ApiClient
+
+    /** The read timeout of a copy: the one given (not both), else this client's. */
+    internal fun readOf(timeout: Duration?, readTimeout: Duration?): Duration {
+        require(timeout == null || readTimeout == null) {
+            "give readTimeout or its alias timeout, not both (timeout is the read timeout)"
+        }
+        return readTimeout ?: timeout ?: this.readTimeout
+    }
 
     internal abstract fun tokenRequest(): RequestDescriptor
 
@@ -372,9 +483,9 @@ abstract class ApiClient internal constructor(
      * is thrown) or the cancellation (`abandonExchange`: an interrupt, a coroutine's cancellation,
      * a JVM `Error`; another call leads a new one), and wakes the calls waiting on the session.
      */
-    private fun exchangeToken() {
+    private fun exchangeToken(scope: OperationScope?) {
         val thrown = try {
-            val done = Call.exchange(tokenRequest(), maxAttempts, maxElapsedSeconds).use { c -> drive(c.driven(session), "token exchange") }
+            val done = Call.exchange(tokenRequest(), maxAttempts, maxElapsedSeconds).use { c -> drive(c.driven(session), "token exchange", null, scope) }
             storeToken(done.status.toLong(), done.headers.associate { it.name to it.value }, done.body)
             null
         } catch (e: Throwable) {
@@ -396,8 +507,39 @@ abstract class ApiClient internal constructor(
         e is InterruptedException || e is java.util.concurrent.CancellationException || e is Error ||
             e is java.nio.channels.ClosedByInterruptException || Thread.currentThread().isInterrupted
 
-    /** Performs [m]'s steps to its end; a body the machine streams goes into [sink]. */
-    private fun drive(m: Driven, operationId: String, sink: ArtifactSink? = null): CallStep.Done {
+    /** Runs [body] as the logical operation [name], reported to [telemetry] when there is one. */
+    internal inline fun <T> traced(name: String, body: (OperationScope?) -> T): T {
+        var scope: OperationScope? = null
+        telemetry?.let { t -> guarded("operation") { scope = t.operation(name, base) } }
+        val result = try {
+            body(scope)
+        } catch (e: Throwable) {
+            scope?.let { s -> guarded("end") { s.end(e) } }
+            throw e
+        }
+        scope?.let { s -> guarded("end") { s.end(null) } }
+        return result
+    }
+
+    /** The machine's events to [onEvent] and to the operation's [scope]. */
+    private fun emit(events: List<MachineEvent>, scope: OperationScope?) {
+        for (e in events) {
+            onEvent(e)
+            if (scope != null) guarded("event") { scope.event(e) }
+        }
+    }
+
+    /**
+     * Performs [m]'s steps to its end; a body the machine streams goes into [sink]; [beforeSend]
+     * runs after the machine said Send, before the request goes out.
+     */
+    private fun drive(
+        m: Driven,
+        operationId: String,
+        sink: ArtifactSink?,
+        scope: OperationScope?,
+        beforeSend: (() -> Unit)? = null,
+    ): CallStep.Done {
         val target: BodyTarget = if (sink == null) Whole else Streamed(m, sink)
         // The last send's failure when it got no response: the cause of a CallFailedException.
         var failed: HttpOutcome.Failed? = null
@@ -406,12 +548,18 @@ abstract class ApiClient internal constructor(
             // made of the interrupt.
             if (Thread.interrupted()) throw InterruptedException("the call was interrupted")
             val s = m.next(clock())
-            m.events().forEach(onEvent)
+            emit(m.events(), scope)
             when (s) {
                 is CallStep.Send -> {
                     val r = s.request
                     val request = HttpRequest(r.method(), r.url(base), r.headers().map { it.name to it.value }, r.body())
-                    val o = transport.send(request, timeout, target)
+                    beforeSend?.invoke()
+                    val o = sender.send(request, readTimeout, target)
+                    // Interrupted during the send: the outcome is not given to the machine, whose
+                    // request stays in flight (a lost connection, if the job is resumed).
+                    if (Thread.interrupted()) {
+                        throw InterruptedException("the call was interrupted").apply { (o as? HttpOutcome.Failed)?.cause?.let(::initCause) }
+                    }
                     failed = o as? HttpOutcome.Failed
                     when (o) {
                         is HttpOutcome.Response -> {
@@ -424,7 +572,7 @@ abstract class ApiClient internal constructor(
                     }
                 }
                 is CallStep.Wait -> sleep(s.seconds)
-                is CallStep.RefreshToken -> exchangeToken()
+                is CallStep.RefreshToken -> exchangeToken(scope)
                 is CallStep.AwaitToken -> session.awaitToken(s.version, s.seconds)
                 is CallStep.Done -> return s
                 is CallStep.Reconcile -> throw ReconcileRequiredException(s.reconcile, s.reason, operationId, s.candidates, s.stage)
@@ -453,8 +601,9 @@ abstract class ApiClient internal constructor(
     fun requestRaw(operationId: String, params: RequestParams): RawResponse =
         done(operationId, params).let { d -> RawResponse(d.status.toInt(), d.headers.map { it.name to it.value }, d.body) }
 
-    private fun done(operationId: String, params: RequestParams): CallStep.Done =
-        Call(operationId, defaults(params), maxAttempts, maxElapsedSeconds).use { c -> drive(c.driven(session), operationId) }
+    private fun done(operationId: String, params: RequestParams): CallStep.Done = traced(operationId) { scope ->
+        Call(operationId, defaults(params), maxAttempts, maxElapsedSeconds).use { c -> drive(c.driven(session), operationId, null, scope) }
+    }
 
     /**
      * [request] with Kotlin's own types: path and query values of any type (their `toString()`;
@@ -480,13 +629,42 @@ abstract class ApiClient internal constructor(
 
     internal open fun defaults(params: RequestParams): RequestParams = params
 
-    /** Runs [job] on the client's session; its artifact goes to [to] (or memory). */
-    internal fun runJob(job: ExportJob, to: Path?, onProgress: ((Long, Long?) -> Unit)?): ExportResult =
-        ArtifactSink(to, onProgress).use { sink ->
-            val done = drive(job.driven(session), "export job", sink)
-            val data = sink.finish()
-            ExportResult(done.exportId ?: "", sink.length, to, data.takeIf { to == null })
+    /**
+     * Runs [job] on the client's session; its artifact goes to [to] (or memory). [onCheckpoint]
+     * gets `job.save()` before each of the job's sends when it changed; an interruption is an
+     * [ExportInterruptedException] (the temporary file removed, the interrupt flag set again).
+     */
+    internal fun runJob(
+        job: ExportJob,
+        to: Path?,
+        onProgress: ((Long, Long?) -> Unit)?,
+        onCheckpoint: ((String) -> Unit)?,
+        scope: OperationScope?,
+    ): ExportResult {
+        var last: String? = null
+        val beforeSend = onCheckpoint?.let { give ->
+            {
+                val text = job.save()
+                if (text != last) {
+                    last = text
+                    give(text)
+                }
+            }
         }
+        try {
+            return ArtifactSink(to, onProgress).use { sink ->
+                val done = drive(job.driven(session), "export job", sink, scope, beforeSend)
+                val data = sink.finish()
+                ExportResult(done.exportId ?: "", sink.length, to, data.takeIf { to == null })
+            }
+        } catch (e: Throwable) {
+            if (e is ExportInterruptedException || !(interruption(e) || Thread.currentThread().isInterrupted)) throw e
+            // The sink is closed (its temporary file removed); the job is as it was when interrupted.
+            val interrupted = ExportInterruptedException(job.exportId(), job.save(), e)
+            Thread.currentThread().interrupt()
+            throw interrupted
+        }
+    }
 }
 
 private fun systemClock(): Double = System.currentTimeMillis() / 1000.0
@@ -502,6 +680,15 @@ private fun threadSleep(seconds: Double) = Thread.sleep((seconds * 1000).toLong(
  * anywhere with [allowInsecureHttp], since the credentials would travel in clear), a host, no
  * user-info, query, fragment or API prefix; a mistake throws `RoyaltyKitException.InvalidArgument`
  * before any request.
+ *
+ * Timeouts: [connectTimeout] bounds making the connection (TCP and TLS), [readTimeout] the wait for
+ * a response's headers once sent, then each wait between two pieces of its body; each null is the
+ * core's default (10 s and 30 s), each given one is checked here (`InvalidArgument` naming
+ * `connect_timeout` or `read_timeout`). [timeout] is the read timeout's older name: giving both it
+ * and [readTimeout] is an `IllegalArgumentException`. A timeout is a transport failure the core
+ * retries like any other (`CONNECT_FAILED` for the connection, `TIMEOUT` for the read).
+ * [minPollIntervalSeconds] / [maxPollIntervalSeconds] clamp each wait between two reads of a
+ * pending export (`runExport` may override them). [telemetry]: see [ApiClient.telemetry].
  */
 class ReportsClient @JvmOverloads constructor(
     transport: HttpTransport,
@@ -512,7 +699,7 @@ class ReportsClient @JvmOverloads constructor(
     private val scopes: List<String> = emptyList(),
     private val idempotencyHeader: String? = null,
     budget: RateBudget? = null,
-    timeout: Duration = Duration.ofSeconds(30),
+    timeout: Duration? = null,
     clock: () -> Double = ::systemClock,
     sleep: (Double) -> Unit = ::threadSleep,
     session: Session = Session(budget),
@@ -520,12 +707,29 @@ class ReportsClient @JvmOverloads constructor(
     maxAttempts: Long? = null,
     maxElapsedSeconds: Double? = null,
     onEvent: (MachineEvent) -> Unit = ::logEvent,
-) : ApiClient(transport, baseUrl, session, timeout, clock, sleep, allowInsecureHttp, maxAttempts, maxElapsedSeconds, onEvent) {
+    connectTimeout: Duration? = null,
+    readTimeout: Duration? = null,
+    minPollIntervalSeconds: Double? = null,
+    maxPollIntervalSeconds: Double? = null,
+    telemetry: Telemetry? = null,
+) : ApiClient(
+    transport, baseUrl, session, timeout, connectTimeout, readTimeout, clock, sleep, allowInsecureHttp, maxAttempts,
+    maxElapsedSeconds, onEvent, telemetry, minPollIntervalSeconds, maxPollIntervalSeconds,
+) {
     override fun tokenRequest(): RequestDescriptor = buildTokenRequest(clientId, clientSecret, tenantId, scopes)
 
-    override fun withOptions(maxAttempts: Long?, maxElapsedSeconds: Double?, timeout: Duration): ReportsClient = ReportsClient(
-        transport, base, clientId, clientSecret, tenantId, scopes, idempotencyHeader, null, timeout, clock, sleep, session,
-        allowInsecureHttp, maxAttempts, maxElapsedSeconds, onEvent,
+    override fun withOptions(
+        maxAttempts: Long?,
+        maxElapsedSeconds: Double?,
+        timeout: Duration?,
+        connectTimeout: Duration?,
+        readTimeout: Duration?,
+        minPollIntervalSeconds: Double?,
+        maxPollIntervalSeconds: Double?,
+    ): ReportsClient = ReportsClient(
+        transport, base, clientId, clientSecret, tenantId, scopes, idempotencyHeader, null, null, clock, sleep, session,
+        allowInsecureHttp, maxAttempts, maxElapsedSeconds, onEvent, connectTimeout ?: this.connectTimeout,
+        readOf(timeout, readTimeout), minPollIntervalSeconds, maxPollIntervalSeconds, telemetry,
     )
 
     override fun storeToken(status: Long, headers: Map<String, String>, body: ByteArray) =
@@ -543,24 +747,68 @@ class ReportsClient @JvmOverloads constructor(
      * been applied is looked up through every page of the list (looking again after a grace), never
      * sent twice; when the lookup cannot tell, [ReconcileRequiredException] carries the ids that may
      * be the job's own. Polling stops after [maxPolls] reads or [maxPollSeconds] (the core's
-     * defaults when null).
+     * defaults when null); each wait between two reads is clamped into [minPollIntervalSeconds] ..
+     * [maxPollIntervalSeconds] (default: the client's).
+     *
+     * Checkpoints: [onCheckpoint] is called with the job saved as portable JSON text (no token)
+     * before each of the job's requests goes out, whenever it changed since the last call; persist
+     * it. [resume] finishes the job of such a checkpoint (from any language's client) instead of
+     * starting one: give exactly one of [body] and [resume] (else `IllegalArgumentException`). A
+     * resumed job keeps what it was saved with (body, request id, poll and attempt bounds), so
+     * giving [requestId], [maxPolls], [maxPollSeconds], [minPollIntervalSeconds] or
+     * [maxPollIntervalSeconds] with [resume] is an `IllegalArgumentException` (as in Python and
+     * Node); the client's own poll bounds apply to new jobs only. A request that was in flight counts as a lost
+     * connection, so a create is sent again only with its idempotency key, else looked up first.
+     *
+     * Interruption (the thread interrupted, e.g. by a shutdown hook on Ctrl-C, or the coroutine
+     * of `runExportAsync` cancelled) throws [ExportInterruptedException] with the export id and the
+     * checkpoint to resume from; the temporary file is removed.
      */
     @JvmOverloads
     @Throws(RoyaltyKitException::class, ReconcileRequiredException::class, CallFailedException::class)
     fun runExport(
-        body: String,
+        body: String? = null,
         to: Path? = null,
         requestId: String? = null,
         maxPolls: Long? = null,
         maxPollSeconds: Double? = null,
         onProgress: ((Long, Long?) -> Unit)? = null,
+        onCheckpoint: ((String) -> Unit)? = null,
+        resume: String? = null,
+        minPollIntervalSeconds: Double? = null,
+        maxPollIntervalSeconds: Double? = null,
     ): ExportResult {
-        val params = ExportJobParams(
-            tenantId = tenantId, body = body.toByteArray(), idempotencyHeader = idempotencyHeader, requestId = requestId,
-            maxPolls = maxPolls, maxPollSeconds = maxPollSeconds, maxAttempts = this.maxAttempts,
-            maxElapsedSeconds = this.maxElapsedSeconds,
-        )
-        return ExportJob(params).use { runJob(it, to, onProgress) }
+        require(body != null || resume != null) {
+            "give body (the CreateExportRequest of a new export) or resume (a checkpoint from onCheckpoint or ExportInterruptedException)"
+        }
+        require(body == null || resume == null) {
+            "give body or resume, not both: a resumed job sends the body it was saved with"
+        }
+        if (resume != null) {
+            val shaping = listOf(
+                "requestId" to requestId, "maxPolls" to maxPolls, "maxPollSeconds" to maxPollSeconds,
+                "minPollIntervalSeconds" to minPollIntervalSeconds, "maxPollIntervalSeconds" to maxPollIntervalSeconds,
+            ).filter { it.second != null }.map { it.first }
+            require(shaping.isEmpty()) {
+                "${shaping.joinToString()} cannot be given with resume: the checkpoint carries the job's own"
+            }
+        }
+        return traced("runExport") { scope ->
+            val job = if (resume != null) {
+                ExportJob.resume(resume)
+            } else {
+                ExportJob(
+                    ExportJobParams(
+                        tenantId = tenantId, body = body!!.toByteArray(), idempotencyHeader = idempotencyHeader, requestId = requestId,
+                        maxPolls = maxPolls, maxPollSeconds = maxPollSeconds, maxAttempts = this.maxAttempts,
+                        maxElapsedSeconds = this.maxElapsedSeconds,
+                        minPollIntervalSeconds = minPollIntervalSeconds ?: this.minPollIntervalSeconds,
+                        maxPollIntervalSeconds = maxPollIntervalSeconds ?: this.maxPollIntervalSeconds,
+                    ),
+                )
+            }
+            job.use { runJob(it, to, onProgress, onCheckpoint, scope) }
+        }
     }
 }
 
@@ -570,7 +818,8 @@ class ReportsClient @JvmOverloads constructor(
  * default `RateBudget.preset("enterprise")`), retries and `Retry-After` as the spec says.
  * [session]: what the client's calls share — the token, the one exchange in flight and the budget
  * (default: a new one over [budget]); give the clients of one API key one session
- * (`session = other.session`) so that they share all three.
+ * (`session = other.session`) so that they share all three. The timeouts, [telemetry] and the
+ * base URL's checks are the [ReportsClient]'s.
  */
 class EnterpriseClient @JvmOverloads constructor(
     transport: HttpTransport,
@@ -578,7 +827,7 @@ class EnterpriseClient @JvmOverloads constructor(
     private val apiKey: String,
     private val apiSecret: String,
     budget: RateBudget = RateBudget.preset("enterprise"),
-    timeout: Duration = Duration.ofSeconds(30),
+    timeout: Duration? = null,
     clock: () -> Double = ::systemClock,
     sleep: (Double) -> Unit = ::threadSleep,
     session: Session = Session(budget),
@@ -586,12 +835,26 @@ class EnterpriseClient @JvmOverloads constructor(
     maxAttempts: Long? = null,
     maxElapsedSeconds: Double? = null,
     onEvent: (MachineEvent) -> Unit = ::logEvent,
-) : ApiClient(transport, baseUrl, session, timeout, clock, sleep, allowInsecureHttp, maxAttempts, maxElapsedSeconds, onEvent) {
+    connectTimeout: Duration? = null,
+    readTimeout: Duration? = null,
+    telemetry: Telemetry? = null,
+) : ApiClient(
+    transport, baseUrl, session, timeout, connectTimeout, readTimeout, clock, sleep, allowInsecureHttp, maxAttempts,
+    maxElapsedSeconds, onEvent, telemetry, null, null,
+) {
     override fun tokenRequest(): RequestDescriptor = buildEnterpriseTokenRequest(apiKey, apiSecret)
 
-    override fun withOptions(maxAttempts: Long?, maxElapsedSeconds: Double?, timeout: Duration): EnterpriseClient = EnterpriseClient(
-        transport, base, apiKey, apiSecret, RateBudget.preset("enterprise"), timeout, clock, sleep, session, allowInsecureHttp,
-        maxAttempts, maxElapsedSeconds, onEvent,
+    override fun withOptions(
+        maxAttempts: Long?,
+        maxElapsedSeconds: Double?,
+        timeout: Duration?,
+        connectTimeout: Duration?,
+        readTimeout: Duration?,
+        minPollIntervalSeconds: Double?,
+        maxPollIntervalSeconds: Double?,
+    ): EnterpriseClient = EnterpriseClient(
+        transport, base, apiKey, apiSecret, RateBudget.preset("enterprise"), null, clock, sleep, session, allowInsecureHttp,
+        maxAttempts, maxElapsedSeconds, onEvent, connectTimeout ?: this.connectTimeout, readOf(timeout, readTimeout), telemetry,
     )
 
     override fun storeToken(status: Long, headers: Map<String, String>, body: ByteArray) =
