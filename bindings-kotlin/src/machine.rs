@@ -319,6 +319,15 @@ macro_rules! api_machine {
             pub fn streams(&self, status: i64) -> bool {
                 lock(&self.0).streams(status)
             }
+            /// The download's body is arriving: `received` bytes so far, of `total` (its
+            /// `Content-Length`, when given): a `progress` event at each tenth of it and when it
+            /// is whole, never more.
+            #[uniffi::method(default(total = None))]
+            pub fn progress(&self, received: i64, total: Option<i64>) {
+                if let Ok(received) = u64::try_from(received) {
+                    lock(&self.0).progress(received, total.and_then(|t| u64::try_from(t).ok()));
+                }
+            }
             /// A download body you streamed to your sink, `length` bytes: a partial one is read
             /// again (start the sink afresh); `Done` then has an empty body.
             #[uniffi::method(default(now = None))]

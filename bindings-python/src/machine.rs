@@ -241,6 +241,8 @@ fn event_dict<'py>(py: Python<'py>, e: &machine::MachineEvent) -> PyResult<Bound
     d.set_item("reason", &e.reason)?;
     d.set_item("wait_seconds", e.wait_seconds)?;
     d.set_item("state", &e.state)?;
+    d.set_item("received_bytes", e.received_bytes)?;
+    d.set_item("total_bytes", e.total_bytes)?;
     d.set_item("level", &e.level)?;
     d.set_item("message", &e.message)?;
     Ok(d)
@@ -451,6 +453,14 @@ macro_rules! api_machine {
                 lock(&self.0).streams(status)
             }
 
+            /// The download's body is arriving: ``received`` bytes so far, of ``total`` (its
+            /// ``Content-Length``, when given). Report it as pieces arrive: a ``progress`` event
+            /// at each tenth of the body and when it is whole, never more.
+            #[pyo3(signature = (received, total=None))]
+            fn progress(&self, received: u64, total: Option<u64>) {
+                lock(&self.0).progress(received, total);
+            }
+
             /// A download response whose body you streamed to your sink, ``length`` bytes: a
             /// partial one is read again (start the sink afresh); ``Done`` then has no body.
             #[pyo3(signature = (status, headers, length, now=None))]
@@ -490,7 +500,7 @@ macro_rules! api_machine {
             /// What the machine did since the events were last taken, oldest first: one dict
             /// per event, the core's ``MachineEvent`` (``kind``, ``operation``, ``attempt``,
             /// ``method``, ``path``, ``status``, ``transport``, ``rule``, ``reason``,
-            /// ``wait_seconds``, ``state``, and ``level`` and ``message``: the log level and the
+            /// ``wait_seconds``, ``state``, ``received_bytes``, ``total_bytes``, and ``level`` and ``message``: the log level and the
             /// one line, the same in every language). Never a token, a header or a body.
             fn take_events<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
                 let events = lock(&self.0).take_events();

@@ -779,6 +779,10 @@ export interface MachineEvent {
   waitSeconds: number | null;
   /** `poll`: the export's state as the service sent it. */
   state: string | null;
+  /** `progress`: the bytes of the download's body received so far. */
+  receivedBytes: number | null;
+  /** `progress`: the body's length as its Content-Length announced it, when it did. */
+  totalBytes: number | null;
   /** The level a log shows it at, the same in every language: `debug` (send, response, done), `warning` (fail, notice), `info` (the rest). */
   level: 'debug' | 'info' | 'warning';
   /** The event as one log line, the same in every language: `retry listPlatformExports #1: 503 wait 2.1 s (server_error_retry)`. */
@@ -818,6 +822,8 @@ declare class Machine {
   /** Whether a response with `status` is streamed to your own sink (a file): only a 2xx to a download. */
   streams(status: number): boolean;
   /** A download body you streamed to your sink, by its length; a partial one is read again, `done` then has no body. */
+  /** The download's body is arriving: `received` bytes of `total` (null: unknown); a `progress` event at each tenth of it and when it is whole. */
+  progress(received: number, total?: number | null): void;
   streamedResponse(status: number, headers: HeadersLike | null | undefined, length: number, now?: Time): void;
   transportFailure(failure: TransportFailure, now?: Time): void;
   token(token: Token | EnterpriseToken | BearerToken, refreshAt?: Time): void;

@@ -1126,6 +1126,10 @@ class Machine {
   streams(status) {
     return this._inner.streams(toNumber(status, 'status'));
   }
+  /** The download's body is arriving: `received` bytes so far, of `total` (its Content-Length; null: unknown). A `progress` event at each tenth of it and when it is whole, never more. */
+  progress(received, total = null) {
+    this._inner.progress(toNumber(received, 'received'), toNumber(total, 'total', NaN));
+  }
   /** A download body you streamed to your sink, by its length: a partial one is read again (start the sink afresh); `done` then has no body. */
   streamedResponse(status, headers, length, now) {
     const flat = headers === undefined || headers === null ? [] : flattenHeaders(headers, RESPONSE_HEADERS);

@@ -156,6 +156,7 @@ fn events_json(events: Vec<machine::MachineEvent>) -> String {
                 "kind": e.kind, "operation": e.operation, "attempt": e.attempt, "method": e.method,
                 "path": e.path, "status": e.status, "transport": e.transport, "rule": e.rule,
                 "reason": e.reason, "waitSeconds": e.wait_seconds, "state": e.state,
+                "receivedBytes": e.received_bytes, "totalBytes": e.total_bytes,
                 "level": e.level, "message": e.message,
             })
         })
@@ -299,6 +300,13 @@ macro_rules! api_machine {
             /// Whether a response with `status` is streamed to the host's sink (a 2xx download).
             pub fn streams(&self, status: f64) -> bool {
                 crate::int("status", status).is_ok_and(|s| self.0.streams(s))
+            }
+            /// The download's body is arriving: `received` bytes of `total` (NaN: unknown).
+            pub fn progress(&mut self, received: f64, total: f64) {
+                let bytes = |v: f64| crate::int("bytes", v).ok().and_then(|v| u64::try_from(v).ok());
+                if let Some(received) = bytes(received) {
+                    self.0.progress(received, if total.is_nan() { None } else { bytes(total) });
+                }
             }
             /// A download body the host streamed to its sink, by its length (flat headers).
             #[wasm_bindgen(js_name = streamedResponse)]

@@ -289,3 +289,74 @@ fn each_event_has_its_log_level_and_one_line_the_same_in_every_language() {
         .collect();
     assert_eq!(got, want);
 }
+
+#[test]
+fn a_download_reports_its_progress_at_each_tenth_and_when_whole_not_per_piece() {
+    let params = RequestParams {
+        tenant_id: Some(TENANT.into()),
+        token: Some(token::BearerToken::reports(TOKEN, TENANT)),
+        path: vec![(
+            "export".into(),
+            "7c9e6679-7425-40de-944b-e07072fc6b14".into(),
+        )],
+        ..RequestParams::default()
+    };
+    let mut call = Call::new("downloadPlatformExport", params, CallOptions::default()).unwrap();
+    // outside a request in flight: nothing
+    call.progress(10, Some(100));
+    assert!(matches!(
+        call.next(1_000.0, None).unwrap(),
+        CallStep::Send { .. }
+    ));
+    call.take_events();
+    // 1,000 pieces of 10 bytes: one event per tenth (100, 200, … 1,000 bytes... of 10,000)
+    for piece in 1..=1_000u64 {
+        call.progress(piece * 10, Some(10_000));
+    }
+    call.progress(10_000, Some(10_000)); // reported again: still one end
+    let progress: Vec<(u64, Option<u64>, String)> = call
+        .take_events()
+        .into_iter()
+        .filter(|e| e.kind == "progress")
+        .map(|e| (e.received_bytes.unwrap(), e.total_bytes, e.message))
+        .collect();
+    let received: Vec<u64> = progress.iter().map(|p| p.0).collect();
+    assert_eq!(
+        received,
+        [1_000, 2_000, 3_000, 4_000, 5_000, 6_000, 7_000, 8_000, 9_000, 10_000]
+    );
+    assert!(progress.iter().all(|p| p.1 == Some(10_000)));
+    assert_eq!(
+        progress[9].2,
+        "progress downloadPlatformExport #1: 10000 of 10000 bytes"
+    );
+    // a body of unknown length: each MiB
+    let mut unknown = Call::new(
+        "downloadPlatformExport",
+        RequestParams {
+            tenant_id: Some(TENANT.into()),
+            token: Some(token::BearerToken::reports(TOKEN, TENANT)),
+            path: vec![(
+                "export".into(),
+                "7c9e6679-7425-40de-944b-e07072fc6b14".into(),
+            )],
+            ..RequestParams::default()
+        },
+        CallOptions::default(),
+    )
+    .unwrap();
+    assert!(matches!(
+        unknown.next(1_000.0, None).unwrap(),
+        CallStep::Send { .. }
+    ));
+    for piece in 1..=40u64 {
+        unknown.progress(piece * 65_536, None); // 2.5 MiB in 64 KiB pieces
+    }
+    let got: Vec<u64> = unknown
+        .take_events()
+        .into_iter()
+        .filter(|e| e.kind == "progress")
+        .map(|e| e.received_bytes.unwrap())
+        .collect();
+    assert_eq!(got, [1 << 20, 2 << 20]);
+}

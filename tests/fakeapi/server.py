@@ -35,6 +35,8 @@ server still checks every wait. Control (JSON):
   ``meta``, ``links`` or ``none``), ``order`` (``oldest`` or ``newest`` first). Pages are keyset:
   the cursor is the last item's id (a UUID, as the spec's list cursor is).
 - ``"existing": {"count": n, "body": {...}}``: exports that exist before the job.
+- ``"deprecated": [<operation id>, ...]``: those operations' responses carry ``Deprecation``,
+  ``Sunset`` (2027-09-01) and a successor ``Link``, as an operation going away does.
 - ``"token_delay"``: seconds each token exchange takes (real ones), so concurrent callers overlap.
 - ``"enterprise_expires_at"``: the form of the enterprise token's ``expires_at`` — ``rfc3339``
   (default), ``offset`` (``+0000``), ``basic`` (``20261127T030000Z``), ``past`` (a minute behind
@@ -137,6 +139,7 @@ class World:
         self.list = {"page_size": 100, "echo": True, "lag_reads": 0, "cursor": "next_cursor", "order": "oldest",
                      **script.get("list", {})}
         self.token_delay = float(script.get("token_delay", 0))
+        self.deprecated = set(script.get("deprecated", []))
         self.enterprise_expires_at = script.get("enterprise_expires_at", "rfc3339")
         self.exchanging = 0
         self.evil_requests: list[dict] = getattr(self, "evil_requests", [])
@@ -180,6 +183,10 @@ class Handler(BaseHTTPRequestHandler):
     def send(self, status: int, payload=None, headers=(), raw: bytes | None = None) -> None:
         data = raw if raw is not None else (b"" if payload is None else json.dumps(payload).encode())
         self.send_response(status)
+        if getattr(self, "op", None) in WORLD.deprecated:
+            # the lifecycle headers of an operation going away (Deprecation: RFC 9745; Sunset: RFC 8594)
+            headers = [*headers, ("Deprecation", "@1798761600"), ("Sunset", "Wed, 01 Sep 2027 00:00:00 GMT"),
+                       ("Link", '<https://reports.example/docs/exports-v2>; rel="successor-version"')]
         if raw is None:
             self.send_header("Content-Type", "application/json")
         for name, value in headers:
@@ -235,11 +242,13 @@ class Handler(BaseHTTPRequestHandler):
     def route(self, method: str) -> None:
         path, _, query = self.path.partition("?")
         body = self.body()
+        self.op: str | None = None  # a keep-alive connection's handler serves many requests
         if path.startswith("/_fake/"):
             return self.control(path, body)
         for m, pattern, op in ROUTES:
             match = pattern.match(path)
             if m == method and match:
+                self.op = op
                 return self.operation(op, match.groups(), query, body)
         self.send(404, {"message": "Resource not found"})
 

@@ -750,6 +750,8 @@ class Call:
     def response(self, status: int, headers: _Headers, body: _Body, now: float | None = None) -> None: ...
     def streams(self, status: int) -> bool:
         """Whether a response with ``status`` is streamed to your sink: only a 2xx to a download."""
+    def progress(self, received: int, total: int | None = None) -> None:
+        """The download's body is arriving: a ``progress`` event at each tenth of it and when whole."""
     def streamed_response(self, status: int, headers: _Headers, length: int, now: float | None = None) -> None:
         """A download body you streamed to your sink, by its length; ``Done`` then has no body."""
     def transport_failure(self, failure: _Transport | str, now: float | None = None) -> None: ...
@@ -808,6 +810,8 @@ class ExportJob:
     def response(self, status: int, headers: _Headers, body: _Body, now: float | None = None) -> None: ...
     def streams(self, status: int) -> bool:
         """Whether a response with ``status`` is streamed to your sink: only a 2xx to a download."""
+    def progress(self, received: int, total: int | None = None) -> None:
+        """The download's body is arriving: a ``progress`` event at each tenth of it and when whole."""
     def streamed_response(self, status: int, headers: _Headers, length: int, now: float | None = None) -> None:
         """A download body you streamed to your sink, by its length; ``Done`` then has no body."""
     def transport_failure(self, failure: _Transport | str, now: float | None = None) -> None: ...

@@ -150,7 +150,9 @@ pub struct MachineEvent {
     /// `send` (a request goes out), `response` (a status came back), `transport_failure` (no
     /// response), `retry` (it is sent again after `wait_seconds`, by `rule`), `refresh_token`
     /// (a new token is needed: `reason`), `rate_limited` (the rate budget holds the next send for
-    /// `wait_seconds`), `notice` (once per call, and once per operation for the calls of a
+    /// `wait_seconds`), `progress` (a download's body arriving: `received_bytes` of
+    /// `total_bytes`, each tenth of it, or each MiB when its length is unknown, and its end),
+    /// `notice` (once per call, and once per operation for the calls of a
     /// [`Session`]: the operation is deprecated or has a sunset;
     /// `reason` says when, `rule` is `deprecation` or the lifecycle policy's issues),
     /// `reconcile`, `done`, `fail`; an export job adds `poll` (`state`).
@@ -177,6 +179,10 @@ pub struct MachineEvent {
     pub wait_seconds: Option<f64>,
     /// `poll`: the export's state (kept as the service sent it).
     pub state: Option<String>,
+    /// `progress`: the bytes of the download's body received so far.
+    pub received_bytes: Option<u64>,
+    /// `progress`: the body's length as its `Content-Length` announced it, when it did.
+    pub total_bytes: Option<u64>,
     /// The level a log shows the event at, the same in every language: `debug` for `send`,
     /// `response` and `done` (the requests themselves), `warning` for `fail` and `notice`, `info`
     /// for the rest (waits, retries, token refreshes, polls, a lost create looked up: what a
@@ -204,6 +210,8 @@ impl MachineEvent {
             reason: None,
             wait_seconds: None,
             state: None,
+            received_bytes: None,
+            total_bytes: None,
             level: String::new(),
             message: String::new(),
         }
@@ -231,6 +239,12 @@ impl MachineEvent {
         );
         if let Some(w) = self.wait_seconds {
             details.push(format!("wait {} s", three_digits(w)));
+        }
+        if let Some(got) = self.received_bytes {
+            details.push(match self.total_bytes {
+                Some(total) => format!("{got} of {total} bytes"),
+                None => format!("{got} bytes"),
+            });
         }
         if let Some(rule) = &self.rule {
             details.push(format!("({rule})"));
@@ -401,6 +415,10 @@ pub struct Call {
     /// Whether a `notice` event was given (once per call).
     #[serde(skip)]
     noticed: bool,
+    /// The last `progress` event's step (tenths of the body, or MiB when its length is
+    /// unknown), so that a body in many pieces gives a few events, not one per piece.
+    #[serde(skip)]
+    progress_step: Option<u64>,
     /// Resumed ([`Call::resume`]) and not stepped since: the time budget starts again at the
     /// next step (the time the process was gone is not time spent retrying).
     #[serde(skip)]
@@ -511,6 +529,7 @@ impl Call {
             sent_generation: None,
             events: Vec::new(),
             noticed: false,
+            progress_step: None,
             resumed: false,
         }
     }
@@ -756,6 +775,7 @@ impl Call {
         self.attempt += 1;
         self.started_at.get_or_insert(now);
         self.awaiting = true;
+        self.progress_step = None;
         self.in_flight_key_sent = Some(request.idempotency_key_sent);
         self.event("send", |e| {
             e.method = Some(request.method.clone());
@@ -944,6 +964,39 @@ impl Call {
     /// artifact, so the sink (and the progress the host reports from it) never shows it.
     pub fn streams(&self, status: i64) -> bool {
         self.download && self.awaiting && status == 200
+    }
+
+    /// The download's body is arriving: `received` bytes so far, of `total` (its
+    /// `Content-Length`, when it gave one). Report it as pieces arrive, as often as you like:
+    /// it gives a `progress` event (see [`MachineEvent`]) at each tenth of the body (each MiB
+    /// when its length is unknown) and when it is whole, never more. Promises nothing else: the
+    /// response is still reported by [`Call::streamed_response`]; outside a download, nothing.
+    pub fn progress(&mut self, received: u64, total: Option<u64>) {
+        if !(self.download && self.awaiting) {
+            return;
+        }
+        let step = match total {
+            Some(0) => 10,
+            Some(t) => {
+                u64::try_from(u128::from(received.min(t)) * 10 / u128::from(t)).unwrap_or(10)
+            }
+            None => received / (1 << 20),
+        };
+        let whole = total.is_some_and(|t| received >= t);
+        if self.progress_step.is_some_and(|last| last >= step) && !whole {
+            return;
+        }
+        if whole && self.progress_step == Some(u64::MAX) {
+            return;
+        }
+        self.progress_step = Some(if whole { u64::MAX } else { step });
+        if step == 0 && !whole {
+            return; // the first piece: nothing to say yet
+        }
+        self.event("progress", |e| {
+            e.received_bytes = Some(received);
+            e.total_bytes = total;
+        });
     }
 
     /// A download response whose body the host streamed to its sink, `length` bytes. Promises

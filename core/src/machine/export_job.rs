@@ -911,6 +911,12 @@ impl ExportJob {
         self.events.drain(..excess);
     }
 
+    /// The download's body is arriving (see [`Call::progress`]): a `progress` event at each
+    /// tenth of it, and when it is whole.
+    pub fn progress(&mut self, received: u64, total: Option<u64>) {
+        self.call.progress(received, total);
+    }
+
     /// Whether a response with `status` to the request in flight is streamed to the host's
     /// sink: true only for a 200 to the download (see [`Call::streams`]).
     pub fn streams(&self, status: i64) -> bool {
