@@ -233,18 +233,35 @@ fn on_a_session_a_deprecated_operation_is_noticed_once_not_on_every_call() {
     assert_eq!(noticed, ["listPlatformExports", "getPlatformExport"]);
 }
 
-#[test]
-fn each_event_has_its_log_level_and_one_line_the_same_in_every_language() {
+/// A call of `operation` with a token (on the test's export, for a download).
+fn with_token(operation: &str) -> Call {
     let params = RequestParams {
         tenant_id: Some(TENANT.into()),
         token: Some(token::BearerToken::reports(TOKEN, TENANT)),
+        path: if operation == "downloadPlatformExport" {
+            vec![(
+                "export".into(),
+                "7c9e6679-7425-40de-944b-e07072fc6b14".into(),
+            )]
+        } else {
+            Vec::new()
+        },
         ..RequestParams::default()
     };
     let options = CallOptions {
         seed: 5,
         ..CallOptions::default()
     };
-    let mut call = Call::new("listPlatformExports", params, options).unwrap();
+    Call::new(operation, params, options).unwrap()
+}
+
+fn download() -> Call {
+    with_token("downloadPlatformExport")
+}
+
+#[test]
+fn each_event_has_its_log_level_and_one_line_the_same_in_every_language() {
+    let mut call = with_token("listPlatformExports");
     let mut now = 1_000.0;
     assert!(matches!(
         call.next(now, None).unwrap(),
@@ -292,16 +309,7 @@ fn each_event_has_its_log_level_and_one_line_the_same_in_every_language() {
 
 #[test]
 fn a_download_reports_its_progress_at_each_tenth_and_when_whole_not_per_piece() {
-    let params = RequestParams {
-        tenant_id: Some(TENANT.into()),
-        token: Some(token::BearerToken::reports(TOKEN, TENANT)),
-        path: vec![(
-            "export".into(),
-            "7c9e6679-7425-40de-944b-e07072fc6b14".into(),
-        )],
-        ..RequestParams::default()
-    };
-    let mut call = Call::new("downloadPlatformExport", params, CallOptions::default()).unwrap();
+    let mut call = download();
     // outside a request in flight: nothing
     call.progress(10, Some(100));
     assert!(matches!(
@@ -331,20 +339,7 @@ fn a_download_reports_its_progress_at_each_tenth_and_when_whole_not_per_piece() 
         "progress downloadPlatformExport #1: 10000 of 10000 bytes"
     );
     // a body of unknown length: each MiB
-    let mut unknown = Call::new(
-        "downloadPlatformExport",
-        RequestParams {
-            tenant_id: Some(TENANT.into()),
-            token: Some(token::BearerToken::reports(TOKEN, TENANT)),
-            path: vec![(
-                "export".into(),
-                "7c9e6679-7425-40de-944b-e07072fc6b14".into(),
-            )],
-            ..RequestParams::default()
-        },
-        CallOptions::default(),
-    )
-    .unwrap();
+    let mut unknown = download();
     assert!(matches!(
         unknown.next(1_000.0, None).unwrap(),
         CallStep::Send { .. }
