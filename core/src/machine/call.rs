@@ -151,7 +151,7 @@ pub struct MachineEvent {
     /// response), `retry` (it is sent again after `wait_seconds`, by `rule`), `refresh_token`
     /// (a new token is needed: `reason`), `rate_limited` (the rate budget holds the next send for
     /// `wait_seconds`), `progress` (a download's body arriving: `received_bytes` of
-    /// `total_bytes`, each tenth of it, or each MiB when its length is unknown, and its end),
+    /// `total_bytes`: each tenth of it and its end, or each MiB when its length is unknown),
     /// `notice` (once per call, and once per operation for the calls of a
     /// [`Session`]: the operation is deprecated or has a sunset;
     /// `reason` says when, `rule` is `deprecation` or the lifecycle policy's issues),
@@ -968,8 +968,9 @@ impl Call {
 
     /// The download's body is arriving: `received` bytes so far, of `total` (its
     /// `Content-Length`, when it gave one). Report it as pieces arrive, as often as you like:
-    /// it gives a `progress` event (see [`MachineEvent`]) at each tenth of the body (each MiB
-    /// when its length is unknown) and when it is whole, never more. Promises nothing else: the
+    /// it gives a `progress` event (see [`MachineEvent`]) at each tenth of the body and when it
+    /// is whole, or each MiB when its length is unknown (its end is then the `response` event),
+    /// never more. Promises nothing else: the
     /// response is still reported by [`Call::streamed_response`]; outside a download, nothing.
     pub fn progress(&mut self, received: u64, total: Option<u64>) {
         if !(self.download && self.awaiting) {
