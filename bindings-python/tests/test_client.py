@@ -586,3 +586,135 @@ def test_the_issue_s_resource_url_is_checked_before_any_fetch():
         with pytest.raises(rk.WebhookVerificationError) as e:
             rk.resource_path(url)
         assert e.value.code == "invalid_resource_url"
+
+
+# ---- progress and notice events (issue 42, points 3 and 8) --------------------------------------
+
+
+def _export_with_events(kind: str, fake: Fake, to, events: list[dict], **kw):
+    """``run_export`` on a client whose ``on_event`` appends to ``events``."""
+    if kind in ("httpx", "requests"):
+        with httpx.Client() if kind == "httpx" else requests.Session() as http:
+            return reports(kind, http, fake, on_event=events.append).run_export(BODY, to=to, **kw)
+
+    async def main():
+        async with httpx.AsyncClient() as http:
+            return await reports(kind, http, fake, on_event=events.append).run_export(BODY, to=to, **kw)
+
+    return asyncio.run(main())
+
+
+def _download_attempts(events: list[dict]) -> list[list[dict]]:
+    """The events of each download attempt: from its send to its outcome (response or transport
+    failure), in order."""
+    attempts: list[list[dict]] = []
+    current: list[dict] | None = None
+    for e in events:
+        if e["kind"] == "send" and e["operation"] == "downloadPlatformExport":
+            current = [e]
+            attempts.append(current)
+        elif current is not None:
+            current.append(e)
+            if e["kind"] in ("response", "transport_failure"):
+                current = None
+    return attempts
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_large_download_gives_a_few_progress_events_in_order_and_the_last_is_whole(kind, fake, tmp_path, caplog):
+    # 2 MB in many pieces: a progress event at each tenth and at the end, never one per piece
+    artifact = ("".join(f"{i},{i % 97}.00\n" for i in range(200_000)))[: 2_000_000]
+    fake.reset(states=["ready"], artifact=artifact)
+    events: list[dict] = []
+    pieces: list[tuple[int, int | None]] = []
+    with caplog.at_level("INFO", logger="royaltykit"):
+        result = _export_with_events(kind, fake, tmp_path / "big.csv", events,
+                                     progress=lambda got, total: pieces.append((got, total)))
+    size = len(artifact)
+    assert result.size == size and (tmp_path / "big.csv").stat().st_size == size
+    progress = [e for e in events if e["kind"] == "progress"]
+    assert 2 <= len(progress) <= 11, [(e["received_bytes"], e["total_bytes"]) for e in progress]
+    assert len(pieces) > len(progress)  # the callback is called per piece, the events are not
+    received = [e["received_bytes"] for e in progress]
+    assert received == sorted(set(received)), received
+    assert all(e["total_bytes"] == size and e["level"] == "info" for e in progress), progress
+    assert all(e["operation"] == "downloadPlatformExport" for e in progress)
+    assert (progress[-1]["received_bytes"], progress[-1]["total_bytes"]) == (size, size)
+    assert progress[-1]["message"] == f"progress downloadPlatformExport #1: {size} of {size} bytes", progress[-1]
+    # delivered as the body arrives: between the download's send and its response
+    (attempt,) = _download_attempts(events)
+    assert [e["kind"] for e in attempt] == ["send", *["progress"] * len(progress), "response"]
+    # and logged at INFO, each the event's own line
+    logged = [r for r in caplog.records if r.name == "royaltykit" and r.getMessage().startswith("progress ")]
+    assert [r.getMessage() for r in logged] == [e["message"] for e in progress]
+    assert all(r.levelname == "INFO" for r in logged)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_download_read_again_counts_its_progress_from_zero(kind, fake, tmp_path):
+    # the first attempt is cut at half: its events stop short of the whole; the second starts at 0
+    artifact = bytes(range(256)) * (4 * 4096)
+    fake.reset(states=["ready"], artifact=artifact.decode("latin-1"),
+               faults=[{"op": "downloadPlatformExport", "nth": 1, "do": "truncate"}])
+    size = len(fake.artifact())
+    events: list[dict] = []
+    _export_with_events(kind, fake, tmp_path / "big.bin", events)
+    first, second = _download_attempts(events)
+    cut = [e["received_bytes"] for e in first if e["kind"] == "progress"]
+    whole = [e["received_bytes"] for e in second if e["kind"] == "progress"]
+    assert cut and all(r < size for r in cut) and len(cut) <= 6, cut
+    assert whole[0] < cut[-1] and whole == sorted(set(whole)) and whole[-1] == size and len(whole) <= 11, whole
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_trickled_download_reports_its_tenths(kind, fake, tmp_path):
+    # the whole artifact in 10 pieces over a second: about one event per piece, the last whole
+    fake.reset(states=["ready"], faults=[{"op": "downloadPlatformExport", "nth": 1, "do": "trickle", "seconds": 1.0}])
+    size = len(fake.artifact())
+    events: list[dict] = []
+    _export_with_events(kind, fake, tmp_path / "slow.csv", events)
+    progress = [(e["received_bytes"], e["total_bytes"]) for e in events if e["kind"] == "progress"]
+    assert 1 <= len(progress) <= 11 and progress[-1] == (size, size), progress
+
+
+def _three_lists(kind: str, fake: Fake, events: list[dict]) -> None:
+    """Three listPlatformExports calls on one client (one session)."""
+    if kind == "async":
+        async def main() -> None:
+            async with httpx.AsyncClient() as http:
+                client = reports(kind, http, fake, on_event=events.append)
+                for _ in range(3):
+                    await client.request("listPlatformExports")
+        asyncio.run(main())
+        return
+    with httpx.Client() if kind == "httpx" else requests.Session() as http:
+        client = reports(kind, http, fake, on_event=events.append)
+        for _ in range(3):
+            client.request("listPlatformExports")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_deprecated_operation_gives_one_notice_per_client_at_warning(kind, fake, caplog):
+    fake.reset(deprecated=["listPlatformExports"])
+    first: list[dict] = []
+    with caplog.at_level("WARNING", logger="royaltykit"):
+        _three_lists(kind, fake, first)
+    assert fake.stats()["requests"]["listPlatformExports"] == 3
+    (notice,) = [e for e in first if e["kind"] == "notice"]
+    assert notice["level"] == "warning" and notice["operation"] == "listPlatformExports", notice
+    assert "01 Sep 2027" in notice["reason"], notice
+    warned = [r for r in caplog.records if r.name == "royaltykit" and r.getMessage().startswith("notice ")]
+    assert [(r.levelname, r.getMessage()) for r in warned] == [("WARNING", notice["message"])]
+    assert "01 Sep 2027" in warned[0].getMessage()
+    # another client has its own session: its own one notice
+    second: list[dict] = []
+    caplog.clear()
+    with caplog.at_level("WARNING", logger="royaltykit"):
+        _three_lists(kind, fake, second)
+    assert [e["reason"] for e in second if e["kind"] == "notice"] == [notice["reason"]]
+    assert len([r for r in caplog.records if r.name == "royaltykit" and r.getMessage().startswith("notice ")]) == 1
+    # an operation not marked gives none
+    fake.reset()
+    none: list[dict] = []
+    _three_lists(kind, fake, none)
+    assert not [e for e in none if e["kind"] == "notice"]

@@ -22,7 +22,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import SpanKind, StatusCode
 
 import royaltykit as rk
-from fakeexports import ExportsApi
+from fakeexports import ARTIFACT, ExportsApi
 from royaltykit.asgi import WebhookApp
 from royaltykit.client import AsyncReportsClient, ReportsClient
 from royaltykit.otel import OpenTelemetry
@@ -157,6 +157,15 @@ def test_an_export_job_is_one_run_export_span_with_its_polls(kind, api, spans, t
     assert children[-1].attributes["url.full"] == f"{api.url}/api/platform/v1/exports/{result.export_id}/download"
     polls = [e for e in op.events if e.name == "poll"]
     assert [e.attributes["royaltykit.state"] for e in polls] == ["queued", "queued", "ready"]  # created, then read
+    # the download's progress: span events after the polls, a few (never one per piece), the last whole
+    progress = [e for e in op.events if e.name == "progress"]
+    size = result.size
+    assert size == len(ARTIFACT) and 1 <= len(progress) <= 11, [dict(e.attributes) for e in progress]
+    got = [e.attributes["royaltykit.received_bytes"] for e in progress]
+    assert got == sorted(set(got)) and got[-1] == size, got
+    assert all(e.attributes["royaltykit.total_bytes"] == size for e in progress)
+    names = [e.name for e in op.events]
+    assert names.index("progress") > len(names) - 1 - names[::-1].index("poll"), names
     no_secret(finished, [CLIENT_SECRET, *api.tokens])
 
 

@@ -97,6 +97,10 @@ match job.next(0.0):
         failed_rule: str = rule
     case _:
         pass
+# A host streaming a download reports its progress (total: the Content-Length, or None).
+job.progress(4096, 40960)
+job.progress(8192)
+job_events: list[dict[str, Any]] = job.take_events()
 verifier_r = rk.WebhookVerifier("whsec_x")
 step_r: rk.ReceiptStep = verifier_r.receipt({}, b"{}", namespace="ns", now=0).next()
 if isinstance(step_r, rk.ReceiptStep.Reply):

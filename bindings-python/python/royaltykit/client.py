@@ -54,7 +54,8 @@ __all__ = ["ReportsClient", "AsyncReportsClient", "EnterpriseClient", "AsyncEnte
 
 # progress(received bytes, total bytes or None), called as an artifact arrives
 Progress = Callable[[int, "int | None"], None]
-# on_event(event): each of the machines' events (the core's MachineEvent, as a dict)
+# on_event(event): each of the machines' events (the core's MachineEvent, as a dict; a download's
+# progress events carry received_bytes and total_bytes)
 OnEvent = Callable[[dict[str, Any]], None]
 # on_checkpoint(text): the export job saved (ExportJob.save(), portable JSON without the token),
 # given before each of the job's requests goes out, when it changed: persist it to resume the job.
@@ -126,11 +127,14 @@ class _Sink:
     """Where a streamed artifact goes as it arrives: a temporary file next to ``to`` (renamed over
     it when the artifact is whole; mode 0644 less the umask), else an anonymous temporary file
     (copied into ``to`` or read into memory at the end). Each attempt of the download starts it
-    afresh. Errors of the disk name ``to``, never the temporary file."""
+    afresh. Errors of the disk name ``to``, never the temporary file. ``report`` (set by the
+    steps for the attempt being streamed) tells the machine each piece's progress, before the
+    user's ``progress`` callback is called."""
 
     def __init__(self, to: str | os.PathLike[str] | IO[bytes] | None, progress: Progress | None) -> None:
         self.to, self.progress, self.length = to, progress, 0
         self.total: int | None = None
+        self.report: Progress | None = None
         self.path: str | None = None
         self.tmp: str | None = None
         if to is not None and not hasattr(to, "write"):
@@ -154,6 +158,8 @@ class _Sink:
                 raise
             raise _own_path(e, self.path) from e
         self.length += len(chunk)
+        if self.report is not None:
+            self.report(self.length, self.total)
         if self.progress:
             self.progress(self.length, self.total)
 
@@ -551,8 +557,17 @@ class _Base:
         """Drives ``machine`` to its end: returns the ``Done`` step, raises for the others. A body
         the machine says to stream goes into ``sink``."""
 
+        def report(received: int, total: int | None) -> None:
+            # The core gives a progress event at each tenth of the body (each MiB when its length
+            # is unknown) and when it is whole; delivered at once, as after each step.
+            machine.progress(received, total)
+            self._emit(machine, op)
+
         def stream(status: int) -> _Sink | None:
-            return sink if sink is not None and machine.streams(status) else None
+            if sink is None or not machine.streams(status):
+                return None
+            sink.report = report
+            return sink
 
         session = self.session
         # The HTTP library's error of the last send when it got no response: the cause of a
@@ -835,7 +850,10 @@ class ReportsClient(_Reports):
     reads of a pending export (``run_export``'s own arguments win). All are checked here
     (``InvalidArgumentError`` naming the option); ``with_options`` changes them for the calls
     made through a copy. Each send, response, retry (its rule and wait), token refresh,
-    rate-budget wait, poll and end is an event (the core's ``MachineEvent``, as a dict): logged
+    rate-budget wait, poll, download ``progress`` (``received_bytes`` of ``total_bytes``, at each
+    tenth of the artifact and when it is whole, never per piece), ``notice`` (a deprecated or
+    sunset operation: once per operation per client, at WARNING) and end is an event (the core's
+    ``MachineEvent``, as a dict, at its ``level``): logged
     to the ``royaltykit`` logger (``ROYALTYKIT_LOG=debug|info`` prints them), given to
     ``on_event`` and to ``telemetry`` (:mod:`royaltykit.telemetry`; OpenTelemetry spans with
     :class:`royaltykit.otel.OpenTelemetry`); never a token, a credential, a header or a body.
@@ -863,7 +881,9 @@ class ReportsClient(_Reports):
         or into ``ExportResult.data``. The artifact is streamed to a temporary file as it
         arrives (never held in memory when ``to`` is a path); only a whole one reaches ``to``.
         ``progress(received, total)`` is called as bytes arrive; ``progress=True`` draws a bar
-        on stderr when it is a terminal.
+        on stderr when it is a terminal. Whatever ``progress`` is, the download also gives
+        ``progress`` events (logger at INFO, ``on_event``, telemetry) at each tenth of the
+        artifact and when it is whole; a download that starts again counts from 0.
         A create that may have been applied is looked up, never sent twice: when the list cannot
         tell, ``ReconcileRequired`` is raised with the ``candidates`` that may be the job's own.
         ``max_polls`` and ``max_poll_seconds`` bound the polling (reads, seconds);

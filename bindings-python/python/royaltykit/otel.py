@@ -13,9 +13,10 @@ The spans, the same in every language:
   ``royaltykit.operation``, ``royaltykit.attempts`` (the requests sent, token exchanges
   included); on failure status ERROR and ``error.type`` (the error's ``code``, an ``ApiError``'s
   ``kind``, ``export_interrupted``, else the exception's class). Its retries, rate-budget waits,
-  token refreshes, polls, notices and reconciliations are span events (named after the event's
-  kind: ``royaltykit.rule``, ``royaltykit.reason``, ``royaltykit.wait_seconds``,
-  ``royaltykit.state`` when the event has them);
+  token refreshes, polls, download progress, notices and reconciliations are span events
+  (named after the event's kind: ``royaltykit.rule``, ``royaltykit.reason``,
+  ``royaltykit.wait_seconds``, ``royaltykit.state``, ``royaltykit.received_bytes``,
+  ``royaltykit.total_bytes`` when the event has them);
 - one CLIENT child span per request sent, named after its method: ``http.request.method``,
   ``url.full`` (the base URL and the path, never the query), ``server.address``,
   ``server.port``, ``http.response.status_code``, ``http.request.resend_count`` (from the second
@@ -36,9 +37,10 @@ from urllib.parse import urlsplit
 __all__ = ["OpenTelemetry"]
 
 # The machine events that become events of the operation's span (the others shape its children).
-_SPAN_EVENTS = frozenset({"retry", "rate_limited", "refresh_token", "poll", "notice", "reconcile"})
+_SPAN_EVENTS = frozenset({"retry", "rate_limited", "refresh_token", "poll", "progress", "notice", "reconcile"})
 _EVENT_FIELDS = (("rule", "royaltykit.rule"), ("reason", "royaltykit.reason"),
-                 ("wait_seconds", "royaltykit.wait_seconds"), ("state", "royaltykit.state"))
+                 ("wait_seconds", "royaltykit.wait_seconds"), ("state", "royaltykit.state"),
+                 ("received_bytes", "royaltykit.received_bytes"), ("total_bytes", "royaltykit.total_bytes"))
 # Receipt outcomes that mean the receiver failed (the sender will deliver again).
 _FAILED_OUTCOMES = frozenset({"handler_failed", "store_unavailable"})
 

@@ -23,8 +23,8 @@ class OperationScope(Protocol):
 
     def event(self, event: Mapping[str, Any]) -> None:
         """One of the operation's events, in order (``send``, ``response``, ``transport_failure``,
-        ``retry``, ``refresh_token``, ``rate_limited``, ``poll``, ``notice``, ``reconcile``,
-        ``done``, ``fail``)."""
+        ``retry``, ``refresh_token``, ``rate_limited``, ``poll``, ``progress`` (a download's
+        ``received_bytes`` of ``total_bytes``), ``notice``, ``reconcile``, ``done``, ``fail``)."""
 
     def end(self, error: BaseException | None = None) -> None:
         """The operation ended: ``error`` is what it raised (None when it succeeded)."""
