@@ -38,8 +38,9 @@ export interface ClientOptions {
   maxAttempts?: number;
   /**
    * Called with each of the machines' events, in order: each send and response, each retry with
-   * its rule and wait, token refreshes, rate-budget waits, polls and how each call ended. Never
-   * a token, a credential, a header or a body.
+   * its rule and wait, token refreshes, rate-budget waits, polls, a download's `progress` (at each
+   * tenth of its body and when whole, as it arrives), a deprecated operation's `notice` (once per
+   * Session) and how each call ended. Never a token, a credential, a header or a body.
    */
   onEvent?: (event: MachineEvent) => void;
   // Where the runtime has node:diagnostics_channel (Node, Bun, Deno), the same events are
@@ -164,6 +165,9 @@ export interface ExportResult {
 /** What `runExport` takes besides the body. */
 export interface RunExportOptions {
   to?: string | WritableStreamLike;
+  /** Called after each piece of the artifact is written (`total`: its Content-Length, null when
+   * unknown); a restarted download starts from 0 again. The client's `onEvent` gets `progress`
+   * events too, at each tenth of the body and when it is whole. */
   onProgress?: (received: number, total: number | null) => void;
   /**
    * Called (and awaited) with the job's checkpoint before each of its requests goes out, when it

@@ -349,7 +349,8 @@ class Client {
     this._limits = limits(o);
     if (o.onEvent !== undefined && typeof o.onEvent !== 'function') throw new TypeError('onEvent must be a function (event) => void');
     // Each of the machines' events (the core's MachineEvent): sends, responses, retries with
-    // their rule and wait, token refreshes, rate-budget waits, polls, how each call ended.
+    // their rule and wait, token refreshes, rate-budget waits, polls, a download's progress, a
+    // deprecated operation's notice, how each call ended.
     this._onEvent = o.onEvent ?? null;
     const t = o.telemetry ?? null;
     if (t !== null && (typeof t !== 'object' || typeof t.operation !== 'function')) {
@@ -361,8 +362,10 @@ class Client {
     this._parseToken = parseToken;
   }
 
-  /** Sends `request`; a body the machine streams (`stream(status)` gives the sink) goes to the sink. */
-  async _send(request, signal, stream) {
+  /** Sends `request`; a body the machine streams (`stream(status)` gives the sink) goes to the sink,
+   * `progress(received, total)` called after each piece is written (what it throws is thrown as it
+   * is, never a transport failure). */
+  async _send(request, signal, stream, progress) {
     // connect + read bound the wait for the response headers (fetch gives no sign of the
     // connection), then read bounds each wait for the next piece of the body (an idle timeout): a
     // large artifact that keeps arriving is never cut off.
@@ -377,6 +380,7 @@ class Client {
     const both = signal ? anySignal([signal, timeout.signal]) : timeout.signal;
     let sink = null;
     let connection = null;
+    let own = null; // what `progress` threw
     try {
       const init = { method: request.method, headers: request.headers, body: request.body ?? undefined, redirect: 'manual', signal: both };
       if (this._ownConnection && request.method !== 'GET' && request.method !== 'HEAD') {
@@ -401,11 +405,20 @@ class Client {
         for await (const chunk of r.body) {
           timeout.rearm();
           await sink.write(chunk);
+          if (progress) {
+            try {
+              progress(sink.length, sink.total);
+            } catch (e) {
+              own = { error: e };
+              throw e;
+            }
+          }
         }
       }
       return { status: r.status, headers, length: sink.length };
     } catch (e) {
       if (sink?.failed) throw sink.failed;
+      if (own) throw own.error;
       if (signal?.aborted) throw signal.reason ?? e; // the caller's own cancellation
       const timedOut = timeout.signal.aborted ? timeout.text : null;
       return { failure: transportFailure(e, timedOut !== null), error: e, text: describeFailure(e, timedOut) };
@@ -423,12 +436,8 @@ class Client {
   async _drive(machine, operationId, { signal, sink, scope, beforeSend } = {}) {
     const stream = sink ? (status) => (machine.streams(status) ? sink : null) : null;
     const session = this.session;
-    // The last send's rejection when it got no response: the cause of a CallFailedError.
-    let failed = null;
-    for (;;) {
-      signal?.throwIfAborted();
-      const version = session.version;
-      const s = machine.next(this._clock(), session);
+    // The machine's events so far, to the diagnostics channel, onEvent and the telemetry scope.
+    const deliver = () => {
       const channel = diagnostics?.client.hasSubscribers ? diagnostics.client : null;
       if (this._onEvent !== null || channel !== null || scope) {
         for (const e of machine.takeEvents()) {
@@ -437,10 +446,24 @@ class Client {
           scope?.event(e);
         }
       }
+    };
+    // A streamed body's progress, reported to the machine as it arrives; its `progress` events
+    // (at each tenth of the body, and when whole) are delivered at once, not at the next step.
+    const progress = sink ? (received, total) => {
+      machine.progress(received, total);
+      deliver();
+    } : undefined;
+    // The last send's rejection when it got no response: the cause of a CallFailedError.
+    let failed = null;
+    for (;;) {
+      signal?.throwIfAborted();
+      const version = session.version;
+      const s = machine.next(this._clock(), session);
+      deliver();
       switch (s.step) {
         case 'send': {
           if (beforeSend) await beforeSend(s.request);
-          const r = await this._send(s.request, signal, stream);
+          const r = await this._send(s.request, signal, stream, progress);
           failed = r.failure ? r : null;
           if (r.failure) machine.transportFailure(r.failure, this._clock());
           else if (r.length !== undefined) machine.streamedResponse(r.status, r.headers, r.length, this._clock());

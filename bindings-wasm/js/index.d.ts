@@ -761,7 +761,7 @@ export interface AbortSignalLike {
 
 /** What a machine did (`takeEvents()`, a client's `onEvent`): one schema in every language. */
 export interface MachineEvent {
-  /** `send`, `response`, `transport_failure`, `retry`, `refresh_token`, `rate_limited`, `reconcile`, `done`, `fail`; an export job adds `poll`. */
+  /** `send`, `response`, `transport_failure`, `retry`, `refresh_token`, `rate_limited`, `notice` (a deprecated operation, once per Session), `reconcile`, `done`, `fail`; an export job adds `poll`, and a download `progress` (at each tenth of its body, each MiB when its length is unknown, and when whole). */
   kind: string;
   /** The operation id (`exchangePlatformClientCredential` for a token exchange). */
   operation: string;
@@ -821,9 +821,9 @@ declare class Machine {
   response(status: number, headers: HeadersLike | null | undefined, body: BodyLike | null | undefined, now?: Time): void;
   /** Whether a response with `status` is streamed to your own sink (a file): only a 2xx to a download. */
   streams(status: number): boolean;
-  /** A download body you streamed to your sink, by its length; a partial one is read again, `done` then has no body. */
   /** The download's body is arriving: `received` bytes of `total` (null: unknown); a `progress` event at each tenth of it and when it is whole. */
   progress(received: number, total?: number | null): void;
+  /** A download body you streamed to your sink, by its length; a partial one is read again, `done` then has no body. */
   streamedResponse(status: number, headers: HeadersLike | null | undefined, length: number, now?: Time): void;
   transportFailure(failure: TransportFailure, now?: Time): void;
   token(token: Token | EnterpriseToken | BearerToken, refreshAt?: Time): void;

@@ -4,14 +4,15 @@
 // the rest of the package never loads this file). The same spans in every language:
 // - an INTERNAL span per logical operation (`listPlatformExports`, `runExport`, …) with
 //   `royaltykit.operation` and `royaltykit.attempts`; on failure status ERROR and `error.type`
-//   (the error's code, an ApiError's kind); its retry, rate_limited, refresh_token, poll, notice
-//   and reconcile events as span events;
+//   (the error's code, an ApiError's kind); its retry, rate_limited, refresh_token, poll,
+//   progress (`royaltykit.received_bytes`, `royaltykit.total_bytes`), notice and reconcile events
+//   as span events;
 // - a CLIENT span per send (named by the HTTP method) under it, with the HTTP client attributes
 //   and `http.request.resend_count`;
 // - a SERVER span per webhook delivery, with `royaltykit.outcome`.
 // Never a header, a token, a credential, a query or a body.
 
-const SPAN_EVENTS = new Set(['retry', 'rate_limited', 'refresh_token', 'poll', 'notice', 'reconcile']);
+const SPAN_EVENTS = new Set(['retry', 'rate_limited', 'refresh_token', 'poll', 'progress', 'notice', 'reconcile']);
 
 let api = null;
 function otelApi() {
@@ -93,6 +94,8 @@ function openTelemetry(options = {}) {
           if (e.reason !== null && e.reason !== undefined) attributes['royaltykit.reason'] = e.reason;
           if (e.waitSeconds !== null && e.waitSeconds !== undefined) attributes['royaltykit.wait_seconds'] = e.waitSeconds;
           if (e.state !== null && e.state !== undefined) attributes['royaltykit.state'] = e.state;
+          if (e.receivedBytes !== null && e.receivedBytes !== undefined) attributes['royaltykit.received_bytes'] = e.receivedBytes;
+          if (e.totalBytes !== null && e.totalBytes !== undefined) attributes['royaltykit.total_bytes'] = e.totalBytes;
           span.addEvent(e.kind, attributes);
         }
       },

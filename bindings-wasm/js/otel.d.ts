@@ -10,7 +10,9 @@ export interface TracerProviderLike {
 
 /**
  * A `telemetry` for the clients and receivers that records OpenTelemetry spans: an INTERNAL span
- * per operation (`royaltykit.operation`, `royaltykit.attempts`, `error.type` on failure), a
+ * per operation (`royaltykit.operation`, `royaltykit.attempts`, `error.type` on failure; its
+ * retry, rate_limited, refresh_token, poll, progress (`royaltykit.received_bytes`,
+ * `royaltykit.total_bytes`), notice and reconcile events as span events), a
  * CLIENT span per send (`http.request.method`, `url.full`, `server.address`, `server.port`,
  * `http.response.status_code`, `http.request.resend_count`), a SERVER span per delivery
  * (`royaltykit.outcome`, `royaltykit.delivery_id`). `tracerProvider` default: the global one;

@@ -548,3 +548,93 @@ test('runExport takes maxPollSeconds: polling stops within it', async () => {
   assert.equal(s.exports_created, 1);
   assert.ok(s.requests.getPlatformExport < 20, JSON.stringify(s.requests));
 });
+
+// ---- issue 42: a download's progress as events; a deprecated operation's notice once per session.
+
+test('a large download gives progress events as it arrives: at most 11, in order, the last one whole', async () => {
+  const big = 'statement_id,amount\n' + '1234567,10.00\n'.repeat(150_000); // about 2 MB: many pieces
+  await reset({ states: ['ready'], artifact: big });
+  const expected = await artifact();
+  const pieces = [];
+  const events = [];
+  const result = await reports({
+    onEvent: (e) => {
+      // delivered at once: while the body arrives, at the piece that crossed the tenth
+      if (e.kind === 'progress') assert.equal(e.receivedBytes, pieces.at(-1)?.[0], JSON.stringify(e));
+      events.push(e);
+    },
+  }).runExport(BODY, { onProgress: (got, total) => pieces.push([got, total]) });
+  assert.equal(result.size, expected.length);
+  assert.ok(pieces.length > 11, `${pieces.length} pieces`);
+  const progress = events.filter((e) => e.kind === 'progress');
+  assert.ok(progress.length >= 2 && progress.length <= 11, progress.map((e) => e.message).join('\n'));
+  for (const e of progress) {
+    assert.equal(e.level, 'info');
+    assert.equal(e.operation, 'downloadPlatformExport');
+    assert.equal(e.totalBytes, expected.length);
+    assert.equal(e.message, `progress downloadPlatformExport #1: ${e.receivedBytes} of ${expected.length} bytes`);
+  }
+  const received = progress.map((e) => e.receivedBytes);
+  assert.deepEqual(received, [...received].sort((a, b) => a - b));
+  assert.equal(new Set(received).size, received.length);
+  assert.equal(received.at(-1), expected.length);
+  // each tenth at most once: no two events in the same tenth
+  const tenths = received.map((r) => Math.floor((r * 10) / expected.length));
+  assert.equal(new Set(tenths).size, tenths.length, tenths.join());
+  // all of them before the download's response, which comes when the body is whole
+  const kinds = events.map((e) => `${e.kind} ${e.operation}`);
+  assert.ok(kinds.lastIndexOf('progress downloadPlatformExport') < kinds.lastIndexOf('response downloadPlatformExport'), kinds.join());
+});
+
+test('a download cut short and read again: its progress starts from 0 again, only the second attempt is whole', async () => {
+  const big = 'x'.repeat(2_000_000);
+  await reset({ states: ['ready'], artifact: big, faults: [{ op: 'downloadPlatformExport', nth: 1, do: 'truncate' }] });
+  const events = [];
+  const dc = require('node:diagnostics_channel');
+  const published = [];
+  const listen = (e) => { if (e.kind === 'progress') published.push(e); };
+  dc.subscribe('royaltykit:client', listen);
+  try {
+    await reports({ onEvent: (e) => events.push(e) }).runExport(BODY);
+  } finally {
+    dc.unsubscribe('royaltykit:client', listen);
+  }
+  const progress = events.filter((e) => e.kind === 'progress');
+  const first = progress.filter((e) => e.attempt === 1);
+  const second = progress.filter((e) => e.attempt === 2);
+  assert.equal(first.length + second.length, progress.length, progress.map((e) => e.message).join('\n'));
+  assert.ok(first.length >= 1 && first.every((e) => e.receivedBytes < big.length), first.map((e) => e.message).join('\n'));
+  assert.ok(second.length >= 2 && second.length <= 11, second.map((e) => e.message).join('\n'));
+  assert.ok(second[0].receivedBytes < first.at(-1).receivedBytes, 'the second attempt starts from 0 again');
+  assert.equal(second.at(-1).receivedBytes, big.length);
+  assert.equal(second.at(-1).totalBytes, big.length);
+  // the same events on the diagnostics channel
+  assert.deepEqual(published.map((e) => e.message), progress.map((e) => e.message));
+});
+
+test('a deprecated operation: one notice (warning, naming the sunset) per client session, not per call', async () => {
+  await reset({ deprecated: ['listPlatformExports'] });
+  const seen = [];
+  const a = reports({ onEvent: (e) => seen.push(['a', e]) });
+  for (let i = 0; i < 3; i++) await a.request('listPlatformExports');
+  const notices = (who) => seen.filter(([w, e]) => w === who && e.kind === 'notice').map(([, e]) => e);
+  assert.equal(notices('a').length, 1, JSON.stringify(notices('a')));
+  const [n] = notices('a');
+  assert.equal(n.level, 'warning');
+  assert.equal(n.operation, 'listPlatformExports');
+  assert.match(n.reason, /01 Sep 2027/);
+  assert.ok(n.message.startsWith('notice listPlatformExports #1: ') && n.message.includes('01 Sep 2027'), n.message);
+  assert.equal((await stats()).requests.listPlatformExports, 3);
+  // a second client, its own session: its own one notice
+  const b = reports({ onEvent: (e) => seen.push(['b', e]) });
+  for (let i = 0; i < 3; i++) await b.request('listPlatformExports');
+  assert.equal(notices('b').length, 1);
+  assert.match(notices('b')[0].reason, /01 Sep 2027/);
+  // a client on a's session: a's notice was given already
+  const c = reports({ session: a.session, onEvent: (e) => seen.push(['c', e]) });
+  await c.request('listPlatformExports');
+  assert.equal(notices('c').length, 0);
+  // an operation not deprecated: no notice
+  await a.request('getPlatformExport', { path: { export: '7c9e6679-7425-40de-944b-e07072fc6b14' } }).catch(() => {});
+  assert.equal(notices('a').length, 1);
+});

@@ -195,6 +195,23 @@ test('a whole export run: one runExport span, its sends as children', async () =
   assertNoSecret(spans);
 });
 
+test('a large download\'s progress: span events on the runExport span, with received and total bytes', async () => {
+  const big = 'y'.repeat(2_000_000);
+  await control('reset', { states: ['ready'], artifact: big });
+  exporter.reset();
+  await reports().runExport(BODY);
+  const job = one(exporter.getFinishedSpans(), 'runExport');
+  const progress = job.events.filter((e) => e.name === 'progress');
+  assert.ok(progress.length >= 2 && progress.length <= 11, job.events.map((e) => e.name).join());
+  const received = progress.map((e) => e.attributes['royaltykit.received_bytes']);
+  assert.deepEqual(received, [...received].sort((a, b) => a - b));
+  assert.equal(received.at(-1), big.length);
+  assert.ok(progress.every((e) => e.attributes['royaltykit.total_bytes'] === big.length));
+  // the poll before it, the progress as the body arrived: in the order they happened
+  const names = job.events.map((e) => e.name);
+  assert.ok(names.lastIndexOf('poll') < names.indexOf('progress'), names.join());
+});
+
 test('receivers: one SERVER span per delivery with its outcome (express with its route, the fetch handler without)', async () => {
   const now = Math.floor(Date.now() / 1000);
   const body = Buffer.from(JSON.stringify({
