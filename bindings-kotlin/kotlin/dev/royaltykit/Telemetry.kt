@@ -30,7 +30,8 @@ interface Telemetry {
 /** One logical operation of a client (see [Telemetry.operation]). */
 interface OperationScope {
     /** The operation's next machine event: a send and its response or transport failure, a
-     * retry, a token refresh, a poll, a notice, a reconcile, how it ended. */
+     * retry, a token refresh, a poll, a download's progress (while its body arrives), a notice,
+     * a reconcile, how it ended. */
     fun event(event: MachineEvent)
 
     /** The operation ended: [error] is what it threw (null on success; [errorType] names it). */

@@ -576,6 +576,119 @@ class ClientTest {
     }
 
     @Test
+    fun aLargeDownloadGivesAFewProgressEventsAsItArrives() {
+        // 2 MB in many pieces: the user's onProgress sees every piece, onEvent the core's progress
+        // events (at most one per tenth and the whole), delivered while the body is still arriving.
+        val script = JsonObject().apply {
+            add("states", JsonParser.parseString("""["ready"]"""))
+            addProperty("artifact", "0123456789abcdef".repeat(2_000_000 / 16))
+        }
+        for ((name, t) in transports) {
+            reset(script.toString())
+            val expected = artifact().size.toLong()
+            assertEquals(name, 2_000_000L, expected)
+            val dir = Files.createTempDirectory("rk-client")
+            val target = dir.resolve("big.csv")
+            val events = ArrayList<dev.royaltykit.types.MachineEvent>()
+            // what onProgress had seen when each progress event came
+            val seenAtEvent = ArrayList<Long>()
+            var seen = 0L
+            var pieces = 0
+            val client = ReportsClient(t, url, "cid", "csecret", TENANT, timeout = Duration.ofSeconds(5), clock = clock, sleep = sleep,
+                onEvent = { e ->
+                    events.add(e)
+                    if (e.kind == "progress") seenAtEvent.add(seen)
+                })
+            client.runExport(BODY, to = target, onProgress = { got, _ -> pieces++; seen = got })
+            val progress = events.filter { it.kind == "progress" }
+            val got = progress.map { it.receivedBytes!!.toLong() }
+            assertTrue("$name: $got", progress.size in 2..11)
+            assertTrue("$name: $pieces pieces, ${progress.size} events", pieces > progress.size)
+            assertEquals("$name: $got", got.sorted(), got)
+            assertEquals(name, got.size, got.toSet().size)
+            assertEquals(name, expected, got.last())
+            assertTrue(name, progress.all { it.totalBytes?.toLong() == expected && it.level == "info" && it.operation == "downloadPlatformExport" })
+            assertTrue(name, progress.last().message.contains("$expected of $expected bytes"))
+            // each given at once with its piece (before onProgress sees it), not after the body
+            assertEquals(name, got.size, seenAtEvent.size)
+            assertTrue("$name $got $seenAtEvent", got.zip(seenAtEvent).all { (event, before) -> before < event && before < expected })
+            // between the download's send and its response
+            val kinds = events.map { it.kind }
+            val download = events.indexOfLast { it.kind == "send" && it.operation == "downloadPlatformExport" }
+            assertTrue("$name $kinds", events.indexOf(progress.first()) > download && events.indexOf(progress.last()) < kinds.lastIndexOf("response"))
+        }
+    }
+
+    @Test
+    fun aTruncatedBodyReadAgainReportsItsProgressFromZero() {
+        val script = JsonObject().apply {
+            add("states", JsonParser.parseString("""["ready"]"""))
+            addProperty("artifact", "x".repeat(1_000_000))
+            add("faults", JsonParser.parseString("""[{"op":"downloadPlatformExport","nth":1,"do":"truncate"}]"""))
+        }
+        for ((name, t) in transports) {
+            reset(script.toString())
+            val events = ArrayList<dev.royaltykit.types.MachineEvent>()
+            ReportsClient(t, url, "cid", "csecret", TENANT, timeout = Duration.ofSeconds(5), clock = clock, sleep = sleep,
+                onEvent = { events.add(it) }).runExport(BODY)
+            val sends = events.withIndex().filter { it.value.kind == "send" && it.value.operation == "downloadPlatformExport" }.map { it.index }
+            assertEquals(name, 2, sends.size)
+            val first = events.subList(sends[0], sends[1]).filter { it.kind == "progress" }.map { it.receivedBytes!!.toLong() }
+            val second = events.subList(sends[1], events.size).filter { it.kind == "progress" }.map { it.receivedBytes!!.toLong() }
+            // half was sent (pieces of at most 64 KiB): its first tenths, never whole
+            assertTrue("$name $first", first.isNotEmpty() && first.all { it <= 500_000 })
+            assertTrue("$name $second", second.size in 2..11 && second.last() == 1_000_000L && second == second.sorted())
+            // the body read again counts from 0: its first tenth is reported again
+            assertTrue("$name $first $second", second.first() < 200_000)
+        }
+    }
+
+    @Test
+    fun aDeprecatedOperationGivesOneNoticePerSessionAtWarning() {
+        reset("""{"deprecated":["listPlatformExports"]}""")
+        val logger = java.util.logging.Logger.getLogger("dev.royaltykit")
+        val records = java.util.Collections.synchronizedList(ArrayList<java.util.logging.LogRecord>())
+        val handler = object : java.util.logging.Handler() {
+            override fun publish(r: java.util.logging.LogRecord) { records.add(r) }
+            override fun flush() {}
+            override fun close() {}
+        }.apply { level = java.util.logging.Level.ALL }
+        logger.addHandler(handler)
+        try {
+            fun client(events: MutableList<dev.royaltykit.types.MachineEvent>) =
+                ReportsClient(JavaHttpTransport(), url, "cid", "csecret", TENANT, timeout = Duration.ofSeconds(1), clock = clock,
+                    sleep = sleep, onEvent = { e -> events.add(e); dev.royaltykit.client.logEvent(e) })
+            val first = ArrayList<dev.royaltykit.types.MachineEvent>()
+            val a = client(first)
+            repeat(3) { a.request("listPlatformExports") }
+            val notices = first.filter { it.kind == "notice" }
+            assertEquals("${first.map { it.kind }}", 1, notices.size)
+            val n = notices.single()
+            assertEquals("listPlatformExports", n.operation)
+            assertEquals("warning", n.level)
+            assertEquals("deprecation", n.rule)
+            assertTrue(n.reason, n.reason!!.contains("sunset") && n.reason!!.contains("01 Sep 2027"))
+            val warned = records.filter { it.level == java.util.logging.Level.WARNING && it.message.contains("notice") }
+            assertEquals(records.map { "${it.level} ${it.message}" }.toString(), 1, warned.size)
+            assertEquals(n.message, warned.single().message)
+            assertTrue(warned.single().message, warned.single().message.contains("listPlatformExports") && warned.single().message.contains("01 Sep 2027"))
+            // the other operations are not deprecated: no notice for the token exchange
+            assertEquals(3, stats()["requests"].asJsonObject["listPlatformExports"].asInt)
+            // a second client has its own session: its own one notice
+            val second = ArrayList<dev.royaltykit.types.MachineEvent>()
+            val b = client(second)
+            repeat(3) { b.request("listPlatformExports") }
+            assertEquals(1, second.count { it.kind == "notice" })
+            assertEquals(2, records.count { it.level == java.util.logging.Level.WARNING && it.message.contains("notice") })
+            // a copy shares its client's session: no new notice
+            repeat(2) { b.withOptions(maxAttempts = 2).request("listPlatformExports") }
+            assertEquals(1, second.count { it.kind == "notice" })
+        } finally {
+            logger.removeHandler(handler)
+        }
+    }
+
+    @Test
     fun credentialsAreNotPrinted() {
         val c = ReportsClient(JavaHttpTransport(), url, "cid", "csecret", TENANT)
         assertTrue(!c.toString().contains("csecret"))

@@ -135,6 +135,13 @@ class OtelTest {
             val run = exporter.finishedSpanItems.single { it.name == "runExport" }
             assertEquals(fake.seen.map { it.method }, children(run).map { it.name })
             assertTrue(run.events.any { it.name == "poll" && it.attributes.get(AttributeKey.stringKey("royaltykit.state")) != null })
+            // the download's progress: span events on the operation span, the last one whole
+            val progress = run.events.filter { it.name == "progress" }
+            val size = fake.artifact.size.toLong()
+            assertTrue("${run.events.map { it.name }}", progress.size in 1..11)
+            assertEquals(size, progress.last().attributes.get(AttributeKey.longKey("royaltykit.received_bytes")))
+            assertTrue(progress.all { it.attributes.get(AttributeKey.longKey("royaltykit.total_bytes")) == size })
+            assertTrue(children(run).none { s -> s.events.any { it.name == "progress" } })
             assertEquals(StatusCode.UNSET, run.status.statusCode)
         }
         exporter.reset()

@@ -76,10 +76,21 @@ private object Whole : BodyTarget {
     override fun streamTo(status: Int, contentLength: Long?): java.io.OutputStream? = null
 }
 
-/** A streamed body into [sink] when the machine [m] streams the status, else read whole. */
-private class Streamed(private val m: Driven, private val sink: ArtifactSink) : BodyTarget {
+/**
+ * A streamed body into [sink] when the machine [m] streams the status, else read whole. Each piece
+ * written is reported to the machine (`progress`: its events at each tenth of the body), whose
+ * events [deliver] hands on at once: whatever the transport, the client sees the bytes here.
+ */
+private class Streamed(private val m: Driven, private val sink: ArtifactSink, private val deliver: () -> Unit) : BodyTarget {
     override fun streamTo(status: Int, contentLength: Long?): java.io.OutputStream? =
-        if (m.streams(status.toLong())) sink.start(contentLength) else null
+        if (m.streams(status.toLong())) {
+            sink.start(contentLength) { received, total ->
+                m.progress(received, total)
+                deliver()
+            }
+        } else {
+            null
+        }
 }
 
 /**
@@ -198,7 +209,9 @@ private class ArtifactSink(private val to: Path?, private val onProgress: ((Long
     var length = 0L
         private set
 
-    fun start(total: Long?): java.io.OutputStream {
+    /** A new attempt's body (of [total] bytes when announced): the sink starts afresh; [onChunk]
+     * is called with the bytes written so far after each piece, before the user's onProgress. */
+    fun start(total: Long?, onChunk: ((Long, Long?) -> Unit)? = null): java.io.OutputStream {
         file?.truncate(0)?.position(0)
         memory.reset()
         length = 0
@@ -212,6 +225,7 @@ private class ArtifactSink(private val to: Path?, private val onProgress: ((Long
                     memory.write(b, off, len)
                 }
                 length += len
+                onChunk?.invoke(length, total)
                 onProgress?.invoke(length, total)
             }
         }
@@ -245,18 +259,22 @@ internal class Driven(
     val streamed: (Long, Map<String, String>, Long, Double) -> Unit,
     val failed: (TransportFailure, Double) -> Unit,
     val events: () -> List<MachineEvent>,
+    /** The streamed body's bytes so far, of its announced length (a `progress` event now and then). */
+    val progress: (Long, Long?) -> Unit,
 )
 
 internal fun Call.driven(session: Session) = Driven({ now -> nextIn(now, session) }, { st, h, b, now -> response(st, h, b, now) },
-    { streams(it) }, { st, h, n, now -> streamedResponse(st, h, n, now) }, { f, now -> transportFailure(f, now) }, { takeEvents() })
+    { streams(it) }, { st, h, n, now -> streamedResponse(st, h, n, now) }, { f, now -> transportFailure(f, now) }, { takeEvents() },
+    { got, total -> progress(got, total) })
 
 internal fun ExportJob.driven(session: Session) = Driven({ now -> nextIn(now, session) }, { st, h, b, now -> response(st, h, b, now) },
-    { streams(it) }, { st, h, n, now -> streamedResponse(st, h, n, now) }, { f, now -> transportFailure(f, now) }, { takeEvents() })
+    { streams(it) }, { st, h, n, now -> streamedResponse(st, h, n, now) }, { f, now -> transportFailure(f, now) }, { takeEvents() },
+    { got, total -> progress(got, total) })
 
 /** Where the clients' events go by default: `java.util.logging`, logger `dev.royaltykit`, at the
  * event's own level (the core's: `debug` → FINER for the sends, responses and ends, `info` → FINE
- * for waits, retries, token refreshes and polls, `warning` → WARNING for a failed call and a
- * deprecated operation's `notice`). */
+ * for waits, retries, token refreshes, polls and a download's `progress`, `warning` → WARNING
+ * for a failed call and a deprecated operation's `notice`). */
 private val clientLog: java.util.logging.Logger = java.util.logging.Logger.getLogger("dev.royaltykit")
 
 /** The default `onEvent`: one log line per event. */
@@ -401,7 +419,10 @@ abstract class ApiClient internal constructor(
     /**
      * Called with each of the machines' events, in order (the core's [MachineEvent]: each send
      * and response, each retry with its rule and wait, token refreshes, rate-budget waits, polls,
-     * how each call ended); never a token, a credential, a header or a body. Default [logEvent].
+     * a download's `progress` (`receivedBytes` of `totalBytes`, at each tenth of the body, each
+     * MiB when its length is unknown, and when whole: given while the body arrives, on the
+     * calling thread), a deprecated operation's `notice` (once per operation per [session]), how
+     * each call ended); never a token, a credential, a header or a body. Default [logEvent].
      */
     internal val onEvent: (MachineEvent) -> Unit,
     /**
@@ -540,7 +561,8 @@ abstract class ApiClient internal constructor(
         scope: OperationScope?,
         beforeSend: (() -> Unit)? = null,
     ): CallStep.Done {
-        val target: BodyTarget = if (sink == null) Whole else Streamed(m, sink)
+        // A streamed body's progress events are delivered as the pieces arrive, not after the body.
+        val target: BodyTarget = if (sink == null) Whole else Streamed(m, sink) { emit(m.events(), scope) }
         // The last send's failure when it got no response: the cause of a CallFailedException.
         var failed: HttpOutcome.Failed? = null
         while (true) {
@@ -743,7 +765,10 @@ class ReportsClient @JvmOverloads constructor(
     /**
      * Creates an export from [body] (the CreateExportRequest as JSON), waits for it and downloads the
      * complete artifact: to [to] (streamed to a temporary file beside it as it arrives, moved into
-     * place when whole: never held in memory), else into [ExportResult.data]. A create that may have
+     * place when whole: never held in memory), else into [ExportResult.data]. [onProgress] is called
+     * with the bytes received so far and the announced length (null when unknown) after each piece
+     * of the body (a piece read again starts from 0); `onEvent` and the telemetry get the core's
+     * fewer `progress` events (each tenth of the body, and when whole). A create that may have
      * been applied is looked up through every page of the list (looking again after a grace), never
      * sent twice; when the lookup cannot tell, [ReconcileRequiredException] carries the ids that may
      * be the job's own. Polling stops after [maxPolls] reads or [maxPollSeconds] (the core's

@@ -26,9 +26,10 @@ import java.net.URI
  *   `runExport`, …), with `royaltykit.operation` and `royaltykit.attempts` (the requests sent, a
  *   token exchange's included); on failure status ERROR and `error.type` ([errorType]:
  *   `call_failed`, an API error's kind, `reconcile_required`, `export_interrupted`, …). Its retry,
- *   rate_limited, refresh_token, poll, notice and reconcile events become span events of that
- *   name, with `royaltykit.rule`, `royaltykit.reason`, `royaltykit.wait_seconds` and
- *   `royaltykit.state` when present;
+ *   rate_limited, refresh_token, poll, progress, notice and reconcile events become span events
+ *   of that name, with `royaltykit.rule`, `royaltykit.reason`, `royaltykit.wait_seconds`,
+ *   `royaltykit.state`, `royaltykit.received_bytes` and `royaltykit.total_bytes` when present
+ *   (a download's progress: a few per body, at each tenth and when whole, never one per piece);
  * - under it, one CLIENT span per request sent, named after its method (`GET`, `POST`), with
  *   `http.request.method`, `url.full` (the base URL and the path, never the query),
  *   `server.address`, `server.port`, `http.response.status_code` when a response came,
@@ -105,12 +106,14 @@ private class Operation(private val tracer: Tracer, name: String, baseUrl: Strin
                 s.setStatus(StatusCode.ERROR)
                 endSend(null)
             }
-            "retry", "rate_limited", "refresh_token", "poll", "notice", "reconcile" -> {
+            "retry", "rate_limited", "refresh_token", "poll", "progress", "notice", "reconcile" -> {
                 val a: AttributesBuilder = Attributes.builder()
                 event.rule?.let { a.put("royaltykit.rule", it) }
                 event.reason?.let { a.put("royaltykit.reason", it) }
                 event.waitSeconds?.let { a.put("royaltykit.wait_seconds", it) }
                 event.state?.let { a.put("royaltykit.state", it) }
+                event.receivedBytes?.let { a.put("royaltykit.received_bytes", it.toLong()) }
+                event.totalBytes?.let { a.put("royaltykit.total_bytes", it.toLong()) }
                 span.addEvent(event.kind, a.build())
             }
         }
