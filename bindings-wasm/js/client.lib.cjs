@@ -366,13 +366,12 @@ class Client {
    * `progress(received, total)` called after each piece is written (what it throws is thrown as it
    * is, never a transport failure). */
   async _send(request, signal, stream, progress) {
-    // connect + read bound the wait for the response headers (fetch gives no sign of the
-    // connection), then read bounds each wait for the next piece of the body (an idle timeout): a
-    // large artifact that keeps arriving is never cut off.
     const { connectMs, readMs, given: g } = this._timeouts;
     // fetch gives no sign of the connection: with connectTimeoutMs given, the wait for the
     // headers is bounded by connect + read; without it, by read alone (the runtime keeps its own
-    // connect timeout: undici's is 10 s, the core's default).
+    // connect timeout: undici's is 10 s, the core's default). Then read bounds each wait for the
+    // next piece of the body (an idle timeout): a large artifact that keeps arriving is never cut
+    // off.
     const headersMs = g.connect !== null ? connectMs + readMs : readMs;
     const timeout = idleTimeout(headersMs, g.connect !== null
       ? `TimeoutError: no response within ${headersMs} ms (connect ${connectMs} ms + read ${readMs} ms)`
