@@ -418,6 +418,25 @@ class _Op:
                 self.last = text
                 self.on_checkpoint(text)
 
+    def failed(self, e: BaseException) -> BaseException:
+        """Ends the operation on ``e`` and returns what to raise: for an export job, Ctrl-C
+        (``KeyboardInterrupt``) becomes ``ExportInterrupted`` with its export id and checkpoint;
+        a cancelled task's own ``CancelledError`` goes on unchanged (``asyncio.timeout``,
+        ``wait_for`` and ``TaskGroup`` compare its type), carrying the job
+        (``royaltykit.export_interruption(e)``); anything else is ``e``."""
+        if self.job is not None and isinstance(e, KeyboardInterrupt):
+            err = self.interrupted(ExportInterrupted)
+            self.end(err)
+            return err
+        if self.job is not None and isinstance(e, asyncio.CancelledError):
+            left = self.interrupted(ExportInterrupted)
+            e._royaltykit_export = left  # type: ignore[attr-defined]
+            e.add_note(f"{left} (royaltykit.export_interruption(e).checkpoint resumes it)")
+            self.end(left)
+            return e
+        self.end(e)
+        return e
+
     def interrupted(self, cls: Any) -> BaseException:
         """The export job's interruption error: its export id and checkpoint, as saved now."""
         job = cast(ExportJob, self.job)
@@ -628,43 +647,22 @@ class _Base:
     def _run(self, op: _Op, steps: Generator[Any, Any, _T]) -> _T:
         try:
             result = self._drive(steps)
-        except KeyboardInterrupt as e:
-            if op.job is None:
-                op.end(e)
-                raise
-            err = op.interrupted(ExportInterrupted)
-            op.end(err)
-            raise err from e
         except BaseException as e:
-            op.end(e)
-            raise
+            raised = op.failed(e)
+            if raised is e:
+                raise
+            raise raised from e
         op.end(None)
         return result
 
     async def _arun(self, op: _Op, steps: Generator[Any, Any, _T]) -> _T:
         try:
             result = await self._adrive(steps)
-        except asyncio.CancelledError as e:
-            if op.job is None:
-                op.end(e)
-                raise
-            # The task's own CancelledError goes on unchanged (asyncio.timeout, wait_for and
-            # TaskGroup compare its type), carrying the job: royaltykit.export_interruption(e).
-            left = op.interrupted(ExportInterrupted)
-            e._royaltykit_export = left  # type: ignore[attr-defined]
-            e.add_note(f"{left} (royaltykit.export_interruption(e).checkpoint resumes it)")
-            op.end(left)
-            raise
-        except KeyboardInterrupt as e:
-            if op.job is None:
-                op.end(e)
-                raise
-            err = op.interrupted(ExportInterrupted)
-            op.end(err)
-            raise err from e
         except BaseException as e:
-            op.end(e)
-            raise
+            raised = op.failed(e)
+            if raised is e:
+                raise
+            raise raised from e
         op.end(None)
         return result
 
