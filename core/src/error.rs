@@ -23,6 +23,8 @@ string_enum! {
         ExportDownload = "export_download",
         /// An API error response, parsed.
         Api = "api",
+        /// A list that cannot be read to its end.
+        Pagination = "pagination",
         /// The host could not provide something the library needs (randomness), or the
         /// library failed internally (a bug: please report it).
         Host = "host",
@@ -142,6 +144,18 @@ pub enum RoyaltyKitError {
         /// The parsed response.
         error: ApiError,
     },
+    /// A list that cannot be read to its end (`page_unreadable`, `next_page_unknown`,
+    /// `list_cursor_repeated`); the items given before it stand.
+    #[error("{detail}")]
+    Pagination {
+        /// Stable code.
+        code: String,
+        /// What was seen and what to do.
+        #[serde(rename = "message")]
+        detail: String,
+        /// 500.
+        http_status: u16,
+    },
     /// The host failed to provide randomness (`rng_unavailable`), or the library failed
     /// internally (`internal_error`, a bug).
     #[error("{detail}")]
@@ -170,6 +184,7 @@ impl RoyaltyKitError {
             Self::ExportState { .. } => ErrorFamily::ExportState,
             Self::ExportDownload { .. } => ErrorFamily::ExportDownload,
             Self::Api { .. } => ErrorFamily::Api,
+            Self::Pagination { .. } => ErrorFamily::Pagination,
             Self::Host { .. } => ErrorFamily::Host,
         }
     }
@@ -206,6 +221,9 @@ impl RoyaltyKitError {
                 code, http_status, ..
             }
             | Self::Api {
+                code, http_status, ..
+            }
+            | Self::Pagination {
                 code, http_status, ..
             }
             | Self::Host {

@@ -12,8 +12,8 @@
 use royaltykit::catalog;
 use royaltykit::dedup::ClaimState;
 use royaltykit::machine::{
-    Call, CallFailure, CallOptions, CallStep, ExportJob, ExportJobOptions, JobStep, ReceiptStep,
-    Receiver, Session,
+    Call, CallFailure, CallOptions, CallStep, ExportJob, ExportJobOptions, JobStep, Pages,
+    PagesOptions, PagesStep, ReceiptStep, Receiver, Session,
 };
 use royaltykit::request::{RequestDescriptor, RequestParams};
 use royaltykit::retry::{RateBudget, TransportFailure};
@@ -464,6 +464,51 @@ fn session(i: &Value) -> Outcome {
     Ok(json!({ "steps": steps, "exchanges": session.exchanges() }))
 }
 
+/// A walk over pages, fed the transcript's bodies (see gen_machine_vectors.py).
+fn pages(i: &Value) -> Outcome {
+    let o = &i["options"];
+    let options = PagesOptions {
+        max_pages: o["max_pages"].as_u64().map(|n| u32::try_from(n).unwrap()),
+        max_items: o["max_items"].as_u64(),
+        page_size: o["page_size"].as_u64().map(|n| u32::try_from(n).unwrap()),
+        id_field: o["id_field"].as_str().map(str::to_owned),
+    };
+    let mut walk = Pages::new(
+        i["operation"].as_str().unwrap(),
+        pairs(&i["query"]),
+        options,
+    )?;
+    let mut bodies = i["pages"].as_array().unwrap().iter();
+    let mut steps = Vec::new();
+    loop {
+        match walk.next() {
+            PagesStep::Fetch { query } => {
+                steps.push(json!({"step": "fetch", "query": query}));
+                let Some(body) = bodies.next().and_then(Value::as_str) else {
+                    break; // a fetch the transcript did not script: the steps differ
+                };
+                steps.push(match walk.page(body.as_bytes())? {
+                    Some(items) => {
+                        json!({"step": "page", "member": items.member, "take": items.take})
+                    }
+                    None => json!({"step": "page", "items": null}),
+                });
+            }
+            PagesStep::Done { end, pages, items } => {
+                steps.push(
+                    json!({"step": "done", "end": end.as_str(), "pages": pages, "items": items}),
+                );
+                break;
+            }
+            PagesStep::Fail { error } => {
+                steps.push(json!({"step": "fail", "code": error.code(), "family": error.family().as_str()}));
+                break;
+            }
+        }
+    }
+    Ok(json!({ "steps": steps }))
+}
+
 #[test]
 fn machine_transcripts() {
     let n = run("machines.json", |function, i| match function {
@@ -471,6 +516,7 @@ fn machine_transcripts() {
         "call" => Some(call(i)),
         "export_job" => Some(export_job(i)),
         "session" => Some(session(i)),
+        "pages" => Some(pages(i)),
         _ => None,
     });
     assert!(n >= 120, "{n} transcripts");

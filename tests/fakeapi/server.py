@@ -11,7 +11,8 @@ What it serves (from ``../shared/spec``):
   machine export routes: list (``data`` page), create (200, queued), get, download (one complete
   artifact), cancel (only while queued);
 - enterprise: ``POST /api/v1/token`` (``X-Api-Key``/``X-Api-Secret`` → token, expires_at) and
-  ``GET /api/v1/releases``, ``GET /api/v1/countries``.
+  ``GET /api/v1/releases``, ``GET /api/v1/countries``, ``GET /api/v1/subscriptions`` (numbered
+  pages).
 
 Its clock is the real one plus an offset that tests move with ``POST /_fake/advance``
 (``{"seconds": s}``), so a client whose sleep is injected can wait minutes in no time while the
@@ -35,6 +36,9 @@ server still checks every wait. Control (JSON):
   ``meta``, ``links`` or ``none``), ``order`` (``oldest`` or ``newest`` first). Pages are keyset:
   the cursor is the last item's id (a UUID, as the spec's list cursor is).
 - ``"existing": {"count": n, "body": {...}}``: exports that exist before the job.
+- ``"subscriptions": n``: the organization's webhook subscriptions (``reference`` ``sub_001``, …)
+  that ``GET /api/v1/subscriptions`` lists by ``page`` (default 1) and ``size`` (default 10, as
+  the spec says), in ``data`` with ``meta.current_page`` and ``meta.last_page``.
 - ``"deprecated": [<operation id>, ...]``: those operations' responses carry ``Deprecation``,
   ``Sunset`` (2027-09-01) and a successor ``Link``, as an operation going away does.
 - ``"token_delay"``: seconds each token exchange takes (real ones), so concurrent callers overlap.
@@ -85,6 +89,7 @@ ROUTES = [
     ("POST", re.compile(r"^/api/v1/token$"), "exchangeEnterpriseToken"),
     ("GET", re.compile(r"^/api/v1/releases$"), "listEnterpriseReleases"),
     ("GET", re.compile(r"^/api/v1/countries$"), "listEnterpriseCountries"),
+    ("GET", re.compile(r"^/api/v1/subscriptions$"), "listEnterpriseSubscriptions"),
 ]
 
 
@@ -140,6 +145,8 @@ class World:
                      **script.get("list", {})}
         self.token_delay = float(script.get("token_delay", 0))
         self.deprecated = set(script.get("deprecated", []))
+        self.subscriptions = [{"reference": f"sub_{i:03d}", "name": f"hook {i}", "active": True}
+                              for i in range(1, int(script.get("subscriptions", 0)) + 1)]
         self.enterprise_expires_at = script.get("enterprise_expires_at", "rfc3339")
         self.exchanging = 0
         self.evil_requests: list[dict] = getattr(self, "evil_requests", [])
@@ -409,6 +416,13 @@ class Handler(BaseHTTPRequestHandler):
             return 200, self.view(export), [], None
         if op == "listEnterpriseReleases":
             return 200, {"data": [{"id": 1, "title": "First"}, {"id": 2, "title": "Second"}]}, [], None
+        if op == "listEnterpriseSubscriptions":
+            q = dict(urllib.parse.parse_qsl(query))
+            page, size = int(q.get("page", 1)), int(q.get("size", 10))
+            last = max(1, -(-len(w.subscriptions) // size))
+            data = w.subscriptions[(page - 1) * size:page * size]
+            return 200, {"data": data, "meta": {"current_page": page, "last_page": last, "per_page": size,
+                                                "total": len(w.subscriptions)}}, [], None
         if op == "listEnterpriseCountries":
             return 200, {"data": [{"code": "NL"}, {"code": "DE"}]}, [], None
         return 404, {"message": "Resource not found"}, [], None

@@ -1132,11 +1132,145 @@ session("an export job and a call of one reporting client share its token: one e
         [at(0, REFRESH), at(1, await_token()), at(0, send(*CREATE, key=KEY)), at(1, send(*GET)), at(1, done(200, "{}")),
          at(0, wait(2.0))], 1, api="reports")
 
-shape.write("machines.json", "Transcripts of the protocol machines: Receipt, Call, ExportJob (see gen_machine_vectors.py)",
+# Pages (DESIGN "Protocol machines"; reporting "Analytics"/"Exports" list queries: cursor, limit 1 to 100, default
+# 50, the export cursor a UUID; enterprise subscription list: page default 1, size default 10). A runner builds
+# Pages(operation, query, options); at each step it records `next()`; a fetch takes the next body of `pages` and
+# records what `page(body)` points at: {"step": "page", "member": m, "take": n}, or {"step": "page", "items": null}
+# when the page has no items array. Items are the page itself (an array) or its first array among data, items,
+# exports, results, subscriptions, deliveries.
+SPEC_P = ("reporting spec, Machine: analytics and exports (cursor; limit 1 to 100, default 50; the export cursor is a"
+          " Uuid); enterprise spec, Subscription list query parameters (page default 1, size default 10)")
+pages_tests = []
+
+
+def pages(comment, operation, query, bodies, steps, options=None, error=None):
+    case = {"comment": comment, "spec": SPEC_P,
+            "input": {"operation": operation, "query": query, "options": options or {},
+                      "pages": [b if isinstance(b, str) else json.dumps(b) for b in bodies]}}
+    if error:
+        case["error"] = error
+    else:
+        case["expected"] = {"steps": steps}
+    pages_tests.append(case)
+
+
+def fetch(*query):
+    return {"step": "fetch", "query": [list(q) for q in query]}
+
+
+def took(take, member="data"):
+    return {"step": "page", "member": member, "take": take}
+
+
+def pages_done(end, pages_read, items):
+    return {"step": "done", "end": end, "pages": pages_read, "items": items}
+
+
+def pages_fail(code):
+    return {"step": "fail", "code": code, "family": "pagination"}
+
+
+X1 = {"id": "exp_1", "status": "ready"}
+X2 = {"id": "exp_2", "status": "queued"}
+X3 = {"id": "exp_3", "status": "ready"}
+ANALYTICS = [("currency", "EUR"), ("currency_basis", "reporting"), ("basis", "net"), ("dimension", "territory")]
+U = ["6f1e2d3c-4b5a-4978-8a6b-5c4d3e2f1a%02d" % i for i in range(3)]
+
+pages("exports: a cursor page, then has_more false: two fetches at the spec's largest limit, every item given",
+      "listPlatformExports", [["format", "csv"]],
+      [{"data": [X1, X2], "next_cursor": "c-2"}, {"data": [X3], "has_more": False}],
+      [fetch(("limit", "100"), ("format", "csv")), took(2),
+       fetch(("limit", "100"), ("format", "csv"), ("cursor", "c-2")), took(1), pages_done("last", 2, 3)])
+pages("analytics: the caller's limit 2 kept; the next cursor read from a `next` link (percent-decoded) under"
+      " `links`; a short page is the last",
+      "listPublishedAnalyticsBreakdown", [list(q) for q in ANALYTICS] + [["limit", "2"]],
+      [{"items": [{"k": 1}, {"k": 2}], "links": {"next": "/api/platform/v1/analytics/breakdown?limit=2&cursor=abc%3D%3D"}},
+       {"items": [{"k": 3}]}],
+      [fetch(("limit", "2"), *ANALYTICS), took(2, "items"),
+       fetch(("limit", "2"), *ANALYTICS, ("cursor", "abc==")), took(1, "items"), pages_done("last", 2, 3)])
+pages("the caller's own cursor is where the walk starts",
+      "listPublishedObservedRates", [list(q) for q in ANALYTICS] + [["cursor", "from-here"]],
+      [{"data": [], "next_cursor": None}],
+      [fetch(("limit", "100"), *ANALYTICS, ("cursor", "from-here")), took(0), pages_done("last", 1, 0)])
+pages("max_items 2 cuts a page of 3: two given, done max_items",
+      "listPlatformExports", [], [{"data": [X1, X2, X3], "next_cursor": "c-2"}],
+      [fetch(("limit", "100")), took(2), pages_done("max_items", 1, 2)], options={"max_items": 2})
+pages("max_items reached exactly on the last page: done last",
+      "listPlatformExports", [], [{"data": [X1, X2], "has_more": False}],
+      [fetch(("limit", "100")), took(2), pages_done("last", 1, 2)], options={"max_items": 2})
+pages("max_pages 1 with a next cursor: done max_pages after one page",
+      "listPlatformExports", [], [{"data": [X1], "meta": {"next_cursor": "c-2"}}],
+      [fetch(("limit", "10")), took(1), pages_done("max_pages", 1, 1)], options={"max_pages": 1, "page_size": 10})
+pages("a cursor given twice: fail list_cursor_repeated after giving both pages' items",
+      "listPlatformExports", [], [{"data": [X1], "next_cursor": "c-2"}, {"data": [X2], "next_cursor": "c-2"}],
+      [fetch(("limit", "100")), took(1), fetch(("limit", "100"), ("cursor", "c-2")), took(1),
+       pages_fail("list_cursor_repeated")])
+pages("has_more true without a cursor: the page's items given, then fail next_page_unknown",
+      "listPlatformExports", [], [{"data": [X1], "has_more": True}],
+      [fetch(("limit", "100")), took(1), pages_fail("next_page_unknown")])
+pages("a full page of UUID ids with no cursor (exports): the next page asked for with the last id",
+      "listPlatformExports", [], [[{"id": u} for u in U[:2]], []],
+      [fetch(("limit", "2")), took(2, None), fetch(("limit", "2"), ("cursor", U[1])), took(0, None),
+       pages_done("last", 2, 2)], options={"page_size": 2})
+pages("a full analytics page with no cursor (not a UUID list): fail next_page_unknown",
+      "listPublishedObservedRates", [list(q) for q in ANALYTICS], [{"data": [{"k": 1}, {"k": 2}]}],
+      [fetch(("limit", "2"), *ANALYTICS), took(2), pages_fail("next_page_unknown")], options={"page_size": 2})
+pages("subscriptions: numbered pages of size 2; a short page is the last",
+      "listEnterpriseSubscriptions", [["sort", "asc"]],
+      [{"data": [{"reference": "s1"}, {"reference": "s2"}]}, {"data": [{"reference": "s3"}]}],
+      [fetch(("sort", "asc"), ("page", "1"), ("size", "2")), took(2),
+       fetch(("sort", "asc"), ("page", "2"), ("size", "2")), took(1), pages_done("last", 2, 3)],
+      options={"page_size": 2})
+pages("subscriptions: current_page reaching last_page ends the walk even on a full page; the caller's page 3 starts it",
+      "listEnterpriseSubscriptions", [["page", "3"], ["size", "1"]],
+      [{"data": [{"reference": "s3"}], "meta": {"current_page": 3, "last_page": 4}},
+       {"data": [{"reference": "s4"}], "meta": {"current_page": 4, "last_page": 4}}],
+      [fetch(("page", "3"), ("size", "1")), took(1), fetch(("page", "4"), ("size", "1")), took(1),
+       pages_done("last", 2, 2)])
+pages("subscriptions without a size: the spec's default 10 decides that a page of 3 is the last; no size sent",
+      "listEnterpriseSubscriptions", [], [{"data": [{"reference": "s1"}, {"reference": "s2"}, {"reference": "s3"}]}],
+      [fetch(("page", "1")), took(3), pages_done("last", 1, 3)])
+pages("subscriptions: a page that repeats the one before (the page number ignored): its items not given again,"
+      " fail list_cursor_repeated",
+      "listEnterpriseSubscriptions", [["size", "1"]],
+      [{"data": [{"reference": "s1"}]}, {"data": [{"reference": "s1"}]}],
+      [fetch(("page", "1"), ("size", "1")), took(1), fetch(("page", "2"), ("size", "1")), took(0),
+       pages_fail("list_cursor_repeated")])
+pages("exports: a new cursor but the same page again (the cursor ignored): nothing given twice, fail"
+      " list_cursor_repeated",
+      "listPlatformExports", [], [{"data": [X1], "next_cursor": "c-2"}, {"data": [X1], "next_cursor": "c-3"}],
+      [fetch(("limit", "100")), took(1), fetch(("limit", "100"), ("cursor", "c-2")), took(0),
+       pages_fail("list_cursor_repeated")])
+pages("subscriptions: an empty page ends the walk",
+      "listEnterpriseSubscriptions", [["size", "1"]], [{"data": [{"reference": "s1"}]}, {"data": []}],
+      [fetch(("page", "1"), ("size", "1")), took(1), fetch(("page", "2"), ("size", "1")), took(0),
+       pages_done("last", 2, 1)])
+pages("releases (no paging parameter): one page, a bare array",
+      "listEnterpriseReleases", [], [[{"uuid": "r1"}, {"uuid": "r2"}]],
+      [fetch(), took(2, None), pages_done("last", 1, 2)])
+pages("deliveries (no paging parameter) whose page names a next cursor: its items given, then fail"
+      " next_page_unknown rather than a list cut short in silence",
+      "listEnterpriseWebhookDeliveries", [], [{"deliveries": [{"reference": "d1"}], "next_cursor": "more"}],
+      [fetch(), took(1, "deliveries"), pages_fail("next_page_unknown")])
+pages("a page that is not JSON: no items, fail page_unreadable",
+      "listPlatformExports", [], ["<html>busy</html>"],
+      [fetch(("limit", "100")), {"step": "page", "items": None}, pages_fail("page_unreadable")])
+pages("a JSON page with no items array: no items, fail page_unreadable",
+      "listPlatformExports", [], [{"count": 3}],
+      [fetch(("limit", "100")), {"step": "page", "items": None}, pages_fail("page_unreadable")])
+pages("a page size above the list's 100: invalid_argument before any request",
+      "listPlatformExports", [], [], None, options={"page_size": 101}, error="invalid_argument")
+pages("an operation that is not a list (a POST): invalid_argument",
+      "createPlatformExport", [], [], None, error="invalid_argument")
+pages("the query's limit and page_size differ: invalid_argument",
+      "listPlatformExports", [["limit", "5"]], [], None, options={"page_size": 10}, error="invalid_argument")
+
+shape.write("machines.json", "Transcripts of the protocol machines: Receipt, Call, ExportJob, Session, Pages (see gen_machine_vectors.py)",
             "tests/vectors/gen_machine_vectors.py (stdlib only)", [
                 shape.group("receipt", receipts, "Receiver(secrets, namespace).receive(headers, body, now), driven by `answers`"),
                 shape.group("call", calls, "Call(operation, params, options) driven by `events` from `start`"),
                 shape.group("export_job", jobs, "ExportJob(options) driven by `events` from `start`"),
                 shape.group("session", sessions, "machines on one Session, driven by `script` from `start`"),
+                shape.group("pages", pages_tests, "Pages(operation, query, options) driven by `pages`"),
             ])
-print(len(receipts), len(calls), len(jobs), len(sessions))
+print(len(receipts), len(calls), len(jobs), len(sessions), len(pages_tests))

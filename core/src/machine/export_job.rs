@@ -35,6 +35,7 @@
 //! cursor ends it; a page shorter than the limit is the last, and after a full page that names
 //! no cursor the next is asked for with its last item's id (the spec's export cursor is a UUID).
 
+use super::pages::{items_of, After, PageCursor, PagesEnd, PagesOptions, Paging};
 use super::session::TokenSlot;
 use super::{Call, CallFailure, CallOptions, CallStep, Jitter, MachineEvent, Response, Session};
 use crate::bearer::BearerToken;
@@ -47,7 +48,9 @@ use serde_json::Value;
 /// Most creates a job sends: the first, and new ones after reconciling proved none applied.
 pub const MAX_CREATES: u32 = 3;
 /// The page size of the job's lists (the spec's maximum).
-const LIST_LIMIT: usize = 100;
+const LIST_LIMIT: u32 = 100;
+/// The operation the job's listings read.
+const LIST_OPERATION: &str = "listPlatformExports";
 /// Most pages one listing reads (10,000 exports); a longer list cannot be decided.
 pub const MAX_LIST_PAGES: u32 = 100;
 /// Default total grace, in seconds, for an export created by a lost create to show up in the
@@ -194,21 +197,11 @@ impl Stage {
 /// A listing of the tenant's exports in progress: one pass over every page.
 #[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 struct Listing {
-    /// The cursor of the page being read (none: the first).
-    cursor: Option<String>,
-    /// Cursors read so far (a cursor seen twice cannot end).
-    cursors: Vec<String>,
-    /// Pages read.
-    pages: u32,
+    /// Where the pass is (the page being read, the cursors seen).
+    #[serde(flatten)]
+    at: PageCursor,
     /// The items read so far: (id, state), in order.
     items: Vec<(String, Option<String>)>,
-}
-
-/// What a page says of the pages after it.
-enum Next {
-    End,
-    Cursor(String),
-    Unknown(&'static str),
 }
 
 /// A reporting export in progress (see the module documentation). Its state serialises (the
@@ -256,105 +249,12 @@ fn json(response: &Response) -> Option<Value> {
     serde_json::from_slice(&response.body).ok()
 }
 
-/// The items of a list page: the page itself when it is an array, else its first array member
-/// among `data`, `items`, `exports` and `results`; `None` when it has none.
-fn items(page: &Value) -> Option<&Vec<Value>> {
-    if let Value::Array(a) = page {
-        return Some(a);
-    }
-    ["data", "items", "exports", "results"]
-        .iter()
-        .find_map(|k| page.get(k).and_then(Value::as_array))
-}
-
 fn text(v: &Value) -> Option<String> {
     match v {
         Value::String(s) => Some(s.clone()),
         Value::Number(n) => Some(n.to_string()),
         _ => None,
     }
-}
-
-/// The `cursor` query parameter of a link (`/exports?cursor=…`, a full URL), else the link
-/// itself when it is a bare cursor.
-fn cursor_of_link(link: &str) -> String {
-    match link.split_once('?') {
-        Some((_, query)) => query
-            .split('&')
-            .find_map(|p| p.strip_prefix("cursor="))
-            .map(|c| {
-                percent_encoding::percent_decode_str(c.split('#').next().unwrap_or(c))
-                    .decode_utf8_lossy()
-                    .into_owned()
-            })
-            .unwrap_or_default(),
-        None if link.contains('/') => String::new(),
-        None => link.to_owned(),
-    }
-}
-
-/// What a page says of the pages after it (see the module documentation).
-fn next_page(page: &Value, count: usize) -> Next {
-    let mut holders: Vec<&serde_json::Map<String, Value>> = Vec::new();
-    if let Value::Object(o) = page {
-        holders.push(o);
-        for k in ["meta", "pagination", "page", "paging", "links", "_links"] {
-            if let Some(Value::Object(inner)) = o.get(k) {
-                holders.push(inner);
-            }
-        }
-    }
-    let mut more: Option<bool> = None;
-    for h in &holders {
-        for k in ["has_more", "hasMore", "has_next", "hasNext"] {
-            if let Some(Value::Bool(b)) = h.get(k) {
-                more = Some(*b);
-            }
-        }
-    }
-    for h in &holders {
-        for k in ["next_cursor", "nextCursor", "next_page_cursor", "next"] {
-            let found = match h.get(k) {
-                None => continue,
-                Some(Value::Null) => String::new(),
-                Some(Value::String(v)) if k == "next" => cursor_of_link(v),
-                Some(Value::String(v)) => v.clone(),
-                Some(Value::Object(link)) => match link.get("href") {
-                    Some(Value::String(v)) => cursor_of_link(v),
-                    _ => continue,
-                },
-                Some(_) => continue,
-            };
-            return if found.is_empty() {
-                if more == Some(true) {
-                    Next::Unknown("the page says there is more but gives no next cursor")
-                } else {
-                    Next::End
-                }
-            } else {
-                Next::Cursor(found)
-            };
-        }
-    }
-    match more {
-        Some(false) => Next::End,
-        Some(true) => Next::Unknown("the page says there is more but gives no next cursor"),
-        None if count < LIST_LIMIT => Next::End,
-        // A full page that says nothing of the next: the spec's export cursor is a UUID, so the
-        // last item's id (when it is one) asks for the page after it; a service that ignores it
-        // answers the same page, and the repeated cursor stops the listing.
-        None => Next::Unknown("a full page without a next cursor"),
-    }
-}
-
-/// The cursor after a full page that names none: its last item's id, when that is a UUID.
-fn keyset_cursor(page: &Value, id_field: &str) -> Option<String> {
-    items(page)?
-        .last()?
-        .get(id_field)
-        .and_then(Value::as_str)
-        .filter(|id| crate::request::is_uuid(id))
-        .map(str::to_owned)
 }
 
 impl ExportJob {
@@ -492,17 +392,8 @@ impl ExportJob {
         };
         let operation = match stage {
             Stage::List | Stage::Reconcile => {
-                params.query = vec![("limit".to_owned(), LIST_LIMIT.to_string())];
-                let sent = self.sent();
-                for name in FILTERS {
-                    if let Some(Value::String(v)) = sent.get(name) {
-                        params.query.push((name.to_owned(), v.clone()));
-                    }
-                }
-                if let Some(cursor) = &self.listing.cursor {
-                    params.query.push(("cursor".to_owned(), cursor.clone()));
-                }
-                "listPlatformExports"
+                params.query = self.paging()?.query(&self.listing.at);
+                LIST_OPERATION
             }
             Stage::Create => {
                 params.body = Some(self.options.body.clone());
@@ -646,6 +537,26 @@ impl ExportJob {
             .collect()
     }
 
+    /// The rules of the job's listings: the export list filtered by the body's `export_class`
+    /// and `format`, 100 a page, at most [`MAX_LIST_PAGES`] pages.
+    fn paging(&self) -> Result<Paging, ArgumentError> {
+        let sent = self.sent();
+        let query: Vec<(String, String)> = FILTERS
+            .iter()
+            .filter_map(|name| match sent.get(*name) {
+                Some(Value::String(v)) => Some(((*name).to_owned(), v.clone())),
+                _ => None,
+            })
+            .collect();
+        let options = PagesOptions {
+            max_pages: Some(MAX_LIST_PAGES),
+            page_size: Some(LIST_LIMIT),
+            id_field: Some(self.field(&self.options.id_field, "id").to_owned()),
+            ..PagesOptions::default()
+        };
+        Paging::new(LIST_OPERATION, &query, &options)
+    }
+
     /// One page of a listing read: `Ok(true)` when the listing is complete, `Ok(false)` when
     /// the next page was started, `Err(why)` when the list cannot be read to its end.
     fn page(
@@ -659,14 +570,10 @@ impl ExportJob {
         let Some(page) = json(response) else {
             return Ok(Err("a page of the list is not JSON".to_owned()));
         };
-        let Some(found) = items(&page) else {
-            return Ok(Err(
-                "a page of the list has no array of exports (data, items, exports or results)"
-                    .to_owned(),
-            ));
-        };
+        let paging = self.paging()?;
+        let (_, after) = paging.read(&mut self.listing.at, &page);
         let reconciling = self.stage == Stage::Reconcile;
-        for item in found {
+        for item in items_of(&page).map_or(&[][..], |(_, found)| found) {
             let Some(id) = item.get(&id_field).and_then(text) else {
                 return Ok(Err(format!("an item of the list has no `{id_field}` member; set id_field to the member naming the export")));
             };
@@ -680,25 +587,11 @@ impl ExportJob {
                 self.listing.items.push((id, state));
             }
         }
-        self.listing.pages += 1;
-        let next = match next_page(&page, found.len()) {
-            Next::Unknown(why) if why.starts_with("a full page") => {
-                keyset_cursor(&page, &id_field).map_or(Next::Unknown(why), Next::Cursor)
-            }
-            other => other,
-        };
-        match next {
-            Next::End => Ok(Ok(true)),
-            Next::Unknown(why) => Ok(Err(why.to_owned())),
-            Next::Cursor(_) if self.listing.pages >= MAX_LIST_PAGES => {
-                Ok(Err(format!("the list goes on past {MAX_LIST_PAGES} pages")))
-            }
-            Next::Cursor(c) if self.listing.cursors.contains(&c) => {
-                Ok(Err("the list gave a cursor it had given before".to_owned()))
-            }
-            Next::Cursor(c) => {
-                self.listing.cursors.push(c.clone());
-                self.listing.cursor = Some(c);
+        match after {
+            After::End(PagesEnd::Last) => Ok(Ok(true)),
+            After::End(_) => Ok(Err(format!("the list goes on past {MAX_LIST_PAGES} pages"))),
+            After::Fail(_, why) => Ok(Err(why)),
+            After::Fetch => {
                 let stage = self.stage;
                 self.start(stage, now, 0.0)?;
                 Ok(Ok(false))

@@ -12,11 +12,13 @@
 //!   key and rate budget.
 //! - [`ExportJob`]: a reporting export, create → poll → download, reconciling a create that may
 //!   have been applied.
+//! - [`Pages`]: every page of a list operation, bounded by pages or items.
 //! - [`Session`]: what the calls of one API client share (the token, the one exchange in
 //!   flight, the rate budget).
 
 mod call;
 mod export_job;
+mod pages;
 mod receipt;
 mod session;
 
@@ -24,6 +26,7 @@ pub use call::{
     call_failed_message, Call, CallFailure, CallOptions, CallStep, MachineEvent, Response,
 };
 pub use export_job::{export_interrupted_message, ExportJob, ExportJobOptions, JobStep};
+pub use pages::{PageItems, Pages, PagesEnd, PagesOptions, PagesStep};
 pub use receipt::{Receipt, ReceiptStep, Receiver};
 pub use session::{Session, EXCHANGE_LEASE_SECONDS};
 
