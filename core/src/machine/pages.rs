@@ -112,7 +112,7 @@ pub enum PagesStep {
     Fail {
         /// Family `pagination`: `page_unreadable`, `next_page_unknown` or
         /// `list_cursor_repeated`.
-        error: RoyaltyKitError,
+        error: Box<RoyaltyKitError>,
     },
 }
 
@@ -602,11 +602,11 @@ impl Pages {
                 items: self.at.given,
             },
             After::Fail(code, message) => PagesStep::Fail {
-                error: RoyaltyKitError::Pagination {
+                error: Box::new(RoyaltyKitError::Pagination {
                     code: (*code).to_owned(),
                     detail: message.clone(),
                     http_status: 500,
-                },
+                }),
             },
         }
     }
