@@ -1195,6 +1195,16 @@ pages("the caller's own cursor is where the walk starts",
 pages("max_items 2 cuts a page of 3: two given, done max_items",
       "listPlatformExports", [], [{"data": [X1, X2, X3], "next_cursor": "c-2"}],
       [fetch(("limit", "100")), took(2), pages_done("max_items", 1, 2)], options={"max_items": 2})
+pages("max_items 2 cuts the last page (has_more false): done max_items, not last — the list was not all given"
+      " (the simulator's find)",
+      "listPlatformExports", [], [{"data": [X1, X2, X3], "has_more": False}],
+      [fetch(("limit", "100")), took(2), pages_done("max_items", 1, 2)], options={"max_items": 2})
+pages("a page that repeats one read two pages before (the service went back to the first): its items not given"
+      " again, fail list_cursor_repeated",
+      "listPlatformExports", [],
+      [{"data": [X1], "next_cursor": "c-2"}, {"data": [X2], "next_cursor": "c-3"}, {"data": [X1], "next_cursor": "c-4"}],
+      [fetch(("limit", "100")), took(1), fetch(("limit", "100"), ("cursor", "c-2")), took(1),
+       fetch(("limit", "100"), ("cursor", "c-3")), took(0), pages_fail("list_cursor_repeated")])
 pages("max_items reached exactly on the last page: done last",
       "listPlatformExports", [], [{"data": [X1, X2], "has_more": False}],
       [fetch(("limit", "100")), took(2), pages_done("last", 1, 2)], options={"max_items": 2})

@@ -21,8 +21,9 @@
 //! of the export list that names no cursor, the next is asked for with its last item's id
 //! (the spec's export cursor is a UUID).
 //!
-//! The walk never loops and never gives an item twice: a cursor given twice, or a page that
-//! repeats the one before (its items are not given again), fails it (`list_cursor_repeated`),
+//! The walk never loops and never gives a page twice: a cursor given twice, or a page that
+//! repeats one read before (its items are not given again; two empty pages count as a
+//! repeat), fails it (`list_cursor_repeated`),
 //! and so does a page that says more follow without saying
 //! how to ask for them (`next_page_unknown`), or a page with no items array
 //! (`page_unreadable`).
@@ -142,9 +143,10 @@ pub(crate) struct PageCursor {
     /// The number of the page being read, for a numbered list (0: the first asked for).
     #[serde(default)]
     pub(crate) number: u64,
-    /// A digest of the last page's items: a page that repeats it cannot end.
+    /// A digest of each page's items: a page that repeats one (a service that ignores the
+    /// cursor or the page number, or sends empty pages that say more follow) cannot end.
     #[serde(default)]
-    pub(crate) last_digest: Option<u64>,
+    pub(crate) digests: Vec<u64>,
 }
 
 /// What follows a page that was read.
@@ -346,7 +348,7 @@ impl Paging {
         // A page that repeats the one before (a service that ignores the cursor or the page
         // number) gives nothing: its items were given already.
         let digest = digest(found);
-        if count > 0 && at.last_digest == Some(digest) {
+        if at.digests.contains(&digest) {
             return (
                 Some(PageItems {
                     member: member.map(str::to_owned),
@@ -362,7 +364,7 @@ impl Paging {
                 ),
             );
         }
-        at.last_digest = Some(digest);
+        at.digests.push(digest);
         let room = self
             .max_items
             .map_or(u64::MAX, |m| m.saturating_sub(at.given));
@@ -389,6 +391,8 @@ impl Paging {
             },
         };
         let after = match next {
+            // A page the item bound cut: what it did not give is not read.
+            _ if take < count as u64 => After::End(PagesEnd::MaxItems),
             Next::End => After::End(PagesEnd::Last),
             _ if self.max_items.is_some_and(|m| at.given >= m) => After::End(PagesEnd::MaxItems),
             _ if self.max_pages.is_some_and(|m| at.pages >= m) => After::End(PagesEnd::MaxPages),

@@ -11,6 +11,9 @@
 //! - `session`: 2 to 20 concurrent calls on one [`Session`] against the enterprise model (token
 //!   lifetimes from an hour down to an `expires_at` behind the client's clock, exchanges failing
 //!   or refused, 401 mid-run, 429, rate budgets);
+//! - `pages`: a walk over every page of a list against a list service of every paging style,
+//!   with random sizes, bounds and one fault in some runs (a cursor given again, a page that
+//!   says more without a cursor, a page that is not JSON, a service ignoring the cursor);
 //! - `webhooks`: the service delivering events on its retry schedule to a receiver (in-memory or
 //!   transactional store, outages, failed commits and handlers, crashes), with redeliveries,
 //!   operator replays, same-second twins, forgeries and a secret rotation with its overlap.
@@ -21,7 +24,8 @@
 //! shortened; one token exchange in flight per session, and one in all when nothing forces a new
 //! one; the per-minute limits of the session's budget are kept; every delivery the service saw
 //! answered 2xx was applied, exactly once with a transactional store, and no forged or expired
-//! signature is ever applied.
+//! signature is ever applied; a walk over pages ends, never gives an item twice, gives the list's
+//! beginning in order, the whole list when it says `last`, and never fails without a fault.
 //!
 //! `cargo test --test simulation` runs `ROYALTYKIT_SIM_SEEDS` seeds (default 3000) from
 //! `ROYALTYKIT_SIM_START` (default 0); `make simulate SEEDS=N` runs many more in release mode.
@@ -39,6 +43,7 @@
 
 mod enterprise;
 mod export;
+mod pages;
 mod rng;
 mod transcript;
 mod webhooks;
@@ -72,7 +77,7 @@ pub mod seen {
     use std::sync::atomic::{AtomicU64, Ordering};
 
     /// Counters by name.
-    pub static COUNTERS: [(&str, AtomicU64); 14] = [
+    pub static COUNTERS: [(&str, AtomicU64); 18] = [
         ("jobs done", AtomicU64::new(0)),
         ("jobs reconcile", AtomicU64::new(0)),
         ("jobs failed", AtomicU64::new(0)),
@@ -87,6 +92,10 @@ pub mod seen {
         ("forgeries refused", AtomicU64::new(0)),
         ("processes killed mid-job and resumed", AtomicU64::new(0)),
         ("requests applied by a killed process", AtomicU64::new(0)),
+        ("walks read to the end", AtomicU64::new(0)),
+        ("walks of 2+ pages", AtomicU64::new(0)),
+        ("walks stopped by a bound", AtomicU64::new(0)),
+        ("walks failed on a fault", AtomicU64::new(0)),
     ];
 
     /// Counts one of `name`.
@@ -107,14 +116,15 @@ pub mod seen {
 }
 
 /// The kinds of runs, by seed.
-const KINDS: [&str; 3] = ["export", "session", "webhooks"];
+const KINDS: [&str; 4] = ["export", "session", "webhooks", "pages"];
 
 fn run_seed(seed: u64) -> (usize, Result<(), Violation>) {
     let kind = (seed % KINDS.len() as u64) as usize;
     let result = match kind {
         0 => export::run(seed),
         1 => enterprise::run(seed),
-        _ => webhooks::run(seed),
+        2 => webhooks::run(seed),
+        _ => pages::run(seed),
     };
     (kind, result)
 }
@@ -136,11 +146,11 @@ fn simulated_runs() {
     )
     .max(1);
     let began = Instant::now();
-    let results: Vec<(u64, [u64; 3], Vec<(u64, usize, Violation)>)> = std::thread::scope(|s| {
+    let results: Vec<(u64, [u64; 4], Vec<(u64, usize, Violation)>)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
                 s.spawn(move || {
-                    let mut counts = [0u64; 3];
+                    let mut counts = [0u64; 4];
                     let mut bad = Vec::new();
                     let mut seed = start + t;
                     let mut n = 0;
@@ -163,7 +173,7 @@ fn simulated_runs() {
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
     let mut total = 0;
-    let mut counts = [0u64; 3];
+    let mut counts = [0u64; 4];
     let mut bad = Vec::new();
     for (n, c, b) in results {
         total += n;
@@ -175,10 +185,11 @@ fn simulated_runs() {
     bad.sort_by_key(|(seed, _, _)| *seed);
     let elapsed = began.elapsed().as_secs_f64();
     println!(
-        "simulation: {total} seeds from {start} ({} export, {} session, {} webhooks) in {elapsed:.1} s, {} violation(s)",
+        "simulation: {total} seeds from {start} ({} export, {} session, {} webhooks, {} pages) in {elapsed:.1} s, {} violation(s)",
         counts[0],
         counts[1],
         counts[2],
+        counts[3],
         bad.len()
     );
     println!("simulation reached: {}", seen::summary());
