@@ -289,7 +289,7 @@ const ENTERPRISE: Row = Row {
 };
 
 #[rustfmt::skip]
-const ROWS: [Row; 58] = [
+const ROWS: [Row; 59] = [
     // --- reporting, human identity and MFA -----------------------------------------------------
     Row { id: "loginPlatformIdentity", method: "POST", path: "/platform/v1/identity/login", auth: Auth::None, errors: Some(MFA_ERR), retry_class: C::TokenExchange, ..HUMAN },
     Row { id: "acceptNewPlatformInvitation", method: "POST", path: "/platform/v1/identity/invitations/accept", auth: Auth::None, success: &[201], errors: Some(&[422, 429]), retry_class: C::UnsafeCreate, ..HUMAN },
@@ -354,6 +354,9 @@ const ROWS: [Row; 58] = [
     Row { id: "testEnterpriseWebhook", method: "POST", path: "/api/v1/webhooks/{reference}/test", scope: Some("webhooks:manage"), retry_class: C::UnsafeCreate, ..ENTERPRISE },
     Row { id: "rotateEnterpriseWebhookSecret", method: "POST", path: "/api/v1/webhooks/{reference}/rotate-secret", scope: Some("webhooks:manage"), retry_class: C::UnsafeCreate, ..ENTERPRISE },
     Row { id: "listEnterpriseWebhookDeliveries", method: "GET", path: "/api/v1/webhooks/{reference}/deliveries", scope: Some("webhooks:manage"), ..ENTERPRISE },
+    // The consumer workflow's canonical fetch ("fetch the canonical resource URL with a bearer
+    // token"): `{+resource}` is an event's resource.url, checked to lie under /api/v1/.
+    Row { id: "fetchEnterpriseResource", method: "GET", path: "/api/v1/{+resource}", ..ENTERPRISE },
     Row { id: "replayEnterpriseWebhookDelivery", method: "POST", path: "/api/v1/webhooks/{reference}/deliveries/{deliveryReference}/replay", scope: Some("webhooks:manage"), retry_class: C::UnsafeCreate, ..ENTERPRISE },
 ];
 
@@ -463,7 +466,7 @@ mod tests {
                 .iter()
                 .filter(|o| o.api == Api::Enterprise)
                 .count(),
-            14
+            15
         );
     }
 }

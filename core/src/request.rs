@@ -17,11 +17,26 @@ const COMPONENT: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'_')
     .remove(b'~');
 
+/// What a checked resource path (`{+resource}`) has encoded: it is sent as the event named it,
+/// `/` and `%` kept, and only what may not stand in a path encoded.
+const RESOURCE_PATH: &AsciiSet = &percent_encoding::CONTROLS
+    .add(b' ')
+    .add(b'"')
+    .add(b'<')
+    .add(b'>')
+    .add(b'`')
+    .add(b'{')
+    .add(b'}')
+    .add(b'|')
+    .add(b'^')
+    .add(b'[')
+    .add(b']');
+
 /// Largest JSON body accepted for validation, in bytes.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
 /// Why a request could not be built. Codes: `unknown_operation`, `missing_parameter`,
-/// `invalid_parameter`, `unknown_parameter`, `invalid_endpoint_url`.
+/// `invalid_parameter`, `unknown_parameter`, `invalid_endpoint_url`, `invalid_resource_url`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{code}: `{parameter}` {reason}")]
 pub struct RequestError {
@@ -435,6 +450,33 @@ fn render_path(op: &Operation, given: &[(String, String)]) -> Result<String, Req
             continue;
         }
         let (name, rest) = segment.split_once('}').unwrap_or((segment, ""));
+        // `{+resource}`: a canonical resource URL from an event, checked to be a path under the
+        // enterprise API (the token goes nowhere else), then sent as named.
+        if let Some(name) = name.strip_prefix('+') {
+            let value = given
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v)
+                .ok_or_else(|| {
+                    missing(
+                        format!("path.{name}"),
+                        "the resource URL of the event (its resource.url, a path under /api/v1/)",
+                    )
+                })?;
+            let checked = crate::webhook::resource_path(value).map_err(|e| {
+                RequestError::new(
+                    "invalid_resource_url",
+                    format!("path.{name}"),
+                    e.to_string(),
+                )
+            })?;
+            let under = checked
+                .strip_prefix(op.path.split('{').next().unwrap_or(""))
+                .unwrap_or(checked);
+            out.extend(percent_encoding::utf8_percent_encode(under, RESOURCE_PATH));
+            out.push_str(rest);
+            continue;
+        }
         let mut values = given.iter().filter(|(n, _)| n == name);
         let value = values.next().map(|(_, v)| v).ok_or_else(|| {
             missing(
@@ -462,10 +504,9 @@ fn render_path(op: &Operation, given: &[(String, String)]) -> Result<String, Req
         out.extend(utf8_percent_encode(value, COMPONENT));
         out.push_str(rest);
     }
-    if let Some((extra, _)) = given
-        .iter()
-        .find(|(n, _)| !op.path.contains(&format!("{{{n}}}")))
-    {
+    if let Some((extra, _)) = given.iter().find(|(n, _)| {
+        !op.path.contains(&format!("{{{n}}}")) && !op.path.contains(&format!("{{+{n}}}"))
+    }) {
         return Err(unknown(
             format!("path.{extra}"),
             format!("the path {} has no such parameter", op.path),

@@ -327,6 +327,28 @@ req("delete webhook with a given key", "deleteEnterpriseWebhook", path={"referen
     headers=[ACCEPT, BEARER, ["Idempotency-Key", "del-1"]], ebody=None, ekey="del-1")
 req("replay: two path parameters", "replayEnterpriseWebhookDelivery", path={"reference": "wh_1", "deliveryReference": "dlv_9"}, tenant=None, method="POST",
     epath="/api/v1/webhooks/wh_1/deliveries/dlv_9/replay", headers=[ACCEPT, BEARER], ebody=None)
+# The consumer workflow's canonical fetch (enterprise spec, Consumer workflow: "fetch the canonical resource URL
+# with a bearer token"; Webhook payload: resource.url): the event's URL is sent as named when it is a path under
+# /api/v1/, and refused before any request otherwise (the bearer token goes nowhere else).
+CANON = "enterprise spec, Consumer workflow (fetch the canonical resource URL with a bearer token) and Webhook payload (resource.url)"
+REL = "/api/v1/releases/5b1f6a0e-2c3d-4e5f-8a9b-0c1d2e3f4a5b"
+req("canonical fetch: the event's resource URL, as named", "fetchEnterpriseResource", path={"resource": REL}, tenant=None,
+    method="GET", epath=REL, headers=[ACCEPT, BEARER])
+reqs[-1]["spec"] = CANON
+req("canonical fetch acting for a user", "fetchEnterpriseResource", path={"resource": "/api/v1/users/42/releases"}, tenant=None,
+    user=U, method="GET", epath="/api/v1/users/42/releases", headers=[ACCEPT, BEARER, ["X-User-Id", U]])
+reqs[-1]["spec"] = CANON
+req("canonical fetch: an encoded character stays encoded (not encoded twice)", "fetchEnterpriseResource",
+    path={"resource": "/api/v1/artists/A%20B"}, tenant=None, method="GET", epath="/api/v1/artists/A%20B", headers=[ACCEPT, BEARER])
+reqs[-1]["spec"] = CANON
+for url, why in [("https://evil.example/api/v1/releases/1", "another origin"), ("//evil.example/api/v1/releases/1", "an authority"),
+                 ("/api/v1/../v2/token", "a dot segment"), ("/api/v1/releases/%2e%2e/x", "an encoded dot segment"),
+                 ("/api/platform/v1/exports", "another API"), ("/api/v1/releases/1?token=x", "a query"),
+                 ("/api/v1/releases/a%2Fb", "an encoded slash"), ("/api/v1/releases/a\\b", "a backslash")]:
+    req(f"canonical fetch refuses {why} before any request: {url}", "fetchEnterpriseResource", path={"resource": url},
+        tenant=None, error="invalid_resource_url")
+    reqs[-1]["spec"] = CANON
+req("canonical fetch needs the resource URL", "fetchEnterpriseResource", tenant=None, error="missing_parameter")
 req("releases acting for a user", "listEnterpriseReleases", tenant=None, user=U, method="GET", epath="/api/v1/releases", headers=[ACCEPT, BEARER, ["X-User-Id", U]])
 req("X-User-Id must be a UUID", "listEnterpriseReleases", tenant=None, user="42", error="invalid_parameter")
 req("X-User-Id only on enterprise routes", "getPlatformImport", path={"importRef": "i"}, user=U, error="unknown_parameter")
