@@ -12,7 +12,8 @@ What it serves (from ``../shared/spec``):
   artifact), cancel (only while queued);
 - enterprise: ``POST /api/v1/token`` (``X-Api-Key``/``X-Api-Secret`` → token, expires_at) and
   ``GET /api/v1/releases``, ``GET /api/v1/countries``, ``GET /api/v1/subscriptions`` (numbered
-  pages).
+  pages), ``GET /api/v1/releases/{uuid}`` (a release's current state, the canonical fetch of an
+  event's ``resource.url``; ``acting_for`` echoes ``X-User-Id``).
 
 Its clock is the real one plus an offset that tests move with ``POST /_fake/advance``
 (``{"seconds": s}``), so a client whose sleep is injected can wait minutes in no time while the
@@ -90,6 +91,7 @@ ROUTES = [
     ("GET", re.compile(r"^/api/v1/releases$"), "listEnterpriseReleases"),
     ("GET", re.compile(r"^/api/v1/countries$"), "listEnterpriseCountries"),
     ("GET", re.compile(r"^/api/v1/subscriptions$"), "listEnterpriseSubscriptions"),
+    ("GET", re.compile(r"^/api/v1/releases/([^/]+)$"), "fetchEnterpriseResource"),
 ]
 
 
@@ -423,6 +425,10 @@ class Handler(BaseHTTPRequestHandler):
             data = w.subscriptions[(page - 1) * size:page * size]
             return 200, {"data": data, "meta": {"current_page": page, "last_page": last, "per_page": size,
                                                 "total": len(w.subscriptions)}}, [], None
+        if op == "fetchEnterpriseResource":
+            # the canonical state of a release an event names; who asked (X-User-Id) is echoed
+            return 200, {"data": {"uuid": urllib.parse.unquote(args[0]), "title": "Current title", "status": "live",
+                                  "acting_for": self.headers.get("X-User-Id")}}, [], None
         if op == "listEnterpriseCountries":
             return 200, {"data": [{"code": "NL"}, {"code": "DE"}]}, [], None
         return 404, {"message": "Resource not found"}, [], None
