@@ -1,7 +1,7 @@
 // royaltykit/client: the reporting and enterprise APIs over WHATWG fetch (Node, Bun, Deno).
 import type { RateBudget, Session, Token, EnterpriseToken, RequestParams, AbortSignalLike, MachineEvent, RoyaltyKitError, Telemetry } from './index.js';
 import type { OperationId, OperationParameterNames } from './native/operations.js';
-export { Session, ReconcileRequired, CallFailedError } from './index.js';
+export { Session, ReconcileRequired, CallFailedError, PaginationError } from './index.js';
 export type { AbortSignalLike, MachineEvent, Telemetry };
 
 /**
@@ -150,6 +150,28 @@ export interface ApiClient {
   withOptions(options: CallOptions): this;
   /** `request`, resolving to the whole 2xx response. */
   requestRaw<Op extends OperationId>(operationId: Op, params?: OperationParams<Op>, options?: { signal?: AbortSignalLike }): Promise<RawResponse>;
+  /**
+   * Every item of a list operation, page after page (`for await (const item of
+   * client.paginate('listPlatformExports'))`): the core decides each page's query, where its
+   * items are and when the list ends; each page is one `request` with `params` (`params.query`
+   * is where the walk starts). Lazy: a page is requested when its first item is asked for.
+   * Throws InvalidArgumentError when called (an operation that is not a GET, a bound below 1, a
+   * page size out of range); while iterating, what `request` throws, and PaginationError when
+   * the list cannot be read on (the items given before it stand).
+   */
+  paginate<Op extends OperationId>(operationId: Op, params?: OperationParams<Op>, options?: PaginateOptions): AsyncIterableIterator<unknown>;
+}
+
+/** What `paginate` takes besides the operation's parameters. */
+export interface PaginateOptions {
+  /** Most pages to request (from 1; default: none). */
+  maxPages?: number | null;
+  /** Most items to give (from 1; default: none); no page is requested past them. */
+  maxItems?: number | null;
+  /** The page size to ask for (`limit` or `size`; default: the query's, else the core's choice for the operation). */
+  pageSize?: number | null;
+  /** Aborting it aborts the request in flight; the next item asked for rejects with the signal's reason. */
+  signal?: AbortSignalLike;
 }
 
 export interface ExportResult {

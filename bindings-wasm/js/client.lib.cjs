@@ -13,7 +13,7 @@ const files = require('#files');
 // node:diagnostics_channel's channels where the runtime has it, else null.
 const diagnostics = require('#diagnostics');
 
-const { Call, ExportJob, RateBudget, Session, ReconcileRequired, CallFailedError } = rk;
+const { Call, ExportJob, Pages, RateBudget, Session, ReconcileRequired, CallFailedError, PaginationError } = rk;
 
 /**
  * Which transport failure a rejected fetch was: `connect_failed` only when nothing can have been
@@ -225,6 +225,8 @@ const CALL_OPTIONS = new Set(['maxAttempts', 'maxElapsedSeconds', 'timeoutMs', '
 // What `runExport` takes besides the body.
 const RUN_OPTIONS = new Set(['to', 'requestId', 'maxPolls', 'maxPollSeconds', 'reconcileGraceSeconds', 'minPollIntervalSeconds',
   'maxPollIntervalSeconds', 'onProgress', 'onCheckpoint', 'resume', 'signal']);
+// What `paginate` takes besides the operation's parameters.
+const PAGINATE_OPTIONS = new Set(['maxPages', 'maxItems', 'pageSize', 'signal']);
 // The runExport options that shape a new job: a resumed job has them from its checkpoint.
 const JOB_OPTIONS = ['requestId', 'maxPolls', 'maxPollSeconds', 'reconcileGraceSeconds', 'minPollIntervalSeconds', 'maxPollIntervalSeconds'];
 
@@ -555,6 +557,56 @@ class Client {
     return { status: done.status, headers: done.headers, body: done.body, data: parsed(done) };
   }
 
+  /**
+   * Every item of a list operation, page after page, as an async iterator (`for await (const item
+   * of client.paginate('listPlatformExports', { query: { format: 'csv' } }, { maxItems: 500 }))`).
+   * The core's Pages decides each page's query (`params.query` is where the walk starts: its
+   * `cursor`, `page`, `limit` or `size`), where a page's items are and when the list ends. Each
+   * page is one `request` of the operation with `params` (path, userId, …): the client's session,
+   * token, retries, rate budget, events and telemetry. Lazy: a page is requested only when its
+   * first item is asked for, so `maxItems` or a `break` stops the requests too. `maxPages` and
+   * `maxItems` bound the walk (default: none); `pageSize` is the `limit` or `size` asked for
+   * (default: the operation's, from the query, else the core's). Throws InvalidArgumentError
+   * when called, before any request (an unknown operation or one that is not a GET, a bound below
+   * 1, a page size out of range); while iterating, what `request` throws, and PaginationError when
+   * the list cannot be read on (the items given before it stand). Aborting `signal` aborts the
+   * request in flight, and the next item asked for rejects with the signal's reason.
+   */
+  paginate(operationId, params, opts = {}) {
+    if (opts === null || typeof opts !== 'object') throw new TypeError('paginate options must be an object ({ maxPages, maxItems, pageSize, signal })');
+    for (const name of Object.keys(opts)) {
+      if (!PAGINATE_OPTIONS.has(name)) throw new TypeError(`unknown option \`${name}\` for paginate; it takes: ${[...PAGINATE_OPTIONS].join(', ')}`);
+    }
+    if (params !== undefined && params !== null && typeof params !== 'object') throw new TypeError('params must be an object ({ path, query, ... })');
+    const pages = new Pages(operationId, params?.query, { maxPages: opts.maxPages, maxItems: opts.maxItems, pageSize: opts.pageSize });
+    return this._walk(pages, operationId, params ?? {}, opts.signal);
+  }
+
+  /** The items of `pages`, each page fetched by `_done` when the first of its items is asked for. */
+  async *_walk(pages, operationId, params, signal) {
+    const decoder = new TextDecoder();
+    try {
+      for (;;) {
+        signal?.throwIfAborted();
+        const s = pages.next();
+        if (s.step === 'done') return;
+        if (s.step === 'fail') throw s.error;
+        const done = await this._done(operationId, { ...params, query: s.query }, { signal });
+        const at = pages.page(done.body ?? new Uint8Array(0));
+        if (at === null) continue; // no items array: the next step is the PaginationError
+        // The core read the body as JSON: so does JSON.parse, to the same value.
+        const page = JSON.parse(decoder.decode(done.body));
+        const items = at.member === null ? page : page[at.member];
+        for (let i = 0; i < at.take; i++) {
+          signal?.throwIfAborted();
+          yield items[i];
+        }
+      }
+    } finally {
+      pages.free();
+    }
+  }
+
   async _done(operationId, params, opts) {
     return this._operation(operationId, async (scope) => {
       const call = new Call(operationId, { ...this._defaults(), ...params, ...this._limits, token: undefined, seed: this._seed?.() });
@@ -700,4 +752,4 @@ function createEnterpriseClient(options) {
   return new EnterpriseClient(options ?? {});
 }
 
-module.exports = { createReportsClient, createEnterpriseClient, Session, ReconcileRequired, CallFailedError, ExportInterruptedError };
+module.exports = { createReportsClient, createEnterpriseClient, Session, ReconcileRequired, CallFailedError, PaginationError, ExportInterruptedError };

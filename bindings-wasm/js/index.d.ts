@@ -12,6 +12,8 @@ import type {
   ExportStateInfo,
   Jitter,
   Operation,
+  PageItems,
+  PagesEnd,
   PollDecision,
   RateDecision,
   ReceiptStep,
@@ -46,6 +48,8 @@ export type {
   Idempotency,
   Jitter,
   Operation,
+  PageItems,
+  PagesEnd,
   ParamStyle,
   PollAction,
   PollDecision,
@@ -144,6 +148,15 @@ export class CallFailedError extends RoyaltyKitError {
   /** The HTTP library's last error (the fetch's rejection), when a transport failure ended it. */
   readonly cause?: unknown;
 }
+
+/** A list that cannot be read to its end; the items given before it stand. `page_unreadable`:
+ * a page that is not JSON or has no items array; `next_page_unknown`: a page that says more
+ * follow without saying how to ask for them; `list_cursor_repeated`: a cursor or a page given
+ * again (reading on would loop). The message is the core's, the same in every language. */
+export class PaginationError extends RoyaltyKitError {
+  readonly code: 'page_unreadable' | 'next_page_unknown' | 'list_cursor_repeated';
+}
+export interface PaginationError extends Fields<'pagination'> {}
 
 // ---- argument shapes ---------------------------------------------------------------------------------
 
@@ -870,4 +883,53 @@ export class ExportJob extends Machine {
   } & MachineLimits);
   readonly exportId: string | null;
   static resume(saved: string): ExportJob;
+}
+
+/** What a host does next for a walk over pages (`Pages.next()`). */
+export type PagesStep =
+  /** Request the list with `query` (the caller's own parameters with the page's, in order), then
+   * report its 2xx body to `page()`. */
+  | { step: 'fetch'; query: Array<[string, string]> }
+  /** The walk is over: why (`last`, `max_pages`, `max_items`), pages read, items given. */
+  | { step: 'done'; end: PagesEnd; pages: number; items: number }
+  /** The list cannot be read on; the items given before it stand. */
+  | { step: 'fail'; error: PaginationError };
+
+/** The bounds of a walk over pages (each optional: none). */
+export interface PagesOptions {
+  /** Most pages to read (from 1). */
+  maxPages?: number | null;
+  /** Most items to give (from 1); a page's items past it are not given. */
+  maxItems?: number | null;
+  /** The page size to ask for (`limit` or `size`; default: the query's, else 100 for a reporting
+   * list, else the service's default). */
+  pageSize?: number | null;
+  /** The member naming an item, for the export list's keyset cursor (default `id`). */
+  idField?: string | null;
+}
+
+/**
+ * Every page of a list operation, one request at a time, bounded by pages or items: ask
+ * `next()`; fetch the query of a `fetch` step with your own request (path, tenant, user) and
+ * report its 2xx body to `page()`; give the first `take` items of the parsed page (`member`
+ * null) or of its member `member`; ask again until `done` or `fail`. Never loops, never gives an
+ * item twice. (The clients' `paginate` drives it for you.)
+ */
+export class Pages {
+  /** A walk over `operationId`'s pages from `query` (its `cursor`, `page`, `limit` or `size` say
+   * where to start and the page size). Throws InvalidArgumentError for an unknown operation, one
+   * that is not a GET, a bound below 1, a page size out of range, or a query `limit`/`size` that
+   * differs from `pageSize`. */
+  constructor(operationId: string, query?: RequestParams['query'] | null, options?: PagesOptions);
+  /** The step pending; the same until a page is reported. */
+  next(): PagesStep;
+  /** The 2xx body of the page fetched: where its items are, or null when it has no items array
+   * (the next step is then `fail`). Throws InvalidArgumentError when no fetch is pending. */
+  page(body: BodyLike): PageItems | null;
+  /** Pages read so far. */
+  readonly pages: number;
+  /** Items given so far. */
+  readonly items: number;
+  /** Frees the wasm memory now (otherwise freed when garbage-collected); the walk is unusable after. */
+  free(): void;
 }

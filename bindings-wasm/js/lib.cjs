@@ -88,6 +88,13 @@ const ReconcileRequired = errorClass('ReconcileRequired');
  * attempts and the last transport error.
  */
 const CallFailedError = errorClass('CallFailedError');
+/**
+ * A list that cannot be read to its end (family `pagination`; `code` `page_unreadable`: a page
+ * that is not JSON or has no items array, `next_page_unknown`: a page that says more follow
+ * without saying how to ask for them, `list_cursor_repeated`: a cursor or a page given again,
+ * which would loop). The items given before it stand. Its message is the core's.
+ */
+const PaginationError = errorClass('PaginationError');
 
 // The one table from the core's error family to a class; everything else comes from the core.
 const FAMILIES = {
@@ -98,6 +105,7 @@ const FAMILIES = {
   export_state: ExportStateError,
   export_download: ExportDownloadError,
   api: ApiError,
+  pagination: PaginationError,
   host: RoyaltyKitError,
 };
 
@@ -1220,6 +1228,63 @@ class ExportJob extends Machine {
   }
 }
 
+/**
+ * Every page of a list operation, one request at a time, bounded by pages or items (the core's
+ * `Pages`): ask `next()`; for `{ step: 'fetch', query }` request the operation with that query
+ * (the caller's own parameters with the page's: `[[name, value], …]`) and report the 2xx body to
+ * `page(body)`, which says where the page's items are (`{ member, take }`: the first `take` of
+ * the parsed page itself when `member` is null, else of `page[member]`; null when the page has
+ * no items array); ask again until `{ step: 'done', end, pages, items }` (`end`: `last`,
+ * `max_pages` or `max_items`) or `{ step: 'fail', error }` (a PaginationError; the items given
+ * before it stand). It never loops and never gives an item twice.
+ */
+class Pages {
+  /**
+   * A walk over `operationId`'s pages from `query` (an object or `[name, value]` pairs; its
+   * `cursor`, `page`, `limit` or `size` say where to start and the page size), with `{ maxPages,
+   * maxItems, pageSize, idField }` (each optional: no bound; the operation's page size; `id`).
+   * Throws InvalidArgumentError for an unknown operation, one that is not a GET, a bound below 1,
+   * a page size out of the operation's range, or a query `limit`/`size` that differs from `pageSize`.
+   */
+  constructor(operationId, query, opts) {
+    const o = options(opts);
+    const id = toStr(operationId, 'operationId');
+    const flat = pairsOf(query, 'query');
+    const args = [toNumber(o.maxPages, 'maxPages', undefined), toNumber(o.maxItems, 'maxItems', undefined),
+      toNumber(o.pageSize, 'pageSize', undefined), optStr(o.idField, 'idField')];
+    this._inner = call(() => new native.Pages(id, flat, ...args));
+  }
+  /** The step pending (the same until a page is reported): `{ step: 'fetch', query }`,
+   * `{ step: 'done', end, pages, items }` or `{ step: 'fail', error }`. */
+  next() {
+    const [kind, text] = this._inner.next();
+    const s = { step: kind, ...JSON.parse(text) };
+    if (s.error) s.error = fromNative(JSON.stringify(s.error));
+    return s;
+  }
+  /** The 2xx body of the page fetched (bytes or a string): `{ member, take }`, or null when the
+   * page has no items array (the next step is then `fail`). Throws InvalidArgumentError when no
+   * fetch is pending. */
+  page(body) {
+    const bytes = toBytes(body);
+    const items = call(() => this._inner.page(bytes));
+    return items === undefined ? null : JSON.parse(items);
+  }
+  /** Pages read so far. */
+  get pages() {
+    return this._inner.pages;
+  }
+  /** Items given so far. */
+  get items() {
+    return this._inner.items;
+  }
+  /** Frees the wasm memory now (otherwise freed when garbage-collected); the walk is unusable after. */
+  free() {
+    if (this._inner) this._inner.free();
+    this._inner = undefined;
+  }
+}
+
 // ---- WHATWG Request handlers (royaltykit/fetch) --------------------------------------------------
 
 /** Reads a WHATWG body stream, stopping one byte past `limit` (the core then refuses it). */
@@ -1847,7 +1912,7 @@ module.exports = {
   // receivers and the protocol machines
   verifyRequest, webhookHandler, WebhookReceiver, RedisDedupStore, RedisDedupProtocol, planReceipt, decideClaims,
   SqlDedupProtocol, PostgresDedupStore, SqliteDedupStore,
-  WebhookReceipt, Session, Call, ExportJob,
+  WebhookReceipt, Session, Call, ExportJob, Pages,
   // retries
   webhookRetrySchedule, webhookNextAttemptAt, webhookGivesUpAt, backoffDelay, parseRetryAfter, decideRetry, RateBudget,
   // the catalog, requests, error bodies and tokens
@@ -1858,5 +1923,5 @@ module.exports = {
   exportState, validateExportCommand, exportPollDecision, checkExportDownload, validateExportListQuery, stepUpSatisfies,
   // errors
   RoyaltyKitError, WebhookVerificationError, InvalidArgumentError, RequestBuildError, TokenResponseError, ApiError,
-  ExportStateError, ExportDownloadError, ReconcileRequired, CallFailedError,
+  ExportStateError, ExportDownloadError, ReconcileRequired, CallFailedError, PaginationError,
 };

@@ -485,3 +485,87 @@ api_machine!(ExportJob, machine::ExportJob, job_step, {
         self.0.export_id().map(str::to_owned)
     }
 });
+
+/// A host number that must be a whole number from 1 (the core then checks its range), as `T`.
+fn count<T: TryFrom<i64>>(name: &'static str, value: Option<f64>) -> R<Option<T>> {
+    crate::opt_int(name, value)?
+        .map(|v| {
+            T::try_from(v).map_err(|_| {
+                err(royaltykit::ArgumentError::new(
+                    name,
+                    format!("{v} is out of range: give a whole number from 1"),
+                ))
+            })
+        })
+        .transpose()
+}
+
+/// A step of a walk over pages, as `[kind, json]`: `fetch` with `query` (`[[name, value], …]`),
+/// `done` with `end`, `pages` and `items`, `fail` with the core's `error`.
+fn pages_step(s: machine::PagesStep) -> js_sys::Array {
+    match s {
+        machine::PagesStep::Fetch { query } => step("fetch", json!({ "query": query })),
+        machine::PagesStep::Done { end, pages, items } => step(
+            "done",
+            json!({ "end": end.as_str(), "pages": pages, "items": items }),
+        ),
+        machine::PagesStep::Fail { error } => step("fail", json!({ "error": error })),
+    }
+}
+
+/// Every page of a list operation (`machine::Pages`), bounded by pages or items.
+#[wasm_bindgen]
+pub struct Pages(machine::Pages);
+
+#[wasm_bindgen]
+impl Pages {
+    /// `machine::Pages::new`: the caller's query as flat `[name, value, …]` pairs and the
+    /// `PagesOptions` one by one (undefined: none). Throws `invalid_argument` for an unknown
+    /// operation, one that is not a GET, a bound below 1 or a page size out of range.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        operation_id: &str,
+        query: Vec<String>,
+        max_pages: Option<f64>,
+        max_items: Option<f64>,
+        page_size: Option<f64>,
+        id_field: Option<String>,
+    ) -> R<Pages> {
+        let query = query
+            .chunks_exact(2)
+            .map(|p| (p[0].clone(), p[1].clone()))
+            .collect();
+        let options = machine::PagesOptions {
+            max_pages: count("max_pages", max_pages)?,
+            max_items: count("max_items", max_items)?,
+            page_size: count("page_size", page_size)?,
+            id_field,
+        };
+        machine::Pages::new(operation_id, query, options)
+            .map(Pages)
+            .map_err(err)
+    }
+    /// The step pending (the same until a page is reported), as `[kind, json]`.
+    pub fn next(&self) -> js_sys::Array {
+        pages_step(self.0.next())
+    }
+    /// The 2xx body of the page fetched: the core's `PageItems` as JSON (`{"member", "take"}`),
+    /// or undefined when the page has no items array (the next step is then `fail`). Throws
+    /// `invalid_argument` when no fetch is pending.
+    pub fn page(&mut self, body: &[u8]) -> R<Option<String>> {
+        self.0
+            .page(body)
+            .map(|items| items.as_ref().map(json))
+            .map_err(err)
+    }
+    /// Pages read so far.
+    #[wasm_bindgen(getter)]
+    pub fn pages(&self) -> f64 {
+        f64::from(self.0.pages())
+    }
+    /// Items given so far.
+    #[wasm_bindgen(getter)]
+    pub fn items(&self) -> f64 {
+        self.0.items() as f64
+    }
+}

@@ -59,6 +59,15 @@ export async function runClient(runtime, client, base, file) {
   const ev = await control('stats');
   check('a redirect is never followed', red?.rule === 'redirect' && ev.evil_requests === 0, `${red?.rule} ${red?.message} ${ev.evil_requests}`);
 
+  // Every item of a list, page after page (an async generator driving the core's Pages).
+  await control('reset', { existing: { count: 25 }, list: { page_size: 10 } });
+  const ids = (await control('stats')).exports.map((x) => x.id);
+  const walked = [];
+  for await (const item of reports().paginate('listPlatformExports')) walked.push(item.id);
+  const p = await control('stats');
+  check('paginate: every item once, in order, 3 pages', same(walked, ids) && p.requests.listPlatformExports === 3,
+    `${walked.length} ${p.requests.listPlatformExports}`);
+
   if (file) {
     await control('reset', { states: ['ready'], faults: [{ op: 'downloadPlatformExport', nth: 1, do: 'truncate' }] });
     const whole = new Uint8Array(await (await fetch(`${base}/_fake/artifact`)).arrayBuffer());

@@ -183,3 +183,42 @@ void configured.runExport(null, { to: 'out.csv' });
 void new rk.WebhookReceiver({ secrets: 'whsec_a', namespace: 'org-1', handler: () => undefined, telemetry: openTelemetry({ tracerProvider: { getTracer: () => ({}) } }) });
 const scope = telemetry.operation?.('listPlatformExports', { baseUrl: 'https://reports.example' });
 scope?.end(null);
+
+// Issue 43: every item of a list (paginate), the Pages machine, PaginationError.
+import { PaginationError } from 'royaltykit/client';
+import type { PaginateOptions } from 'royaltykit/client';
+async function everyExport(): Promise<unknown[]> {
+  const bounds: PaginateOptions = { maxItems: 500, pageSize: 50, signal: abortSignal };
+  const items: unknown[] = [];
+  try {
+    for await (const item of configured.paginate('listPlatformExports', { query: { format: 'csv' } }, bounds)) items.push(item);
+  } catch (e) {
+    if (e instanceof PaginationError) {
+      const code: 'page_unreadable' | 'next_page_unknown' | 'list_cursor_repeated' = e.code;
+      void code;
+    }
+  }
+  // @ts-expect-error the operation's query names come from the catalog
+  void configured.paginate('listPlatformExports', { query: { owner: 'me' } });
+  // @ts-expect-error paginate's options are named
+  void configured.paginate('listPlatformExports', {}, { limit: 5 });
+  return items;
+}
+void everyExport;
+const walk = new rk.Pages('listEnterpriseSubscriptions', { size: 10 }, { maxPages: 3 });
+const pageStep: rk.PagesStep = walk.next();
+if (pageStep.step === 'fetch') {
+  const query: Array<[string, string]> = pageStep.query;
+  const at: rk.PageItems | null = walk.page('{"data": []}');
+  const member: string | null | undefined = at?.member;
+  void [query, member, at?.take];
+} else if (pageStep.step === 'done') {
+  const end: rk.PagesEnd = pageStep.end;
+  void [end, pageStep.pages, pageStep.items];
+} else {
+  const error: rk.PaginationError = pageStep.error;
+  void error;
+}
+const counts: number[] = [walk.pages, walk.items];
+void counts;
+walk.free();

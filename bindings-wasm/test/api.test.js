@@ -257,7 +257,7 @@ test('the module keeps working after hostile calls', () => {
 test('catalog: read-only data, both APIs', () => {
   const ops = rk.operations();
   assert.equal(ops.filter((o) => o.api === 'reports').length, 44);
-  assert.equal(ops.filter((o) => o.api === 'enterprise').length, 14);
+  assert.equal(ops.filter((o) => o.api === 'enterprise').length, 15);
   assert.equal(rk.operation('getPlatformExport').scope, 'exports:write');
   assert.equal(rk.operation('downloadPlatformExportAsHuman').stepUp, 'recent_non_recovery');
   assert.throws(() => { ops[0].id = 'x'; }, TypeError);

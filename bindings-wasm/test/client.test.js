@@ -12,7 +12,7 @@ const net = require('node:net');
 const readline = require('node:readline');
 const { spawn, execFileSync } = require('node:child_process');
 const rk = require('royaltykit');
-const { createReportsClient, createEnterpriseClient, Session, ReconcileRequired, CallFailedError } = require('royaltykit/client');
+const { createReportsClient, createEnterpriseClient, Session, ReconcileRequired, CallFailedError, PaginationError } = require('royaltykit/client');
 
 const ROOT = process.env.ROYALTYKIT_ROOT ?? path.resolve(__dirname, '../..');
 const TENANT = '0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e';
@@ -637,4 +637,205 @@ test('a deprecated operation: one notice (warning, naming the sunset) per client
   // an operation not deprecated: no notice
   await a.request('getPlatformExport', { path: { export: '7c9e6679-7425-40de-944b-e07072fc6b14' } }).catch(() => {});
   assert.equal(notices('a').length, 1);
+});
+
+// ---- paginate: every item of a list, page after page (the core's Pages) ----------------------------
+
+const enterpriseClient = (extra = {}) => createEnterpriseClient({ baseUrl: url, credentials: { apiKey: 'key-1', apiSecret: 'secret-1' }, clock, sleep, ...extra });
+/** Every item of an async iterator. */
+async function all(iterator) {
+  const items = [];
+  for await (const item of iterator) items.push(item);
+  return items;
+}
+/** The ids of the exports the fake API holds, oldest first. */
+const exportIds = async () => (await stats()).exports.map((e) => e.id);
+
+for (const cursor of ['next_cursor', 'meta', 'links', 'none']) {
+  test(`paginate: 25 exports in pages of 10 (cursor ${cursor}): every id once, in order, 3 list requests`, async () => {
+    await reset({ existing: { count: 25 }, list: { page_size: 10, cursor } });
+    const expected = await exportIds();
+    // A list that names no cursor is followed by its last id only after a full page: the size asked for must be the page's.
+    const items = await all(reports().paginate('listPlatformExports', {}, cursor === 'none' ? { pageSize: 10 } : {}));
+    assert.deepEqual(items.map((e) => e.id), expected);
+    assert.equal(new Set(items.map((e) => e.id)).size, 25);
+    assert.equal((await stats()).requests.listPlatformExports, 3);
+  });
+}
+
+test('paginate is lazy: maxItems 12 makes 2 list requests, maxPages 1 one, a break after 3 items one', async () => {
+  await reset({ existing: { count: 25 }, list: { page_size: 10 } });
+  const expected = await exportIds();
+  const twelve = await all(reports().paginate('listPlatformExports', {}, { maxItems: 12 }));
+  assert.deepEqual(twelve.map((e) => e.id), expected.slice(0, 12));
+  assert.equal((await stats()).requests.listPlatformExports, 2);
+  const ten = await all(reports().paginate('listPlatformExports', null, { maxPages: 1 }));
+  assert.deepEqual(ten.map((e) => e.id), expected.slice(0, 10));
+  assert.equal((await stats()).requests.listPlatformExports, 3);
+  const walk = reports().paginate('listPlatformExports');
+  assert.equal((await stats()).requests.listPlatformExports, 3, 'nothing is requested before the first item is asked for');
+  const three = [];
+  for await (const e of walk) {
+    three.push(e.id);
+    if (three.length === 3) break;
+  }
+  assert.deepEqual(three, expected.slice(0, 3));
+  assert.equal((await stats()).requests.listPlatformExports, 4);
+  assert.deepEqual(await walk.next(), { value: undefined, done: true }, 'a walk left by break is over');
+});
+
+test('paginate keeps the caller\'s query on every page and passes it through', async () => {
+  await reset({ existing: { count: 25 }, list: { page_size: 10, cursor: 'none' } });
+  const expected = await exportIds();
+  const ready = await all(reports().paginate('listPlatformExports', { query: { status: 'ready', limit: 10 } }));
+  assert.deepEqual(ready.map((e) => e.id), expected);
+  assert.equal((await stats()).requests.listPlatformExports, 3);
+  assert.deepEqual(await all(reports().paginate('listPlatformExports', { query: [['status', 'queued']] })), []);
+  assert.equal((await stats()).requests.listPlatformExports, 4);
+  // the caller's cursor is where the walk starts
+  const after = await all(reports().paginate('listPlatformExports', { query: { cursor: expected[19] } }, { pageSize: 10 }));
+  assert.deepEqual(after.map((e) => e.id), expected.slice(20));
+});
+
+test('paginate: 23 subscriptions in numbered pages, with and without a page size', async () => {
+  await reset({ subscriptions: 23 });
+  const refs = Array.from({ length: 23 }, (_, i) => `sub_${String(i + 1).padStart(3, '0')}`);
+  const client = enterpriseClient();
+  const sized = await all(client.paginate('listEnterpriseSubscriptions', {}, { pageSize: 10 }));
+  assert.deepEqual(sized.map((s) => s.reference), refs);
+  assert.equal((await stats()).requests.listEnterpriseSubscriptions, 3);
+  const unsized = await all(client.paginate('listEnterpriseSubscriptions'));
+  assert.deepEqual(unsized.map((s) => s.reference), refs);
+  assert.equal((await stats()).requests.listEnterpriseSubscriptions, 6); // 3 more: the service's default 10
+  const five = await all(client.paginate('listEnterpriseSubscriptions', {}, { pageSize: 5, maxPages: 2 }));
+  assert.deepEqual(five.map((s) => s.reference), refs.slice(0, 10));
+  assert.equal((await stats()).requests.listEnterpriseSubscriptions, 8);
+  // a list without paging parameters: one page
+  assert.deepEqual((await all(client.paginate('listEnterpriseReleases'))).map((r) => r.title), ['First', 'Second']);
+  assert.equal((await stats()).requests.listEnterpriseReleases, 1);
+});
+
+test('paginate: a 503 on page 2 is retried by its call; every item still once', async () => {
+  await reset({ existing: { count: 25 }, list: { page_size: 10 }, faults: [{ op: 'listPlatformExports', nth: 2, do: 'status', status: 503 }] });
+  const expected = await exportIds();
+  const events = [];
+  const items = await all(reports({ onEvent: (e) => events.push(e) }).paginate('listPlatformExports'));
+  assert.deepEqual(items.map((e) => e.id), expected);
+  assert.equal((await stats()).requests.listPlatformExports, 4);
+  // each page is a call of the client's own: its events (the retry included) reach onEvent
+  assert.equal(events.filter((e) => e.kind === 'retry' && e.operation === 'listPlatformExports' && e.status === 503).length, 1);
+  assert.equal(events.filter((e) => e.kind === 'done' && e.operation === 'listPlatformExports').length, 3);
+});
+
+test('paginate: a page that is not a list is PaginationError page_unreadable; the items before it stand', async () => {
+  await reset();
+  // The token from the fake API, the list's pages from a script.
+  const pages = [
+    { data: [{ id: 'a' }, { id: 'b' }], next_cursor: '7c9e6679-7425-40de-944b-e07072fc6b14' },
+    { total: 3 },
+  ];
+  const served = [];
+  const scripted = async (input, init) => {
+    if (!String(input).includes('/exports')) return fetch(input, init);
+    served.push(String(input));
+    return new Response(JSON.stringify(pages[served.length - 1]), { status: 200, headers: { 'content-type': 'application/json' } });
+  };
+  const items = [];
+  await assert.rejects(async () => {
+    for await (const item of reports({ fetch: scripted }).paginate('listPlatformExports')) items.push(item.id);
+  }, (e) => {
+    assert.ok(e instanceof PaginationError && e instanceof rk.PaginationError && e instanceof rk.RoyaltyKitError);
+    assert.equal(e.name, 'PaginationError');
+    assert.equal(e.code, 'page_unreadable');
+    assert.equal(e.httpStatus, 500);
+    assert.match(e.message, /listPlatformExports/);
+    return true;
+  });
+  assert.deepEqual(items, ['a', 'b']);
+  assert.equal(served.length, 2);
+  assert.match(served[1], /[?&]cursor=7c9e6679-7425-40de-944b-e07072fc6b14(&|$)/);
+  // a page that is not JSON at all, and one that says more follow without saying how to ask
+  for (const [body, code] of [['<html>oops</html>', 'page_unreadable'], [JSON.stringify({ data: [{ id: 'x' }], has_more: true }), 'next_page_unknown']]) {
+    const once = async (input, init) => (String(input).includes('/exports') ? new Response(body, { status: 200 }) : fetch(input, init));
+    await assert.rejects(all(reports({ fetch: once }).paginate('listPlatformExports')), (e) => e instanceof PaginationError && e.code === code);
+  }
+});
+
+test('paginate: an AbortSignal stops the walk between items and aborts a page in flight', async () => {
+  await reset({ existing: { count: 25 }, list: { page_size: 10 } });
+  const expected = await exportIds();
+  const controller = new AbortController();
+  const seen = [];
+  await assert.rejects(async () => {
+    for await (const e of reports().paginate('listPlatformExports', {}, { signal: controller.signal })) {
+      seen.push(e.id);
+      if (seen.length === 5) controller.abort(new Error('stopped by the test'));
+    }
+  }, /stopped by the test/);
+  assert.deepEqual(seen, expected.slice(0, 5));
+  assert.equal((await stats()).requests.listPlatformExports, 1);
+  // page 2 never answers: the abort reaches the fetch in flight
+  let lists = 0;
+  let cut = null;
+  const hanging = (input, init) => {
+    if (!String(input).includes('/exports') || ++lists === 1) return fetch(input, init);
+    return new Promise((_, reject) => init.signal.addEventListener('abort', () => {
+      cut = init.signal.reason;
+      reject(init.signal.reason);
+    }));
+  };
+  const stalled = new AbortController();
+  const got = [];
+  await assert.rejects(async () => {
+    for await (const e of reports({ fetch: hanging }).paginate('listPlatformExports', {}, { signal: stalled.signal })) {
+      got.push(e);
+      if (got.length === 10) setTimeout(() => stalled.abort(new Error('aborted in flight')), 100);
+    }
+  }, /aborted in flight/);
+  assert.equal(got.length, 10);
+  assert.equal(lists, 2);
+  assert.match(String(cut?.message), /aborted in flight/);
+  // aborted before it starts: no request
+  await assert.rejects(all(reports().paginate('listPlatformExports', {}, { signal: AbortSignal.abort(new Error('never')) })), /never/);
+  assert.equal((await stats()).requests.listPlatformExports, 2); // the first walk's page and the second's first
+});
+
+test('paginate checks its arguments when called, before any request', async () => {
+  await reset();
+  const client = reports();
+  assert.throws(() => client.paginate('createPlatformExport'), (e) => e instanceof rk.InvalidArgumentError && e.code === 'invalid_argument');
+  assert.throws(() => client.paginate('noSuchOperation'), rk.RoyaltyKitError);
+  assert.throws(() => client.paginate('listPlatformExports', {}, { pageSize: 101 }), rk.InvalidArgumentError);
+  assert.throws(() => client.paginate('listPlatformExports', { query: { limit: 5 } }, { pageSize: 10 }), rk.InvalidArgumentError);
+  assert.throws(() => client.paginate('listPlatformExports', {}, { maxItems: 0 }), rk.InvalidArgumentError);
+  assert.throws(() => client.paginate('listPlatformExports', {}, { maxPages: -1 }), rk.InvalidArgumentError);
+  assert.throws(() => client.paginate('listPlatformExports', {}, { maxItems: 1.5 }), rk.InvalidArgumentError);
+  assert.throws(() => client.paginate('listPlatformExports', {}, { maxItems: '3' }), TypeError);
+  assert.throws(() => client.paginate('listPlatformExports', {}, { limit: 3 }), /unknown option `limit` for paginate/);
+  assert.deepEqual((await stats()).requests, {});
+  // withOptions' copy paginates with its own bounds
+  await reset({ existing: { count: 3 } });
+  assert.equal((await all(client.withOptions({ maxAttempts: 2 }).paginate('listPlatformExports'))).length, 3);
+});
+
+test('the machine a client drives: Pages by hand over request()', async () => {
+  await reset({ subscriptions: 7 });
+  const client = enterpriseClient();
+  const walk = new rk.Pages('listEnterpriseSubscriptions', {}, { pageSize: 3 });
+  const refs = [];
+  try {
+    for (let s = walk.next(); s.step !== 'done'; s = walk.next()) {
+      assert.equal(s.step, 'fetch');
+      const raw = await client.requestRaw('listEnterpriseSubscriptions', { query: s.query });
+      const at = walk.page(raw.body);
+      const list = at.member === null ? raw.data : raw.data[at.member];
+      refs.push(...list.slice(0, at.take).map((x) => x.reference));
+    }
+    assert.deepEqual(walk.next(), { step: 'done', end: 'last', pages: 3, items: 7 });
+    assert.equal(walk.pages, 3);
+    assert.equal(walk.items, 7);
+  } finally {
+    walk.free();
+  }
+  assert.deepEqual(refs, ['sub_001', 'sub_002', 'sub_003', 'sub_004', 'sub_005', 'sub_006', 'sub_007']);
 });

@@ -198,9 +198,45 @@ function session(i) {
   return { steps, exchanges: s.exchanges };
 }
 
-const ADAPTERS = { receipt, call, export_job: exportJob, session };
+/** A walk over pages fed the transcript's bodies (`fn pages` in core/tests/machines.rs): each
+ * `fetch` recorded with its query, then the next body reported to `page()`. */
+function pages(i) {
+  const o = i.options;
+  const walk = new rk.Pages(i.operation, i.query, { maxPages: o.max_pages, maxItems: o.max_items, pageSize: o.page_size, idField: o.id_field });
+  const bodies = [...i.pages];
+  const steps = [];
+  try {
+    for (;;) {
+      const s = walk.next();
+      if (s.step === 'fetch') {
+        steps.push({ step: 'fetch', query: s.query });
+        if (bodies.length === 0) return steps; // a fetch the transcript did not script: the steps differ
+        const items = walk.page(bodies.shift());
+        steps.push(items === null ? { step: 'page', items: null } : { step: 'page', member: items.member, take: items.take });
+        assert.equal(walk.items, steps.filter((x) => x.take !== undefined).reduce((n, x) => n + x.take, 0));
+      } else if (s.step === 'done') {
+        assert.equal(walk.pages, s.pages);
+        steps.push({ step: 'done', end: s.end, pages: s.pages, items: s.items });
+        return steps;
+      } else {
+        assert.ok(s.error instanceof rk.RoyaltyKitError, String(s.error));
+        assert.equal(s.error.httpStatus, 500);
+        assert.ok(s.error.message.length > 0);
+        // The family, as the JS error table gives it: the class.
+        steps.push({ step: 'fail', code: s.error.code, family: s.error instanceof rk.PaginationError ? 'pagination' : s.error.name });
+        // The walk is over: a page reported now is refused.
+        assert.throws(() => walk.page('[]'), rk.InvalidArgumentError);
+        return steps;
+      }
+    }
+  } finally {
+    walk.free();
+  }
+}
+
+const ADAPTERS = { receipt, call, export_job: exportJob, session, pages };
 // The least each group holds (the session group is new and small).
-const MINIMUM = { receipt: 40, call: 40, export_job: 40, session: 5 };
+const MINIMUM = { receipt: 40, call: 40, export_job: 40, session: 5, pages: 20 };
 
 /** `got` restricted to the members `want` names, step by step; asserts each is there. */
 function sameSteps(got, want, what) {
@@ -218,8 +254,12 @@ test('machines.json', async (t) => {
       assert.ok(ADAPTERS[group.function], `no adapter for ${group.function}`);
       assert.ok(group.tests.length >= MINIMUM[group.function]);
       for (const c of group.tests) {
-        const got = ADAPTERS[group.function](c.input);
         const what = `tcId ${c.tcId} ${c.comment}`;
+        if (c.result === 'invalid') {
+          assert.throws(() => ADAPTERS[group.function](c.input), (e) => e instanceof rk.RoyaltyKitError && e.code === c.error.code, what);
+          continue;
+        }
+        const got = ADAPTERS[group.function](c.input);
         sameSteps(Array.isArray(got) ? got : got.steps, c.expected.steps, what);
         if ('exchanges' in c.expected) assert.equal(got.exchanges, c.expected.exchanges, `${what}: exchanges`);
       }
