@@ -250,6 +250,19 @@ export function createReportsClient(
   },
 ): ReportsClient;
 
-export function createEnterpriseClient(options: ClientOptions & { credentials: { apiKey: string; apiSecret: string } }): ApiClient;
+export interface EnterpriseClient extends ApiClient {
+  /**
+   * The canonical fetch of the consumer workflow: the current state of the resource a webhook
+   * event names, with the bearer token (and `X-User-Id` given `userId`). The URL must be a path
+   * under the enterprise API: anything else throws RequestBuildError `invalid_resource_url` before any
+   * request. Resolves to the parsed 2xx body.
+   */
+  fetchResource(
+    resource: string | { resourceUrl: string } | { event: { resourceUrl: string } },
+    options?: { userId?: string; signal?: AbortSignalLike },
+  ): Promise<unknown>;
+}
+
+export function createEnterpriseClient(options: ClientOptions & { credentials: { apiKey: string; apiSecret: string } }): EnterpriseClient;
 
 export type { Token, EnterpriseToken };

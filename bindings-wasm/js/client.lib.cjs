@@ -740,6 +740,23 @@ class EnterpriseClient extends Client {
     super(o, () => rk.buildEnterpriseTokenRequest({ apiKey: c.apiKey, apiSecret: c.apiSecret }),
       (status, headers, body, now) => rk.parseEnterpriseTokenResponse(status, headers, body, { now }), 'enterprise');
   }
+
+  /**
+   * The canonical fetch of the consumer workflow: the current state of the resource a webhook
+   * event names (`resource` is a VerifiedWebhook, a WebhookEvent or its `resourceUrl`), with the
+   * client's bearer token and, given `userId`, `X-User-Id`. The core checks the URL is a path under
+   * the enterprise API and throws RequestBuildError `invalid_resource_url` before any request otherwise,
+   * so the token goes nowhere else. Resolves to the parsed 2xx body, like `request`.
+   */
+  async fetchResource(resource, opts = {}) {
+    if (opts === null || typeof opts !== 'object') throw new TypeError('fetchResource options must be an object ({ userId, signal })');
+    const event = resource !== null && typeof resource === 'object' ? (resource.event ?? resource) : null;
+    const url = event === null ? resource : event.resourceUrl;
+    if (typeof url !== 'string') throw new TypeError('fetchResource takes a VerifiedWebhook, a WebhookEvent or its resourceUrl (a string)');
+    const params = { path: { resource: url } };
+    if (opts.userId != null) params.userId = opts.userId;
+    return this.request('fetchEnterpriseResource', params, { signal: opts.signal });
+  }
 }
 
 /** A client of the reporting API's machine surface (see the README, "Clients"). */

@@ -222,3 +222,14 @@ if (pageStep.step === 'fetch') {
 const counts: number[] = [walk.pages, walk.items];
 void counts;
 walk.free();
+
+// Issue 43: the canonical fetch of the resource an event names.
+import { createEnterpriseClient } from 'royaltykit/client';
+import type { EnterpriseClient } from 'royaltykit/client';
+const org: EnterpriseClient = createEnterpriseClient({ baseUrl: 'https://org.example', credentials: { apiKey: 'k', apiSecret: 's' } });
+declare const delivered: rk.VerifiedWebhook;
+void org.fetchResource(delivered, { userId: '0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e' });
+void org.fetchResource(delivered.event);
+void org.fetchResource('/api/v1/releases/1', { signal: abortSignal });
+// @ts-expect-error: a number is not a resource
+void org.fetchResource(42);

@@ -275,6 +275,24 @@ test('the defaults sleep for real and honour Retry-After', async () => {
   assert.equal(s.requests.listPlatformExports, 2);
 });
 
+test('fetchResource: the canonical state of the resource an event names, and nothing outside the API', async () => {
+  await reset();
+  const client = createEnterpriseClient({ baseUrl: url, credentials: { apiKey: 'key-1', apiSecret: 'secret-1' }, clock, sleep });
+  const rel = '/api/v1/releases/5b1f6a0e-2c3d-4e5f-8a9b-0c1d2e3f4a5b';
+  const user = '0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e';
+  const viaEvent = await client.fetchResource({ event: { resourceUrl: rel } });
+  assert.equal(viaEvent.data.uuid, '5b1f6a0e-2c3d-4e5f-8a9b-0c1d2e3f4a5b');
+  assert.equal(viaEvent.data.acting_for, null);
+  const forUser = await client.fetchResource({ resourceUrl: rel }, { userId: user });
+  assert.equal(forUser.data.acting_for, user);
+  assert.equal((await client.fetchResource(rel)).data.status, 'live');
+  for (const bad of [`http://127.0.0.1:1${rel}`, '//evil.example/api/v1/releases/1', '/api/v1/../v1/token', '/api/platform/v1/exports']) {
+    await assert.rejects(client.fetchResource(bad), (e) => e instanceof rk.RequestBuildError && e.code === 'invalid_resource_url');
+  }
+  await assert.rejects(client.fetchResource(42), TypeError);
+  assert.equal((await stats()).requests.fetchEnterpriseResource, 3);
+});
+
 test('a burst of enterprise requests stays inside the spec minute', async () => {
   await reset();
   const start = clock();
