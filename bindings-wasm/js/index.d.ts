@@ -119,7 +119,7 @@ export interface ApiError extends Omit<ApiErrorFields, 'message'>, Omit<Fields<'
 /** A request may have been applied and must not be sent again blindly (code `reconcile_required`):
  * check its effect first, as `reconcile` says. */
 export class ReconcileRequired extends RoyaltyKitError {
-  readonly reconcile: 'lookup_by_sent_data' | 'fetch_release_review_state' | 'check_checkout_state' | 'read_addon_status';
+  readonly reconcile: 'lookup_by_sent_data' | 'fetch_release_review_state' | 'check_checkout_state' | 'read_addon_status' | 'rotate_again';
   readonly reason: string;
   readonly operationId: string;
   /** An export job's: the ids of the exports that may be its own (new since it started and
@@ -695,7 +695,7 @@ export type CallStep =
   | { step: 'await_token'; seconds: number }
   | {
       step: 'reconcile';
-      reconcile: 'lookup_by_sent_data' | 'fetch_release_review_state' | 'check_checkout_state' | 'read_addon_status';
+      reconcile: 'lookup_by_sent_data' | 'fetch_release_review_state' | 'check_checkout_state' | 'read_addon_status' | 'rotate_again';
       reason: string;
       /** An export job's: the ids of the exports that may be its own, possibly none; [] for a call. */
       candidates: string[];

@@ -352,7 +352,7 @@ const ROWS: [Row; 59] = [
     Row { id: "updateEnterpriseWebhook", method: "PATCH", path: "/api/v1/webhooks/{reference}", scope: Some("webhooks:manage"), idempotency: Idempotency::Header, body: BodyRule::Required, retry_class: C::IdempotentWrite, ..ENTERPRISE },
     Row { id: "deleteEnterpriseWebhook", method: "DELETE", path: "/api/v1/webhooks/{reference}", scope: Some("webhooks:manage"), idempotency: Idempotency::Header, retry_class: C::IdempotentWrite, ..ENTERPRISE },
     Row { id: "testEnterpriseWebhook", method: "POST", path: "/api/v1/webhooks/{reference}/test", scope: Some("webhooks:manage"), retry_class: C::UnsafeCreate, ..ENTERPRISE },
-    Row { id: "rotateEnterpriseWebhookSecret", method: "POST", path: "/api/v1/webhooks/{reference}/rotate-secret", scope: Some("webhooks:manage"), retry_class: C::UnsafeCreate, ..ENTERPRISE },
+    Row { id: "rotateEnterpriseWebhookSecret", method: "POST", path: "/api/v1/webhooks/{reference}/rotate-secret", scope: Some("webhooks:manage"), retry_class: C::SecretRotation, ..ENTERPRISE },
     Row { id: "listEnterpriseWebhookDeliveries", method: "GET", path: "/api/v1/webhooks/{reference}/deliveries", scope: Some("webhooks:manage"), ..ENTERPRISE },
     // The consumer workflow's canonical fetch ("fetch the canonical resource URL with a bearer
     // token"): `{+resource}` is an event's resource.url, checked to lie under /api/v1/.

@@ -476,6 +476,11 @@ call("an enterprise webhook create (Idempotency-Key) after a lost connection: th
 call("an enterprise webhook test (a create, no key) timing out: reconcile", [tok(), transport("timeout")],
      [REFRESH, send("POST", "/api/v1/webhooks/wh_1/test"), reconcile()],
      operation="testEnterpriseWebhook", params={"path": [["reference", "wh_1"]]})
+call("a secret rotation timing out: never sent again; reconcile rotate_again (its secret was shown once: rotate again"
+     " at once)", [tok(), transport("timeout")],
+     [REFRESH, send("POST", "/api/v1/webhooks/wh_1/rotate-secret"), reconcile("rotate_again")],
+     operation="rotateEnterpriseWebhookSecret", params={"path": [["reference", "wh_1"]]},
+     spec="enterprise spec, Endpoints (rotate-secret: new secret (once) and previous_secret_valid_until) and Retry safety")
 call("an enterprise read answered 502 then 200", [tok(), resp(502), resp(200, "[]")],
      [REFRESH, send("GET", "/api/v1/countries"), wait(2.0), send("GET", "/api/v1/countries"), done(200, "[]")],
      operation="listEnterpriseCountries", params={})

@@ -21,6 +21,8 @@ S_CREATE = "enterprise Errors/client behaviour: create times out -> look up or s
 S_SUBMIT = "enterprise Errors/client behaviour: submit times out -> fetch the release and its review state before submitting again"
 S_CHECKOUT = "enterprise Errors/client behaviour: checkout times out -> check checkout_id / order state before a new checkout"
 S_ADDON = "enterprise Errors/client behaviour: add-on install or purchase times out -> read add-on status before repeating"
+S_ROTATE = ("enterprise Endpoints: rotate-secret returns the new secret (once): a lost answer cannot be looked up;"
+            " Retry safety: never blindly")
 S_UPLOAD = "enterprise Errors/client behaviour: upload fails before a response -> retry the same file or chunk"
 S_SAFETY = "enterprise Retry safety: reads and token exchange may be retried; updates only when safe; creates, submit, checkout, add-on actions never blindly"
 S_IDEM = "reporting `idem` operations / enterprise Idempotency-Key on webhook create, update, delete: same key may be retried"
@@ -32,7 +34,8 @@ S_CONNECT = "connection not established: nothing was sent, so no operation can h
 
 REPEATABLE = ["read", "token_exchange", "idempotent_write", "safe_update", "upload"]
 RECONCILE = {"unsafe_create": ("lookup_by_sent_data", S_CREATE), "submit": ("fetch_release_review_state", S_SUBMIT),
-             "checkout": ("check_checkout_state", S_CHECKOUT), "addon_action": ("read_addon_status", S_ADDON)}
+             "checkout": ("check_checkout_state", S_CHECKOUT), "addon_action": ("read_addon_status", S_ADDON),
+             "secret_rotation": ("rotate_again", S_ROTATE)}
 CLASSES = REPEATABLE + list(RECONCILE)
 NOW = 1_795_320_000
 

@@ -29,6 +29,9 @@ string_enum! {
         SafeUpdate = "safe_update",
         /// A create without an idempotency key: never repeated blindly.
         UnsafeCreate = "unsafe_create",
+        /// A webhook secret rotation: its new secret is shown once, so a lost answer cannot be
+        /// looked up; never repeated blindly.
+        SecretRotation = "secret_rotation",
         /// A release submit.
         Submit = "submit",
         /// A checkout creation.
@@ -45,6 +48,7 @@ impl RetryClass {
     fn reconcile(self) -> Option<Reconcile> {
         match self {
             Self::UnsafeCreate => Some(Reconcile::LookupBySentData),
+            Self::SecretRotation => Some(Reconcile::RotateAgain),
             Self::Submit => Some(Reconcile::FetchReleaseReviewState),
             Self::Checkout => Some(Reconcile::CheckCheckoutState),
             Self::AddonAction => Some(Reconcile::ReadAddonStatus),
@@ -223,6 +227,8 @@ string_enum! {
         CheckCheckoutState = "check_checkout_state",
         /// Read the add-on's status before repeating.
         ReadAddonStatus = "read_addon_status",
+        /// A lost secret rotation: its secret was shown once; rotate again at once.
+        RotateAgain = "rotate_again",
     }
 }
 
@@ -233,6 +239,7 @@ impl Reconcile {
             Self::FetchReleaseReviewState => "fetch the release and its review state before submitting again",
             Self::CheckCheckoutState => "check whether a checkout_id was returned or the order state changed before a new checkout",
             Self::ReadAddonStatus => "read the add-on status before repeating",
+            Self::RotateAgain => "the new secret is shown only once and its answer was lost, so it cannot be looked up: rotate again at once and use the secret that rotation returns, keeping the current one until then (for five minutes after the lost rotation, deliveries still carry the current secret's signature too)",
         }
     }
 }

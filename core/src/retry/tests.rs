@@ -3,7 +3,7 @@
 
 use super::*;
 
-const ALL: [RetryClass; 9] = [
+const ALL: [RetryClass; 10] = [
     RetryClass::Read,
     RetryClass::TokenExchange,
     RetryClass::IdempotentWrite,
@@ -13,9 +13,11 @@ const ALL: [RetryClass; 9] = [
     RetryClass::Checkout,
     RetryClass::AddonAction,
     RetryClass::Upload,
+    RetryClass::SecretRotation,
 ];
-const BLIND_UNSAFE: [RetryClass; 4] = [
+const BLIND_UNSAFE: [RetryClass; 5] = [
     RetryClass::UnsafeCreate,
+    RetryClass::SecretRotation,
     RetryClass::Submit,
     RetryClass::Checkout,
     RetryClass::AddonAction,
