@@ -135,7 +135,7 @@ impl RequestDescriptor {
 
 /// Path or query parameters: a mapping or (name, value) pairs; a value is a str, an int or a
 /// bool (written `true`/`false`); None values are left out.
-fn params(obj: Option<&Bound<'_, PyAny>>, what: &str) -> R<Vec<(String, String)>> {
+pub(crate) fn params(obj: Option<&Bound<'_, PyAny>>, what: &str) -> R<Vec<(String, String)>> {
     let Some(obj) = obj.filter(|o| !o.is_none()) else {
         return Ok(Vec::new());
     };

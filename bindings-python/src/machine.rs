@@ -1,13 +1,13 @@
-//! The protocol machines for Python (`WebhookReceipt`, `Call`, `ExportJob`): argument
+//! The protocol machines for Python (`WebhookReceipt`, `Call`, `ExportJob`, `Pages`): argument
 //! conversion and the step classes only; every rule and every step is the core's.
 
-use crate::api::{bearer, json_body, request_params, RequestDescriptor};
+use crate::api::{bearer, json_body, params, request_params, RequestDescriptor};
 use crate::args::{Body, Headers, Text};
 use crate::{guard, DedupWindow};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 use royaltykit::dedup::ClaimState;
-use royaltykit::machine::{self, CallFailure, ReceiptStep};
+use royaltykit::machine::{self, CallFailure, PageItems, ReceiptStep};
 use royaltykit::retry::TransportFailure;
 use royaltykit::webhook::VerifiedWebhook;
 use std::sync::{Mutex, MutexGuard};
@@ -657,9 +657,132 @@ api_machine!(ExportJob, machine::ExportJob, job_step, {
     }
 });
 
+/// What a ``Pages`` walk says to do next. Match on the variant: ``Fetch(query)``,
+/// ``Done(end, pages, items)`` and ``Fail(error)``.
+#[pyclass(frozen, module = "royaltykit")]
+pub enum PagesStep {
+    /// Request the list with ``query`` (the caller's own parameters with the page's, in order),
+    /// then report its 2xx body to ``page``.
+    Fetch { query: Vec<(String, String)> },
+    /// The walk is over: ``end`` says why (``last``, ``max_pages`` or ``max_items``), ``pages``
+    /// and ``items`` how many were read and given.
+    Done { end: String, pages: u32, items: u64 },
+    /// The list cannot be read on (the items given so far stand): ``error`` is the
+    /// ``PaginationError`` to raise (``page_unreadable``, ``next_page_unknown``,
+    /// ``list_cursor_repeated``). Over.
+    Fail { error: Py<PyAny> },
+}
+
+#[pymethods]
+impl PagesStep {
+    fn __repr__(&self) -> String {
+        match self {
+            Self::Fetch { query } => format!("PagesStep.Fetch(query={query:?})"),
+            Self::Done { end, pages, items } => {
+                format!("PagesStep.Done(end={end:?}, pages={pages}, items={items})")
+            }
+            Self::Fail { error } => Python::attach(|py| {
+                let error = error.bind(py);
+                let code = error
+                    .getattr("code")
+                    .and_then(|c| c.extract::<String>())
+                    .unwrap_or_default();
+                format!("PagesStep.Fail({code:?}: {error})")
+            }),
+        }
+    }
+}
+
+/// A bound from Python as the core's `u32`: a negative one as 0 (which the core refuses,
+/// saying why), one past `u32` as its largest value.
+fn bound32(n: i64) -> u32 {
+    u32::try_from(n.max(0)).unwrap_or(u32::MAX)
+}
+
+/// Every page of a list operation as a machine: ask ``next()``; for ``Fetch``, request the list
+/// with its ``query`` (with your own path, tenant and user), report the 2xx body to ``page``,
+/// and give the first ``take`` items it points at; until ``Done`` or ``Fail``. The walk never
+/// loops and never gives an item twice. Thread-safe.
+#[pyclass(frozen, module = "royaltykit")]
+pub struct Pages(Mutex<machine::Pages>);
+
+#[pymethods]
+impl Pages {
+    /// A walk over ``operation_id``'s pages from ``query`` (a mapping or pairs, as ``Call``
+    /// takes it: its ``cursor``, ``page``, ``limit`` or ``size`` say where to start and the
+    /// page size), bounded by ``max_pages`` and ``max_items``; ``page_size`` is the ``limit`` or
+    /// ``size`` to ask for (default: the query's, else 100 for a reporting list, else the
+    /// service's); ``id_field`` names an item's id for the export list's keyset cursor
+    /// (default ``id``). ``InvalidArgumentError`` for an unknown operation, one that is not a
+    /// GET, or bounds out of range.
+    #[new]
+    #[pyo3(signature = (operation_id, *, query=None, max_pages=None, max_items=None, page_size=None, id_field=None))]
+    fn new(
+        operation_id: Text,
+        query: Option<&Bound<'_, PyAny>>,
+        max_pages: Option<i64>,
+        max_items: Option<i64>,
+        page_size: Option<i64>,
+        id_field: Option<Text>,
+    ) -> PyResult<Self> {
+        guard(|| {
+            let options = machine::PagesOptions {
+                max_pages: max_pages.map(bound32),
+                max_items: max_items.map(|n| n.max(0).unsigned_abs()),
+                page_size: page_size.map(bound32),
+                id_field: id_field.map(|t| t.0),
+            };
+            let pages = machine::Pages::new(&operation_id, params(query, "query")?, options)?;
+            Ok(Self(Mutex::new(pages)))
+        })
+    }
+
+    /// The step pending (``PagesStep.Fetch``, ``.Done``, ``.Fail``); the same until a page is
+    /// reported.
+    fn next(&self, py: Python<'_>) -> PyResult<PagesStep> {
+        let step = guard(|| Ok(lock(&self.0).next()))?;
+        Ok(match step {
+            machine::PagesStep::Fetch { query } => PagesStep::Fetch { query },
+            machine::PagesStep::Done { end, pages, items } => PagesStep::Done {
+                end: end.as_str().to_owned(),
+                pages,
+                items,
+            },
+            machine::PagesStep::Fail { error } => PagesStep::Fail {
+                error: crate::error_object(py, *error)?.unbind(),
+            },
+        })
+    }
+
+    /// The 2xx body of the page fetched: where its items are (``PageItems``: the page itself
+    /// when ``member`` is None, else ``page[member]``; give the first ``take``), or None when
+    /// the page has no items array (the next step is then ``Fail``). ``InvalidArgumentError``
+    /// when no fetch is pending.
+    fn page(&self, body: Body<'_>) -> PyResult<Option<PageItems>> {
+        guard(|| Ok(lock(&self.0).page(&body)?))
+    }
+
+    /// Pages read so far.
+    #[getter]
+    fn pages(&self) -> u32 {
+        lock(&self.0).pages()
+    }
+
+    /// Items given so far.
+    #[getter]
+    fn items(&self) -> u64 {
+        lock(&self.0).items()
+    }
+
+    fn __repr__(&self) -> String {
+        let p = lock(&self.0);
+        format!("Pages(pages={}, items={})", p.pages(), p.items())
+    }
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::py_export!(m;
-        class WebhookReceipt, ReceiptStep, CallStep, Call, ExportJob, Session
+        class WebhookReceipt, ReceiptStep, CallStep, Call, ExportJob, Session, Pages, PagesStep, PageItems
     );
     Ok(())
 }

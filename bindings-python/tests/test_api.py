@@ -205,7 +205,7 @@ def test_errors_carry_the_status_a_receiver_should_answer() -> None:
 
 def test_catalog_and_host_conversions():
     ops = rk.operations()
-    assert sum(o.api == "reports" for o in ops) == 44 and sum(o.api == "enterprise" for o in ops) == 14
+    assert sum(o.api == "reports" for o in ops) == 44 and sum(o.api == "enterprise" for o in ops) == 15
     assert rk.operation("getPlatformExport").scope == "exports:write"
     with pytest.raises(rk.InvalidArgumentError):
         rk.operation("nope")

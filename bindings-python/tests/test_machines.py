@@ -210,9 +210,59 @@ def session(i):
     return {"steps": steps, "exchanges": s.exchanges}
 
 
+def new_pages(i):
+    o = i["options"]
+    return rk.Pages(i["operation"], query=[tuple(x) for x in i["query"]], max_pages=o.get("max_pages"),
+                    max_items=o.get("max_items"), page_size=o.get("page_size"), id_field=o.get("id_field"))
+
+
+def pages(i):
+    """A walk over pages fed the transcript's bodies, as core/tests/machines.rs `fn pages` does."""
+    walk = new_pages(i)
+    bodies = iter(i["pages"])
+    steps = []
+    while True:
+        match walk.next():
+            case rk.PagesStep.Fetch(query=query):
+                steps.append({"step": "fetch", "query": [list(p) for p in query]})
+                body = next(bodies, None)
+                if body is None:
+                    break  # a fetch the transcript did not script: the steps differ
+                shown = walk.page(body.encode())
+                steps.append({"step": "page", "items": None} if shown is None
+                             else {"step": "page", "member": shown.member, "take": shown.take})
+            case rk.PagesStep.Done(end=end, pages=n, items=items):
+                assert (n, items) == (walk.pages, walk.items)
+                steps.append({"step": "done", "end": end, "pages": n, "items": items})
+                break
+            case rk.PagesStep.Fail(error=error):
+                assert isinstance(error, rk.PaginationError)
+                steps.append({"step": "fail", "code": error.code, "family": _family(error)})
+                break
+    return {"steps": steps}
+
+
+def _family(error):
+    """The family of an error, by the class the error table gave it."""
+    from royaltykit.errors import _FAMILIES
+
+    return next(f for f, cls in _FAMILIES.items() if type(error) is cls)
+
+
+MACHINES = {"receipt": receipt, "call": call, "export_job": export_job, "session": session, "pages": pages}
+
+
 @pytest.mark.parametrize("function,case", CASES)
 def test_transcript(function, case):
-    got = {"receipt": receipt, "call": call, "export_job": export_job, "session": session}[function](case["input"])
+    if case["result"] == "invalid":
+        with pytest.raises(rk.RoyaltyKitError) as e:
+            # a walk is refused when it is built, before any step
+            (new_pages if function == "pages" else MACHINES[function])(case["input"])
+        problem = mismatch(case["error"], e.value)
+        assert problem is None, f"{problem} ({e.value})"
+        return
+    assert case["result"] == "valid"
+    got = MACHINES[function](case["input"])
     problem = mismatch(case["expected"], got)
     assert problem is None, problem
 
@@ -312,3 +362,54 @@ def test_a_machine_on_a_session_takes_the_session_budget_only():
     assert isinstance(rk.Call("listEnterpriseCountries", seed=1).next(0, session=s), rk.CallStep.Send)
     assert isinstance(rk.Call("listEnterpriseCountries", seed=2).next(0, session=s), rk.CallStep.Wait), "one budget"
     assert "secret-session-token-7" not in repr(s) and s.has_token and s.exchanges == 0
+
+
+def test_a_page_without_items_fails_the_walk_with_a_pagination_error_to_raise():
+    walk = rk.Pages("listPlatformExports", query={"format": "csv"}, page_size=10)
+    step = walk.next()
+    assert isinstance(step, rk.PagesStep.Fetch) and step.query == [("limit", "10"), ("format", "csv")]
+    assert walk.next().query == step.query, "the same step until a page is reported"
+    assert walk.page(b'{"message": "not a list"}') is None
+    step = walk.next()
+    assert isinstance(step, rk.PagesStep.Fail) and "page_unreadable" in repr(step)
+    error = step.error
+    assert isinstance(error, rk.PaginationError) and isinstance(error, rk.RoyaltyKitError)
+    assert error.code == "page_unreadable" and error.http_status == 500 and "listPlatformExports" in str(error)
+    with pytest.raises(rk.PaginationError, match="no array of items"):
+        raise step.error
+    with pytest.raises(rk.InvalidArgumentError, match="the walk is over"):
+        walk.page(b"[]")
+    assert (walk.pages, walk.items) == (0, 0)
+
+
+def test_a_page_that_is_not_json_is_unreadable():
+    walk = rk.Pages("listEnterpriseSubscriptions")
+    assert walk.next().query == [("page", "1")], "the service's default size: none sent"
+    assert walk.page("<html>") is None
+    assert walk.next().error.code == "page_unreadable"
+
+
+def test_a_cut_page_gives_its_first_items_and_says_where():
+    walk = rk.Pages("listEnterpriseSubscriptions", page_size=3, max_items=2)
+    assert walk.next().query == [("page", "1"), ("size", "3")]
+    shown = walk.page(b'{"data": [{"r": 1}, {"r": 2}, {"r": 3}], "meta": {"current_page": 1, "last_page": 4}}')
+    assert shown is not None and (shown.member, shown.take) == ("data", 2)
+    step = walk.next()
+    assert isinstance(step, rk.PagesStep.Done) and (step.end, step.pages, step.items) == ("max_items", 1, 2)
+    assert "max_items" in repr(step) and "Pages(pages=1, items=2)" == repr(walk)
+
+
+@pytest.mark.parametrize("kw", [{"max_pages": 0}, {"max_items": -1}, {"page_size": -5}, {"page_size": 101},
+                                {"page_size": 2**40}])
+def test_bounds_out_of_range_are_refused_at_construction(kw):
+    with pytest.raises(rk.InvalidArgumentError):
+        rk.Pages("listPlatformExports", **kw)
+
+
+def test_only_a_list_operation_walks():
+    with pytest.raises(rk.InvalidArgumentError, match="does not list anything"):
+        rk.Pages("createPlatformExport")
+    with pytest.raises(rk.RoyaltyKitError):
+        rk.Pages("noSuchOperation")
+    with pytest.raises(TypeError, match="query must be a mapping"):
+        rk.Pages("listPlatformExports", query=3)

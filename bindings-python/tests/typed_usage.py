@@ -181,3 +181,63 @@ own: ClientTelemetry = PrintTelemetry()
 receiver_telemetry: ReceiverTelemetry = OpenTelemetry()
 traced = rk.WebhookReceiver("current", namespace="org-1", handler=on_delivery, telemetry=receiver_telemetry)
 traced_receipt: rk.Receipt = traced.receive([], b"{}", route="/webhooks")
+
+# Every page of a list (issue 43): the machine's steps, the clients' iterators, the walk's error.
+from typing import AsyncIterator, Iterator  # noqa: E402
+
+from royaltykit.client import AsyncEnterpriseClient, EnterpriseClient  # noqa: E402
+
+pages_walk = rk.Pages("listPlatformExports", query={"format": "csv"}, page_size=10, max_items=25)
+match pages_walk.next():
+    case rk.PagesStep.Fetch(query=page_query):
+        sent_query: list[tuple[str, str]] = page_query
+        shown: rk.PageItems | None = pages_walk.page(b'{"data": []}')
+        shown_take: int = shown.take if shown is not None else 0
+        shown_member: str | None = shown.member if shown is not None else None
+    case rk.PagesStep.Done(end=why, pages=read, items=given):
+        end_why: Literal["last", "max_pages", "max_items"] = why
+        pages_read: int = read + given
+    case rk.PagesStep.Fail(error=walk_error):
+        raise walk_error
+    case _:
+        pass
+walked: int = pages_walk.pages + pages_walk.items
+
+
+def every_export(http: httpx.Client) -> list[str]:
+    client = ReportsClient(http, base_url="https://reports.example", client_id="id", client_secret="s",
+                           tenant_id="0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e")
+    items: Iterator[Any] = client.paginate("listPlatformExports", page_size=50, max_items=500, query={"format": "csv"})
+    try:
+        return [item["id"] for item in items]
+    except rk.PaginationError as e:
+        reason: str = e.code
+        return [reason]
+
+
+async def every_subscription(http: httpx.AsyncClient) -> list[str]:
+    client = AsyncEnterpriseClient(http, base_url="https://api.example", api_key="k", api_secret="s")
+    subscriptions: AsyncIterator[Any] = client.paginate("listEnterpriseSubscriptions", max_pages=3)
+    return [s["reference"] async for s in subscriptions]
+
+
+def first_releases(http: httpx.Client) -> list[Any]:
+    return list(EnterpriseClient(http, base_url="https://api.example", api_key="k", api_secret="s").paginate(
+        "listEnterpriseReleases"))
+
+
+async def first_analytics(http: httpx.AsyncClient) -> list[Any]:
+    client = AsyncReportsClient(http, base_url="https://reports.example", client_id="id", client_secret="s",
+                                tenant_id="0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e")
+    return [row async for row in client.paginate("listPublishedAnalyticsBreakdown", max_items=10)]
+
+
+def current_state(http: httpx.Client, delivery: rk.VerifiedWebhook) -> Any:
+    """Issue 43: the canonical fetch of what a delivery names, acting for a user."""
+    client = EnterpriseClient(http, base_url="https://api.example", api_key="k", api_secret="s")
+    return client.fetch_resource(delivery, user_id="0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e")
+
+
+async def current_state_async(http: httpx.AsyncClient, event: rk.WebhookEvent) -> Any:
+    client = AsyncEnterpriseClient(http, base_url="https://api.example", api_key="k", api_secret="s")
+    return await client.fetch_resource(event)

@@ -38,7 +38,7 @@ __version__ = "0.1.0"
 __all__ = [
     "ApiError", "ApiSession", "Call", "CallFailedError", "CallStep", "ReconcileRequired", "ExportJob", "ReceiptStep", "WebhookReceipt", "BackoffPolicy", "BearerToken", "DEFAULT_DEDUP_TTL_SECONDS", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_TOLERANCE_SECONDS",
     "DedupWindow", "EnterpriseToken", "ExportDownloadError", "ExportInterrupted", "export_interruption", "ExportStateError", "ExportStateInfo",
-    "HEADER_NAMES", "InvalidArgumentError", "Operation", "PollDecision", "QueryParam", "RateBudget",
+    "HEADER_NAMES", "InvalidArgumentError", "Operation", "PageItems", "Pages", "PagesStep", "PaginationError", "PollDecision", "QueryParam", "RateBudget",
     "RateDecision", "Receipt", "ReceiverDecision", "ReceiverReply", "RedisDedupProtocol", "SqlDedupProtocol", "SqlStatement", "DEFAULT_STORE_CAPACITY", "RedisDedupStore", "AsyncRedisDedupStore",
     "DedupStore", "AsyncDedupStore", "TransactionalDedupStore",
     "STATUS_HANDLER_FAILED", "STATUS_STORE_UNAVAILABLE", "WebhookReceiver", "RequestBuildError", "RequestDescriptor", "ResponseNotices", "RetryAfter",

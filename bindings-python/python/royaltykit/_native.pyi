@@ -6,7 +6,7 @@ from typing import Any, Final, Literal, Protocol, final
 
 from typing_extensions import disjoint_base
 
-from .errors import ApiError
+from .errors import ApiError, PaginationError
 
 _Headers = Mapping[str, str] | Mapping[str, Sequence[str]] | Iterable[tuple[str, str]]
 _Body = bytes | bytearray | memoryview | str
@@ -28,7 +28,7 @@ class WebhookSecret:
 _Secrets = str | WebhookSecret | Sequence[str | WebhookSecret]
 
 __all__ = [
-    "Call", "CallStep", "ExportJob", "ReceiptStep", "Session", "WebhookReceipt",
+    "Call", "CallStep", "ExportJob", "PageItems", "Pages", "PagesStep", "ReceiptStep", "Session", "WebhookReceipt",
     "BackoffPolicy", "BearerToken", "DEFAULT_DEDUP_TTL_SECONDS", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_TOLERANCE_SECONDS", "DedupWindow",
     "EnterpriseToken", "ExportStateInfo", "HEADER_NAMES", "Operation", "PollDecision", "QueryParam",
     "RateBudget", "RateDecision", "ReceiverDecision", "ReceiverReply", "RedisDedupProtocol", "SqlDedupProtocol", "SqlStatement", "DEFAULT_STORE_CAPACITY", "STATUS_HANDLER_FAILED", "STATUS_STORE_UNAVAILABLE", "RequestDescriptor", "ApiSession", "ResponseNotices", "RetryAfter",
@@ -194,7 +194,7 @@ class RetryAfter:
 def parse_retry_after(value: str | None, now: _Seconds | None = None) -> RetryAfter | None: ...
 
 _RetryClass = Literal[
-    "read", "token_exchange", "idempotent_write", "safe_update", "unsafe_create", "submit", "checkout", "addon_action", "upload"
+    "read", "token_exchange", "idempotent_write", "safe_update", "unsafe_create", "submit", "checkout", "addon_action", "upload", "secret_rotation"
 ]
 
 @final
@@ -203,7 +203,7 @@ class RetryDecision:
     delay_seconds: Final[float]
     rule: Final[str]
     reason: Final[str]
-    reconcile: Final[Literal["lookup_by_sent_data", "fetch_release_review_state", "check_checkout_state", "read_addon_status"] | None]
+    reconcile: Final[Literal["lookup_by_sent_data", "fetch_release_review_state", "check_checkout_state", "read_addon_status", "rotate_again"] | None]
 
 def decide_retry(
     retry_class: _RetryClass | str,
@@ -665,7 +665,7 @@ class CallStep:
         __match_args__ = ("reconcile", "reason", "candidates", "stage")
         def __new__(cls, reconcile: str, reason: str, candidates: list[str], stage: str | None) -> CallStep.Reconcile: ...
         @property
-        def reconcile(self) -> Literal["lookup_by_sent_data", "fetch_release_review_state", "check_checkout_state", "read_addon_status"]: ...
+        def reconcile(self) -> Literal["lookup_by_sent_data", "fetch_release_review_state", "check_checkout_state", "read_addon_status", "rotate_again"]: ...
         @property
         def reason(self) -> str: ...
         @property
@@ -823,3 +823,74 @@ class ExportJob:
         """What the job did since the events were last taken, oldest first."""
     @staticmethod
     def resume(saved: str) -> ExportJob: ...
+
+@final
+class PageItems:
+    """Where a page's items are, as ``Pages.page`` read them: the page itself (``member`` None)
+    or its member ``member``; give the first ``take`` of them."""
+
+    member: Final[str | None]
+    take: Final[int]
+
+@disjoint_base
+class PagesStep:
+    """What a host does next for a ``Pages`` walk; match on it."""
+
+    @final
+    class Fetch(PagesStep):
+        """Request the list with ``query`` (the caller's parameters with the page's, in order),
+        then report its 2xx body to ``Pages.page``."""
+
+        __match_args__ = ("query",)
+        def __new__(cls, query: list[tuple[str, str]]) -> PagesStep.Fetch: ...
+        @property
+        def query(self) -> list[tuple[str, str]]: ...
+
+    @final
+    class Done(PagesStep):
+        """The walk is over: ``end`` says why, ``pages`` and ``items`` how many were read and given."""
+
+        __match_args__ = ("end", "pages", "items")
+        def __new__(cls, end: str, pages: int, items: int) -> PagesStep.Done: ...
+        @property
+        def end(self) -> Literal["last", "max_pages", "max_items"]: ...
+        @property
+        def pages(self) -> int: ...
+        @property
+        def items(self) -> int: ...
+
+    @final
+    class Fail(PagesStep):
+        """The list cannot be read on (the items given so far stand): raise ``error``."""
+
+        __match_args__ = ("error",)
+        def __new__(cls, error: PaginationError) -> PagesStep.Fail: ...
+        @property
+        def error(self) -> PaginationError: ...
+
+@final
+class Pages:
+    """Every page of a list operation as a machine: ``next()``; for ``Fetch``, request the list
+    with its ``query``, report the 2xx body to ``page`` and give the first ``take`` items it
+    points at; until ``Done`` or ``Fail``. Never loops, never gives an item twice; thread-safe."""
+
+    def __new__(
+        cls,
+        operation_id: str,
+        *,
+        query: Mapping[str, _QueryValue] | Iterable[tuple[str, _QueryValue]] | None = None,
+        max_pages: int | None = None,
+        max_items: int | None = None,
+        page_size: int | None = None,
+        id_field: str | None = None,
+    ) -> Pages: ...
+    def next(self) -> PagesStep: ...
+    def page(self, body: _Body) -> PageItems | None:
+        """The 2xx body of the page fetched: where its items are, or None (no items array: the
+        next step is ``Fail``)."""
+    @property
+    def pages(self) -> int:
+        """Pages read so far."""
+    @property
+    def items(self) -> int:
+        """Items given so far."""

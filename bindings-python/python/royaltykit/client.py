@@ -3,7 +3,8 @@
 
 Every rule is the core's: each request is a ``Call`` machine (retries, ``Retry-After``, token
 refresh, idempotency key, rate budget) and an export is an ``ExportJob`` (create, poll, download;
-a create that may have been applied is looked up, never sent twice), and the calls of one client
+a create that may have been applied is looked up, never sent twice), a list read page after page
+(``paginate``) is a ``Pages`` walk with one ``Call`` per page, and the calls of one client
 share its ``Session`` (the token, one token exchange at a time, the rate budget). This module only
 performs the steps: it sends (never following a redirect, whatever the HTTP client is set to do),
 sleeps, exchanges tokens, wakes the calls waiting for one, and tells the machine which transport
@@ -28,12 +29,14 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
-from typing import IO, Any, Callable, Generator, Mapping, TypeVar, cast
+from typing import IO, Any, AsyncIterator, Callable, Generator, Iterator, Mapping, TypeVar, cast
 
 from ._native import (
     Call,
     CallStep,
     ExportJob,
+    Pages,
+    PagesStep,
     RateBudget,
     RequestDescriptor,
     Session,
@@ -730,12 +733,65 @@ class _Base:
         op = self._op(operation_id)
         return op, self._call(op, operation_id, params, raw)
 
+    # ---- every page of a list: a Pages walk, each page one request() (one operation) ----
+
+    @staticmethod
+    def _walk(operation_id: str, params: dict[str, Any], max_pages: int | None, max_items: int | None,
+              page_size: int | None) -> Pages:
+        """The walk over ``operation_id``'s pages from the caller's ``query`` (taken out of
+        ``params``: the walk gives each page's query), checked now, before any request."""
+        return Pages(operation_id, query=params.pop("query", None), max_pages=max_pages, max_items=max_items,
+                     page_size=page_size)
+
+    def _page_steps(self, operation_id: str, params: dict[str, Any], query: list[tuple[str, str]]
+                    ) -> tuple[_Op, Generator[Any, Any, Any]]:
+        """One page's request: the caller's params with the page's query, as ``request_raw``."""
+        return self._request_steps(operation_id, {**params, "query": query}, raw=True)
+
+    def _pages(self, walk: Pages, operation_id: str, params: dict[str, Any]) -> Iterator[Any]:
+        """The walk's items, blocking; a page is requested when the items before it are taken."""
+        while True:
+            match walk.next():
+                case PagesStep.Fetch(query=query):
+                    page = cast(Response, self._run(*self._page_steps(operation_id, params, query)))
+                    yield from _page_items(walk, page)
+                case PagesStep.Fail(error=error):
+                    raise error
+                case _:
+                    return
+
+    async def _apages(self, walk: Pages, operation_id: str, params: dict[str, Any]) -> AsyncIterator[Any]:
+        """``_pages`` on an event loop."""
+        while True:
+            match walk.next():
+                case PagesStep.Fetch(query=query):
+                    page = cast(Response, await self._arun(*self._page_steps(operation_id, params, query)))
+                    for item in _page_items(walk, page):
+                        yield item
+                case PagesStep.Fail(error=error):
+                    raise error
+                case _:
+                    return
+
 
 def _parsed(done: Any) -> Any:
     """A 2xx body: parsed when the core calls it JSON, else the bytes (an artifact); None when empty."""
     if not done.body:
         return None
     return json.loads(done.body) if done.json else done.body
+
+
+def _page_items(walk: Pages, page: Response) -> list[Any]:
+    """The items a fetched page gives: the first ``take`` of them, where the walk says they are
+    (the page itself, or its member); none when the page has no items array (the walk's next
+    step is then ``Fail``)."""
+    shown = walk.page(page.body)
+    if shown is None or shown.take == 0:
+        return []
+    # The walk read the body as JSON: parse it here too when its Content-Type did not say so.
+    data = page.data if not isinstance(page.data, (bytes, type(None))) else json.loads(page.body)
+    items = data if shown.member is None else data[shown.member]
+    return list(items[: shown.take])
 
 
 def _progress(progress: Progress | bool | None) -> Progress | None:
@@ -868,6 +924,26 @@ class ReportsClient(_Reports):
         """``request``, returning the whole ``Response``: status, headers, body and the parsed data."""
         return cast(Response, self._run(*self._request_steps(operation_id, params, raw=True)))
 
+    def paginate(self, operation_id: str, *, max_pages: int | None = None, max_items: int | None = None,
+                 page_size: int | None = None, **params: Any) -> Iterator[Any]:
+        """Every item of the list operation ``operation_id`` (a GET: the export list, the analytics
+        and mapping review lists; on ``EnterpriseClient``, the subscriptions, …), one by one, page
+        after page as the core's ``Pages`` walk says. Lazy: a page is requested only when the
+        items before it have been taken (stop iterating, and no further page is asked for), each
+        through ``request``'s own path (the session's token, retries, ``Retry-After``, rate budget,
+        events and telemetry; one operation per page). ``query=`` is where the walk starts (its
+        ``cursor``, ``page``, ``limit`` or ``size``); the other params (``path=``,
+        ``user_id=``, …) go with every page. ``page_size`` is the ``limit`` or ``size`` asked
+        for (default: the query's, else 100 for a reporting list, else the service's);
+        ``max_pages`` and ``max_items`` bound the walk (no item past ``max_items`` is given, no
+        page past either bound is requested). Never loops, never gives an item twice.
+        ``InvalidArgumentError`` at once, before any request, for an operation that lists
+        nothing or a bound out of range; while iterating, ``request``'s errors, and
+        ``PaginationError`` when a page cannot be read or followed (the items given so far
+        stand)."""
+        walk = self._walk(operation_id, params, max_pages, max_items, page_size)
+        return self._pages(walk, operation_id, params)
+
     def run_export(self, body: Mapping[str, Any] | bytes | None = None, *,
                    to: str | os.PathLike[str] | IO[bytes] | None = None, request_id: str | None = None,
                    max_polls: int | None = None, progress: Progress | bool | None = None,
@@ -918,6 +994,13 @@ class AsyncReportsClient(_Reports):
         """See ``ReportsClient.request_raw``."""
         return cast(Response, await self._arun(*self._request_steps(operation_id, params, raw=True)))
 
+    def paginate(self, operation_id: str, *, max_pages: int | None = None, max_items: int | None = None,
+                 page_size: int | None = None, **params: Any) -> AsyncIterator[Any]:
+        """See ``ReportsClient.paginate``: the same walk, as an async iterator (``async for``);
+        a cancelled task stops it (no further page is requested)."""
+        walk = self._walk(operation_id, params, max_pages, max_items, page_size)
+        return self._apages(walk, operation_id, params)
+
     async def run_export(self, body: Mapping[str, Any] | bytes | None = None, *,
                          to: str | os.PathLike[str] | IO[bytes] | None = None, request_id: str | None = None,
                          max_polls: int | None = None, progress: Progress | bool | None = None,
@@ -961,6 +1044,19 @@ class _Enterprise(_Base):
     def _parse_token(self, status: int, headers: list[tuple[str, str]], body: bytes) -> Any:
         return parse_enterprise_token_response(status, headers, body, now=self._clock())
 
+    @staticmethod
+    def _resource_params(resource: Any, user_id: str | None) -> dict[str, Any]:
+        """The canonical fetch's params: the event's ``resource_url`` (from a ``VerifiedWebhook``,
+        a ``WebhookEvent`` or the URL itself), checked by the core when the request is built."""
+        event = getattr(resource, "event", resource)
+        url = getattr(event, "resource_url", event)
+        if not isinstance(url, str):
+            raise TypeError("fetch_resource takes a VerifiedWebhook, a WebhookEvent or its resource_url (a str)")
+        params: dict[str, Any] = {"path": {"resource": url}}
+        if user_id is not None:
+            params["user_id"] = user_id
+        return params
+
 
 class EnterpriseClient(_Enterprise):
     """The enterprise organization API over ``httpx.Client`` or ``requests.Session``: the key and
@@ -977,6 +1073,21 @@ class EnterpriseClient(_Enterprise):
         """See ``ReportsClient.request_raw``."""
         return cast(Response, self._run(*self._request_steps(operation_id, params, raw=True)))
 
+    def paginate(self, operation_id: str, *, max_pages: int | None = None, max_items: int | None = None,
+                 page_size: int | None = None, **params: Any) -> Iterator[Any]:
+        """See ``ReportsClient.paginate`` (the enterprise subscriptions: numbered pages)."""
+        walk = self._walk(operation_id, params, max_pages, max_items, page_size)
+        return self._pages(walk, operation_id, params)
+
+    def fetch_resource(self, resource: Any, *, user_id: str | None = None) -> Any:
+        """The canonical fetch of the consumer workflow: the current state of the resource a
+        webhook event names (``resource``: a ``VerifiedWebhook``, a ``WebhookEvent`` or its
+        ``resource_url``), with the client's bearer token and, given ``user_id``, ``X-User-Id``.
+        The core checks that the URL is a path under the enterprise API and raises
+        ``RequestBuildError`` ``invalid_resource_url`` before any request otherwise, so the token
+        goes nowhere else. Returns the parsed 2xx body, as ``request`` does."""
+        return self.request("fetchEnterpriseResource", **self._resource_params(resource, user_id))
+
 
 class AsyncEnterpriseClient(_Enterprise):
     """``EnterpriseClient`` for ``httpx.AsyncClient``."""
@@ -990,4 +1101,14 @@ class AsyncEnterpriseClient(_Enterprise):
     async def request_raw(self, operation_id: str, **params: Any) -> Response:
         """See ``ReportsClient.request_raw``."""
         return cast(Response, await self._arun(*self._request_steps(operation_id, params, raw=True)))
+
+    def paginate(self, operation_id: str, *, max_pages: int | None = None, max_items: int | None = None,
+                 page_size: int | None = None, **params: Any) -> AsyncIterator[Any]:
+        """See ``AsyncReportsClient.paginate``."""
+        walk = self._walk(operation_id, params, max_pages, max_items, page_size)
+        return self._apages(walk, operation_id, params)
+
+    async def fetch_resource(self, resource: Any, *, user_id: str | None = None) -> Any:
+        """See ``EnterpriseClient.fetch_resource``."""
+        return await self.request("fetchEnterpriseResource", **self._resource_params(resource, user_id))
 

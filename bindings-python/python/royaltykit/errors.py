@@ -98,11 +98,21 @@ class ApiError(RoyaltyKitError):
     raw_body: str
 
 
+class PaginationError(RoyaltyKitError):
+    """A list cannot be read to its end (family ``pagination``); the items given before it stand.
+    ``code`` is one of: ``page_unreadable`` (a page that is not JSON or holds no array of items:
+    read it with ``request()`` to see its shape), ``next_page_unknown`` (a page says more follow
+    without saying how to ask for them), ``list_cursor_repeated`` (a cursor given twice, or a
+    page that repeats one read before: reading on would loop). Raised by ``paginate`` and
+    carried by ``PagesStep.Fail``; ``str(e)`` is the core's message, naming the operation and
+    the page."""
+
+
 class ReconcileRequired(RoyaltyKitError):
     """A request may have been applied and must not be sent again blindly (code
     ``reconcile_required``): check its effect first, as ``reconcile`` says
     (``lookup_by_sent_data``, ``fetch_release_review_state``, ``check_checkout_state``,
-    ``read_addon_status``). Also ``operation_id`` and ``reason``; for an export job, ``stage``
+    ``read_addon_status``, ``rotate_again``). Also ``operation_id`` and ``reason``; for an export job, ``stage``
     (``reconcile``) and ``candidates``: the ids of the exports that may be its own (new since
     it started and matching the data sent), possibly none. Never create again before you
     checked them."""
@@ -200,6 +210,7 @@ _FAMILIES: dict[str, type[RoyaltyKitError]] = {
     "export_state": ExportStateError,
     "export_download": ExportDownloadError,
     "api": ApiError,
+    "pagination": PaginationError,
     "host": RoyaltyKitError,
 }
 
@@ -234,6 +245,7 @@ __all__ = [
     "export_interruption",
     "ExportStateError",
     "InvalidArgumentError",
+    "PaginationError",
     "RequestBuildError",
     "RoyaltyKitError",
     "TokenResponseError",
