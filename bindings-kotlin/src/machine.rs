@@ -1,6 +1,6 @@
-//! The protocol machines for Kotlin (`WebhookReceipt`, `Call`, `ExportJob`) and the `Session`
-//! their calls share: conversions only. Each input returns the step that follows, so a step
-//! costs one JNA crossing.
+//! The protocol machines for Kotlin (`WebhookReceipt`, `Call`, `ExportJob`, `Pages`) and the
+//! `Session` their calls share: conversions only. Each input returns the step that follows, so a
+//! step costs one JNA crossing.
 
 use crate::api::{
     core_params, descriptor, BearerToken, EnterpriseToken, Param, RequestDescriptor, RequestParams,
@@ -9,7 +9,7 @@ use crate::api::{
 use crate::retry::RateBudget;
 use crate::{DedupWindow, Result};
 use royaltykit::dedup::ClaimState;
-use royaltykit::machine::{self, CallFailure, ReceiptStep};
+use royaltykit::machine::{self, CallFailure, PageItems, PagesEnd, ReceiptStep};
 use royaltykit::retry::{Reconcile, TransportFailure};
 use royaltykit::webhook::{VerifiedWebhook, WebhookError};
 use royaltykit::{ArgumentError, Error};
@@ -573,5 +573,144 @@ impl Session {
     /// Whether the session holds a token.
     pub fn has_token(&self) -> bool {
         self.with(|s| s.has_token())
+    }
+}
+
+/// What a host does next for a walk over a list's pages (`Pages`).
+// Lowered across the FFI by value once per step: the size of `Fail` on the Rust stack does not matter.
+#[allow(clippy::large_enum_variant)]
+#[derive(uniffi::Enum)]
+pub enum PagesStep {
+    /// Request the list with `query` (the caller's own query parameters with the page's, in
+    /// order; send the caller's other parameters as they are), then report its 2xx body to
+    /// `pageItems` (or `page`).
+    Fetch { query: Vec<Param> },
+    /// The walk is over: `end` says why (`LAST`: the list was read to its end; `MAX_PAGES`,
+    /// `MAX_ITEMS`: a bound was reached, more may follow), after `pages` pages read and `items`
+    /// items given.
+    Done {
+        end: PagesEnd,
+        pages: i64,
+        items: i64,
+    },
+    /// The list cannot be read on: throw `error`, a `RoyaltyKitException.Pagination` (code
+    /// `page_unreadable`, `next_page_unknown` or `list_cursor_repeated`). The items given so far
+    /// stand.
+    Fail { error: Error },
+}
+
+/// A caller's bound as the core's number: null stays null, anything out of `T`'s range (below 0,
+/// too large) is `invalid_argument` naming it (0 is the core's to refuse).
+fn bound<T: TryFrom<i64> + std::fmt::Display>(
+    name: &'static str,
+    value: Option<i64>,
+    max: T,
+) -> Result<Option<T>> {
+    value
+        .map(|n| {
+            T::try_from(n).map_err(|_| {
+                ArgumentError::new(name, format!("{n} is out of range (1 to {max})")).into()
+            })
+        })
+        .transpose()
+}
+
+/// The items `shown` points at in the page `body` (the page itself, or its member), the first
+/// `take` of them, each as its JSON text exactly as the service sent it.
+fn item_texts(body: &[u8], shown: &PageItems) -> Result<Vec<Vec<u8>>> {
+    use serde_json::value::RawValue;
+    let items: Option<Vec<&RawValue>> = match &shown.member {
+        None => serde_json::from_slice(body).ok(),
+        Some(member) => serde_json::from_slice::<HashMap<String, &RawValue>>(body)
+            .ok()
+            .and_then(|page| page.get(member).copied())
+            .and_then(|array| serde_json::from_str(array.get()).ok()),
+    };
+    // The core read the same body as a page with these items: anything else is a bug.
+    let items = items.ok_or_else(|| Error::internal("a page's items could not be read again"))?;
+    let take = usize::try_from(shown.take).unwrap_or(usize::MAX);
+    Ok(items
+        .into_iter()
+        .take(take)
+        .map(|item| item.get().as_bytes().to_vec())
+        .collect())
+}
+
+/// Every page of a list operation, one request at a time, bounded by pages or items, as a
+/// machine (the core's `machine::Pages`: how the operation pages, where a page's items are and
+/// what follows it are all decided there). Ask `next()`: `Fetch` → request the list with its
+/// query and report the 2xx body to `pageItems` (which gives the items to hand on), until `Done`
+/// or `Fail`. Thread-safe.
+#[derive(uniffi::Object)]
+pub struct Pages(Mutex<machine::Pages>);
+
+#[uniffi::export]
+impl Pages {
+    /// A walk over `operationId`'s pages starting from `query` (its `cursor`, `page`, `limit` or
+    /// `size` say where to start and the page size), reading at most `maxPages` pages and giving
+    /// at most `maxItems` items (null: no bound), asking for `pageSize` items a page (null: the
+    /// query's, else the list's largest or the service's default); `idField` names an item's id
+    /// for the export list's keyset cursor (default `id`). `RoyaltyKitException.InvalidArgument`
+    /// for an unknown operation, one that is not a list (a GET), a bound below 1, a page size out
+    /// of the list's range or one that differs from the query's.
+    #[uniffi::constructor(default(query = [], max_pages = None, max_items = None, page_size = None, id_field = None))]
+    pub fn new(
+        operation_id: String,
+        query: Vec<Param>,
+        max_pages: Option<i64>,
+        max_items: Option<i64>,
+        page_size: Option<i64>,
+        id_field: Option<String>,
+    ) -> Result<Arc<Self>> {
+        let options = machine::PagesOptions {
+            max_pages: bound("max_pages", max_pages, u32::MAX)?,
+            max_items: bound("max_items", max_items, u64::MAX)?,
+            page_size: bound("page_size", page_size, u32::MAX)?,
+            id_field,
+        };
+        let query = query.into_iter().map(|p| (p.name, p.value)).collect();
+        let pages = machine::Pages::new(&operation_id, query, options)?;
+        Ok(Arc::new(Self(Mutex::new(pages))))
+    }
+
+    /// The step pending; the same until a page is reported.
+    pub fn next(&self) -> PagesStep {
+        match lock(&self.0).next() {
+            machine::PagesStep::Fetch { query } => PagesStep::Fetch {
+                query: params(query),
+            },
+            machine::PagesStep::Done { end, pages, items } => PagesStep::Done {
+                end,
+                pages: i64::from(pages),
+                items: i64::try_from(items).unwrap_or(i64::MAX),
+            },
+            machine::PagesStep::Fail { error } => PagesStep::Fail { error: *error },
+        }
+    }
+
+    /// Reports the 2xx body of the page fetched: where its items are (`member`: null for the
+    /// page itself, else its member holding them) and how many of them to give (`take`, the
+    /// first ones); null when the page has no items array (the next step is then `Fail`).
+    /// `InvalidArgument` when no fetch is pending.
+    pub fn page(&self, body: Vec<u8>) -> Result<Option<PageItems>> {
+        Ok(lock(&self.0).page(&body)?)
+    }
+
+    /// As `page`, returning the items to give themselves: the first `take` of the page's items,
+    /// each as its JSON text (UTF-8) exactly as the service sent it; null when the page has no
+    /// items array (the next step is then `Fail`).
+    pub fn page_items(&self, body: Vec<u8>) -> Result<Option<Vec<Vec<u8>>>> {
+        let shown = lock(&self.0).page(&body)?;
+        shown.map(|s| item_texts(&body, &s)).transpose()
+    }
+
+    /// Pages read so far.
+    pub fn pages(&self) -> i64 {
+        i64::from(lock(&self.0).pages())
+    }
+
+    /// Items given so far.
+    pub fn items(&self) -> i64 {
+        i64::try_from(lock(&self.0).items()).unwrap_or(i64::MAX)
     }
 }

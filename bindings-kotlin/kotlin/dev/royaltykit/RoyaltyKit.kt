@@ -5,6 +5,7 @@ import dev.royaltykit.types.ApiError
 import dev.royaltykit.types.FfiConverterTypeRoyaltyKitError
 import dev.royaltykit.types.FfiConverterTypeVerifiedWebhook
 import dev.royaltykit.types.ClaimState
+import dev.royaltykit.types.ErrorFamily
 import dev.royaltykit.types.ReceiptStep
 import dev.royaltykit.types.ResponseNotices
 import dev.royaltykit.types.RoyaltyKitException
@@ -25,6 +26,7 @@ val RoyaltyKitException.code: String
         is RoyaltyKitException.ExportState -> code
         is RoyaltyKitException.ExportDownload -> code
         is RoyaltyKitException.Api -> code
+        is RoyaltyKitException.Pagination -> code
         is RoyaltyKitException.Host -> code
     }
 
@@ -38,7 +40,26 @@ val RoyaltyKitException.httpStatus: UShort
         is RoyaltyKitException.ExportState -> httpStatus
         is RoyaltyKitException.ExportDownload -> httpStatus
         is RoyaltyKitException.Api -> httpStatus
+        is RoyaltyKitException.Pagination -> httpStatus
         is RoyaltyKitException.Host -> httpStatus
+    }
+
+/**
+ * The family of any royaltykit error: which subclass of [RoyaltyKitException] it is, as the core
+ * names it (`family.name.lowercase()` is the snake_case name every language uses: `pagination`,
+ * `invalid_argument`, …; Python and Node pick their error classes by it).
+ */
+val RoyaltyKitException.family: ErrorFamily
+    get() = when (this) {
+        is RoyaltyKitException.Webhook -> ErrorFamily.WEBHOOK
+        is RoyaltyKitException.InvalidArgument -> ErrorFamily.INVALID_ARGUMENT
+        is RoyaltyKitException.Request -> ErrorFamily.REQUEST
+        is RoyaltyKitException.TokenResponse -> ErrorFamily.TOKEN_RESPONSE
+        is RoyaltyKitException.ExportState -> ErrorFamily.EXPORT_STATE
+        is RoyaltyKitException.ExportDownload -> ErrorFamily.EXPORT_DOWNLOAD
+        is RoyaltyKitException.Api -> ErrorFamily.API
+        is RoyaltyKitException.Pagination -> ErrorFamily.PAGINATION
+        is RoyaltyKitException.Host -> ErrorFamily.HOST
     }
 
 /** This parsed error as a throwable `RoyaltyKitException.Api`, with the core's message. */

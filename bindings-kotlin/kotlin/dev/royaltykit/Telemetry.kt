@@ -66,19 +66,7 @@ interface ReceiptScope {
  */
 fun errorType(e: Throwable): String {
     if (e is RoyaltyKitException.Api) return e.error.kind.name.lowercase()
-    if (e is RoyaltyKitException) {
-        val code = when (e) {
-            is RoyaltyKitException.Webhook -> e.code
-            is RoyaltyKitException.InvalidArgument -> e.code
-            is RoyaltyKitException.Request -> e.code
-            is RoyaltyKitException.TokenResponse -> e.code
-            is RoyaltyKitException.ExportState -> e.code
-            is RoyaltyKitException.ExportDownload -> e.code
-            is RoyaltyKitException.Api -> e.code
-            is RoyaltyKitException.Host -> e.code
-        }
-        return code
-    }
+    if (e is RoyaltyKitException) return e.code
     return when (e) {
         is dev.royaltykit.client.CallFailedException -> e.code
         is dev.royaltykit.client.ReconcileRequiredException -> e.code

@@ -264,7 +264,7 @@ class ApiTest {
     fun catalogAndThrowableApiError() {
         val ops = operations()
         assertEquals(44, ops.count { it.api == Api.REPORTS })
-        assertEquals(14, ops.count { it.api == Api.ENTERPRISE })
+        assertEquals(15, ops.count { it.api == Api.ENTERPRISE })
         assertEquals("exports:write", operation("getPlatformExport").scope)
         val e = parseApiError(Api.REPORTS, 503, mapOf("Retry-After" to "7"), ByteArray(0))
         try { throw e.toException() } catch (x: RoyaltyKitException) { assertEquals("api_error", x.code); assertTrue(x.message!!.contains("503")) }

@@ -2,11 +2,14 @@
 // artifact, so the core jar gains no dependency.
 package dev.royaltykit.coroutines
 
+import dev.royaltykit.RequestParams
 import dev.royaltykit.client.ApiClient
 import dev.royaltykit.client.ExportInterruptedException
 import dev.royaltykit.client.ExportResult
 import dev.royaltykit.client.ReportsClient
 import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.flow.Flow
+import kotlinx.coroutines.flow.flow
 import kotlinx.coroutines.runInterruptible
 import java.nio.file.Path
 import java.util.concurrent.CancellationException
@@ -62,4 +65,37 @@ suspend fun ReportsClient.runExportAsync(
     } catch (e: CancellationException) {
         throw interrupted ?: e
     }
+}
+
+/**
+ * [ApiClient.paginate] as a cold [Flow]: each collection walks the list from the start, a page
+ * requested only when the items before it have been collected, each page's request on
+ * [Dispatchers.IO] and cancellable as [requestAsync] is (cancelling the collecting coroutine
+ * interrupts the send or wait in progress and sends no further page). Items are each one's JSON
+ * text as the service sent it. Wrong arguments throw `RoyaltyKitException.InvalidArgument` here,
+ * before any request; a list that cannot be read on throws `RoyaltyKitException.Pagination` into
+ * the collector after the items before it were emitted.
+ */
+fun ApiClient.paginateFlow(
+    operationId: String,
+    path: Map<String, Any> = emptyMap(),
+    query: Map<String, Any?> = emptyMap(),
+    maxPages: Int? = null,
+    maxItems: Long? = null,
+    pageSize: Int? = null,
+): Flow<ByteArray> = paginate(operationId, path, query, maxPages, maxItems, pageSize).collectedOnIo()
+
+/** [paginateFlow] with the request's parameters as [RequestParams] (its query is where the walk starts). */
+fun ApiClient.paginateFlow(
+    operationId: String,
+    params: RequestParams,
+    maxPages: Int? = null,
+    maxItems: Long? = null,
+    pageSize: Int? = null,
+): Flow<ByteArray> = paginate(operationId, params, maxPages, maxItems, pageSize).collectedOnIo()
+
+/** A lazy blocking sequence as a flow: each step that may block (a page's request) on [Dispatchers.IO], interruptible. */
+private fun <T> Sequence<T>.collectedOnIo(): Flow<T> = flow {
+    val items = iterator()
+    while (runInterruptible(Dispatchers.IO) { items.hasNext() }) emit(items.next())
 }

@@ -12,6 +12,8 @@ import dev.royaltykit.guarded
 import dev.royaltykit.CallStep
 import dev.royaltykit.ExportJob
 import dev.royaltykit.ExportJobParams
+import dev.royaltykit.Pages
+import dev.royaltykit.PagesStep
 import dev.royaltykit.Param
 import dev.royaltykit.RateBudget
 import dev.royaltykit.RequestDescriptor
@@ -647,6 +649,77 @@ abstract class ApiClient internal constructor(
             body = body?.toByteArray(),
             requestId = requestId,
         ),
+    )
+
+    /**
+     * Every item of the list operation [operationId], page after page, as a lazy [Sequence]: a
+     * page is requested only when the items before it have been taken, so `take(n)` or an early
+     * `break` sends no further request. Each item is its JSON text exactly as the service sent it
+     * (a `ByteArray`, as [request] returns a body: parse it with your JSON library). How the
+     * operation pages (a cursor, numbered pages, one page), where a page's items are and when the
+     * list ends are the core's ([Pages]).
+     *
+     * [params] are sent with every page (path, tenant, user); their query is where the walk starts
+     * (a `cursor`, `page`, `limit` or `size` in it is the starting point or the page size). The
+     * walk reads at most [maxPages] pages and gives at most [maxItems] items (null: no bound),
+     * asking for [pageSize] items a page (null: the query's, else the list's largest, else the
+     * service's default). Each page is one [request] — the client's session (token, rate budget),
+     * retries, events and telemetry, one operation per page — and is blocking, as [request] is:
+     * take the items off the main thread.
+     *
+     * Wrong arguments (an unknown operation or one that lists nothing, a bound below 1, a page size
+     * out of range or differing from the query's) throw `RoyaltyKitException.InvalidArgument`
+     * here, before any request. While iterating, a page's request throws as [request] does, and a
+     * list that cannot be read on throws `RoyaltyKitException.Pagination` (code `page_unreadable`,
+     * `next_page_unknown` or `list_cursor_repeated`) after the items before it were given. Each
+     * iteration of the sequence walks the list again from the start.
+     */
+    @JvmOverloads
+    @Throws(RoyaltyKitException::class)
+    fun paginate(
+        operationId: String,
+        params: RequestParams,
+        maxPages: Int? = null,
+        maxItems: Long? = null,
+        pageSize: Int? = null,
+    ): Sequence<ByteArray> {
+        val walk = { Pages(operationId, params.query, maxPages?.toLong(), maxItems, pageSize?.toLong()) }
+        walk().close() // the arguments are checked now, before any request
+        return sequence {
+            walk().use { pages ->
+                while (true) {
+                    when (val step = pages.next()) {
+                        is PagesStep.Fetch -> pages.pageItems(request(operationId, params.copy(query = step.query)))?.let { yieldAll(it) }
+                        is PagesStep.Done -> return@sequence
+                        is PagesStep.Fail -> throw step.error
+                    }
+                }
+            }
+        }
+    }
+
+    /**
+     * [paginate] with Kotlin's own types, as the matching [request]: path and query values of any
+     * type (their `toString()`; a null query value is left out).
+     */
+    @JvmOverloads
+    @Throws(RoyaltyKitException::class)
+    fun paginate(
+        operationId: String,
+        path: Map<String, Any> = emptyMap(),
+        query: Map<String, Any?> = emptyMap(),
+        maxPages: Int? = null,
+        maxItems: Long? = null,
+        pageSize: Int? = null,
+    ): Sequence<ByteArray> = paginate(
+        operationId,
+        RequestParams(
+            path = path.mapValues { it.value.toString() },
+            query = query.mapNotNull { (k, v) -> v?.let { Param(k, it.toString()) } },
+        ),
+        maxPages,
+        maxItems,
+        pageSize,
     )
 
     internal open fun defaults(params: RequestParams): RequestParams = params
