@@ -9,7 +9,8 @@ string_enum! {
     /// The family of a [`RoyaltyKitError`]: what kind of thing went wrong, and so which error class a
     /// binding raises (JS and Python) or which subclass of `RoyaltyKitException` (Kotlin).
     pub enum ErrorFamily as "family" {
-        /// A webhook delivery was rejected, or could not be signed.
+        /// A webhook delivery was rejected or could not be signed, or a subscription's response
+        /// showed no signing secret.
         Webhook = "webhook",
         /// An argument or option is out of range: a bug or misconfiguration in the caller.
         InvalidArgument = "invalid_argument",
@@ -268,7 +269,7 @@ impl From<crate::webhook::WebhookError> for RoyaltyKitError {
         use crate::webhook::WebhookError as W;
         let http_status = match &e {
             W::InvalidArgument(a) => return a.clone().into(),
-            W::InvalidSecret { .. } => 500,
+            W::InvalidSecret { .. } | W::SecretNotRevealed { .. } => 500,
             W::PayloadTooLarge { .. } => 413,
             W::NoMatchingSignature { .. } => 401,
             _ => 400,

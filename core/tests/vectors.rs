@@ -359,6 +359,19 @@ fn adapter(function: &str, i: &Value) -> Option<Outcome> {
                     .collect::<Vec<_>>()
             }),
         ),
+        "revealed_secret" => view(webhook::revealed_secret(&bytes(&i["body"])).map(|r| {
+            let secrets: Vec<Value> = r
+                .secrets(opt_text(&i["previous"]).as_deref())
+                .iter()
+                .map(|s| serde_json::json!({"secret": String::from_utf8_lossy(s.secret()), "valid_until": s.valid_until()}))
+                .collect();
+            serde_json::json!({
+                "secrets": secrets,
+                "previous_valid_until": r.previous_valid_until,
+                "reference": r.reference,
+                "record": serde_json::from_str::<Value>(&r.record).unwrap(),
+            })
+        })),
         "delivery_key" => view(dedup::delivery_key(
             text(&i["namespace"]),
             text(&i["delivery_id"]),

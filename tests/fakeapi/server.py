@@ -13,7 +13,12 @@ What it serves (from ``../shared/spec``):
 - enterprise: ``POST /api/v1/token`` (``X-Api-Key``/``X-Api-Secret`` → token, expires_at) and
   ``GET /api/v1/releases``, ``GET /api/v1/countries``, ``GET /api/v1/subscriptions`` (numbered
   pages), ``GET /api/v1/releases/{uuid}`` (a release's current state, the canonical fetch of an
-  event's ``resource.url``; ``acting_for`` echoes ``X-User-Id``).
+  event's ``resource.url``; ``acting_for`` echoes ``X-User-Id``), ``POST /api/v1/webhooks``
+  (a subscription with its reveal-once ``secret`` under ``data``; a repeated ``Idempotency-Key``
+  gets the first answer again) and ``POST /api/v1/webhooks/{reference}/rotate-secret`` (the new
+  ``secret`` and ``previous_secret_valid_until``, five minutes on). ``/_fake/stats`` shows
+  ``webhooks`` (each subscription with its current and previous secret), ``webhooks_created``,
+  ``idempotent_replays`` and ``rotations``.
 
 Its clock is the real one plus an offset that tests move with ``POST /_fake/advance``
 (``{"seconds": s}``), so a client whose sleep is injected can wait minutes in no time while the
@@ -92,6 +97,8 @@ ROUTES = [
     ("GET", re.compile(r"^/api/v1/countries$"), "listEnterpriseCountries"),
     ("GET", re.compile(r"^/api/v1/subscriptions$"), "listEnterpriseSubscriptions"),
     ("GET", re.compile(r"^/api/v1/releases/([^/]+)$"), "fetchEnterpriseResource"),
+    ("POST", re.compile(r"^/api/v1/webhooks$"), "createEnterpriseWebhook"),
+    ("POST", re.compile(r"^/api/v1/webhooks/([^/]+)/rotate-secret$"), "rotateEnterpriseWebhookSecret"),
 ]
 
 
@@ -147,6 +154,8 @@ class World:
                      **script.get("list", {})}
         self.token_delay = float(script.get("token_delay", 0))
         self.deprecated = set(script.get("deprecated", []))
+        self.webhooks: dict[str, dict] = {}  # reference -> {"secret", "previous", "previous_valid_until", ...}
+        self.idempotent: dict[str, tuple] = {}  # Idempotency-Key -> the response it got
         self.subscriptions = [{"reference": f"sub_{i:03d}", "name": f"hook {i}", "active": True}
                               for i in range(1, int(script.get("subscriptions", 0)) + 1)]
         self.enterprise_expires_at = script.get("enterprise_expires_at", "rfc3339")
@@ -161,7 +170,8 @@ class World:
         self.not_before: dict[tuple[str, str], float] = {}
         self.seen: dict[str, deque] = defaultdict(deque)
         self.stats = {"exports_created": 0, "tokens_issued": 0, "requests": defaultdict(int), "retry_after_violations": 0,
-                      "unauthorized": 0, "max_per_minute": 0, "downloads": 0, "cancelled": 0, "max_concurrent_exchanges": 0}
+                      "unauthorized": 0, "max_per_minute": 0, "downloads": 0, "cancelled": 0, "max_concurrent_exchanges": 0,
+                      "webhooks_created": 0, "idempotent_replays": 0, "rotations": 0}
         existing = script.get("existing")
         if existing:
             for _ in range(int(existing.get("count", 0))):
@@ -244,6 +254,7 @@ class Handler(BaseHTTPRequestHandler):
                 return self.send(200, {**w.stats, "requests": dict(w.stats["requests"]), "now": w.now(),
                                        "exports": [self.view(e) for e in w.exports.values()],
                                        "evil_requests": len(w.evil_requests),
+                                       "webhooks": w.webhooks,
                                        "evil_credentials": sorted({h for r in w.evil_requests for h in r["credentials"]})})
         self.send(404, {"message": "no such control"})
 
@@ -425,6 +436,31 @@ class Handler(BaseHTTPRequestHandler):
             data = w.subscriptions[(page - 1) * size:page * size]
             return 200, {"data": data, "meta": {"current_page": page, "last_page": last, "per_page": size,
                                                 "total": len(w.subscriptions)}}, [], None
+        if op == "createEnterpriseWebhook":
+            key = self.headers.get("Idempotency-Key")
+            if key and key in w.idempotent:
+                w.stats["idempotent_replays"] += 1
+                return w.idempotent[key]
+            request = json.loads(body or b"{}")
+            reference = f"wh_{len(w.webhooks) + 1:03d}"
+            hook = {"reference": reference, "name": request.get("name"), "endpoint_url": request.get("endpoint_url"),
+                    "events": request.get("events", []), "active": True}
+            w.webhooks[reference] = {**hook, "secret": "whsec_" + uuid.uuid4().hex, "previous": None,
+                                     "previous_valid_until": None}
+            w.stats["webhooks_created"] += 1
+            answer = (201, {"data": {**hook, "secret": w.webhooks[reference]["secret"]}}, [], None)
+            if key:
+                w.idempotent[key] = answer
+            return answer
+        if op == "rotateEnterpriseWebhookSecret":
+            hook = w.webhooks.get(urllib.parse.unquote(args[0]))
+            if hook is None:
+                return 404, {"message": "Resource not found"}, [], None
+            until = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(w.now()) + 300))
+            hook.update(previous=hook["secret"], previous_valid_until=until, secret="whsec_" + uuid.uuid4().hex)
+            w.stats["rotations"] += 1
+            return 200, {"data": {"reference": hook["reference"], "secret": hook["secret"],
+                                  "previous_secret_valid_until": until}}, [], None
         if op == "fetchEnterpriseResource":
             # the canonical state of a release an event names; who asked (X-User-Id) is echoed
             return 200, {"data": {"uuid": urllib.parse.unquote(args[0]), "title": "Current title", "status": "live",

@@ -545,10 +545,60 @@ rot("after valid_until: the current one only", "whsec_old", NOW - 1, NOW, [NEW])
 rot("a previous secret without its valid_until is refused", "whsec_old", None, NOW, error="invalid_argument")
 rot("a valid_until without the previous secret is refused", None, NOW, NOW, error="invalid_argument")
 
+# enterprise spec, Endpoints: POST /api/v1/webhooks returns the subscription, "the signing secret is returned once";
+# rotate-secret returns "new secret (once) and previous_secret_valid_until". The member carrying the secret is not
+# shown: secret, signing_secret, webhook_secret, new_secret or signingSecret, at the top or under data, subscription
+# or webhook. `record` is the response without its secret members; `secrets` is what a receiver verifies with,
+# given the secret held before (`previous`).
+RS_SPEC = ("enterprise spec, Endpoints (webhook create: the signing secret is returned once; rotate-secret: new secret"
+           " (once) and previous_secret_valid_until) and Webhook delivery (the member carrying the secret: not shown)")
+revealed = []
+
+
+def rs(comment, body, expected=None, previous=None, error=None):
+    c = {"comment": comment, "spec": RS_SPEC,
+         "input": {"body": body if isinstance(body, str) else json.dumps(body), "previous": previous}}
+    if error:
+        c["error"] = error
+    else:
+        c["expected"] = expected
+    revealed.append(c)
+
+
+rs("a create: the secret under data, the rest kept in the record",
+   {"data": {"reference": "wh_1", "name": "ops", "secret": "whsec_created_1", "active": True, "events": ["ddex.delivery.failed"]}},
+   {"secrets": [{"secret": "whsec_created_1", "valid_until": None}], "previous_valid_until": None, "reference": "wh_1",
+    "record": {"data": {"reference": "wh_1", "name": "ops", "active": True, "events": ["ddex.delivery.failed"]}}})
+rs("a rotation (RFC 3339 valid_until): the new secret, then the previous one until then",
+   {"data": {"reference": "wh_1", "new_secret": "whsec_new_2", "previous_secret_valid_until": "2026-11-27T10:05:00Z"}},
+   {"secrets": [{"secret": "whsec_new_2", "valid_until": None}, {"secret": "whsec_old_1", "valid_until": 1795773900}],
+    "previous_valid_until": 1795773900, "reference": "wh_1",
+    "record": {"data": {"reference": "wh_1", "previous_secret_valid_until": "2026-11-27T10:05:00Z"}}},
+   previous="whsec_old_1")
+rs("a rotation at the top level, valid_until in Unix seconds, no previous secret held: the new one alone",
+   {"signing_secret": "whsec_new_3", "previous_secret_valid_until": 1795773900},
+   {"secrets": [{"secret": "whsec_new_3", "valid_until": None}], "previous_valid_until": 1795773900, "reference": None,
+    "record": {"previous_secret_valid_until": 1795773900}})
+rs("camelCase members under webhook", {"webhook": {"signingSecret": "whsec_camel", "previousSecretValidUntil": "2026-11-27T10:05:00+00:00"}},
+   {"secrets": [{"secret": "whsec_camel", "valid_until": None}, {"secret": "whsec_old_1", "valid_until": 1795773900}],
+    "previous_valid_until": 1795773900, "record": {"webhook": {"previousSecretValidUntil": "2026-11-27T10:05:00+00:00"}}},
+   previous="whsec_old_1")
+rs("two secret members: both removed from the record, the first read", {"secret": "whsec_a", "webhook_secret": "whsec_b"},
+   {"secrets": [{"secret": "whsec_a", "valid_until": None}], "record": {}})
+rs("no secret member: secret_not_revealed (never echoing the body)", {"data": {"reference": "wh_1", "active": True}},
+   error="secret_not_revealed")
+rs("an empty secret: secret_not_revealed", {"secret": ""}, error="secret_not_revealed")
+rs("a secret that is not a string: secret_not_revealed", {"secret": 12345}, error="secret_not_revealed")
+rs("not a JSON object: secret_not_revealed", "[\"whsec_in_array\"]", error="secret_not_revealed")
+rs("not JSON: secret_not_revealed", "secret=whsec_form", error="secret_not_revealed")
+rs("previous_secret_valid_until that is not a time: secret_not_revealed", {"secret": "whsec_x", "previous_secret_valid_until": "soon"},
+   error="secret_not_revealed")
+
 shape.write("webhook.json", webhook["description"], webhook["generator"], [
     shape.group("verify_webhook", cases, comment=webhook["input_shape"], defaults=webhook["defaults"], error_fields=("http_status",)),
     shape.group("resource_path", paths, comment="the event's resource.url checked: resource_path() of a delivery whose resource.url is the input"),
-    shape.group("active_secrets", rotations, comment="active_secrets(current, previous, previous_valid_until, now)")])
+    shape.group("active_secrets", rotations, comment="active_secrets(current, previous, previous_valid_until, now)"),
+    shape.group("revealed_secret", revealed, comment="revealed_secret(body): secrets(previous), previous_valid_until, reference, record (parsed)")])
 windows = [dict(c, ops=[{"key": o["key"], "now": o["now"]} for o in c["ops"]], **({} if "error" in c else {"expected": [o["expected"] for o in c["ops"]]}))
            for c in dedup["window"]]
 shape.write("dedup.json", dedup["description"], dedup["generator"], [

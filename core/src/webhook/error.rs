@@ -94,6 +94,14 @@ pub enum WebhookError {
         /// What is wrong (the value is quoted, shortened).
         reason: String,
     },
+    /// A subscription's create or rotate-secret response carries no signing secret the library
+    /// can read. Code `secret_not_revealed`. The secret is shown once: the message never
+    /// echoes the response.
+    #[error("the response shows no signing secret: {reason}")]
+    SecretNotRevealed {
+        /// What was looked for (never a secret).
+        reason: String,
+    },
     /// An option or argument is out of range (tolerance, body limit, timestamp to sign).
     /// Code `invalid_argument`.
     #[error(transparent)]
@@ -115,6 +123,7 @@ impl WebhookError {
             Self::TimestampTooNew { .. } => "timestamp_too_new",
             Self::InvalidPayload { .. } => "invalid_payload",
             Self::InvalidResourceUrl { .. } => "invalid_resource_url",
+            Self::SecretNotRevealed { .. } => "secret_not_revealed",
             Self::InvalidArgument(e) => e.code(),
         }
     }

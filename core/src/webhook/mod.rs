@@ -16,6 +16,7 @@ mod error;
 mod event;
 mod headers;
 mod signature;
+mod subscription;
 
 pub use crate::HeaderMap;
 pub use error::WebhookError;
@@ -24,6 +25,7 @@ pub use headers::{MAX_DELIVERY_ID_BYTES, MAX_VALUES_PER_HEADER};
 pub use signature::{
     MAX_SIGNATURE_HEADER_BYTES, MAX_SIGNATURE_VALUES, MAX_TIMESTAMP_DIGITS, SIGNATURE_HEX_LEN,
 };
+pub use subscription::{revealed_secret, RevealedSecret, MAX_SUBSCRIPTION_RESPONSE_BYTES};
 
 use crate::{keyhash, ArgumentError};
 use hmac::KeyInit;
