@@ -27,7 +27,7 @@
 //! signature is ever applied; a walk over pages ends, never gives an item twice, gives the list's
 //! beginning in order, the whole list when it says `last`, and never fails without a fault.
 //!
-//! `cargo test --test simulation` runs `ROYALTYKIT_SIM_SEEDS` seeds (default 3000) from
+//! `cargo test --test simulation` runs `ROYALTYKIT_SIM_SEEDS` seeds (default 4000: 1000 of each kind) from
 //! `ROYALTYKIT_SIM_START` (default 0); `make simulate SEEDS=N` runs many more in release mode.
 #![allow(
     clippy::unwrap_used,
@@ -138,7 +138,7 @@ fn env_u64(name: &str, default: u64) -> u64 {
 
 #[test]
 fn simulated_runs() {
-    let seeds = env_u64("ROYALTYKIT_SIM_SEEDS", 3000);
+    let seeds = env_u64("ROYALTYKIT_SIM_SEEDS", 4000);
     let start = env_u64("ROYALTYKIT_SIM_START", 0);
     let threads = env_u64(
         "ROYALTYKIT_SIM_THREADS",
