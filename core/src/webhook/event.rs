@@ -32,7 +32,7 @@ pub enum EventName {
     Other(String),
 }
 
-const KNOWN: [(&str, EventName); 9] = [
+pub(super) const KNOWN: [(&str, EventName); 9] = [
     (
         "ddex.delivery.status_changed",
         EventName::DdexDeliveryStatusChanged,

@@ -15,6 +15,7 @@
 mod error;
 mod event;
 mod headers;
+mod route;
 mod signature;
 mod subscription;
 
@@ -22,6 +23,7 @@ pub use crate::HeaderMap;
 pub use error::WebhookError;
 pub use event::{resource_path, EventName, WebhookEvent};
 pub use headers::{MAX_DELIVERY_ID_BYTES, MAX_VALUES_PER_HEADER};
+pub use route::{known_event_names, EventRouter, Route, MAX_EVENT_NAME_BYTES};
 pub use signature::{
     MAX_SIGNATURE_HEADER_BYTES, MAX_SIGNATURE_VALUES, MAX_TIMESTAMP_DIGITS, SIGNATURE_HEX_LEN,
 };
