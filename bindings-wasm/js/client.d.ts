@@ -1,5 +1,5 @@
 // royaltykit/client: the reporting and enterprise APIs over WHATWG fetch (Node, Bun, Deno).
-import type { RateBudget, Session, Token, EnterpriseToken, RequestParams, AbortSignalLike, MachineEvent, RoyaltyKitError, Telemetry } from './index.js';
+import type { RateBudget, Session, Token, EnterpriseToken, RequestParams, AbortSignalLike, MachineEvent, RoyaltyKitError, Telemetry, RevealedSecret } from './index.js';
 import type { OperationId, OperationParameterNames } from './native/operations.js';
 export { Session, ReconcileRequired, CallFailedError, PaginationError } from './index.js';
 export type { AbortSignalLike, MachineEvent, Telemetry };
@@ -261,6 +261,29 @@ export interface EnterpriseClient extends ApiClient {
     resource: string | { resourceUrl: string } | { event: { resourceUrl: string } },
     options?: { userId?: string; signal?: AbortSignalLike },
   ): Promise<unknown>;
+  /**
+   * Creates a webhook subscription (`createEnterpriseWebhook`, JSON body `{ name, endpoint_url,
+   * events }`) and resolves to its RevealedSecret. The signing secret is shown only once: store it
+   * now (it can only be rotated afterwards). `secrets()` is what a verifier or receiver takes;
+   * `record` is the response without the secret (safe to log). The request carries an
+   * Idempotency-Key, reused on its retries; with `requestId` it is derived from it and the
+   * client's API key, the same in every process. The raw 2xx body is read by the core alone: no
+   * event or telemetry holds the secret. Throws what `request` throws, and
+   * WebhookVerificationError `secret_not_revealed` for a 2xx answer that names no secret.
+   */
+  createSubscription(
+    subscription: { name: string; endpointUrl: string; events: readonly string[] },
+    options?: { requestId?: string; signal?: AbortSignalLike },
+  ): Promise<RevealedSecret>;
+  /**
+   * Rotates the signing secret of the subscription `reference` (`rotateEnterpriseWebhookSecret`)
+   * and resolves to its RevealedSecret: the new secret, shown only once (store it now), and
+   * `previousValidUntil`. `secrets(previous)` (the secret held until now) is what a verifier or
+   * receiver takes: both verify until `previousValidUntil`, then the new one alone. A rotation
+   * whose answer was lost is never sent again: ReconcileRequired with `reconcile` 'rotate_again'
+   * (rotate again at once, keeping the current secret until then).
+   */
+  rotateSecret(reference: string, options?: { signal?: AbortSignalLike }): Promise<RevealedSecret>;
 }
 
 export function createEnterpriseClient(options: ClientOptions & { credentials: { apiKey: string; apiSecret: string } }): EnterpriseClient;

@@ -227,6 +227,9 @@ const RUN_OPTIONS = new Set(['to', 'requestId', 'maxPolls', 'maxPollSeconds', 'r
   'maxPollIntervalSeconds', 'onProgress', 'onCheckpoint', 'resume', 'signal']);
 // What `paginate` takes besides the operation's parameters.
 const PAGINATE_OPTIONS = new Set(['maxPages', 'maxItems', 'pageSize', 'signal']);
+// What `createSubscription` takes: the subscription, and the call's options.
+const SUBSCRIPTION_FIELDS = new Set(['name', 'endpointUrl', 'events']);
+const SUBSCRIPTION_OPTIONS = new Set(['requestId', 'signal']);
 // The runExport options that shape a new job: a resumed job has them from its checkpoint.
 const JOB_OPTIONS = ['requestId', 'maxPolls', 'maxPollSeconds', 'reconcileGraceSeconds', 'minPollIntervalSeconds', 'maxPollIntervalSeconds'];
 
@@ -300,6 +303,25 @@ function checkOptions(o, api) {
     if (!known.has(name)) {
       throw new TypeError(`unknown option \`${name}\` for the ${api} client; it takes: ${[...known].join(', ')}`);
     }
+  }
+}
+
+/** An options object whose names are all in `names` (a misspelt one would otherwise be ignored). */
+function known(o, names, what) {
+  if (o === null || typeof o !== 'object') throw new TypeError(`${what}: options must be an object`);
+  for (const name of Object.keys(o)) {
+    if (!names.has(name)) throw new TypeError(`unknown option \`${name}\` for ${what}; it takes: ${[...names].join(', ')}`);
+  }
+}
+
+/** A create's or rotation's reveal-once secret, read by the core from the raw 2xx body (never
+ * decoded here); the body's bytes are zeroed once read. */
+function revealed(done) {
+  const body = done.body ?? new Uint8Array(0);
+  try {
+    return rk.revealedSecret(body);
+  } finally {
+    body.fill(0);
   }
 }
 
@@ -607,14 +629,18 @@ class Client {
     }
   }
 
-  async _done(operationId, params, opts) {
+  /** One operation to its `done` step, inside its telemetry scope; `read(done)` (default: the
+   * step itself) runs inside the scope too, so what it throws ends the scope. */
+  async _done(operationId, params, opts, read = (done) => done) {
     return this._operation(operationId, async (scope) => {
       const call = new Call(operationId, { ...this._defaults(), ...params, ...this._limits, token: undefined, seed: this._seed?.() });
+      let done;
       try {
-        return await this._drive(call, operationId, { signal: opts?.signal, scope });
+        done = await this._drive(call, operationId, { signal: opts?.signal, scope });
       } finally {
         call.free(); // now, not at garbage collection (bench/PROFILES.md, client overhead)
       }
+      return read(done);
     });
   }
 
@@ -739,6 +765,55 @@ class EnterpriseClient extends Client {
     const c = o.credentials ?? {};
     super(o, () => rk.buildEnterpriseTokenRequest({ apiKey: c.apiKey, apiSecret: c.apiSecret }),
       (status, headers, body, now) => rk.parseEnterpriseTokenResponse(status, headers, body, { now }), 'enterprise');
+    // What a key derived from a `requestId` is scoped to: the organization, named by its API key
+    // (hashed into the key by the core, never sent as it is), so every process and language
+    // holding the same key derives the same Idempotency-Key for the same requestId.
+    this._keyNamespace = typeof c.apiKey === 'string' ? c.apiKey : undefined;
+  }
+
+  /**
+   * Creates a webhook subscription (`createEnterpriseWebhook`, the JSON body `{ name,
+   * endpoint_url, events }`) and resolves to its RevealedSecret: the signing secret the service
+   * shows only once (store it now: it cannot be read again, only rotated), the subscription's
+   * `reference`, and `record`, the response without the secret (safe to log). `secrets()` is what
+   * a verifier or receiver takes. The request carries an Idempotency-Key, the same on each of its
+   * retries (a create that may have been applied is sent again only under it, so the service
+   * answers it once); with `requestId` the key is derived from it and the client's API key, the
+   * same in every process. The raw 2xx body is read by the core (`revealedSecret`) and nowhere
+   * else: no event, log or telemetry ever holds the secret. Throws ApiError, ReconcileRequired or
+   * CallFailedError as `request` does, and WebhookVerificationError `secret_not_revealed` when
+   * the 2xx response names no secret.
+   */
+  async createSubscription(subscription, opts = {}) {
+    if (subscription === null || typeof subscription !== 'object') {
+      throw new TypeError('createSubscription takes the subscription ({ name, endpointUrl, events }) and options ({ requestId, signal })');
+    }
+    known(subscription, SUBSCRIPTION_FIELDS, 'the subscription');
+    known(opts, SUBSCRIPTION_OPTIONS, 'createSubscription');
+    const { name, endpointUrl, events } = subscription;
+    if (typeof name !== 'string') throw new TypeError('name must be a string');
+    if (typeof endpointUrl !== 'string') throw new TypeError('endpointUrl must be a string (the URL deliveries are sent to)');
+    if (!Array.isArray(events) || !events.every((e) => typeof e === 'string')) throw new TypeError('events must be an array of event names (strings)');
+    const params = { body: { name, endpoint_url: endpointUrl, events } };
+    if (given(opts.requestId)) Object.assign(params, { requestId: opts.requestId, keyNamespace: this._keyNamespace });
+    return this._done('createEnterpriseWebhook', params, { signal: opts.signal }, revealed);
+  }
+
+  /**
+   * Rotates the signing secret of the subscription `reference` (`rotateEnterpriseWebhookSecret`)
+   * and resolves to the RevealedSecret: the new secret, shown only once (store it now), and
+   * `previousValidUntil`, until when deliveries still carry the previous secret's signature too.
+   * `secrets(previous)` (`previous`: the secret held until now) is the list a verifier or
+   * receiver takes from now on; the previous one stops verifying after `previousValidUntil`. A
+   * rotation whose answer was lost (a timeout, a dropped connection, a 5xx after sending) is never
+   * sent again: it throws ReconcileRequired with `reconcile` 'rotate_again' (rotate again at once,
+   * keeping the current secret until then). The raw 2xx body is read by the core alone, as for
+   * `createSubscription`.
+   */
+  async rotateSecret(reference, opts = {}) {
+    if (typeof reference !== 'string') throw new TypeError('reference must be the subscription\'s reference (a string)');
+    known(opts, new Set(['signal']), 'rotateSecret');
+    return this._done('rotateEnterpriseWebhookSecret', { path: { reference } }, { signal: opts.signal }, revealed);
   }
 
   /**

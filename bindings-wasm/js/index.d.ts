@@ -293,6 +293,39 @@ export function signWebhook(secret: string | readonly string[], body: BodyLike, 
  * `previousValidUntil` (`previous_secret_valid_until`, as the service returns it or parsed). */
 export function activeSecrets(current: string, previous?: string | null, previousValidUntil?: ValidUntil | null, now?: Time): WebhookSecret[];
 /**
+ * A webhook subscription's signing secret as its create or rotation revealed it
+ * (`revealedSecret(body)`, or `createSubscription` / `rotateSecret` of royaltykit/client). The
+ * service shows the secret once: store it now. Printing it (util.inspect, String,
+ * JSON.stringify) never shows the secret.
+ */
+export class RevealedSecret {
+  #private;
+  private constructor();
+  /** The new signing secret (no expiry). */
+  readonly secret: WebhookSecret;
+  /** A rotation's `previous_secret_valid_until`, Unix seconds: until then deliveries carry the
+   * previous secret's signature too. null for a create. */
+  readonly previousValidUntil: number | null;
+  /** The subscription's reference, when the response names it. */
+  readonly reference: string | null;
+  /** The response as JSON text with every secret member removed: safe to log or store. */
+  readonly record: string;
+  /**
+   * The secrets a verifier or receiver takes from now on: the new one, then `previous` (the
+   * secret held before this rotation) carrying `previousValidUntil` as its expiry, so it never
+   * verifies after it. Without a `previousValidUntil` (a create) or a `previous`, the new one alone.
+   */
+  secrets(previous?: string | null): WebhookSecret[];
+}
+/**
+ * The reveal-once signing secret of a subscription's create (`createEnterpriseWebhook`) or
+ * rotation (`rotateEnterpriseWebhookSecret`) response: pass the raw 2xx body. Throws
+ * WebhookVerificationError with code `secret_not_revealed` for a body that is not a JSON object
+ * (of at most 1 MiB), names no secret, or whose `previous_secret_valid_until` is not a time; its
+ * message never contains the body.
+ */
+export function revealedSecret(body: BodyLike): RevealedSecret;
+/**
  * The event's canonical resource path (`resource.url`), checked before it is fetched with a
  * bearer token: returned only when it is a path under the enterprise API (`/api/v1/…`: no
  * scheme or authority, query, fragment, dot segment, backslash, encoded slash, space or control

@@ -454,6 +454,47 @@ function activeSecrets(current, previous, previousValidUntil, now) {
   return active.map((s) => new WebhookSecret(s.secret, s.validUntil));
 }
 
+/**
+ * A webhook subscription's signing secret as its create or rotation revealed it
+ * (`revealedSecret(body)`, `EnterpriseClient.createSubscription` / `rotateSecret`). The service
+ * shows the secret once: store it now. `secret` is a WebhookSecret (no expiry); `previousValidUntil`
+ * a rotation's `previous_secret_valid_until` in Unix seconds (null for a create); `reference` the
+ * subscription's reference (null when the response names none); `record` the response as JSON
+ * text with every secret member removed (safe to log or store). `secrets(previous)` is the list a
+ * verifier or receiver takes. Printing it (util.inspect, String, JSON.stringify) never shows the
+ * secret. Made by `revealedSecret`, not by its constructor.
+ */
+class RevealedSecret extends secretHolder('RevealedSecret', 'secret') {
+  constructor(fields) {
+    super(fields);
+    Object.freeze(this);
+  }
+  /**
+   * The secrets to verify with from now on (the core's `RevealedSecret::secrets`): the new one,
+   * then `previous` (the secret held before this rotation, a string) carrying `previousValidUntil`
+   * as its expiry, so a verifier or receiver built from them never accepts the previous one after
+   * it. Without a `previousValidUntil` (a create) or a `previous`, the new one alone.
+   */
+  secrets(previous = null) {
+    const p = previous === undefined || previous === null ? undefined : toStr(previous, 'previous');
+    const list = JSON.parse(call(() => native.revealedSecrets(this.secret.secret, this.previousValidUntil ?? undefined, p)));
+    return list.map((s) => new WebhookSecret(s.secret, s.validUntil));
+  }
+}
+
+/**
+ * The reveal-once signing secret of a subscription's create (`createEnterpriseWebhook`) or
+ * rotation (`rotateEnterpriseWebhookSecret`) response: pass the raw 2xx body (bytes or text), not
+ * a parsed and re-serialized one. Returns a RevealedSecret; throws WebhookVerificationError with
+ * code `secret_not_revealed` for a body that is not a JSON object (of at most 1 MiB), names no
+ * secret, or whose `previous_secret_valid_until` is not a time. Its message never contains the body.
+ */
+function revealedSecret(body) {
+  const r = JSON.parse(call(() => native.revealedSecret(toBytes(body))));
+  return new RevealedSecret({ secret: new WebhookSecret(r.secret), previousValidUntil: r.previousValidUntil,
+    reference: r.reference, record: r.record });
+}
+
 /** Unix seconds of a time as the services send one (RFC 3339, the ISO 8601 forms, HTTP-dates):
  * the core's one timestamp parser; null for anything else. */
 function parseTimestamp(text) {
@@ -1907,7 +1948,7 @@ class RedisDedupStore {
 
 module.exports = {
   // webhooks and dedup
-  verifyWebhook, WebhookVerifier, WebhookSecret, signWebhook, activeSecrets, resourcePath, checkBaseUrl, clientTimeouts, exportInterruptedMessage, callFailedMessage, parseTimestamp, HEADER_NAMES,
+  verifyWebhook, WebhookVerifier, WebhookSecret, signWebhook, activeSecrets, RevealedSecret, revealedSecret, resourcePath, checkBaseUrl, clientTimeouts, exportInterruptedMessage, callFailedMessage, parseTimestamp, HEADER_NAMES,
   deliveryKey, eventKey, contentKey, idempotencyKey, DedupWindow,
   // receivers and the protocol machines
   verifyRequest, webhookHandler, WebhookReceiver, RedisDedupStore, RedisDedupProtocol, planReceipt, decideClaims,

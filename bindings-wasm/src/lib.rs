@@ -443,8 +443,13 @@ pub fn active_secrets(
         .transpose()
         .map_err(err)?;
     let active = webhook::active_secrets(current, previous.as_deref(), until, now_arg(now)?);
-    let secrets: Vec<serde_json::Value> = active
-        .map_err(err)?
+    Ok(secrets_json(&active.map_err(err)?))
+}
+
+/// Secrets as JSON `[{"secret", "validUntil"}]`, for the JS `WebhookSecret` class (which hides
+/// the secret when printed).
+fn secrets_json(secrets: &[webhook::WebhookSecret]) -> String {
+    let list: Vec<serde_json::Value> = secrets
         .iter()
         .map(|s| {
             serde_json::json!({
@@ -453,7 +458,41 @@ pub fn active_secrets(
             })
         })
         .collect();
-    Ok(json(&secrets))
+    json(&list)
+}
+
+/// `webhook::revealed_secret`: the reveal-once signing secret of a subscription's create or
+/// rotation response (the raw 2xx body) as JSON `{"secret", "previousValidUntil", "reference",
+/// "record"}`, for the JS `RevealedSecret` class, which hides the secret when printed. Else
+/// `secret_not_revealed`, whose message never contains the body.
+#[wasm_bindgen(js_name = revealedSecret)]
+pub fn revealed_secret(body: &[u8]) -> R<String> {
+    let r = webhook::revealed_secret(body).map_err(err)?;
+    Ok(json(&serde_json::json!({
+        "secret": String::from_utf8_lossy(r.secret.secret()),
+        "previousValidUntil": r.previous_valid_until,
+        "reference": r.reference,
+        "record": r.record,
+    })))
+}
+
+/// `webhook::RevealedSecret::secrets` of a revealed `secret` and its `previous_valid_until`
+/// (as [`revealed_secret`] gave them): the secrets a receiver verifies with from now on, as
+/// JSON `[{"secret", "validUntil"}]` — the new one, then `previous` (the secret held before the
+/// rotation) until `previous_valid_until` when both are given.
+#[wasm_bindgen(js_name = revealedSecrets)]
+pub fn revealed_secrets(
+    secret: &str,
+    previous_valid_until: Option<f64>,
+    previous: Option<String>,
+) -> R<String> {
+    let revealed = webhook::RevealedSecret {
+        secret: webhook::WebhookSecret::new(secret, None),
+        previous_valid_until: opt_int("previous_valid_until", previous_valid_until)?,
+        reference: None,
+        record: String::new(),
+    };
+    Ok(secrets_json(&revealed.secrets(previous.as_deref())))
 }
 
 /// The end of a secret's validity as the JS layer takes it (`name`: `validUntil` or

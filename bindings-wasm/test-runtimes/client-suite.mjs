@@ -68,6 +68,25 @@ export async function runClient(runtime, client, base, file) {
   check('paginate: every item once, in order, 3 pages', same(walked, ids) && p.requests.listPlatformExports === 3,
     `${walked.length} ${p.requests.listPlatformExports}`);
 
+  // A subscription's reveal-once secret: a create dropped after it was applied is sent again under
+  // its Idempotency-Key and answered once; a rotation whose answer was lost is never sent again.
+  const org = () => client.createEnterpriseClient({
+    baseUrl: base, credentials: { apiKey: 'key-1', apiSecret: 'secret-1' }, timeoutMs: 2000,
+    clock: () => Date.now() / 1000 + offset,
+    sleep: async (s) => { offset += s; await control('advance', { seconds: s }); },
+  });
+  await control('reset', { faults: [{ op: 'createEnterpriseWebhook', nth: 1, do: 'drop_after_apply' },
+    { op: 'rotateEnterpriseWebhookSecret', nth: 1, do: 'drop_after_apply' }] });
+  const created = await org().createSubscription({ name: 'ops', endpointUrl: 'https://hooks.example/rk', events: ['release.updated'] });
+  const w = await control('stats');
+  check('createSubscription: one subscription, its secret, never printed', w.webhooks_created === 1 && w.idempotent_replays === 1
+    && created.secret.secret === w.webhooks[created.reference]?.secret && !JSON.stringify(created).includes(created.secret.secret),
+  `${w.webhooks_created} ${w.idempotent_replays}`);
+  const lost = await org().rotateSecret(created.reference).then(() => null, (x) => x);
+  const rw = await control('stats');
+  check('rotateSecret: a lost rotation is rotate_again, sent once', lost?.reconcile === 'rotate_again' && rw.rotations === 1
+    && rw.requests.rotateEnterpriseWebhookSecret === 1, `${lost?.reconcile} ${rw.rotations}`);
+
   if (file) {
     await control('reset', { states: ['ready'], faults: [{ op: 'downloadPlatformExport', nth: 1, do: 'truncate' }] });
     const whole = new Uint8Array(await (await fetch(`${base}/_fake/artifact`)).arrayBuffer());

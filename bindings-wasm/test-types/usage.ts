@@ -233,3 +233,33 @@ void org.fetchResource(delivered.event);
 void org.fetchResource('/api/v1/releases/1', { signal: abortSignal });
 // @ts-expect-error: a number is not a resource
 void org.fetchResource(42);
+
+// Issue 43: subscriptions and their reveal-once secrets.
+async function subscribe(): Promise<rk.WebhookVerifier> {
+  const created: rk.RevealedSecret = await org.createSubscription(
+    { name: 'ops', endpointUrl: 'https://hooks.example/rk', events: ['ddex.delivery.failed'] },
+    { requestId: 'subscribe-ops', signal: abortSignal },
+  );
+  const store: string = created.secret.secret;
+  const reference: string | null = created.reference;
+  const record: string = created.record;
+  const rotated = await org.rotateSecret(reference ?? 'wh_1');
+  const until: number | null = rotated.previousValidUntil;
+  const both: rk.WebhookSecret[] = rotated.secrets(store);
+  void [record, until, rotated.secrets(), rotated.secrets(null)];
+  // @ts-expect-error the subscription's members are camelCase
+  void org.createSubscription({ name: 'ops', endpoint_url: 'https://hooks.example/rk', events: [] });
+  // @ts-expect-error a RevealedSecret comes from revealedSecret or the client, not its constructor
+  void new rk.RevealedSecret();
+  return new rk.WebhookVerifier(both);
+}
+void subscribe;
+const revealed: rk.RevealedSecret = rk.revealedSecret(new Uint8Array(0));
+void revealed;
+try {
+  void 0;
+} catch (e) {
+  if (e instanceof rk.ReconcileRequired && e.reconcile === 'rotate_again') void e.reason;
+}
+const rotationClass: rk.RetryClass = 'secret_rotation';
+void rotationClass;

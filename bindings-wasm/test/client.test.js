@@ -857,3 +857,211 @@ test('the machine a client drives: Pages by hand over request()', async () => {
   }
   assert.deepEqual(refs, ['sub_001', 'sub_002', 'sub_003', 'sub_004', 'sub_005', 'sub_006', 'sub_007']);
 });
+
+// ---- issue 43 point 5: subscriptions and their reveal-once secrets.
+
+const util = require('node:util');
+const ORG = { apiKey: 'key-1', apiSecret: 'secret-1' };
+const SUBSCRIPTION = { name: 'ops', endpointUrl: 'https://hooks.example/royaltykit', events: ['ddex.delivery.failed', 'release.updated'] };
+
+/**
+ * An enterprise client whose every observer is recorded: onEvent, the diagnostics channel, a
+ * telemetry scope per operation (its events and how it ended), and what each request sent.
+ * `printed()` is all of it as text, with whatever else was given to it.
+ */
+function observedOrg(extra = {}) {
+  const seen = { events: [], published: [], scopes: [], sent: [] };
+  const dc = require('node:diagnostics_channel');
+  const listen = (e) => seen.published.push(e);
+  dc.subscribe('royaltykit:client', listen);
+  const telemetry = {
+    operation(name, attrs) {
+      const scope = { name, attrs, events: [], ended: undefined };
+      seen.scopes.push(scope);
+      return { event: (e) => scope.events.push(e), end: (r) => { scope.ended = r; } };
+    },
+  };
+  const client = createEnterpriseClient({
+    baseUrl: url, credentials: ORG, clock, sleep, onEvent: (e) => seen.events.push(e), telemetry,
+    fetch: (u, init) => {
+      seen.sent.push({ url: u, method: init.method, headers: init.headers, body: init.body && Buffer.from(init.body).toString() });
+      return (extra.fetch ?? fetch)(u, init);
+    },
+  });
+  const printed = (...more) => {
+    dc.unsubscribe('royaltykit:client', listen);
+    const errors = seen.scopes.map((s) => s.ended).filter(Boolean);
+    return [seen.events, seen.published, seen.scopes, ...errors, ...more]
+      .flatMap((v) => [util.inspect(v, { depth: 8, showHidden: true }), JSON.stringify(v) ?? '', String(v), v?.stack ?? '', v?.message ?? ''])
+      .join('\n');
+  };
+  return { client, seen, printed };
+}
+
+const header = (sent, name) => (sent.headers.find(([n]) => n.toLowerCase() === name.toLowerCase()) ?? [])[1];
+
+test('createSubscription: the reveal-once secret read from the raw body, never printed, in an event or in telemetry', async () => {
+  await reset();
+  const { client, seen, printed } = observedOrg();
+  const r = await client.createSubscription(SUBSCRIPTION);
+  const s = await stats();
+  assert.ok(r instanceof rk.RevealedSecret);
+  assert.equal(r.reference, 'wh_001');
+  assert.equal(r.secret.secret, s.webhooks.wh_001.secret);
+  assert.ok(r.secret instanceof rk.WebhookSecret && r.secret.validUntil === null);
+  assert.equal(r.previousValidUntil, null);
+  // the record: the response without the secret, safe to log
+  assert.deepEqual(JSON.parse(r.record), { data: { reference: 'wh_001', name: 'ops', endpoint_url: SUBSCRIPTION.endpointUrl, events: SUBSCRIPTION.events, active: true } });
+  assert.deepEqual(r.secrets().map((x) => [x.secret, x.validUntil]), [[s.webhooks.wh_001.secret, null]]);
+  assert.equal(r.secrets('whsec_before').length, 1, 'a create has no previous secret to keep');
+  // one request, the subscription as JSON, with an Idempotency-Key
+  assert.equal(s.webhooks_created, 1);
+  assert.equal(s.requests.createEnterpriseWebhook, 1);
+  const create = seen.sent.find((x) => x.url.endsWith('/api/v1/webhooks'));
+  assert.equal(create.method, 'POST');
+  assert.deepEqual(JSON.parse(create.body), { name: 'ops', endpoint_url: SUBSCRIPTION.endpointUrl, events: SUBSCRIPTION.events });
+  assert.match(header(create, 'Idempotency-Key'), /^idem_[0-9a-f]{32}$/);
+  // its events and telemetry say what happened, without the secret
+  assert.deepEqual(seen.events.filter((e) => e.operation === 'createEnterpriseWebhook').map((e) => e.kind), ['refresh_token', 'send', 'response', 'done']);
+  assert.equal(seen.scopes.at(-1).name, 'createEnterpriseWebhook');
+  assert.equal(seen.scopes.at(-1).ended, null);
+  assert.ok(seen.published.length >= seen.events.length);
+  const text = printed(r, r.secret, r.secrets(), `${r}`, r.toString(), JSON.stringify({ r }));
+  assert.ok(text.includes('done createEnterpriseWebhook') && text.includes('wh_001'), 'the observers saw the call');
+  assert.ok(!text.includes(r.secret.secret), text);
+  assert.ok(util.inspect(r).startsWith('RevealedSecret ') && util.inspect(r).includes('wh_001'), util.inspect(r));
+  assert.deepEqual(Object.keys(JSON.parse(JSON.stringify(r))), ['previousValidUntil', 'reference', 'record']);
+  // frozen: the secret cannot be swapped or replaced afterwards
+  assert.ok(Object.isFrozen(r));
+  assert.throws(() => { 'use strict'; r.reference = 'other'; }, TypeError);
+});
+
+test('createSubscription: a create dropped after it was applied is sent again under the same Idempotency-Key and answered once', async () => {
+  await reset({ faults: [{ op: 'createEnterpriseWebhook', nth: 1, do: 'drop_after_apply' }] });
+  const { client, seen, printed } = observedOrg();
+  const r = await client.createSubscription(SUBSCRIPTION);
+  const s = await stats();
+  assert.equal(s.webhooks_created, 1, JSON.stringify(s));
+  assert.equal(s.idempotent_replays, 1);
+  assert.equal(s.requests.createEnterpriseWebhook, 2);
+  assert.equal(r.reference, 'wh_001');
+  assert.equal(r.secret.secret, s.webhooks.wh_001.secret);
+  const keys = seen.sent.filter((x) => x.url.endsWith('/api/v1/webhooks')).map((x) => header(x, 'Idempotency-Key'));
+  assert.equal(keys.length, 2);
+  assert.equal(keys[0], keys[1]);
+  assert.ok(seen.events.some((e) => e.kind === 'transport_failure' && e.operation === 'createEnterpriseWebhook'));
+  assert.ok(!printed(r).includes(r.secret.secret));
+});
+
+test('createSubscription with a requestId: the key is derived (organization = API key), so another process gets the same answer', async () => {
+  await reset();
+  const first = observedOrg();
+  const a = await first.client.createSubscription(SUBSCRIPTION, { requestId: 'subscribe-ops-1' });
+  first.printed();
+  const second = observedOrg();
+  const b = await second.client.createSubscription(SUBSCRIPTION, { requestId: 'subscribe-ops-1' });
+  second.printed();
+  const s = await stats();
+  assert.equal(s.webhooks_created, 1);
+  assert.equal(s.idempotent_replays, 1);
+  assert.equal(a.secret.secret, b.secret.secret);
+  const key = header(first.seen.sent.find((x) => x.url.endsWith('/api/v1/webhooks')), 'Idempotency-Key');
+  assert.equal(key, rk.idempotencyKey(ORG.apiKey, 'createEnterpriseWebhook', 'subscribe-ops-1'));
+  assert.ok(!key.includes(ORG.apiKey));
+  // another request id is another subscription
+  const c = await first.client.createSubscription(SUBSCRIPTION, { requestId: 'subscribe-ops-2' });
+  assert.equal(c.reference, 'wh_002');
+  assert.equal((await stats()).webhooks_created, 2);
+});
+
+test('rotateSecret: the new secret, and both secrets verify until previous_secret_valid_until, then the new one alone', async () => {
+  await reset();
+  const { client, seen, printed } = observedOrg();
+  const created = await client.createSubscription(SUBSCRIPTION);
+  const old = created.secret.secret;
+  const r = await client.rotateSecret(created.reference);
+  const s = await stats();
+  const hook = s.webhooks[created.reference];
+  assert.equal(s.rotations, 1);
+  assert.equal(r.secret.secret, hook.secret);
+  assert.notEqual(r.secret.secret, old);
+  assert.equal(hook.previous, old);
+  assert.equal(r.reference, created.reference);
+  assert.equal(r.previousValidUntil, rk.parseTimestamp(hook.previous_valid_until));
+  assert.ok(!JSON.parse(r.record).data.secret && JSON.parse(r.record).data.previous_secret_valid_until === hook.previous_valid_until);
+  const list = r.secrets(old);
+  assert.deepEqual(list.map((x) => [x.secret, x.validUntil]), [[hook.secret, null], [old, r.previousValidUntil]]);
+  assert.deepEqual(r.secrets().map((x) => x.secret), [hook.secret]);
+  // deliveries signed with the old and the new secret, received with that list
+  const body = '{"event":"release.updated","resource":{"type":"release","reference":"r1","url":"/api/v1/releases/r1"},"occurred_at":"2026-11-27T10:00:00Z"}';
+  const verifier = new rk.WebhookVerifier(list);
+  const before = r.previousValidUntil - 60;
+  const after = r.previousValidUntil + 1;
+  for (const [secret, index] of [[old, 1], [r.secret.secret, 0]]) {
+    const h = rk.signWebhook(secret, body, { timestamp: before, deliveryId: `d-${index}` });
+    assert.equal(verifier.verify(h, body, before).secretIndex, index);
+  }
+  assert.equal(verifier.verify(rk.signWebhook(r.secret.secret, body, { timestamp: after }), body, after).secretIndex, 0);
+  assert.throws(() => verifier.verify(rk.signWebhook(old, body, { timestamp: after }), body, after), rk.WebhookVerificationError);
+  // a receiver built from the list too
+  const receiver = new rk.WebhookReceiver({ secrets: list, namespace: 'org-1', handler: () => undefined });
+  assert.equal((await receiver.receive(rk.signWebhook(old, body, { timestamp: before, deliveryId: 'd-r' }), body, before)).status, 200);
+  assert.notEqual((await receiver.receive(rk.signWebhook(old, body, { timestamp: after, deliveryId: 'd-s' }), body, after)).status, 200);
+  verifier.free();
+  // nothing observed or printed holds either secret
+  const rotate = seen.sent.find((x) => x.url.endsWith(`/api/v1/webhooks/${created.reference}/rotate-secret`));
+  assert.equal(rotate.method, 'POST');
+  const text = printed(r, list, created);
+  assert.ok(!text.includes(old) && !text.includes(r.secret.secret), text);
+});
+
+test('rotateSecret: a rotation whose answer was lost is never sent again: ReconcileRequired rotate_again', async () => {
+  await reset({ faults: [{ op: 'rotateEnterpriseWebhookSecret', nth: 1, do: 'drop_after_apply' }] });
+  const { client, seen, printed } = observedOrg();
+  const created = await client.createSubscription(SUBSCRIPTION);
+  const e = await client.rotateSecret(created.reference).then(() => null, (x) => x);
+  assert.ok(e instanceof ReconcileRequired, util.inspect(e));
+  assert.equal(e.code, 'reconcile_required');
+  assert.equal(e.reconcile, 'rotate_again');
+  assert.equal(e.operationId, 'rotateEnterpriseWebhookSecret');
+  assert.match(e.message, /shown only once/);
+  assert.match(e.message, /rotate again/);
+  const s = await stats();
+  assert.equal(s.rotations, 1);
+  assert.equal(s.requests.rotateEnterpriseWebhookSecret, 1);
+  assert.equal(seen.scopes.at(-1).ended, e);
+  const text = printed(e);
+  const secret = s.webhooks[created.reference].secret; // applied, its answer lost
+  assert.ok(!text.includes(secret) && !text.includes(created.secret.secret), text);
+  // rotating again at once gives a secret that is used from now on
+  const again = await client.rotateSecret(created.reference);
+  assert.equal(again.secret.secret, (await stats()).webhooks[created.reference].secret);
+});
+
+test('createSubscription and rotateSecret: a 2xx without a secret, bad arguments, an unknown reference', async () => {
+  await reset();
+  // a 2xx that names no secret: secret_not_revealed, which echoes nothing of the body, and ends the telemetry scope
+  const { client, seen, printed } = observedOrg({
+    fetch: async (u, init) => (u.endsWith('/api/v1/webhooks')
+      ? new Response('{"data":{"reference":"wh_9","signing_key":"whsec_HIDDEN_9"}}', { status: 201, headers: { 'content-type': 'application/json' } })
+      : fetch(u, init)),
+  });
+  const e = await client.createSubscription(SUBSCRIPTION).then(() => null, (x) => x);
+  assert.ok(e instanceof rk.WebhookVerificationError, util.inspect(e));
+  assert.equal(e.code, 'secret_not_revealed');
+  assert.equal(seen.scopes.at(-1).ended, e);
+  assert.ok(!printed(e).includes('whsec_HIDDEN_9'));
+  const org = createEnterpriseClient({ baseUrl: url, credentials: ORG, clock, sleep });
+  for (const bad of [null, 'ops', { ...SUBSCRIPTION, name: 1 }, { ...SUBSCRIPTION, events: 'release.updated' }, { ...SUBSCRIPTION, events: [1] },
+    { name: 'ops', endpoint_url: 'https://hooks.example', events: [] }, { ...SUBSCRIPTION, secret: 'mine' }]) {
+    await assert.rejects(org.createSubscription(bad), TypeError, util.inspect(bad));
+  }
+  await assert.rejects(org.createSubscription(SUBSCRIPTION, { request_id: 'x' }), /unknown option `request_id`/);
+  await assert.rejects(org.rotateSecret(42), TypeError);
+  await assert.rejects(org.rotateSecret('wh_001', { userId: 'u' }), /unknown option `userId`/);
+  assert.equal((await stats()).requests.createEnterpriseWebhook ?? 0, 0);
+  await assert.rejects(org.rotateSecret('wh_404'), (x) => x instanceof rk.ApiError && x.status === 404);
+  // an aborted signal: nothing sent
+  await assert.rejects(org.createSubscription(SUBSCRIPTION, { signal: AbortSignal.abort(new Error('stop')) }), /stop/);
+  assert.equal((await stats()).webhooks_created, 0);
+});

@@ -30,6 +30,12 @@ test('no secret in any printed object or error', () => {
   show(rk.parseEnterpriseTokenResponse(200, {}, JSON.stringify({ token: TOKEN, expires_at: null })));
   try { rk.buildRequest('listPlatformExports', { query: { access_token: TOKEN }, token: rk.BearerToken.reports(TOKEN, TENANT), tenantId: TENANT }); } catch (e) { show(e); out.push(e.stack); }
   show(new rk.DedupWindow(10, 60));
+  const revealed = rk.revealedSecret(JSON.stringify({ data: { reference: 'wh_1', secret: SECRET, previous_secret_valid_until: 2000 } }));
+  show(revealed);
+  show(revealed.secret);
+  show(revealed.secrets(SECRET));
+  out.push(revealed.record, Object.keys(revealed).join());
+  try { rk.revealedSecret(JSON.stringify({ data: { secret_value: SECRET } })); } catch (e) { show(e); out.push(e.stack); }
   for (const o of out) for (const s of [SECRET, TOKEN, CLIENT_SECRET, API_SECRET]) assert.ok(!o.includes(s), `${s} printed in: ${o}`);
   assert.ok(out.length >= 30);
 });

@@ -155,6 +155,30 @@ function activeSecrets(i) {
   return list;
 }
 
+/** revealedSecret: the expected record is `secrets(previous)` as `{ secret, valid_until }`, the
+ * record parsed; printing the RevealedSecret (or its WebhookSecrets) never shows a secret. */
+function revealedSecret(i) {
+  let r;
+  try {
+    r = rk.revealedSecret(bytes(i.body));
+  } catch (e) {
+    // the refusal never echoes the body (every vector's secrets start whsec_)
+    assert.ok(!/whsec_/.test(`${util.inspect(e)} ${JSON.stringify(e)} ${e.stack}`), util.inspect(e));
+    throw e;
+  }
+  const list = r.secrets(i.previous);
+  const printed = [util.inspect(r, { depth: 5 }), JSON.stringify(r), String(r), util.inspect(list), JSON.stringify(list)].join('\n');
+  for (const s of list) assert.ok(!printed.includes(s.secret), `printing shows ${s.secret}: ${printed}`);
+  assert.ok(Object.isFrozen(r) && r.secret instanceof rk.WebhookSecret);
+  new rk.WebhookVerifier(list).free();
+  return {
+    secrets: list.map((s) => ({ secret: s.secret, valid_until: s.validUntil })),
+    previous_valid_until: r.previousValidUntil,
+    reference: r.reference,
+    record: JSON.parse(r.record),
+  };
+}
+
 const ADAPTERS = {
   verify_webhook: verifyWebhook,
   resource_path: (i) => ({ path: rk.resourcePath(i.resource_url) }),
@@ -166,6 +190,7 @@ const ADAPTERS = {
   },
   check_base_url: (i) => rk.checkBaseUrl(i.base_url, i.allow_insecure_http),
   active_secrets: activeSecrets,
+  revealed_secret: revealedSecret,
   delivery_key: (i) => rk.deliveryKey(i.namespace, i.delivery_id),
   event_key: (i) => rk.eventKey(i.namespace, { name: i.name, resourceType: i.resource_type, resourceReference: i.resource_reference, occurredAtText: i.occurred_at }),
   content_key: (i) => rk.contentKey(i.secret, i.timestamp, bytes(i.body)),
