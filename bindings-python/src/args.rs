@@ -164,6 +164,13 @@ impl PyWebhookSecret {
         self.1
     }
 
+    /// The secret itself, to store (a subscription's is shown once: ``revealed_secret``) or to
+    /// hand to a verifier or a signer; never in ``repr`` or ``str``.
+    #[getter]
+    fn secret(&self) -> String {
+        String::from_utf8_lossy(self.0.secret()).into_owned()
+    }
+
     fn __repr__(&self) -> String {
         match self.1 {
             Some(u) => format!("WebhookSecret('[redacted]', valid_until={u})"),

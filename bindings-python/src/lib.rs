@@ -301,6 +301,82 @@ fn active_secrets(
     })
 }
 
+/// A subscription's signing secret as its create (``createEnterpriseWebhook``) or rotation
+/// (``rotateEnterpriseWebhookSecret``) revealed it, from ``revealed_secret``. The service shows
+/// the secret once: store ``secret.secret`` now. ``secrets(previous)`` is what a receiver or a
+/// verifier takes from now on. ``record`` is the response without the secret (safe to log);
+/// ``repr`` never shows the secret.
+#[pyclass(name = "RevealedSecret", frozen, module = "royaltykit")]
+struct RevealedSecret(webhook::RevealedSecret);
+
+#[pymethods]
+impl RevealedSecret {
+    /// The new signing secret (no expiry), as a ``WebhookSecret``.
+    #[getter]
+    fn secret(&self) -> args::PyWebhookSecret {
+        args::PyWebhookSecret(self.0.secret.clone(), None)
+    }
+
+    /// A rotation's ``previous_secret_valid_until`` in Unix seconds: until then deliveries carry
+    /// the previous secret's signature too. None for a create.
+    #[getter]
+    fn previous_valid_until(&self) -> Option<i64> {
+        self.0.previous_valid_until
+    }
+
+    /// The subscription's reference, when the response names it.
+    #[getter]
+    fn reference(&self) -> Option<String> {
+        self.0.reference.clone()
+    }
+
+    /// The response as JSON text with every secret member removed: safe to log or store.
+    #[getter]
+    fn record(&self) -> String {
+        self.0.record.clone()
+    }
+
+    /// The secrets a receiver verifies with from now on (current first): the new one, then
+    /// ``previous`` (the secret held until this rotation) carrying ``previous_valid_until``, so
+    /// a verifier built from them never accepts it after that instant. The new one alone for a
+    /// create or without ``previous``.
+    #[pyo3(signature = (previous=None))]
+    fn secrets(&self, previous: Option<Text>) -> Vec<args::PyWebhookSecret> {
+        self.0
+            .secrets(previous.as_deref())
+            .into_iter()
+            .map(|s| {
+                let until = s.valid_until();
+                args::PyWebhookSecret(s, until)
+            })
+            .collect()
+    }
+
+    fn __repr__(&self) -> String {
+        let none = || "None".to_owned();
+        let until = self
+            .0
+            .previous_valid_until
+            .map_or_else(none, |u| u.to_string());
+        let reference = self
+            .0
+            .reference
+            .as_ref()
+            .map_or_else(none, |r| format!("{r:?}"));
+        format!("RevealedSecret(secret=WebhookSecret('[redacted]'), previous_valid_until={until}, reference={reference})")
+    }
+}
+
+/// The signing secret a subscription's create or rotation response reveals, from its raw 2xx
+/// body (bytes, or text): a ``RevealedSecret``. The secret is shown once: store it now.
+/// ``WebhookVerificationError`` with code ``secret_not_revealed`` for a body that is not a JSON
+/// object of at most 1 MiB, names no secret, or has a ``previous_secret_valid_until`` that is
+/// not a time; its message never contains the body.
+#[pyfunction]
+fn revealed_secret(body: Body<'_>) -> PyResult<RevealedSecret> {
+    guard(|| Ok(RevealedSecret(webhook::revealed_secret(&body)?)))
+}
+
 /// The event's canonical resource path (``resource.url``), checked: returned only when it is a
 /// path under the enterprise API (``/api/v1/…``); otherwise ``WebhookVerificationError`` with
 /// code ``invalid_resource_url``. Takes the URL text or a ``WebhookEvent``.
@@ -505,9 +581,9 @@ impl DedupWindow {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::py_export!(m;
-        fn verify_webhook, sign_webhook, active_secrets, resource_path, check_base_url, client_timeouts, export_interrupted_message, call_failed_message, parse_timestamp, delivery_key, event_key, content_key,
+        fn verify_webhook, sign_webhook, active_secrets, revealed_secret, resource_path, check_base_url, client_timeouts, export_interrupted_message, call_failed_message, parse_timestamp, delivery_key, event_key, content_key,
             idempotency_key;
-        class WebhookVerifier, args::PyWebhookSecret, webhook::VerifiedWebhook,
+        class WebhookVerifier, args::PyWebhookSecret, RevealedSecret, webhook::VerifiedWebhook,
             webhook::WebhookEvent, DedupWindow
     );
     #[cfg(feature = "test-hooks")]

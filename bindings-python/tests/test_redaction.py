@@ -40,6 +40,19 @@ def test_no_secret_in_any_printed_object_or_error():
     except rk.RoyaltyKitError as e:
         show(e)
     show(rk.DedupWindow(10, 60))
+    # a subscription's reveal-once secret: the object, its parts, and an answer naming no secret
+    revealed = rk.revealed_secret(json.dumps({"data": {"reference": "wh_1", "secret": SECRET}}))
+    show(revealed)
+    show(revealed.secret)
+    show(revealed.secrets(SECRET + "_previous"))
+    out.append(revealed.record)
+    rotated = rk.revealed_secret(json.dumps({"new_secret": SECRET, "previous_secret_valid_until": 1000}))
+    show(rotated)
+    show(rotated.secrets(previous=SECRET))
+    try:
+        rk.revealed_secret(json.dumps({"data": {"signing_key": SECRET}}))
+    except rk.RoyaltyKitError as e:
+        show(e)
     leaks = [(s, o) for o in out for s in (SECRET, TOKEN, CLIENT_SECRET, API_SECRET) if s in o]
     assert not leaks
     assert len(out) >= 30

@@ -2,6 +2,7 @@
 the installed wheel, with one generic runner. Only the adapter table is specific to Python: how
 each ``function`` a group names is called, and the value it gives back."""
 
+import json
 from types import SimpleNamespace
 
 import pytest
@@ -205,11 +206,20 @@ def _secret_text(secret):
     return None
 
 
+def revealed_secret(i):
+    r = rk.revealed_secret(body_bytes(i["body"]))
+    shown = [s.secret for s in r.secrets(i["previous"])]
+    assert not [s for s in shown if s in repr(r) or s in str(r)], "repr hides the secrets"
+    return {"secrets": [{"secret": s.secret, "valid_until": s.valid_until} for s in r.secrets(i["previous"])],
+            "previous_valid_until": r.previous_valid_until, "reference": r.reference, "record": json.loads(r.record)}
+
+
 ADAPTERS = {
     "verify_webhook": verify_webhook,
     "plan_receipt": lambda i: rk.plan_receipt(i["namespace"], rk.verify_webhook(pairs(i["headers"]), body_bytes(i["body"]), i["secrets"], now=i["now"]),
                                               claim_content_key=i.get("claim_content_key", False)),
     "resource_path": lambda i: {"path": rk.resource_path(i["resource_url"])},
+    "revealed_secret": revealed_secret,
     "active_secrets": lambda i: [{"secret": _secret_text(s), "valid_until": s.valid_until}
                                  for s in rk.active_secrets(i["current"], i["previous"], i["previous_valid_until"], now=i["now"])],
     "decide_claims": lambda i: rk.decide_claims(i["states"]),

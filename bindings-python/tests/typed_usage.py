@@ -241,3 +241,37 @@ def current_state(http: httpx.Client, delivery: rk.VerifiedWebhook) -> Any:
 async def current_state_async(http: httpx.AsyncClient, event: rk.WebhookEvent) -> Any:
     client = AsyncEnterpriseClient(http, base_url="https://api.example", api_key="k", api_secret="s")
     return await client.fetch_resource(event)
+
+
+# A subscription's reveal-once secret (issue 43 point 5): read, stored, handed to the receiver.
+def store_secret(reference: str | None, secret: str) -> None:
+    assert reference is None or secret
+
+
+def subscribe(http: httpx.Client) -> list[rk.WebhookSecret]:
+    client = EnterpriseClient(http, base_url="https://api.example", api_key="k", api_secret="s")
+    created: rk.RevealedSecret = client.create_subscription("ops", "https://hooks.example/rk", ["ddex.delivery.failed"],
+                                                            request_id="sub-ops-1")
+    store_secret(created.reference, created.secret.secret)
+    try:
+        rotated = client.rotate_secret(created.reference or "wh_1")
+    except rk.ReconcileRequired as e:
+        if e.reconcile != "rotate_again":
+            raise
+        rotated = client.rotate_secret(created.reference or "wh_1")  # at once: the lost secret is gone
+    until: int | None = rotated.previous_valid_until
+    record: str = rotated.record
+    assert until is None or record
+    return rotated.secrets(previous=created.secret.secret)
+
+
+async def subscribe_async(http: httpx.AsyncClient) -> rk.WebhookVerifier:
+    client = AsyncEnterpriseClient(http, base_url="https://api.example", api_key="k", api_secret="s")
+    created = await client.create_subscription("ops", "https://hooks.example/rk", ("ddex.import.completed",))
+    rotated: rk.RevealedSecret = await client.rotate_secret("wh_1")
+    return rk.WebhookVerifier(rotated.secrets(created.secret.secret))
+
+
+revealed: rk.RevealedSecret = rk.revealed_secret(b'{"secret": "s"}')
+revealed_list: list[rk.WebhookSecret] = revealed.secrets()
+revealed_text: str = revealed.secret.secret

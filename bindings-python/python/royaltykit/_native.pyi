@@ -24,20 +24,56 @@ class WebhookSecret:
     def __new__(cls, secret: str, valid_until: _Instant | None = None) -> WebhookSecret: ...
     @property
     def valid_until(self) -> int | None: ...
+    @property
+    def secret(self) -> str:
+        """The secret itself, to store (a subscription's is shown once) or to hand to a verifier
+        or a signer; never in ``repr`` or ``str``."""
 
 _Secrets = str | WebhookSecret | Sequence[str | WebhookSecret]
+
+@final
+class RevealedSecret:
+    """A subscription's signing secret as its create or rotation revealed it
+    (``revealed_secret``; ``EnterpriseClient.create_subscription`` and ``rotate_secret``). The
+    service shows the secret once: store ``secret.secret`` now. ``secrets(previous)`` is what a
+    receiver or a verifier takes from now on. ``record`` is the response as JSON text without
+    any secret member (safe to log or store). ``repr`` never shows the secret."""
+
+    @property
+    def secret(self) -> WebhookSecret:
+        """The new signing secret (no expiry)."""
+    @property
+    def previous_valid_until(self) -> int | None:
+        """A rotation's ``previous_secret_valid_until`` (Unix seconds): until then deliveries
+        carry the previous secret's signature too. None for a create."""
+    @property
+    def reference(self) -> str | None:
+        """The subscription's reference, when the response names it."""
+    @property
+    def record(self) -> str:
+        """The response as JSON text with every secret member removed."""
+    def secrets(self, previous: str | None = None) -> list[WebhookSecret]:
+        """The secrets to verify with from now on: the new one, then ``previous`` (the secret held
+        until this rotation) carrying ``previous_valid_until``; the new one alone for a create
+        or without ``previous``."""
+
+def revealed_secret(body: _Body) -> RevealedSecret:
+    """The signing secret a subscription's create or rotate-secret response reveals, read from
+    its raw 2xx body. ``WebhookVerificationError`` (``secret_not_revealed``) when the body is
+    not a JSON object of at most 1 MiB, names no secret, or has a
+    ``previous_secret_valid_until`` that is not a time; the message never contains the body."""
 
 __all__ = [
     "Call", "CallStep", "ExportJob", "PageItems", "Pages", "PagesStep", "ReceiptStep", "Session", "WebhookReceipt",
     "BackoffPolicy", "BearerToken", "DEFAULT_DEDUP_TTL_SECONDS", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_TOLERANCE_SECONDS", "DedupWindow",
     "EnterpriseToken", "ExportStateInfo", "HEADER_NAMES", "Operation", "PollDecision", "QueryParam",
     "RateBudget", "RateDecision", "ReceiverDecision", "ReceiverReply", "RedisDedupProtocol", "SqlDedupProtocol", "SqlStatement", "DEFAULT_STORE_CAPACITY", "STATUS_HANDLER_FAILED", "STATUS_STORE_UNAVAILABLE", "RequestDescriptor", "ApiSession", "ResponseNotices", "RetryAfter",
-    "RetryDecision", "Token", "VerifiedWebhook", "WebhookEvent", "WebhookSecret", "WebhookVerifier",
+    "RetryDecision", "RevealedSecret", "Token", "VerifiedWebhook", "WebhookEvent", "WebhookSecret", "WebhookVerifier",
     "active_secrets", "backoff_delay", "build_enterprise_token_request", "build_request",
     "build_token_request", "check_export_download", "content_key", "decide_claims", "decide_retry", "delivery_key",
     "event_key", "export_poll_decision", "failure_reply", "rejection_body", "export_state", "idempotency_key", "missing_scopes",
     "operation", "operations", "parse_api_error", "parse_api_session", "parse_enterprise_token_response",
-    "parse_retry_after", "parse_timestamp", "parse_token_response", "plan_receipt", "resource_path", "check_base_url", "client_timeouts", "export_interrupted_message", "call_failed_message", "response_notices", "sign_webhook",
+    "parse_retry_after", "parse_timestamp", "parse_token_response", "plan_receipt", "resource_path", "check_base_url", "client_timeouts", "export_interrupted_message", "call_failed_message", "response_notices", "revealed_secret", "sign_webhook",
     "step_up_satisfies", "validate_export_command", "validate_export_list_query", "verify_webhook",
     "webhook_gives_up_at", "webhook_next_attempt_at", "webhook_retry_schedule",
 ]

@@ -4,7 +4,9 @@
 Every rule is the core's: each request is a ``Call`` machine (retries, ``Retry-After``, token
 refresh, idempotency key, rate budget) and an export is an ``ExportJob`` (create, poll, download;
 a create that may have been applied is looked up, never sent twice), a list read page after page
-(``paginate``) is a ``Pages`` walk with one ``Call`` per page, and the calls of one client
+(``paginate``) is a ``Pages`` walk with one ``Call`` per page, a webhook subscription's
+reveal-once secret (``create_subscription``, ``rotate_secret``) is read from the raw 2xx body by
+``revealed_secret``, and the calls of one client
 share its ``Session`` (the token, one token exchange at a time, the rate budget). This module only
 performs the steps: it sends (never following a redirect, whatever the HTTP client is set to do),
 sleeps, exchanges tokens, wakes the calls waiting for one, and tells the machine which transport
@@ -29,7 +31,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
-from typing import IO, Any, AsyncIterator, Callable, Generator, Iterator, Mapping, TypeVar, cast
+from typing import IO, Any, AsyncIterator, Callable, Generator, Iterator, Mapping, Sequence, TypeVar, cast
 
 from ._native import (
     Call,
@@ -39,6 +41,7 @@ from ._native import (
     PagesStep,
     RateBudget,
     RequestDescriptor,
+    RevealedSecret,
     Session,
     build_enterprise_token_request,
     build_token_request,
@@ -47,6 +50,7 @@ from ._native import (
     client_timeouts,
     parse_enterprise_token_response,
     parse_token_response,
+    revealed_secret,
 )
 from .errors import CallFailedError, ExportInterrupted, ReconcileRequired
 from .telemetry import ClientTelemetry, OperationScope
@@ -720,10 +724,14 @@ class _Base:
         finally:
             steps.close()
 
+    def _done(self, op: _Op, operation_id: str, params: Mapping[str, Any]) -> Generator[Any, Any, Any]:
+        """One operation's ``Call`` driven to its ``Done`` step (status, headers, raw body)."""
+        call = Call(operation_id, seed=self._seed(), **self._limits, **params)
+        return (yield from self._steps(call, op, operation_id))
+
     def _call(self, op: _Op, operation_id: str, params: Mapping[str, Any], raw: bool = False
               ) -> Generator[Any, Any, Any]:
-        call = Call(operation_id, seed=self._seed(), **self._limits, **params)
-        done = yield from self._steps(call, op, operation_id)
+        done = yield from self._done(op, operation_id, params)
         if raw:
             return Response(done.status, list(done.headers), bytes(done.body), _parsed(done))
         return _parsed(done)
@@ -732,6 +740,18 @@ class _Base:
                        ) -> tuple[_Op, Generator[Any, Any, Any]]:
         op = self._op(operation_id)
         return op, self._call(op, operation_id, params, raw)
+
+    def _reveal_steps(self, operation_id: str, params: dict[str, Any]
+                      ) -> tuple[_Op, Generator[Any, Any, RevealedSecret]]:
+        """One request whose 2xx body reveals a secret: that raw body goes to ``revealed_secret``
+        alone, never parsed here, never in an event, a log line or telemetry."""
+        op = self._op(operation_id)
+
+        def steps() -> Generator[Any, Any, RevealedSecret]:
+            done = yield from self._done(op, operation_id, params)
+            return revealed_secret(done.body)
+
+        return op, steps()
 
     # ---- every page of a list: a Pages walk, each page one request() (one operation) ----
 
@@ -1057,6 +1077,33 @@ class _Enterprise(_Base):
             params["user_id"] = user_id
         return params
 
+    def _subscription_params(self, name: str, endpoint_url: str, events: Sequence[str], request_id: str | None
+                             ) -> dict[str, Any]:
+        """``createEnterpriseWebhook``'s params: the JSON body ``{"name", "endpoint_url",
+        "events"}`` and, given ``request_id``, the id its idempotency key is derived from, scoped
+        to the organization, named by the client's API key (hashed into the key by the core,
+        never sent as it is): every process and language holding that key derives the same
+        ``Idempotency-Key`` for the same ``request_id``."""
+        for argument, value in (("name", name), ("endpoint_url", endpoint_url)):
+            if not isinstance(value, str):
+                raise TypeError(f"{argument} must be a str, not {type(value).__name__}")
+        if isinstance(events, (str, bytes)):
+            raise TypeError("events must be a sequence of event names (str), not one str")
+        names = list(events)
+        if not all(isinstance(e, str) for e in names):
+            raise TypeError("events must be a sequence of event names (str)")
+        params: dict[str, Any] = {"body": {"name": name, "endpoint_url": endpoint_url, "events": names}}
+        if request_id is not None:
+            params.update(request_id=request_id, key_namespace=self._credentials[0])
+        return params
+
+    @staticmethod
+    def _rotation_params(reference: str) -> dict[str, Any]:
+        """``rotateEnterpriseWebhookSecret``'s params: the subscription's ``reference``."""
+        if not isinstance(reference, str):
+            raise TypeError(f"reference must be a str, not {type(reference).__name__}")
+        return {"path": {"reference": reference}}
+
 
 class EnterpriseClient(_Enterprise):
     """The enterprise organization API over ``httpx.Client`` or ``requests.Session``: the key and
@@ -1088,6 +1135,42 @@ class EnterpriseClient(_Enterprise):
         goes nowhere else. Returns the parsed 2xx body, as ``request`` does."""
         return self.request("fetchEnterpriseResource", **self._resource_params(resource, user_id))
 
+    def create_subscription(self, name: str, endpoint_url: str, events: Sequence[str], *,
+                            request_id: str | None = None) -> RevealedSecret:
+        """Creates a webhook subscription (``createEnterpriseWebhook``, one operation through
+        ``request``'s path: the session's token, retries, ``Retry-After``, rate budget, events
+        and telemetry) with the JSON body ``{"name", "endpoint_url", "events"}``, and returns its
+        signing secret as a ``RevealedSecret`` (``reference``, ``record``: the answer without
+        the secret). The service shows the secret once, in this answer only: store
+        ``.secret.secret`` now (a secret lost can only be replaced by ``rotate_secret``);
+        ``.secrets()`` is what the receiver verifies with. The core checks ``endpoint_url``
+        before the create is sent (HTTPS, no user-info, no private or loopback address:
+        ``RequestBuildError`` ``invalid_endpoint_url`` otherwise). The create carries an
+        ``Idempotency-Key`` (one per call, the same on its retries; given ``request_id``, derived
+        from it and the client's API key, so the same in every process and language): a create
+        whose answer was lost is sent again with that key and the service answers with the same
+        subscription and secret, never a second one. The raw 2xx body goes to
+        ``revealed_secret`` alone: the secret is in no event, log line, telemetry or error.
+        Raises as ``request`` does, and ``WebhookVerificationError`` (``secret_not_revealed``)
+        when the answer names no secret (the subscription exists then: rotate its secret)."""
+        return self._run(*self._reveal_steps("createEnterpriseWebhook", self._subscription_params(
+            name, endpoint_url, events, request_id)))
+
+    def rotate_secret(self, reference: str) -> RevealedSecret:
+        """Rotates the signing secret of the subscription ``reference``
+        (``rotateEnterpriseWebhookSecret``, one operation through ``request``'s path) and returns
+        the new one as a ``RevealedSecret`` whose ``previous_valid_until`` says until when the
+        service also signs deliveries with the previous secret. The new secret is shown once:
+        store ``.secret.secret`` now, and give the receiver ``.secrets(previous=<the secret held
+        until now>)``, which stops accepting the previous one at ``previous_valid_until``. A
+        rotation that may have been applied (a timeout, a lost connection, a 5xx after it was
+        sent) is never sent again: ``ReconcileRequired`` with ``reconcile == "rotate_again"``
+        (its secret was shown once and is lost: rotate again at once, keeping the current secret
+        until then). The raw 2xx body goes to ``revealed_secret`` alone: the secret is in no
+        event, log line, telemetry or error. Raises as ``request`` does, and
+        ``WebhookVerificationError`` (``secret_not_revealed``) when the answer names no secret."""
+        return self._run(*self._reveal_steps("rotateEnterpriseWebhookSecret", self._rotation_params(reference)))
+
 
 class AsyncEnterpriseClient(_Enterprise):
     """``EnterpriseClient`` for ``httpx.AsyncClient``."""
@@ -1111,4 +1194,19 @@ class AsyncEnterpriseClient(_Enterprise):
     async def fetch_resource(self, resource: Any, *, user_id: str | None = None) -> Any:
         """See ``EnterpriseClient.fetch_resource``."""
         return await self.request("fetchEnterpriseResource", **self._resource_params(resource, user_id))
+
+    async def create_subscription(self, name: str, endpoint_url: str, events: Sequence[str], *,
+                                  request_id: str | None = None) -> RevealedSecret:
+        """See ``EnterpriseClient.create_subscription``: the secret is shown once (store it now);
+        a create whose answer was lost is sent again with the same ``Idempotency-Key``, never a
+        second subscription."""
+        return await self._arun(*self._reveal_steps("createEnterpriseWebhook", self._subscription_params(
+            name, endpoint_url, events, request_id)))
+
+    async def rotate_secret(self, reference: str) -> RevealedSecret:
+        """See ``EnterpriseClient.rotate_secret``: the new secret is shown once (store it now;
+        the receiver takes ``secrets(previous=...)``); a rotation that may have been applied
+        raises ``ReconcileRequired`` (``rotate_again``) and is never sent again."""
+        return await self._arun(*self._reveal_steps("rotateEnterpriseWebhookSecret",
+                                                    self._rotation_params(reference)))
 

@@ -33,8 +33,10 @@ class WebhookVerificationError(RoyaltyKitError):
 
     ``code`` is one of: missing_header, invalid_header, invalid_secret, payload_too_large,
     invalid_timestamp, invalid_signature_header, no_matching_signature, timestamp_too_old,
-    timestamp_too_new, invalid_payload. ``header``, ``skew_seconds`` and ``limit`` are set when
-    they apply, else None.
+    timestamp_too_new, invalid_payload; ``invalid_resource_url`` (``resource_path``) and
+    ``secret_not_revealed`` (``revealed_secret``: a subscription response that names no signing
+    secret; the message never contains the body) share the family. ``header``,
+    ``skew_seconds`` and ``limit`` are set when they apply, else None.
     """
 
     header: str | None = None
