@@ -383,6 +383,26 @@ def test_the_readme_export_job_runs_as_written(fake, tmp_path):
     assert stats["exports_created"] == 1 and stats["retry_after_violations"] == 0 and stats["tokens_issued"] == 2, stats
 
 
+def test_the_readme_consumer_workflow_runs_as_written(fake, tmp_path):
+    """The README's consumer workflow: a subscription whose create answer is lost (one is made),
+    every page of the subscriptions, and the canonical fetch of a release."""
+    import re
+
+    m = re.search(r"<!-- example:python-consumer -->\s*```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    assert m, "README has the python-consumer example"
+    assert len(m.group(1).strip().splitlines()) <= 20
+    fake.reset(subscriptions=23, faults=[{"op": "createEnterpriseWebhook", "nth": 1, "do": "drop_after_apply"}])
+    (tmp_path / "consumer.py").write_text(m.group(1))
+    env = {**os.environ, "ENTERPRISE_URL": fake.url, "ENTERPRISE_API_KEY": "key-1", "ENTERPRISE_API_SECRET": "secret-1"}
+    out = subprocess.run([sys.executable, "consumer.py"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+                         check=True)
+    assert out.stdout == "subscription wh_001: store its secret now, it is shown once\n23 subscriptions\nrelease live\n"
+    stats = fake.stats()
+    assert stats["webhooks_created"] == 1 and stats["idempotent_replays"] == 1, stats
+    assert stats["requests"]["listEnterpriseSubscriptions"] == 3
+    assert stats["webhooks"]["wh_001"]["secret"] not in out.stdout + out.stderr
+
+
 class _Terminal:
     def __init__(self) -> None:
         self.text = ""
