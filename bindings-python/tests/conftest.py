@@ -21,3 +21,14 @@ def _installed_package():
     import royaltykit
 
     assert "site-packages" in royaltykit.__file__, royaltykit.__file__
+
+
+@pytest.fixture(scope="module")
+def fake():
+    """The shared fake API (tests/fakeapi/server.py), one process per test module."""
+    from test_client import Fake
+
+    f = Fake()
+    yield f
+    f.proc.stdin.close()  # type: ignore[union-attr]
+    f.proc.wait(timeout=10)

@@ -19,14 +19,6 @@ USER = "0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e"
 SECRET = "whsec_canonical_0123456789abcdef"
 
 
-@pytest.fixture(scope="module")
-def fake():
-    f = Fake()
-    yield f
-    f.proc.stdin.close()  # type: ignore[union-attr]
-    f.proc.wait(timeout=10)
-
-
 def delivered() -> rk.VerifiedWebhook:
     """A delivery naming the release, signed and verified as a receiver does."""
     body = ('{"event":"enterprise.release.updated","resource":{"type":"release",'

@@ -69,14 +69,6 @@ class Fake:
         self.sleep(seconds)
 
 
-@pytest.fixture(scope="module")
-def fake():
-    f = Fake()
-    yield f
-    f.proc.stdin.close()  # type: ignore[union-attr]
-    f.proc.wait(timeout=10)
-
-
 # The scripted runs ("etl", "readme") live in the fake server, the same for every language.
 
 

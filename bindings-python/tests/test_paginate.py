@@ -17,14 +17,6 @@ from royaltykit.client import AsyncEnterpriseClient, EnterpriseClient
 from test_client import KINDS, Fake, reports
 
 
-@pytest.fixture(scope="module")
-def fake():
-    f = Fake()
-    yield f
-    f.proc.stdin.close()  # type: ignore[union-attr]
-    f.proc.wait(timeout=10)
-
-
 def enterprise(kind: str, http, fake: Fake, **kw):
     common = dict(base_url=fake.url, api_key="key-1", api_secret="secret-1", clock=fake.clock,
                   sleep=fake.asleep if kind == "async" else fake.sleep)

@@ -24,14 +24,6 @@ DELIVERY = (b'{"event":"ddex.delivery.failed","resource":{"type":"delivery","ref
             b'"url":"/api/v1/ddex/deliveries/d_1"},"occurred_at":"2026-11-27T10:00:00Z"}')
 
 
-@pytest.fixture(scope="module")
-def fake():
-    f = Fake()
-    yield f
-    f.proc.stdin.close()  # type: ignore[union-attr]
-    f.proc.wait(timeout=10)
-
-
 class Recorder:
     """A telemetry that keeps everything it is given, as text."""
 
