@@ -285,6 +285,59 @@ impl ActiveSecret {
     }
 }
 
+/// A subscription's reveal-once signing secret as the core read it from the raw 2xx body of a
+/// create (`createEnterpriseWebhook`) or a rotation (`rotateEnterpriseWebhookSecret`). An object,
+/// so that printing it never shows the secret; Kotlin's `revealedSecret(body)` (RoyaltyKit.kt)
+/// gives it as a `RevealedSecret`.
+#[derive(uniffi::Object)]
+pub struct SubscriptionSecret(webhook::RevealedSecret);
+
+#[uniffi::export]
+impl SubscriptionSecret {
+    /// The new signing secret (no expiry; hand it to nothing but a verifier, a signer or your
+    /// secret store). The service shows it once.
+    pub fn secret(&self) -> String {
+        String::from_utf8_lossy(self.0.secret.secret()).into_owned()
+    }
+    /// A rotation's `previous_secret_valid_until`, Unix seconds: until then deliveries carry the
+    /// previous secret's signature too. Null for a create.
+    pub fn previous_valid_until(&self) -> Option<i64> {
+        self.0.previous_valid_until
+    }
+    /// The subscription's reference, when the response names it.
+    pub fn reference(&self) -> Option<String> {
+        self.0.reference.clone()
+    }
+    /// The response as JSON text with every secret member removed: safe to log or store.
+    pub fn record(&self) -> String {
+        self.0.record.clone()
+    }
+    /// The secrets a receiver verifies with from now on, each carrying its expiry: the new one,
+    /// then `previous` (the secret held until this rotation) until `previousValidUntil`, so a
+    /// verifier built from them never accepts it after that second. The new one alone for a
+    /// create, or without `previous`.
+    #[uniffi::method(default(previous = None))]
+    pub fn secrets(&self, previous: Option<String>) -> Vec<Arc<ActiveSecret>> {
+        self.0
+            .secrets(previous.as_deref())
+            .into_iter()
+            .map(|s| Arc::new(ActiveSecret(s)))
+            .collect()
+    }
+}
+
+/// The signing secret a subscription's create or rotation reveals, read from its raw 2xx `body`
+/// (the core's `revealed_secret`). `RoyaltyKitException.Webhook` with code `secret_not_revealed`
+/// for a body that is not a JSON object of at most 1 MiB, names no secret, or whose
+/// `previous_secret_valid_until` is not a time; its message never contains the body. Kotlin:
+/// `revealedSecret(body)` (RoyaltyKit.kt) gives it as a `RevealedSecret`.
+#[uniffi::export]
+pub fn subscription_secret(body: Vec<u8>) -> Result<Arc<SubscriptionSecret>> {
+    Ok(Arc::new(SubscriptionSecret(webhook::revealed_secret(
+        &body,
+    )?)))
+}
+
 /// The secrets to verify with at `now` during a rotation (current first), each carrying its
 /// expiry: the previous one keeps `previousValidUntil`. Kotlin: `activeSecrets` (RoyaltyKit.kt)
 /// gives them as `WebhookSecret`s.

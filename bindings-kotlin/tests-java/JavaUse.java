@@ -41,6 +41,12 @@ public final class JavaUse {
         } catch (RoyaltyKitException e) {
             check(RoyaltyKitKt.getCode(e).equals("invalid_argument"), "NaN refused: " + RoyaltyKitKt.getCode(e));
         }
+        // a rotation's reveal-once secret from Java: secrets() and secrets(previous), printing hides it
+        dev.royaltykit.RevealedSecret revealed = RoyaltyKitKt.revealedSecret(
+            "{\"data\":{\"reference\":\"wh_1\",\"secret\":\"whsec_java\",\"previous_secret_valid_until\":2000}}".getBytes(StandardCharsets.UTF_8));
+        check(revealed.getSecret().getSecret().equals("whsec_java") && revealed.getPreviousValidUntil() == 2000L, "revealed secret");
+        check(revealed.secrets().size() == 1 && revealed.secrets("whsec_old").size() == 2, "secrets() and secrets(previous)");
+        check(!revealed.toString().contains("whsec_java") && "wh_1".equals(revealed.getReference()), "printing hides the secret");
         System.out.println("java: 1 passed, 0 failed");
     }
 

@@ -138,6 +138,62 @@ fun activeSecrets(current: String, previous: String, previousValidUntil: String,
     activeSecrets(current, previous, webhookSecretValidUntil(text = previousValidUntil), now)
 
 /**
+ * A webhook subscription's signing secret as its create or its rotation revealed it
+ * ([revealedSecret], `EnterpriseClient.createSubscription`, `EnterpriseClient.rotateSecret`).
+ * The service shows the secret once and never again: store [secret] now (your secret store),
+ * before anything else can fail. [secrets] (with the secret you held before a rotation) is the
+ * list a [WebhookVerifier] or [WebhookReceiver] takes from now on.
+ *
+ * The secret never shows in `toString` (nor in [secret]'s), and its fields are `transient`, so
+ * field-based serializers (Gson, Java serialization) leave it out; [record] is the response
+ * without it, safe to log or store.
+ */
+class RevealedSecret private constructor(
+    @Transient private val native: SubscriptionSecret,
+    /** The new signing secret (no expiry). Shown once: store it now. */
+    @Transient val secret: WebhookSecret,
+) {
+    /** Reads [native]'s members once; [native] stays for [secrets] (the core's rule). */
+    internal constructor(native: SubscriptionSecret) : this(native, WebhookSecret(native.secret()))
+
+    /**
+     * A rotation's `previous_secret_valid_until`, Unix seconds: until then deliveries carry the
+     * previous secret's signature too. Null for a create.
+     */
+    val previousValidUntil: Long? = native.previousValidUntil()
+
+    /** The subscription's reference, when the response names it: what `EnterpriseClient.rotateSecret` takes. */
+    val reference: String? = native.reference()
+
+    /** The response as JSON text with every secret member removed: safe to log or store. */
+    val record: String = native.record()
+
+    /**
+     * The secrets a receiver or verifier takes from now on, each carrying its expiry: the new
+     * one first, then [previous] (the secret held until this rotation) with [previousValidUntil]
+     * as its `validUntil`, so a verifier built from them stops accepting it after that second.
+     * The new one alone for a create, or without [previous].
+     */
+    @JvmOverloads
+    fun secrets(previous: String? = null): List<WebhookSecret> =
+        native.secrets(previous).map { s -> s.use { WebhookSecret(it.secret(), it.validUntil()) } }
+
+    /** Never the secret: `RevealedSecret(secret=WebhookSecret([redacted], validUntil=null), previousValidUntil=…, reference=…)`. */
+    override fun toString(): String = "RevealedSecret(secret=$secret, previousValidUntil=$previousValidUntil, reference=$reference)"
+}
+
+/**
+ * The signing secret a subscription's create (`createEnterpriseWebhook`) or rotation
+ * (`rotateEnterpriseWebhookSecret`) reveals, read from the response's raw 2xx [body] by the core.
+ * The secret is shown once: store it now. Throws `RoyaltyKitException.Webhook` with code
+ * `secret_not_revealed` (HTTP status 500) for a body that is not a JSON object of at most 1 MiB,
+ * names no secret, or whose `previous_secret_valid_until` is not a time; its message never
+ * contains the body. `EnterpriseClient.createSubscription` and `rotateSecret` call it for you.
+ */
+@Throws(RoyaltyKitException::class)
+fun revealedSecret(body: ByteArray): RevealedSecret = RevealedSecret(subscriptionSecret(body))
+
+/**
  * The event's `resource.url` as the path to fetch with a bearer token, checked: only a path under
  * the enterprise API (`/api/v1/…`) is returned, anything else (another origin, `//host`, a dot
  * segment, a backslash, …) throws `RoyaltyKitException.Webhook` with code `invalid_resource_url`.

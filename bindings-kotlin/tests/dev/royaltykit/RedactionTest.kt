@@ -30,6 +30,10 @@ class RedactionTest {
         show(parseEnterpriseTokenResponse(200, emptyMap(), """{"token":"$token","expires_at":null}""".toByteArray()))
         try { buildRequest("listPlatformExports", RequestParams(query = listOf(Param("access_token", token)), token = BearerToken.reports(token, tenant), tenantId = tenant)) } catch (x: RoyaltyKitException) { show(x) }
         show(DedupWindow(10, 60))
+        val revealed = """{"data":{"reference":"wh_1","secret":"$secret","previous_secret_valid_until":2000}}""".toByteArray()
+        show(revealedSecret(revealed)); show(revealedSecret(revealed).secrets(token)); show(subscriptionSecret(revealed))
+        out += revealedSecret(revealed).record; out += com.google.gson.Gson().toJson(revealedSecret(revealed))
+        try { revealedSecret("""{"data":{"token":"$secret"}}""".toByteArray()) } catch (x: RoyaltyKitException) { show(x) }
         val leaks = out.filter { o -> listOf(secret, token, clientSecret, apiSecret).any { o.contains(it) } }
         assertTrue("leaked: $leaks", leaks.isEmpty())
         assertTrue(out.size >= 15)

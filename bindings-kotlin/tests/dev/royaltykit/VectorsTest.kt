@@ -217,6 +217,12 @@ class VectorsTest {
         "active_secrets" to { i ->
             activeSecrets(i["current"].asString, i.opt("previous")?.asString, i.opt("previous_valid_until")?.asLong, i["now"].asLong)
         },
+        // the secrets a receiver takes (as WebhookSecret: secret, validUntil), the record parsed
+        "revealed_secret" to { i ->
+            val r = revealedSecret(bytes(i["body"]))
+            mapOf("secrets" to r.secrets(i.opt("previous")?.asString), "previous_valid_until" to r.previousValidUntil,
+                "reference" to r.reference, "record" to JsonParser.parseString(r.record))
+        },
         "decide_claims" to { i -> decideClaims(i["states"].asJsonArray.map { enumArg<ClaimState>(it) }) },
         "redis_dedup_command" to { i ->
             RedisDedupProtocol(i.opt("prefix")?.asString, i.opt("ttl_seconds")?.asLong, i.opt("lease_seconds")?.asLong).use { p ->

@@ -3,10 +3,14 @@
 package dev.royaltykit.coroutines
 
 import dev.royaltykit.RequestParams
+import dev.royaltykit.RevealedSecret
 import dev.royaltykit.client.ApiClient
+import dev.royaltykit.client.EnterpriseClient
 import dev.royaltykit.client.ExportInterruptedException
 import dev.royaltykit.client.ExportResult
 import dev.royaltykit.client.ReportsClient
+import dev.royaltykit.types.VerifiedWebhook
+import dev.royaltykit.types.WebhookEvent
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.flow.Flow
 import kotlinx.coroutines.flow.flow
@@ -66,6 +70,47 @@ suspend fun ReportsClient.runExportAsync(
         throw interrupted ?: e
     }
 }
+
+/**
+ * [EnterpriseClient.createSubscription] as a suspend function, on [Dispatchers.IO] and cancellable
+ * as [requestAsync] is: the subscription's signing secret, **shown once: store it now**. The
+ * request carries an `Idempotency-Key` (derived from [requestId] under the client's API key when
+ * given, else random), so a create cancelled after it was sent can be made again with the same
+ * [requestId] and gets the same subscription, secret included.
+ */
+suspend fun EnterpriseClient.createSubscriptionAsync(
+    name: String,
+    endpointUrl: String,
+    events: Collection<String>,
+    requestId: String? = null,
+): RevealedSecret = runInterruptible(Dispatchers.IO) { createSubscription(name, endpointUrl, events, requestId) }
+
+/**
+ * [EnterpriseClient.rotateSecret] as a suspend function, on [Dispatchers.IO] and cancellable as
+ * [requestAsync] is: the new signing secret, **shown once: store it now**; `secrets(previous)` of
+ * it is what the receiver takes. A rotation whose answer was lost throws
+ * `ReconcileRequiredException` (`ROTATE_AGAIN`) and is never sent twice; likewise a rotation
+ * cancelled after it was sent may have been applied and its secret is lost: rotate again at once.
+ */
+suspend fun EnterpriseClient.rotateSecretAsync(reference: String): RevealedSecret =
+    runInterruptible(Dispatchers.IO) { rotateSecret(reference) }
+
+/**
+ * [EnterpriseClient.fetchResource] as a suspend function, on [Dispatchers.IO] and cancellable as
+ * [requestAsync] is: the current state of the resource at [resourceUrl] (an event's
+ * `resource.url`, checked by the core to lie under the API before any request), acting for
+ * [userId] when given.
+ */
+suspend fun EnterpriseClient.fetchResourceAsync(resourceUrl: String, userId: String? = null): ByteArray =
+    runInterruptible(Dispatchers.IO) { fetchResource(resourceUrl, userId) }
+
+/** [fetchResourceAsync] of [event]'s `resourceUrl`. */
+suspend fun EnterpriseClient.fetchResourceAsync(event: WebhookEvent, userId: String? = null): ByteArray =
+    fetchResourceAsync(event.resourceUrl, userId)
+
+/** [fetchResourceAsync] of the resource a verified [delivery]'s event names. */
+suspend fun EnterpriseClient.fetchResourceAsync(delivery: VerifiedWebhook, userId: String? = null): ByteArray =
+    fetchResourceAsync(delivery.event.resourceUrl, userId)
 
 /**
  * [ApiClient.paginate] as a cold [Flow]: each collection walks the list from the start, a page

@@ -18,6 +18,8 @@ import dev.royaltykit.Param
 import dev.royaltykit.RateBudget
 import dev.royaltykit.RequestDescriptor
 import dev.royaltykit.RequestParams
+import dev.royaltykit.RevealedSecret
+import dev.royaltykit.revealedSecret
 import dev.royaltykit.Session
 import dev.royaltykit.awaitToken
 import dev.royaltykit.buildEnterpriseTokenRequest
@@ -32,6 +34,8 @@ import dev.royaltykit.types.MachineEvent
 import dev.royaltykit.types.Reconcile
 import dev.royaltykit.types.RoyaltyKitException
 import dev.royaltykit.types.TransportFailure
+import dev.royaltykit.types.VerifiedWebhook
+import dev.royaltykit.types.WebhookEvent
 import java.nio.file.Files
 import java.nio.file.Path
 import java.nio.file.StandardCopyOption
@@ -625,8 +629,14 @@ abstract class ApiClient internal constructor(
     fun requestRaw(operationId: String, params: RequestParams): RawResponse =
         done(operationId, params).let { d -> RawResponse(d.status.toInt(), d.headers.map { it.name to it.value }, d.body) }
 
-    private fun done(operationId: String, params: RequestParams): CallStep.Done = traced(operationId) { scope ->
-        Call(operationId, defaults(params), maxAttempts, maxElapsedSeconds).use { c -> drive(c.driven(session), operationId, null, scope) }
+    private fun done(operationId: String, params: RequestParams): CallStep.Done = doneThen(operationId, params) { it }
+
+    /**
+     * One call of [operationId] as [request] makes it, its 2xx response handed to [then] inside the
+     * operation's trace: a refusal of [then] ends the operation with that error.
+     */
+    internal fun <T> doneThen(operationId: String, params: RequestParams, then: (CallStep.Done) -> T): T = traced(operationId) { scope ->
+        then(Call(operationId, defaults(params), maxAttempts, maxElapsedSeconds).use { c -> drive(c.driven(session), operationId, null, scope) })
     }
 
     /**
@@ -959,4 +969,89 @@ class EnterpriseClient @JvmOverloads constructor(
         parseEnterpriseTokenResponse(status, headers, body).use { session.storeToken(it) }
 
     override fun toString(): String = "EnterpriseClient()"
+
+    /**
+     * Creates a webhook subscription (`createEnterpriseWebhook`, the JSON body `{"name",
+     * "endpoint_url", "events"}`) and returns its signing secret, read from the raw 2xx body by
+     * the core ([revealedSecret]; the body goes through no JSON decoding of the client and into no
+     * event or telemetry). **The secret is shown once: store `secret` now**, before anything else
+     * can fail; `secrets()` of the result is what a receiver or verifier takes.
+     *
+     * The request carries an `Idempotency-Key`, the same on each of its retries, so a create whose
+     * connection was lost is sent again safely: the service answers the first create again, secret
+     * included. Without [requestId] the key is random (one per call); with it, the key is derived
+     * from [requestId] under this client's API key, the same in every process, so a job restarted
+     * after a crash that gives the same [requestId] gets the subscription it created. The core
+     * checks [endpointUrl] before any request (`https`, a public host: `RoyaltyKitException.Request`
+     * `invalid_endpoint_url` otherwise).
+     *
+     * Throws as [request] does, and `RoyaltyKitException.Webhook` `secret_not_revealed` when the
+     * response names no secret (the subscription exists then: rotate its secret).
+     */
+    @JvmOverloads
+    @Throws(RoyaltyKitException::class, ReconcileRequiredException::class, CallFailedException::class)
+    fun createSubscription(name: String, endpointUrl: String, events: Collection<String>, requestId: String? = null): RevealedSecret {
+        val body = "{\"name\":${jsonString(name)},\"endpoint_url\":${jsonString(endpointUrl)},\"events\":[${events.joinToString(",") { jsonString(it) }}]}"
+        val params = RequestParams(body = body.toByteArray(), requestId = requestId, keyNamespace = requestId?.let { apiKey })
+        return doneThen("createEnterpriseWebhook", params) { revealedSecret(it.body) }
+    }
+
+    /**
+     * Rotates the signing secret of the subscription [reference] (`rotateEnterpriseWebhookSecret`)
+     * and returns the new one, read from the raw 2xx body by the core ([revealedSecret]), with the
+     * rotation's `previousValidUntil`. **The new secret is shown once: store it now.** Until
+     * `previousValidUntil` deliveries carry the previous secret's signature too:
+     * `rotated.secrets(previous = oldSecret)` is the list a receiver or verifier takes from now on.
+     *
+     * A rotation is never sent twice: when it may have been applied but its answer was lost (a
+     * timeout, a lost connection, a 5xx after sending) the new secret cannot be read again, so the
+     * call throws [ReconcileRequiredException] with `reconcile = Reconcile.ROTATE_AGAIN` (the core's
+     * reason: rotate again at once, keep the current secret until then). Otherwise throws as
+     * [request] does, and `RoyaltyKitException.Webhook` `secret_not_revealed` when the response
+     * names no secret.
+     */
+    @Throws(RoyaltyKitException::class, ReconcileRequiredException::class, CallFailedException::class)
+    fun rotateSecret(reference: String): RevealedSecret =
+        doneThen("rotateEnterpriseWebhookSecret", RequestParams(path = mapOf("reference" to reference))) { revealedSecret(it.body) }
+
+    /**
+     * The canonical fetch of the consumer workflow (`fetchEnterpriseResource`): the current state of
+     * the resource an event names, [resourceUrl] being its `resource.url`, with the client's bearer
+     * token and, given [userId], `X-User-Id` (acting for that user of the organization). The core
+     * checks that the URL is a path under the enterprise API and throws
+     * `RoyaltyKitException.Request` with code `invalid_resource_url` before any request otherwise,
+     * so the token goes nowhere else. Returns the 2xx body (JSON text), as [request] does, and
+     * throws as it does.
+     */
+    @JvmOverloads
+    @Throws(RoyaltyKitException::class, ReconcileRequiredException::class, CallFailedException::class)
+    fun fetchResource(resourceUrl: String, userId: String? = null): ByteArray =
+        request("fetchEnterpriseResource", RequestParams(path = mapOf("resource" to resourceUrl), userId = userId))
+
+    /** [fetchResource] of [event]'s `resourceUrl`. */
+    @JvmOverloads
+    @Throws(RoyaltyKitException::class, ReconcileRequiredException::class, CallFailedException::class)
+    fun fetchResource(event: WebhookEvent, userId: String? = null): ByteArray = fetchResource(event.resourceUrl, userId)
+
+    /** [fetchResource] of the resource a verified [delivery]'s event names. */
+    @JvmOverloads
+    @Throws(RoyaltyKitException::class, ReconcileRequiredException::class, CallFailedException::class)
+    fun fetchResource(delivery: VerifiedWebhook, userId: String? = null): ByteArray = fetchResource(delivery.event, userId)
+}
+
+/**
+ * [s] as a JSON string: `"`, `\` and the control characters escaped, every surrogate as `\uXXXX`
+ * (a pair stays the character it encodes; a lone one makes JSON the core refuses), the rest as is.
+ */
+private fun jsonString(s: String): String {
+    val out = StringBuilder(s.length + 2).append('"')
+    for (c in s) {
+        when {
+            c == '"' -> out.append("\\\"")
+            c == '\\' -> out.append("\\\\")
+            c < ' ' || Character.isSurrogate(c) -> out.append("\\u").append(String.format("%04x", c.code))
+            else -> out.append(c)
+        }
+    }
+    return out.append('"').toString()
 }
