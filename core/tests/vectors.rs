@@ -359,6 +359,19 @@ fn adapter(function: &str, i: &Value) -> Option<Outcome> {
                     .collect::<Vec<_>>()
             }),
         ),
+        "route_event" => (|| {
+            let mut router = webhook::EventRouter::new();
+            for r in i["registrations"].as_array().unwrap() {
+                if let Some(name) = r["on"].as_str() {
+                    router.on(name)?;
+                } else if r["on_any"].as_bool() == Some(true) {
+                    router.on_any();
+                } else {
+                    router.otherwise();
+                }
+            }
+            view(Ok::<_, Error>(router.route(text(&i["event"]))))
+        })(),
         "revealed_secret" => view(webhook::revealed_secret(&bytes(&i["body"])).map(|r| {
             let secrets: Vec<Value> = r
                 .secrets(opt_text(&i["previous"]).as_deref())

@@ -594,11 +594,51 @@ rs("not JSON: secret_not_revealed", "secret=whsec_form", error="secret_not_revea
 rs("previous_secret_valid_until that is not a time: secret_not_revealed", {"secret": "whsec_x", "previous_secret_valid_until": "soon"},
    error="secret_not_revealed")
 
+# Routing a delivery by its event name (enterprise spec, Events: the names listed; unknown names are kept, never
+# refused): the handlers registered for the name in order, then every on_any handler, then the fallback only when no
+# handler names the event. A delivery no handler takes is acknowledged.
+RT_SPEC = "enterprise spec, Events (event names; unknown names kept) and Delivery contract (any 2xx acknowledges)"
+routes = []
+
+
+def route(comment, registrations, event, expected=None, error=None):
+    c = {"comment": comment, "spec": RT_SPEC, "input": {"registrations": registrations, "event": event}}
+    if error:
+        c["error"] = error
+    else:
+        c["expected"] = expected
+    routes.append(c)
+
+
+ON = lambda n: {"on": n}  # noqa: E731
+route("one handler for the name", [ON("ddex.delivery.failed")], "ddex.delivery.failed",
+      {"named": [0], "any": False, "fallback": False})
+route("two handlers for the name run in registration order; another name's is skipped",
+      [ON("ddex.delivery.failed"), ON("ddex.import.failed"), ON("ddex.delivery.failed")], "ddex.delivery.failed",
+      {"named": [0, 2], "any": False, "fallback": False})
+route("on_any runs besides the named handlers", [{"on_any": True}, ON("ddex.import.completed")], "ddex.import.completed",
+      {"named": [0], "any": True, "fallback": False})
+route("an unknown name goes to the fallback (and on_any), kept as sent",
+      [ON("ddex.delivery.failed"), {"on_any": True}, {"otherwise": True}], "ddex.delivery.retried",
+      {"named": [], "any": True, "fallback": True})
+route("a known name nobody registered goes to the fallback too", [ON("ddex.delivery.failed"), {"otherwise": True}],
+      "enterprise.webhook.test", {"named": [], "any": False, "fallback": True})
+route("no handler takes it and no fallback: nothing runs (acknowledged)", [ON("ddex.delivery.failed")],
+      "ddex.connection.degraded", {"named": [], "any": False, "fallback": False})
+route("names match exactly (case kept)", [ON("DDEX.Delivery.Failed"), {"otherwise": True}], "ddex.delivery.failed",
+      {"named": [], "any": False, "fallback": True})
+route("a name the spec does not list may be registered", [ON("ddex.delivery.retried")], "ddex.delivery.retried",
+      {"named": [0], "any": False, "fallback": False})
+route("an empty name is refused", [ON("")], "ddex.delivery.failed", error="invalid_argument")
+route("a name with a space is refused", [ON("ddex delivery failed")], "ddex.delivery.failed", error="invalid_argument")
+route("a name over 256 bytes is refused", [ON("d" * 257)], "ddex.delivery.failed", error="invalid_argument")
+
 shape.write("webhook.json", webhook["description"], webhook["generator"], [
     shape.group("verify_webhook", cases, comment=webhook["input_shape"], defaults=webhook["defaults"], error_fields=("http_status",)),
     shape.group("resource_path", paths, comment="the event's resource.url checked: resource_path() of a delivery whose resource.url is the input"),
     shape.group("active_secrets", rotations, comment="active_secrets(current, previous, previous_valid_until, now)"),
-    shape.group("revealed_secret", revealed, comment="revealed_secret(body): secrets(previous), previous_valid_until, reference, record (parsed)")])
+    shape.group("revealed_secret", revealed, comment="revealed_secret(body): secrets(previous), previous_valid_until, reference, record (parsed)"),
+    shape.group("route_event", routes, comment="EventRouter: registrations in order (on name / on_any / otherwise), then route(event)")])
 windows = [dict(c, ops=[{"key": o["key"], "now": o["now"]} for o in c["ops"]], **({} if "error" in c else {"expected": [o["expected"] for o in c["ops"]]}))
            for c in dedup["window"]]
 shape.write("dedup.json", dedup["description"], dedup["generator"], [
