@@ -373,6 +373,26 @@ class ClientTest {
         assertEquals(0, s["retry_after_violations"].asInt)
     }
 
+    @Test
+    fun theReadmeConsumerWorkflowRunsAsWritten() {
+        reset("""{"subscriptions":23,"faults":[{"op":"createEnterpriseWebhook","nth":1,"do":"drop_after_apply"}]}""")
+        val main = Class.forName("readme.kotlin_consumer.ExampleKt").getMethod("main")
+        val out = java.io.ByteArrayOutputStream()
+        val saved = System.out
+        System.setProperty("enterprise.url", url)
+        System.setOut(java.io.PrintStream(out, true))
+        try { main.invoke(null) } finally { System.setOut(saved); System.clearProperty("enterprise.url") }
+        val lines = out.toString().lines()
+        assertEquals("subscription wh_001: store its secret now, it is shown once", lines[0])
+        assertEquals("23 subscriptions", lines[1])
+        assertTrue(lines[2], lines[2].contains("\"status\": \"live\""))
+        val s = stats()
+        assertEquals(1, s["webhooks_created"].asInt) // the lost answer: sent again with its key, created once
+        assertEquals(1, s["idempotent_replays"].asInt)
+        assertEquals(3, s["requests"].asJsonObject["listEnterpriseSubscriptions"].asInt)
+        assertFalse(out.toString().contains(s["webhooks"].asJsonObject["wh_001"].asJsonObject["secret"].asString))
+    }
+
     /** The job over each transport with [script]: one export, the artifact whole, the job done. */
     private fun oneExportUnder(script: String) {
         for ((name, t) in transports) {
