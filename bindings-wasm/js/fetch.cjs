@@ -1,5 +1,5 @@
 'use strict';
 // royaltykit/fetch: WHATWG Request handlers (Next.js, Remix, Hono, Bun.serve, Deno.serve, Workers).
-const { verifyRequest, webhookHandler, WebhookReceiver, WebhookVerificationError } = require('./index.cjs');
+const { verifyRequest, webhookHandler, WebhookReceiver, EventRouter, WebhookVerificationError } = require('./index.cjs');
 
-module.exports = { verifyRequest, webhookHandler, WebhookReceiver, WebhookVerificationError };
+module.exports = { verifyRequest, webhookHandler, WebhookReceiver, EventRouter, WebhookVerificationError };

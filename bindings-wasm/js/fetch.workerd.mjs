@@ -1,1 +1,1 @@
-export { verifyRequest, webhookHandler, WebhookReceiver, WebhookVerificationError } from './index.workerd.mjs';
+export { verifyRequest, webhookHandler, WebhookReceiver, EventRouter, WebhookVerificationError } from './index.workerd.mjs';

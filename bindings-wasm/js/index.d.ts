@@ -23,6 +23,7 @@ import type {
   RetryAfter,
   RetryClass,
   RetryDecision,
+  Route,
   RoyaltyKitError as ErrorFields,
   ParamStyle,
   SignedHeaders,
@@ -65,6 +66,7 @@ export type {
   RetryAfterForm,
   RetryClass,
   RetryDecision,
+  Route,
   SignedHeaders,
   SqlDialect,
   SqlStatement,
@@ -390,6 +392,68 @@ export interface DedupStore {
   release(key: string): unknown;
 }
 
+/** The event names the spec lists, as the service sends them (`knownEventNames()` gives the same
+ * list at run time). */
+export type KnownEventName =
+  | 'ddex.delivery.status_changed'
+  | 'ddex.delivery.blocked'
+  | 'ddex.delivery.acknowledged'
+  | 'ddex.delivery.rejected'
+  | 'ddex.delivery.failed'
+  | 'ddex.import.completed'
+  | 'ddex.import.failed'
+  | 'ddex.connection.degraded'
+  | 'enterprise.webhook.test';
+/** An event name: one the spec lists (completed by editors), or any other the service may send
+ * before this library knows it. */
+export type EventNameLike = KnownEventName | (string & {});
+/** The event names the spec lists, from the core (a new array each call). A delivery's
+ * `event.name` may be another one: it is kept as sent. */
+export function knownEventNames(): KnownEventName[];
+
+/** What a receiver runs for a new delivery (sync or async): with a transactional store it is
+ * called with the transaction's connection as well. */
+export type WebhookHandler = (delivery: VerifiedWebhook, connection?: any) => unknown;
+
+/**
+ * Runs a delivery's handlers by its event name, the same in every language (the core decides
+ * where a delivery goes; the router keeps the handlers): the `on` handlers registered for its
+ * name, in registration order; then every `onAny` handler; then, only when no `on` handler names
+ * the event (a name nobody registered, or one the spec does not list, kept as sent), the
+ * `otherwise` handler. A delivery no handler takes is acknowledged (the service does not send it
+ * again). Each handler is awaited before the next; one that throws stops the rest and fails the
+ * delivery as a plain handler's throw does (500, released, redelivered: the handlers before it
+ * run again, so keep them idempotent). Give the router, or `router.handler`, wherever a handler
+ * goes (`WebhookReceiver`, `webhookHandler`, `webhookMiddleware`, `royaltykitWebhooks`).
+ *
+ * ```ts
+ * const router = new EventRouter()
+ *   .on('ddex.delivery.failed', async (d) => alert(d.event))
+ *   .onAny((d) => audit(d))
+ *   .otherwise((d) => log(d.event.name));
+ * app.post('/webhooks', webhookMiddleware({ secrets, namespace: 'org-1', handler: router }));
+ * ```
+ */
+export class EventRouter {
+  #private;
+  constructor();
+  /** Registers `handler` for deliveries of the event `name`, as the service sends it (a name the
+   * spec does not list is accepted). Throws InvalidArgumentError (argument `event`) at once for an
+   * empty name, one longer than 256 bytes or one with a space or control character. */
+  on(name: EventNameLike, handler: WebhookHandler): this;
+  /** Registers `handler` for every delivery, after the handlers named for its event. */
+  onAny(handler: WebhookHandler): this;
+  /** Registers the fallback: the handler of a delivery no `on` handler names (a later call
+   * replaces it). */
+  otherwise(handler: WebhookHandler): this;
+  /** Where a delivery of the event `name` goes: the indices of the `on` registrations that run,
+   * in order (counted from 0 over `on` calls), whether the `onAny` handlers run, whether the
+   * fallback does. */
+  route(name: EventNameLike): Route;
+  /** The router as a handler: runs the delivery's route, awaiting each handler in turn. */
+  readonly handler: (delivery: VerifiedWebhook, connection?: any) => Promise<void>;
+}
+
 export interface ReceiverOptions extends Omit<VerifyOptions, 'now'> {
   /** Current secret first, then the previous one during a rotation with its `validUntil`
    * (the rotation's `previous_secret_valid_until`): after it, that secret never verifies. */
@@ -401,8 +465,9 @@ export interface ReceiverOptions extends Omit<VerifyOptions, 'now'> {
   store?: DedupStore | TransactionalDedupStore<any>;
   /** Stores the delivery's effect; runs once per new delivery. Throwing (or rejecting)
    * releases the claims and answers 500, so the service redelivers. With a transactional store it
-   * is called with the transaction's connection as well: write the effect with it, never commit. */
-  handler: (delivery: VerifiedWebhook, connection?: any) => unknown;
+   * is called with the transaction's connection as well: write the effect with it, never commit.
+   * An EventRouter runs the handlers the delivery's event name routes to. */
+  handler: WebhookHandler | EventRouter;
   /** Called with what the handler threw (default: console.error). */
   onError?: (error: unknown, delivery: VerifiedWebhook) => void;
   /** Called once per delivery with what happened: the receipt's outcome, the status answered,

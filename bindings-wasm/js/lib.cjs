@@ -1412,6 +1412,92 @@ async function attempt(f) {
 }
 
 
+/** The event names the spec lists, as the service sends them (the core's list; a new array
+ * each call). A delivery may carry a name not in it: its `event.name` is kept as sent. */
+function knownEventNames() {
+  return native.knownEventNames();
+}
+
+/** A handler argument: a function, sync or async. */
+function handlerArg(handler, what) {
+  if (typeof handler !== 'function') throw new TypeError(`${what} must be a function (delivery) => void | Promise<void>`);
+  return handler;
+}
+
+/**
+ * Runs the handlers of a delivery by its event name: `new EventRouter().on('ddex.delivery.failed',
+ * handler).onAny(audit).otherwise(other)`, then give the router (or `router.handler`) wherever a
+ * handler goes: `WebhookReceiver`, `webhookHandler`, `webhookMiddleware`, `royaltykitWebhooks`.
+ * Where a delivery goes is the core's `EventRouter`, the same in every language; this class only
+ * keeps the handlers by the indices the core gives them and runs the ones its route names. For a
+ * delivery: the `on` handlers registered for its name, in registration order; then every `onAny`
+ * handler; then, only when no `on` handler names the event (a name nobody registered, or one the
+ * spec does not list yet, passed on as sent), the `otherwise` handler. A delivery no handler takes
+ * is acknowledged: the service does not send it again. Each handler is awaited before the next;
+ * one that throws (or rejects) stops the rest and fails the delivery as a plain handler's throw
+ * does (500, the claims released, the service redelivers it, so the handlers before it run
+ * again: keep them idempotent). With a transactional store every handler gets the connection too.
+ */
+class EventRouter {
+  #inner = new native.EventRouter();
+  #named = [];
+  #any = [];
+  #fallback = null;
+  #handler = (delivery, ...connection) => this.#run(delivery, connection);
+
+  /** Registers `handler` for deliveries of the event `name`, as the service sends it (a name the
+   * spec does not list is accepted). Throws InvalidArgumentError (argument `event`) at once for an
+   * empty name, one longer than 256 bytes or one with a space or control character. Returns the
+   * router. */
+  on(name, handler) {
+    handlerArg(handler, 'handler');
+    const index = call(() => this.#inner.on(toStr(name, 'name')));
+    this.#named[index] = handler;
+    return this;
+  }
+
+  /** Registers `handler` for every delivery, after the handlers named for its event. Returns the router. */
+  onAny(handler) {
+    handlerArg(handler, 'handler');
+    this.#inner.onAny();
+    this.#any.push(handler);
+    return this;
+  }
+
+  /** Registers the fallback: the handler of a delivery no `on` handler names (a later call
+   * replaces it). Returns the router. */
+  otherwise(handler) {
+    handlerArg(handler, 'handler');
+    this.#inner.otherwise();
+    this.#fallback = handler;
+    return this;
+  }
+
+  /** Where a delivery of the event `name` goes (the core's `Route`): the indices of the `on`
+   * registrations that run, in order (counted from 0 over `on` calls), whether the `onAny`
+   * handlers run, and whether the fallback does. */
+  route(name) {
+    return JSON.parse(this.#inner.route(toStr(name, 'name')));
+  }
+
+  /** The router as a handler: `(delivery, connection?) => Promise<void>`, running the delivery's
+   * route (the same function each time). */
+  get handler() {
+    return this.#handler;
+  }
+
+  async #run(delivery, connection) {
+    const name = delivery?.event?.name;
+    if (typeof name !== 'string') throw new TypeError('delivery must be a verified delivery (with event.name)');
+    const route = this.route(name);
+    // The handlers as registered when the delivery arrived, in the order the route gives.
+    const run = route.named.map((i) => this.#named[i]);
+    if (route.any) run.push(...this.#any);
+    if (route.fallback) run.push(this.#fallback);
+    for (const handler of run) await handler(delivery, ...connection);
+  }
+}
+
 /**
  * A webhook receiver built once: `new WebhookReceiver({ secrets, namespace, store, handler })`.
  * `receive(headers, body, now?)` resolves to `{ status, body, delivery }`: answer `status` with
@@ -1419,18 +1505,21 @@ async function attempt(f) {
  * returns, and its claims released (answer 500, the service redelivers) when it throws. With a
  * store in your database (`PostgresDedupStore`, `SqliteDedupStore`) the handler is called as
  * `handler(delivery, connection)` inside the transaction that marks the delivery done: exactly once.
+ * `handler` may be an EventRouter: each delivery then runs the handlers its event name routes to.
  * Deliveries are deduplicated by `Service-Webhook-Id`; `claimContentKey: true` also claims the
  * signed content's key (see ReceiverOptions for the trade-off).
  */
 class WebhookReceiver {
   constructor(o) {
     const opts = options(o);
-    if (typeof opts.handler !== 'function') throw new TypeError('handler must be a function (delivery) => void | Promise<void>');
+    // An EventRouter is taken as its handler.
+    const handler = opts.handler instanceof EventRouter ? opts.handler.handler : opts.handler;
+    if (typeof handler !== 'function') throw new TypeError('handler must be a function (delivery) => void | Promise<void>, or an EventRouter');
     this.verifier = new WebhookVerifier(opts.secrets, opts);
     this.namespace = toStr(opts.namespace, 'namespace');
     this.store = storeArg(opts.store ?? new DedupWindow(native.defaultStoreCapacity()));
     this.transactional = this.store.transactional === true;
-    this.handler = opts.handler;
+    this.handler = handler;
     this.claimContentKey = toBool(opts.claimContentKey, 'claimContentKey');
     this.onError = opts.onError ?? ((e) => console.error('royaltykit: webhook handler failed:', e));
     // A store that fails answers 503 (the sender retries the delivery); the outage is reported
@@ -1951,7 +2040,7 @@ module.exports = {
   verifyWebhook, WebhookVerifier, WebhookSecret, signWebhook, activeSecrets, RevealedSecret, revealedSecret, resourcePath, checkBaseUrl, clientTimeouts, exportInterruptedMessage, callFailedMessage, parseTimestamp, HEADER_NAMES,
   deliveryKey, eventKey, contentKey, idempotencyKey, DedupWindow,
   // receivers and the protocol machines
-  verifyRequest, webhookHandler, WebhookReceiver, RedisDedupStore, RedisDedupProtocol, planReceipt, decideClaims,
+  verifyRequest, webhookHandler, WebhookReceiver, EventRouter, knownEventNames, RedisDedupStore, RedisDedupProtocol, planReceipt, decideClaims,
   SqlDedupProtocol, PostgresDedupStore, SqliteDedupStore,
   WebhookReceipt, Session, Call, ExportJob, Pages,
   // retries

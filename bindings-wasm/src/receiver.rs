@@ -3,7 +3,7 @@
 use crate::{err, json, parse, R};
 use royaltykit::dedup::{ClaimState, ParamStyle, RedisDedup, SqlDedup, SqlDialect};
 use royaltykit::receiver;
-use royaltykit::webhook::VerifiedWebhook;
+use royaltykit::webhook::{self, VerifiedWebhook};
 use wasm_bindgen::prelude::*;
 
 /// `receiver::plan_receipt`, for a verified delivery as the JSON `verifyWebhook` returned;
@@ -200,4 +200,51 @@ impl SqlDedupProtocol {
 #[wasm_bindgen(js_name = defaultStoreCapacity)]
 pub fn default_store_capacity() -> u32 {
     receiver::DEFAULT_STORE_CAPACITY
+}
+
+/// `webhook::EventRouter`: a router's registrations (names only). The JS `EventRouter` keeps
+/// the handlers by the indices `on` returns and runs the ones `route` names.
+#[wasm_bindgen(js_name = EventRouter)]
+#[derive(Default)]
+pub struct EventRouter(webhook::EventRouter);
+
+#[wasm_bindgen(js_class = EventRouter)]
+impl EventRouter {
+    /// An empty router.
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> EventRouter {
+        Self::default()
+    }
+
+    /// `EventRouter::on`: the registration's index, or `invalid_argument` (argument `event`)
+    /// for a name that is empty, longer than 256 bytes or holds a space or control character.
+    pub fn on(&mut self, name: &str) -> R<u32> {
+        self.0.on(name).map_err(err)
+    }
+
+    /// `EventRouter::on_any`.
+    #[wasm_bindgen(js_name = onAny)]
+    pub fn on_any(&mut self) {
+        self.0.on_any();
+    }
+
+    /// `EventRouter::otherwise`.
+    pub fn otherwise(&mut self) {
+        self.0.otherwise();
+    }
+
+    /// `EventRouter::route`: where a delivery of the event `name` goes, as the JSON of the
+    /// core's `Route` (`{"named", "any", "fallback"}`).
+    pub fn route(&self, name: &str) -> String {
+        json(&self.0.route(name))
+    }
+}
+
+/// `webhook::known_event_names`: the event names the spec lists, as the service sends them.
+#[wasm_bindgen(js_name = knownEventNames)]
+pub fn known_event_names() -> Vec<String> {
+    webhook::known_event_names()
+        .into_iter()
+        .map(str::to_owned)
+        .collect()
 }

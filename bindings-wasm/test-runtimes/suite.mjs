@@ -1,7 +1,8 @@
 // The small suite every JavaScript runtime runs against the installed package (issue: npm
 // runtimes): a valid, a tampered, a stale and a rotated delivery, a large body (node:crypto's
 // HMAC where it exists, wasm elsewhere), one retry decision, one error body, and royaltykit/fetch
-// on a WHATWG Request. Expected values come from the enterprise spec, not from the package.
+// on a WHATWG Request and with an EventRouter. Expected values come from the enterprise spec,
+// not from the package.
 const enc = new TextEncoder();
 const SECRET = 'whsec_runtime_suite';
 const OLD = 'whsec_runtime_previous';
@@ -52,6 +53,15 @@ export async function run(rk, fetchApi) {
     }, 'true true'],
     ['royaltykit/fetch: a Request', () => outcome(() => fetchApi.verifyRequest(request(body, signed), SECRET, { now: NOW })), 'accepted dlv_rt_1'],
     ['royaltykit/fetch: a tampered Request', () => outcome(() => fetchApi.verifyRequest(request(tampered, signed), SECRET, { now: NOW })), 'no_matching_signature/401'],
+    ['royaltykit/fetch: an EventRouter as a receiver\'s handler', async () => {
+      const runs = [];
+      const router = new fetchApi.EventRouter()
+        .on('ddex.delivery.acknowledged', async (d) => { runs.push(`on ${d.deliveryId}`); })
+        .onAny((d) => { runs.push(`any ${d.event.name}`); })
+        .otherwise(() => { runs.push('otherwise'); });
+      const r = await new fetchApi.WebhookReceiver({ secrets: SECRET, namespace: 'runtime-suite', handler: router }).receive(signed, body, NOW);
+      return `${r.status} ${runs.join(', ')}`;
+    }, '200 on dlv_rt_1, any ddex.delivery.acknowledged'],
   ];
   const failed = [];
   for (const [name, f, want] of cases) {

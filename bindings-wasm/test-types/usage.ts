@@ -263,3 +263,40 @@ try {
 }
 const rotationClass: rk.RetryClass = 'secret_rotation';
 void rotationClass;
+
+// Issue 43 point 6: typed event names, and routing a delivery by its event name.
+import { EventRouter as FetchEventRouter, type EventNameLike, type KnownEventName } from 'royaltykit/fetch';
+import type { RoyaltyKitWebhooksOptions } from 'royaltykit/fastify';
+
+const knownNames: KnownEventName[] = rk.knownEventNames();
+const asStrings: string[] = rk.knownEventNames();
+const failedName: rk.KnownEventName = 'ddex.delivery.failed';
+// @ts-expect-error a name the spec does not list is not a KnownEventName
+const notListed: rk.KnownEventName = 'ddex.delivery.retried';
+const anyName: EventNameLike = 'ddex.delivery.retried';
+const listedToo: rk.EventNameLike = failedName;
+const eventRouter: rk.EventRouter = new rk.EventRouter()
+  .on('ddex.delivery.failed', async (d: VerifiedWebhook) => { const name: string = d.event.name; void name; })
+  .on(anyName, (d, connection) => { void [d.deliveryId, connection]; })
+  .onAny((d) => d.event.isKnown)
+  .otherwise(() => undefined);
+const eventRoute: rk.Route = eventRouter.route('ddex.import.completed');
+const routeParts: [number[], boolean, boolean] = [eventRoute.named, eventRoute.any, eventRoute.fallback];
+const asHandler: rk.WebhookHandler = eventRouter.handler;
+const ran: Promise<void> = eventRouter.handler(verified);
+void [knownNames, asStrings, notListed, listedToo, routeParts, asHandler, ran];
+// The router, or its handler, wherever a handler goes.
+void new rk.WebhookReceiver({ secrets: 'whsec_a', namespace: 'org-1', handler: eventRouter });
+void new rk.WebhookReceiver({ secrets: 'whsec_a', namespace: 'org-1', handler: eventRouter.handler });
+void webhookMiddleware({ secrets: 'whsec_a', namespace: 'org-1', handler: eventRouter });
+void fetchHandler({ secrets: 'whsec_a', namespace: 'org-1', handler: new FetchEventRouter().onAny(() => undefined) });
+const fastifyRouted: RoyaltyKitWebhooksOptions = { path: '/webhooks', secrets: 'whsec_a', namespace: 'org-1', handler: eventRouter };
+void fastifyRouted;
+// @ts-expect-error a handler is a function
+eventRouter.on('ddex.delivery.failed', 'not a handler');
+// @ts-expect-error an event name is a string
+eventRouter.on(42, () => undefined);
+// @ts-expect-error a router is built empty
+void new rk.EventRouter('ddex.delivery.failed');
+// @ts-expect-error an object with a handler member is not a router
+void new rk.WebhookReceiver({ secrets: 'whsec_a', namespace: 'org-1', handler: { handler: () => undefined } });

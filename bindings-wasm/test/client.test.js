@@ -325,6 +325,26 @@ test('the README ETL job runs as written', async () => {
   assert.equal(s.retry_after_violations, 0);
 });
 
+test('the README consumer workflow runs as written: one subscription, every page, the canonical fetch', async () => {
+  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const m = readme.match(/<!-- example:node-consumer -->\s*```js\n([\s\S]*?)```/);
+  assert.ok(m, 'README has the node-consumer example');
+  assert.ok(m[1].trim().split('\n').length <= 20);
+  await reset({ subscriptions: 23, faults: [{ op: 'createEnterpriseWebhook', nth: 1, do: 'drop_after_apply' }] });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rk-readme-'));
+  fs.writeFileSync(path.join(dir, 'consumer.js'), m[1]);
+  const out = execFileSync(process.execPath, ['consumer.js'], {
+    cwd: dir, encoding: 'utf8', timeout: 120_000, env: { ...process.env, NODE_PATH: path.join(process.cwd(), 'node_modules'),
+      ENTERPRISE_URL: url, ENTERPRISE_API_KEY: 'key-1', ENTERPRISE_API_SECRET: 'secret-1' },
+  });
+  assert.equal(out, 'subscription wh_001: store its secret now, it is shown once\n23 subscriptions\nrelease live\n');
+  const s = await stats();
+  assert.equal(s.webhooks_created, 1); // the create's answer was lost: sent again with its key, not created twice
+  assert.equal(s.idempotent_replays, 1);
+  assert.equal(s.requests.listEnterpriseSubscriptions, 3);
+  assert.ok(!out.includes(s.webhooks.wh_001.secret));
+});
+
 test('a large artifact is streamed to disk as it arrives; a cut attempt starts the file afresh', async () => {
   // 4 MiB (as UTF-8 text, more), the first attempt cut short: the temporary file grows while the body
   // arrives, and only the whole artifact is renamed into place.

@@ -63,14 +63,14 @@ function runFile(file, minimum = 1) {
     let count = 0;
     for (const group of data.testGroups) {
       const adapter = ADAPTERS[group.function];
-      await t.test(`${group.function} (${group.tests.length} tests)`, () => {
+      await t.test(`${group.function} (${group.tests.length} tests)`, async () => {
         assert.ok(adapter, `no adapter for ${group.function}`);
         const failures = [];
         for (const c of group.tests) {
           count++;
           let problem;
           try {
-            const value = adapter(c.input);
+            const value = await adapter(c.input);
             problem = c.result === 'valid' ? mismatch(c.expected, value) : `accepted: ${util.inspect(value)}`;
           } catch (e) {
             if (!(e instanceof rk.RoyaltyKitError)) problem = `threw ${e && e.stack}`;
@@ -179,6 +179,37 @@ function revealedSecret(i) {
   };
 }
 
+/** route_event: the registrations on an EventRouter, each handler recording itself; the core's
+ * route for the event, and the handlers a delivery of it runs (`router.handler`), which must be
+ * exactly that route in its order: the `on` indices, then every `onAny` handler, then the
+ * fallback. The route is the result. */
+async function routeEvent(i) {
+  const router = new rk.EventRouter();
+  const ran = [];
+  let ons = 0;
+  let anys = 0;
+  for (const reg of i.registrations) {
+    if ('on' in reg) {
+      const n = ons++;
+      router.on(reg.on, () => { ran.push(`on ${n}`); });
+    } else if (reg.on_any) {
+      const n = anys++;
+      router.onAny(async () => { ran.push(`any ${n}`); });
+    } else if (reg.otherwise) {
+      router.otherwise(() => { ran.push('otherwise'); });
+    } else {
+      throw new Error(`unknown registration ${JSON.stringify(reg)}`);
+    }
+  }
+  const route = router.route(i.event);
+  const delivery = { deliveryId: 'dlv_vector', event: { name: i.event } };
+  await router.handler(delivery);
+  const want = [...route.named.map((n) => `on ${n}`), ...(route.any ? Array.from({ length: anys }, (_, n) => `any ${n}`) : []),
+    ...(route.fallback ? ['otherwise'] : [])];
+  assert.deepEqual(ran, want, 'a delivery runs the handlers of its route, in its order');
+  return route;
+}
+
 const ADAPTERS = {
   verify_webhook: verifyWebhook,
   resource_path: (i) => ({ path: rk.resourcePath(i.resource_url) }),
@@ -191,6 +222,7 @@ const ADAPTERS = {
   check_base_url: (i) => rk.checkBaseUrl(i.base_url, i.allow_insecure_http),
   active_secrets: activeSecrets,
   revealed_secret: revealedSecret,
+  route_event: routeEvent,
   delivery_key: (i) => rk.deliveryKey(i.namespace, i.delivery_id),
   event_key: (i) => rk.eventKey(i.namespace, { name: i.name, resourceType: i.resource_type, resourceReference: i.resource_reference, occurredAtText: i.occurred_at }),
   content_key: (i) => rk.contentKey(i.secret, i.timestamp, bytes(i.body)),
