@@ -24,6 +24,7 @@ mod jni;
 mod machine;
 mod receiver;
 mod retry;
+mod route;
 
 pub(crate) type Result<T> = std::result::Result<T, Error>;
 

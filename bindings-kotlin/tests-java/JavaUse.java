@@ -26,6 +26,15 @@ public final class JavaUse {
                 check(RoyaltyKitKt.getCode(e).equals("timestamp_too_old"), "code " + RoyaltyKitKt.getCode(e));
             }
         }
+        // routing by event name from Java: handlers are Function1 lambdas returning Unit.INSTANCE
+        java.util.List<String> ran = new java.util.ArrayList<>();
+        dev.royaltykit.EventRouter router = new dev.royaltykit.EventRouter()
+            .on(dev.royaltykit.EventNames.DDEX_DELIVERY_FAILED, d -> { ran.add("failed"); return kotlin.Unit.INSTANCE; })
+            .otherwise(d -> { ran.add("otherwise " + d.getEvent().getName()); return kotlin.Unit.INSTANCE; });
+        try (WebhookVerifier verifier = new WebhookVerifier(List.of("s"), null, null, List.of())) {
+            router.invoke(RoyaltyKitKt.verify(verifier, headers, body, 1000L));
+        }
+        check(ran.equals(List.of("otherwise e")), "the router from Java: " + ran);
         try (DedupWindow w = new DedupWindow(10L, 60L, null)) {
             check(w.checkAndInsert("k", 1000L) && !w.checkAndInsert("k", 1000L), "dedup");
             check(w.size() == 1L && w.capacity() == 10L, "size and capacity from Java");

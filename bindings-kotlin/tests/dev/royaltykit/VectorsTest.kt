@@ -210,6 +210,49 @@ class VectorsTest {
 
     private val listKeys = setOf("limit", "cursor", "export_class", "status", "format")
 
+    /**
+     * The core's [Route] for the registrations ([EventRoutes]), and the [EventRouter] a user holds,
+     * which must refuse the same names (at once) and run exactly the handlers that route names:
+     * the `on` handlers at `named`, then every `onAny` handler, then the fallback.
+     */
+    private fun routeEvent(i: JsonObject): Route {
+        val routes = EventRoutes()
+        val router = EventRouter()
+        val ran = mutableListOf<Int>()
+        val on = mutableListOf<Int>()
+        val any = mutableListOf<Int>()
+        var fallback: Int? = null
+        for ((k, registration) in i["registrations"].asJsonArray.map { it.asJsonObject }.withIndex()) {
+            val handler: (VerifiedWebhook) -> Unit = { ran += k }
+            when {
+                registration.has("on") -> {
+                    val name = registration["on"].asString
+                    val refused = try { EventRoutes().on(name); false } catch (e: RoyaltyKitException.InvalidArgument) { true }
+                    try {
+                        router.on(name, handler) // throws the vector's error
+                    } catch (e: RoyaltyKitException) {
+                        assertTrue("the router refused what the core accepts: $name", refused)
+                        throw e
+                    }
+                    assertFalse("the router accepted what the core refuses: $name", refused)
+                    assertEquals(on.size.toLong(), routes.on(name))
+                    on += k
+                }
+                registration.opt("on_any")?.asBoolean == true -> { router.onAny(handler); routes.onAny(); any += k }
+                else -> {
+                    assertTrue(registration.toString(), registration["otherwise"].asBoolean)
+                    router.otherwise(handler); routes.otherwise(); fallback = k
+                }
+            }
+        }
+        val name = i["event"].asString
+        val route = routes.route(name)
+        assertEquals(route, router.route(name))
+        router(VerifiedWebhook("dlv_route", 0, 0u, "", WebhookEvent(name, false, false, "t", "r", "/api/v1/r", null, "", null)))
+        assertEquals(route.named.map { on[it.toInt()] } + (if (route.any) any else emptyList()) + listOfNotNull(fallback?.takeIf { route.fallback }), ran)
+        return route
+    }
+
     private val adapters: Map<String, (JsonObject) -> Any?> = mapOf(
         "verify_webhook" to ::verify,
         "plan_receipt" to { i -> planReceipt(i["namespace"].asString, verify(i), i.opt("claim_content_key")?.asBoolean ?: false) },
@@ -223,6 +266,7 @@ class VectorsTest {
             mapOf("secrets" to r.secrets(i.opt("previous")?.asString), "previous_valid_until" to r.previousValidUntil,
                 "reference" to r.reference, "record" to JsonParser.parseString(r.record))
         },
+        "route_event" to { i -> routeEvent(i) },
         "decide_claims" to { i -> decideClaims(i["states"].asJsonArray.map { enumArg<ClaimState>(it) }) },
         "redis_dedup_command" to { i ->
             RedisDedupProtocol(i.opt("prefix")?.asString, i.opt("ttl_seconds")?.asLong, i.opt("lease_seconds")?.asLong).use { p ->
