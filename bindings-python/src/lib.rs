@@ -25,6 +25,7 @@ mod export;
 mod machine;
 mod receiver;
 mod retry;
+mod route;
 
 // ---- errors ---------------------------------------------------------------------------------------
 
@@ -592,6 +593,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     api::register(m)?;
     export::register(m)?;
     receiver::register(m)?;
+    route::register(m)?;
     machine::register(m)?;
     m.add("HEADER_NAMES", webhook::HEADER_NAMES.to_vec())?;
     m.add(

@@ -214,12 +214,52 @@ def revealed_secret(i):
             "previous_valid_until": r.previous_valid_until, "reference": r.reference, "record": json.loads(r.record)}
 
 
+def route_event(i):
+    """The core's Route for the registrations (EventRoutes), and the EventRouter a user holds,
+    which must refuse the same names (in both forms, at once) and run exactly the handlers that
+    Route names: the ``on`` handlers at ``named``, then every ``on_any`` handler, then the
+    fallback."""
+    routes, router, ran = rk.EventRoutes(), rk.EventRouter(), []
+    on, any_, fallback = [], [], None
+    for k, registration in enumerate(i["registrations"]):
+        handler = (lambda k: lambda delivery: ran.append(k))(k)
+        if "on" in registration:
+            name = registration["on"]
+            try:
+                rk.EventRouter().on(name)  # the decorator form checks the name at once too
+                decorator_refused = False
+            except rk.InvalidArgumentError:
+                decorator_refused = True
+            try:
+                router.on(name, handler)  # raises the vector's error
+            except rk.InvalidArgumentError:
+                assert decorator_refused
+                raise
+            assert not decorator_refused
+            routes.on(name)
+            on.append(k)
+        elif registration.get("on_any"):
+            router.on_any(handler)
+            routes.on_any()
+            any_.append(k)
+        else:
+            assert registration.get("otherwise"), registration
+            router.otherwise(handler)
+            routes.otherwise()
+            fallback = k
+    route = routes.route(i["event"])
+    assert router(SimpleNamespace(event=SimpleNamespace(name=i["event"]))) is None
+    assert ran == [on[n] for n in route.named] + (any_ if route.any else []) + ([fallback] if route.fallback else []), ran
+    return route
+
+
 ADAPTERS = {
     "verify_webhook": verify_webhook,
     "plan_receipt": lambda i: rk.plan_receipt(i["namespace"], rk.verify_webhook(pairs(i["headers"]), body_bytes(i["body"]), i["secrets"], now=i["now"]),
                                               claim_content_key=i.get("claim_content_key", False)),
     "resource_path": lambda i: {"path": rk.resource_path(i["resource_url"])},
     "revealed_secret": revealed_secret,
+    "route_event": route_event,
     "active_secrets": lambda i: [{"secret": _secret_text(s), "valid_until": s.valid_until}
                                  for s in rk.active_secrets(i["current"], i["previous"], i["previous_valid_until"], now=i["now"])],
     "decide_claims": lambda i: rk.decide_claims(i["states"]),

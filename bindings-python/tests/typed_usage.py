@@ -1,7 +1,7 @@
 """Checked with `mypy --strict` against the installed stubs: the public API types as users write it."""
 
 import sqlite3
-from typing import Any, Literal, Mapping
+from typing import Any, Callable, Literal, Mapping
 
 import royaltykit as rk
 from royaltykit.stores import PostgresDedupStore, SqliteDedupStore
@@ -275,3 +275,35 @@ async def subscribe_async(http: httpx.AsyncClient) -> rk.WebhookVerifier:
 revealed: rk.RevealedSecret = rk.revealed_secret(b'{"secret": "s"}')
 revealed_list: list[rk.WebhookSecret] = revealed.secrets()
 revealed_text: str = revealed.secret.secret
+
+# Routing by event name: typed names, the decorator keeps the handler's type, the router is a handler.
+router = rk.EventRouter()
+
+
+@router.on("ddex.delivery.failed")
+def on_failed(delivery: rk.VerifiedWebhook) -> None:
+    assert delivery.event.name
+
+
+failed_handler: Callable[[rk.VerifiedWebhook], None] = on_failed  # still the function
+router.on("ddex.import.completed", on_delivery_async)
+router.on("ddex.delivery.retried", on_delivery)  # a name the spec does not list is accepted
+router.on_any(on_delivery)
+
+
+@router.otherwise
+async def on_other(delivery: rk.VerifiedWebhook) -> None:
+    assert not delivery.event.is_known
+
+
+known: rk.EventName = "ddex.connection.degraded"
+router.on(known, on_delivery)
+bad_name: rk.EventName = "ddex.delivery.unknown"  # type: ignore[assignment]
+names: tuple[str, ...] = rk.KNOWN_EVENT_NAMES
+awaits: bool = router.is_async
+routed = rk.WebhookReceiver("current", namespace="org-1", handler=router)
+routes = rk.EventRoutes()
+index: int = routes.on("ddex.delivery.failed")
+where: rk.Route = routes.route("ddex.delivery.failed")
+named: list[int] = where.named
+anything: bool = where.any and where.fallback

@@ -37,7 +37,7 @@ __version__ = "0.1.0"
 # and the Python modules' (errors, receiver).
 __all__ = [
     "ApiError", "ApiSession", "Call", "CallFailedError", "CallStep", "ReconcileRequired", "ExportJob", "ReceiptStep", "WebhookReceipt", "BackoffPolicy", "BearerToken", "DEFAULT_DEDUP_TTL_SECONDS", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_TOLERANCE_SECONDS",
-    "DedupWindow", "EnterpriseToken", "ExportDownloadError", "ExportInterrupted", "export_interruption", "ExportStateError", "ExportStateInfo",
+    "DedupWindow", "EnterpriseToken", "EventName", "EventRouter", "EventRoutes", "KNOWN_EVENT_NAMES", "Route", "ExportDownloadError", "ExportInterrupted", "export_interruption", "ExportStateError", "ExportStateInfo",
     "HEADER_NAMES", "InvalidArgumentError", "Operation", "PageItems", "Pages", "PagesStep", "PaginationError", "PollDecision", "QueryParam", "RateBudget",
     "RateDecision", "Receipt", "ReceiverDecision", "ReceiverReply", "RedisDedupProtocol", "SqlDedupProtocol", "SqlStatement", "DEFAULT_STORE_CAPACITY", "RedisDedupStore", "AsyncRedisDedupStore",
     "DedupStore", "AsyncDedupStore", "TransactionalDedupStore",

@@ -66,7 +66,7 @@ def revealed_secret(body: _Body) -> RevealedSecret:
 __all__ = [
     "Call", "CallStep", "ExportJob", "PageItems", "Pages", "PagesStep", "ReceiptStep", "Session", "WebhookReceipt",
     "BackoffPolicy", "BearerToken", "DEFAULT_DEDUP_TTL_SECONDS", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_TOLERANCE_SECONDS", "DedupWindow",
-    "EnterpriseToken", "ExportStateInfo", "HEADER_NAMES", "Operation", "PollDecision", "QueryParam",
+    "EnterpriseToken", "EventRoutes", "KNOWN_EVENT_NAMES", "Route", "ExportStateInfo", "HEADER_NAMES", "Operation", "PollDecision", "QueryParam",
     "RateBudget", "RateDecision", "ReceiverDecision", "ReceiverReply", "RedisDedupProtocol", "SqlDedupProtocol", "SqlStatement", "DEFAULT_STORE_CAPACITY", "STATUS_HANDLER_FAILED", "STATUS_STORE_UNAVAILABLE", "RequestDescriptor", "ApiSession", "ResponseNotices", "RetryAfter",
     "RetryDecision", "RevealedSecret", "Token", "VerifiedWebhook", "WebhookEvent", "WebhookSecret", "WebhookVerifier",
     "active_secrets", "backoff_delay", "build_enterprise_token_request", "build_request",
@@ -107,6 +107,41 @@ class WebhookEvent:
     occurred_at: Final[int | None]
     occurred_at_text: Final[str]
     replay_of: Final[str | None]
+
+KNOWN_EVENT_NAMES: tuple[str, ...]
+"""The event names the spec lists, as the service sends them (``royaltykit.EventName`` types
+them); the service may send others, which are kept as sent."""
+
+@final
+class Route:
+    """Where one delivery goes (``EventRoutes.route``): the handlers registered at the indices
+    ``named``, in order, then the ``on_any`` handlers when ``any``, then the fallback when
+    ``fallback``."""
+
+    named: Final[list[int]]
+    """Indices of the matching registrations (``EventRoutes.on``), in registration order."""
+    any: Final[bool]
+    """Whether the ``on_any`` handlers run (whenever one is registered)."""
+    fallback: Final[bool]
+    """Whether the fallback runs: no handler named the event and a fallback is registered."""
+
+@final
+class EventRoutes:
+    """The registrations of an ``EventRouter``, names only: ``on(name)`` gives the registration's
+    index, ``route(name)`` says which indices a delivery of that event goes to.
+    ``royaltykit.EventRouter`` keeps the handlers by these indices. Thread-safe."""
+
+    def __new__(cls) -> EventRoutes: ...
+    def on(self, name: str) -> int:
+        """Registers a handler for the event ``name`` and returns its index.
+        ``InvalidArgumentError`` for an empty name, one longer than 256 bytes or one with a space
+        or control character; a name the spec does not list is accepted."""
+    def on_any(self) -> None:
+        """Registers a handler of every delivery."""
+    def otherwise(self) -> None:
+        """Registers the fallback: the handler of the deliveries no ``on`` handler names."""
+    def route(self, name: str) -> Route:
+        """Where a delivery of the event ``name`` goes."""
 
 @final
 class VerifiedWebhook:

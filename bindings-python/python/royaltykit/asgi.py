@@ -6,6 +6,9 @@ handler may be async. No framework is imported::
     receiver = WebhookReceiver(secrets, namespace="org-1", store=store, handler=on_delivery)
     app = Starlette(routes=[Route("/webhooks", WebhookApp(receiver), methods=["POST"])])
     # FastAPI: app.add_route("/webhooks", WebhookApp(receiver), methods=["POST"])
+
+The handler may be an :class:`~royaltykit.EventRouter` (``handler=router``): its handlers, sync
+or async, run in order for each delivery.
 """
 
 from __future__ import annotations

@@ -13,7 +13,6 @@ only by this module.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -21,7 +20,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.views.decorators.csrf import csrf_exempt
 
 from ._native import WebhookSecret
-from .receiver import Receipt, WebhookReceiver
+from .receiver import Receipt, WebhookReceiver, _awaits
 
 __all__ = ["webhook_view"]
 
@@ -40,20 +39,21 @@ def _route(request: HttpRequest) -> str | None:
 
 def webhook_view(secrets: str | WebhookSecret | Iterable[str | WebhookSecret], **options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Turns a handler ``(delivery) -> None`` (``(delivery, connection)`` with a store from
-    :mod:`royaltykit.stores`) into a Django view (POST only); ``options`` are
+    :mod:`royaltykit.stores`), or an :class:`~royaltykit.EventRouter` (``webhook_view(...)(router)``,
+    once its handlers are registered), into a Django view (POST only); ``options`` are
     :class:`WebhookReceiver`'s (``namespace`` is required)."""
 
     def decorate(handler: Callable[..., Any]) -> Callable[..., Any]:
         receiver = WebhookReceiver(secrets, handler=handler, **options)
         limit = receiver.max_body_bytes + 1
 
-        if inspect.iscoroutinefunction(handler):
+        if _awaits(handler):
             async def async_view(request: HttpRequest) -> HttpResponse:
                 if request.method != "POST":
                     return HttpResponseNotAllowed(["POST"])
                 return _response(await receiver.areceive(request.headers.items(), request.read(limit),
                                                          route=_route(request)))
-            async_view.__name__ = handler.__name__
+            async_view.__name__ = _name(handler)
             exempt_async: Callable[..., Any] = csrf_exempt(async_view)
             return exempt_async
 
@@ -61,8 +61,14 @@ def webhook_view(secrets: str | WebhookSecret | Iterable[str | WebhookSecret], *
             if request.method != "POST":
                 return HttpResponseNotAllowed(["POST"])
             return _response(receiver.receive(request.headers.items(), request.read(limit), route=_route(request)))
-        view.__name__ = handler.__name__
+        view.__name__ = _name(handler)
         exempt: Callable[..., Any] = csrf_exempt(view)
         return exempt
 
     return decorate
+
+
+def _name(handler: Callable[..., Any]) -> str:
+    """The view's name: the handler's (an :class:`EventRouter` has none: ``webhooks``)."""
+    name = getattr(handler, "__name__", None)
+    return name if isinstance(name, str) else "webhooks"

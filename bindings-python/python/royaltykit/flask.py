@@ -12,14 +12,13 @@ Flask is imported only by this module.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from flask import Response, request
 
 from ._native import WebhookSecret
-from .receiver import Receipt, WebhookReceiver
+from .receiver import Receipt, WebhookReceiver, _awaits
 
 __all__ = ["webhook_view"]
 
@@ -36,23 +35,30 @@ def _route() -> str | None:
 
 def webhook_view(secrets: str | WebhookSecret | Iterable[str | WebhookSecret], **options: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Turns a handler ``(delivery) -> None`` (``(delivery, connection)`` with a store from
-    :mod:`royaltykit.stores`) into a Flask view; ``options`` are
+    :mod:`royaltykit.stores`), or an :class:`~royaltykit.EventRouter` (``webhook_view(...)(router)``,
+    once its handlers are registered), into a Flask view; ``options`` are
     :class:`WebhookReceiver`'s (``namespace`` is required)."""
 
     def decorate(handler: Callable[..., Any]) -> Callable[..., Any]:
         receiver = WebhookReceiver(secrets, handler=handler, **options)
         limit = receiver.max_body_bytes + 1
 
-        if inspect.iscoroutinefunction(handler):
+        if _awaits(handler):
             async def async_view() -> Response:
                 return _response(await receiver.areceive(request.headers.items(), request.stream.read(limit),
                                                          route=_route()))
-            async_view.__name__ = handler.__name__
+            async_view.__name__ = _name(handler)
             return async_view
 
         def view() -> Response:
             return _response(receiver.receive(request.headers.items(), request.stream.read(limit), route=_route()))
-        view.__name__ = handler.__name__
+        view.__name__ = _name(handler)
         return view
 
     return decorate
+
+
+def _name(handler: Callable[..., Any]) -> str:
+    """The view's name: the handler's (an :class:`EventRouter` has none: ``webhooks``)."""
+    name = getattr(handler, "__name__", None)
+    return name if isinstance(name, str) else "webhooks"

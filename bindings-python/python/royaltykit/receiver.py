@@ -6,6 +6,9 @@ few times), or release the claims when the handler raises (500, so the service r
 the Rust core's :class:`WebhookReceipt` machine, as are the rules; this module only performs its
 steps, synchronously (:meth:`WebhookReceiver.receive`) or with ``await``
 (:meth:`WebhookReceiver.areceive`, where the store and the handler may be async).
+
+:class:`EventRouter` is a handler that hands each delivery to the handlers registered for its
+event name; which ones run is the core's :class:`EventRoutes`.
 """
 
 from __future__ import annotations
@@ -17,11 +20,12 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Generator, Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar, cast
+from typing import Any, Literal, Protocol, TypeVar, cast, overload
 
 from ._native import (
     DEFAULT_STORE_CAPACITY,
     DedupWindow,
+    EventRoutes,
     RedisDedupProtocol,
     VerifiedWebhook,
     WebhookSecret,
@@ -31,11 +35,30 @@ from ._native import (
 )
 from .telemetry import ReceiptScope, ReceiverTelemetry
 
-__all__ = ["AsyncDedupStore", "AsyncRedisDedupStore", "DedupStore", "Receipt", "RedisDedupStore", "TransactionalDedupStore",
-           "WebhookReceiver"]
+__all__ = ["AsyncDedupStore", "AsyncRedisDedupStore", "DedupStore", "EventName", "EventRouter", "Receipt", "RedisDedupStore",
+           "TransactionalDedupStore", "WebhookReceiver"]
 
 _log = logging.getLogger("royaltykit")
 T = TypeVar("T")
+H = TypeVar("H", bound=Callable[..., object])
+
+# One Literal per name, joined with `|` (at run time a typing.Union; type checkers see one
+# Literal of the nine names): stubtest takes a type alias of several names for a union only.
+EventName = (
+    Literal["ddex.delivery.status_changed"]
+    | Literal["ddex.delivery.blocked"]
+    | Literal["ddex.delivery.acknowledged"]
+    | Literal["ddex.delivery.rejected"]
+    | Literal["ddex.delivery.failed"]
+    | Literal["ddex.import.completed"]
+    | Literal["ddex.import.failed"]
+    | Literal["ddex.connection.degraded"]
+    | Literal["enterprise.webhook.test"]
+)
+"""The event names the spec lists, as the service sends them (the core's ``KNOWN_EVENT_NAMES``,
+in its order; a test keeps the two equal), for annotations (``name: EventName``). The service
+may send other names: ``WebhookEvent.name`` is a ``str`` that keeps any name as sent, and
+:meth:`EventRouter.on` takes any name (``EventName | str``)."""
 
 
 class DedupStore(Protocol):
@@ -172,6 +195,157 @@ async def _maybe(value: T | Awaitable[T]) -> T:
     return await value if inspect.isawaitable(value) else value
 
 
+def _callable(handler: Any) -> None:
+    if not callable(handler):
+        raise TypeError(f"handler must be callable: handler(delivery), not {type(handler).__name__}")
+
+
+def _awaits(handler: object) -> bool:
+    """Whether ``handler`` is to be awaited: a coroutine function, or an :class:`EventRouter`
+    with one (the framework integrations then give an async view)."""
+    return inspect.iscoroutinefunction(handler) or (isinstance(handler, EventRouter) and handler.is_async)
+
+
+class EventRouter:
+    """A handler that hands each delivery to the handlers registered for its event name
+    (``delivery.event.name``, exactly as sent); give it as the ``handler`` of a
+    :class:`WebhookReceiver` or of a framework integration::
+
+        router = EventRouter()
+
+        @router.on("ddex.delivery.failed")
+        def on_failed(delivery: VerifiedWebhook) -> None: ...
+
+        router.on("ddex.import.completed", on_import)
+        router.on_any(audit)          # sees every delivery
+        router.otherwise(on_other)    # the deliveries no `on` handler names
+
+        receiver = WebhookReceiver(secrets, namespace="org-1", handler=router)
+
+    The handlers registered for the delivery's name run first, in the order they were
+    registered; then every ``on_any`` handler, in order; then the fallback (:meth:`otherwise`),
+    only when no ``on`` handler names the event (a name the spec does not list, or one nobody
+    registered). A delivery no handler takes is acknowledged (200): the service does not send it
+    again. Which handlers run is the core's decision (:class:`EventRoutes`); the router keeps the
+    handlers by the core's indices and calls them.
+
+    A handler that raises fails the delivery exactly as a plain handler's raise does: the
+    handlers after it do not run, the claims are released, the answer is 500 and the service's
+    redelivery runs the handlers again (make each one idempotent).
+
+    Handlers may be coroutine functions when deliveries are received with ``await``
+    (:meth:`WebhookReceiver.areceive`, :mod:`royaltykit.asgi`, or the async Flask or Django view
+    that :mod:`royaltykit.flask` and :mod:`royaltykit.django` give when :attr:`is_async`:
+    register the handlers before building the view). The router then returns an awaitable that
+    awaits each handler in order. With a store in your database (:mod:`royaltykit.stores`) each
+    handler is called as ``handler(delivery, connection)``. Registering is thread-safe."""
+
+    def __init__(self) -> None:
+        self._routes = EventRoutes()
+        self._named: list[Callable[..., object]] = []
+        self._any: list[Callable[..., object]] = []
+        self._fallback: Callable[..., object] | None = None
+        self._lock = threading.Lock()
+
+    @overload
+    def on(self, name: EventName | str, handler: None = None) -> Callable[[H], H]: ...
+
+    @overload
+    def on(self, name: EventName | str, handler: H) -> H: ...
+
+    def on(self, name: EventName | str, handler: H | None = None) -> H | Callable[[H], H]:
+        """Registers ``handler`` for the deliveries of the event ``name`` (as the service sends
+        it, for example ``"ddex.delivery.failed"``; a name the spec does not list is accepted)
+        and returns it. Without ``handler``, a decorator: ``@router.on("ddex.delivery.failed")``.
+        Raises ``InvalidArgumentError`` at once for an empty name, one longer than 256 bytes or
+        one with a space or control character."""
+        if handler is None:
+            EventRoutes().on(name)  # the core's check of the name, now; registered when decorated
+            return lambda h: self.on(name, h)
+        _callable(handler)
+        with self._lock:
+            index = self._routes.on(name)
+            self._named.append(handler)
+            assert index == len(self._named) - 1  # the core numbers the registrations in order
+        return handler
+
+    def on_any(self, handler: H) -> H:
+        """Registers ``handler`` for every delivery (after the ``on`` handlers of its name) and
+        returns it; usable as a decorator (``@router.on_any``)."""
+        _callable(handler)
+        with self._lock:
+            self._routes.on_any()
+            self._any.append(handler)
+        return handler
+
+    def otherwise(self, handler: H) -> H:
+        """Registers ``handler`` as the fallback, for the deliveries no ``on`` handler names (a
+        name the spec does not list, or one nobody registered), and returns it; usable as a
+        decorator (``@router.otherwise``). A router has one fallback: a later one replaces it."""
+        _callable(handler)
+        with self._lock:
+            self._routes.otherwise()
+            self._fallback = handler
+        return handler
+
+    @property
+    def is_async(self) -> bool:
+        """Whether a handler registered is a coroutine function (or a router with one): then
+        receive with ``await`` (:meth:`WebhookReceiver.areceive`)."""
+        with self._lock:
+            handlers = [*self._named, *self._any, *([self._fallback] if self._fallback is not None else [])]
+        return any(_awaits(h) for h in handlers)
+
+    def _handlers(self, name: str) -> list[Callable[..., object]]:
+        with self._lock:
+            route = self._routes.route(name)
+            return [*(self._named[i] for i in route.named), *(self._any if route.any else ()),
+                    *((self._fallback,) if route.fallback and self._fallback is not None else ())]
+
+    def __call__(self, delivery: VerifiedWebhook, *args: Any) -> Awaitable[None] | None:
+        """Runs the handlers of ``delivery``'s event, in order, each as ``handler(delivery,
+        *args)``. Returns None, or, once a handler returns an awaitable, an awaitable that awaits
+        it and then runs (and awaits) the rest in order."""
+        handlers = self._handlers(delivery.event.name)
+        for k, handler in enumerate(handlers):
+            result = handler(delivery, *args)
+            if inspect.isawaitable(result):
+                return _Awaiting(result, handlers[k + 1:], delivery, args)
+        return None
+
+    def __repr__(self) -> str:
+        return repr(self._routes)
+
+
+class _Awaiting:
+    """The rest of a delivery's handlers once one returned an awaitable: awaiting this awaits it,
+    then runs (and awaits) the others in order. ``close()`` drops it unawaited (the synchronous
+    receive, which cannot await) without leaving a coroutine that was never awaited."""
+
+    __slots__ = ("_pending", "_rest", "_delivery", "_args")
+
+    def __init__(self, pending: Awaitable[object], rest: list[Callable[..., object]], delivery: VerifiedWebhook,
+                 args: tuple[Any, ...]) -> None:
+        self._pending, self._rest, self._delivery, self._args = pending, rest, delivery, args
+
+    def __await__(self) -> Generator[Any, None, None]:
+        return self._run().__await__()
+
+    async def _run(self) -> None:
+        await self._pending
+        for handler in self._rest:
+            await _maybe(handler(self._delivery, *self._args))
+
+    def close(self) -> None:
+        _close(self._pending)
+
+
+def _close(awaitable: object) -> None:
+    """Drops an awaitable that will not be awaited: a coroutine (or :class:`_Awaiting`) is closed."""
+    if isinstance(awaitable, _Awaiting) or inspect.iscoroutine(awaitable):
+        awaitable.close()
+
+
 class WebhookReceiver:
     """A webhook receiver built once: secrets (current first; during a rotation the previous one
     as ``WebhookSecret(previous, valid_until=previous_secret_valid_until)``, so it stops
@@ -183,7 +357,8 @@ class WebhookReceiver:
     answered 503 and the redelivery runs the handler again (make the handler idempotent).
     With a store in your database (:mod:`royaltykit.stores`) it is exactly once: the handler is
     called as ``handler(delivery, connection)`` inside the transaction that marks the delivery
-    done.
+    done. An :class:`EventRouter` is a handler: it hands each delivery to the handlers of its
+    event name.
 
     Deliveries are deduplicated by ``Service-Webhook-Id``, as the spec says: every new id is
     processed. ``claim_content_key=True`` also claims the signed content's key; it stops a
@@ -206,8 +381,7 @@ class WebhookReceiver:
         on_event: Callable[[dict[str, Any]], None] | None = None,
         telemetry: ReceiverTelemetry | None = None,
     ) -> None:
-        if not callable(handler):
-            raise TypeError("handler must be callable: handler(delivery)")
+        _callable(handler)
         if telemetry is not None and not callable(getattr(telemetry, "receipt", None)):
             raise TypeError("telemetry must have receipt(route) (royaltykit.telemetry.ReceiverTelemetry)")
         # One scope per delivery (royaltykit.otel: a server span), ended with the receipt's outcome.
@@ -309,7 +483,9 @@ class WebhookReceiver:
     def receive(self, headers: Any, body: bytes, *, now: float | None = None, route: str | None = None) -> Receipt:
         """Receives one delivery with a synchronous store and handler, driving the core's
         :class:`WebhookReceipt` (every rule and every step is the core's). ``route``: the
-        framework's route of the request (``/webhooks``), for the telemetry's span name."""
+        framework's route of the request (``/webhooks``), for the telemetry's span name. A
+        handler or store that returns an awaitable fails its step (``TypeError``: the handler's
+        is answered 500, the store's 503): receive those with :meth:`areceive`."""
         trace = self._trace(route)
         try:
             return self._receive(self._steps(headers, body, now, trace))
@@ -327,7 +503,7 @@ class WebhookReceiver:
                     outcome = (True, None)
                     continue
                 try:
-                    outcome = (True, action())
+                    outcome = (True, _synchronous(action()))
                 except Exception as e:
                     outcome = (False, e)
         except StopIteration as done:
@@ -356,6 +532,18 @@ class WebhookReceiver:
                     outcome = (False, e)
         except StopIteration as done:
             return cast(Receipt, done.value)
+
+
+def _synchronous(value: T) -> T:
+    """A step's result in :meth:`WebhookReceiver.receive`, which cannot await: an awaitable (an
+    async handler, an :class:`EventRouter` with one, an async store) fails the step, as a
+    handler's raise does, rather than leave its work undone behind a 200."""
+    if inspect.isawaitable(value):
+        _close(value)  # never started
+        raise TypeError("an async handler or store returned an awaitable in the synchronous receive(), which cannot "
+                        "await it: receive with `await receiver.areceive(...)` (royaltykit.asgi, an async Flask or "
+                        "Django view)")
+    return value
 
 
 class _Trace:
