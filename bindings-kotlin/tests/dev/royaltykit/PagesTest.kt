@@ -22,11 +22,7 @@ import org.junit.Assert.assertTrue
 import org.junit.Assert.fail
 import org.junit.BeforeClass
 import org.junit.Test
-import java.io.File
 import java.net.URI
-import java.net.http.HttpClient
-import java.net.http.HttpRequest
-import java.net.http.HttpResponse
 import java.time.Duration
 
 /**
@@ -36,39 +32,25 @@ import java.time.Duration
  */
 class PagesTest {
     companion object {
-        private lateinit var server: Process
-        private lateinit var url: String
-        private var offset = 0.0
-        private val http = HttpClient.newHttpClient()
+        private lateinit var fake: FakeApi
+        private val url get() = fake.url
 
         @BeforeClass @JvmStatic
         fun start() {
-            server = ProcessBuilder("python3", File(System.getenv("ROYALTYKIT_ROOT") ?: "..", "tests/fakeapi/server.py").path)
-                .redirectError(ProcessBuilder.Redirect.INHERIT).start()
-            val line = server.inputStream.bufferedReader().readLine()
-            assertTrue(line, line.startsWith("listening "))
-            url = "http://127.0.0.1:${line.removePrefix("listening ").trim()}"
+            fake = FakeApi()
         }
 
         @AfterClass @JvmStatic
-        fun stop() {
-            server.outputStream.close()
-            server.waitFor()
-        }
+        fun stop() = fake.close()
     }
 
-    private fun control(what: String, payload: String? = null): JsonObject {
-        val b = HttpRequest.newBuilder(URI.create("$url/_fake/$what"))
-        if (payload != null) b.POST(HttpRequest.BodyPublishers.ofString(payload))
-        return JsonParser.parseString(http.send(b.build(), HttpResponse.BodyHandlers.ofString()).body()).asJsonObject
-    }
-
+    private fun control(what: String, payload: String? = null) = fake.control(what, payload)
     private fun reset(script: String) = control("reset", script)
     private fun stats() = control("stats")
     private fun requests(op: String) = stats()["requests"].asJsonObject[op]?.asInt ?: 0
     private fun exportIds() = stats()["exports"].asJsonArray.map { it.asJsonObject["id"].asString }
-    private val clock = { System.currentTimeMillis() / 1000.0 + offset }
-    private val sleep = { s: Double -> offset += s; control("advance", """{"seconds":$s}"""); Unit }
+    private val clock = fake.clock
+    private val sleep = fake.sleep
 
     private val transports: List<Pair<String, HttpTransport>> = listOf("java.net.http" to JavaHttpTransport(), "OkHttp" to OkHttpTransport())
 
