@@ -651,14 +651,12 @@ abstract class ApiClient internal constructor(
         query: Map<String, Any?> = emptyMap(),
         body: String? = null,
         requestId: String? = null,
-    ): ByteArray = request(
-        operationId,
-        RequestParams(
-            path = path.mapValues { it.value.toString() },
-            query = query.mapNotNull { (k, v) -> v?.let { Param(k, it.toString()) } },
-            body = body?.toByteArray(),
-            requestId = requestId,
-        ),
+    ): ByteArray = request(operationId, params(path, query).copy(body = body?.toByteArray(), requestId = requestId))
+
+    /** Path and query values of any type as [RequestParams]: their `toString()`, a null query value left out. */
+    private fun params(path: Map<String, Any>, query: Map<String, Any?>) = RequestParams(
+        path = path.mapValues { it.value.toString() },
+        query = query.mapNotNull { (k, v) -> v?.let { Param(k, it.toString()) } },
     )
 
     /**
@@ -721,16 +719,7 @@ abstract class ApiClient internal constructor(
         maxPages: Int? = null,
         maxItems: Long? = null,
         pageSize: Int? = null,
-    ): Sequence<ByteArray> = paginate(
-        operationId,
-        RequestParams(
-            path = path.mapValues { it.value.toString() },
-            query = query.mapNotNull { (k, v) -> v?.let { Param(k, it.toString()) } },
-        ),
-        maxPages,
-        maxItems,
-        pageSize,
-    )
+    ): Sequence<ByteArray> = paginate(operationId, params(path, query), maxPages, maxItems, pageSize)
 
     internal open fun defaults(params: RequestParams): RequestParams = params
 
