@@ -16,7 +16,7 @@ use royaltykit::{ArgumentError, Error};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 

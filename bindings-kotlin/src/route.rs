@@ -3,7 +3,7 @@
 
 use crate::Result;
 use royaltykit::webhook::{self, Route};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 /// The registrations of an `EventRouter`, names only: `on(name)` gives the registration's index,
 /// `route(name)` says which indices a delivery of that event goes to (a `Route`). Kotlin's
@@ -12,10 +12,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 pub struct EventRoutes(Mutex<webhook::EventRouter>);
 
 impl EventRoutes {
-    fn lock(&self) -> MutexGuard<'_, webhook::EventRouter> {
-        // A poisoned lock only means another thread panicked mid-call; the registrations are
-        // still a valid list, so keep serving.
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    fn lock(&self) -> std::sync::MutexGuard<'_, webhook::EventRouter> {
+        crate::machine::lock(&self.0)
     }
 }
 

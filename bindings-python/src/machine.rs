@@ -17,7 +17,7 @@ fn clock(now: Option<f64>) -> f64 {
     now.unwrap_or_else(royaltykit_host::now_unix_f64)
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 

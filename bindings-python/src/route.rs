@@ -17,9 +17,7 @@ struct EventRoutes(Mutex<webhook::EventRouter>);
 
 impl EventRoutes {
     fn lock(&self) -> std::sync::MutexGuard<'_, webhook::EventRouter> {
-        // A poisoned lock only means another thread panicked mid-call; the registrations are
-        // still a valid list, so keep serving.
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
+        crate::machine::lock(&self.0)
     }
 }
 
