@@ -13,7 +13,8 @@ use royaltykit::catalog;
 use royaltykit::dedup::ClaimState;
 use royaltykit::machine::{
     Call, CallFailure, CallOptions, CallStep, ExportJob, ExportJobOptions, JobStep, Pages,
-    PagesOptions, PagesStep, ReceiptStep, Receiver, Session,
+    PagesOptions, PagesStep, ReceiptStep, Receiver, Recovery, RecoveryOptions, RecoveryStep,
+    Session,
 };
 use royaltykit::request::{RequestDescriptor, RequestParams};
 use royaltykit::retry::{RateBudget, TransportFailure};
@@ -509,6 +510,77 @@ fn pages(i: &Value) -> Outcome {
     Ok(json!({ "steps": steps }))
 }
 
+/// A recovery run, fed the transcript's pages, store states and replay answers.
+fn recovery(i: &Value) -> Outcome {
+    let o = &i["options"];
+    let options = RecoveryOptions {
+        max_replays: o["max_replays"].as_u64().map(|n| u32::try_from(n).unwrap()),
+        max_replays_per_delivery: o["max_replays_per_delivery"]
+            .as_u64()
+            .map(|n| u32::try_from(n).unwrap()),
+        max_entries: o["max_entries"].as_u64(),
+    };
+    let mut run = Recovery::new(
+        i["subscription"].as_str().unwrap(),
+        i["namespace"].as_str().unwrap(),
+        i["since"].as_f64().unwrap(),
+        i["now"].as_f64().unwrap(),
+        options,
+    )?;
+    let mut bodies = i["pages"].as_array().unwrap().iter();
+    let mut replays = i["replays"].as_array().unwrap().iter();
+    let mut steps = Vec::new();
+    loop {
+        match run.next() {
+            RecoveryStep::Fetch { query } => {
+                steps.push(json!({"step": "fetch", "query": query}));
+                let Some(body) = bodies.next().and_then(Value::as_str) else {
+                    break;
+                };
+                run.page(body.as_bytes())?;
+            }
+            RecoveryStep::Check { keys } => {
+                let states: Vec<ClaimState> = keys
+                    .iter()
+                    .map(|k| ClaimState::parse(i["states"][k].as_str().unwrap_or("new")).unwrap())
+                    .collect();
+                steps.push(json!({"step": "check", "keys": keys}));
+                run.checked(&states)?;
+            }
+            RecoveryStep::Replay { delivery } => {
+                steps.push(json!({"step": "replay", "delivery": delivery}));
+                let Some(answer) = replays.next() else { break };
+                match answer["failed"].as_str() {
+                    Some(code) => run.replay_failed(code)?,
+                    None => run.replayed(answer["body"].as_str().unwrap().as_bytes())?,
+                }
+            }
+            RecoveryStep::Done { report } => {
+                let deliveries: Vec<Value> = report
+                    .deliveries
+                    .iter()
+                    .map(|d| {
+                        json!({"reference": d.reference, "event": d.event, "status": d.status,
+                            "created_at": d.created_at, "replays": d.replays,
+                            "action": d.action.as_str(), "replay": d.replay, "error": d.error})
+                    })
+                    .collect();
+                steps.push(json!({"step": "done", "report": {
+                    "entries": report.entries, "considered": report.considered,
+                    "before_since": report.before_since, "skipped": report.skipped,
+                    "replayed": report.replayed, "end": report.end.as_str(),
+                    "deliveries": deliveries}}));
+                break;
+            }
+            RecoveryStep::Fail { error } => {
+                steps.push(json!({"step": "fail", "code": error.code(), "family": error.family().as_str()}));
+                break;
+            }
+        }
+    }
+    Ok(json!({ "steps": steps }))
+}
+
 #[test]
 fn machine_transcripts() {
     let n = run("machines.json", |function, i| match function {
@@ -517,6 +589,7 @@ fn machine_transcripts() {
         "export_job" => Some(export_job(i)),
         "session" => Some(session(i)),
         "pages" => Some(pages(i)),
+        "recovery" => Some(recovery(i)),
         _ => None,
     });
     assert!(n >= 120, "{n} transcripts");

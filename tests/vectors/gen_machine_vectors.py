@@ -35,6 +35,7 @@ Jitter: a machine's seed feeds SplitMix64 (state += 0x9E3779B97F4A7C15, then the
 value in [0,1) is the output >> 11 over 2^53). A call draws one value per failed attempt; a job
 forks one seed per request it starts and draws one value per read of the export's state.
 """
+import datetime
 import json
 from email.utils import formatdate
 
@@ -1280,12 +1281,161 @@ pages("an operation that is not a list (a POST): invalid_argument",
 pages("the query's limit and page_size differ: invalid_argument",
       "listPlatformExports", [["limit", "5"]], [], None, options={"page_size": 10}, error="invalid_argument")
 
-shape.write("machines.json", "Transcripts of the protocol machines: Receipt, Call, ExportJob, Session, Pages (see gen_machine_vectors.py)",
+# Recovery (enterprise spec: Delivery contract "keep periodic reconciliation until event delivery is proven";
+# Endpoints: GET /api/v1/webhooks/{reference}/deliveries, POST …/deliveries/{deliveryReference}/replay, "new delivery
+# with replay_of"; Lifecycle: a delivery attempt is pending, retrying, delivered or failed). A runner builds
+# Recovery(subscription, namespace, since, now, options) and records each `next()`:
+# - fetch: {"step": "fetch", "query": [...]}, answered with the next body of `pages` (`page(body)`);
+# - check: {"step": "check", "keys": [...]}, answered with each key's state from `states` (key -> state; "new" when
+#   absent) (`checked(states)`);
+# - replay: {"step": "replay", "delivery": d}, answered with the next of `replays`: {"body": text} (`replayed`) or
+#   {"failed": code} (`replay_failed`);
+# - done: {"step": "done", "report": {entries, considered, before_since, skipped, replayed, end, deliveries: [
+#   {reference, event, status, created_at, replays, action, replay, error}]}}; fail: {"step": "fail", "code", "family"}.
+# Keys are delivery keys (keys.py, independent of the library) of the namespace.
+SPEC_RC = ("enterprise spec, Delivery contract (deduplicate by Service-Webhook-Id; keep periodic reconciliation until"
+          " event delivery is proven), Endpoints (delivery log; replay: new delivery with replay_of), Lifecycle"
+          " (delivery attempt pending, retrying, delivered, failed)")
+recovery_tests = []
+NS = "org-1"
+NOW = 1_800_000_000
+T0_S = 1_800_000_000 - 3_600  # an hour before NOW
+def iso(t):
+    return datetime.datetime.fromtimestamp(t, datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def dk(ref):
+    return delivery_key(NS, ref)
+
+
+def entry(ref, status, at=T0_S, event="ddex.delivery.failed", replay_of=None):
+    e = {"reference": ref, "event": event, "status": status, "created_at": iso(at)}
+    if replay_of:
+        e["replay_of"] = replay_of
+    return e
+
+
+def recovered(ref, action, status, at=T0_S, replays=(), replay=None, error=None, event="ddex.delivery.failed"):
+    return {"reference": ref, "event": event, "status": status, "created_at": at, "replays": list(replays),
+            "action": action, "replay": replay, "error": error}
+
+
+def recovery(comment, pages_, states, replays, steps, since=T0_S - 60, options=None, error=None, namespace=NS,
+             subscription="wh_001"):
+    case = {"comment": comment, "spec": SPEC_RC,
+            "input": {"subscription": subscription, "namespace": namespace, "since": since, "now": NOW,
+                      "options": options or {},
+                      "pages": [b if isinstance(b, str) else json.dumps(b) for b in pages_],
+                      "states": {dk(k): v for k, v in states.items()}, "replays": replays}}
+    if error:
+        case["error"] = error
+    else:
+        case["expected"] = {"steps": steps}
+    recovery_tests.append(case)
+
+
+def check(*refs):
+    return {"step": "check", "keys": [dk(r) for r in refs]}
+
+
+def rdone(deliveries, entries, replayed=0, before_since=0, skipped=0, end="last"):
+    return {"step": "done", "report": {"entries": entries, "considered": len(deliveries), "before_since": before_since,
+                                       "skipped": skipped, "replayed": replayed, "end": end,
+                                       "deliveries": deliveries}}
+
+
+FETCH = {"step": "fetch", "query": []}
+recovery("a failed delivery the store never saw is replayed; a processed one is left alone",
+         [{"data": [entry("d1", "delivered"), entry("d2", "failed")]}], {"d1": "done"},
+         [{"body": json.dumps({"data": {"reference": "d3", "replay_of": "d2", "status": "pending"}})}],
+         [FETCH, check("d1", "d2"), {"step": "replay", "delivery": "d2"},
+          rdone([recovered("d1", "processed", "delivered"), recovered("d2", "replayed", "failed", replay="d3")], 2, 1)])
+recovery("the next run: the replay is pending in the log, so the original is not replayed again",
+         [{"data": [entry("d1", "delivered"), entry("d2", "failed"), entry("d3", "pending", replay_of="d2")]}],
+         {"d1": "done"}, [],
+         [FETCH, check("d1", "d2", "d3"),
+          rdone([recovered("d1", "processed", "delivered"), recovered("d2", "replay_pending", "failed", replays=["d3"])], 3)])
+recovery("a replay processed by the receiver (its new id done in the store): processed_by_replay",
+         [{"data": [entry("d2", "failed"), entry("d3", "delivered", replay_of="d2")]}], {"d3": "done"}, [],
+         [FETCH, check("d2", "d3"), rdone([recovered("d2", "processed_by_replay", "failed", replays=["d3"])], 2)])
+recovery("the service is still attempting a delivery (pending, retrying): in_flight, not replayed",
+         [{"data": [entry("d1", "pending"), entry("d2", "retrying")]}], {}, [],
+         [FETCH, check("d1", "d2"),
+          rdone([recovered("d1", "in_flight", "pending"), recovered("d2", "in_flight", "retrying")], 2)])
+recovery("a live claim in the store (a receiver processing it now): in_progress, not replayed",
+         [{"data": [entry("d1", "failed")]}], {"d1": "in_progress"}, [],
+         [FETCH, check("d1"), rdone([recovered("d1", "in_progress", "failed")], 1)])
+recovery("delivered but unknown to the store (the store forgot it, or another namespace): unrecorded, never replayed"
+         " (replaying every such delivery would flood the receiver)",
+         [{"data": [entry("d1", "delivered")]}], {}, [],
+         [FETCH, check("d1"), rdone([recovered("d1", "unrecorded", "delivered")], 1)])
+recovery("before `since`: left alone and counted, its key not even checked",
+         [{"data": [entry("d0", "failed", at=T0_S - 7200), entry("d1", "failed")]}], {}, [{"body": "{}"}],
+         [FETCH, check("d1"), {"step": "replay", "delivery": "d1"},
+          rdone([recovered("d1", "replayed", "failed")], 2, 1, before_since=1)])
+recovery("the test event and an entry without a reference are skipped",
+         [{"data": [entry("t1", "failed", event="enterprise.webhook.test"), {"status": "failed"}]}], {}, [],
+         [FETCH, check(), rdone([], 2, skipped=2)])
+recovery("three failed replays already (the default per-delivery bound): replay_limit, not replayed again",
+         [{"data": [entry("d1", "failed"), entry("r1", "failed", replay_of="d1"), entry("r2", "failed", replay_of="d1"),
+                    entry("r3", "failed", replay_of="d1")]}], {}, [],
+         [FETCH, check("d1", "r1", "r2", "r3"),
+          rdone([recovered("d1", "replay_limit", "failed", replays=["r1", "r2", "r3"])], 4)])
+recovery("a replay of a replay counts for the original (its replay_of chain)",
+         [{"data": [entry("d1", "failed"), entry("r1", "failed", replay_of="d1"), entry("r2", "delivered", replay_of="r1")]}],
+         {"r2": "done"}, [],
+         [FETCH, check("d1", "r1", "r2"), rdone([recovered("d1", "processed_by_replay", "failed", replays=["r1", "r2"])], 3)])
+recovery("max_replays 1: the first failed delivery replayed, the second deferred to the next run",
+         [{"data": [entry("d1", "failed"), entry("d2", "failed")]}], {}, [{"body": "{\"data\":{\"id\":\"n1\"}}"}],
+         [FETCH, check("d1", "d2"), {"step": "replay", "delivery": "d1"},
+          rdone([recovered("d1", "replayed", "failed", replay="n1"), recovered("d2", "deferred", "failed")], 2, 1)],
+         options={"max_replays": 1})
+recovery("a replay request that failed: replay_failed with its code; the run goes on with the next",
+         [{"data": [entry("d1", "failed"), entry("d2", "failed")]}], {},
+         [{"failed": "reconcile_required"}, {"body": "{\"data\":{\"reference\":\"n2\"}}"}],
+         [FETCH, check("d1", "d2"), {"step": "replay", "delivery": "d1"}, {"step": "replay", "delivery": "d2"},
+          rdone([recovered("d1", "replay_failed", "failed", error="reconcile_required"),
+                 recovered("d2", "replayed", "failed", replay="n2")], 2, 1)])
+recovery("several attempts of one delivery in the log: one delivery, delivered if any attempt was",
+         [{"data": [entry("d1", "failed"), entry("d1", "delivered"), entry("d1", "failed")]}], {"d1": "done"}, [],
+         [FETCH, check("d1"), rdone([recovered("d1", "processed", "delivered")], 3)])
+recovery("an unknown state is kept; recent, it is read as still attempted (in_flight); older than the whole redelivery"
+         " schedule, as ended (replayed)",
+         [{"data": [entry("d1", "queued_for_retry"), entry("d2", "queued_for_retry", at=NOW - 40_000)]}], {},
+         [{"body": "{}"}],
+         [FETCH, check("d1", "d2"), {"step": "replay", "delivery": "d2"},
+          rdone([recovered("d1", "in_flight", "queued_for_retry"),
+                 recovered("d2", "replayed", "queued_for_retry", at=NOW - 40_000)], 2, 1)],
+         since=0)
+recovery("a log page that is a bare array, and entries named by delivery_reference/state/createdAt",
+         [[{"delivery_reference": "d1", "state": "failed", "createdAt": iso(T0_S), "event": "ddex.import.failed"}]], {},
+         [{"body": "{}"}],
+         [{"step": "fetch", "query": []}, check("d1"), {"step": "replay", "delivery": "d1"},
+          rdone([recovered("d1", "replayed", "failed", event="ddex.import.failed")], 1, 1)])
+recovery("a log page that names a next cursor (the spec shows no paging for the log): fail next_page_unknown, nothing"
+         " replayed",
+         [{"data": [entry("d1", "failed")], "next_cursor": "c2"}], {}, [],
+         [FETCH, {"step": "fail", "code": "next_page_unknown", "family": "pagination"}])
+recovery("a log page that is not JSON: fail page_unreadable",
+         ["<html>busy</html>"], {}, [], [FETCH, {"step": "fail", "code": "page_unreadable", "family": "pagination"}])
+recovery("max_entries 2 cuts the log: the report says so (end max_items); the rest is for the next run",
+         [{"data": [entry("d1", "failed"), entry("d2", "failed"), entry("d3", "failed")]}], {}, [{"body": "{}"}] * 2,
+         [FETCH, check("d1", "d2"), {"step": "replay", "delivery": "d1"}, {"step": "replay", "delivery": "d2"},
+          rdone([recovered("d1", "replayed", "failed"), recovered("d2", "replayed", "failed")], 2, 2, end="max_items")],
+         options={"max_entries": 2})
+recovery("an empty namespace: invalid_argument before any request", [], {}, [], None, namespace="",
+         error="invalid_argument")
+recovery("an empty subscription: invalid_argument", [], {}, [], None, subscription="", error="invalid_argument")
+recovery("max_replays 0: invalid_argument", [], {}, [], None, options={"max_replays": 0}, error="invalid_argument")
+
+shape.write("machines.json", "Transcripts of the protocol machines: Receipt, Call, ExportJob, Session, Pages, Recovery (see gen_machine_vectors.py)",
             "tests/vectors/gen_machine_vectors.py (stdlib only)", [
                 shape.group("receipt", receipts, "Receiver(secrets, namespace).receive(headers, body, now), driven by `answers`"),
                 shape.group("call", calls, "Call(operation, params, options) driven by `events` from `start`"),
                 shape.group("export_job", jobs, "ExportJob(options) driven by `events` from `start`"),
                 shape.group("session", sessions, "machines on one Session, driven by `script` from `start`"),
                 shape.group("pages", pages_tests, "Pages(operation, query, options) driven by `pages`"),
+                shape.group("recovery", recovery_tests,
+                            "Recovery(subscription, namespace, since, now, options) driven by `pages`, `states`, `replays`"),
             ])
-print(len(receipts), len(calls), len(jobs), len(sessions), len(pages_tests))
+print(len(receipts), len(calls), len(jobs), len(sessions), len(pages_tests), len(recovery_tests))

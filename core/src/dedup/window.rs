@@ -212,6 +212,20 @@ impl DedupWindow {
             .is_some_and(|s| s.expires_at > now))
     }
 
+    /// What is remembered of `key` at `now`, without claiming or recording it: `done` once
+    /// committed (for the time-to-live), `in_progress` while a claim's lease is live, `new`
+    /// otherwise. Delivery recovery asks it. Promises: `invalid_argument` for an empty key or
+    /// one over [`MAX_KEY_BYTES`].
+    pub fn state(&self, key: &str, now: i64) -> Result<ClaimState, ArgumentError> {
+        Self::check_key(key)?;
+        let hash = self.hash(key);
+        Ok(match self.find(hash, key).and_then(|pos| self.slot(pos)) {
+            Some(s) if s.expires_at > now && s.done => ClaimState::Done,
+            Some(s) if s.expires_at > now => ClaimState::InProgress,
+            _ => ClaimState::New,
+        })
+    }
+
     /// Records `key` at `now` as processed and returns `true` when it was not seen within its
     /// time-to-live (first delivery: process it), `false` when it was (a duplicate). One phase:
     /// if processing can fail, use [`DedupWindow::claim`] / [`DedupWindow::commit`] /
@@ -378,6 +392,31 @@ mod tests {
 
     fn window(capacity: i64, ttl: i64) -> DedupWindow {
         DedupWindow::new(capacity, ttl, [7; 16]).unwrap()
+    }
+
+    #[test]
+    fn state_reads_without_claiming() {
+        let mut w = window(10, 600);
+        assert_eq!(w.state("a", 1000).unwrap(), ClaimState::New);
+        assert_eq!(
+            w.claim("a", 1000).unwrap(),
+            ClaimState::New,
+            "state claimed nothing"
+        );
+        assert_eq!(w.state("a", 1001).unwrap(), ClaimState::InProgress);
+        assert_eq!(
+            w.state("a", 1000 + DEFAULT_LEASE_SECONDS).unwrap(),
+            ClaimState::New,
+            "a lease that ran out is new again"
+        );
+        w.commit("a", 1001).unwrap();
+        assert_eq!(w.state("a", 1500).unwrap(), ClaimState::Done);
+        assert_eq!(
+            w.state("a", 1601).unwrap(),
+            ClaimState::New,
+            "past its time-to-live"
+        );
+        assert!(w.state("", 1).is_err());
     }
 
     #[test]

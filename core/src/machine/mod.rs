@@ -13,6 +13,8 @@
 //! - [`ExportJob`]: a reporting export, create → poll → download, reconciling a create that may
 //!   have been applied.
 //! - [`Pages`]: every page of a list operation, bounded by pages or items.
+//! - [`Recovery`]: a subscription's delivery log read, checked against the store, and the
+//!   deliveries never processed replayed.
 //! - [`Session`]: what the calls of one API client share (the token, the one exchange in
 //!   flight, the rate budget).
 
@@ -20,6 +22,7 @@ mod call;
 mod export_job;
 mod pages;
 mod receipt;
+mod recovery;
 mod session;
 
 pub use call::{
@@ -28,6 +31,11 @@ pub use call::{
 pub use export_job::{export_interrupted_message, ExportJob, ExportJobOptions, JobStep};
 pub use pages::{PageItems, Pages, PagesEnd, PagesOptions, PagesStep};
 pub use receipt::{Receipt, ReceiptStep, Receiver};
+pub use recovery::{
+    RecoveredDelivery, Recovery, RecoveryAction, RecoveryOptions, RecoveryReport, RecoveryStep,
+    DEFAULT_MAX_ENTRIES, DEFAULT_MAX_REPLAYS, DEFAULT_MAX_REPLAYS_PER_DELIVERY, LIST_DELIVERIES,
+    REPLAY_DELIVERY,
+};
 pub use session::{Session, EXCHANGE_LEASE_SECONDS};
 
 use crate::ArgumentError;

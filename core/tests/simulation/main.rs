@@ -14,6 +14,9 @@
 //! - `pages`: a walk over every page of a list against a list service of every paging style,
 //!   with random sizes, bounds and one fault in some runs (a cursor given again, a page that
 //!   says more without a cursor, a page that is not JSON, a service ignoring the cursor);
+//! - `recovery`: periodic delivery recovery against the service's delivery log and a
+//!   receiver's store (lost, in-flight, unrecorded and claimed deliveries; replays accepted,
+//!   refused, lost or left pending; unreadable log pages), then a calm phase;
 //! - `webhooks`: the service delivering events on its retry schedule to a receiver (in-memory or
 //!   transactional store, outages, failed commits and handlers, crashes), with redeliveries,
 //!   operator replays, same-second twins, forgeries and a secret rotation with its overlap.
@@ -25,9 +28,12 @@
 //! one; the per-minute limits of the session's budget are kept; every delivery the service saw
 //! answered 2xx was applied, exactly once with a transactional store, and no forged or expired
 //! signature is ever applied; a walk over pages ends, never gives an item twice, gives the list's
-//! beginning in order, the whole list when it says `last`, and never fails without a fault.
+//! beginning in order, the whole list when it says `last`, and never fails without a fault; recovery
+//! never replays a delivery the store knows, one in flight, one whose replay is pending or one
+//! delivered but unrecorded, keeps its bounds, and after a calm phase every lost delivery is
+//! processed or at its replay bound.
 //!
-//! `cargo test --test simulation` runs `ROYALTYKIT_SIM_SEEDS` seeds (default 4000: 1000 of each kind) from
+//! `cargo test --test simulation` runs `ROYALTYKIT_SIM_SEEDS` seeds (default 5000: 1000 of each kind) from
 //! `ROYALTYKIT_SIM_START` (default 0); `make simulate SEEDS=N` runs many more in release mode.
 #![allow(
     clippy::unwrap_used,
@@ -44,6 +50,7 @@
 mod enterprise;
 mod export;
 mod pages;
+mod recovery;
 mod rng;
 mod transcript;
 mod webhooks;
@@ -77,7 +84,7 @@ pub mod seen {
     use std::sync::atomic::{AtomicU64, Ordering};
 
     /// Counters by name.
-    pub static COUNTERS: [(&str, AtomicU64); 18] = [
+    pub static COUNTERS: [(&str, AtomicU64); 21] = [
         ("jobs done", AtomicU64::new(0)),
         ("jobs reconcile", AtomicU64::new(0)),
         ("jobs failed", AtomicU64::new(0)),
@@ -96,6 +103,9 @@ pub mod seen {
         ("walks of 2+ pages", AtomicU64::new(0)),
         ("walks stopped by a bound", AtomicU64::new(0)),
         ("walks failed on a fault", AtomicU64::new(0)),
+        ("replays accepted", AtomicU64::new(0)),
+        ("recovery runs failed on the log", AtomicU64::new(0)),
+        ("lost deliveries recovered", AtomicU64::new(0)),
     ];
 
     /// Counts one of `name`.
@@ -116,7 +126,7 @@ pub mod seen {
 }
 
 /// The kinds of runs, by seed.
-const KINDS: [&str; 4] = ["export", "session", "webhooks", "pages"];
+const KINDS: [&str; 5] = ["export", "session", "webhooks", "pages", "recovery"];
 
 fn run_seed(seed: u64) -> (usize, Result<(), Violation>) {
     let kind = (seed % KINDS.len() as u64) as usize;
@@ -124,7 +134,8 @@ fn run_seed(seed: u64) -> (usize, Result<(), Violation>) {
         0 => export::run(seed),
         1 => enterprise::run(seed),
         2 => webhooks::run(seed),
-        _ => pages::run(seed),
+        3 => pages::run(seed),
+        _ => recovery::run(seed),
     };
     (kind, result)
 }
@@ -138,7 +149,7 @@ fn env_u64(name: &str, default: u64) -> u64 {
 
 #[test]
 fn simulated_runs() {
-    let seeds = env_u64("ROYALTYKIT_SIM_SEEDS", 4000);
+    let seeds = env_u64("ROYALTYKIT_SIM_SEEDS", 5000);
     let start = env_u64("ROYALTYKIT_SIM_START", 0);
     let threads = env_u64(
         "ROYALTYKIT_SIM_THREADS",
@@ -146,11 +157,11 @@ fn simulated_runs() {
     )
     .max(1);
     let began = Instant::now();
-    let results: Vec<(u64, [u64; 4], Vec<(u64, usize, Violation)>)> = std::thread::scope(|s| {
+    let results: Vec<(u64, [u64; 5], Vec<(u64, usize, Violation)>)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
                 s.spawn(move || {
-                    let mut counts = [0u64; 4];
+                    let mut counts = [0u64; 5];
                     let mut bad = Vec::new();
                     let mut seed = start + t;
                     let mut n = 0;
@@ -173,7 +184,7 @@ fn simulated_runs() {
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
     let mut total = 0;
-    let mut counts = [0u64; 4];
+    let mut counts = [0u64; 5];
     let mut bad = Vec::new();
     for (n, c, b) in results {
         total += n;
@@ -185,11 +196,12 @@ fn simulated_runs() {
     bad.sort_by_key(|(seed, _, _)| *seed);
     let elapsed = began.elapsed().as_secs_f64();
     println!(
-        "simulation: {total} seeds from {start} ({} export, {} session, {} webhooks, {} pages) in {elapsed:.1} s, {} violation(s)",
+        "simulation: {total} seeds from {start} ({} export, {} session, {} webhooks, {} pages, {} recovery) in {elapsed:.1} s, {} violation(s)",
         counts[0],
         counts[1],
         counts[2],
         counts[3],
+        counts[4],
         bad.len()
     );
     println!("simulation reached: {}", seen::summary());
