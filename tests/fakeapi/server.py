@@ -16,9 +16,22 @@ What it serves (from ``../shared/spec``):
   event's ``resource.url``; ``acting_for`` echoes ``X-User-Id``), ``POST /api/v1/webhooks``
   (a subscription with its reveal-once ``secret`` under ``data``; a repeated ``Idempotency-Key``
   gets the first answer again) and ``POST /api/v1/webhooks/{reference}/rotate-secret`` (the new
-  ``secret`` and ``previous_secret_valid_until``, five minutes on). ``/_fake/stats`` shows
-  ``webhooks`` (each subscription with its current and previous secret), ``webhooks_created``,
-  ``idempotent_replays`` and ``rotations``.
+  ``secret`` and ``previous_secret_valid_until``, five minutes on), ``GET
+  /api/v1/webhooks/{reference}/deliveries`` (``data``: the subscription's delivery log, oldest
+  first, one page: ``reference`` ``dlv_…``, ``subscription``, ``event``, ``status`` pending,
+  delivered or failed, ``created_at``, ``attempts``, ``replay_of`` on replays) and ``POST
+  /api/v1/webhooks/{reference}/deliveries/{deliveryReference}/replay`` (201, ``data``: the new
+  ``reference``, ``replay_of``, ``status`` pending; sent once answered, in the background, with the
+  original's payload plus ``replay_of``). ``/_fake/stats`` shows ``webhooks`` (each subscription
+  with its current and previous secret), ``webhooks_created``, ``idempotent_replays``,
+  ``rotations``, ``deliveries`` (every log entry, with ``answer_ms``: how long its POST took) and
+  ``replays``.
+
+A delivery is POSTed to the subscription's ``endpoint_url`` (10 s timeout, redirects not followed)
+as the spec says: the event payload (``event``, ``resource`` a ``ddex_message`` with its
+``/api/v1/releases/<uuid>`` url, ``occurred_at``) with ``Service-Webhook-Id``, ``-Timestamp`` and
+``-Signature`` (``v1=<hex>``, two during a rotation's overlap, current first); any 2xx makes it
+delivered, anything else failed. No lock is held while sending: the receiver may call back.
 
 Its clock is the real one plus an offset that tests move with ``POST /_fake/advance``
 (``{"seconds": s}``), so a client whose sleep is injected can wait minutes in no time while the
@@ -55,6 +68,10 @@ server still checks every wait. Control (JSON):
   if another process had created it at the same moment (not counted in ``exports_created``).
 - A ``redirect`` fault answers 307 with a ``Location`` on another origin: the ``evil`` listener
   of this process, which records whatever reaches it (``evil_requests``, ``evil_credentials``).
+- ``"replays": "hold"``: replays stay pending (never sent).
+- ``POST /_fake/deliver`` (``{"reference": <webhook>, "event": "ddex.delivery.failed", "lose": false}``):
+  logs a delivery to that subscription and sends it now → ``delivery``, ``status``, ``answer_ms``;
+  ``lose``: never sent, failed at once (the receiver unreachable for the whole retry schedule).
 - ``GET /_fake/artifact``: the artifact a complete download serves.
 - ``GET /_fake/stats``: what it applied and saw: ``exports_created``, ``tokens_issued``,
   ``requests`` by operation, ``retry_after_violations`` (a request of an operation earlier than
@@ -66,6 +83,9 @@ server still checks every wait. Control (JSON):
 from __future__ import annotations
 
 import base64
+import calendar
+import hashlib
+import hmac
 import json
 import re
 import socket
@@ -74,6 +94,7 @@ import sys
 import threading
 import time
 import urllib.parse
+import urllib.request
 import uuid
 from collections import defaultdict, deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -99,6 +120,8 @@ ROUTES = [
     ("GET", re.compile(r"^/api/v1/releases/([^/]+)$"), "fetchEnterpriseResource"),
     ("POST", re.compile(r"^/api/v1/webhooks$"), "createEnterpriseWebhook"),
     ("POST", re.compile(r"^/api/v1/webhooks/([^/]+)/rotate-secret$"), "rotateEnterpriseWebhookSecret"),
+    ("GET", re.compile(r"^/api/v1/webhooks/([^/]+)/deliveries$"), "listEnterpriseWebhookDeliveries"),
+    ("POST", re.compile(r"^/api/v1/webhooks/([^/]+)/deliveries/([^/]+)/replay$"), "replayEnterpriseWebhookDelivery"),
 ]
 
 
@@ -156,6 +179,8 @@ class World:
         self.deprecated = set(script.get("deprecated", []))
         self.webhooks: dict[str, dict] = {}  # reference -> {"secret", "previous", "previous_valid_until", ...}
         self.idempotent: dict[str, tuple] = {}  # Idempotency-Key -> the response it got
+        self.deliveries: list[dict] = []  # the delivery log of every subscription, oldest first
+        self.replays = script.get("replays", "send")  # "hold": replays stay pending
         self.subscriptions = [{"reference": f"sub_{i:03d}", "name": f"hook {i}", "active": True}
                               for i in range(1, int(script.get("subscriptions", 0)) + 1)]
         self.enterprise_expires_at = script.get("enterprise_expires_at", "rfc3339")
@@ -171,7 +196,7 @@ class World:
         self.seen: dict[str, deque] = defaultdict(deque)
         self.stats = {"exports_created": 0, "tokens_issued": 0, "requests": defaultdict(int), "retry_after_violations": 0,
                       "unauthorized": 0, "max_per_minute": 0, "downloads": 0, "cancelled": 0, "max_concurrent_exchanges": 0,
-                      "webhooks_created": 0, "idempotent_replays": 0, "rotations": 0}
+                      "webhooks_created": 0, "idempotent_replays": 0, "rotations": 0, "replays": 0}
         existing = script.get("existing")
         if existing:
             for _ in range(int(existing.get("count", 0))):
@@ -184,6 +209,73 @@ class World:
 
 
 WORLD = World()
+
+
+def iso(at: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at))
+
+
+def log_delivery(hook: str, event: str, payload: dict, replay_of: str | None = None) -> dict:
+    """A new pending entry of the delivery log (the lock held)."""
+    w = WORLD
+    entry = {"reference": "dlv_" + uuid.uuid4().hex, "subscription": hook, "event": event, "status": "pending",
+             "created_at": iso(w.now()), "attempts": 0}
+    if replay_of is not None:
+        entry["replay_of"] = replay_of
+    entry["_payload"] = payload
+    w.deliveries.append(entry)
+    return entry
+
+
+def event_payload(event: str) -> dict:
+    resource = str(uuid.uuid4())
+    return {"event": event, "resource": {"type": "ddex_message", "reference": resource,
+                                         "url": f"/api/v1/releases/{resource}"},
+            "occurred_at": iso(WORLD.now())}
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args):  # a 3xx is the receiver's answer, not followed
+        return None
+
+
+DELIVERY = urllib.request.build_opener(urllib.request.ProxyHandler({}), NoRedirect)
+
+
+def send_delivery(entry: dict) -> None:
+    """One signed attempt of an entry to its subscription's endpoint: delivered on a 2xx, else failed. The lock is
+    taken only to read the entry and record the outcome, never while POSTing (the receiver may call back)."""
+    w = WORLD
+    with w.lock:
+        hook = w.webhooks.get(entry["subscription"])
+        if hook is None:  # forgotten by a reset meanwhile
+            return
+        body = json.dumps(entry["_payload"]).encode()
+        ts = str(int(w.now()))
+        secrets = [hook["secret"]]
+        until = hook.get("previous_valid_until")
+        if hook.get("previous") and until and w.now() < calendar.timegm(time.strptime(until, "%Y-%m-%dT%H:%M:%SZ")):
+            secrets.append(hook["previous"])  # the rotation's overlap: both sign
+        signature = ",".join("v1=" + hmac.new(s.encode(), f"{ts}.".encode() + body, hashlib.sha256).hexdigest()
+                             for s in secrets)
+        url = hook["endpoint_url"]
+        headers = {"Content-Type": "application/json", "Service-Webhook-Id": entry["reference"],
+                   "Service-Webhook-Timestamp": ts, "Service-Webhook-Signature": signature}
+    started = time.monotonic()
+    try:
+        request = urllib.request.Request(url, data=body, method="POST", headers=headers)
+        with DELIVERY.open(request, timeout=10) as answer:
+            answer.read()
+            ok = 200 <= answer.status < 300
+    except Exception:  # an HTTPError (non-2xx, a redirect) as much as a refused or timed-out connection
+        ok = False
+    elapsed = round((time.monotonic() - started) * 1000, 1)
+    with w.lock:
+        entry.update(status="delivered" if ok else "failed", attempts=entry["attempts"] + 1, _answer_ms=elapsed)
+
+
+def public(entry: dict) -> dict:
+    return {k: v for k, v in entry.items() if not k.startswith("_")}
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -241,6 +333,8 @@ class Handler(BaseHTTPRequestHandler):
     # ---- control -----------------------------------------------------------------------------
     def control(self, path: str, body: bytes) -> None:
         w = WORLD
+        if path == "/_fake/deliver":
+            return self.deliver(json.loads(body or b"{}"))
         with w.lock:
             if path == "/_fake/reset":
                 w.reset(json.loads(body or b"{}"))
@@ -255,8 +349,27 @@ class Handler(BaseHTTPRequestHandler):
                                        "exports": [self.view(e) for e in w.exports.values()],
                                        "evil_requests": len(w.evil_requests),
                                        "webhooks": w.webhooks,
+                                       "deliveries": [{**public(d), "answer_ms": d.get("_answer_ms")} for d in w.deliveries],
                                        "evil_credentials": sorted({h for r in w.evil_requests for h in r["credentials"]})})
         self.send(404, {"message": "no such control"})
+
+    def deliver(self, request: dict) -> None:
+        """``/_fake/deliver``: logs an event's delivery to a subscription and sends it now (the lock released
+        while sending), or loses it: failed without a request, as after a whole retry schedule unanswered."""
+        w = WORLD
+        with w.lock:
+            reference = request.get("reference")
+            if reference not in w.webhooks:
+                return self.send(404, {"message": "no such webhook"})
+            event = request.get("event") or "ddex.delivery.failed"
+            entry = log_delivery(reference, event, event_payload(event))
+            if request.get("lose"):
+                entry.update(status="failed", attempts=8)  # the first attempt and the spec's 7 retries, all unanswered
+                return self.send(200, {"delivery": entry["reference"], "status": "failed", "answer_ms": None})
+        send_delivery(entry)
+        with w.lock:
+            answer = {"delivery": entry["reference"], "status": entry["status"], "answer_ms": entry["_answer_ms"]}
+        self.send(200, answer)
 
     # ---- the API -----------------------------------------------------------------------------
     def route(self, method: str) -> None:
@@ -296,6 +409,12 @@ class Handler(BaseHTTPRequestHandler):
         return holder[0], None
 
     def operation(self, op: str, args: tuple, query: str, body: bytes) -> None:
+        self.after_send = None  # what apply() leaves to do once answered, outside the lock
+        self.answer(op, args, query, body)
+        if self.after_send is not None:
+            self.after_send()
+
+    def answer(self, op: str, args: tuple, query: str, body: bytes) -> None:
         w = WORLD
         with w.lock:
             now = w.now()
@@ -461,6 +580,21 @@ class Handler(BaseHTTPRequestHandler):
             w.stats["rotations"] += 1
             return 200, {"data": {"reference": hook["reference"], "secret": hook["secret"],
                                   "previous_secret_valid_until": until}}, [], None
+        if op in ("listEnterpriseWebhookDeliveries", "replayEnterpriseWebhookDelivery"):
+            reference = urllib.parse.unquote(args[0])
+            if reference not in w.webhooks:
+                return 404, {"message": "Resource not found"}, [], None
+            if op == "listEnterpriseWebhookDeliveries":
+                return 200, {"data": [public(d) for d in w.deliveries if d["subscription"] == reference]}, [], None
+            wanted = urllib.parse.unquote(args[1])
+            original = next((d for d in w.deliveries if d["reference"] == wanted and d["subscription"] == reference), None)
+            if original is None:
+                return 404, {"message": "Resource not found"}, [], None
+            entry = log_delivery(reference, original["event"], {**original["_payload"], "replay_of": wanted}, wanted)
+            w.stats["replays"] += 1
+            if w.replays != "hold":
+                self.after_send = threading.Thread(target=send_delivery, args=(entry,), daemon=True).start
+            return 201, {"data": {"reference": entry["reference"], "replay_of": wanted, "status": "pending"}}, [], None
         if op == "fetchEnterpriseResource":
             # the canonical state of a release an event names; who asked (X-User-Id) is echoed
             return 200, {"data": {"uuid": urllib.parse.unquote(args[0]), "title": "Current title", "status": "live",
