@@ -164,6 +164,23 @@ impl RedisDedup {
         }
     }
 
+    /// The read-only lookup of a key's state (delivery recovery): the same `GET` as
+    /// [`RedisDedup::state_command`], read with [`RedisDedup::lookup_reply`].
+    pub fn lookup_command(&self, key: &str) -> Result<Vec<String>, ArgumentError> {
+        self.state_command(key)
+    }
+
+    /// What a lookup's reply means, for a key nobody is claiming now: `done` once committed,
+    /// `in_progress` for a live claim, and `new` for nil (never seen, or its claim or TTL ran
+    /// out) — unlike [`RedisDedup::state_reply`], which reads nil right after a failed claim.
+    pub fn lookup_reply(reply: Option<&str>) -> ClaimState {
+        match reply {
+            None => ClaimState::New,
+            Some(DONE) => ClaimState::Done,
+            Some(_) => ClaimState::InProgress,
+        }
+    }
+
     /// The guarded commit of `key` by the worker holding `token` ([`COMMIT_SCRIPT`]); its reply
     /// is 1 when the key is done, 0 when another worker claimed it after this claim's lease
     /// ran out (the effect may then be applied twice: keep processing shorter than the lease).

@@ -222,6 +222,28 @@ impl SqlDedup {
         }
     }
 
+    /// The read-only lookup of `key`'s state at `now` (delivery recovery; autocommit): one
+    /// column, a row only while the key is live (a claim within its lease, or done within the
+    /// TTL). Read it with [`SqlDedup::lookup_reply`].
+    pub fn lookup(&self, key: &str, now: i64) -> Result<SqlStatement, ArgumentError> {
+        let sql = format!(
+            "SELECT state FROM {} WHERE dedup_key = ? AND expires_at > {now}",
+            self.table
+        );
+        Ok(self.statement(&sql, vec![Self::key(key)?]))
+    }
+
+    /// What a lookup returned: `done` for a processed key, `in_progress` for a live claim,
+    /// `new` for no row (never seen, or expired) — unlike [`SqlDedup::state_reply`], which reads
+    /// a missing row right after a failed claim.
+    pub fn lookup_reply(state: Option<&str>) -> ClaimState {
+        match state {
+            None => ClaimState::New,
+            Some("done") => ClaimState::Done,
+            Some(_) => ClaimState::InProgress,
+        }
+    }
+
     /// The statement opening the handler's transaction: `BEGIN` on PostgreSQL, `BEGIN
     /// IMMEDIATE` on SQLite (it takes the write lock at once, so two writers never deadlock on
     /// the upgrade). A driver with its own transaction API may use that instead.
@@ -280,6 +302,29 @@ mod tests {
     use super::*;
 
     const TOKEN: &str = "0123456789abcdef";
+
+    #[test]
+    fn a_lookup_reads_only_live_rows_and_no_row_is_new() {
+        let d = SqlDedup::new(SqlDialect::Postgres, ParamStyle::Dollar, None, None, None).unwrap();
+        let l = d.lookup("dlv_1", 1000).unwrap();
+        assert_eq!(
+            l.sql,
+            "SELECT state FROM royaltykit_dedup WHERE dedup_key = $1 AND expires_at > 1000"
+        );
+        assert_eq!(l.args, vec!["dlv_1".to_owned()]);
+        assert_eq!(SqlDedup::lookup_reply(None), ClaimState::New);
+        assert_eq!(SqlDedup::lookup_reply(Some("done")), ClaimState::Done);
+        assert_eq!(
+            SqlDedup::lookup_reply(Some("claimed")),
+            ClaimState::InProgress
+        );
+        assert_eq!(RedisDedup::lookup_reply(None), ClaimState::New);
+        assert_eq!(RedisDedup::lookup_reply(Some("done")), ClaimState::Done);
+        assert_eq!(
+            RedisDedup::lookup_reply(Some("tok")),
+            ClaimState::InProgress
+        );
+    }
 
     #[test]
     fn placeholders_follow_the_style() {
