@@ -12,9 +12,9 @@
 use royaltykit::catalog;
 use royaltykit::dedup::ClaimState;
 use royaltykit::machine::{
-    Call, CallFailure, CallOptions, CallStep, ExportJob, ExportJobOptions, JobStep, Pages,
-    PagesOptions, PagesStep, ReceiptStep, Receiver, Recovery, RecoveryOptions, RecoveryStep,
-    Session,
+    Call, CallFailure, CallOptions, CallStep, ExportJob, ExportJobOptions, InboxEntry,
+    InboxOptions, InboxStep, InboxWorker, JobStep, Pages, PagesOptions, PagesStep, ReceiptStep,
+    Receiver, Recovery, RecoveryOptions, RecoveryStep, Session,
 };
 use royaltykit::request::{RequestDescriptor, RequestParams};
 use royaltykit::retry::{RateBudget, TransportFailure};
@@ -510,6 +510,84 @@ fn pages(i: &Value) -> Outcome {
     Ok(json!({ "steps": steps }))
 }
 
+/// The JSON of an inbox worker's step (see gen_machine_vectors.py).
+fn inbox_view(step: InboxStep) -> Value {
+    match step {
+        InboxStep::Claim {} => json!({"step": "claim"}),
+        InboxStep::Idle { seconds } => json!({"step": "idle", "seconds": seconds}),
+        InboxStep::Drained {} => json!({"step": "drained"}),
+        InboxStep::Begin {} => json!({"step": "begin"}),
+        InboxStep::RunHandler { entry } => {
+            json!({"step": "run_handler", "key": entry.key, "attempts": entry.attempts})
+        }
+        InboxStep::MarkDone { key, attempts } => {
+            json!({"step": "mark_done", "key": key, "attempts": attempts})
+        }
+        InboxStep::Commit {} => json!({"step": "commit"}),
+        InboxStep::Rollback {} => json!({"step": "rollback"}),
+        InboxStep::Settle {
+            key,
+            attempts,
+            poison,
+            retry_at,
+            error,
+        } => json!({"step": "settle", "key": key, "attempts": attempts, "poison": poison,
+            "retry_at": retry_at, "error": error}),
+    }
+}
+
+/// An inbox worker fed the transcript's events.
+fn inbox(i: &Value) -> Outcome {
+    let o = &i["options"];
+    let options = InboxOptions {
+        max_attempts: o["max_attempts"]
+            .as_u64()
+            .map(|n| u32::try_from(n).unwrap()),
+        poll_seconds: o["poll_seconds"].as_f64(),
+        transactional: o["transactional"].as_bool(),
+        drain: o["drain"].as_bool(),
+    };
+    let mut w = InboxWorker::new(&options, i["seed"].as_u64().unwrap())?;
+    let mut steps = vec![inbox_view(w.next())];
+    for e in i["events"].as_array().unwrap() {
+        if let Some(c) = e.get("claimed") {
+            let entry = c.as_object().map(|_| InboxEntry {
+                key: c["key"].as_str().unwrap().to_owned(),
+                delivery_id: c["delivery_id"].as_str().unwrap().to_owned(),
+                event: c["event"].as_str().unwrap().to_owned(),
+                body: c["body"].as_str().unwrap().to_owned(),
+                attempts: u32::try_from(c["attempts"].as_u64().unwrap()).unwrap(),
+            });
+            w.claimed(entry, e["now"].as_f64().unwrap())?;
+        } else if e.get("waited").is_some() {
+            w.waited()?;
+        } else if e.get("began").is_some() {
+            w.began()?;
+        } else if e.get("handler").is_some() {
+            w.handler_succeeded()?;
+        } else if let Some(m) = e["handler_failed"].as_str() {
+            w.handler_failed(m, e["now"].as_f64().unwrap())?;
+        } else if let Some(b) = e["marked"].as_bool() {
+            w.marked(b)?;
+        } else if e.get("committed").is_some() {
+            w.committed()?;
+        } else if e.get("rolled_back").is_some() {
+            w.rolled_back()?;
+        } else if e.get("settled").is_some() {
+            w.settled()?;
+        } else if e.get("store_failed").is_some() {
+            w.store_failed()?;
+        } else {
+            panic!("unknown event {e}");
+        }
+        steps.push(inbox_view(w.next()));
+    }
+    Ok(
+        json!({"steps": steps, "counts": {"processed": w.processed(), "retried": w.retried(),
+        "poisoned": w.poisoned()}}),
+    )
+}
+
 /// A recovery run, fed the transcript's pages, store states and replay answers.
 fn recovery(i: &Value) -> Outcome {
     let o = &i["options"];
@@ -590,6 +668,7 @@ fn machine_transcripts() {
         "session" => Some(session(i)),
         "pages" => Some(pages(i)),
         "recovery" => Some(recovery(i)),
+        "inbox" => Some(inbox(i)),
         _ => None,
     });
     assert!(n >= 120, "{n} transcripts");

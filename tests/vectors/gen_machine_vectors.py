@@ -37,6 +37,7 @@ forks one seed per request it starts and draws one value per read of the export'
 """
 import datetime
 import json
+import math
 from email.utils import formatdate
 
 from keys import content_key, delivery_key, idempotency_key, mac
@@ -1428,14 +1429,122 @@ recovery("an empty namespace: invalid_argument before any request", [], {}, [], 
 recovery("an empty subscription: invalid_argument", [], {}, [], None, subscription="", error="invalid_argument")
 recovery("max_replays 0: invalid_argument", [], {}, [], None, options={"max_replays": 0}, error="invalid_argument")
 
-shape.write("machines.json", "Transcripts of the protocol machines: Receipt, Call, ExportJob, Session, Pages, Recovery (see gen_machine_vectors.py)",
+# InboxWorker (enterprise spec, Delivery contract: "persist and return success", then process; "delivery attempt |
+# 10 seconds default"). A runner builds InboxWorker(options, seed), records `next()`, then for each event reports it
+# and records `next()` again. Events: {"claimed": entry or null, "now": t}, {"waited": true}, {"began": true},
+# {"handler": "ok"}, {"handler_failed": message, "now": t}, {"marked": bool}, {"committed": true},
+# {"rolled_back": true}, {"settled": true}, {"store_failed": true}. Steps: {"step": "claim"}, {"step": "idle",
+# "seconds"}, {"step": "drained"}, {"step": "begin"}, {"step": "run_handler", "key", "attempts"}, {"step":
+# "mark_done", "key", "attempts"}, {"step": "commit"}, {"step": "rollback"}, {"step": "settle", "key", "attempts",
+# "poison", "retry_at", "error"}; then "counts": {processed, retried, poisoned}. Backoff between failed attempts: the
+# default (2, 5, 15, then 30-60 s), one jitter value drawn per delay from SplitMix64(seed); retry_at = ceil(now +
+# delay). Default max_attempts 5.
+SPEC_I = ("enterprise spec, Delivery contract (persist and return success; apply the current state idempotently; at"
+          " least once), Limits (delivery attempt 10 seconds default), Client behaviour (backoff)")
+inbox_tests = []
+
+
+def inbox(comment, events, steps, counts, options=None, seed=5, error=None):
+    case = {"comment": comment, "spec": SPEC_I, "input": {"options": options or {}, "seed": seed, "events": events}}
+    if error:
+        case["error"] = error
+    else:
+        case["expected"] = {"steps": steps, "counts": dict(zip(("processed", "retried", "poisoned"), counts))}
+    inbox_tests.append(case)
+
+
+def ientry(key="k1", attempts=1):
+    return {"key": key, "delivery_id": "dlv_" + key, "event": "ddex.delivery.failed", "body": '{"event":"ddex.delivery.failed"}',
+            "attempts": attempts}
+
+
+CLAIM, BEGIN, COMMIT, ROLLBACK, DRAINED = ({"step": s} for s in ("claim", "begin", "commit", "rollback", "drained"))
+TI = 1_800_000_000
+
+
+def run_h(key="k1", attempts=1):
+    return {"step": "run_handler", "key": key, "attempts": attempts}
+
+
+def mark(key="k1", attempts=1):
+    return {"step": "mark_done", "key": key, "attempts": attempts}
+
+
+def settle(retry_at, error, key="k1", attempts=1, poison=False):
+    return {"step": "settle", "key": key, "attempts": attempts, "poison": poison, "retry_at": retry_at, "error": error}
+
+
+def claimed(e, now=TI):
+    return {"claimed": e, "now": now}
+
+
+inbox("one entry: claim, begin, handler, mark done, commit; then nothing due: idle for the poll interval",
+      [claimed(ientry()), {"began": True}, {"handler": "ok"}, {"marked": True}, {"committed": True}, claimed(None)],
+      [CLAIM, BEGIN, run_h(), mark(), COMMIT, CLAIM, {"step": "idle", "seconds": 1.0}], (1, 0, 0))
+inbox("drain: the first empty claim ends the worker",
+      [claimed(None)], [CLAIM, DRAINED], (0, 0, 0), options={"drain": True})
+r = SplitMix(5)
+d1 = backoff(1, r.next())
+inbox("a failed handler: rolled back, then settled pending again after the first backoff (2 s)",
+      [claimed(ientry()), {"began": True}, {"handler_failed": "upstream 503", "now": TI + 0.5}, {"rolled_back": True},
+       {"settled": True}],
+      [CLAIM, BEGIN, run_h(), ROLLBACK, settle(math.ceil(TI + 0.5 + d1), "upstream 503"), CLAIM], (0, 1, 0))
+r = SplitMix(5)
+d4 = backoff(4, r.next())
+inbox("the fourth attempt failing waits 30-60 s with jitter from the seed",
+      [claimed(ientry(attempts=4)), {"began": True}, {"handler_failed": "boom", "now": TI}, {"rolled_back": True}],
+      [CLAIM, BEGIN, run_h(attempts=4), ROLLBACK, settle(math.ceil(TI + d4), "boom", attempts=4)], (0, 0, 0))
+r = SplitMix(5)
+d5 = backoff(5, r.next())
+inbox("the last attempt (5 of 5) failing: set aside as poison",
+      [claimed(ientry(attempts=5)), {"began": True}, {"handler_failed": "bad payload", "now": TI}, {"rolled_back": True},
+       {"settled": True}],
+      [CLAIM, BEGIN, run_h(attempts=5), ROLLBACK, settle(math.ceil(TI + d5), "bad payload", attempts=5, poison=True),
+       CLAIM], (0, 0, 1))
+inbox("an entry claimed for a 6th time (workers killed mid-handler 5 times): poison without running the handler",
+      [claimed(ientry(attempts=6)), {"settled": True}],
+      [CLAIM, settle(TI, "5 handler runs started and none finished (the worker was killed, or the handler outlived the"
+                         " lease); set aside after the limit of 5", attempts=6, poison=True), CLAIM], (0, 0, 1))
+inbox("max_attempts 2: the second failure is poison",
+      [claimed(ientry(attempts=2)), {"began": True}, {"handler_failed": "x", "now": TI}, {"rolled_back": True}],
+      [CLAIM, BEGIN, run_h(attempts=2), ROLLBACK, settle(math.ceil(TI + 5.0), "x", attempts=2, poison=True)], (0, 0, 0),
+      options={"max_attempts": 2})
+inbox("a mark that changes no row (another worker claimed it after the lease ran out): roll back, claim again",
+      [claimed(ientry()), {"began": True}, {"handler": "ok"}, {"marked": False}, {"rolled_back": True}],
+      [CLAIM, BEGIN, run_h(), mark(), ROLLBACK, CLAIM], (0, 0, 0))
+r = SplitMix(5)
+w1 = backoff(1, r.next())
+inbox("the store fails at the commit: roll back, wait the backoff, claim again (the entry stays pending)",
+      [claimed(ientry()), {"began": True}, {"handler": "ok"}, {"marked": True}, {"store_failed": True},
+       {"rolled_back": True}, {"waited": True}],
+      [CLAIM, BEGIN, run_h(), mark(), COMMIT, ROLLBACK, {"step": "idle", "seconds": w1}, CLAIM], (0, 0, 0))
+r = SplitMix(5)
+w1, w2 = backoff(1, r.next()), backoff(2, r.next())
+inbox("the store unreachable at two claims in a row: waits 2 then 5 s",
+      [{"store_failed": True}, {"waited": True}, {"store_failed": True}],
+      [CLAIM, {"step": "idle", "seconds": w1}, CLAIM, {"step": "idle", "seconds": w2}], (0, 0, 0))
+inbox("without a transaction (a Redis stream): claim, handler, mark (the ack); no begin or commit",
+      [claimed(ientry()), {"handler": "ok"}, {"marked": True}],
+      [CLAIM, run_h(), mark(), CLAIM], (1, 0, 0), options={"transactional": False})
+inbox("without a transaction a failed handler settles at once (no rollback)",
+      [claimed(ientry()), {"handler_failed": "e", "now": TI}, {"settled": True}],
+      [CLAIM, run_h(), settle(TI + 2, "e"), CLAIM], (0, 1, 0), options={"transactional": False})
+inbox("a long error is cut to 1024 bytes on a character boundary",
+      [claimed(ientry()), {"handler_failed": "é" * 600, "now": TI}],
+      [CLAIM, run_h(), settle(TI + 2, "é" * 512)], (0, 0, 0), options={"transactional": False})
+inbox("a handler result before any claim: invalid_argument", [{"handler": "ok"}], None, None, error="invalid_argument")
+inbox("max_attempts 0: invalid_argument", [], None, None, options={"max_attempts": 0}, error="invalid_argument")
+inbox("poll_seconds 0: invalid_argument", [], None, None, options={"poll_seconds": 0}, error="invalid_argument")
+
+shape.write("machines.json", "Transcripts of the protocol machines: Receipt, Call, ExportJob, Session, Pages, Recovery, InboxWorker (see gen_machine_vectors.py)",
             "tests/vectors/gen_machine_vectors.py (stdlib only)", [
                 shape.group("receipt", receipts, "Receiver(secrets, namespace).receive(headers, body, now), driven by `answers`"),
                 shape.group("call", calls, "Call(operation, params, options) driven by `events` from `start`"),
                 shape.group("export_job", jobs, "ExportJob(options) driven by `events` from `start`"),
                 shape.group("session", sessions, "machines on one Session, driven by `script` from `start`"),
                 shape.group("pages", pages_tests, "Pages(operation, query, options) driven by `pages`"),
+                shape.group("inbox", inbox_tests, "InboxWorker(options, seed) driven by `events`"),
                 shape.group("recovery", recovery_tests,
                             "Recovery(subscription, namespace, since, now, options) driven by `pages`, `states`, `replays`"),
             ])
-print(len(receipts), len(calls), len(jobs), len(sessions), len(pages_tests), len(recovery_tests))
+print(len(receipts), len(calls), len(jobs), len(sessions), len(pages_tests), len(recovery_tests), len(inbox_tests))

@@ -24,10 +24,16 @@
 //! the resource's current state idempotently), and two different changes of one resource
 //! stamped the same second share an event key, so claiming it would drop one of them.
 
+mod inbox;
 mod redis;
 mod sql;
 mod window;
 
+pub(crate) use inbox::cut;
+pub use inbox::{
+    SqlInbox, DEFAULT_INBOX_TABLE, DEFAULT_MAX_ATTEMPTS, MAX_ERROR_BYTES, MAX_INBOX_BODY_BYTES,
+    MAX_POISON_LISTED,
+};
 pub use redis::{RedisDedup, COMMIT_SCRIPT, DEFAULT_REDIS_PREFIX, RELEASE_SCRIPT};
 pub use sql::{ParamStyle, SqlDedup, SqlDialect, SqlStatement, DEFAULT_SQL_TABLE};
 

@@ -72,18 +72,31 @@ pub struct SqlStatement {
     pub args: Vec<String>,
 }
 
-/// The SQL dedup protocol for one table: dialect, placeholders, lease and time-to-live.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SqlDedup {
-    dialect: SqlDialect,
-    style: ParamStyle,
-    table: String,
-    ttl: i64,
-    lease: i64,
+/// `sql` with its `?` placeholders written in `style`, and `args`.
+pub(super) fn render(style: ParamStyle, sql: &str, args: Vec<String>) -> SqlStatement {
+    let sql = match style {
+        ParamStyle::Qmark => sql.to_owned(),
+        ParamStyle::Format => sql.replace('?', "%s"),
+        ParamStyle::Dollar => {
+            let mut out = String::with_capacity(sql.len() + 4);
+            let mut n = 0;
+            for c in sql.chars() {
+                if c == '?' {
+                    n += 1;
+                    out.push('$');
+                    out.push_str(&n.to_string());
+                } else {
+                    out.push(c);
+                }
+            }
+            out
+        }
+    };
+    SqlStatement { sql, args }
 }
 
 /// Whether `table` is a plain identifier, optionally schema-qualified (`schema.table`).
-fn plain_identifier(table: &str) -> bool {
+pub(super) fn plain_identifier(table: &str) -> bool {
     let part = |p: &str| {
         let mut bytes = p.bytes();
         matches!(bytes.next(), Some(b) if b.is_ascii_alphabetic() || b == b'_')
@@ -92,6 +105,16 @@ fn plain_identifier(table: &str) -> bool {
     };
     let parts: Vec<&str> = table.split('.').collect();
     parts.len() <= 2 && parts.into_iter().all(part)
+}
+
+/// The SQL dedup protocol for one table: dialect, placeholders, lease and time-to-live.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SqlDedup {
+    dialect: SqlDialect,
+    style: ParamStyle,
+    table: String,
+    ttl: i64,
+    lease: i64,
 }
 
 impl SqlDedup {
@@ -136,25 +159,7 @@ impl SqlDedup {
 
     /// `sql` with its `?` placeholders written in this protocol's style, and `args`.
     fn statement(&self, sql: &str, args: Vec<String>) -> SqlStatement {
-        let sql = match self.style {
-            ParamStyle::Qmark => sql.to_owned(),
-            ParamStyle::Format => sql.replace('?', "%s"),
-            ParamStyle::Dollar => {
-                let mut out = String::with_capacity(sql.len() + 4);
-                let mut n = 0;
-                for c in sql.chars() {
-                    if c == '?' {
-                        n += 1;
-                        out.push('$');
-                        out.push_str(&n.to_string());
-                    } else {
-                        out.push(c);
-                    }
-                }
-                out
-            }
-        };
-        SqlStatement { sql, args }
+        render(self.style, sql, args)
     }
 
     fn key(key: &str) -> Result<String, ArgumentError> {

@@ -13,6 +13,8 @@
 //! - [`ExportJob`]: a reporting export, create → poll → download, reconciling a create that may
 //!   have been applied.
 //! - [`Pages`]: every page of a list operation, bounded by pages or items.
+//! - [`InboxWorker`]: an inbox's worker — claim a due entry, run the handler, mark it done in
+//!   the handler's transaction; backoff between failed attempts, poison after the last.
 //! - [`Recovery`]: a subscription's delivery log read, checked against the store, and the
 //!   deliveries never processed replayed.
 //! - [`Session`]: what the calls of one API client share (the token, the one exchange in
@@ -20,6 +22,7 @@
 
 mod call;
 mod export_job;
+mod inbox;
 mod pages;
 mod receipt;
 mod recovery;
@@ -29,6 +32,9 @@ pub use call::{
     call_failed_message, Call, CallFailure, CallOptions, CallStep, MachineEvent, Response,
 };
 pub use export_job::{export_interrupted_message, ExportJob, ExportJobOptions, JobStep};
+pub use inbox::{
+    InboxEntry, InboxOptions, InboxStep, InboxWorker, DEFAULT_POLL_SECONDS, MAX_INBOX_ATTEMPTS,
+};
 pub use pages::{PageItems, Pages, PagesEnd, PagesOptions, PagesStep};
 pub use receipt::{Receipt, ReceiptStep, Receiver};
 pub use recovery::{

@@ -14,6 +14,9 @@
 //! - `pages`: a walk over every page of a list against a list service of every paging style,
 //!   with random sizes, bounds and one fault in some runs (a cursor given again, a page that
 //!   says more without a cursor, a page that is not JSON, a service ignoring the cursor);
+//! - `inbox`: one to four inbox workers against a model of the SQL inbox table with
+//!   transactions and row locks (workers killed at any step, failing handlers, handlers that
+//!   outlive the lease, poison pills, an unreachable store), then a calm phase;
 //! - `recovery`: periodic delivery recovery against the service's delivery log and a
 //!   receiver's store (lost, in-flight, unrecorded and claimed deliveries; replays accepted,
 //!   refused, lost or left pending; unreadable log pages), then a calm phase;
@@ -31,9 +34,10 @@
 //! beginning in order, the whole list when it says `last`, and never fails without a fault; recovery
 //! never replays a delivery the store knows, one in flight, one whose replay is pending or one
 //! delivered but unrecorded, keeps its bounds, and after a calm phase every lost delivery is
-//! processed or at its replay bound.
+//! processed or at its replay bound; an inbox entry's effect commits at most once, and every entry
+//! ends done with one effect or poison (after `max_attempts`) with none.
 //!
-//! `cargo test --test simulation` runs `ROYALTYKIT_SIM_SEEDS` seeds (default 5000: 1000 of each kind) from
+//! `cargo test --test simulation` runs `ROYALTYKIT_SIM_SEEDS` seeds (default 6000: 1000 of each kind) from
 //! `ROYALTYKIT_SIM_START` (default 0); `make simulate SEEDS=N` runs many more in release mode.
 #![allow(
     clippy::unwrap_used,
@@ -49,6 +53,7 @@
 
 mod enterprise;
 mod export;
+mod inbox;
 mod pages;
 mod recovery;
 mod rng;
@@ -84,7 +89,7 @@ pub mod seen {
     use std::sync::atomic::{AtomicU64, Ordering};
 
     /// Counters by name.
-    pub static COUNTERS: [(&str, AtomicU64); 21] = [
+    pub static COUNTERS: [(&str, AtomicU64); 24] = [
         ("jobs done", AtomicU64::new(0)),
         ("jobs reconcile", AtomicU64::new(0)),
         ("jobs failed", AtomicU64::new(0)),
@@ -106,6 +111,9 @@ pub mod seen {
         ("replays accepted", AtomicU64::new(0)),
         ("recovery runs failed on the log", AtomicU64::new(0)),
         ("lost deliveries recovered", AtomicU64::new(0)),
+        ("inbox workers killed", AtomicU64::new(0)),
+        ("inbox entries done", AtomicU64::new(0)),
+        ("inbox entries poison", AtomicU64::new(0)),
     ];
 
     /// Counts one of `name`.
@@ -126,7 +134,9 @@ pub mod seen {
 }
 
 /// The kinds of runs, by seed.
-const KINDS: [&str; 5] = ["export", "session", "webhooks", "pages", "recovery"];
+const KINDS: [&str; 6] = [
+    "export", "session", "webhooks", "pages", "recovery", "inbox",
+];
 
 fn run_seed(seed: u64) -> (usize, Result<(), Violation>) {
     let kind = (seed % KINDS.len() as u64) as usize;
@@ -135,7 +145,8 @@ fn run_seed(seed: u64) -> (usize, Result<(), Violation>) {
         1 => enterprise::run(seed),
         2 => webhooks::run(seed),
         3 => pages::run(seed),
-        _ => recovery::run(seed),
+        4 => recovery::run(seed),
+        _ => inbox::run(seed),
     };
     (kind, result)
 }
@@ -149,7 +160,7 @@ fn env_u64(name: &str, default: u64) -> u64 {
 
 #[test]
 fn simulated_runs() {
-    let seeds = env_u64("ROYALTYKIT_SIM_SEEDS", 5000);
+    let seeds = env_u64("ROYALTYKIT_SIM_SEEDS", 6000);
     let start = env_u64("ROYALTYKIT_SIM_START", 0);
     let threads = env_u64(
         "ROYALTYKIT_SIM_THREADS",
@@ -157,11 +168,11 @@ fn simulated_runs() {
     )
     .max(1);
     let began = Instant::now();
-    let results: Vec<(u64, [u64; 5], Vec<(u64, usize, Violation)>)> = std::thread::scope(|s| {
+    let results: Vec<(u64, [u64; 6], Vec<(u64, usize, Violation)>)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
                 s.spawn(move || {
-                    let mut counts = [0u64; 5];
+                    let mut counts = [0u64; 6];
                     let mut bad = Vec::new();
                     let mut seed = start + t;
                     let mut n = 0;
@@ -184,7 +195,7 @@ fn simulated_runs() {
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
     let mut total = 0;
-    let mut counts = [0u64; 5];
+    let mut counts = [0u64; 6];
     let mut bad = Vec::new();
     for (n, c, b) in results {
         total += n;
@@ -196,12 +207,13 @@ fn simulated_runs() {
     bad.sort_by_key(|(seed, _, _)| *seed);
     let elapsed = began.elapsed().as_secs_f64();
     println!(
-        "simulation: {total} seeds from {start} ({} export, {} session, {} webhooks, {} pages, {} recovery) in {elapsed:.1} s, {} violation(s)",
+        "simulation: {total} seeds from {start} ({} export, {} session, {} webhooks, {} pages, {} recovery, {} inbox) in {elapsed:.1} s, {} violation(s)",
         counts[0],
         counts[1],
         counts[2],
         counts[3],
         counts[4],
+        counts[5],
         bad.len()
     );
     println!("simulation reached: {}", seen::summary());
