@@ -1,8 +1,8 @@
 // royaltykit/client: the reporting and enterprise APIs over WHATWG fetch (Node, Bun, Deno).
-import type { RateBudget, Session, Token, EnterpriseToken, RequestParams, AbortSignalLike, MachineEvent, RoyaltyKitError, Telemetry, RevealedSecret } from './index.js';
+import type { RateBudget, Session, Token, EnterpriseToken, RequestParams, AbortSignalLike, MachineEvent, RoyaltyKitError, Telemetry, RevealedSecret, DeliveryStates, RecoveryReport } from './index.js';
 import type { OperationId, OperationParameterNames } from './native/operations.js';
 export { Session, ReconcileRequired, CallFailedError, PaginationError } from './index.js';
-export type { AbortSignalLike, MachineEvent, Telemetry };
+export type { AbortSignalLike, MachineEvent, Telemetry, DeliveryStates, RecoveryReport };
 
 /**
  * An export job interrupted by its AbortSignal (`code` 'export_interrupted'). The request in
@@ -284,6 +284,37 @@ export interface EnterpriseClient extends ApiClient {
    * (rotate again at once, keeping the current secret until then).
    */
   rotateSecret(reference: string, options?: { signal?: AbortSignalLike }): Promise<RevealedSecret>;
+  /**
+   * Delivery recovery: reads the delivery log of the subscription `reference`, asks `store` the
+   * state of each delivery from `since` on (never claiming), and replays those never processed.
+   * Resolves to the core's RecoveryReport (each delivery's `action`: `processed`,
+   * `processed_by_replay`, `in_progress`, `in_flight`, `replay_pending`, `unrecorded`,
+   * `replayed`, `replay_failed`, `replay_limit`, `deferred`). Safe to run periodically: a
+   * delivery or replay still being attempted is left alone. A replay ending in this library's
+   * error (CallFailedError, ReconcileRequired, ApiError) is `replay_failed` with its `code`, and
+   * the run goes on. Throws for bad arguments before any request, what a log request throws,
+   * PaginationError when the log cannot be read on, what `store.state` throws, and the signal's
+   * reason when aborted.
+   */
+  recoverDeliveries(reference: string, options: RecoverDeliveriesOptions): Promise<RecoveryReport>;
+}
+
+/** What `recoverDeliveries` takes besides the subscription. */
+export interface RecoverDeliveriesOptions {
+  /** The store the receiver uses (DedupWindow, RedisDedupStore, PostgresDedupStore, SqliteDedupStore or your own with `state(key)`). */
+  store: DeliveryStates;
+  /** The receiver's namespace: the delivery keys are the ones it claims. */
+  namespace: string;
+  /** Deliveries created from then on are considered (a Date or Unix seconds). */
+  since: Date | number;
+  /** Most replays the run sends (from 1; default 100). */
+  maxReplays?: number | null;
+  /** Most replays of one delivery, all failed, before it is left alone (from 1; default 3). */
+  maxReplaysPerDelivery?: number | null;
+  /** Most log entries read (from 1; default 10000). */
+  maxEntries?: number | null;
+  /** Aborting it aborts the request in flight and rejects with the signal's reason. */
+  signal?: AbortSignalLike;
 }
 
 export function createEnterpriseClient(options: ClientOptions & { credentials: { apiKey: string; apiSecret: string } }): EnterpriseClient;

@@ -13,7 +13,7 @@ const files = require('#files');
 // node:diagnostics_channel's channels where the runtime has it, else null.
 const diagnostics = require('#diagnostics');
 
-const { Call, ExportJob, Pages, RateBudget, Session, ReconcileRequired, CallFailedError, PaginationError } = rk;
+const { Call, ExportJob, Pages, Recovery, RateBudget, Session, ReconcileRequired, CallFailedError, PaginationError } = rk;
 
 /**
  * Which transport failure a rejected fetch was: `connect_failed` only when nothing can have been
@@ -230,6 +230,8 @@ const PAGINATE_OPTIONS = new Set(['maxPages', 'maxItems', 'pageSize', 'signal'])
 // What `createSubscription` takes: the subscription, and the call's options.
 const SUBSCRIPTION_FIELDS = new Set(['name', 'endpointUrl', 'events']);
 const SUBSCRIPTION_OPTIONS = new Set(['requestId', 'signal']);
+// What `recoverDeliveries` takes besides the subscription.
+const RECOVER_OPTIONS = new Set(['store', 'namespace', 'since', 'maxReplays', 'maxReplaysPerDelivery', 'maxEntries', 'signal']);
 // The runExport options that shape a new job: a resumed job has them from its checkpoint.
 const JOB_OPTIONS = ['requestId', 'maxPolls', 'maxPollSeconds', 'reconcileGraceSeconds', 'minPollIntervalSeconds', 'maxPollIntervalSeconds'];
 
@@ -814,6 +816,87 @@ class EnterpriseClient extends Client {
     if (typeof reference !== 'string') throw new TypeError('reference must be the subscription\'s reference (a string)');
     known(opts, new Set(['signal']), 'rotateSecret');
     return this._done('rotateEnterpriseWebhookSecret', { path: { reference } }, { signal: opts.signal }, revealed);
+  }
+
+  /**
+   * Delivery recovery ("keep periodic reconciliation until event delivery is proven"): reads the
+   * delivery log of the subscription `reference` (`listEnterpriseWebhookDeliveries`), asks
+   * `store` the state of each delivery from `since` on (a Date or Unix seconds) under
+   * `namespace` (the receiver's: the keys are the ones it claims), and replays
+   * (`replayEnterpriseWebhookDelivery`) those never processed. Resolves to the core's
+   * RecoveryReport: what each delivery was found to be and what was done (`processed`,
+   * `processed_by_replay`, `in_progress`, `in_flight`, `replay_pending`, `unrecorded`,
+   * `replayed`, `replay_failed`, `replay_limit`, `deferred`). Every decision is the core's
+   * `Recovery` machine's; this performs its steps. Safe to run periodically: a delivery or a
+   * replay the service is still attempting is left alone, so a run never replays what an earlier
+   * run replayed while that replay is pending.
+   *
+   * `store` is the receiver's store, asked `state(key)` (sync or a Promise) and never claimed:
+   * DedupWindow, RedisDedupStore, PostgresDedupStore, SqliteDedupStore or your own. Each request
+   * is one `request` of the client (its session, token, retries, rate budget, events and
+   * telemetry). A replay is an unsafe create: one whose answer was lost is never sent again; a
+   * replay that ends in this library's error (CallFailedError, ReconcileRequired, ApiError such
+   * as a 404, …) is reported `replay_failed` with that error's `code` and the run goes on.
+   * `maxReplays` (default 100), `maxReplaysPerDelivery` (3) and `maxEntries` (10000) bound the
+   * run. Throws TypeError or InvalidArgumentError for bad arguments before any request; what a
+   * log request throws; PaginationError when the log cannot be read on (nothing was replayed);
+   * an error `store.state` throws; the signal's reason when `signal` aborts (the request in
+   * flight is aborted).
+   */
+  async recoverDeliveries(reference, opts) {
+    if (typeof reference !== 'string') throw new TypeError('reference must be the subscription\'s reference (a string)');
+    if (opts === undefined || opts === null || typeof opts !== 'object') {
+      throw new TypeError('recoverDeliveries takes the subscription\'s reference and options ({ store, namespace, since, maxReplays, maxReplaysPerDelivery, maxEntries, signal })');
+    }
+    known(opts, RECOVER_OPTIONS, 'recoverDeliveries');
+    const { store, signal } = opts;
+    if (typeof store?.state !== 'function') {
+      throw new TypeError('store must have state(key) (a DedupWindow, RedisDedupStore, PostgresDedupStore, SqliteDedupStore or your own): the store the receiver uses');
+    }
+    if (typeof opts.namespace !== 'string') throw new TypeError('namespace must be the receiver\'s namespace (a string)');
+    if (!(opts.since instanceof Date) && typeof opts.since !== 'number') throw new TypeError('since must be a Date or Unix seconds');
+    const run = new Recovery(reference, opts.namespace, opts.since, this._clock(),
+      { maxReplays: opts.maxReplays, maxReplaysPerDelivery: opts.maxReplaysPerDelivery, maxEntries: opts.maxEntries });
+    try {
+      for (;;) {
+        signal?.throwIfAborted();
+        const s = run.next();
+        switch (s.step) {
+          case 'fetch': {
+            const done = await this._done(s.operationId, { path: { reference }, query: s.query }, { signal });
+            run.page(done.body ?? new Uint8Array(0));
+            break;
+          }
+          case 'check': {
+            const states = [];
+            for (const key of s.keys) states.push(await store.state(key));
+            run.checked(states);
+            break;
+          }
+          case 'replay': {
+            let done;
+            try {
+              done = await this._done(s.operationId, { path: { reference, deliveryReference: s.delivery } }, { signal });
+            } catch (e) {
+              // Cancellation and anything not this library's own propagate.
+              if (signal?.aborted || !(e instanceof rk.RoyaltyKitError)) throw e;
+              run.replayFailed(e.code);
+              break;
+            }
+            run.replayed(done.body ?? new Uint8Array(0));
+            break;
+          }
+          case 'done':
+            return s.report;
+          case 'fail':
+            throw s.error;
+          default:
+            throw new Error(`unknown step ${s.step}`);
+        }
+      }
+    } finally {
+      run.free();
+    }
   }
 
   /**

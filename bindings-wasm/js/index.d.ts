@@ -18,6 +18,8 @@ import type {
   RateDecision,
   ReceiptStep,
   ReceiverDecision,
+  RecoveryOptions as RecoveryBounds,
+  RecoveryReport,
   ResponseNotices,
   RetryAction,
   RetryAfter,
@@ -60,6 +62,9 @@ export type {
   ReceiverDecision,
   ReceiverStep,
   Reconcile,
+  RecoveredDelivery,
+  RecoveryAction,
+  RecoveryReport,
   ResponseNotices,
   RetryAction,
   RetryAfter,
@@ -375,6 +380,9 @@ export class DedupWindow {
   /** One phase: true when `key` was not seen (records it as processed). Prefer `claim`. */
   checkAndInsert(key: string, now?: Time): boolean;
   has(key: string, now?: Time): boolean;
+  /** The state of `key` read without claiming it: `new` (never claimed, or its lease or
+   * time-to-live ran out), `in_progress` (claimed, not committed) or `done`. */
+  state(key: string, now?: Time): ClaimState;
   readonly size: number;
   readonly capacity: number;
   free(): void;
@@ -390,6 +398,17 @@ export interface DedupStore {
   claim(key: string): ClaimState | Promise<ClaimState>;
   commit(key: string): unknown;
   release(key: string): unknown;
+}
+
+/**
+ * A store that can say what it knows of a key without claiming it: what
+ * `EnterpriseClient.recoverDeliveries` asks of the receiver's store. Every built-in store has it
+ * (DedupWindow, RedisDedupStore, PostgresDedupStore, SqliteDedupStore); a store of your own adds
+ * `state(key)` to be used there (a receiver never calls it). `new`: never claimed (or its claim
+ * or time-to-live ran out), `in_progress`: claimed and not committed, `done`: processed.
+ */
+export interface DeliveryStates {
+  state(key: string): ClaimState | Promise<ClaimState>;
 }
 
 /** The event names the spec lists, as the service sends them (`knownEventNames()` gives the same
@@ -514,13 +533,15 @@ export type FetchResponse = typeof globalThis extends { Response: { prototype: i
 export function webhookHandler(receiver: WebhookReceiver | ReceiverOptions): (request: RequestLike) => Promise<FetchResponse>;
 
 /** The dedup contract on Redis for receivers in several processes. */
-export class RedisDedupStore implements DedupStore {
+export class RedisDedupStore implements DedupStore, DeliveryStates {
   /** A node-redis (v4+) client, or an ioredis client. */
   constructor(
     client: { sendCommand(args: string[]): Promise<unknown> } | { call(...args: string[]): Promise<unknown> },
     options?: { prefix?: string; ttlSeconds?: number; leaseSeconds?: number },
   );
   claim(key: string): Promise<ClaimState>;
+  /** The state of `key` read without claiming it (one GET): `new` when Redis has no such key. */
+  state(key: string): Promise<ClaimState>;
   /** True when done; false when another worker claimed the key after this claim's lease ran out. */
   commit(key: string): Promise<boolean>;
   /** True when this worker's claim was released. */
@@ -553,12 +574,15 @@ export interface SqlStoreOptions {
  * or a connected `pg.Client` (transactions one after the other); the handler gets the
  * transaction's client. The table is created when missing before the first claim, unless
  * `createTable: false`. */
-export class PostgresDedupStore<Client = any> implements TransactionalDedupStore<Client> {
+export class PostgresDedupStore<Client = any> implements TransactionalDedupStore<Client>, DeliveryStates {
   constructor(pool: { query(sql: string, args?: unknown[]): Promise<unknown>; connect(): Promise<Client> }, options?: SqlStoreOptions & { createTable?: boolean });
   readonly transactional: true;
   /** Creates the table and its index when missing (idempotent). */
   createTable(): Promise<void>;
   claim(key: string): Promise<ClaimState>;
+  /** The state of `key` read without claiming it (autocommit): `new` when the table has no row
+   * for it; a claim whose lease ran out reads `in_progress` until `purge` removes it. */
+  state(key: string): Promise<ClaimState>;
   release(key: string): Promise<boolean>;
   begin(): Promise<Client>;
   markDone(tx: Client, key: string): Promise<boolean>;
@@ -570,10 +594,13 @@ export class PostgresDedupStore<Client = any> implements TransactionalDedupStore
 
 /** Exactly-once dedup on SQLite with better-sqlite3 (one `Database`; transactions one after
  * the other); the handler gets the `Database` inside `BEGIN IMMEDIATE`. */
-export class SqliteDedupStore<Db = any> implements TransactionalDedupStore<Db> {
+export class SqliteDedupStore<Db = any> implements TransactionalDedupStore<Db>, DeliveryStates {
   constructor(db: Db, options?: SqlStoreOptions);
   readonly transactional: true;
   claim(key: string): Promise<ClaimState>;
+  /** The state of `key` read without claiming it: `new` when the table has no row for it; a
+   * claim whose lease ran out reads `in_progress` until `purge` removes it. */
+  state(key: string): Promise<ClaimState>;
   release(key: string): Promise<boolean>;
   begin(): Promise<Db>;
   markDone(tx: Db, key: string): Promise<boolean>;
@@ -1029,5 +1056,53 @@ export class Pages {
   /** Items given so far. */
   readonly items: number;
   /** Frees the wasm memory now (otherwise freed when garbage-collected); the walk is unusable after. */
+  free(): void;
+}
+
+/** The bounds of a recovery run (each optional: the core's default). */
+export type RecoveryOptions = Partial<RecoveryBounds>;
+
+/** What a host does next for a recovery run (`Recovery.next()`). */
+export type RecoveryStep =
+  /** Request `operationId` (`listEnterpriseWebhookDeliveries`) with path `{ reference:
+   * subscription }` and `query`, then report its 2xx body to `page()`. */
+  | { step: 'fetch'; operationId: 'listEnterpriseWebhookDeliveries'; query: Array<[string, string]> }
+  /** Look each key up in the receiver's store without claiming it; report the states, in order,
+   * to `checked()`. */
+  | { step: 'check'; keys: string[] }
+  /** Request `operationId` (`replayEnterpriseWebhookDelivery`) with path `{ reference:
+   * subscription, deliveryReference: delivery }`; report its 2xx body to `replayed()`, or the code
+   * of the library error it ended in to `replayFailed()`. */
+  | { step: 'replay'; operationId: 'replayEnterpriseWebhookDelivery'; delivery: string }
+  /** The run is over: what it found and did. */
+  | { step: 'done'; report: RecoveryReport }
+  /** The log cannot be read on; nothing was replayed. */
+  | { step: 'fail'; error: PaginationError };
+
+/**
+ * One recovery run over a webhook subscription's delivery log: ask `next()`, perform the step
+ * with your client and the receiver's store, report its outcome, and ask again until `done` or
+ * `fail`. Every decision (what is processed, in flight, replayed, deferred) is the machine's.
+ * (`EnterpriseClient.recoverDeliveries` drives it for you.)
+ */
+export class Recovery {
+  /** A run over `subscription`'s log checking keys of `namespace` (the receiver's) for deliveries
+   * from `since` on, at `now` (default: the clock). Throws InvalidArgumentError for an empty
+   * subscription, an empty or over-long namespace, a time that is not finite Unix seconds, or a
+   * bound below 1. */
+  constructor(subscription: string, namespace: string, since: Time, now?: Time | null, options?: RecoveryOptions);
+  /** The step pending; the same until its outcome is reported. */
+  next(): RecoveryStep;
+  /** The 2xx body of the log page fetched. Throws InvalidArgumentError when no fetch is pending. */
+  page(body: BodyLike): void;
+  /** The store's state of each key of the `check` step, in order. Throws InvalidArgumentError
+   * when no check is pending or the count differs. */
+  checked(states: readonly ClaimState[]): void;
+  /** The 2xx body of the replay request. Throws InvalidArgumentError when no replay is pending. */
+  replayed(body: BodyLike): void;
+  /** The replay request ended in the library error `code`; the run goes on. Throws
+   * InvalidArgumentError when no replay is pending. */
+  replayFailed(code: string): void;
+  /** Frees the wasm memory now (otherwise freed when garbage-collected); the run is unusable after. */
   free(): void;
 }

@@ -597,6 +597,12 @@ class DedupWindow {
   has(key, now) {
     return call(() => this._inner.contains(toStr(key, 'key'), nowSeconds(now)));
   }
+  /** The state of `key` at `now` (default: the clock), read without claiming it: `'new'` (never
+   * claimed, or its lease or time-to-live ran out), `'in_progress'` (claimed, not committed) or
+   * `'done'` (committed). What `recoverDeliveries` asks each delivery's key. */
+  state(key, now) {
+    return call(() => this._inner.state(toStr(key, 'key'), nowSeconds(now)));
+  }
   get size() {
     return this._inner.size;
   }
@@ -1326,6 +1332,82 @@ class Pages {
   }
 }
 
+/**
+ * One recovery run over a webhook subscription's delivery log (the core's `Recovery`): it reads
+ * the log, asks which deliveries the receiver's store knows, and replays those never processed.
+ * Ask `next()`; for `{ step: 'fetch', operationId, query }` request `operationId`
+ * (`listEnterpriseWebhookDeliveries`) with path `{ reference: subscription }` and that query, and
+ * report the 2xx body to `page(body)`; for `{ step: 'check', keys }` look each key up in the
+ * store without claiming it and report the states, in order, to `checked(states)`; for
+ * `{ step: 'replay', operationId, delivery }` request `operationId`
+ * (`replayEnterpriseWebhookDelivery`) with path `{ reference: subscription, deliveryReference:
+ * delivery }` and report its 2xx body to `replayed(body)`, or the code of the library error it
+ * ended in to `replayFailed(code)`; ask again until `{ step: 'done', report }` (a
+ * RecoveryReport) or `{ step: 'fail', error }` (a PaginationError: the log cannot be read on,
+ * nothing was replayed). Every decision is the machine's. (`EnterpriseClient.recoverDeliveries`
+ * drives it for you.)
+ */
+class Recovery {
+  /**
+   * A run over `subscription`'s delivery log checking keys of `namespace` (the receiver's) for
+   * deliveries from `since` on (Unix seconds or a Date), at `now` (Unix seconds or a Date;
+   * default: the clock), with `{ maxReplays, maxReplaysPerDelivery, maxEntries }` (each optional:
+   * the core's defaults, 100, 3 and 10000). Throws InvalidArgumentError for an empty
+   * subscription, an empty or over-long namespace, a time that is not finite Unix seconds, or a
+   * bound below 1.
+   */
+  constructor(subscription, namespace, since, now, opts) {
+    const o = options(opts);
+    const sub = toStr(subscription, 'subscription');
+    const ns = toStr(namespace, 'namespace');
+    const from = toNumber(since, 'since', undefined);
+    if (from === undefined) throw new TypeError('since must be Unix seconds or a Date');
+    const args = [toNumber(o.maxReplays, 'maxReplays', undefined), toNumber(o.maxReplaysPerDelivery, 'maxReplaysPerDelivery', undefined),
+      toNumber(o.maxEntries, 'maxEntries', undefined)];
+    this._inner = call(() => new native.Recovery(sub, ns, from, nowSeconds(now), ...args));
+  }
+  /** The step pending (the same until its outcome is reported): `{ step: 'fetch', operationId,
+   * query }`, `{ step: 'check', keys }`, `{ step: 'replay', operationId, delivery }`,
+   * `{ step: 'done', report }` or `{ step: 'fail', error }`. */
+  next() {
+    const [kind, text] = this._inner.next();
+    const s = { step: kind, ...JSON.parse(text) };
+    if (s.error) s.error = fromNative(JSON.stringify(s.error));
+    return s;
+  }
+  /** The 2xx body of the log page fetched (bytes or a string). Throws InvalidArgumentError when
+   * no fetch is pending; a page that cannot be read makes the next step `fail`. */
+  page(body) {
+    const bytes = toBytes(body);
+    call(() => this._inner.page(bytes));
+  }
+  /** The store's state of each key of the `check` step (`'new'`, `'in_progress'` or `'done'`),
+   * in order. Throws InvalidArgumentError when no check is pending, for a count that differs
+   * from the keys' or a state that is not one of the three. */
+  checked(states) {
+    const list = strings(states, 'states');
+    call(() => this._inner.checked(list));
+  }
+  /** The 2xx body of the replay request (bytes or a string). Throws InvalidArgumentError when no
+   * replay is pending. */
+  replayed(body) {
+    const bytes = toBytes(body);
+    call(() => this._inner.replayed(bytes));
+  }
+  /** The replay request ended in the library error `code` (`call_failed`, `reconcile_required`,
+   * `api_error`, …): that delivery is `replay_failed` and the run goes on. Throws
+   * InvalidArgumentError when no replay is pending. */
+  replayFailed(code) {
+    const c = toStr(code, 'code');
+    call(() => this._inner.replayFailed(c));
+  }
+  /** Frees the wasm memory now (otherwise freed when garbage-collected); the run is unusable after. */
+  free() {
+    if (this._inner) this._inner.free();
+    this._inner = undefined;
+  }
+}
+
 // ---- WHATWG Request handlers (royaltykit/fetch) --------------------------------------------------
 
 /** Reads a WHATWG body stream, stopping one byte past `limit` (the core then refuses it). */
@@ -1797,6 +1879,17 @@ class SqlStoreBase {
     const [state] = await this.rows(this.protocol.state(key));
     return SqlDedupProtocol.stateReply(state ? state.state : null);
   }
+  /**
+   * The state of `key` read without claiming it (its own statement, autocommit, as `claim`):
+   * `'done'` for a processed key, `'in_progress'` for a row another worker holds (a claim whose
+   * lease ran out reads so too until `purge` removes it), `'new'` when the table has no row for it.
+   */
+  async state(key) {
+    const [row] = await this.rows(this.protocol.state(key));
+    // No row: nobody claimed the key (the core's `stateReply` reads a key a claim found taken,
+    // where no row means the claim was released in between).
+    return row ? SqlDedupProtocol.stateReply(row.state) : 'new';
+  }
   /** Marks `key` done inside the transaction `tx`; false when the claim was lost. */
   async markDone(tx, key) {
     const mine = SqlDedupProtocol.guardedReply(await this.changes(this.protocol.markDone(key, this.token(key), this.now()), tx));
@@ -1846,9 +1939,18 @@ class PostgresDedupStore extends SqlStoreBase {
   }
   /** The first claim creates the table when missing; a failure is tried again on the next one. */
   async claim(key) {
-    if (this.#ready === null) this.#ready = this.createTable().catch((e) => { this.#ready = null; throw e; });
-    await this.#ready;
+    await this.#table();
     return super.claim(key);
+  }
+  /** The state of `key`, read without claiming it (see SqlStoreBase#state); the table is created
+   * first when missing, as for a claim. */
+  async state(key) {
+    await this.#table();
+    return super.state(key);
+  }
+  #table() {
+    if (this.#ready === null) this.#ready = this.createTable().catch((e) => { this.#ready = null; throw e; });
+    return this.#ready;
   }
   async #query(st, client) {
     if (client === undefined && this.turns) await this.turns.wait();
@@ -2014,6 +2116,16 @@ class RedisDedupStore {
     return RedisDedupProtocol.stateReply(await this.send(this.protocol.stateCommand(key)));
   }
 
+  /** The state of `key` read without claiming it (one `GET`): `'done'` once committed,
+   * `'in_progress'` while a worker's claim holds it, `'new'` when Redis has no such key (never
+   * claimed, or its lease or time-to-live ran out: Redis expires it). */
+  async state(key) {
+    const reply = await this.send(this.protocol.stateCommand(key));
+    // nil: no key (the core's `stateReply` reads a key a claim found taken, where nil means the
+    // claim expired in between).
+    return reply === null || reply === undefined ? 'new' : RedisDedupProtocol.stateReply(reply);
+  }
+
   #token(key) {
     return this.tokens.get(key) ?? RedisDedupProtocol.newToken();
   }
@@ -2042,7 +2154,7 @@ module.exports = {
   // receivers and the protocol machines
   verifyRequest, webhookHandler, WebhookReceiver, EventRouter, knownEventNames, RedisDedupStore, RedisDedupProtocol, planReceipt, decideClaims,
   SqlDedupProtocol, PostgresDedupStore, SqliteDedupStore,
-  WebhookReceipt, Session, Call, ExportJob, Pages,
+  WebhookReceipt, Session, Call, ExportJob, Pages, Recovery,
   // retries
   webhookRetrySchedule, webhookNextAttemptAt, webhookGivesUpAt, backoffDelay, parseRetryAfter, decideRetry, RateBudget,
   // the catalog, requests, error bodies and tokens

@@ -712,6 +712,17 @@ impl DedupWindow {
         self.window()?.check_and_insert(key, now).map_err(err)
     }
 
+    /// `dedup::DedupWindow::state`: `new`, `in_progress` or `done`, read without claiming.
+    pub fn state(&self, key: &str, now: f64) -> R<String> {
+        let now = now_arg(now)?;
+        Ok(self
+            .window()?
+            .state(key, now)
+            .map_err(err)?
+            .as_str()
+            .to_owned())
+    }
+
     /// `dedup::DedupWindow::contains`.
     pub fn contains(&self, key: &str, now: f64) -> R<bool> {
         self.window()?.contains(key, now_arg(now)?).map_err(err)

@@ -569,3 +569,82 @@ impl Pages {
         self.0.items() as f64
     }
 }
+
+/// A step of a recovery run, as `[kind, json]`: `fetch` with `operationId` and `query`
+/// (`[[name, value], …]`), `check` with `keys`, `replay` with `operationId` and `delivery`,
+/// `done` with the core's `report` (camelCase), `fail` with the core's `error`.
+fn recovery_step(s: machine::RecoveryStep) -> js_sys::Array {
+    match s {
+        machine::RecoveryStep::Fetch { query } => step(
+            "fetch",
+            json!({ "operationId": machine::LIST_DELIVERIES, "query": query }),
+        ),
+        machine::RecoveryStep::Check { keys } => step("check", json!({ "keys": keys })),
+        machine::RecoveryStep::Replay { delivery } => step(
+            "replay",
+            json!({ "operationId": machine::REPLAY_DELIVERY, "delivery": delivery }),
+        ),
+        machine::RecoveryStep::Done { report } => step("done", json!({ "report": report })),
+        machine::RecoveryStep::Fail { error } => step("fail", json!({ "error": error })),
+    }
+}
+
+/// One recovery run over a subscription's delivery log (`machine::Recovery`): the log read, each
+/// delivery checked against the receiver's store, those never processed replayed.
+#[wasm_bindgen]
+pub struct Recovery(machine::Recovery);
+
+#[wasm_bindgen]
+impl Recovery {
+    /// `machine::Recovery::new`: `since` and `now` Unix seconds, the `RecoveryOptions` one by
+    /// one (undefined: the core's default). Throws `invalid_argument` for an empty subscription,
+    /// an empty or over-long namespace, a time that is not finite Unix seconds, or a bound
+    /// below 1.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        subscription: &str,
+        namespace: &str,
+        since: f64,
+        now: f64,
+        max_replays: Option<f64>,
+        max_replays_per_delivery: Option<f64>,
+        max_entries: Option<f64>,
+    ) -> R<Recovery> {
+        let options = machine::RecoveryOptions {
+            max_replays: count("max_replays", max_replays)?,
+            max_replays_per_delivery: count("max_replays_per_delivery", max_replays_per_delivery)?,
+            max_entries: count("max_entries", max_entries)?,
+        };
+        machine::Recovery::new(subscription, namespace, since, now, options)
+            .map(Recovery)
+            .map_err(err)
+    }
+    /// The step pending (the same until its outcome is reported), as `[kind, json]`.
+    pub fn next(&self) -> js_sys::Array {
+        recovery_step(self.0.next())
+    }
+    /// The 2xx body of the log page fetched. Throws `invalid_argument` when no fetch is pending.
+    pub fn page(&mut self, body: &[u8]) -> R<()> {
+        self.0.page(body).map_err(err)
+    }
+    /// The store's state of each key the `check` step named, in order (`new`, `in_progress`,
+    /// `done`). Throws `invalid_argument` when no check is pending, for a count that differs
+    /// or an unknown state.
+    pub fn checked(&mut self, states: Vec<String>) -> R<()> {
+        let states = states
+            .iter()
+            .map(|s| parse(ClaimState::parse, s))
+            .collect::<R<Vec<_>>>()?;
+        self.0.checked(&states).map_err(err)
+    }
+    /// The 2xx body of the replay request. Throws `invalid_argument` when no replay is pending.
+    pub fn replayed(&mut self, body: &[u8]) -> R<()> {
+        self.0.replayed(body).map_err(err)
+    }
+    /// The replay request failed with the error `code`; the run goes on. Throws
+    /// `invalid_argument` when no replay is pending.
+    #[wasm_bindgen(js_name = replayFailed)]
+    pub fn replay_failed(&mut self, code: &str) -> R<()> {
+        self.0.replay_failed(code).map_err(err)
+    }
+}

@@ -300,3 +300,68 @@ eventRouter.on(42, () => undefined);
 void new rk.EventRouter('ddex.delivery.failed');
 // @ts-expect-error an object with a handler member is not a router
 void new rk.WebhookReceiver({ secrets: 'whsec_a', namespace: 'org-1', handler: { handler: () => undefined } });
+
+// Issue 43 point 3: delivery recovery, the Recovery machine and a store's read-only state.
+import type { RecoverDeliveriesOptions, DeliveryStates } from 'royaltykit/client';
+const recoveryWindow = new rk.DedupWindow(1000);
+const windowState: rk.ClaimState = recoveryWindow.state('dlv_key');
+const recoveryStore: rk.DeliveryStates = { state: async (key: string) => (key ? 'done' : 'new') };
+const redisStates: DeliveryStates = new rk.RedisDedupStore({ sendCommand: async (args: string[]) => args[0] });
+const sqliteStates: rk.DeliveryStates = new rk.SqliteDedupStore({});
+const recoverOptions: RecoverDeliveriesOptions = {
+  store: recoveryWindow, namespace: 'org-1', since: new Date(Date.now() - 3600_000), maxReplays: 10, maxReplaysPerDelivery: 2,
+  maxEntries: 5000, signal: abortSignal,
+};
+async function recoverOnce(): Promise<number> {
+  const report: rk.RecoveryReport = await org.recoverDeliveries('wh_001', recoverOptions);
+  const byUnixSeconds = await org.recoverDeliveries('wh_001', { store: recoveryStore, namespace: 'org-1', since: 1_800_000_000 });
+  const first: rk.RecoveredDelivery | undefined = report.deliveries[0];
+  const action: rk.RecoveryAction | undefined = first?.action;
+  const counts: number[] = [report.entries, report.considered, report.beforeSince, report.skipped, report.replayed];
+  const end: rk.PagesEnd = report.end;
+  const when: number | null | undefined = first?.createdAt;
+  void [byUnixSeconds, action, counts, end, when, first?.replay, first?.error, first?.replays];
+  // @ts-expect-error a store without state() cannot be checked
+  await org.recoverDeliveries('wh_001', { store: { claim: () => 'new' }, namespace: 'org-1', since: 0 });
+  // @ts-expect-error since is a Date or Unix seconds
+  await org.recoverDeliveries('wh_001', { store: recoveryStore, namespace: 'org-1', since: '2026-11-27' });
+  // @ts-expect-error the options are named
+  await org.recoverDeliveries('wh_001', { store: recoveryStore, namespace: 'org-1', since: 0, max_replays: 1 });
+  return report.replayed;
+}
+void [recoverOnce, windowState, redisStates, sqliteStates];
+const run = new rk.Recovery('wh_001', 'org-1', new Date(), null, { maxReplays: 5 });
+const recoveryStep: rk.RecoveryStep = run.next();
+switch (recoveryStep.step) {
+  case 'fetch': {
+    const query: Array<[string, string]> = recoveryStep.query;
+    const op: OperationId = recoveryStep.operationId;
+    void [query, op];
+    run.page('{"data": []}');
+    break;
+  }
+  case 'check':
+    run.checked(recoveryStep.keys.map((k) => recoveryWindow.state(k)));
+    break;
+  case 'replay': {
+    const delivery: string = recoveryStep.delivery;
+    void delivery;
+    run.replayed(new Uint8Array(0));
+    run.replayFailed('call_failed');
+    break;
+  }
+  case 'done': {
+    const done: rk.RecoveryReport = recoveryStep.report;
+    void done;
+    break;
+  }
+  default: {
+    const failed: rk.PaginationError = recoveryStep.error;
+    void failed;
+  }
+}
+// @ts-expect-error a state is one of the ClaimState names
+run.checked(['maybe']);
+const bounds: rk.RecoveryOptions = { maxEntries: 100 };
+void bounds;
+run.free();

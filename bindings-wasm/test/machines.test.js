@@ -234,9 +234,65 @@ function pages(i) {
   }
 }
 
-const ADAPTERS = { receipt, call, export_job: exportJob, session, pages };
+/** A recovery run fed the transcript's pages, store states and replay answers (`fn recovery` in
+ * core/tests/machines.rs): each key's state from `states` (`new` when absent), each replay
+ * answered by the next of `replays` (`{ failed: code }` → replayFailed, else `{ body }` →
+ * replayed); the report in the transcript's snake_case. */
+function recovery(i) {
+  const o = i.options;
+  const run = new rk.Recovery(i.subscription, i.namespace, i.since, i.now,
+    { maxReplays: o.max_replays, maxReplaysPerDelivery: o.max_replays_per_delivery, maxEntries: o.max_entries });
+  const bodies = [...i.pages];
+  const replays = [...i.replays];
+  const steps = [];
+  try {
+    for (;;) {
+      const s = run.next();
+      switch (s.step) {
+        case 'fetch':
+          assert.equal(s.operationId, 'listEnterpriseWebhookDeliveries');
+          steps.push({ step: 'fetch', query: s.query });
+          if (bodies.length === 0) return steps;
+          run.page(bodies.shift());
+          break;
+        case 'check':
+          steps.push({ step: 'check', keys: s.keys });
+          run.checked(s.keys.map((k) => i.states[k] ?? 'new'));
+          break;
+        case 'replay': {
+          assert.equal(s.operationId, 'replayEnterpriseWebhookDelivery');
+          steps.push({ step: 'replay', delivery: s.delivery });
+          if (replays.length === 0) return steps;
+          const answer = replays.shift();
+          if (typeof answer.failed === 'string') run.replayFailed(answer.failed);
+          else run.replayed(answer.body);
+          break;
+        }
+        case 'done': {
+          const r = s.report;
+          steps.push({ step: 'done', report: {
+            entries: r.entries, considered: r.considered, before_since: r.beforeSince, skipped: r.skipped, replayed: r.replayed, end: r.end,
+            deliveries: r.deliveries.map((d) => ({ reference: d.reference, event: d.event, status: d.status, created_at: d.createdAt,
+              replays: d.replays, action: d.action, replay: d.replay, error: d.error })),
+          } });
+          // The run is over: an input now is refused.
+          assert.throws(() => run.page('{"data": []}'), rk.InvalidArgumentError);
+          return steps;
+        }
+        default:
+          assert.ok(s.error instanceof rk.RoyaltyKitError, String(s.error));
+          steps.push({ step: 'fail', code: s.error.code, family: s.error instanceof rk.PaginationError ? 'pagination' : s.error.name });
+          return steps;
+      }
+    }
+  } finally {
+    run.free();
+  }
+}
+
+const ADAPTERS = { receipt, call, export_job: exportJob, session, pages, recovery };
 // The least each group holds (the session group is new and small).
-const MINIMUM = { receipt: 40, call: 40, export_job: 40, session: 5, pages: 20 };
+const MINIMUM = { receipt: 40, call: 40, export_job: 40, session: 5, pages: 20, recovery: 20 };
 
 /** `got` restricted to the members `want` names, step by step; asserts each is there. */
 function sameSteps(got, want, what) {
