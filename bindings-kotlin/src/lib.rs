@@ -546,6 +546,14 @@ impl DedupWindow {
         Ok(self.lock().contains(&key, now_or_clock(now))?)
     }
 
+    /// What is remembered of `key` at `now` (default: the clock), without claiming or recording
+    /// it: `DONE` once committed (for the TTL), `IN_PROGRESS` while a claim's lease is live, `NEW`
+    /// otherwise. Delivery recovery asks it.
+    #[uniffi::method(default(now = None))]
+    pub fn state(&self, key: String, now: Option<i64>) -> Result<dedup::ClaimState> {
+        Ok(self.lock().state(&key, now_or_clock(now))?)
+    }
+
     /// Number of keys remembered. (A signed `Long`, so that Java sees `size()`, not the
     /// mangled name Kotlin gives functions returning unsigned types.)
     pub fn size(&self) -> i64 {

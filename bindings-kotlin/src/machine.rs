@@ -1,5 +1,5 @@
-//! The protocol machines for Kotlin (`WebhookReceipt`, `Call`, `ExportJob`, `Pages`) and the
-//! `Session` their calls share: conversions only. Each input returns the step that follows, so a
+//! The protocol machines for Kotlin (`WebhookReceipt`, `Call`, `ExportJob`, `Pages`,
+//! `Recovery`) and the `Session` their calls share: conversions only. Each input returns the step that follows, so a
 //! step costs one JNA crossing.
 
 use crate::api::{
@@ -9,7 +9,9 @@ use crate::api::{
 use crate::retry::RateBudget;
 use crate::{DedupWindow, Result};
 use royaltykit::dedup::ClaimState;
-use royaltykit::machine::{self, CallFailure, PageItems, PagesEnd, ReceiptStep};
+use royaltykit::machine::{
+    self, CallFailure, PageItems, PagesEnd, ReceiptStep, RecoveryOptions, RecoveryReport,
+};
 use royaltykit::retry::{Reconcile, TransportFailure};
 use royaltykit::webhook::{VerifiedWebhook, WebhookError};
 use royaltykit::{ArgumentError, Error};
@@ -712,5 +714,115 @@ impl Pages {
     /// Items given so far.
     pub fn items(&self) -> i64 {
         i64::try_from(lock(&self.0).items()).unwrap_or(i64::MAX)
+    }
+}
+
+/// What a host does next for a recovery run (`Recovery`).
+// Lowered across the FFI by value once per step: the size of `Fail` on the Rust stack does not matter.
+#[allow(clippy::large_enum_variant)]
+#[derive(uniffi::Enum)]
+pub enum RecoveryStep {
+    /// Request `operation` (`listEnterpriseWebhookDeliveries`) with the path `{reference:
+    /// subscription}` and this `query` (in order) through the client's normal request path,
+    /// then report its 2xx body to `page`.
+    Fetch {
+        operation: String,
+        query: Vec<Param>,
+    },
+    /// Look each of `keys` (delivery keys) up in the store the receiver uses, without claiming,
+    /// and report their states to `checked`, one per key, in order.
+    Check { keys: Vec<String> },
+    /// Request `operation` (`replayEnterpriseWebhookDelivery`) with the path `{reference:
+    /// subscription, deliveryReference: delivery}` through the client's normal request path (it
+    /// is never sent twice), then report its 2xx body to `replayed`, or the code of the
+    /// library's error it ended in to `replayFailed`.
+    Replay { operation: String, delivery: String },
+    /// The run is over: `report` says what it found and did.
+    Done { report: RecoveryReport },
+    /// The log cannot be read on: throw `error`, a `RoyaltyKitException.Pagination`. Nothing
+    /// was replayed.
+    Fail { error: Error },
+}
+
+/// One recovery run over a subscription's delivery log (the core's `machine::Recovery`: which
+/// deliveries are processed, pending or lost, and which are replayed, are all decided there).
+/// Ask `next()`: `Fetch` → request the log page and report it to `page`; `Check` → the store's
+/// states to `checked`; `Replay` → the replay's answer to `replayed` or its failure to
+/// `replayFailed`; until `Done` or `Fail`. Thread-safe.
+#[derive(uniffi::Object)]
+pub struct Recovery(Mutex<machine::Recovery>);
+
+#[uniffi::export]
+impl Recovery {
+    /// A run over `subscription`'s delivery log, checking the delivery keys of `namespace` (the
+    /// receiver's) of the deliveries from `since` (Unix seconds) on, at `now` (Unix seconds);
+    /// `maxReplays` (most replays sent, default 100), `maxReplaysPerDelivery` (most failed
+    /// replays of one delivery, default 3) and `maxEntries` (most log entries read, default
+    /// 10000): null for the core's default. `RoyaltyKitException.InvalidArgument` for an empty
+    /// subscription, an empty or over-long namespace, a `since` or `now` that is not finite Unix
+    /// seconds, or a bound below 1 or out of range.
+    #[uniffi::constructor(default(max_replays = None, max_replays_per_delivery = None, max_entries = None))]
+    pub fn new(
+        subscription: String,
+        namespace: String,
+        since: f64,
+        now: f64,
+        max_replays: Option<i64>,
+        max_replays_per_delivery: Option<i64>,
+        max_entries: Option<i64>,
+    ) -> Result<Arc<Self>> {
+        let options = RecoveryOptions {
+            max_replays: bound("max_replays", max_replays, u32::MAX)?,
+            max_replays_per_delivery: bound(
+                "max_replays_per_delivery",
+                max_replays_per_delivery,
+                u32::MAX,
+            )?,
+            max_entries: bound("max_entries", max_entries, u64::MAX)?,
+        };
+        let run = machine::Recovery::new(&subscription, &namespace, since, now, options)?;
+        Ok(Arc::new(Self(Mutex::new(run))))
+    }
+
+    /// The step pending; the same until its outcome is reported.
+    pub fn next(&self) -> RecoveryStep {
+        match lock(&self.0).next() {
+            machine::RecoveryStep::Fetch { query } => RecoveryStep::Fetch {
+                operation: machine::LIST_DELIVERIES.to_owned(),
+                query: params(query),
+            },
+            machine::RecoveryStep::Check { keys } => RecoveryStep::Check { keys },
+            machine::RecoveryStep::Replay { delivery } => RecoveryStep::Replay {
+                operation: machine::REPLAY_DELIVERY.to_owned(),
+                delivery,
+            },
+            machine::RecoveryStep::Done { report } => RecoveryStep::Done { report },
+            machine::RecoveryStep::Fail { error } => RecoveryStep::Fail { error: *error },
+        }
+    }
+
+    /// Reports the 2xx body of the log page fetched. `InvalidArgument` when no fetch is pending;
+    /// a page that cannot be read makes the next step `Fail`.
+    pub fn page(&self, body: Vec<u8>) -> Result<()> {
+        Ok(lock(&self.0).page(&body)?)
+    }
+
+    /// Reports the store's state of each key the `Check` step named, in order. `InvalidArgument`
+    /// when no check is pending or the count differs from the keys'.
+    pub fn checked(&self, states: Vec<ClaimState>) -> Result<()> {
+        Ok(lock(&self.0).checked(&states)?)
+    }
+
+    /// Reports the 2xx body of the replay requested: the service accepted it. `InvalidArgument`
+    /// when no replay is pending.
+    pub fn replayed(&self, body: Vec<u8>) -> Result<()> {
+        Ok(lock(&self.0).replayed(&body)?)
+    }
+
+    /// Reports that the replay request ended in the library's error with `code`
+    /// (`call_failed`, `reconcile_required`, `api_error`, …): the run goes on, and the next run
+    /// looks at that delivery again. `InvalidArgument` when no replay is pending.
+    pub fn replay_failed(&self, code: String) -> Result<()> {
+        Ok(lock(&self.0).replay_failed(&code)?)
     }
 }

@@ -96,6 +96,18 @@ impl RedisDedupProtocol {
         RedisDedup::state_reply(reply.as_deref())
     }
 
+    /// The read-only lookup of a key's state (delivery recovery): `GET <k>`, read with
+    /// `lookupReply`.
+    pub fn lookup_command(&self, key: String) -> Result<Vec<String>> {
+        Ok(self.0.lookup_command(&key)?)
+    }
+
+    /// What a lookup's reply means: `DONE` once committed, `IN_PROGRESS` for a live claim, `NEW`
+    /// for nil (never seen, or its claim or TTL ran out).
+    pub fn lookup_reply(&self, reply: Option<String>) -> ClaimState {
+        RedisDedup::lookup_reply(reply.as_deref())
+    }
+
     /// What the guarded commit's or release's reply means: true for 1 (done, released), false
     /// otherwise (the key no longer holds this claim).
     pub fn guarded_reply(&self, reply: Option<String>) -> bool {
@@ -185,6 +197,18 @@ impl SqlDedupProtocol {
     /// `DONE` or `IN_PROGRESS` (the `state` column; null for no row).
     pub fn state_reply(&self, state: Option<String>) -> ClaimState {
         SqlDedup::state_reply(state.as_deref())
+    }
+
+    /// The read-only lookup of `key`'s state at `now` (Unix seconds; delivery recovery, run in
+    /// autocommit): one column, a row only while the key is live. Read it with `lookupReply`.
+    pub fn lookup(&self, key: String, now: i64) -> Result<SqlStatement> {
+        Ok(self.0.lookup(&key, now)?)
+    }
+
+    /// What a lookup returned (the `state` column; null for no row): `DONE` for a processed key,
+    /// `IN_PROGRESS` for a live claim, `NEW` for no row (never seen, or expired).
+    pub fn lookup_reply(&self, state: Option<String>) -> ClaimState {
+        SqlDedup::lookup_reply(state.as_deref())
     }
 
     /// The statement opening the handler's transaction (`BEGIN`, `BEGIN IMMEDIATE` on SQLite).

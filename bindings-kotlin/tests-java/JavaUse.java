@@ -56,6 +56,15 @@ public final class JavaUse {
         check(revealed.getSecret().getSecret().equals("whsec_java") && revealed.getPreviousValidUntil() == 2000L, "revealed secret");
         check(revealed.secrets().size() == 1 && revealed.secrets("whsec_old").size() == 2, "secrets() and secrets(previous)");
         check(!revealed.toString().contains("whsec_java") && "wh_1".equals(revealed.getReference()), "printing hides the secret");
+        // delivery recovery's store lookups from Java: a built-in store, and a lambda as DeliveryStates
+        try (dev.royaltykit.InMemoryDedupStore store = new dev.royaltykit.InMemoryDedupStore()) {
+            dev.royaltykit.DeliveryStates states = store;
+            check(states.state("k") == dev.royaltykit.types.ClaimState.NEW, "state of an unseen key");
+            check(store.claim("k") == dev.royaltykit.types.ClaimState.NEW, "the lookup claimed nothing");
+            check(states.state("k") == dev.royaltykit.types.ClaimState.IN_PROGRESS, "state of a claimed key");
+        }
+        dev.royaltykit.DeliveryStates mine = key -> dev.royaltykit.types.ClaimState.DONE;
+        check(mine.state("k") == dev.royaltykit.types.ClaimState.DONE, "a lambda store");
         System.out.println("java: 1 passed, 0 failed");
     }
 

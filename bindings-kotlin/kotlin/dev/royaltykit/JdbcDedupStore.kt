@@ -42,7 +42,7 @@ class JdbcDedupStore @JvmOverloads constructor(
     leaseSeconds: Long? = null,
     private val clock: Clock = Clock.systemUTC(),
     createTable: Boolean = true,
-) : TransactionalDedupStore, AutoCloseable {
+) : TransactionalDedupStore, DeliveryStates, AutoCloseable {
     private val protocol: SqlDedupProtocol
     private val sqlite: Boolean
 
@@ -107,6 +107,14 @@ class JdbcDedupStore @JvmOverloads constructor(
                 protocol.stateReply(state)
             }
         }
+    }
+
+    /** What the table holds of [key] now (the core's read-only lookup, its own autocommit statement):
+     * `DONE`, `IN_PROGRESS` (a live claim) or `NEW` (no live row). Never claims. */
+    override fun state(key: String): ClaimState = autocommit().use { c ->
+        protocol.lookupReply(
+            c.prepare(protocol.lookup(key, now())).use { ps -> ps.executeQuery().use { rs -> if (rs.next()) rs.getString(1) else null } },
+        )
     }
 
     /** Opens the handler's transaction on a connection of its own and returns it; [commitTransaction]

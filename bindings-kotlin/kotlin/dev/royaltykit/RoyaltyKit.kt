@@ -424,11 +424,31 @@ interface TransactionalDedupStore {
     fun rollback(connection: java.sql.Connection)
 }
 
+/**
+ * The read-only side of a dedup store, which delivery recovery asks
+ * (`EnterpriseClient.recoverDeliveries`): what the store knows of a delivery key **without
+ * claiming it**. Every built-in store implements it ([InMemoryDedupStore], [RedisDedupStore],
+ * [JdbcDedupStore]); a store of your own implements it beside [DedupStore] or
+ * [TransactionalDedupStore] (or give a lambda). Implementations must be thread-safe.
+ */
+fun interface DeliveryStates {
+    /**
+     * What the store knows of [key] now, never claiming or recording it: `DONE` (processed, within
+     * the store's time-to-live), `IN_PROGRESS` (a receiver holds a live claim on it) or `NEW`
+     * (never seen, or forgotten). Throwing (the store cannot be reached) ends the recovery run
+     * with that exception.
+     */
+    fun state(key: String): ClaimState
+}
+
 /** A [DedupWindow] as a [DedupStore]: one process only. */
-class InMemoryDedupStore(internal val window: DedupWindow = DedupWindow(defaultStoreCapacity())) : DedupStore, AutoCloseable {
+class InMemoryDedupStore(internal val window: DedupWindow = DedupWindow(defaultStoreCapacity())) : DedupStore, DeliveryStates, AutoCloseable {
     override fun claim(key: String): ClaimState = window.claim(key)
     override fun commit(key: String) = window.commit(key)
     override fun release(key: String) { window.release(key) }
+
+    /** The window's state of [key] at the system clock (the core's [DedupWindow.state]): never claims. */
+    override fun state(key: String): ClaimState = window.state(key)
     override fun close() = window.close()
 }
 
@@ -462,7 +482,7 @@ class RedisDedupStore(
     prefix: String? = null,
     ttlSeconds: Long? = null,
     leaseSeconds: Long? = null,
-) : DedupStore, AutoCloseable {
+) : DedupStore, DeliveryStates, AutoCloseable {
     private val protocol = RedisDedupProtocol(prefix, ttlSeconds, leaseSeconds)
     private val tokens = java.util.concurrent.ConcurrentHashMap<String, String>()
 
@@ -486,6 +506,9 @@ class RedisDedupStore(
         redis.execute(protocol.releaseCommand(key, tokens[key] ?: protocol.newToken()))
         tokens.remove(key)
     }
+
+    /** A read-only `GET` of [key] ([RedisDedupProtocol.lookupCommand]), read by the core: never claims. */
+    override fun state(key: String): ClaimState = protocol.lookupReply(redis.execute(protocol.lookupCommand(key)))
 
     override fun close() = protocol.close()
 }

@@ -275,6 +275,68 @@ class MachinesTest {
         return mapOf("steps" to steps)
     }
 
+    /**
+     * A recovery run as the transcript scripts it (core/tests/machines.rs, `fn recovery`): each
+     * fetch's query, each check's keys (answered from `states` by key, `new` when absent), each
+     * replay (answered from `replays`: `failed` → `replayFailed`, else `replayed` with `body`),
+     * then the report with snake_case keys, or the failure.
+     */
+    private fun recovery(i: JsonObject): Map<String, Any?> {
+        val o = i["options"].asJsonObject
+        val bodies = ArrayDeque(i["pages"].asJsonArray.map { it.asString })
+        val replays = ArrayDeque(i["replays"].asJsonArray.map { it.asJsonObject })
+        val states = i["states"].asJsonObject
+        val steps = ArrayList<Map<String, Any?>>()
+        // a refusal comes from the constructor only: any later one fails the test
+        Recovery(i.str("subscription")!!, i.str("namespace")!!, i["since"].asDouble, i["now"].asDouble,
+            o.num("max_replays")?.toLong(), o.num("max_replays_per_delivery")?.toLong(), o.num("max_entries")?.toLong()).use { run ->
+            try {
+                while (true) {
+                    when (val s = run.next()) {
+                        is RecoveryStep.Fetch -> {
+                            assertEquals("listEnterpriseWebhookDeliveries", s.operation)
+                            steps.add(step("step" to "fetch", "query" to s.query.map { listOf(it.name, it.value) }))
+                            val body = bodies.removeFirstOrNull() ?: break
+                            run.page(body.toByteArray())
+                        }
+                        is RecoveryStep.Check -> {
+                            steps.add(step("step" to "check", "keys" to s.keys))
+                            run.checked(s.keys.map { k -> ClaimState.valueOf((states.str(k) ?: "new").uppercase()) })
+                        }
+                        is RecoveryStep.Replay -> {
+                            assertEquals("replayEnterpriseWebhookDelivery", s.operation)
+                            steps.add(step("step" to "replay", "delivery" to s.delivery))
+                            val answer = replays.removeFirstOrNull() ?: break
+                            val failed = answer.str("failed")
+                            if (failed != null) run.replayFailed(failed) else run.replayed(answer.str("body")!!.toByteArray())
+                        }
+                        is RecoveryStep.Done -> {
+                            val r = s.report
+                            val deliveries = r.deliveries.map { d ->
+                                step("reference" to d.reference, "event" to d.event, "status" to d.status, "created_at" to d.createdAt,
+                                    "replays" to d.replays, "action" to d.action.name.lowercase(), "replay" to d.replay, "error" to d.error)
+                            }
+                            steps.add(step("step" to "done", "report" to step(
+                                "entries" to r.entries.toLong(), "considered" to r.considered.toLong(), "before_since" to r.beforeSince.toLong(),
+                                "skipped" to r.skipped.toLong(), "replayed" to r.replayed.toLong(), "end" to r.end.name.lowercase(),
+                                "deliveries" to deliveries,
+                            )))
+                            break
+                        }
+                        is RecoveryStep.Fail -> {
+                            assertTrue(s.error is RoyaltyKitException.Pagination)
+                            steps.add(step("step" to "fail", "code" to s.error.code, "family" to s.error.family.name.lowercase()))
+                            break
+                        }
+                    }
+                }
+            } catch (e: RoyaltyKitException) {
+                throw AssertionError("a recovery input was refused after construction: $e", e)
+            }
+        }
+        return mapOf("steps" to steps)
+    }
+
     private val gson = GsonBuilder().serializeNulls().create()
     private fun camel(k: String) = k.replace(Regex("_([a-z])")) { it.groupValues[1].uppercase() }
     private fun member(actual: JsonElement, k: String): JsonElement? =
@@ -304,7 +366,7 @@ class MachinesTest {
         val failures = ArrayList<String>()
         for (group in data["testGroups"].asJsonArray.map { it.asJsonObject }) {
             val tests = group["tests"].asJsonArray.map { it.asJsonObject }
-            assertTrue(tests.size >= when (group.str("function")) { "session" -> 8; "pages" -> 20; else -> 40 })
+            assertTrue(tests.size >= when (group.str("function")) { "session" -> 8; "pages" -> 20; "recovery" -> 20; else -> 40 })
             for (t in tests) {
                 count++
                 val input = t["input"].asJsonObject
@@ -315,6 +377,7 @@ class MachinesTest {
                         "export_job" -> exportJob(input)
                         "session" -> session(input)
                         "pages" -> pages(input)
+                        "recovery" -> recovery(input)
                         else -> { fail("no adapter for $f"); emptyMap() }
                     }
                 }

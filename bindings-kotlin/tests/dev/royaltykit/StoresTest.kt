@@ -325,6 +325,28 @@ class StoresTest(kind: String) : StoreCase(kind) {
             other.close()
         }
     }
+
+    @Test
+    fun stateReadsTheKeyWithoutClaimingIt() {
+        store().use { s ->
+            assertEquals(ClaimState.NEW, s.state("k1"))
+            assertEquals(ClaimState.NEW, s.state("k1"))
+            assertEquals(emptyList<String>(), states()) // the lookups wrote nothing
+            assertEquals(ClaimState.NEW, s.claim("k1"))
+            assertEquals(ClaimState.IN_PROGRESS, s.state("k1"))
+            val c = s.begin()
+            assertTrue(s.markDone(c, "k1"))
+            assertEquals(ClaimState.IN_PROGRESS, s.state("k1")) // not yet committed
+            s.commitTransaction(c)
+            assertEquals(ClaimState.DONE, s.state("k1"))
+            // a claim whose lease ran out is forgotten: new again, as the next claim would find it
+            assertEquals(ClaimState.NEW, s.claim("k2"))
+            store(later = LEASE + 1).use { later -> assertEquals(ClaimState.NEW, later.state("k2")) }
+            s.release("k2")
+            assertEquals(ClaimState.NEW, s.state("k2"))
+            assertEquals(listOf("done"), states())
+        }
+    }
 }
 
 /**

@@ -2,6 +2,7 @@
 // artifact, so the core jar gains no dependency.
 package dev.royaltykit.coroutines
 
+import dev.royaltykit.DeliveryStates
 import dev.royaltykit.RequestParams
 import dev.royaltykit.RevealedSecret
 import dev.royaltykit.client.ApiClient
@@ -9,6 +10,7 @@ import dev.royaltykit.client.EnterpriseClient
 import dev.royaltykit.client.ExportInterruptedException
 import dev.royaltykit.client.ExportResult
 import dev.royaltykit.client.ReportsClient
+import dev.royaltykit.types.RecoveryReport
 import dev.royaltykit.types.VerifiedWebhook
 import dev.royaltykit.types.WebhookEvent
 import kotlinx.coroutines.Dispatchers
@@ -16,6 +18,7 @@ import kotlinx.coroutines.flow.Flow
 import kotlinx.coroutines.flow.flow
 import kotlinx.coroutines.runInterruptible
 import java.nio.file.Path
+import java.time.Instant
 import java.util.concurrent.CancellationException
 
 /**
@@ -111,6 +114,27 @@ suspend fun EnterpriseClient.fetchResourceAsync(event: WebhookEvent, userId: Str
 /** [fetchResourceAsync] of the resource a verified [delivery]'s event names. */
 suspend fun EnterpriseClient.fetchResourceAsync(delivery: VerifiedWebhook, userId: String? = null): ByteArray =
     fetchResourceAsync(delivery.event.resourceUrl, userId)
+
+/**
+ * [EnterpriseClient.recoverDeliveries] as a suspend function, on [Dispatchers.IO] and cancellable
+ * as [requestAsync] is: the subscription's delivery log read, each delivery from [since] on
+ * checked against [store] (the receiver's, under its [namespace]; its `state` is called on that
+ * thread, blocking) and the ones never processed replayed, the core deciding which. Cancelling
+ * the coroutine interrupts the request or wait in progress and sends no further request: a
+ * replay already sent may have been accepted, and the next run sees it pending in the log and
+ * does not send it again.
+ */
+suspend fun EnterpriseClient.recoverDeliveriesAsync(
+    subscription: String,
+    store: DeliveryStates,
+    namespace: String,
+    since: Instant,
+    maxReplays: Int? = null,
+    maxReplaysPerDelivery: Int? = null,
+    maxEntries: Long? = null,
+): RecoveryReport = runInterruptible(Dispatchers.IO) {
+    recoverDeliveries(subscription, store, namespace, since, maxReplays, maxReplaysPerDelivery, maxEntries)
+}
 
 /**
  * [ApiClient.paginate] as a cold [Flow]: each collection walks the list from the start, a page

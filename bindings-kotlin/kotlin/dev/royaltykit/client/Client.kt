@@ -16,6 +16,10 @@ import dev.royaltykit.Pages
 import dev.royaltykit.PagesStep
 import dev.royaltykit.Param
 import dev.royaltykit.RateBudget
+import dev.royaltykit.DeliveryStates
+import dev.royaltykit.Recovery
+import dev.royaltykit.RecoveryStep
+import dev.royaltykit.code
 import dev.royaltykit.RequestDescriptor
 import dev.royaltykit.RequestParams
 import dev.royaltykit.RevealedSecret
@@ -32,6 +36,7 @@ import dev.royaltykit.storeToken
 import dev.royaltykit.wakeWaiters
 import dev.royaltykit.types.MachineEvent
 import dev.royaltykit.types.Reconcile
+import dev.royaltykit.types.RecoveryReport
 import dev.royaltykit.types.RoyaltyKitException
 import dev.royaltykit.types.TransportFailure
 import dev.royaltykit.types.VerifiedWebhook
@@ -40,6 +45,7 @@ import java.nio.file.Files
 import java.nio.file.Path
 import java.nio.file.StandardCopyOption
 import java.time.Duration
+import java.time.Instant
 
 /** A request for an [HttpTransport]: what the core built, with its absolute URL. */
 class HttpRequest(val method: String, val url: String, val headers: List<Pair<String, String>>, val body: ByteArray?) {
@@ -1026,6 +1032,79 @@ class EnterpriseClient @JvmOverloads constructor(
     @JvmOverloads
     @Throws(RoyaltyKitException::class, ReconcileRequiredException::class, CallFailedException::class)
     fun fetchResource(delivery: VerifiedWebhook, userId: String? = null): ByteArray = fetchResource(delivery.event, userId)
+
+    /**
+     * Delivery recovery for the subscription [subscription] (the spec's "keep periodic
+     * reconciliation until event delivery is proven"): reads its delivery log
+     * (`listEnterpriseWebhookDeliveries`, every page), asks [store] — the store your receiver
+     * deduplicates with, under its [namespace] — which of the deliveries from [since] on it has
+     * processed, without claiming any, and replays (`replayEnterpriseWebhookDelivery`) those the
+     * service gave up on that the store never processed. Returns the [RecoveryReport]: every
+     * delivery considered, with what was found and done (`RecoveryAction`). Which deliveries are
+     * processed, in flight, pending or lost, and which are replayed, are all the core's decisions
+     * ([Recovery]); this only performs its steps.
+     *
+     * Safe to run periodically (a scheduled job): a delivery the service is still attempting, or
+     * whose replay it is still attempting, is left alone, so a run never replays what an earlier
+     * run replayed while that replay is pending. A delivery the service says was delivered but
+     * the store does not know is reported `UNRECORDED`, not replayed (the store forgot it, or is
+     * not the receiver's). At most [maxReplays] replays are sent (null: the core's 100; the rest
+     * are `DEFERRED` to the next run), a delivery whose [maxReplaysPerDelivery] replays all
+     * failed is left alone (null: 3), and at most [maxEntries] log entries are read (null:
+     * 10000). `now` is the client's clock.
+     *
+     * Each request is one [request] — the client's session (token, rate budget), retries, events
+     * and telemetry — and blocking: call it off the main thread. A replay is never sent twice
+     * blindly: a replay that ended in the library's error ([ReconcileRequiredException],
+     * [CallFailedException], a `RoyaltyKitException` such as a 404's `api_error`) is reported
+     * `REPLAY_FAILED` with that code and the run goes on. A failed log request throws as
+     * [request] does; a log that cannot be read throws `RoyaltyKitException.Pagination` (nothing
+     * replayed); wrong arguments throw `RoyaltyKitException.InvalidArgument` before any request;
+     * an exception of [store] and an interrupt end the run with it.
+     */
+    @JvmOverloads
+    @Throws(RoyaltyKitException::class, ReconcileRequiredException::class, CallFailedException::class)
+    fun recoverDeliveries(
+        subscription: String,
+        store: DeliveryStates,
+        namespace: String,
+        since: Instant,
+        maxReplays: Int? = null,
+        maxReplaysPerDelivery: Int? = null,
+        maxEntries: Long? = null,
+    ): RecoveryReport {
+        val sinceSeconds = since.epochSecond + since.nano / 1e9
+        Recovery(subscription, namespace, sinceSeconds, clock(), maxReplays?.toLong(), maxReplaysPerDelivery?.toLong(), maxEntries).use { run ->
+            while (true) {
+                when (val step = run.next()) {
+                    is RecoveryStep.Fetch -> run.page(
+                        request(step.operation, RequestParams(path = mapOf("reference" to subscription), query = step.query)),
+                    )
+                    is RecoveryStep.Check -> run.checked(step.keys.map { store.state(it) })
+                    is RecoveryStep.Replay -> {
+                        val path = mapOf("reference" to subscription, "deliveryReference" to step.delivery)
+                        // the library's own errors are the replay's failure; anything else (an interrupt) propagates
+                        var failed: String? = null
+                        val answer = try {
+                            request(step.operation, RequestParams(path = path))
+                        } catch (e: RoyaltyKitException) {
+                            failed = e.code
+                            null
+                        } catch (e: ReconcileRequiredException) {
+                            failed = e.code
+                            null
+                        } catch (e: CallFailedException) {
+                            failed = e.code
+                            null
+                        }
+                        if (answer != null) run.replayed(answer) else run.replayFailed(failed!!)
+                    }
+                    is RecoveryStep.Done -> return step.report
+                    is RecoveryStep.Fail -> throw step.error
+                }
+            }
+        }
+    }
 }
 
 /**
