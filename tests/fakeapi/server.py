@@ -69,6 +69,10 @@ server still checks every wait. Control (JSON):
 - A ``redirect`` fault answers 307 with a ``Location`` on another origin: the ``evil`` listener
   of this process, which records whatever reaches it (``evil_requests``, ``evil_credentials``).
 - ``"replays": "hold"``: replays stay pending (never sent).
+- ``"routes": {endpoint_url: url}`` (or ``POST /_fake/route`` with ``{"from": endpoint_url, "to": url}``): where
+  deliveries to a subscription's ``endpoint_url`` really go, as DNS would send them — the clients refuse a loopback
+  or plain-http ``endpoint_url`` (the spec: HTTPS, public addresses), so a test subscribes
+  ``https://hooks.example/…`` and routes it to its loopback receiver.
 - ``POST /_fake/deliver`` (``{"reference": <webhook>, "event": "ddex.delivery.failed", "lose": false}``):
   logs a delivery to that subscription and sends it now → ``delivery``, ``status``, ``answer_ms``;
   ``lose``: never sent, failed at once (the receiver unreachable for the whole retry schedule).
@@ -181,6 +185,7 @@ class World:
         self.idempotent: dict[str, tuple] = {}  # Idempotency-Key -> the response it got
         self.deliveries: list[dict] = []  # the delivery log of every subscription, oldest first
         self.replays = script.get("replays", "send")  # "hold": replays stay pending
+        self.routes: dict[str, str] = dict(script.get("routes", {}))  # endpoint_url -> where deliveries really go
         self.subscriptions = [{"reference": f"sub_{i:03d}", "name": f"hook {i}", "active": True}
                               for i in range(1, int(script.get("subscriptions", 0)) + 1)]
         self.enterprise_expires_at = script.get("enterprise_expires_at", "rfc3339")
@@ -258,7 +263,7 @@ def send_delivery(entry: dict) -> None:
             secrets.append(hook["previous"])  # the rotation's overlap: both sign
         signature = ",".join("v1=" + hmac.new(s.encode(), f"{ts}.".encode() + body, hashlib.sha256).hexdigest()
                              for s in secrets)
-        url = hook["endpoint_url"]
+        url = w.routes.get(hook["endpoint_url"], hook["endpoint_url"])
         headers = {"Content-Type": "application/json", "Service-Webhook-Id": entry["reference"],
                    "Service-Webhook-Timestamp": ts, "Service-Webhook-Signature": signature}
     started = time.monotonic()
@@ -339,6 +344,10 @@ class Handler(BaseHTTPRequestHandler):
             if path == "/_fake/reset":
                 w.reset(json.loads(body or b"{}"))
                 return self.send(200, {"ok": True})
+            if path == "/_fake/route":
+                request = json.loads(body)
+                w.routes[request["from"]] = request["to"]
+                return self.send(200, {"routes": w.routes})
             if path == "/_fake/advance":
                 w.offset += float(json.loads(body)["seconds"])
                 return self.send(200, {"now": w.now()})
