@@ -54,6 +54,9 @@ fn receipt(i: &Value) -> Outcome {
     if i["transactional"].as_bool() == Some(true) {
         r = r.transactional();
     }
+    if i["inbox"].as_bool() == Some(true) {
+        r = r.inbox();
+    }
     let mut answers = i["answers"]
         .as_array()
         .unwrap()
@@ -75,6 +78,11 @@ fn receipt(i: &Value) -> Outcome {
         match step {
             ReceiptStep::Reply { .. } => return Ok(json!({ "steps": steps })),
             ReceiptStep::Wait { .. } => r.waited()?,
+            ReceiptStep::Enqueue { .. } => match answers.next().unwrap() {
+                "new" => r.enqueued(true)?,
+                "dup" => r.enqueued(false)?,
+                _ => r.store_failed()?,
+            },
             ReceiptStep::Claim { .. } => match answers.next().unwrap() {
                 "store_down" => r.store_failed()?,
                 state => r.claimed(ClaimState::parse(state)?)?,

@@ -246,7 +246,7 @@ mod receipts {
                         }
                     }
                     ReceiptStep::Wait { .. } => r.waited().unwrap(),
-                    step @ (ReceiptStep::Begin {} | ReceiptStep::CommitTransaction {} | ReceiptStep::Rollback {}) => {
+                    step @ (ReceiptStep::Begin {} | ReceiptStep::CommitTransaction {} | ReceiptStep::Rollback {} | ReceiptStep::Enqueue { .. }) => {
                         prop_assert!(false, "a plain receipt asked for {:?}", step);
                     }
                     ReceiptStep::Reply { status, body } => {
@@ -347,6 +347,7 @@ mod receipts {
                         r.released().unwrap();
                     }
                     ReceiptStep::Wait { .. } => prop_assert!(false, "a transactional receipt never pauses"),
+                    ReceiptStep::Enqueue { .. } => prop_assert!(false, "a transactional receipt never enqueues"),
                     ReceiptStep::Reply { status, body } => {
                         prop_assert!(!open, "replied with the transaction open");
                         prop_assert_eq!(effect, keys.iter().all(|k| table[k] == Key::Done && mine.contains(k)));

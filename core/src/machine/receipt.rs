@@ -93,6 +93,13 @@ pub enum ReceiptStep {
     /// [`Receipt::rolled_back`] (a failed rollback too: the database rolls back a transaction
     /// whose connection is gone).
     Rollback {},
+    /// (Inbox receipts.) Persist the verified delivery under `key` in the inbox — its
+    /// `Service-Webhook-Id`, event name and the raw body as received — then report
+    /// [`Receipt::enqueued`] or [`Receipt::store_failed`].
+    Enqueue {
+        /// The delivery key.
+        key: String,
+    },
     /// Answer `status` with the JSON `body`: the delivery is finished.
     Reply {
         /// The HTTP status.
@@ -135,6 +142,8 @@ enum Phase {
         to_release: Vec<String>,
         reply: (u16, String),
     },
+    /// (Inbox.) Persisting the delivery.
+    Enqueuing,
     /// Finished.
     Replied(u16, String),
 }
@@ -220,7 +229,8 @@ impl Receipt {
     /// Once the receipt has replied, what happened, for logs and metrics: `processed` (the
     /// handler ran and its effect is marked done), `duplicate` (already processed),
     /// `in_progress` (another worker holds it: 503), `rejected` (not verified), `acknowledged`
-    /// (nothing to process: a test event), `handler_failed`, `store_unavailable`, or
+    /// (nothing to process: a test event), `queued` (inbox: persisted for the worker),
+    /// `handler_failed`, `store_unavailable`, or
     /// `claim_lost` (transactional: another worker took the key; rolled back, 503). `None`
     /// before the reply.
     pub fn outcome(&self) -> Option<&'static str> {
@@ -234,6 +244,38 @@ impl Receipt {
     pub fn transactional(mut self) -> Self {
         self.transactional = true;
         self
+    }
+
+    /// This receipt, for an inbox ([`crate::dedup::SqlInbox`] or a stream): the delivery is
+    /// persisted under its delivery key and answered 2xx at once — `{"result":"queued"}`, or
+    /// `{"result":"duplicate"}` for a delivery already in the inbox — and a worker
+    /// ([`super::InboxWorker`]) runs the handler later, so a slow handler never outlives the
+    /// service's 10-second attempt. Promises `Enqueue` as the first step of a verified delivery
+    /// (content keys are not claimed: the inbox row is the delivery's dedup record); a receipt
+    /// that has already replied (a rejected delivery, a test event) is unchanged.
+    pub fn inbox(mut self) -> Self {
+        if matches!(self.phase, Phase::Claiming) {
+            self.keys.truncate(1);
+            self.phase = Phase::Enqueuing;
+        }
+        self
+    }
+
+    /// (Inbox.) The pending `Enqueue` is done: `new` when the delivery was added, false when it
+    /// was in the inbox already. Promises `Reply` 200, outcome `queued` or `duplicate`.
+    pub fn enqueued(&mut self, new: bool) -> Result<(), ArgumentError> {
+        if !matches!(self.phase, Phase::Enqueuing) {
+            return Err(unexpected("enqueued", self.expecting()));
+        }
+        let (result, outcome) = if new {
+            ("queued", "queued")
+        } else {
+            ("duplicate", "duplicate")
+        };
+        let body = serde_json::json!({ "result": result }).to_string();
+        self.phase = Phase::Replied(self.success.0, body);
+        self.outcome = outcome;
+        Ok(())
     }
 
     /// Whether the receipt is transactional.
@@ -276,6 +318,7 @@ impl Receipt {
             Phase::Beginning => ReceiptStep::Begin {},
             Phase::CommittingTransaction => ReceiptStep::CommitTransaction {},
             Phase::RollingBack { .. } => ReceiptStep::Rollback {},
+            Phase::Enqueuing => ReceiptStep::Enqueue { key: self.key(0) },
             Phase::Replied(status, body) => ReceiptStep::Reply {
                 status: *status,
                 body: body.clone(),
@@ -300,6 +343,7 @@ impl Receipt {
             Phase::CommittingTransaction => "transaction_committed or store_failed",
             Phase::RollingBack { .. } => "rolled_back",
             Phase::Pausing { .. } => "waited",
+            Phase::Enqueuing => "enqueued or store_failed",
             Phase::Replied(..) => "nothing (the receipt has replied)",
         }
     }
@@ -373,6 +417,7 @@ impl Receipt {
             Phase::Beginning | Phase::CommittingTransaction => {
                 self.release_then(self.keys.clone(), reply);
             }
+            Phase::Enqueuing => self.phase = Phase::Replied(reply.0, reply.1),
             Phase::Committing { .. } if self.transactional => {
                 self.roll_back_then(reply);
             }

@@ -316,6 +316,9 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                     status = Some(s);
                     break;
                 }
+                ReceiptStep::Enqueue { key } => {
+                    panic!("a receipt that is not an inbox's asked to enqueue {key}")
+                }
             }
         }
         let secrets_json: Vec<Value> = if std::ptr::eq(receiver, &old_receiver) {
