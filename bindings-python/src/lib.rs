@@ -559,6 +559,14 @@ impl DedupWindow {
         guard(|| Ok(self.lock().check_and_insert(&key, args::now(now))?))
     }
 
+    /// What is remembered of ``key``, without claiming or recording it (delivery recovery asks
+    /// it): ``"done"`` once committed (for the time-to-live), ``"in_progress"`` while a claim's
+    /// lease is live, ``"new"`` otherwise.
+    #[pyo3(signature = (key, now=None))]
+    fn state(&self, key: Text, now: Option<Seconds>) -> PyResult<dedup::ClaimState> {
+        guard(|| Ok(self.lock().state(&key, args::now(now))?))
+    }
+
     /// Whether `key` is remembered (claimed or done), without recording it.
     #[pyo3(signature = (key, now=None))]
     fn contains(&self, key: Text, now: Option<Seconds>) -> PyResult<bool> {

@@ -1,5 +1,6 @@
-//! The protocol machines for Python (`WebhookReceipt`, `Call`, `ExportJob`, `Pages`): argument
-//! conversion and the step classes only; every rule and every step is the core's.
+//! The protocol machines for Python (`WebhookReceipt`, `Call`, `ExportJob`, `Pages`,
+//! `Recovery`): argument conversion and the step classes only; every rule and every step is the
+//! core's.
 
 use crate::api::{bearer, json_body, params, request_params, RequestDescriptor};
 use crate::args::{Body, Headers, Text};
@@ -7,7 +8,9 @@ use crate::{guard, DedupWindow};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 use royaltykit::dedup::ClaimState;
-use royaltykit::machine::{self, CallFailure, PageItems, ReceiptStep};
+use royaltykit::machine::{
+    self, CallFailure, PageItems, ReceiptStep, RecoveredDelivery, RecoveryReport,
+};
 use royaltykit::retry::TransportFailure;
 use royaltykit::webhook::VerifiedWebhook;
 use std::sync::{Mutex, MutexGuard};
@@ -780,9 +783,207 @@ impl Pages {
     }
 }
 
+/// What a ``Recovery`` run says to do next. Match on the variant: ``Fetch(query)``,
+/// ``Check(keys)``, ``Replay(delivery)``, ``Done(report)`` and ``Fail(error)``.
+#[pyclass(frozen, module = "royaltykit")]
+pub enum RecoveryStep {
+    /// Request ``listEnterpriseWebhookDeliveries`` for the subscription (path ``reference``)
+    /// with ``query``, then report its 2xx body to ``page``.
+    Fetch { query: Vec<(String, String)> },
+    /// Look each of ``keys`` up in the store the receiver uses, without claiming it, then report
+    /// each one's state (``new``, ``in_progress``, ``done``), in order, to ``checked``.
+    Check { keys: Vec<String> },
+    /// Request ``replayEnterpriseWebhookDelivery`` for the subscription and ``delivery`` (path
+    /// ``deliveryReference``), then report its 2xx body to ``replayed``, or the code of the
+    /// library error it raised to ``replay_failed``.
+    Replay { delivery: String },
+    /// The run is over: ``report`` says what it found and did.
+    Done { report: Py<RecoveryReport> },
+    /// The delivery log cannot be read on (nothing was replayed): ``error`` is the
+    /// ``PaginationError`` to raise. Over.
+    Fail { error: Py<PyAny> },
+}
+
+#[pymethods]
+impl RecoveryStep {
+    fn __repr__(&self) -> String {
+        match self {
+            Self::Fetch { query } => format!("RecoveryStep.Fetch(query={query:?})"),
+            Self::Check { keys } => format!("RecoveryStep.Check(keys={keys:?})"),
+            Self::Replay { delivery } => format!("RecoveryStep.Replay(delivery={delivery:?})"),
+            Self::Done { report } => {
+                let r = report.get();
+                format!(
+                    "RecoveryStep.Done(considered={}, replayed={}, end={:?})",
+                    r.considered,
+                    r.replayed,
+                    r.end.as_str()
+                )
+            }
+            Self::Fail { error } => Python::attach(|py| {
+                let error = error.bind(py);
+                let code = error
+                    .getattr("code")
+                    .and_then(|c| c.extract::<String>())
+                    .unwrap_or_default();
+                format!("RecoveryStep.Fail({code:?}: {error})")
+            }),
+        }
+    }
+}
+
+/// An instant as the core's `f64` Unix seconds: an `int` or a `float` as given (the core checks
+/// it), or an aware `datetime`; a naive one is `invalid_argument` naming `name`.
+fn instant(obj: &Bound<'_, PyAny>, name: &'static str) -> crate::R<f64> {
+    use pyo3::types::{PyBool, PyDateTime, PyFloat, PyInt};
+    if obj.is_instance_of::<PyDateTime>() {
+        if obj.getattr("tzinfo")?.is_none() {
+            return Err(royaltykit::ArgumentError::new(
+                name,
+                "is a naive datetime: give it a timezone (its instant is unknown)",
+            )
+            .into());
+        }
+        return Ok(obj.call_method0("timestamp")?.extract::<f64>()?);
+    }
+    if (obj.is_instance_of::<PyInt>() && !obj.is_instance_of::<PyBool>())
+        || obj.is_instance_of::<PyFloat>()
+    {
+        return Ok(obj.extract::<f64>()?);
+    }
+    let got = obj
+        .get_type()
+        .name()
+        .map_or_else(|_| "?".to_owned(), |n| n.to_string());
+    Err(pyo3::exceptions::PyTypeError::new_err(format!(
+        "{name} must be Unix seconds (an int or a float) or an aware datetime, not {got}"
+    ))
+    .into())
+}
+
+/// One delivery-recovery run for one webhook subscription as a machine: ask ``next()``; for
+/// ``Fetch``, request the subscription's delivery log with its ``query`` and report the 2xx body
+/// to ``page``; for ``Check``, look each key up in the receiver's store without claiming it and
+/// report the states to ``checked``; for ``Replay``, request the replay and report its 2xx body
+/// to ``replayed`` (or its failure's code to ``replay_failed``); until ``Done`` (the
+/// ``RecoveryReport``) or ``Fail``. Every decision (which deliveries were processed, which are
+/// still attempted, which to replay, how many) is the core's. Thread-safe.
+#[pyclass(frozen, module = "royaltykit")]
+pub struct Recovery(Mutex<machine::Recovery>);
+
+#[pymethods]
+impl Recovery {
+    /// The operation a recovery lists a subscription's deliveries with.
+    #[classattr]
+    const LIST_DELIVERIES: &'static str = machine::LIST_DELIVERIES;
+    /// The operation a recovery replays a delivery with.
+    #[classattr]
+    const REPLAY_DELIVERY: &'static str = machine::REPLAY_DELIVERY;
+    /// The most replays one run sends when ``max_replays`` is not given.
+    #[classattr]
+    const DEFAULT_MAX_REPLAYS: u32 = machine::DEFAULT_MAX_REPLAYS;
+    /// The most replays of one delivery, all failed, before it is left alone, when
+    /// ``max_replays_per_delivery`` is not given.
+    #[classattr]
+    const DEFAULT_MAX_REPLAYS_PER_DELIVERY: u32 = machine::DEFAULT_MAX_REPLAYS_PER_DELIVERY;
+    /// The most log entries one run reads when ``max_entries`` is not given.
+    #[classattr]
+    const DEFAULT_MAX_ENTRIES: u64 = machine::DEFAULT_MAX_ENTRIES;
+
+    /// A run over ``subscription``'s delivery log checking the keys of ``namespace`` (the
+    /// receiver's namespace: its delivery keys are ``delivery_key(namespace,
+    /// Service-Webhook-Id)``) for the deliveries from ``since`` on, at ``now`` (each Unix seconds
+    /// or an aware datetime; ``now`` defaults to the system clock), bounded by ``max_replays``
+    /// (replays sent per run), ``max_replays_per_delivery`` (failed replays of one delivery
+    /// before it is left alone) and ``max_entries`` (log entries read). ``InvalidArgumentError``
+    /// for an empty subscription, an empty or over-long namespace, a ``since`` or ``now`` that is
+    /// not finite Unix seconds (or a naive datetime), or a bound of 0.
+    #[new]
+    #[pyo3(signature = (subscription, namespace, since, now=None, *, max_replays=None, max_replays_per_delivery=None,
+                        max_entries=None))]
+    fn new(
+        subscription: Text,
+        namespace: Text,
+        since: &Bound<'_, PyAny>,
+        now: Option<&Bound<'_, PyAny>>,
+        max_replays: Option<i64>,
+        max_replays_per_delivery: Option<i64>,
+        max_entries: Option<i64>,
+    ) -> PyResult<Self> {
+        guard(|| {
+            let since = instant(since, "since")?;
+            let now = match now.filter(|n| !n.is_none()) {
+                Some(n) => instant(n, "now")?,
+                None => clock(None),
+            };
+            let options = machine::RecoveryOptions {
+                max_replays: max_replays.map(bound32),
+                max_replays_per_delivery: max_replays_per_delivery.map(bound32),
+                max_entries: max_entries.map(|n| n.max(0).unsigned_abs()),
+            };
+            let run = machine::Recovery::new(&subscription, &namespace, since, now, options)?;
+            Ok(Self(Mutex::new(run)))
+        })
+    }
+
+    /// The step pending (``RecoveryStep.Fetch``, ``.Check``, ``.Replay``, ``.Done``,
+    /// ``.Fail``); the same until its outcome is reported.
+    fn next(&self, py: Python<'_>) -> PyResult<RecoveryStep> {
+        let step = guard(|| Ok(lock(&self.0).next()))?;
+        Ok(match step {
+            machine::RecoveryStep::Fetch { query } => RecoveryStep::Fetch { query },
+            machine::RecoveryStep::Check { keys } => RecoveryStep::Check { keys },
+            machine::RecoveryStep::Replay { delivery } => RecoveryStep::Replay { delivery },
+            machine::RecoveryStep::Done { report } => RecoveryStep::Done {
+                report: Py::new(py, report)?,
+            },
+            machine::RecoveryStep::Fail { error } => RecoveryStep::Fail {
+                error: crate::error_object(py, *error)?.unbind(),
+            },
+        })
+    }
+
+    /// The 2xx body of the log page fetched. ``InvalidArgumentError`` when no fetch is pending;
+    /// a page that cannot be read ends the run with ``Fail``.
+    fn page(&self, body: Body<'_>) -> PyResult<()> {
+        guard(|| Ok(lock(&self.0).page(&body)?))
+    }
+
+    /// The store's state of each key the pending ``Check`` named, in order: ``"new"``,
+    /// ``"in_progress"`` or ``"done"``. ``InvalidArgumentError`` when no check is pending, the
+    /// count differs from the keys', or a state is none of those.
+    fn checked(&self, states: Vec<Text>) -> PyResult<()> {
+        guard(|| {
+            let states = states
+                .iter()
+                .map(|s| ClaimState::parse(s))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(lock(&self.0).checked(&states)?)
+        })
+    }
+
+    /// The 2xx body of the pending replay's request: the service accepted the replay.
+    /// ``InvalidArgumentError`` when no replay is pending.
+    fn replayed(&self, body: Body<'_>) -> PyResult<()> {
+        guard(|| Ok(lock(&self.0).replayed(&body)?))
+    }
+
+    /// The pending replay's request failed with the library error of ``code`` (``call_failed``,
+    /// ``reconcile_required``, an ``ApiError``'s code, …): the delivery is ``replay_failed`` and
+    /// the next run looks again. ``InvalidArgumentError`` when no replay is pending.
+    fn replay_failed(&self, code: Text) -> PyResult<()> {
+        guard(|| Ok(lock(&self.0).replay_failed(&code)?))
+    }
+
+    fn __repr__(&self) -> String {
+        "Recovery()".to_owned()
+    }
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::py_export!(m;
-        class WebhookReceipt, ReceiptStep, CallStep, Call, ExportJob, Session, Pages, PagesStep, PageItems
+        class WebhookReceipt, ReceiptStep, CallStep, Call, ExportJob, Session, Pages, PagesStep, PageItems,
+            Recovery, RecoveryStep, RecoveryReport, RecoveredDelivery
     );
     Ok(())
 }

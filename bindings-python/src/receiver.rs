@@ -101,6 +101,19 @@ impl RedisDedupProtocol {
         Protocol::state_reply(reply.as_deref())
     }
 
+    /// The read-only lookup of ``key``'s state (delivery recovery; never a claim): read its
+    /// reply with ``lookup_reply``.
+    fn lookup_command(&self, key: Text) -> PyResult<Vec<String>> {
+        guard(|| Ok(self.0.lookup_command(&key)?))
+    }
+
+    /// What a lookup's reply means: ``"done"`` once committed, ``"in_progress"`` for a live
+    /// claim, ``"new"`` for nil (never seen, or its claim or TTL ran out).
+    #[staticmethod]
+    fn lookup_reply(reply: Option<Text>) -> ClaimState {
+        Protocol::lookup_reply(reply.as_deref())
+    }
+
     /// What the guarded commit's or release's reply means: True for 1 (done, released), False
     /// otherwise (the key no longer holds this claim).
     #[staticmethod]
@@ -187,6 +200,21 @@ impl SqlDedupProtocol {
     #[staticmethod]
     fn state_reply(state: Option<Text>) -> ClaimState {
         SqlDedup::state_reply(state.as_deref())
+    }
+
+    /// The read-only lookup of ``key``'s state at ``now`` (Unix seconds; delivery recovery,
+    /// autocommit, never a claim): a row only while the key is live. Read it with
+    /// ``lookup_reply``.
+    fn lookup(&self, key: Text, now: i64) -> PyResult<SqlStatement> {
+        guard(|| Ok(self.0.lookup(&key, now)?))
+    }
+
+    /// What a lookup returned (the ``state`` column, None for no row): ``"done"`` for a
+    /// processed key, ``"in_progress"`` for a live claim, ``"new"`` for no row (never seen, or
+    /// expired).
+    #[staticmethod]
+    fn lookup_reply(state: Option<Text>) -> ClaimState {
+        SqlDedup::lookup_reply(state.as_deref())
     }
 
     /// The statement opening the handler's transaction.

@@ -32,9 +32,12 @@ BODY = {"export_class": "statements", "format": "csv", "period": "2026-10"}
 class Fake:
     """The fake API process and its clock."""
 
-    def __init__(self) -> None:
+    def __init__(self, env: dict[str, str] | None = None) -> None:
+        # env: more of the server's environment (SSL_CERT_FILE: the CA it trusts when it sends a
+        # delivery to an https endpoint)
         self.proc = subprocess.Popen([sys.executable, str(ROOT / "tests" / "fakeapi" / "server.py")],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                     env=None if env is None else {**os.environ, **env})
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
         assert line.startswith("listening "), line

@@ -249,15 +249,68 @@ def _family(error):
     return next(f for f, cls in _FAMILIES.items() if type(error) is cls)
 
 
-MACHINES = {"receipt": receipt, "call": call, "export_job": export_job, "session": session, "pages": pages}
+def new_recovery(i):
+    o = i["options"]
+    return rk.Recovery(i["subscription"], i["namespace"], i["since"], i["now"], max_replays=o.get("max_replays"),
+                       max_replays_per_delivery=o.get("max_replays_per_delivery"), max_entries=o.get("max_entries"))
+
+
+def recovery(i):
+    """A recovery run fed the transcript's log pages, store states and replay answers, as
+    core/tests/machines.rs `fn recovery` does: a key's state is ``input.states[key]`` ("new" when
+    absent); a replay answer ``{"failed": code}`` is ``replay_failed``, else ``replayed(body)``."""
+    run = new_recovery(i)
+    bodies = iter(i["pages"])
+    replays = iter(i["replays"])
+    steps = []
+    while True:
+        match run.next():
+            case rk.RecoveryStep.Fetch(query=query):
+                steps.append({"step": "fetch", "query": [list(p) for p in query]})
+                body = next(bodies, None)
+                if body is None:
+                    break  # a fetch the transcript did not script: the steps differ
+                run.page(body.encode())
+            case rk.RecoveryStep.Check(keys=keys):
+                steps.append({"step": "check", "keys": keys})
+                run.checked([i["states"].get(k, "new") for k in keys])
+            case rk.RecoveryStep.Replay(delivery=delivery):
+                steps.append({"step": "replay", "delivery": delivery})
+                answer = next(replays, None)
+                if answer is None:
+                    break
+                if "failed" in answer:
+                    run.replay_failed(answer["failed"])
+                else:
+                    run.replayed(answer["body"].encode())
+            case rk.RecoveryStep.Done(report=report):
+                assert isinstance(report, rk.RecoveryReport)
+                steps.append({"step": "done", "report": {
+                    "entries": report.entries, "considered": report.considered, "before_since": report.before_since,
+                    "skipped": report.skipped, "replayed": report.replayed, "end": report.end,
+                    "deliveries": [{"reference": d.reference, "event": d.event, "status": d.status,
+                                    "created_at": d.created_at, "replays": d.replays, "action": d.action,
+                                    "replay": d.replay, "error": d.error} for d in report.deliveries]}})
+                break
+            case rk.RecoveryStep.Fail(error=error):
+                assert isinstance(error, rk.PaginationError)
+                steps.append({"step": "fail", "code": error.code, "family": _family(error)})
+                break
+    return {"steps": steps}
+
+
+MACHINES = {"receipt": receipt, "call": call, "export_job": export_job, "session": session, "pages": pages,
+            "recovery": recovery}
+# The machines refused when they are built, before any step.
+BUILD = {"pages": new_pages, "recovery": new_recovery}
 
 
 @pytest.mark.parametrize("function,case", CASES)
 def test_transcript(function, case):
     if case["result"] == "invalid":
         with pytest.raises(rk.RoyaltyKitError) as e:
-            # a walk is refused when it is built, before any step
-            (new_pages if function == "pages" else MACHINES[function])(case["input"])
+            # a walk or a recovery run is refused when it is built, before any step
+            BUILD.get(function, MACHINES[function])(case["input"])
         problem = mismatch(case["error"], e.value)
         assert problem is None, f"{problem} ({e.value})"
         return

@@ -307,3 +307,46 @@ index: int = routes.on("ddex.delivery.failed")
 where: rk.Route = routes.route("ddex.delivery.failed")
 named: list[int] = where.named
 anything: bool = where.any and where.fallback
+
+# Delivery recovery (issue 43 point 3): the machine's steps, the clients' runs, every built-in store's state.
+from datetime import datetime, timedelta, timezone  # noqa: E402
+
+window_store = rk.DedupWindow(10)
+recovery_run = rk.Recovery("wh_1", "org-1", 1_800_000_000, now=1_800_003_600, max_replays=10)
+match recovery_run.next():
+    case rk.RecoveryStep.Fetch(query=log_query):
+        log_sent: list[tuple[str, str]] = log_query
+        recovery_run.page(b'{"data": []}')
+    case rk.RecoveryStep.Check(keys=keys):
+        recovery_run.checked([window_store.state(k) for k in keys])
+    case rk.RecoveryStep.Replay(delivery=replay_of):
+        replay_ref: str = replay_of
+        recovery_run.replay_failed("call_failed")
+    case rk.RecoveryStep.Done(report=recovery_report):
+        for done in recovery_report.deliveries:
+            action: Literal["processed", "processed_by_replay", "in_progress", "in_flight", "replay_pending",
+                            "unrecorded", "replayed", "replay_failed", "replay_limit", "deferred"] = done.action
+            replayed_as: str | None = done.replay
+        log_end: Literal["last", "max_pages", "max_items"] = recovery_report.end
+    case rk.RecoveryStep.Fail(error=log_error):
+        raise log_error
+    case _:
+        pass
+default_replays: int = rk.Recovery.DEFAULT_MAX_REPLAYS
+window_state: Literal["new", "in_progress", "done"] = window_store.state("k")
+states: list[rk.DeliveryStates] = [window_store, rk.RedisDedupStore(object()), SqliteDedupStore(":memory:")]
+async_states: rk.AsyncDeliveryStates = rk.AsyncRedisDedupStore(object())
+
+
+def recover(http: httpx.Client, store: rk.DeliveryStates) -> int:
+    client = EnterpriseClient(http, base_url="https://api.example", api_key="k", api_secret="s")
+    report: rk.RecoveryReport = client.recover_deliveries(
+        "wh_1", store=store, namespace="org-1", since=datetime.now(timezone.utc) - timedelta(hours=1), max_replays=20)
+    return report.replayed + report.considered + report.entries + report.skipped + report.before_since
+
+
+async def recover_async(http: httpx.AsyncClient) -> rk.RecoveryReport:
+    client = AsyncEnterpriseClient(http, base_url="https://api.example", api_key="k", api_secret="s")
+    return await client.recover_deliveries("wh_1", store=rk.AsyncRedisDedupStore(object()), namespace="org-1",
+                                           since=1_800_000_000.0, now=1_800_003_600, max_entries=1000,
+                                           max_replays_per_delivery=2)

@@ -2,7 +2,7 @@
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Final, Literal, Protocol, final
+from typing import Any, ClassVar, Final, Literal, Protocol, final
 
 from typing_extensions import disjoint_base
 
@@ -64,7 +64,8 @@ def revealed_secret(body: _Body) -> RevealedSecret:
     ``previous_secret_valid_until`` that is not a time; the message never contains the body."""
 
 __all__ = [
-    "Call", "CallStep", "ExportJob", "PageItems", "Pages", "PagesStep", "ReceiptStep", "Session", "WebhookReceipt",
+    "Call", "CallStep", "ExportJob", "PageItems", "Pages", "PagesStep", "ReceiptStep", "RecoveredDelivery", "Recovery",
+    "RecoveryReport", "RecoveryStep", "Session", "WebhookReceipt",
     "BackoffPolicy", "BearerToken", "DEFAULT_DEDUP_TTL_SECONDS", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_TOLERANCE_SECONDS", "DedupWindow",
     "EnterpriseToken", "EventRoutes", "KNOWN_EVENT_NAMES", "Route", "ExportStateInfo", "HEADER_NAMES", "Operation", "PollDecision", "QueryParam",
     "RateBudget", "RateDecision", "ReceiverDecision", "ReceiverReply", "RedisDedupProtocol", "SqlDedupProtocol", "SqlStatement", "DEFAULT_STORE_CAPACITY", "STATUS_HANDLER_FAILED", "STATUS_STORE_UNAVAILABLE", "RequestDescriptor", "ApiSession", "ResponseNotices", "RetryAfter",
@@ -234,6 +235,10 @@ class DedupWindow:
     def release(self, key: str, now: _Seconds | None = None) -> bool: ...
     def check_and_insert(self, key: str, now: _Seconds | None = None) -> bool: ...
     def contains(self, key: str, now: _Seconds | None = None) -> bool: ...
+    def state(self, key: str, now: _Seconds | None = None) -> Literal["new", "in_progress", "done"]:
+        """What is remembered of ``key``, without claiming or recording it: ``done`` once
+        committed (for the time-to-live), ``in_progress`` while a claim's lease is live, ``new``
+        otherwise."""
     capacity: Final[int]
     def __len__(self) -> int: ...
 
@@ -537,6 +542,11 @@ class RedisDedupProtocol:
     def state_command(self, key: str) -> list[str]: ...
     @staticmethod
     def state_reply(reply: str | None) -> Literal["in_progress", "done"]: ...
+    def lookup_command(self, key: str) -> list[str]:
+        """The read-only lookup of ``key``'s state (delivery recovery; never a claim)."""
+    @staticmethod
+    def lookup_reply(reply: str | None) -> Literal["new", "in_progress", "done"]:
+        """What a lookup's reply means: ``new`` for nil (never seen, or expired)."""
     @staticmethod
     def guarded_reply(reply: str | None) -> bool:
         """The guarded commit's or release's reply: True for 1, False otherwise."""
@@ -570,6 +580,11 @@ class SqlDedupProtocol:
     def state(self, key: str) -> SqlStatement: ...
     @staticmethod
     def state_reply(state: str | None) -> Literal["in_progress", "done"]: ...
+    def lookup(self, key: str, now: int) -> SqlStatement:
+        """The read-only lookup of ``key``'s state at ``now`` (delivery recovery; autocommit)."""
+    @staticmethod
+    def lookup_reply(state: str | None) -> Literal["new", "in_progress", "done"]:
+        """What a lookup returned: ``new`` for no row (never seen, or expired)."""
     def begin(self) -> str: ...
     def mark_done(self, key: str, token: str, now: int) -> SqlStatement: ...
     @staticmethod
@@ -965,3 +980,128 @@ class Pages:
     @property
     def items(self) -> int:
         """Items given so far."""
+
+_RecoveryAction = Literal[
+    "processed", "processed_by_replay", "in_progress", "in_flight", "replay_pending", "unrecorded", "replayed",
+    "replay_failed", "replay_limit", "deferred",
+]
+
+@final
+class RecoveredDelivery:
+    """One delivery a recovery run considered: its ``reference`` (``Service-Webhook-Id``),
+    ``event``, ``status`` (as the log gives it), ``created_at`` (Unix seconds), the references of
+    its ``replays`` in the log, and ``action``: what the run found and did. ``replay`` is the new
+    delivery's reference when this run replayed it; ``error`` the code when the replay failed."""
+
+    reference: Final[str]
+    event: Final[str | None]
+    status: Final[str | None]
+    created_at: Final[int | None]
+    replays: Final[list[str]]
+    action: Final[_RecoveryAction]
+    replay: Final[str | None]
+    error: Final[str | None]
+
+@final
+class RecoveryReport:
+    """What a recovery run found and did: log ``entries`` read, deliveries ``considered`` (from
+    ``since`` on, replays counted with their original), ``before_since`` (left alone),
+    ``skipped`` entries (test events, no usable reference), replays the service accepted
+    (``replayed``), ``end`` (``last``: the whole log; ``max_items``: cut by ``max_entries``) and
+    every delivery considered, in log order."""
+
+    entries: Final[int]
+    considered: Final[int]
+    before_since: Final[int]
+    skipped: Final[int]
+    replayed: Final[int]
+    end: Final[Literal["last", "max_pages", "max_items"]]
+    deliveries: Final[list[RecoveredDelivery]]
+
+@disjoint_base
+class RecoveryStep:
+    """What a host does next for a ``Recovery`` run; match on it."""
+
+    @final
+    class Fetch(RecoveryStep):
+        """Request ``listEnterpriseWebhookDeliveries`` for the subscription with ``query``, then
+        report its 2xx body to ``Recovery.page``."""
+
+        __match_args__ = ("query",)
+        def __new__(cls, query: list[tuple[str, str]]) -> RecoveryStep.Fetch: ...
+        @property
+        def query(self) -> list[tuple[str, str]]: ...
+
+    @final
+    class Check(RecoveryStep):
+        """Look each key up in the receiver's store without claiming it, then report the states,
+        in order, to ``Recovery.checked``."""
+
+        __match_args__ = ("keys",)
+        def __new__(cls, keys: list[str]) -> RecoveryStep.Check: ...
+        @property
+        def keys(self) -> list[str]: ...
+
+    @final
+    class Replay(RecoveryStep):
+        """Request ``replayEnterpriseWebhookDelivery`` for the subscription and ``delivery``, then
+        report its 2xx body to ``Recovery.replayed``, or the library error's code to
+        ``Recovery.replay_failed``."""
+
+        __match_args__ = ("delivery",)
+        def __new__(cls, delivery: str) -> RecoveryStep.Replay: ...
+        @property
+        def delivery(self) -> str: ...
+
+    @final
+    class Done(RecoveryStep):
+        """The run is over: ``report`` says what it found and did."""
+
+        __match_args__ = ("report",)
+        def __new__(cls, report: RecoveryReport) -> RecoveryStep.Done: ...
+        @property
+        def report(self) -> RecoveryReport: ...
+
+    @final
+    class Fail(RecoveryStep):
+        """The delivery log cannot be read on (nothing was replayed): raise ``error``."""
+
+        __match_args__ = ("error",)
+        def __new__(cls, error: PaginationError) -> RecoveryStep.Fail: ...
+        @property
+        def error(self) -> PaginationError: ...
+
+@final
+class Recovery:
+    """One delivery-recovery run for one webhook subscription as a machine: ``next()``; for
+    ``Fetch`` request the delivery log and report the body to ``page``; for ``Check`` report the
+    store's states of the keys to ``checked``; for ``Replay`` request the replay and report
+    ``replayed`` or ``replay_failed``; until ``Done`` or ``Fail``. Every decision is the core's;
+    thread-safe."""
+
+    LIST_DELIVERIES: ClassVar[str]
+    REPLAY_DELIVERY: ClassVar[str]
+    DEFAULT_MAX_REPLAYS: ClassVar[int]
+    DEFAULT_MAX_REPLAYS_PER_DELIVERY: ClassVar[int]
+    DEFAULT_MAX_ENTRIES: ClassVar[int]
+
+    def __new__(
+        cls,
+        subscription: str,
+        namespace: str,
+        since: _Seconds | datetime,
+        now: _Seconds | datetime | None = None,
+        *,
+        max_replays: int | None = None,
+        max_replays_per_delivery: int | None = None,
+        max_entries: int | None = None,
+    ) -> Recovery: ...
+    def next(self) -> RecoveryStep: ...
+    def page(self, body: _Body) -> None:
+        """The 2xx body of the log page fetched (a page that cannot be read ends in ``Fail``)."""
+    def checked(self, states: Sequence[_ClaimState | str]) -> None:
+        """The store's state of each key ``Check`` named, in order."""
+    def replayed(self, body: _Body) -> None:
+        """The 2xx body of the replay's request: the service accepted the replay."""
+    def replay_failed(self, code: str) -> None:
+        """The replay's request failed with the library error of ``code``; the run goes on."""

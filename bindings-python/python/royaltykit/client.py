@@ -4,13 +4,14 @@
 Every rule is the core's: each request is a ``Call`` machine (retries, ``Retry-After``, token
 refresh, idempotency key, rate budget) and an export is an ``ExportJob`` (create, poll, download;
 a create that may have been applied is looked up, never sent twice), a list read page after page
-(``paginate``) is a ``Pages`` walk with one ``Call`` per page, a webhook subscription's
-reveal-once secret (``create_subscription``, ``rotate_secret``) is read from the raw 2xx body by
-``revealed_secret``, and the calls of one client
-share its ``Session`` (the token, one token exchange at a time, the rate budget). This module only
-performs the steps: it sends (never following a redirect, whatever the HTTP client is set to do),
-sleeps, exchanges tokens, wakes the calls waiting for one, and tells the machine which transport
-failure happened, mapping each HTTP library's exceptions:
+(``paginate``) is a ``Pages`` walk with one ``Call`` per page, a subscription's delivery recovery
+(``recover_deliveries``) is a ``Recovery`` run with one ``Call`` per page and per replay, a
+webhook subscription's reveal-once secret (``create_subscription``, ``rotate_secret``) is read
+from the raw 2xx body by ``revealed_secret``, and the calls of one client share its ``Session``
+(the token, one token exchange at a time, the rate budget). This module only performs the steps:
+it sends (never following a redirect, whatever the HTTP client is set to do), sleeps, exchanges
+tokens, wakes the calls waiting for one, and tells the machine which transport failure happened,
+mapping each HTTP library's exceptions:
 
 - ``connect_failed`` only when nothing can have been sent (a refused connection, a connect or
   pool timeout);
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import inspect
 import json
 import logging
 import os
@@ -31,7 +33,8 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass
-from typing import IO, Any, AsyncIterator, Callable, Generator, Iterator, Mapping, Sequence, TypeVar, cast
+from datetime import datetime
+from typing import IO, TYPE_CHECKING, Any, AsyncIterator, Callable, Generator, Iterator, Mapping, Sequence, TypeVar, cast
 
 from ._native import (
     Call,
@@ -40,6 +43,9 @@ from ._native import (
     Pages,
     PagesStep,
     RateBudget,
+    Recovery,
+    RecoveryReport,
+    RecoveryStep,
     RequestDescriptor,
     RevealedSecret,
     Session,
@@ -52,8 +58,11 @@ from ._native import (
     parse_token_response,
     revealed_secret,
 )
-from .errors import CallFailedError, ExportInterrupted, ReconcileRequired
+from .errors import CallFailedError, ExportInterrupted, ReconcileRequired, RoyaltyKitError
 from .telemetry import ClientTelemetry, OperationScope
+
+if TYPE_CHECKING:
+    from .receiver import AsyncDeliveryStates, DeliveryStates
 
 _T = TypeVar("_T")
 
@@ -814,6 +823,17 @@ def _page_items(walk: Pages, page: Response) -> list[Any]:
     return list(items[: shown.take])
 
 
+def _state_now(state: Any) -> Any:
+    """A store's state in the blocking client, which cannot await: an awaitable (an async store's
+    ``state``) is refused rather than reported as a state."""
+    if inspect.isawaitable(state):
+        if inspect.iscoroutine(state):
+            state.close()  # never started
+        raise TypeError("the store's state() returned an awaitable in the blocking client, which cannot await it: "
+                        "use AsyncEnterpriseClient.recover_deliveries with an async store")
+    return state
+
+
 def _progress(progress: Progress | bool | None) -> Progress | None:
     """``progress=True``: a bar on stderr when it is a terminal (nothing otherwise)."""
     if progress is not True:
@@ -1104,6 +1124,49 @@ class _Enterprise(_Base):
             raise TypeError(f"reference must be a str, not {type(reference).__name__}")
         return {"path": {"reference": reference}}
 
+    # ---- delivery recovery: a Recovery run, each page and each replay one request() ----
+
+    def _recovery(self, subscription: str, store: Any, namespace: str, since: float | datetime,
+                  now: float | datetime | None, max_replays: int | None, max_replays_per_delivery: int | None,
+                  max_entries: int | None) -> Recovery:
+        """The run, checked now (before any request); ``now`` defaults to the client's clock."""
+        if not callable(getattr(store, "state", None)):
+            raise TypeError("store must have state(key) (royaltykit.DeliveryStates): the store the receiver uses, "
+                            "such as a DedupWindow, a RedisDedupStore or a store of royaltykit.stores")
+        return Recovery(subscription, namespace, since, self._clock() if now is None else now,
+                        max_replays=max_replays, max_replays_per_delivery=max_replays_per_delivery,
+                        max_entries=max_entries)
+
+    @staticmethod
+    def _recovery_steps(run: Recovery, subscription: str) -> Generator[Any, Any, RecoveryReport]:
+        """The run's loop, once for both clients: yields ``("request", operation_id, params)`` (sent
+        back the ``Response``, or its exception thrown in) and ``("state", key)`` (sent back the
+        store's state). Every decision is the run's; a replay's request that raised the library's
+        own error is reported to it and the run goes on, anything else is raised."""
+        path = {"reference": subscription}
+        while True:
+            match run.next():
+                case RecoveryStep.Fetch(query=query):
+                    page = yield ("request", Recovery.LIST_DELIVERIES, {"path": path, "query": query})
+                    run.page(page.body)
+                case RecoveryStep.Check(keys=keys):
+                    states = []
+                    for key in keys:
+                        states.append((yield ("state", key)))
+                    run.checked(states)
+                case RecoveryStep.Replay(delivery=delivery):
+                    try:
+                        answer = yield ("request", Recovery.REPLAY_DELIVERY,
+                                        {"path": {**path, "deliveryReference": delivery}})
+                    except RoyaltyKitError as e:
+                        run.replay_failed(e.code)
+                    else:
+                        run.replayed(answer.body)
+                case RecoveryStep.Done(report=report):
+                    return report
+                case RecoveryStep.Fail(error=error):
+                    raise error
+
 
 class EnterpriseClient(_Enterprise):
     """The enterprise organization API over ``httpx.Client`` or ``requests.Session``: the key and
@@ -1171,6 +1234,55 @@ class EnterpriseClient(_Enterprise):
         ``WebhookVerificationError`` (``secret_not_revealed``) when the answer names no secret."""
         return self._run(*self._reveal_steps("rotateEnterpriseWebhookSecret", self._rotation_params(reference)))
 
+    def recover_deliveries(self, subscription: str, *, store: DeliveryStates, namespace: str,
+                           since: float | datetime, now: float | datetime | None = None,
+                           max_replays: int | None = None, max_replays_per_delivery: int | None = None,
+                           max_entries: int | None = None) -> RecoveryReport:
+        """Delivery recovery for the webhook subscription ``subscription`` ("keep periodic
+        reconciliation until event delivery is proven"): reads its delivery log
+        (``listEnterpriseWebhookDeliveries``), looks each delivery from ``since`` on up in
+        ``store`` — the store your receiver uses, with the receiver's ``namespace`` — without
+        claiming it (``store.state(key)``: :class:`~royaltykit.DeliveryStates`; every built-in store
+        has it), and replays (``replayEnterpriseWebhookDelivery``) those never processed; the
+        receiver then processes each replay as a new delivery. Safe to run periodically: a
+        delivery processed (or whose replay was), being processed, still attempted by the service,
+        or whose replay is still pending is left alone; one the service delivered but the store
+        does not know is reported ``unrecorded``, never replayed. Every decision is the core's
+        ``Recovery`` (see ``RecoveredDelivery.action``); each page and each replay is one request
+        through ``request``'s own path (the session's token, retries, ``Retry-After``, rate budget,
+        events and telemetry). A replay is an unsafe create: one that may have been applied is
+        never sent again (its ``ReconcileRequired``), and a replay that raised the library's own
+        error (``CallFailedError``, ``ReconcileRequired``, an ``ApiError`` such as 404) is reported
+        ``replay_failed`` with that error's ``code`` while the run goes on; the next run looks
+        again. ``since`` and ``now`` are Unix seconds or aware datetimes (``now`` defaults to the
+        client's clock); ``max_replays`` bounds the replays sent (default
+        ``Recovery.DEFAULT_MAX_REPLAYS``; the rest are ``deferred``), ``max_replays_per_delivery``
+        the failed replays of one delivery before it is left alone (``replay_limit``), and
+        ``max_entries`` the log entries read (``report.end == "max_items"`` when it cut the log).
+        Returns the ``RecoveryReport``. ``InvalidArgumentError`` before any request for an empty
+        subscription or namespace, a bad ``since``/``now`` or a bound of 0; ``TypeError`` for a
+        store without ``state``; ``request``'s errors while the log is read, and
+        ``PaginationError`` when it cannot be read on (nothing was replayed then); a store's own
+        exception is raised as is. Interruption (``KeyboardInterrupt``) stops the run at once."""
+        steps = self._recovery_steps(self._recovery(subscription, store, namespace, since, now, max_replays,
+                                                    max_replays_per_delivery, max_entries), subscription)
+        try:
+            action = next(steps)
+            while True:
+                try:
+                    if action[0] == "state":
+                        result = _state_now(store.state(action[1]))
+                    else:
+                        result = self._run(*self._request_steps(action[1], action[2], raw=True))
+                except Exception as e:  # noqa: BLE001 (the run says which it reports; the rest is raised)
+                    action = steps.throw(e)
+                else:
+                    action = steps.send(result)
+        except StopIteration as end:
+            return cast(RecoveryReport, end.value)
+        finally:
+            steps.close()
+
 
 class AsyncEnterpriseClient(_Enterprise):
     """``EnterpriseClient`` for ``httpx.AsyncClient``."""
@@ -1210,3 +1322,31 @@ class AsyncEnterpriseClient(_Enterprise):
         return await self._arun(*self._reveal_steps("rotateEnterpriseWebhookSecret",
                                                     self._rotation_params(reference)))
 
+    async def recover_deliveries(self, subscription: str, *, store: DeliveryStates | AsyncDeliveryStates,
+                                 namespace: str, since: float | datetime, now: float | datetime | None = None,
+                                 max_replays: int | None = None, max_replays_per_delivery: int | None = None,
+                                 max_entries: int | None = None) -> RecoveryReport:
+        """See ``EnterpriseClient.recover_deliveries``: the same run; ``store.state`` may be a
+        coroutine (:class:`~royaltykit.AsyncRedisDedupStore`,
+        :class:`~royaltykit.stores.AsyncPostgresDedupStore`), and is awaited. A cancelled task
+        stops the run at once (its ``CancelledError`` goes on unchanged)."""
+        steps = self._recovery_steps(self._recovery(subscription, store, namespace, since, now, max_replays,
+                                                    max_replays_per_delivery, max_entries), subscription)
+        try:
+            action = next(steps)
+            while True:
+                try:
+                    if action[0] == "state":
+                        result = store.state(action[1])
+                        if inspect.isawaitable(result):
+                            result = await result
+                    else:
+                        result = await self._arun(*self._request_steps(action[1], action[2], raw=True))
+                except Exception as e:  # noqa: BLE001 (the run says which it reports; the rest is raised)
+                    action = steps.throw(e)
+                else:
+                    action = steps.send(result)
+        except StopIteration as end:
+            return cast(RecoveryReport, end.value)
+        finally:
+            steps.close()

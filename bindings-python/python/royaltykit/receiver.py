@@ -35,8 +35,8 @@ from ._native import (
 )
 from .telemetry import ReceiptScope, ReceiverTelemetry
 
-__all__ = ["AsyncDedupStore", "AsyncRedisDedupStore", "DedupStore", "EventName", "EventRouter", "Receipt", "RedisDedupStore",
-           "TransactionalDedupStore", "WebhookReceiver"]
+__all__ = ["AsyncDedupStore", "AsyncDeliveryStates", "AsyncRedisDedupStore", "DedupStore", "DeliveryStates", "EventName",
+           "EventRouter", "Receipt", "RedisDedupStore", "TransactionalDedupStore", "WebhookReceiver"]
 
 _log = logging.getLogger("royaltykit")
 T = TypeVar("T")
@@ -90,6 +90,24 @@ class TransactionalDedupStore(Protocol):
     def mark_done(self, connection: Any, key: str) -> Any: ...
     def commit_transaction(self, connection: Any) -> Any: ...
     def rollback(self, connection: Any) -> Any: ...
+
+
+class DeliveryStates(Protocol):
+    """A store that tells what it holds of a delivery key without claiming it, for delivery
+    recovery (``EnterpriseClient.recover_deliveries``): ``"new"`` (nothing: never processed, or
+    forgotten), ``"in_progress"`` (a live claim) or ``"done"`` (processed). Every built-in store
+    has it (:class:`DedupWindow`, :class:`RedisDedupStore`, the SQL stores of
+    :mod:`royaltykit.stores`); a store of your own adds ``state`` to take part. Separate from
+    :class:`DedupStore` so that a store written before it still types as one."""
+
+    def state(self, key: str) -> str: ...
+
+
+class AsyncDeliveryStates(Protocol):
+    """:class:`DeliveryStates` with a coroutine ``state`` (:class:`AsyncRedisDedupStore`,
+    :class:`~royaltykit.stores.AsyncPostgresDedupStore`), for ``AsyncEnterpriseClient``."""
+
+    async def state(self, key: str) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -152,6 +170,11 @@ class RedisDedupStore:
             return "new"
         return RedisDedupProtocol.state_reply(self._send(self._protocol.state_command(key)))
 
+    def state(self, key: str) -> str:
+        """What Redis holds of ``key``, without claiming it (:class:`DeliveryStates`): ``"new"``,
+        ``"in_progress"`` or ``"done"``."""
+        return RedisDedupProtocol.lookup_reply(self._send(self._protocol.lookup_command(key)))
+
     def commit(self, key: str) -> bool:
         """True when done; False when another worker claimed the key after this claim's lease ran
         out. When Redis cannot be reached it raises and keeps the claim's token, so the
@@ -179,6 +202,10 @@ class AsyncRedisDedupStore(RedisDedupStore):
             self._tokens.hold(key, token)
             return "new"
         return RedisDedupProtocol.state_reply(await self._asend(self._protocol.state_command(key)))
+
+    async def state(self, key: str) -> str:  # type: ignore[override]
+        """What Redis holds of ``key``, without claiming it (:class:`AsyncDeliveryStates`)."""
+        return RedisDedupProtocol.lookup_reply(await self._asend(self._protocol.lookup_command(key)))
 
     async def commit(self, key: str) -> bool:  # type: ignore[override]
         reply = await self._asend(self._protocol.commit_command(key, self._tokens.get(key)))

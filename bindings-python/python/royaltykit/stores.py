@@ -114,6 +114,17 @@ class _SqlStore:
             return SqlDedupProtocol.state_reply(row[0] if row else None)
         return cast(str, self._autocommit(claim))
 
+    def state(self, key: str) -> str:
+        """What the table holds of ``key``, without claiming it (its own statement, outside any
+        transaction; :class:`~royaltykit.DeliveryStates`): ``"new"``, ``"in_progress"`` or
+        ``"done"``."""
+        statement = self.protocol.lookup(key, self._now())
+
+        def state(c: Any) -> str:
+            row = self._run(c, statement).fetchone()
+            return SqlDedupProtocol.lookup_reply(row[0] if row else None)
+        return cast(str, self._autocommit(state))
+
     def begin(self) -> Any:
         """Opens the handler's transaction on a connection it keeps until the commit or rollback;
         returns that connection."""
@@ -310,9 +321,9 @@ class AsyncPostgresDedupStore:
         for sql in self.protocol.schema():
             await self._autocommit(sql, [], False)
 
-    async def claim(self, key: str) -> str:
-        """``"new"``, ``"in_progress"`` or ``"done"`` (outside any transaction). The first claim
-        creates the table when missing; a failure is tried again on the next one."""
+    async def _ready(self) -> None:
+        """The table exists: created when missing by the first claim or lookup (a failure is
+        tried again on the next one)."""
         if not self._table_ready:
             import asyncio
 
@@ -322,6 +333,11 @@ class AsyncPostgresDedupStore:
                 if not self._table_ready:
                     await self.create_table()
                     self._table_ready = True
+
+    async def claim(self, key: str) -> str:
+        """``"new"``, ``"in_progress"`` or ``"done"`` (outside any transaction). The first claim
+        creates the table when missing; a failure is tried again on the next one."""
+        await self._ready()
         token = SqlDedupProtocol.new_token()
         st = self.protocol.claim(key, token, self._now())
         rows = await self._autocommit(st.sql, st.args, True)
@@ -331,6 +347,14 @@ class AsyncPostgresDedupStore:
         st = self.protocol.state(key)
         state = await self._autocommit(st.sql, st.args, True)
         return SqlDedupProtocol.state_reply(state[0][0] if state else None)
+
+    async def state(self, key: str) -> str:
+        """What the table holds of ``key``, without claiming it (outside any transaction;
+        :class:`~royaltykit.AsyncDeliveryStates`): ``"new"``, ``"in_progress"`` or ``"done"``."""
+        await self._ready()
+        st = self.protocol.lookup(key, self._now())
+        rows = await self._autocommit(st.sql, st.args, True)
+        return SqlDedupProtocol.lookup_reply(rows[0][0] if rows else None)
 
     async def begin(self) -> Any:
         """Opens the handler's transaction on a connection of its own; returns it."""
