@@ -104,7 +104,7 @@ SPEC_T = ("DESIGN §2 (transactional stores: claim with a lease, mark done insid
 
 
 def receipt(comment, answers, steps, secrets=None, headers=None, body=None, now=NOW, signed=None, transactional=False,
-            content=True, **d):
+            content=True, inbox=False, **d):
     """`content`: the receiver opts in to claiming the content key (DESIGN §2: by default only the delivery key,
     "deduplicate by Service-Webhook-Id"); the scenarios written for both keys opt in."""
     h, b, dk, ck = delivery(body=signed, **d)
@@ -113,6 +113,8 @@ def receipt(comment, answers, steps, secrets=None, headers=None, body=None, now=
          "now": now, "answers": answers}
     if transactional:
         i["transactional"] = True
+    if inbox:
+        i["inbox"] = True
     if content:
         i["claim_content_key"] = True
     receipts.append({"comment": comment, "spec": SPEC_T if transactional else SPEC_R, "input": i,
@@ -230,6 +232,23 @@ receipt("a delivery processed after a handler failure on an earlier attempt (cla
         did="dlv_after_fail")
 receipt("the store is down when claiming and the handler is never run", ["store_down"], lambda dk, ck: [claim(dk), DOWN],
         did="dlv_store_down_2")
+
+# Inbox receipts (enterprise spec, Delivery contract: "persist and return success"): a verified delivery is enqueued
+# under its delivery key (answers: "new", "dup" or "store_down") and answered at once; content keys are not claimed.
+ENQ = lambda k: {"step": "enqueue", "key": k}  # noqa: E731
+for comment, answers, steps in [
+    ("inbox: a new delivery is persisted and answered 200 queued at once", ["new"],
+     lambda dk, ck: [ENQ(dk), reply(200, result="queued")]),
+    ("inbox: a redelivery already in the inbox: 200 duplicate", ["dup"],
+     lambda dk, ck: [ENQ(dk), reply(200, result="duplicate")]),
+    ("inbox: the inbox is unreachable: 503 store_unavailable (the service redelivers)", ["store_down"],
+     lambda dk, ck: [ENQ(dk), DOWN]),
+]:
+    receipt(comment, answers, steps, inbox=True, did="dlv_inbox_0001")
+receipt("inbox: a forged signature is rejected before anything is persisted: 401", [],
+        [reply(401, error="no_matching_signature")], inbox=True, secrets=[{"secret": OLD}], did="dlv_inbox_0002")
+receipt("inbox: a test event is acknowledged, never enqueued", [], [ACK], inbox=True, name="enterprise.webhook.test",
+        did="dlv_inbox_0003")
 
 # Transactional receipts (a dedup table in the handler's database): after the claims, Begin; the
 # handler; the marks (commit steps) inside the transaction, never retried (a failed statement aborts
