@@ -12,9 +12,10 @@
 use royaltykit::catalog;
 use royaltykit::dedup::ClaimState;
 use royaltykit::machine::{
-    Call, CallFailure, CallOptions, CallStep, ExportJob, ExportJobOptions, InboxEntry,
-    InboxOptions, InboxStep, InboxWorker, JobStep, Pages, PagesOptions, PagesStep, ReceiptStep,
-    Receiver, Recovery, RecoveryOptions, RecoveryStep, Session,
+    Call, CallFailure, CallOptions, CallStep, ExportJob, ExportJobOptions, Fleet, FleetToken,
+    FleetTokenStep, InboxEntry, InboxOptions, InboxStep, InboxWorker, JobStep, Pages, PagesOptions,
+    PagesStep, ReceiptStep, Receiver, Recovery, RecoveryOptions, RecoveryStep, Session,
+    PUBLISH_SCRIPT, RESERVE_SCRIPT, UNLOCK_SCRIPT,
 };
 use royaltykit::request::{RequestDescriptor, RequestParams};
 use royaltykit::retry::{RateBudget, TransportFailure};
@@ -325,6 +326,11 @@ fn call(i: &Value) -> Outcome {
     })
 }
 
+/// A fleet reservation: its keys and arguments (the script's text left out).
+fn reserve_view(command: &[String]) -> Value {
+    json!({"step": "reserve", "command": command.get(2..).unwrap_or_default()})
+}
+
 fn call_view(step: CallStep) -> (Value, Kind) {
     match step {
         CallStep::Send { request } => (send_view(&request), Kind::Send),
@@ -333,6 +339,7 @@ fn call_view(step: CallStep) -> (Value, Kind) {
             Kind::Wait(seconds),
         ),
         CallStep::RefreshToken { .. } => (json!({"step": "refresh_token"}), Kind::Token),
+        CallStep::Reserve { command } => (reserve_view(&command), Kind::End),
         CallStep::AwaitToken { seconds } => (
             json!({"step": "await_token", "seconds": seconds}),
             Kind::End,
@@ -357,6 +364,7 @@ fn job_view(step: JobStep) -> (Value, Kind) {
             Kind::Wait(seconds),
         ),
         JobStep::RefreshToken { .. } => (json!({"step": "refresh_token"}), Kind::Token),
+        JobStep::Reserve { command } => (reserve_view(&command), Kind::End),
         JobStep::AwaitToken { seconds } => (
             json!({"step": "await_token", "seconds": seconds}),
             Kind::End,
@@ -422,7 +430,10 @@ enum OnSession {
 fn session(i: &Value) -> Outcome {
     let api = catalog::Api::parse(i["api"].as_str().unwrap())?;
     let tenant = i["tenant_id"].as_str();
-    let mut session = Session::new(budget(&i["budget"]));
+    let mut session = match i["fleet"].as_str() {
+        Some(prefix) => Fleet::new(Some(prefix))?.session(budget(&i["budget"])),
+        None => Session::new(budget(&i["budget"])),
+    };
     let mut machines: Vec<OnSession> = i["machines"]
         .as_array()
         .unwrap()
@@ -466,11 +477,79 @@ fn session(i: &Value) -> Outcome {
             session.abandon_exchange();
         } else if let Some(s) = action["advance"].as_f64() {
             now += s;
+        } else if let Some(reply) = action.get("reserved") {
+            let m = action["machine"].as_u64().unwrap() as usize;
+            match &mut machines[m] {
+                OnSession::Call(c) => c.reserved(reply.as_str(), now)?,
+                OnSession::Job(j) => j.reserved(reply.as_str(), now)?,
+            }
+        } else if let Some(m) = action["reserve_failed"].as_u64() {
+            match &mut machines[m as usize] {
+                OnSession::Call(c) => c.reserve_failed(now)?,
+                OnSession::Job(j) => j.reserve_failed(now)?,
+            }
         } else {
             panic!("unknown script action {action}");
         }
     }
     Ok(json!({ "steps": steps, "exchanges": session.exchanges() }))
+}
+
+/// A fleet token step as a transcript records it (a script's text as its name).
+fn fleet_token_view(step: FleetTokenStep) -> Value {
+    match step {
+        FleetTokenStep::Command { command } => {
+            let shown: Vec<String> = command
+                .into_iter()
+                .map(|a| match a.as_str() {
+                    s if s == RESERVE_SCRIPT => "RESERVE_SCRIPT".to_owned(),
+                    s if s == PUBLISH_SCRIPT => "PUBLISH_SCRIPT".to_owned(),
+                    s if s == UNLOCK_SCRIPT => "UNLOCK_SCRIPT".to_owned(),
+                    _ => a,
+                })
+                .collect();
+            json!({"step": "command", "command": shown})
+        }
+        FleetTokenStep::Exchange {} => json!({"step": "exchange"}),
+        FleetTokenStep::Wait { seconds } => json!({"step": "wait", "seconds": seconds}),
+        FleetTokenStep::Done {} => json!({"step": "done"}),
+        FleetTokenStep::Failed { reason } => json!({"step": "failed", "reason": reason}),
+    }
+}
+
+/// A fleet token refresh driven by the transcript's events.
+fn fleet_token(i: &Value) -> Outcome {
+    let api = catalog::Api::parse(i["api"].as_str().unwrap())?;
+    let tenant = i["tenant_id"].as_str();
+    let mut now = i["now"].as_f64().unwrap();
+    let mut session = Fleet::new(i["prefix"].as_str())?.session(None);
+    if let Some(held) = i["held"].as_str() {
+        session.store_token(bearer_token_for(api, held, tenant), None);
+    }
+    let mut ft = FleetToken::new(&session, api, tenant, i["seed"].as_u64().unwrap(), now)?;
+    let mut steps = vec![fleet_token_view(ft.next())];
+    for e in i["events"].as_array().unwrap() {
+        if let Some(s) = e["advance"].as_f64() {
+            now += s;
+            continue;
+        }
+        if let Some(reply) = e.get("reply") {
+            ft.replied(reply.as_str(), &mut session, now)?;
+        } else if e.get("redis_failed").is_some() {
+            ft.redis_failed(&mut session)?;
+        } else if let Some(value) = e["exchanged"].as_str() {
+            let token = bearer_token_for(api, value, tenant);
+            ft.exchanged(token, e["refresh_at"].as_f64(), now)?;
+        } else if let Some(reason) = e["exchange_failed"].as_str() {
+            ft.exchange_failed(reason)?;
+        } else if e.get("waited").is_some() {
+            ft.waited()?;
+        } else {
+            panic!("unknown event {e}");
+        }
+        steps.push(fleet_token_view(ft.next()));
+    }
+    Ok(json!({"steps": steps, "has_token": session.has_token()}))
 }
 
 /// A walk over pages, fed the transcript's bodies (see gen_machine_vectors.py).
@@ -677,6 +756,7 @@ fn machine_transcripts() {
         "pages" => Some(pages(i)),
         "recovery" => Some(recovery(i)),
         "inbox" => Some(inbox(i)),
+        "fleet_token" => Some(fleet_token(i)),
         _ => None,
     });
     assert!(n >= 120, "{n} transcripts");

@@ -1555,7 +1555,128 @@ inbox("a handler result before any claim: invalid_argument", [{"handler": "ok"}]
 inbox("max_attempts 0: invalid_argument", [], None, None, options={"max_attempts": 0}, error="invalid_argument")
 inbox("poll_seconds 0: invalid_argument", [], None, None, options={"poll_seconds": 0}, error="invalid_argument")
 
-shape.write("machines.json", "Transcripts of the protocol machines: Receipt, Call, ExportJob, Session, Pages, Recovery, InboxWorker (see gen_machine_vectors.py)",
+# Fleets (enterprise spec, Limits: per API client, organization and source address per rolling minute; the token
+# exchange has "tighter credential and source limits"). A session transcript with "fleet" (a key prefix) is a
+# Fleet(prefix).session(budget): a call reserves each request in Redis after taking its token — {"step": "reserve",
+# "command": the EVAL's arguments after the script: number of keys, one key per window (<prefix>rate:<window>), the
+# second, a member "<second>-<16 hex>" (the call's SplitMix64 fork), each window's limit and length} — answered by
+# {"reserved": reply, "machine": m} ("ok", "wait <second> <window index>", or null) or {"reserve_failed": m}.
+FLEET = "rk:t:"
+
+
+def member(seed, forks=1):
+    r = SplitMix(seed)
+    for _ in range(forks - 1):
+        r.fork()
+    return r.fork()
+
+
+def reserve(second, m, windows=(("api_client", 2, 60),)):
+    c = [str(len(windows))] + [f"{FLEET}rate:{w[0]}" for w in windows] + [str(second), f"{second}-{m:016x}"]
+    for w in windows:
+        c += [str(w[1]), str(w[2])]
+    return {"step": "reserve", "command": c}
+
+
+def fleet_session(comment, script, steps, exchanges=0, budget=(("api_client", 2, 60),)):
+    sessions.append({"comment": comment, "spec": SPEC_S,
+                     "input": {"api": "enterprise", "tenant_id": TENANT, "budget": [list(w) for w in budget],
+                               "fleet": FLEET, "start": T0, "machines": [countries()], "script": script},
+                     "expected": {"steps": steps, "exchanges": exchanges}})
+
+
+fleet_session("a fleet's call: the token first, then the request reserved in Redis, then sent in that second",
+              [{"next": 0}, tok(), {"next": 0}, {"reserved": "ok", "machine": 0}, {"next": 0}, {"respond": 0, **OK},
+               {"next": 0}],
+              [at(0, REFRESH), at(0, reserve(T0, member(7))), at(0, send(*COUNTRIES)), at(0, done(200, "[]"))], 1)
+fleet_session("the fleet's window is full: wait until the second it frees, then reserve again",
+              [{"next": 0}, tok(), {"next": 0}, {"reserved": f"wait {T0 + 61} 1", "machine": 0}, {"next": 0},
+               {"advance": 61}, {"next": 0}, {"reserved": "ok", "machine": 0}, {"next": 0}],
+              [at(0, REFRESH), at(0, reserve(T0, member(7))), at(0, wait(61.0)), at(0, reserve(T0 + 61, member(7, 2))),
+               at(0, send(*COUNTRIES))], 1)
+fleet_session("a reservation is good for its second only: answered after the second turned, it is made again",
+              [{"next": 0}, tok(), {"next": 0}, {"reserved": "ok", "machine": 0}, {"advance": 1.2}, {"next": 0}],
+              [at(0, REFRESH), at(0, reserve(T0, member(7))), at(0, reserve(T0 + 1, member(7, 2)))], 1)
+fleet_session("Redis unreachable for a reservation: wait a second, never send uncounted",
+              [{"next": 0}, tok(), {"next": 0}, {"reserve_failed": 0}, {"next": 0}],
+              [at(0, REFRESH), at(0, reserve(T0, member(7))), at(0, wait(1.0))], 1)
+fleet_session("every window of the budget is reserved in one command",
+              [{"next": 0}, tok(), {"next": 0}],
+              [at(0, REFRESH), at(0, reserve(T0, member(7), (("api_client", 600, 60), ("organization", 1200, 60))))],
+              1, budget=(("api_client", 600, 60), ("organization", 1200, 60)))
+
+# FleetToken (one token exchange per fleet). A runner builds Fleet(prefix).session(), stores `held` in it when given
+# (the token being replaced), builds FleetToken(session, api, tenant, seed, now), records `next()`, then for each
+# event reports it and records `next()` again: {"reply": text or null} (replied), {"redis_failed": true},
+# {"exchanged": value, "refresh_at": t or null}, {"exchange_failed": reason}, {"waited": true}, {"advance": s} (time
+# only, nothing recorded). Steps: {"step": "command", "command": [...]} (a script's text as its name:
+# RESERVE_SCRIPT, PUBLISH_SCRIPT, UNLOCK_SCRIPT), {"step": "exchange"}, {"step": "wait", "seconds"}, {"step":
+# "done"}, {"step": "failed", "reason"}; then "has_token": whether the session holds a token. The owner is the seed
+# as 16 hex digits; the lock's lease 330 s; a published record is JSON with sorted keys a (api), r (refresh_at), t
+# (tenant), v (value), its TTL the milliseconds to refresh_at (at least 1000; 0: none).
+fleet_tokens = []
+OWNER = f"{42:016x}"
+GET_T = {"step": "command", "command": ["GET", FLEET + "token"]}
+LOCK = {"step": "command", "command": ["SET", FLEET + "exchange", OWNER, "NX", "PX", "330000"]}
+FT_DONE = {"step": "done"}
+
+
+def record(value, r, api="enterprise", tenant=None):
+    return json.dumps({"a": api, "r": r, "t": tenant, "v": value}, separators=(",", ":"), sort_keys=True)
+
+
+def publish(value, r, ttl, api="enterprise", tenant=None):
+    return {"step": "command", "command": ["EVAL", "PUBLISH_SCRIPT", "2", FLEET + "token", FLEET + "exchange",
+                                           record(value, r, api, tenant), OWNER, str(ttl)]}
+
+
+def fleet_token(comment, events, steps, has_token, held=None, api="enterprise", tenant=None, error=None):
+    case = {"comment": comment, "spec": SPEC_S,
+            "input": {"prefix": FLEET, "api": api, "tenant_id": tenant, "seed": 42, "now": T0, "held": held,
+                      "events": events}}
+    if error:
+        case["error"] = error
+    else:
+        case["expected"] = {"steps": steps, "has_token": has_token}
+    fleet_tokens.append(case)
+
+
+fleet_token("a token another process published is adopted: no exchange",
+            [{"reply": record("et_9", T0 + 3000.0)}], [GET_T, FT_DONE], True)
+fleet_token("nothing published: take the lock, exchange, publish the token with its time to live, done",
+            [{"reply": None}, {"reply": "OK"}, {"exchanged": "et_1", "refresh_at": T0 + 3000.0}, {"reply": "1"}],
+            [GET_T, LOCK, {"step": "exchange"}, publish("et_1", T0 + 3000.0, 3000000), FT_DONE], True)
+fleet_token("another process holds the lock: wait, look again, adopt what it published",
+            [{"reply": None}, {"reply": None}, {"advance": 0.1}, {"waited": True}, {"reply": record("et_5", T0 + 3000.0)}],
+            [GET_T, LOCK, {"step": "wait", "seconds": 0.1}, GET_T, FT_DONE], True)
+fleet_token("the published token is the one being replaced (refused with 401): not adopted; this process exchanges",
+            [{"reply": record("et_5", T0 + 3000.0)}, {"reply": "OK"}],
+            [GET_T, LOCK, {"step": "exchange"}], True, held="et_5")
+fleet_token("a published token already due is not adopted",
+            [{"reply": record("et_5", T0 - 1.0)}], [GET_T, LOCK], False)
+fleet_token("a published record that is not one (garbage) is not adopted",
+            [{"reply": "not json"}], [GET_T, LOCK], False)
+fleet_token("the exchange fails: the lock released, then failed (the session's waiting calls fail)",
+            [{"reply": None}, {"reply": "OK"}, {"exchange_failed": "401 invalid key"}, {"reply": "1"}],
+            [GET_T, LOCK, {"step": "exchange"},
+             {"step": "command", "command": ["EVAL", "UNLOCK_SCRIPT", "1", FLEET + "exchange", OWNER]},
+             {"step": "failed", "reason": "401 invalid key"}], False)
+fleet_token("Redis unreachable: this process exchanges alone and keeps its token",
+            [{"redis_failed": True}, {"exchanged": "et_1", "refresh_at": T0 + 3000.0}, {"redis_failed": True}],
+            [GET_T, {"step": "exchange"}, publish("et_1", T0 + 3000.0, 3000000), FT_DONE], True)
+fleet_token("a token without an expiry is published without a time to live",
+            [{"reply": None}, {"reply": "OK"}, {"exchanged": "et_1", "refresh_at": None}, {"reply": "1"}],
+            [GET_T, LOCK, {"step": "exchange"}, publish("et_1", None, 0), FT_DONE], True)
+fleet_token("a reporting token of another tenant is not adopted",
+            [{"reply": record("rt_1", T0 + 3000.0, "reports", "another-tenant")}], [GET_T, LOCK], False,
+            api="reports", tenant=TENANT)
+fleet_token("a reporting token of this tenant is adopted",
+            [{"reply": record("rt_1", T0 + 3000.0, "reports", TENANT)}], [GET_T, FT_DONE], True,
+            api="reports", tenant=TENANT)
+fleet_token("a wait reported while a command is pending: invalid_argument", [{"waited": True}], None, None,
+            error="invalid_argument")
+
+shape.write("machines.json", "Transcripts of the protocol machines: Receipt, Call, ExportJob, Session, Pages, Recovery, InboxWorker, FleetToken (see gen_machine_vectors.py)",
             "tests/vectors/gen_machine_vectors.py (stdlib only)", [
                 shape.group("receipt", receipts, "Receiver(secrets, namespace).receive(headers, body, now), driven by `answers`"),
                 shape.group("call", calls, "Call(operation, params, options) driven by `events` from `start`"),
@@ -1563,7 +1684,9 @@ shape.write("machines.json", "Transcripts of the protocol machines: Receipt, Cal
                 shape.group("session", sessions, "machines on one Session, driven by `script` from `start`"),
                 shape.group("pages", pages_tests, "Pages(operation, query, options) driven by `pages`"),
                 shape.group("inbox", inbox_tests, "InboxWorker(options, seed) driven by `events`"),
+                shape.group("fleet_token", fleet_tokens,
+                            "FleetToken(Fleet(prefix).session(), api, tenant, seed, now) driven by `events`"),
                 shape.group("recovery", recovery_tests,
                             "Recovery(subscription, namespace, since, now, options) driven by `pages`, `states`, `replays`"),
             ])
-print(len(receipts), len(calls), len(jobs), len(sessions), len(pages_tests), len(recovery_tests), len(inbox_tests))
+print(len(receipts), len(calls), len(jobs), len(sessions), len(pages_tests), len(recovery_tests), len(inbox_tests), len(fleet_tokens))

@@ -327,6 +327,14 @@ pub enum CallStep {
         /// Why.
         reason: String,
     },
+    /// (A call on a fleet's [`Session`]: [`super::Fleet::session`].) Reserve this request in the
+    /// fleet's rate budget: send `command` to Redis, then report [`Call::reserved`] with its
+    /// reply (or [`Call::reserve_failed`]). The request is sent at the next step when the
+    /// reservation holds, in the same second.
+    Reserve {
+        /// The Redis command ([`super::RESERVE_SCRIPT`] with its keys and arguments).
+        command: Vec<String>,
+    },
     /// (A call on a [`Session`].) Another call is obtaining the session's token: ask again when
     /// the session's [`Session::version`] changes, at the latest after `seconds`.
     AwaitToken {
@@ -423,6 +431,12 @@ pub struct Call {
     /// next step (the time the process was gone is not time spent retrying).
     #[serde(skip)]
     resumed: bool,
+    /// (Fleet.) The second a reservation was granted for; used by the send of that second.
+    #[serde(skip)]
+    reservation: Option<i64>,
+    /// (Fleet.) The reservation asked for: its second and the budget's window names.
+    #[serde(skip)]
+    reserving: Option<(i64, Vec<String>)>,
 }
 
 impl Call {
@@ -531,6 +545,8 @@ impl Call {
             noticed: false,
             progress_step: None,
             resumed: false,
+            reservation: None,
+            reserving: None,
         }
     }
 
@@ -664,7 +680,7 @@ impl Call {
         budget: Option<&mut crate::retry::RateBudget>,
     ) -> Result<CallStep, ArgumentError> {
         let mut own = std::mem::take(&mut self.own);
-        let step = self.step(now, &mut own, budget);
+        let step = self.step(now, &mut own, budget, None);
         self.own = own;
         step
     }
@@ -675,7 +691,12 @@ impl Call {
     /// flight per session); `Fail` with rule `token_exchange_failed` when that exchange failed,
     /// and `token_refresh_exhausted` after as many exchanges as the call has attempts.
     pub fn next_in(&mut self, now: f64, session: &mut Session) -> Result<CallStep, ArgumentError> {
-        let step = self.step(now, &mut session.slot, session.budget.as_mut());
+        let step = self.step(
+            now,
+            &mut session.slot,
+            session.budget.as_mut(),
+            session.fleet.as_ref(),
+        );
         session.notice_once(&mut self.events);
         step
     }
@@ -685,6 +706,7 @@ impl Call {
         now: f64,
         slot: &mut TokenSlot,
         budget: Option<&mut crate::retry::RateBudget>,
+        fleet: Option<&super::Fleet>,
     ) -> Result<CallStep, ArgumentError> {
         let (now, seconds) = check_now(now)?;
         if let Some(ended) = &self.ended {
@@ -697,7 +719,7 @@ impl Call {
             // Resumed from a state saved while a request was in flight: its fate is unknown,
             // so it is a lost connection (a create is reconciled, never sent blindly again).
             self.transport_failure(TransportFailure::ConnectionLost, now)?;
-            return self.step(now, slot, budget);
+            return self.step(now, slot, budget, fleet);
         }
         if let (true, Some(request)) = (self.awaiting, &self.in_flight) {
             return Ok(CallStep::Send {
@@ -714,7 +736,7 @@ impl Call {
         // The budget first, without counting: a token is taken only for a request that goes
         // out at once, never held through a wait for the budget.
         let mut budget = budget;
-        if let Some(budget) = budget.as_deref_mut() {
+        if let (None, Some(budget)) = (fleet, budget.as_deref_mut()) {
             let decision = budget.peek(seconds);
             if !decision.allowed {
                 let until = decision.wait_until.map_or(now + 1.0, |u| u as f64);
@@ -753,7 +775,17 @@ impl Call {
                 }
             }
         }
-        if let Some(budget) = budget {
+        if let (Some(fleet), Some(budget)) = (fleet, budget.as_deref()) {
+            // The fleet's budget: a reservation of this second, else one asked for now.
+            if self.reservation.take() != Some(seconds) {
+                let member = self.jitter.fork();
+                let names = budget.windows().into_iter().map(|w| w.0).collect();
+                self.reserving = Some((seconds, names));
+                return Ok(CallStep::Reserve {
+                    command: fleet.reserve_command(budget, seconds, member),
+                });
+            }
+        } else if let Some(budget) = budget {
             let decision = budget.try_acquire(seconds);
             if !decision.allowed {
                 let until = decision.wait_until.map_or(now + 1.0, |u| u as f64);
@@ -898,6 +930,45 @@ impl Call {
                 },
             },
         }
+    }
+
+    /// (Fleet.) The reply of the pending `Reserve` (its text; `None` for nil), at `now`:
+    /// `ok` lets the next step send (in the same second), `wait <second> <window>` holds the
+    /// call until that second (a `rate_limited` event; never sent uncounted). Promises
+    /// `invalid_argument` when no reservation is pending.
+    pub fn reserved(&mut self, reply: Option<&str>, now: f64) -> Result<(), ArgumentError> {
+        let (now, _) = check_now(now)?;
+        let Some((second, names)) = self.reserving.take() else {
+            return Err(super::unexpected("a reservation", "another input"));
+        };
+        match super::fleet::reserve_reply(reply, &names, second) {
+            Ok(()) => self.reservation = Some(second),
+            Err((until, window)) => {
+                let seconds = (until as f64 - now).max(0.001);
+                self.hold(now, seconds);
+                self.event("rate_limited", |e| {
+                    e.wait_seconds = Some(seconds);
+                    e.reason = (!window.is_empty()).then(|| format!("the fleet's {window} limit"));
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// (Fleet.) Redis could not be reached for the pending `Reserve`: the call waits a second
+    /// and asks again (it never sends uncounted). Promises `invalid_argument` when no
+    /// reservation is pending.
+    pub fn reserve_failed(&mut self, now: f64) -> Result<(), ArgumentError> {
+        let (now, _) = check_now(now)?;
+        if self.reserving.take().is_none() {
+            return Err(super::unexpected("a reservation failure", "another input"));
+        }
+        self.hold(now, 1.0);
+        self.event("rate_limited", |e| {
+            e.wait_seconds = Some(1.0);
+            e.reason = Some("the fleet's Redis could not be reached".to_owned());
+        });
+        Ok(())
     }
 
     /// A token for a call standing alone (see [`Call::next`]; a call on a [`Session`] takes the

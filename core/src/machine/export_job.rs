@@ -137,6 +137,13 @@ pub enum JobStep {
         /// Why.
         reason: String,
     },
+    /// (A job on a fleet's [`Session`].) Reserve the request in the fleet's rate budget: send
+    /// `command` to Redis, then report [`ExportJob::reserved`] (or
+    /// [`ExportJob::reserve_failed`]).
+    Reserve {
+        /// The Redis command.
+        command: Vec<String>,
+    },
     /// (A job on a [`Session`].) Another call is obtaining the session's token: ask again when
     /// the session's version changes, at the latest after `seconds`.
     AwaitToken {
@@ -460,7 +467,7 @@ impl ExportJob {
         budget: Option<&mut RateBudget>,
     ) -> Result<JobStep, ArgumentError> {
         let mut own = std::mem::take(&mut self.own);
-        let step = self.step(now, &mut own, budget);
+        let step = self.step(now, &mut own, budget, None);
         self.own = own;
         step
     }
@@ -469,7 +476,12 @@ impl ExportJob {
     /// session's). Promises what [`ExportJob::next`] promises, and `AwaitToken` as
     /// [`Call::next_in`] does.
     pub fn next_in(&mut self, now: f64, session: &mut Session) -> Result<JobStep, ArgumentError> {
-        let step = self.step(now, &mut session.slot, session.budget.as_mut());
+        let step = self.step(
+            now,
+            &mut session.slot,
+            session.budget.as_mut(),
+            session.fleet.as_ref(),
+        );
         let current = self.call.take_events();
         self.keep_events(current);
         session.notice_once(&mut self.events);
@@ -481,6 +493,7 @@ impl ExportJob {
         now: f64,
         slot: &mut TokenSlot,
         mut budget: Option<&mut RateBudget>,
+        fleet: Option<&super::Fleet>,
     ) -> Result<JobStep, ArgumentError> {
         if std::mem::take(&mut self.resumed) && self.poll_started.is_some() && now.is_finite() {
             self.poll_started = Some(now);
@@ -489,9 +502,10 @@ impl ExportJob {
             if let Some(step) = &self.finished {
                 return Ok(step.clone());
             }
-            let step = self.call.step(now, slot, budget.as_deref_mut())?;
+            let step = self.call.step(now, slot, budget.as_deref_mut(), fleet)?;
             match step {
                 CallStep::Send { request } => return Ok(JobStep::Send { request }),
+                CallStep::Reserve { command } => return Ok(JobStep::Reserve { command }),
                 CallStep::Wait { seconds } => return Ok(JobStep::Wait { seconds }),
                 CallStep::RefreshToken { reason } => return Ok(JobStep::RefreshToken { reason }),
                 CallStep::AwaitToken { seconds } => return Ok(JobStep::AwaitToken { seconds }),
@@ -769,6 +783,17 @@ impl ExportJob {
             }
         }
         Ok(None)
+    }
+
+    /// (Fleet.) The reply of the pending `Reserve` (see [`Call::reserved`]).
+    pub fn reserved(&mut self, reply: Option<&str>, now: f64) -> Result<(), ArgumentError> {
+        self.call.reserved(reply, now)
+    }
+
+    /// (Fleet.) Redis could not be reached for the pending `Reserve` (see
+    /// [`Call::reserve_failed`]).
+    pub fn reserve_failed(&mut self, now: f64) -> Result<(), ArgumentError> {
+        self.call.reserve_failed(now)
     }
 
     /// A token for a job standing alone (see [`Call::token`]).

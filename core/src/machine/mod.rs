@@ -18,10 +18,11 @@
 //! - [`Recovery`]: a subscription's delivery log read, checked against the store, and the
 //!   deliveries never processed replayed.
 //! - [`Session`]: what the calls of one API client share (the token, the one exchange in
-//!   flight, the rate budget).
+//!   flight, the rate budget); a [`Fleet`]'s sessions share them across processes in Redis.
 
 mod call;
 mod export_job;
+mod fleet;
 mod inbox;
 mod pages;
 mod receipt;
@@ -32,6 +33,10 @@ pub use call::{
     call_failed_message, Call, CallFailure, CallOptions, CallStep, MachineEvent, Response,
 };
 pub use export_job::{export_interrupted_message, ExportJob, ExportJobOptions, JobStep};
+pub use fleet::{
+    Fleet, FleetToken, FleetTokenStep, DEFAULT_FLEET_PREFIX, FLEET_POLL_SECONDS,
+    MAX_FLEET_PREFIX_BYTES, PUBLISH_SCRIPT, RESERVE_SCRIPT, UNLOCK_SCRIPT,
+};
 pub use inbox::{
     InboxEntry, InboxOptions, InboxStep, InboxWorker, DEFAULT_POLL_SECONDS, MAX_INBOX_ATTEMPTS,
 };

@@ -191,6 +191,8 @@ impl TokenSlot {
 pub struct Session {
     pub(crate) slot: TokenSlot,
     pub(crate) budget: Option<RateBudget>,
+    /// The fleet whose Redis holds the token and counts the budget ([`super::Fleet::session`]).
+    pub(crate) fleet: Option<super::Fleet>,
     /// The operations a `notice` event was given for (at most [`MAX_NOTICED`]).
     noticed: std::collections::BTreeSet<String>,
 }
@@ -205,8 +207,27 @@ impl Session {
         Self {
             slot: TokenSlot::default(),
             budget,
+            fleet: None,
             noticed: std::collections::BTreeSet::new(),
         }
+    }
+
+    /// A session of `fleet` (see [`super::Fleet::session`]).
+    pub(crate) fn in_fleet(budget: Option<RateBudget>, fleet: super::Fleet) -> Self {
+        Self {
+            fleet: Some(fleet),
+            ..Self::new(budget)
+        }
+    }
+
+    /// The fleet the session shares its token and budget with, when it is a fleet's.
+    pub fn fleet(&self) -> Option<&super::Fleet> {
+        self.fleet.as_ref()
+    }
+
+    /// The bearer value the session holds (a fleet refresh never adopts it again).
+    pub(crate) fn token_value(&self) -> Option<&str> {
+        self.slot.token.as_ref().map(|(t, _, _)| t.value())
     }
 
     /// Drops from `events` every `notice` for an operation the session gave one for already:

@@ -202,6 +202,14 @@ impl RateBudget {
         }
     }
 
+    /// The windows: (name, limit, length in seconds), in order (a fleet counts them in Redis).
+    pub(crate) fn windows(&self) -> Vec<(String, usize, i64)> {
+        self.windows
+            .iter()
+            .map(|w| (w.name.clone(), w.limit, w.seconds))
+            .collect()
+    }
+
     /// Requests counted in each window at `now`.
     pub fn usage(&self, now: i64) -> Vec<WindowUsage> {
         self.windows

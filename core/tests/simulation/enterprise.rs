@@ -355,6 +355,13 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                 tasks[i] = Task::InFlight(back, outcome);
             }
             CallStep::Wait { seconds } => tasks[i] = Task::Ready(now + seconds),
+            CallStep::Reserve { .. } => {
+                return fail(
+                    &rec,
+                    &session,
+                    Violation::new("only a fleet's call reserves", format!("call {i}")),
+                )
+            }
             CallStep::AwaitToken { seconds } => {
                 crate::seen::count("await_token steps", 1);
                 tasks[i] = Task::Awaiting(now + seconds);

@@ -639,6 +639,12 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                 report(&mut job, &probe, now);
             }
             JobStep::Wait { seconds } => now += seconds,
+            JobStep::Reserve { .. } => {
+                return Err(Violation::new(
+                    "only a fleet's job reserves",
+                    "a job on a plain session",
+                ))
+            }
             JobStep::RefreshToken { .. } => {
                 let request =
                     royaltykit::token::build_token_request::<&str>("cid", "csecret", TENANT, &[])

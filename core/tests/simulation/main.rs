@@ -14,6 +14,8 @@
 //! - `pages`: a walk over every page of a list against a list service of every paging style,
 //!   with random sizes, bounds and one fault in some runs (a cursor given again, a page that
 //!   says more without a cursor, a page that is not JSON, a service ignoring the cursor);
+//! - `fleet`: 2 to 5 processes of one API client sharing a token and a rate budget through a
+//!   model of Redis (Redis unreachable at times, failing exchanges, tight or spec limits);
 //! - `inbox`: one to four inbox workers against a model of the SQL inbox table with
 //!   transactions and row locks (workers killed at any step, failing handlers, handlers that
 //!   outlive the lease, poison pills, an unreachable store), then a calm phase;
@@ -35,9 +37,10 @@
 //! never replays a delivery the store knows, one in flight, one whose replay is pending or one
 //! delivered but unrecorded, keeps its bounds, and after a calm phase every lost delivery is
 //! processed or at its replay bound; an inbox entry's effect commits at most once, and every entry
-//! ends done with one effect or poison (after `max_attempts`) with none.
+//! ends done with one effect or poison (after `max_attempts`) with none; a fleet never exceeds a
+//! limit across its processes and makes one token exchange when nothing forces another.
 //!
-//! `cargo test --test simulation` runs `ROYALTYKIT_SIM_SEEDS` seeds (default 6000: 1000 of each kind) from
+//! `cargo test --test simulation` runs `ROYALTYKIT_SIM_SEEDS` seeds (default 7000: 1000 of each kind) from
 //! `ROYALTYKIT_SIM_START` (default 0); `make simulate SEEDS=N` runs many more in release mode.
 #![allow(
     clippy::unwrap_used,
@@ -53,6 +56,7 @@
 
 mod enterprise;
 mod export;
+mod fleet;
 mod inbox;
 mod pages;
 mod recovery;
@@ -89,7 +93,7 @@ pub mod seen {
     use std::sync::atomic::{AtomicU64, Ordering};
 
     /// Counters by name.
-    pub static COUNTERS: [(&str, AtomicU64); 24] = [
+    pub static COUNTERS: [(&str, AtomicU64); 25] = [
         ("jobs done", AtomicU64::new(0)),
         ("jobs reconcile", AtomicU64::new(0)),
         ("jobs failed", AtomicU64::new(0)),
@@ -114,6 +118,7 @@ pub mod seen {
         ("inbox workers killed", AtomicU64::new(0)),
         ("inbox entries done", AtomicU64::new(0)),
         ("inbox entries poison", AtomicU64::new(0)),
+        ("fleet token exchanges", AtomicU64::new(0)),
     ];
 
     /// Counts one of `name`.
@@ -134,8 +139,8 @@ pub mod seen {
 }
 
 /// The kinds of runs, by seed.
-const KINDS: [&str; 6] = [
-    "export", "session", "webhooks", "pages", "recovery", "inbox",
+const KINDS: [&str; 7] = [
+    "export", "session", "webhooks", "pages", "recovery", "inbox", "fleet",
 ];
 
 fn run_seed(seed: u64) -> (usize, Result<(), Violation>) {
@@ -146,7 +151,8 @@ fn run_seed(seed: u64) -> (usize, Result<(), Violation>) {
         2 => webhooks::run(seed),
         3 => pages::run(seed),
         4 => recovery::run(seed),
-        _ => inbox::run(seed),
+        5 => inbox::run(seed),
+        _ => fleet::run(seed),
     };
     (kind, result)
 }
@@ -160,7 +166,7 @@ fn env_u64(name: &str, default: u64) -> u64 {
 
 #[test]
 fn simulated_runs() {
-    let seeds = env_u64("ROYALTYKIT_SIM_SEEDS", 6000);
+    let seeds = env_u64("ROYALTYKIT_SIM_SEEDS", 7000);
     let start = env_u64("ROYALTYKIT_SIM_START", 0);
     let threads = env_u64(
         "ROYALTYKIT_SIM_THREADS",
@@ -168,11 +174,11 @@ fn simulated_runs() {
     )
     .max(1);
     let began = Instant::now();
-    let results: Vec<(u64, [u64; 6], Vec<(u64, usize, Violation)>)> = std::thread::scope(|s| {
+    let results: Vec<(u64, [u64; 7], Vec<(u64, usize, Violation)>)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
                 s.spawn(move || {
-                    let mut counts = [0u64; 6];
+                    let mut counts = [0u64; 7];
                     let mut bad = Vec::new();
                     let mut seed = start + t;
                     let mut n = 0;
@@ -195,7 +201,7 @@ fn simulated_runs() {
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
     let mut total = 0;
-    let mut counts = [0u64; 6];
+    let mut counts = [0u64; 7];
     let mut bad = Vec::new();
     for (n, c, b) in results {
         total += n;
@@ -207,13 +213,14 @@ fn simulated_runs() {
     bad.sort_by_key(|(seed, _, _)| *seed);
     let elapsed = began.elapsed().as_secs_f64();
     println!(
-        "simulation: {total} seeds from {start} ({} export, {} session, {} webhooks, {} pages, {} recovery, {} inbox) in {elapsed:.1} s, {} violation(s)",
+        "simulation: {total} seeds from {start} ({} export, {} session, {} webhooks, {} pages, {} recovery, {} inbox, {} fleet) in {elapsed:.1} s, {} violation(s)",
         counts[0],
         counts[1],
         counts[2],
         counts[3],
         counts[4],
         counts[5],
+        counts[6],
         bad.len()
     );
     println!("simulation reached: {}", seen::summary());

@@ -143,6 +143,7 @@ pub fn call_view(step: &CallStep) -> Value {
         CallStep::Wait { seconds } => json!({"step": "wait", "seconds": seconds}),
         CallStep::RefreshToken { .. } => json!({"step": "refresh_token"}),
         CallStep::AwaitToken { seconds } => json!({"step": "await_token", "seconds": seconds}),
+        CallStep::Reserve { command } => json!({"step": "reserve", "keys": command.get(2)}),
         CallStep::Reconcile { reconcile, .. } => {
             json!({"step": "reconcile", "reconcile": reconcile.as_str()})
         }
@@ -159,6 +160,7 @@ pub fn job_view(step: &JobStep) -> Value {
         JobStep::Wait { seconds } => json!({"step": "wait", "seconds": seconds}),
         JobStep::RefreshToken { .. } => json!({"step": "refresh_token"}),
         JobStep::AwaitToken { seconds } => json!({"step": "await_token", "seconds": seconds}),
+        JobStep::Reserve { command } => json!({"step": "reserve", "keys": command.get(2)}),
         JobStep::Done {
             export_id,
             artifact,
