@@ -204,12 +204,15 @@ impl WebhookVerifier {
     /// With ``transactional=True`` (a dedup table in the handler's database) the keys are marked
     /// done inside the handler's transaction: ``Begin``, ``Commit`` (marks), ``RunHandler``,
     /// ``CommitTransaction``, or ``Rollback`` on a failure.
+    /// With ``inbox=True`` (an inbox: ``SqlInboxProtocol``) a verified delivery is persisted
+    /// (``Enqueue``) and answered 200 at once (``queued``, or ``duplicate`` when it was in the
+    /// inbox already); the handler runs later, in the inbox's worker (``InboxWorker``).
     ///
     /// By default only the delivery key is claimed ("deduplicate by Service-Webhook-Id").
     /// ``claim_content_key=True`` also claims the signed content's key: it stops a captured
     /// delivery resent under a new id, and it merges two genuine deliveries whose body and
     /// timestamp are byte-identical (two changes of one resource in the same second).
-    #[pyo3(signature = (headers, body, *, namespace, now=None, window=None, transactional=false, claim_content_key=false))]
+    #[pyo3(signature = (headers, body, *, namespace, now=None, window=None, transactional=false, claim_content_key=false, inbox=false))]
     #[allow(clippy::too_many_arguments)] // the Python keyword arguments, one each
     fn receipt(
         &self,
@@ -221,10 +224,16 @@ impl WebhookVerifier {
         window: Option<Py<DedupWindow>>,
         transactional: bool,
         claim_content_key: bool,
+        inbox: bool,
     ) -> PyResult<machine::WebhookReceipt> {
         if transactional && window.is_some() {
             return Err(pyo3::exceptions::PyValueError::new_err(
                 "window and transactional=True exclude each other: a DedupWindow is not a table in the handler's database",
+            ));
+        }
+        if inbox && (transactional || window.is_some()) {
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "inbox=True excludes window and transactional=True: the inbox row is the delivery's dedup record",
             ));
         }
         let fixed = now.as_ref().map(|s| s.0);
@@ -238,12 +247,15 @@ impl WebhookVerifier {
         guard(|| {
             let receipt =
                 royaltykit::machine::Receipt::new(&namespace, verified, claim_content_key)?;
+            let receipt = if inbox {
+                receipt.inbox()
+            } else if transactional {
+                receipt.transactional()
+            } else {
+                receipt
+            };
             Ok(machine::WebhookReceipt::new(
-                if transactional {
-                    receipt.transactional()
-                } else {
-                    receipt
-                },
+                receipt,
                 window.map(|w| (w, fixed)),
             ))
         })
@@ -390,10 +402,15 @@ fn resource_path(url: &Bound<'_, PyAny>) -> PyResult<String> {
     guard(|| Ok(webhook::resource_path(&text)?.to_owned()))
 }
 
-/// ``base_url`` as a client sends its requests to, checked when the client is built: ``https``
-/// (plain ``http`` only to a loopback host, unless ``allow_insecure_http``), a host, no user-info,
-/// query or fragment, no API prefix (``/api/…``); returned without its trailing ``/``. Otherwise
-/// ``InvalidArgumentError`` saying what is wrong and what is accepted.
+/// A webhook payload (a delivery's raw JSON body, bytes or text) parsed as the verifier parses
+/// a verified delivery's: a ``WebhookEvent``. For a body already verified, such as an inbox
+/// entry's; it checks no signature. ``WebhookVerificationError`` with code ``invalid_payload``
+/// (naming the member) for a body that is not UTF-8 JSON or lacks a required member.
+#[pyfunction]
+fn parse_webhook_event(body: Body<'_>) -> PyResult<webhook::WebhookEvent> {
+    guard(|| Ok(webhook::WebhookEvent::parse(&body)?))
+}
+
 /// The one message of an interrupted export job: whether the service named the export
 /// (``export_id``) and what resuming from the checkpoint does.
 #[pyfunction]
@@ -417,6 +434,10 @@ fn client_timeouts(
     })
 }
 
+/// ``base_url`` as a client sends its requests to, checked when the client is built: ``https``
+/// (plain ``http`` only to a loopback host, unless ``allow_insecure_http``), a host, no user-info,
+/// query or fragment, no API prefix (``/api/…``); returned without its trailing ``/``. Otherwise
+/// ``InvalidArgumentError`` saying what is wrong and what is accepted.
 #[pyfunction]
 #[pyo3(signature = (base_url, allow_insecure_http = false))]
 fn check_base_url(base_url: Text, allow_insecure_http: bool) -> PyResult<String> {
@@ -590,7 +611,7 @@ impl DedupWindow {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::py_export!(m;
-        fn verify_webhook, sign_webhook, active_secrets, revealed_secret, resource_path, check_base_url, client_timeouts, export_interrupted_message, call_failed_message, parse_timestamp, delivery_key, event_key, content_key,
+        fn verify_webhook, parse_webhook_event, sign_webhook, active_secrets, revealed_secret, resource_path, check_base_url, client_timeouts, export_interrupted_message, call_failed_message, parse_timestamp, delivery_key, event_key, content_key,
             idempotency_key;
         class WebhookVerifier, args::PyWebhookSecret, RevealedSecret, webhook::VerifiedWebhook,
             webhook::WebhookEvent, DedupWindow

@@ -1,6 +1,6 @@
 //! The protocol machines for Python (`WebhookReceipt`, `Call`, `ExportJob`, `Pages`,
-//! `Recovery`): argument conversion and the step classes only; every rule and every step is the
-//! core's.
+//! `Recovery`, `InboxWorker`): argument conversion and the step classes only; every rule and
+//! every step is the core's.
 
 use crate::api::{bearer, json_body, params, request_params, RequestDescriptor};
 use crate::args::{Body, Headers, Text};
@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 use royaltykit::dedup::ClaimState;
 use royaltykit::machine::{
-    self, CallFailure, PageItems, ReceiptStep, RecoveredDelivery, RecoveryReport,
+    self, CallFailure, InboxEntry, PageItems, ReceiptStep, RecoveredDelivery, RecoveryReport,
 };
 use royaltykit::retry::TransportFailure;
 use royaltykit::webhook::VerifiedWebhook;
@@ -67,7 +67,8 @@ impl WebhookReceipt {
 #[pymethods]
 impl WebhookReceipt {
     /// The step pending (``ReceiptStep.Claim``, ``.Release``, ``.RunHandler``, ``.Commit``,
-    /// ``.Wait``, ``.Reply``); the same until an outcome is reported. A receipt on a
+    /// ``.Wait``, ``.Begin``, ``.CommitTransaction``, ``.Rollback``, ``.Enqueue``, ``.Reply``);
+    /// the same until an outcome is reported. A receipt on a
     /// ``DedupWindow`` (``receipt(..., window=)``) performs its claims, releases and commits
     /// itself: it asks only for ``RunHandler``, ``Wait`` and ``Reply``.
     fn next(&self) -> ReceiptStep {
@@ -79,7 +80,8 @@ impl WebhookReceipt {
         lock(&self.receipt).delivery().cloned()
     }
     /// Once replied, what happened: ``processed``, ``duplicate``, ``in_progress``, ``rejected``,
-    /// ``acknowledged``, ``handler_failed``, ``store_unavailable`` or ``claim_lost``; None before.
+    /// ``acknowledged``, ``queued`` (inbox), ``handler_failed``, ``store_unavailable`` or
+    /// ``claim_lost``; None before.
     #[getter]
     fn outcome(&self) -> Option<&'static str> {
         lock(&self.receipt).outcome()
@@ -95,8 +97,8 @@ impl WebhookReceipt {
         let state = guard(|| Ok(ClaimState::parse(&state)?))?;
         self.then(|r| r.claimed(state))
     }
-    /// The store could not be reached for the pending ``Claim`` or ``Commit``. Returns the next
-    /// step.
+    /// The store could not be reached for the pending ``Claim``, ``Commit``, ``Begin``,
+    /// ``CommitTransaction`` or ``Enqueue``. Returns the next step.
     fn store_failed(&self) -> PyResult<ReceiptStep> {
         self.then(machine::Receipt::store_failed)
     }
@@ -137,6 +139,12 @@ impl WebhookReceipt {
     /// (Transactional.) The pending ``Rollback`` is done (or failed). Returns the next step.
     fn rolled_back(&self) -> PyResult<ReceiptStep> {
         self.then(machine::Receipt::rolled_back)
+    }
+    /// (Inbox.) The pending ``Enqueue`` is done: ``new`` True when the delivery was added, False
+    /// when it was in the inbox already. Returns the next step (``Reply`` 200, ``queued`` or
+    /// ``duplicate``).
+    fn enqueued(&self, new: bool) -> PyResult<ReceiptStep> {
+        self.then(|r| r.enqueued(new))
     }
 }
 
@@ -980,10 +988,289 @@ impl Recovery {
     }
 }
 
+/// What an ``InboxWorker`` says to do next. Match on the variant: ``Claim()``,
+/// ``Idle(seconds)``, ``Drained()``, ``Begin()``, ``RunHandler(entry)``, ``MarkDone(key,
+/// attempts)``, ``Commit()``, ``Rollback()`` and ``Settle(key, attempts, poison, retry_at,
+/// error)``.
+#[pyclass(frozen, module = "royaltykit")]
+pub enum InboxStep {
+    /// Run the inbox's claim at the current time, then report its row (or None) to
+    /// ``claimed``, or ``store_failed``. The worker may stop here.
+    Claim {},
+    /// Nothing is due: wait ``seconds`` (or until told to stop), then report ``waited``. The
+    /// worker may stop here.
+    Idle { seconds: f64 },
+    /// (``drain=True``) Nothing is due: the worker is done.
+    Drained {},
+    /// Open the handler's transaction, then report ``began`` (or ``store_failed``).
+    Begin {},
+    /// Run the handler with ``entry`` (inside the transaction), then report
+    /// ``handler_succeeded`` or ``handler_failed``.
+    RunHandler { entry: Py<InboxEntry> },
+    /// Mark ``key`` done for the claim that counted ``attempts``, inside the transaction, then
+    /// report ``marked`` with whether it changed a row (or ``store_failed``).
+    MarkDone { key: String, attempts: u32 },
+    /// Commit the transaction, then report ``committed`` (or ``store_failed``).
+    Commit {},
+    /// Roll the transaction back, then report ``rolled_back`` (a failed rollback too).
+    Rollback {},
+    /// Record the failed attempt of ``key`` (autocommit): pending again at ``retry_at`` (Unix
+    /// seconds), or ``poison``, with ``error``; then report ``settled`` (or ``store_failed``).
+    Settle {
+        key: String,
+        attempts: u32,
+        poison: bool,
+        retry_at: i64,
+        error: String,
+    },
+}
+
+#[pymethods]
+impl InboxStep {
+    fn __repr__(&self) -> String {
+        match self {
+            Self::Claim {} => "InboxStep.Claim()".to_owned(),
+            Self::Idle { seconds } => format!("InboxStep.Idle(seconds={seconds})"),
+            Self::Drained {} => "InboxStep.Drained()".to_owned(),
+            Self::Begin {} => "InboxStep.Begin()".to_owned(),
+            Self::RunHandler { entry } => {
+                let entry = entry.get();
+                format!(
+                    "InboxStep.RunHandler(key={:?}, delivery_id={:?}, attempts={})",
+                    entry.key, entry.delivery_id, entry.attempts
+                )
+            }
+            Self::MarkDone { key, attempts } => {
+                format!("InboxStep.MarkDone(key={key:?}, attempts={attempts})")
+            }
+            Self::Commit {} => "InboxStep.Commit()".to_owned(),
+            Self::Rollback {} => "InboxStep.Rollback()".to_owned(),
+            Self::Settle {
+                key,
+                attempts,
+                poison,
+                retry_at,
+                error,
+            } => format!(
+                "InboxStep.Settle(key={key:?}, attempts={attempts}, poison={}, retry_at={retry_at}, error={error:?})",
+                if *poison { "True" } else { "False" }
+            ),
+        }
+    }
+}
+
+impl InboxStep {
+    fn of(py: Python<'_>, step: machine::InboxStep) -> PyResult<Self> {
+        use machine::InboxStep as S;
+        Ok(match step {
+            S::Claim {} => Self::Claim {},
+            S::Idle { seconds } => Self::Idle { seconds },
+            S::Drained {} => Self::Drained {},
+            S::Begin {} => Self::Begin {},
+            S::RunHandler { entry } => Self::RunHandler {
+                entry: Py::new(py, entry)?,
+            },
+            S::MarkDone { key, attempts } => Self::MarkDone { key, attempts },
+            S::Commit {} => Self::Commit {},
+            S::Rollback {} => Self::Rollback {},
+            S::Settle {
+                key,
+                attempts,
+                poison,
+                retry_at,
+                error,
+            } => Self::Settle {
+                key,
+                attempts,
+                poison,
+                retry_at,
+                error,
+            },
+        })
+    }
+}
+
+/// A claim's row as the core's entry: an ``InboxEntry`` as is, or the five columns the claim
+/// returns (``inbox_key``, ``delivery_id``, ``event``, ``body``, ``attempts``).
+fn inbox_entry(row: &Bound<'_, PyAny>) -> crate::R<InboxEntry> {
+    if let Ok(entry) = row.cast::<InboxEntry>() {
+        return Ok(entry.get().clone());
+    }
+    let (key, delivery_id, event, body, attempts): (Text, Text, Text, Text, i64) =
+        row.extract().map_err(|_| {
+            pyo3::exceptions::PyTypeError::new_err(
+                "entry must be an InboxEntry, the claim's row of five columns (inbox_key, delivery_id, event, body, attempts), or None",
+            )
+        })?;
+    let attempts = u32::try_from(attempts).map_err(|_| {
+        royaltykit::ArgumentError::new(
+            "attempts",
+            format!("must be 0 to {}, got {attempts}", u32::MAX),
+        )
+    })?;
+    Ok(InboxEntry {
+        key: key.0,
+        delivery_id: delivery_id.0,
+        event: event.0,
+        body: body.0,
+        attempts,
+    })
+}
+
+/// The worker of an inbox as a machine: ask ``next()``, do what it says with your inbox (the
+/// statements of ``SqlInboxProtocol``) and your handler, report the outcome, and ask again —
+/// until ``Drained``, or for as long as you run it (stop at any ``Claim`` or ``Idle``). A claim
+/// counts the attempt before the handler runs; the handler's effect and the mark share one
+/// transaction; a failure rolls back and settles the entry (the core's backoff, or poison after
+/// ``max_attempts``). Every decision is the core's. Thread-safe.
+#[pyclass(frozen, module = "royaltykit")]
+pub struct InboxWorker(Mutex<machine::InboxWorker>);
+
+impl InboxWorker {
+    fn input(
+        &self,
+        f: impl FnOnce(&mut machine::InboxWorker) -> Result<(), royaltykit::ArgumentError>,
+    ) -> PyResult<()> {
+        guard(|| Ok(f(&mut lock(&self.0))?))
+    }
+}
+
+#[pymethods]
+impl InboxWorker {
+    /// Seconds between claims when nothing is due, when ``poll_seconds`` is not given.
+    #[classattr]
+    const DEFAULT_POLL_SECONDS: f64 = machine::DEFAULT_POLL_SECONDS;
+    /// The most handler runs ``max_attempts`` may allow.
+    #[classattr]
+    const MAX_ATTEMPTS: u32 = machine::MAX_INBOX_ATTEMPTS;
+
+    /// A worker: ``max_attempts`` handler runs of an entry before it is poison (default 5),
+    /// ``poll_seconds`` between claims when nothing is due (default 1), ``transactional``
+    /// (default True: the effect and the mark share a transaction), ``drain`` (stop at the first
+    /// claim that finds nothing due), ``seed`` for the backoff's jitter (default: the OS random
+    /// source). ``InvalidArgumentError`` for ``max_attempts`` outside 1 to ``MAX_ATTEMPTS`` or a
+    /// poll interval that is not more than 0 and at most 3600.
+    #[new]
+    #[pyo3(signature = (*, max_attempts=None, poll_seconds=None, transactional=None, drain=None, seed=None))]
+    fn new(
+        max_attempts: Option<i64>,
+        poll_seconds: Option<f64>,
+        transactional: Option<bool>,
+        drain: Option<bool>,
+        seed: Option<u64>,
+    ) -> PyResult<Self> {
+        guard(|| {
+            let options = machine::InboxOptions {
+                max_attempts: max_attempts.map(bound32),
+                poll_seconds,
+                transactional,
+                drain,
+            };
+            let seed = match seed {
+                Some(s) => s,
+                None => royaltykit_host::random_u64()?,
+            };
+            Ok(Self(Mutex::new(machine::InboxWorker::new(&options, seed)?)))
+        })
+    }
+
+    /// The step pending (``InboxStep.Claim``, ``.Idle``, ``.Drained``, ``.Begin``,
+    /// ``.RunHandler``, ``.MarkDone``, ``.Commit``, ``.Rollback``, ``.Settle``); the same until
+    /// its outcome is reported.
+    fn next(&self, py: Python<'_>) -> PyResult<InboxStep> {
+        let step = lock(&self.0).next();
+        InboxStep::of(py, step)
+    }
+
+    /// What the claim returned at ``now`` (default: the clock): its row (the five columns, or
+    /// an ``InboxEntry``), or None when nothing is due. ``InvalidArgumentError`` when no claim is
+    /// pending.
+    #[pyo3(signature = (entry, now=None))]
+    fn claimed(&self, entry: Option<&Bound<'_, PyAny>>, now: Option<f64>) -> PyResult<()> {
+        let entry = guard(|| entry.filter(|e| !e.is_none()).map(inbox_entry).transpose())?;
+        self.input(|w| w.claimed(entry, clock(now)))
+    }
+
+    /// The idle wait is over.
+    fn waited(&self) -> PyResult<()> {
+        self.input(machine::InboxWorker::waited)
+    }
+
+    /// The transaction is open.
+    fn began(&self) -> PyResult<()> {
+        self.input(machine::InboxWorker::began)
+    }
+
+    /// The handler finished.
+    fn handler_succeeded(&self) -> PyResult<()> {
+        self.input(machine::InboxWorker::handler_succeeded)
+    }
+
+    /// The handler failed with ``error`` at ``now`` (default: the clock): a message for
+    /// operators, kept as the entry's ``last_error`` (never include a secret).
+    #[pyo3(signature = (error, now=None))]
+    fn handler_failed(&self, error: Text, now: Option<f64>) -> PyResult<()> {
+        self.input(|w| w.handler_failed(&error, clock(now)))
+    }
+
+    /// Whether the mark changed a row (False: another worker claimed the entry since).
+    fn marked(&self, changed: bool) -> PyResult<()> {
+        self.input(|w| w.marked(changed))
+    }
+
+    /// The transaction committed: the entry is done.
+    fn committed(&self) -> PyResult<()> {
+        self.input(machine::InboxWorker::committed)
+    }
+
+    /// The transaction was rolled back (or its connection is gone).
+    fn rolled_back(&self) -> PyResult<()> {
+        self.input(machine::InboxWorker::rolled_back)
+    }
+
+    /// The failed attempt is recorded.
+    fn settled(&self) -> PyResult<()> {
+        self.input(machine::InboxWorker::settled)
+    }
+
+    /// The store could not be reached at the pending store step.
+    fn store_failed(&self) -> PyResult<()> {
+        self.input(machine::InboxWorker::store_failed)
+    }
+
+    /// Entries processed (committed) so far.
+    #[getter]
+    fn processed(&self) -> u64 {
+        lock(&self.0).processed()
+    }
+
+    /// Failed attempts settled to be retried so far.
+    #[getter]
+    fn retried(&self) -> u64 {
+        lock(&self.0).retried()
+    }
+
+    /// Entries set aside as poison so far.
+    #[getter]
+    fn poisoned(&self) -> u64 {
+        lock(&self.0).poisoned()
+    }
+
+    fn __repr__(&self) -> String {
+        let w = lock(&self.0);
+        format!(
+            "InboxWorker(processed={}, retried={}, poisoned={})",
+            w.processed(),
+            w.retried(),
+            w.poisoned()
+        )
+    }
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::py_export!(m;
         class WebhookReceipt, ReceiptStep, CallStep, Call, ExportJob, Session, Pages, PagesStep, PageItems,
-            Recovery, RecoveryStep, RecoveryReport, RecoveredDelivery
+            Recovery, RecoveryStep, RecoveryReport, RecoveredDelivery, InboxWorker, InboxStep, InboxEntry
     );
     Ok(())
 }

@@ -1,10 +1,12 @@
-//! The receiver rules and the Redis dedup protocol for Python: conversions only.
+//! The receiver rules, the Redis and SQL dedup protocols and the SQL inbox's statements for
+//! Python: conversions only.
 
 use crate::args::Text;
 use crate::guard;
 use pyo3::prelude::*;
 use royaltykit::dedup::{
-    ClaimState, ParamStyle, RedisDedup as Protocol, SqlDedup, SqlDialect, SqlStatement,
+    self, ClaimState, ParamStyle, RedisDedup as Protocol, SqlDedup, SqlDialect, SqlInbox,
+    SqlStatement,
 };
 use royaltykit::receiver::{self, ReceiverDecision, ReceiverFailure, ReceiverReply};
 use royaltykit::webhook::VerifiedWebhook;
@@ -248,10 +250,195 @@ impl SqlDedupProtocol {
     }
 }
 
+/// The inbox in your SQL database (the spec's "persist and return success", then process): the
+/// statements (``SqlStatement``) of its table and the meaning of their results. A receiver in
+/// inbox mode runs ``enqueue``; a worker (``InboxWorker``) runs ``claim``, ``begin``,
+/// ``mark_done`` (inside the handler's transaction), ``commit``, ``rollback`` and ``settle``;
+/// operators run ``poisoned``, ``retry``, ``counts`` and ``purge``; delivery recovery runs
+/// ``lookup``. ``dialect``: "postgres" or "sqlite"; ``param_style``: "qmark" (``?``), "dollar"
+/// (``$1``) or "format" (``%s``, psycopg).
+#[pyclass(frozen, module = "royaltykit")]
+struct SqlInboxProtocol(SqlInbox);
+
+#[pymethods]
+impl SqlInboxProtocol {
+    /// The table name when none is given.
+    #[classattr]
+    const DEFAULT_TABLE: &'static str = dedup::DEFAULT_INBOX_TABLE;
+    /// Handler runs of one entry before it is poison, when ``max_attempts`` is not given.
+    #[classattr]
+    const DEFAULT_MAX_ATTEMPTS: u32 = dedup::DEFAULT_MAX_ATTEMPTS;
+    /// The largest body kept, in bytes (the spec's payload limit).
+    #[classattr]
+    const MAX_BODY_BYTES: usize = dedup::MAX_INBOX_BODY_BYTES;
+    /// The longest ``last_error`` kept, in bytes.
+    #[classattr]
+    const MAX_ERROR_BYTES: usize = dedup::MAX_ERROR_BYTES;
+    /// The most poison entries one listing returns.
+    #[classattr]
+    const MAX_POISON_LISTED: u32 = dedup::MAX_POISON_LISTED;
+
+    /// The statements of the inbox table ``table`` (default ``royaltykit_inbox``); done rows are
+    /// kept ``ttl_seconds`` (default: the dedup window's) as the deliveries' dedup records, and a
+    /// claim holds an entry ``lease_seconds`` (default: the dedup lease). ``InvalidArgumentError``
+    /// for an unknown dialect or style, a table that is not a plain identifier, a TTL outside 1 s
+    /// to 10 years, or a lease outside 1 s to the TTL.
+    #[new]
+    #[pyo3(signature = (dialect, *, param_style, table=None, ttl_seconds=None, lease_seconds=None))]
+    fn new(
+        dialect: Text,
+        param_style: Text,
+        table: Option<Text>,
+        ttl_seconds: Option<i64>,
+        lease_seconds: Option<i64>,
+    ) -> PyResult<Self> {
+        guard(|| {
+            Ok(Self(SqlInbox::new(
+                SqlDialect::parse(&dialect)?,
+                ParamStyle::parse(&param_style)?,
+                table.as_deref(),
+                ttl_seconds,
+                lease_seconds,
+            )?))
+        })
+    }
+
+    /// The table's name.
+    #[getter]
+    fn table(&self) -> &str {
+        self.0.table()
+    }
+
+    /// How long a claim holds an entry, in seconds.
+    #[getter]
+    fn lease_seconds(&self) -> i64 {
+        self.0.lease_seconds()
+    }
+
+    /// The statements creating the table and its index when missing (idempotent).
+    fn schema(&self) -> Vec<String> {
+        self.0.schema()
+    }
+
+    /// The insert of a verified delivery at ``now`` (Unix seconds; autocommit): ``key`` its
+    /// delivery key, ``delivery_id`` its ``Service-Webhook-Id``, ``event`` its event name,
+    /// ``body`` its raw JSON body as text. Read its count of inserted rows with
+    /// ``enqueue_reply``. ``InvalidArgumentError`` for a bad key, an empty delivery id or a
+    /// body over ``MAX_BODY_BYTES``.
+    fn enqueue(
+        &self,
+        key: Text,
+        delivery_id: Text,
+        event: Text,
+        body: Text,
+        now: i64,
+    ) -> PyResult<SqlStatement> {
+        guard(|| Ok(self.0.enqueue(&key, &delivery_id, &event, &body, now)?))
+    }
+
+    /// True for one inserted row (a new entry), False for none (already in the inbox: a
+    /// redelivery, answered 2xx all the same).
+    #[staticmethod]
+    fn enqueue_reply(rows: u64) -> bool {
+        SqlInbox::enqueue_reply(rows)
+    }
+
+    /// The claim of the oldest due entry at ``now`` (autocommit): it counts an attempt and holds
+    /// the entry for the lease; one row of five columns (``inbox_key``, ``delivery_id``,
+    /// ``event``, ``body``, ``attempts``: report it to ``InboxWorker.claimed``) or none.
+    fn claim(&self, now: i64) -> SqlStatement {
+        self.0.claim(now)
+    }
+
+    /// The statement opening the handler's transaction (``BEGIN``; ``BEGIN IMMEDIATE`` on
+    /// SQLite).
+    fn begin(&self) -> &'static str {
+        self.0.begin()
+    }
+
+    /// The statement committing the handler's transaction.
+    fn commit(&self) -> &'static str {
+        self.0.commit()
+    }
+
+    /// The statement rolling the handler's transaction back.
+    fn rollback(&self) -> &'static str {
+        self.0.rollback()
+    }
+
+    /// The mark of ``key`` done by the claim that counted ``attempts``, at ``now``, **inside the
+    /// handler's transaction**; read its count of changed rows with ``guarded_reply``.
+    fn mark_done(&self, key: Text, attempts: u32, now: i64) -> PyResult<SqlStatement> {
+        guard(|| Ok(self.0.mark_done(&key, attempts, now)?))
+    }
+
+    /// True for one changed row (this claim), False for none (another worker claimed the entry
+    /// after this claim's lease ran out: roll back).
+    #[staticmethod]
+    fn guarded_reply(rows: u64) -> bool {
+        SqlInbox::guarded_reply(rows)
+    }
+
+    /// The settling of a failed attempt (autocommit, after the rollback): pending again at
+    /// ``retry_at``, or poison, with ``error`` (cut to ``MAX_ERROR_BYTES``) — the values of
+    /// ``InboxStep.Settle``.
+    fn settle(
+        &self,
+        key: Text,
+        attempts: u32,
+        poison: bool,
+        retry_at: i64,
+        error: Text,
+    ) -> PyResult<SqlStatement> {
+        guard(|| Ok(self.0.settle(&key, attempts, poison, retry_at, &error)?))
+    }
+
+    /// The listing of poison entries, oldest first, at most ``limit`` (1 to
+    /// ``MAX_POISON_LISTED``): six columns (``inbox_key``, ``delivery_id``, ``event``,
+    /// ``attempts``, ``last_error``, ``received_at``).
+    fn poisoned(&self, limit: i64) -> PyResult<SqlStatement> {
+        let limit = u32::try_from(limit.max(0)).unwrap_or(u32::MAX);
+        guard(|| Ok(self.0.poisoned(limit)?))
+    }
+
+    /// The statement putting a poison entry back to pending at ``now`` with no attempts counted:
+    /// one row changed means retried, none means ``key`` is not a poison entry.
+    fn retry(&self, key: Text, now: i64) -> PyResult<SqlStatement> {
+        guard(|| Ok(self.0.retry(&key, now)?))
+    }
+
+    /// The read-only lookup of ``key`` (delivery recovery): one column ``state``, or no row;
+    /// read it with ``lookup_reply``.
+    fn lookup(&self, key: Text) -> PyResult<SqlStatement> {
+        guard(|| Ok(self.0.lookup(&key)?))
+    }
+
+    /// What a lookup returned (the ``state`` column, None for no row): ``"new"`` (never
+    /// received), ``"done"`` (processed), ``"in_progress"`` (received, pending or poison).
+    #[staticmethod]
+    fn lookup_reply(state: Option<Text>) -> ClaimState {
+        SqlInbox::lookup_reply(state.as_deref())
+    }
+
+    /// The count of entries by state: rows of two columns, ``state`` and its count.
+    fn counts(&self) -> SqlStatement {
+        self.0.counts()
+    }
+
+    /// The statement deleting done entries past their TTL at ``now``.
+    fn purge(&self, now: i64) -> SqlStatement {
+        self.0.purge(now)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("{:?}", self.0)
+    }
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::py_export!(m;
         fn plan_receipt, decide_claims, failure_reply, rejection_body;
-        class RedisDedupProtocol, SqlDedupProtocol, SqlStatement, ReceiverDecision, ReceiverReply
+        class RedisDedupProtocol, SqlDedupProtocol, SqlInboxProtocol, SqlStatement, ReceiverDecision, ReceiverReply
     );
     m.add("DEFAULT_STORE_CAPACITY", receiver::DEFAULT_STORE_CAPACITY)?;
     m.add("STATUS_HANDLER_FAILED", receiver::STATUS_HANDLER_FAILED)?;

@@ -23,7 +23,8 @@ def receipt(i):
     secrets = [rk.WebhookSecret(s["secret"], valid_until=s.get("valid_until")) for s in i["secrets"]]
     verifier = rk.WebhookVerifier(secrets)
     r = verifier.receipt([tuple(h) for h in i["headers"]], body_bytes(i["body"]), namespace=i["namespace"], now=i["now"],
-                         transactional=i.get("transactional", False), claim_content_key=i.get("claim_content_key", False))
+                         transactional=i.get("transactional", False), claim_content_key=i.get("claim_content_key", False),
+                         inbox=i.get("inbox", False))
     answers = iter(i["answers"])
     steps = []
     while True:
@@ -58,6 +59,10 @@ def receipt(i):
             case rk.ReceiptStep.Wait(seconds=seconds):
                 steps.append({"step": "wait", "seconds": seconds})
                 r.waited()
+            case rk.ReceiptStep.Enqueue(key=key):
+                steps.append({"step": "enqueue", "key": key})
+                a = next(answers)
+                r.enqueued(True) if a == "new" else r.enqueued(False) if a == "dup" else r.store_failed()
             case rk.ReceiptStep.Reply(status=status, body=body):
                 reply = {k: v for k, v in json.loads(body).items() if k != "message"}
                 steps.append({"step": "reply", "status": status, **reply})
@@ -299,8 +304,70 @@ def recovery(i):
     return {"steps": steps}
 
 
+def inbox_view(step):
+    """An inbox worker's step as the transcripts write it (core/tests/machines.rs `fn inbox_view`)."""
+    match step:
+        case rk.InboxStep.Claim():
+            return {"step": "claim"}
+        case rk.InboxStep.Idle(seconds=seconds):
+            return {"step": "idle", "seconds": seconds}
+        case rk.InboxStep.Drained():
+            return {"step": "drained"}
+        case rk.InboxStep.Begin():
+            return {"step": "begin"}
+        case rk.InboxStep.RunHandler(entry=entry):
+            assert isinstance(entry, rk.InboxEntry)
+            return {"step": "run_handler", "key": entry.key, "attempts": entry.attempts}
+        case rk.InboxStep.MarkDone(key=key, attempts=attempts):
+            return {"step": "mark_done", "key": key, "attempts": attempts}
+        case rk.InboxStep.Commit():
+            return {"step": "commit"}
+        case rk.InboxStep.Rollback():
+            return {"step": "rollback"}
+        case rk.InboxStep.Settle(key=key, attempts=attempts, poison=poison, retry_at=retry_at, error=error):
+            return {"step": "settle", "key": key, "attempts": attempts, "poison": poison, "retry_at": retry_at,
+                    "error": error}
+    raise AssertionError(f"unknown step {step!r}")
+
+
+def inbox(i):
+    """An inbox worker fed the transcript's events, as core/tests/machines.rs `fn inbox` does; a
+    claimed entry is reported as the claim's row (its five columns), as a store's driver returns it."""
+    o = i["options"]
+    w = rk.InboxWorker(max_attempts=o.get("max_attempts"), poll_seconds=o.get("poll_seconds"),
+                       transactional=o.get("transactional"), drain=o.get("drain"), seed=i["seed"])
+    steps = [inbox_view(w.next())]
+    for e in i["events"]:
+        if "claimed" in e:
+            c = e["claimed"]
+            row = None if c is None else (c["key"], c["delivery_id"], c["event"], c["body"], c["attempts"])
+            w.claimed(row, e["now"])
+        elif "waited" in e:
+            w.waited()
+        elif "began" in e:
+            w.began()
+        elif "handler" in e:
+            w.handler_succeeded()
+        elif isinstance(e.get("handler_failed"), str):
+            w.handler_failed(e["handler_failed"], e["now"])
+        elif isinstance(e.get("marked"), bool):
+            w.marked(e["marked"])
+        elif "committed" in e:
+            w.committed()
+        elif "rolled_back" in e:
+            w.rolled_back()
+        elif "settled" in e:
+            w.settled()
+        elif "store_failed" in e:
+            w.store_failed()
+        else:
+            raise AssertionError(f"unknown event {e}")
+        steps.append(inbox_view(w.next()))
+    return {"steps": steps, "counts": {"processed": w.processed, "retried": w.retried, "poisoned": w.poisoned}}
+
+
 MACHINES = {"receipt": receipt, "call": call, "export_job": export_job, "session": session, "pages": pages,
-            "recovery": recovery}
+            "recovery": recovery, "inbox": inbox}
 # The machines refused when they are built, before any step.
 BUILD = {"pages": new_pages, "recovery": new_recovery}
 

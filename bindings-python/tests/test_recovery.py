@@ -1,15 +1,15 @@
 """Delivery recovery (issue 43 point 3): ``recover_deliveries`` on the enterprise clients against the
 shared fake API (tests/fakeapi/server.py) over real loopback HTTP with each HTTP library, and a real
 receiver of this package: a subscription is created with the client, its endpoint a
-``WebhookReceiver`` served over HTTPS on this machine, to which the fake sends its signed
-deliveries and replays. Lost deliveries are replayed and each event is handled exactly once; a
-second run replays nothing; pending replays are not sent again; a refused replay is reported and
-the run goes on. Then ``state()`` of every built-in store: read-only, never a claim.
+``WebhookReceiver`` on this machine, to which the fake sends its signed deliveries and replays.
+Lost deliveries are replayed and each event is handled exactly once; a second run replays nothing;
+pending replays are not sent again; a refused replay is reported and the run goes on. Then
+``state()`` of every built-in store: read-only, never a claim.
 
-The core refuses a subscription endpoint on a loopback address or a local name (``localhost``,
-``*.test``, …), as the service would, so the receiver is served under this machine's own host
-name when it resolves to a loopback address (``/etc/hosts``), with a self-signed certificate the
-fake trusts (``SSL_CERT_FILE``); the tests are skipped when there is no such name."""
+The core refuses a subscription endpoint on a loopback address, a local name or plain http, as the
+service would, so the subscription names a public HTTPS ``endpoint_url`` (``ENDPOINT_URL``) and the
+fake's route (``POST /_fake/route``) sends its deliveries to the receiver, served over plain http
+on 127.0.0.1, as DNS would: no certificate, no host-name lookup, nothing skipped."""
 
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ import os
 import shutil
 import socket
 import sqlite3
-import ssl
 import subprocess
 import threading
 import time
@@ -39,30 +38,16 @@ from test_client import KINDS, Fake
 
 NAMESPACE = "org-1/recovery"
 EVENT = "ddex.delivery.failed"
-
-
-def loopback_name() -> str | None:
-    """A host name of this machine that resolves to a loopback address and that the core takes
-    as a subscription endpoint's host (not ``localhost`` or another local name)."""
-    for name in (socket.gethostname(), socket.getfqdn()):
-        try:
-            address = socket.gethostbyname(name)
-        except OSError:
-            continue
-        if address.startswith("127.") and name.lower() != "localhost":
-            return name
-    return None
+# The subscription's public endpoint, as the service takes it; the fake routes it to the receiver.
+ENDPOINT_URL = "https://hooks.example.com/royaltykit"
 
 
 class Endpoint:
-    """A ``WebhookReceiver`` over HTTPS on 127.0.0.1, reached by the fake as ``https://<name>:<port>``.
-    ``serve`` puts a receiver behind it; each handler run records the event's resource."""
+    """A ``WebhookReceiver`` over plain http on 127.0.0.1 (``url``), where the fake's route sends
+    the deliveries of ``ENDPOINT_URL``. ``serve`` puts a receiver behind it; each handler run
+    records the event's resource."""
 
-    def __init__(self, name: str, folder: Path) -> None:
-        self.cert, key = folder / "cert.pem", folder / "key.pem"
-        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-                        "-nodes", "-keyout", str(key), "-out", str(self.cert), "-days", "2", "-subj", f"/CN={name}",
-                        "-addext", f"subjectAltName=DNS:{name}"], check=True, capture_output=True)
+    def __init__(self) -> None:
         self.receiver: rk.WebhookReceiver | None = None
         self.handled: list[str] = []
         self.lock = threading.Lock()
@@ -89,10 +74,7 @@ class Endpoint:
                 self.wfile.write(reply)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(str(self.cert), str(key))
-        self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
-        self.url = f"https://{name}:{self.server.server_address[1]}/webhooks"
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/webhooks"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
 
@@ -110,24 +92,10 @@ class Endpoint:
 
 
 @pytest.fixture(scope="module")
-def endpoint(tmp_path_factory: pytest.TempPathFactory):
-    name = loopback_name()
-    if name is None:
-        pytest.skip("no host name of this machine resolves to a loopback address")
-    if shutil.which("openssl") is None:
-        pytest.skip("openssl (to make the receiver's certificate) is missing")
-    e = Endpoint(name, tmp_path_factory.mktemp("tls"))
+def endpoint():
+    e = Endpoint()
     yield e
     e.close()
-
-
-@pytest.fixture(scope="module")
-def fake(endpoint: Endpoint):
-    """The shared fake API, trusting the receiver's certificate when it sends deliveries."""
-    f = Fake(env={"SSL_CERT_FILE": str(endpoint.cert)})
-    yield f
-    f.proc.stdin.close()  # type: ignore[union-attr]
-    f.proc.wait(timeout=10)
 
 
 class AsyncStates:
@@ -155,10 +123,17 @@ def client_run(kind: str, fake: Fake, method: str, *args: Any, events: list[dict
         return getattr(EnterpriseClient(http, sleep=fake.sleep, **common), method)(*args, **kw)
 
 
+def route(fake: Fake, endpoint_url: str, to: str) -> None:
+    """The fake's deliveries to ``endpoint_url`` go to ``to`` from now on (until its next reset)."""
+    assert fake.control("route", {"from": endpoint_url, "to": to})["routes"][endpoint_url] == to
+
+
 def subscribe(kind: str, fake: Fake, endpoint: Endpoint, store: Any, handler: Any = None) -> str:
-    """A subscription created with the client, its endpoint the receiver (with its revealed secret)."""
-    created = client_run(kind, fake, "create_subscription", "recovery", endpoint.url, [EVENT])
+    """A subscription created with the client on ``ENDPOINT_URL``, routed to the receiver (with its
+    revealed secret)."""
+    created = client_run(kind, fake, "create_subscription", "recovery", ENDPOINT_URL, [EVENT])
     assert isinstance(created, rk.RevealedSecret) and created.reference
+    route(fake, ENDPOINT_URL, endpoint.url)
     endpoint.serve(created.secrets(), store, handler)
     return created.reference
 

@@ -1,10 +1,19 @@
 """Checked with `mypy --strict` against the installed stubs: the public API types as users write it."""
 
 import sqlite3
+import threading
 from typing import Any, Callable, Literal, Mapping
 
 import royaltykit as rk
-from royaltykit.stores import PostgresDedupStore, SqliteDedupStore
+from royaltykit.stores import (
+    AsyncPostgresInbox,
+    PoisonedEntry,
+    PostgresDedupStore,
+    PostgresInbox,
+    SqliteDedupStore,
+    SqliteInbox,
+    WorkerReport,
+)
 
 
 def handle(headers: dict[str, str], body: bytes, window: rk.DedupWindow) -> int:
@@ -350,3 +359,60 @@ async def recover_async(http: httpx.AsyncClient) -> rk.RecoveryReport:
     return await client.recover_deliveries("wh_1", store=rk.AsyncRedisDedupStore(object()), namespace="org-1",
                                            since=1_800_000_000.0, now=1_800_003_600, max_entries=1000,
                                            max_replays_per_delivery=2)
+
+
+# The inbox: the receiver persists and answers at once; the worker runs the handler in a transaction.
+inbox = SqliteInbox(":memory:", lease_seconds=30)
+inbox_receiver = rk.WebhookReceiver("current", namespace="org-1", inbox=inbox)
+inbox_store: rk.InboxStore = PostgresInbox("postgresql://localhost/app", create_table=False)
+inbox_states: list[rk.DeliveryStates] = [inbox, PostgresInbox("postgresql://localhost/app", create_table=False)]
+
+
+def on_event(event: rk.WebhookEvent, connection: sqlite3.Connection) -> None:
+    connection.execute("INSERT INTO effects VALUES (?)", (event.resource_reference,))
+
+
+def work(stop: threading.Event) -> int:
+    report: WorkerReport = inbox.run_worker(on_event, stop=stop, max_attempts=8, poll_seconds=0.5, seed=1)
+    drained: WorkerReport = inbox.drain(on_event, on_error=lambda e, entry: print(entry.delivery_id, entry.attempts))
+    poison: list[PoisonedEntry] = inbox.poisoned(limit=10)
+    retried: bool = inbox.retry(poison[0].key) if poison else False
+    counts: dict[str, int] = inbox.counts()
+    return report.processed + drained.retried + len(poison) + int(retried) + counts.get("done", 0) + inbox.purge()
+
+
+async def work_async(stop: asyncio.Event) -> int:
+    async_inbox = AsyncPostgresInbox("postgresql://localhost/app")
+
+    async def on_event_async(event: rk.WebhookEvent, connection: Any) -> None:
+        await connection.execute("INSERT INTO effects VALUES (%s)", (event.resource_reference,))
+
+    report: WorkerReport = await async_inbox.run_worker(on_event_async, stop=stop)
+    state: str = await async_inbox.state("k")
+    return report.poisoned + len(state)
+
+
+inbox_protocol = rk.SqlInboxProtocol("sqlite", param_style="qmark", lease_seconds=30)
+claimed_sql: rk.SqlStatement = inbox_protocol.claim(0)
+new_entry: bool = rk.SqlInboxProtocol.enqueue_reply(1)
+worker = rk.InboxWorker(max_attempts=5, drain=True, seed=7)
+match worker.next():
+    case rk.InboxStep.Claim():
+        worker.claimed(("k", "dlv_1", "ddex.delivery.failed", "{}", 1), 0.0)
+    case rk.InboxStep.Idle(seconds=idle_seconds):
+        worker.waited()
+    case rk.InboxStep.RunHandler(entry=claimed_entry):
+        entry_body: str = claimed_entry.body
+        parsed: rk.WebhookEvent = rk.parse_webhook_event(entry_body)
+        worker.handler_failed("boom", 0.0)
+    case rk.InboxStep.Settle(key=settle_key, retry_at=retry_at, poison=poison_it):
+        settle_sql: rk.SqlStatement = inbox_protocol.settle(settle_key, 1, poison_it, retry_at, "boom")
+        worker.settled()
+    case _:
+        pass
+processed_count: int = worker.processed
+match rk.WebhookVerifier("current").receipt({}, b"", namespace="org-1", inbox=True).next():
+    case rk.ReceiptStep.Enqueue(key=enqueue_key):
+        queued_key: str = enqueue_key
+    case _:
+        pass

@@ -832,9 +832,9 @@ class EnterpriseClient extends Client {
    * run replayed while that replay is pending.
    *
    * `store` is the receiver's store, asked `state(key)` (sync or a Promise) and never claimed:
-   * DedupWindow, RedisDedupStore, PostgresDedupStore, SqliteDedupStore or your own. Each request
-   * is one `request` of the client (its session, token, retries, rate budget, events and
-   * telemetry). A replay is an unsafe create: one whose answer was lost is never sent again; a
+   * DedupWindow, RedisDedupStore, PostgresDedupStore, SqliteDedupStore, an inbox (PostgresInbox,
+   * SqliteInbox) or your own. Each request is one `request` of the client (its session, token,
+   * retries, rate budget, events and telemetry). A replay is an unsafe create: one whose answer was lost is never sent again; a
    * replay that ends in this library's error (CallFailedError, ReconcileRequired, ApiError such
    * as a 404, …) is reported `replay_failed` with that error's `code` and the run goes on.
    * `maxReplays` (default 100), `maxReplaysPerDelivery` (3) and `maxEntries` (10000) bound the
@@ -851,7 +851,7 @@ class EnterpriseClient extends Client {
     known(opts, RECOVER_OPTIONS, 'recoverDeliveries');
     const { store, signal } = opts;
     if (typeof store?.state !== 'function') {
-      throw new TypeError('store must have state(key) (a DedupWindow, RedisDedupStore, PostgresDedupStore, SqliteDedupStore or your own): the store the receiver uses');
+      throw new TypeError('store must have state(key) (a DedupWindow, RedisDedupStore, PostgresDedupStore, SqliteDedupStore, PostgresInbox, SqliteInbox or your own): the store the receiver uses');
     }
     if (typeof opts.namespace !== 'string') throw new TypeError('namespace must be the receiver\'s namespace (a string)');
     if (!(opts.since instanceof Date) && typeof opts.since !== 'number') throw new TypeError('since must be a Date or Unix seconds');

@@ -1,5 +1,5 @@
 // royaltykit/express: webhook receiving as Node (req, res, next) middleware (Express, Connect, node:http).
-import type { ReceiverOptions, WebhookReceiver } from './index.js';
+import type { InboxReceiverOptions, ReceiverOptions, WebhookReceiver } from './index.js';
 
 /** The parts of Node's IncomingMessage the middleware reads. */
 export interface IncomingMessageLike {
@@ -20,5 +20,5 @@ export interface ServerResponseLike {
 
 /** `app.post('/webhooks', webhookMiddleware({ secrets, namespace, store, handler }))`. */
 export function webhookMiddleware(
-  receiver: WebhookReceiver | ReceiverOptions,
+  receiver: WebhookReceiver | ReceiverOptions | InboxReceiverOptions,
 ): (req: IncomingMessageLike, res: ServerResponseLike, next?: (error?: unknown) => void) => void;

@@ -1,5 +1,5 @@
 // royaltykit/fastify: a plugin with a POST route receiving webhook deliveries.
-import type { ReceiverOptions, WebhookReceiver } from './index.js';
+import type { InboxReceiverOptions, ReceiverOptions, WebhookReceiver } from './index.js';
 
 /** The parts of a Fastify instance the plugin uses. */
 export interface FastifyInstanceLike {
@@ -16,7 +16,7 @@ export interface FastifyReplyLike {
 }
 
 /** Options: a path (default `/`) and either a WebhookReceiver or its options. */
-export type RoyaltyKitWebhooksOptions = { path?: string } & ({ receiver: WebhookReceiver } | ReceiverOptions);
+export type RoyaltyKitWebhooksOptions = { path?: string } & ({ receiver: WebhookReceiver } | ReceiverOptions | InboxReceiverOptions);
 
 /** `fastify.register(royaltykitWebhooks, { path: '/webhooks', secrets, namespace, store, handler })`. */
 export function royaltykitWebhooks(fastify: FastifyInstanceLike, options: RoyaltyKitWebhooksOptions): Promise<void>;

@@ -10,6 +10,7 @@ import type {
   ClaimState,
   ExportCommand,
   ExportStateInfo,
+  InboxEntry,
   Jitter,
   Operation,
   PageItems,
@@ -49,6 +50,7 @@ export type {
   ExportCommand,
   ExportStateInfo,
   Idempotency,
+  InboxEntry,
   Jitter,
   Operation,
   PageItems,
@@ -259,11 +261,13 @@ export class WebhookVerifier {
    */
   /** `transactional`: the keys are marked done inside your database transaction (steps `begin`,
    * `commit` inside it, `run_handler`, `commit_transaction`, or `rollback`). `claimContentKey`:
-   * claim the content key after the delivery key (opt-in; see `ReceiverOptions.claimContentKey`). */
+   * claim the content key after the delivery key (opt-in; see `ReceiverOptions.claimContentKey`).
+   * `inbox`: a verified delivery is persisted in an inbox (step `enqueue`, then `enqueued()`) and
+   * answered at once, `queued` or `duplicate`; a worker runs the handler (not with `window`). */
   receipt(
     headers: HeadersLike,
     body: BodyLike,
-    options: { namespace: string; now?: Time; window?: DedupWindow; transactional?: boolean; claimContentKey?: boolean },
+    options: { namespace: string; now?: Time; window?: DedupWindow; transactional?: boolean; claimContentKey?: boolean; inbox?: boolean },
   ): WebhookReceipt;
   /** Frees the wasm memory now (otherwise freed when garbage-collected). */
   free(): void;
@@ -276,7 +280,7 @@ export class WebhookReceipt {
   /** The verified delivery, or null when verification failed. */
   readonly delivery: VerifiedWebhook | null;
   /** Once replied, what happened; null before. */
-  readonly outcome: 'processed' | 'duplicate' | 'in_progress' | 'rejected' | 'acknowledged' | 'handler_failed' | 'store_unavailable' | 'claim_lost' | null;
+  readonly outcome: 'processed' | 'duplicate' | 'in_progress' | 'rejected' | 'acknowledged' | 'queued' | 'handler_failed' | 'store_unavailable' | 'claim_lost' | null;
   /** Whether the receipt has reached its reply. */
   readonly finished: boolean;
   claimed(state: ClaimState): ReceiptStep;
@@ -290,6 +294,9 @@ export class WebhookReceipt {
   began(): ReceiptStep;
   transactionCommitted(): ReceiptStep;
   rolledBack(): ReceiptStep;
+  /** (Inbox.) The pending `enqueue` is done: `isNew` false for a delivery already in the inbox.
+   * Returns the reply: 200 `{"result":"queued"}` or `{"result":"duplicate"}`. */
+  enqueued(isNew: boolean): ReceiptStep;
   /** Frees the wasm memory now (otherwise freed when garbage-collected); the receipt is unusable after. */
   free(): void;
 }
@@ -403,9 +410,11 @@ export interface DedupStore {
 /**
  * A store that can say what it knows of a key without claiming it: what
  * `EnterpriseClient.recoverDeliveries` asks of the receiver's store. Every built-in store has it
- * (DedupWindow, RedisDedupStore, PostgresDedupStore, SqliteDedupStore); a store of your own adds
- * `state(key)` to be used there (a receiver never calls it). `new`: never claimed (or its claim
- * or time-to-live ran out), `in_progress`: claimed and not committed, `done`: processed.
+ * (DedupWindow, RedisDedupStore, PostgresDedupStore, SqliteDedupStore, and the inboxes
+ * PostgresInbox and SqliteInbox); a store of your own adds `state(key)` to be used there (a
+ * receiver never calls it). `new`: never claimed (or its claim or time-to-live ran out),
+ * `in_progress`: claimed and not committed (an inbox: received, not yet processed), `done`:
+ * processed.
  */
 export interface DeliveryStates {
   state(key: string): ClaimState | Promise<ClaimState>;
@@ -506,6 +515,22 @@ export interface ReceiverOptions extends Omit<VerifyOptions, 'now'> {
    * same second): the second is acknowledged and its handler never runs.
    */
   claimContentKey?: boolean;
+  /** Not with a store and a handler: see `InboxReceiverOptions`. */
+  inbox?: never;
+}
+
+/**
+ * A receiver in inbox mode: each verified delivery is inserted in `inbox` (its row is the
+ * delivery's dedup record) and answered at once — 200 `{"result":"queued"}`, `{"result":
+ * "duplicate"}` for one already there, 503 when the insert fails — however long the handler
+ * takes: the handler runs in the inbox's worker (`inbox.runWorker(handler)`), never in the request.
+ */
+export interface InboxReceiverOptions extends Omit<ReceiverOptions, 'store' | 'handler' | 'onError' | 'inbox'> {
+  /** A PostgresInbox, a SqliteInbox or your own. */
+  inbox: Inbox;
+  store?: never;
+  /** The handler goes to the worker (`inbox.runWorker(handler)`). */
+  handler?: never;
 }
 
 /** What to answer: `status` and a small JSON `body`; `delivery` once verified. */
@@ -517,7 +542,7 @@ export interface Receipt {
 
 /** Verify → plan → claim → handler → commit (or release), the rules from the core. */
 export class WebhookReceiver {
-  constructor(options: ReceiverOptions);
+  constructor(options: ReceiverOptions | InboxReceiverOptions);
   /** `info.route`: the framework's route (`/webhooks`), which names the delivery's telemetry scope. */
   receive(headers: HeadersLike, body: BodyLike, now?: Time, info?: { route?: string | null }): Promise<Receipt>;
   readonly maxBodyBytes: number;
@@ -530,7 +555,7 @@ export type FetchResponse = typeof globalThis extends { Response: { prototype: i
   : { readonly status: number; readonly headers: HeadersObject; text(): Promise<string> };
 
 /** `async (request) => Response` for WHATWG Request handlers. */
-export function webhookHandler(receiver: WebhookReceiver | ReceiverOptions): (request: RequestLike) => Promise<FetchResponse>;
+export function webhookHandler(receiver: WebhookReceiver | ReceiverOptions | InboxReceiverOptions): (request: RequestLike) => Promise<FetchResponse>;
 
 /** The dedup contract on Redis for receivers in several processes. */
 export class RedisDedupStore implements DedupStore, DeliveryStates {
@@ -540,7 +565,8 @@ export class RedisDedupStore implements DedupStore, DeliveryStates {
     options?: { prefix?: string; ttlSeconds?: number; leaseSeconds?: number },
   );
   claim(key: string): Promise<ClaimState>;
-  /** The state of `key` read without claiming it (one GET): `new` when Redis has no such key. */
+  /** The state of `key` read without claiming it (one GET, read by the core's `lookupReply`):
+   * `new` when Redis has no such key (never claimed, or its lease or time-to-live ran out). */
   state(key: string): Promise<ClaimState>;
   /** True when done; false when another worker claimed the key after this claim's lease ran out. */
   commit(key: string): Promise<boolean>;
@@ -580,8 +606,9 @@ export class PostgresDedupStore<Client = any> implements TransactionalDedupStore
   /** Creates the table and its index when missing (idempotent). */
   createTable(): Promise<void>;
   claim(key: string): Promise<ClaimState>;
-  /** The state of `key` read without claiming it (autocommit): `new` when the table has no row
-   * for it; a claim whose lease ran out reads `in_progress` until `purge` removes it. */
+  /** The state of `key` read without claiming it (autocommit, the core's `lookup`): `done` within
+   * its time-to-live, `in_progress` for a claim within its lease, else `new` (no row, or a claim
+   * whose lease ran out). */
   state(key: string): Promise<ClaimState>;
   release(key: string): Promise<boolean>;
   begin(): Promise<Client>;
@@ -598,8 +625,8 @@ export class SqliteDedupStore<Db = any> implements TransactionalDedupStore<Db>, 
   constructor(db: Db, options?: SqlStoreOptions);
   readonly transactional: true;
   claim(key: string): Promise<ClaimState>;
-  /** The state of `key` read without claiming it: `new` when the table has no row for it; a
-   * claim whose lease ran out reads `in_progress` until `purge` removes it. */
+  /** The state of `key` read without claiming it (the core's `lookup`): `done` within its
+   * time-to-live, `in_progress` for a claim within its lease, else `new`. */
   state(key: string): Promise<ClaimState>;
   release(key: string): Promise<boolean>;
   begin(): Promise<Db>;
@@ -619,6 +646,10 @@ export class SqlDedupProtocol {
   static claimReply(rows: number): 'new' | null;
   state(key: string): SqlStatement;
   static stateReply(state: string | null | undefined): 'in_progress' | 'done';
+  /** The read-only lookup of `key` at `now` (delivery recovery): a row only while it is live. */
+  lookup(key: string, now: number): SqlStatement;
+  /** What a lookup returned: `new` for no row, `done`, else `in_progress`. */
+  static lookupReply(state: string | null | undefined): ClaimState;
   begin(): string;
   markDone(key: string, token: string, now: number): SqlStatement;
   static guardedReply(rows: number): boolean;
@@ -636,10 +667,251 @@ export class RedisDedupProtocol {
   static claimReply(reply: string | null | undefined): 'new' | null;
   stateCommand(key: string): string[];
   static stateReply(reply: string | null | undefined): 'in_progress' | 'done';
+  /** The read-only lookup of `key` (delivery recovery). */
+  lookupCommand(key: string): string[];
+  /** What a lookup's reply means: `new` for nil, `done` once committed, else `in_progress`. */
+  static lookupReply(reply: string | null | undefined): ClaimState;
   /** The guarded commit's or release's reply: true for 1 (done, released), false otherwise. */
   static guardedReply(reply: string | number | null | undefined): boolean;
   commitCommand(key: string, token: string): string[];
   releaseCommand(key: string, token: string): string[];
+}
+
+// ---- the inbox: persist a verified delivery, answer at once, process in a worker --------------------
+
+/** What the inbox's worker hands the handler: the entry and its event, parsed by the core from the
+ * body as received (`event` as a receiver's delivery has it, so an EventRouter works). */
+export interface InboxDelivery {
+  /** Its delivery key. */
+  readonly key: string;
+  /** Its `Service-Webhook-Id`. */
+  readonly deliveryId: string;
+  /** Handler runs started, this one included. */
+  readonly attempts: number;
+  /** The delivery's raw JSON body, as received. */
+  readonly body: string;
+  readonly event: WebhookEvent;
+}
+
+/** A worker's handler: `handler(delivery, connection)` inside the transaction that marks the entry
+ * done (write the effect with `connection`, never commit); sync or async, or an EventRouter. */
+export type InboxHandler<Tx = any> = ((delivery: InboxDelivery, connection: Tx) => unknown) | EventRouter;
+
+/** What a worker did: entries processed (committed), failed attempts settled to be retried, and
+ * entries set aside as poison. */
+export interface InboxReport {
+  processed: number;
+  retried: number;
+  poisoned: number;
+}
+
+export interface InboxWorkerOptions {
+  /** Stops the worker: checked before each claim and during each wait (the report resolves). A
+   * handler that throws once it is aborted rolls back, is never settled, and its throw rejects. */
+  signal?: AbortSignalLike | null;
+  /** Handler runs of one entry before it is poison (1 to 100; default 5). */
+  maxAttempts?: number;
+  /** Seconds to wait when nothing is due (default 1; `runWorker` only). */
+  pollSeconds?: number;
+  /** The jitter's seed (default: the platform's RNG). */
+  seed?: number;
+  /** Hears each handler failure (default: console.error). */
+  onError?: (error: unknown, delivery: InboxDelivery) => void;
+  /** Hears each store failure (`step`: claim, begin, markDone, commitTransaction, settle); the
+   * worker waits the backoff and claims again (default: console.error). */
+  onStoreError?: (error: unknown, step: string) => void;
+}
+
+/** A poison entry (`Inbox.poisoned()`). */
+export interface PoisonEntry {
+  key: string;
+  deliveryId: string;
+  event: string;
+  attempts: number;
+  lastError: string | null;
+  /** Unix seconds. */
+  receivedAt: number;
+}
+
+/** What a receiver in inbox mode needs (`enqueue`), and what recovery reads (`state`). */
+export interface Inbox extends DeliveryStates {
+  /** Persists a verified delivery: true for a new entry, false for a duplicate. */
+  enqueue(key: string, deliveryId: string, event: string, body: string): Promise<boolean>;
+}
+
+/** The inboxes in your SQL database (PostgresInbox, SqliteInbox). */
+export interface SqlInbox<Tx> extends Inbox {
+  /** Creates the table and its index when missing (idempotent). */
+  createTable(): Promise<void>;
+  /** `new` when never received, `done` once processed, `in_progress` while pending or poison. */
+  state(key: string): Promise<ClaimState>;
+  /** The poison entries, oldest first, at most `limit` (1 to 1000, default 100). */
+  poisoned(limit?: number): Promise<PoisonEntry[]>;
+  /** Puts a poison entry back to pending with no attempts counted: false when `key` is not poison. */
+  retry(key: string): Promise<boolean>;
+  /** The number of entries in each state (a state with none is absent). */
+  counts(): Promise<Partial<Record<'pending' | 'done' | 'poison', number>>>;
+  /** Deletes the done entries past their time-to-live; resolves to how many. */
+  purge(): Promise<number>;
+  /**
+   * Runs the worker until `signal` aborts: claims each due entry, calls `handler(delivery,
+   * connection)` in a transaction and marks the entry done in it (the effect commits exactly
+   * once); a handler that throws rolls back and is retried after the core's backoff, poison after
+   * `maxAttempts`. Resolves to the worker's counters once stopped.
+   */
+  runWorker(handler: InboxHandler<Tx>, options?: InboxWorkerOptions): Promise<InboxReport>;
+  /** As `runWorker`, resolving once nothing is due (entries waiting for a retry stay pending). */
+  drain(handler: InboxHandler<Tx>, options?: InboxWorkerOptions): Promise<InboxReport>;
+  /** (Worker steps, for a loop of your own over `InboxWorker`.) */
+  claim(): Promise<InboxEntry | null>;
+  begin(): Promise<Tx>;
+  markDone(tx: Tx, key: string, attempts: number): Promise<boolean>;
+  commitTransaction(tx: Tx): Promise<void>;
+  rollback(tx: Tx): Promise<void>;
+  settle(key: string, attempts: number, poison: boolean, retryAt: number, error: string): Promise<void>;
+  /** The inbox's clock, Unix seconds. */
+  readonly clock: () => number;
+}
+
+export interface SqlInboxOptions {
+  /** Default `royaltykit_inbox` (a plain identifier, optionally `schema.table`). */
+  table?: string;
+  /** How long a done entry is kept (and a redelivery is a duplicate); the core's default. */
+  ttlSeconds?: number;
+  /** How long a claim holds an entry before another worker may take it (keep handlers shorter). */
+  leaseSeconds?: number;
+  /** Unix seconds (default: `Date.now() / 1000`). */
+  clock?: () => number;
+}
+
+/** An inbox on PostgreSQL with node-postgres: a `pg.Pool` (each worker transaction on a client of
+ * its own) or a connected `pg.Client` (statements wait for the open transaction). Workers in any
+ * number of processes: a claim skips the entries others hold. The table is created when missing
+ * before the first statement, unless `createTable: false`. */
+export class PostgresInbox<Client = any> implements SqlInbox<Client> {
+  constructor(pool: { query(sql: any, args?: unknown[]): Promise<unknown>; connect(): Promise<Client> }, options?: SqlInboxOptions & { createTable?: boolean });
+  createTable(): Promise<void>;
+  enqueue(key: string, deliveryId: string, event: string, body: string): Promise<boolean>;
+  state(key: string): Promise<ClaimState>;
+  poisoned(limit?: number): Promise<PoisonEntry[]>;
+  retry(key: string): Promise<boolean>;
+  counts(): Promise<Partial<Record<'pending' | 'done' | 'poison', number>>>;
+  purge(): Promise<number>;
+  runWorker(handler: InboxHandler<Client>, options?: InboxWorkerOptions): Promise<InboxReport>;
+  drain(handler: InboxHandler<Client>, options?: InboxWorkerOptions): Promise<InboxReport>;
+  claim(): Promise<InboxEntry | null>;
+  begin(): Promise<Client>;
+  markDone(tx: Client, key: string, attempts: number): Promise<boolean>;
+  commitTransaction(tx: Client): Promise<void>;
+  rollback(tx: Client): Promise<void>;
+  settle(key: string, attempts: number, poison: boolean, retryAt: number, error: string): Promise<void>;
+  readonly clock: () => number;
+}
+
+/** An inbox on SQLite with better-sqlite3 (one `Database`, SQLite 3.35 or later; the table is
+ * created when missing). A receiver's insert waits while the worker's transaction is open (one
+ * writer at a time). */
+export class SqliteInbox<Db = any> implements SqlInbox<Db> {
+  constructor(db: Db, options?: SqlInboxOptions);
+  createTable(): Promise<void>;
+  enqueue(key: string, deliveryId: string, event: string, body: string): Promise<boolean>;
+  state(key: string): Promise<ClaimState>;
+  poisoned(limit?: number): Promise<PoisonEntry[]>;
+  retry(key: string): Promise<boolean>;
+  counts(): Promise<Partial<Record<'pending' | 'done' | 'poison', number>>>;
+  purge(): Promise<number>;
+  runWorker(handler: InboxHandler<Db>, options?: InboxWorkerOptions): Promise<InboxReport>;
+  drain(handler: InboxHandler<Db>, options?: InboxWorkerOptions): Promise<InboxReport>;
+  claim(): Promise<InboxEntry | null>;
+  begin(): Promise<Db>;
+  markDone(tx: Db, key: string, attempts: number): Promise<boolean>;
+  commitTransaction(tx: Db): Promise<void>;
+  rollback(tx: Db): Promise<void>;
+  settle(key: string, attempts: number, poison: boolean, retryAt: number, error: string): Promise<void>;
+  readonly clock: () => number;
+}
+
+/** The inbox table in your SQL database as statements and the meaning of their results (rows are
+ * read by position). */
+export class SqlInboxProtocol {
+  /** The core's inbox constants. */
+  static readonly limits: {
+    readonly defaultTable: string;
+    readonly defaultMaxAttempts: number;
+    readonly maxAttempts: number;
+    readonly defaultPollSeconds: number;
+    readonly maxBodyBytes: number;
+    readonly maxErrorBytes: number;
+    readonly maxPoisonListed: number;
+  };
+  constructor(dialect: SqlDialect, options: { paramStyle: ParamStyle; table?: string; ttlSeconds?: number; leaseSeconds?: number });
+  readonly table: string;
+  readonly leaseSeconds: number;
+  schema(): string[];
+  enqueue(key: string, deliveryId: string, event: string, body: string, now: number): SqlStatement;
+  static enqueueReply(rows: number): boolean;
+  /** One row of five columns (key, delivery id, event, body, attempts), or none. */
+  claim(now: number): SqlStatement;
+  begin(): string;
+  commit(): string;
+  rollback(): string;
+  markDone(key: string, attempts: number, now: number): SqlStatement;
+  static guardedReply(rows: number): boolean;
+  settle(key: string, attempts: number, poison: boolean, retryAt: number, error: string): SqlStatement;
+  /** Six columns: key, delivery id, event, attempts, last error, received at. */
+  poisoned(limit: number): SqlStatement;
+  retry(key: string, now: number): SqlStatement;
+  lookup(key: string): SqlStatement;
+  static lookupReply(state: string | null | undefined): ClaimState;
+  /** Rows of two columns: state, count. */
+  counts(): SqlStatement;
+  purge(now: number): SqlStatement;
+}
+
+/** What a host does next for an inbox worker (`InboxWorker.next()`). */
+export type InboxStep =
+  /** Run the inbox's claim now; report `claimed(entry | null, now)` or `storeFailed()`. */
+  | { step: 'claim' }
+  /** Nothing is due: wait (or stop), then `waited()`. */
+  | { step: 'idle'; seconds: number }
+  /** (Drain mode) nothing is due: stop. */
+  | { step: 'drained' }
+  /** Open the transaction: `began()` or `storeFailed()`. */
+  | { step: 'begin' }
+  /** Run the handler in it: `handlerSucceeded()` or `handlerFailed(message, now)`. */
+  | { step: 'run_handler'; entry: InboxEntry }
+  /** The guarded mark in the transaction: `marked(changed)` or `storeFailed()`. */
+  | { step: 'mark_done'; key: string; attempts: number }
+  /** `committed()` or `storeFailed()`. */
+  | { step: 'commit' }
+  /** `rolledBack()` (a failed rollback too). */
+  | { step: 'rollback' }
+  /** Record the failed attempt (autocommit): `settled()` or `storeFailed()`. */
+  | { step: 'settle'; key: string; attempts: number; poison: boolean; retryAt: number; error: string };
+
+/** The worker of an inbox as a machine: ask `next()`, perform the step with your store and
+ * handler, report the outcome (each input returns the next step). Every decision (backoff, poison,
+ * guards) is the machine's. (`PostgresInbox.runWorker`, `SqliteInbox.drain` drive it for you.) */
+export class InboxWorker {
+  /** Throws InvalidArgumentError for `maxAttempts` outside 1 to 100 or a poll interval that is not
+   * more than 0 and at most 3600 seconds. */
+  constructor(options?: { maxAttempts?: number; pollSeconds?: number; transactional?: boolean; drain?: boolean; seed?: number });
+  next(): InboxStep;
+  claimed(entry: InboxEntry | null, now: Time): InboxStep;
+  waited(): InboxStep;
+  began(): InboxStep;
+  handlerSucceeded(): InboxStep;
+  handlerFailed(message: string, now?: Time): InboxStep;
+  marked(changed: boolean): InboxStep;
+  committed(): InboxStep;
+  rolledBack(): InboxStep;
+  settled(): InboxStep;
+  storeFailed(): InboxStep;
+  readonly processed: number;
+  readonly retried: number;
+  readonly poisoned: number;
+  /** Frees the wasm memory now (otherwise freed when garbage-collected). */
+  free(): void;
 }
 
 /** What to do with a verified delivery: acknowledge a test event, or the keys to claim (the

@@ -141,6 +141,7 @@ const RESPONSE_HEADERS = namesRegex(native.responseHeaderNames());
 const CREDENTIAL_HEADERS = native.credentialHeaderNames().map((n) => n.toLowerCase());
 const INSPECT = Symbol.for('nodejs.util.inspect.custom');
 const encoder = new TextEncoder();
+const utf8 = new TextDecoder();
 
 function pushValue(flat, name, value) {
   if (typeof value === 'string') {
@@ -389,7 +390,9 @@ class WebhookVerifier {
   /**
    * One delivery as a `WebhookReceipt` machine (keys scoped to `namespace`): drive it with
    * `next()` until it says `reply`. A rejected delivery's receipt replies at once. Only the
-   * delivery key is claimed unless `claimContentKey` (see WebhookReceiver).
+   * delivery key is claimed unless `claimContentKey` (see WebhookReceiver). `inbox: true`: a
+   * verified delivery is persisted (step `enqueue`) and answered at once; a worker runs the
+   * handler later.
    */
   receipt(headers, body, opts) {
     const o = options(opts);
@@ -400,11 +403,13 @@ class WebhookVerifier {
     const w = o.window;
     const transactional = o.transactional === true;
     const claimContent = toBool(o.claimContentKey, 'claimContentKey');
+    const inbox = toBool(o.inbox, 'inbox');
     if (w === undefined || w === null) {
-      return new WebhookReceipt(call(() => this._inner.receipt(flat, bytes, nowSeconds(o.now), namespace, mac, transactional, claimContent)));
+      return new WebhookReceipt(call(() => this._inner.receipt(flat, bytes, nowSeconds(o.now), namespace, mac, transactional, claimContent, inbox)));
     }
     if (!(w instanceof DedupWindow)) throw new TypeError('window must be a DedupWindow');
     if (transactional) throw new TypeError('window and transactional exclude each other: a DedupWindow is not a table in your database');
+    if (inbox) throw new TypeError('window and inbox exclude each other: an inbox is a table in your database');
     const now = toNumber(o.now, 'now', undefined);
     return new WebhookReceipt(call(() => this._inner.receiptOn(w._inner, flat, bytes, now, namespace, mac, claimContent)));
   }
@@ -960,7 +965,8 @@ class WebhookReceipt {
     this.#inner = inner;
     this.#step = JSON.parse(inner.next());
   }
-  /** The step pending: `{ step: 'claim' | 'release' | 'run_handler' | 'commit' | 'wait' | 'reply', ... }`. */
+  /** The step pending: `{ step: 'claim' | 'release' | 'run_handler' | 'commit' | 'begin' |
+   * 'commit_transaction' | 'rollback' | 'enqueue' | 'wait' | 'reply', ... }`. */
   next() {
     return this.#step;
   }
@@ -974,7 +980,7 @@ class WebhookReceipt {
     return this.#step.step === 'reply';
   }
   /** Once replied, what happened (`processed`, `duplicate`, `in_progress`, `rejected`,
-   * `acknowledged`, `handler_failed`, `store_unavailable`, `claim_lost`); null before. */
+   * `acknowledged`, `queued`, `handler_failed`, `store_unavailable`, `claim_lost`); null before. */
   get outcome() {
     return this.#inner.outcome() ?? null;
   }
@@ -1030,6 +1036,12 @@ class WebhookReceipt {
   /** The pause is over; returns the next step. */
   waited() {
     return this.#then(() => this.#inner.waited());
+  }
+  /** (Inbox.) The pending `enqueue` is done: `isNew` true when the delivery was added, false
+   * when it was in the inbox already; returns the next step (the reply). */
+  enqueued(isNew) {
+    if (typeof isNew !== 'boolean') throw new TypeError('enqueued takes whether the delivery is new (a boolean)');
+    return this.#then(() => this.#inner.enqueued(isNew));
   }
 }
 
@@ -1408,6 +1420,120 @@ class Recovery {
   }
 }
 
+/** A step of an InboxWorker from the native `[kind, json]`. */
+function inboxStep([kind, text]) {
+  return { step: kind, ...JSON.parse(text) };
+}
+
+/**
+ * The worker of an inbox as a machine (the core's `InboxWorker`): claim a due entry, run the
+ * handler, mark the entry done in the handler's transaction; the backoff between failed attempts
+ * and poison after the last are the core's. Ask `next()`; for `{ step: 'claim' }` run the inbox's
+ * claim now and report `claimed(entry | null, now)`; `{ step: 'idle', seconds }`: wait (or stop),
+ * then `waited()`; `{ step: 'drained' }` (drain mode): stop; `{ step: 'begin' }`: open the
+ * transaction, `began()`; `{ step: 'run_handler', entry }`: run the handler in it,
+ * `handlerSucceeded()` or `handlerFailed(message, now)`; `{ step: 'mark_done', key, attempts }`:
+ * the guarded mark in the transaction, `marked(changed)`; `{ step: 'commit' }`: `committed()`;
+ * `{ step: 'rollback' }`: `rolledBack()` (a failed rollback too); `{ step: 'settle', key,
+ * attempts, poison, retryAt, error }`: record the failed attempt (autocommit), `settled()`. A
+ * store step that fails is reported with `storeFailed()`. Every input returns the next step.
+ * (`PostgresInbox.runWorker`, `SqliteInbox.drain`, … drive it for you.)
+ */
+class InboxWorker {
+  #inner;
+  #step;
+  /**
+   * A worker with `{ maxAttempts, pollSeconds, transactional, drain, seed }` (each optional: the
+   * core's defaults, 5 attempts, 1 s, transactional, not draining; `seed` from the platform's
+   * RNG). Throws InvalidArgumentError for `maxAttempts` outside 1 to 100 or a poll interval that
+   * is not more than 0 and at most 3600 seconds.
+   */
+  constructor(opts) {
+    const o = options(opts);
+    const flag = (v, what) => (v === undefined || v === null ? undefined : toBool(v, what));
+    const args = [toNumber(o.maxAttempts, 'maxAttempts', undefined), toNumber(o.pollSeconds, 'pollSeconds', undefined),
+      flag(o.transactional, 'transactional'), flag(o.drain, 'drain'), toNumber(o.seed, 'seed', undefined) ?? randomSeed()];
+    this.#inner = call(() => new native.InboxWorker(...args));
+    this.#step = inboxStep(this.#inner.next());
+  }
+  /** The step pending (the same until its outcome is reported). */
+  next() {
+    return this.#step;
+  }
+  #then(f) {
+    this.#step = inboxStep(call(f));
+    return this.#step;
+  }
+  /** What the claim returned at `now` (Unix seconds): the entry (`{ key, deliveryId, event,
+   * body, attempts }`, the claim's five columns) or null when nothing is due. */
+  claimed(entry, now) {
+    const t = toNumber(now, 'now', undefined);
+    if (t === undefined) throw new TypeError('now must be Unix seconds or a Date');
+    if (entry === null || entry === undefined) return this.#then(() => this.#inner.claimedNone(t));
+    if (typeof entry !== 'object') throw new TypeError('entry must be the claimed entry ({ key, deliveryId, event, body, attempts }) or null');
+    const args = [toStr(entry.key, 'entry.key'), toStr(entry.deliveryId, 'entry.deliveryId'), toStr(entry.event, 'entry.event'),
+      toStr(entry.body, 'entry.body'), toNumber(entry.attempts, 'entry.attempts')];
+    if (args[4] === undefined) throw new TypeError('entry.attempts must be a number');
+    return this.#then(() => this.#inner.claimed(...args, t));
+  }
+  /** The idle wait is over. */
+  waited() {
+    return this.#then(() => this.#inner.waited());
+  }
+  /** The transaction is open. */
+  began() {
+    return this.#then(() => this.#inner.began());
+  }
+  /** The handler finished. */
+  handlerSucceeded() {
+    return this.#then(() => this.#inner.handlerSucceeded());
+  }
+  /** The handler failed with `message` (for operators; never a secret) at `now`. */
+  handlerFailed(message, now) {
+    const m = toStr(message, 'message');
+    const t = nowSeconds(now);
+    return this.#then(() => this.#inner.handlerFailed(m, t));
+  }
+  /** Whether the mark changed a row (false: another worker claimed the entry since). */
+  marked(changed) {
+    if (typeof changed !== 'boolean') throw new TypeError('changed must be a boolean');
+    return this.#then(() => this.#inner.marked(changed));
+  }
+  /** The transaction committed: the entry is done. */
+  committed() {
+    return this.#then(() => this.#inner.committed());
+  }
+  /** The transaction was rolled back (or its connection is gone). */
+  rolledBack() {
+    return this.#then(() => this.#inner.rolledBack());
+  }
+  /** The failed attempt is recorded. */
+  settled() {
+    return this.#then(() => this.#inner.settled());
+  }
+  /** The store could not be reached at the pending store step. */
+  storeFailed() {
+    return this.#then(() => this.#inner.storeFailed());
+  }
+  /** Entries processed (committed) so far. */
+  get processed() {
+    return this.#inner.processed;
+  }
+  /** Failed attempts settled to be retried so far. */
+  get retried() {
+    return this.#inner.retried;
+  }
+  /** Entries set aside as poison so far. */
+  get poisoned() {
+    return this.#inner.poisoned;
+  }
+  /** Frees the wasm memory now (otherwise freed when garbage-collected); the worker is unusable after. */
+  free() {
+    this.#inner?.free();
+    this.#inner = undefined;
+  }
+}
+
 // ---- WHATWG Request handlers (royaltykit/fetch) --------------------------------------------------
 
 /** Reads a WHATWG body stream, stopping one byte past `limit` (the core then refuses it). */
@@ -1590,17 +1716,34 @@ class EventRouter {
  * `handler` may be an EventRouter: each delivery then runs the handlers its event name routes to.
  * Deliveries are deduplicated by `Service-Webhook-Id`; `claimContentKey: true` also claims the
  * signed content's key (see ReceiverOptions for the trade-off).
+ *
+ * Inbox mode: `new WebhookReceiver({ secrets, namespace, inbox })` with a `PostgresInbox` or a
+ * `SqliteInbox` (instead of `store` and `handler`): each verified delivery is inserted in the inbox
+ * (the row is its dedup record) and answered at once, 200 `{"result":"queued"}` (or
+ * `"duplicate"` for one already there; 503 when the insert fails), however long the handler
+ * takes; the handler runs in `inbox.runWorker(handler)`.
  */
 class WebhookReceiver {
   constructor(o) {
     const opts = options(o);
-    // An EventRouter is taken as its handler.
-    const handler = opts.handler instanceof EventRouter ? opts.handler.handler : opts.handler;
-    if (typeof handler !== 'function') throw new TypeError('handler must be a function (delivery) => void | Promise<void>, or an EventRouter');
+    const inbox = opts.inbox ?? null;
+    let handler = null;
+    if (inbox !== null) {
+      if (opts.store !== undefined && opts.store !== null) throw new TypeError('store and inbox exclude each other: the inbox is the delivery\'s dedup record');
+      if (opts.handler !== undefined && opts.handler !== null) {
+        throw new TypeError('with an inbox the handler runs in the worker, never in the request: give it to inbox.runWorker(handler), not to the receiver');
+      }
+      if (typeof inbox.enqueue !== 'function') throw new TypeError('inbox must have enqueue(key, deliveryId, event, body) (a PostgresInbox, a SqliteInbox or your own)');
+    } else {
+      // An EventRouter is taken as its handler.
+      handler = opts.handler instanceof EventRouter ? opts.handler.handler : opts.handler;
+      if (typeof handler !== 'function') throw new TypeError('handler must be a function (delivery) => void | Promise<void>, or an EventRouter');
+    }
     this.verifier = new WebhookVerifier(opts.secrets, opts);
     this.namespace = toStr(opts.namespace, 'namespace');
-    this.store = storeArg(opts.store ?? new DedupWindow(native.defaultStoreCapacity()));
-    this.transactional = this.store.transactional === true;
+    this.inbox = inbox;
+    this.store = inbox !== null ? null : storeArg(opts.store ?? new DedupWindow(native.defaultStoreCapacity()));
+    this.transactional = this.store?.transactional === true;
     this.handler = handler;
     this.claimContentKey = toBool(opts.claimContentKey, 'claimContentKey');
     this.onError = opts.onError ?? ((e) => console.error('royaltykit: webhook handler failed:', e));
@@ -1616,7 +1759,7 @@ class WebhookReceiver {
     // One scope per delivery, ended with its outcome (royaltykit/otel: a SERVER span).
     this.telemetry = telemetry;
     this.onStoreError = opts.onStoreError ?? ((e, what) => console.error(
-      `royaltykit: webhook store ${this.store?.constructor?.name ?? 'store'} failed on ${what}: answering 503 so that the delivery is sent again:`, e));
+      `royaltykit: webhook store ${(this.inbox ?? this.store)?.constructor?.name ?? 'store'} failed on ${what}: answering 503 so that the delivery is sent again:`, e));
     this.maxBodyBytes = toNumber(opts.maxBodyBytes, 'maxBodyBytes', native.defaultMaxBodyBytes());
   }
 
@@ -1643,15 +1786,15 @@ class WebhookReceiver {
     // On a DedupWindow the receipt claims and commits inside the core: it asks only for the handler.
     const window = store instanceof DedupWindow ? store : undefined;
     const r = this.verifier.receipt(headers, body, { namespace: this.namespace, now, window, transactional: this.transactional,
-      claimContentKey: this.claimContentKey });
+      claimContentKey: this.claimContentKey, inbox: this.inbox !== null });
     try {
-      return await this.#steps(r, store, seen);
+      return await this.#steps(r, store, seen, body);
     } finally {
       r.free(); // now, not at garbage collection: a busy receiver would otherwise grow (bench/PROFILES.md)
     }
   }
 
-  async #steps(r, store, seen) {
+  async #steps(r, store, seen, body) {
     let delivery, tx;
     const failed = (what, e) => {
       seen.error = e;
@@ -1702,6 +1845,14 @@ class WebhookReceiver {
           await new Promise((resolve) => setTimeout(resolve, s.seconds * 1000));
           s = r.waited();
           break;
+        case 'enqueue': { // (inbox) the verified delivery, its body as received (UTF-8: the core parsed it)
+          delivery = r.delivery;
+          const text = typeof body === 'string' ? body : utf8.decode(toBytes(body));
+          [ok, v] = await attempt(() => this.inbox.enqueue(s.key, delivery.deliveryId, delivery.event.name, text));
+          if (ok && typeof v !== 'boolean') [ok, v] = [false, new TypeError('inbox.enqueue must resolve to a boolean (true: a new entry, false: a duplicate)')];
+          s = ok ? r.enqueued(v) : failed('enqueue', v);
+          break;
+        }
         default: { // reply
           const d = delivery ?? r.delivery ?? undefined;
           const channel = diagnostics?.receiver.hasSubscribers ? diagnostics.receiver : null;
@@ -1763,6 +1914,15 @@ class RedisDedupProtocol {
   static stateReply(reply) {
     return native.RedisDedupProtocol.stateReply(optStr(reply, 'reply'));
   }
+  /** The read-only lookup of `key` (delivery recovery): read its reply with `lookupReply`. */
+  lookupCommand(key) {
+    return call(() => this._inner.lookupCommand(toStr(key, 'key')));
+  }
+  /** What a lookup's reply means: `'new'` for nil (never seen, or its claim or time-to-live ran
+   * out), `'done'` once committed, `'in_progress'` for a live claim. */
+  static lookupReply(reply) {
+    return native.RedisDedupProtocol.lookupReply(optStr(reply, 'reply'));
+  }
   /** The guarded commit's or release's reply (a number or its text): true for 1 (done,
    * released), false otherwise (the key no longer holds this claim). */
   static guardedReply(reply) {
@@ -1813,6 +1973,16 @@ class SqlDedupProtocol {
   static stateReply(state) {
     return native.SqlDedupProtocol.stateReply(optStr(state, 'state'));
   }
+  /** The read-only lookup of `key` at `now` (Unix seconds; delivery recovery, autocommit): a row
+   * only while the key is live. Read it with `lookupReply`. */
+  lookup(key, now) {
+    return JSON.parse(call(() => this._inner.lookup(toStr(key, 'key'), toNumber(now, 'now'))));
+  }
+  /** What a lookup returned (the `state` column; null for no row): `'new'` for no row (never
+   * seen, or expired), `'done'`, else `'in_progress'`. */
+  static lookupReply(state) {
+    return native.SqlDedupProtocol.lookupReply(optStr(state, 'state'));
+  }
   /** The statement opening the handler's transaction. */
   begin() {
     return this._inner.begin();
@@ -1828,6 +1998,103 @@ class SqlDedupProtocol {
   release(key, token) {
     return JSON.parse(call(() => this._inner.release(toStr(key, 'key'), toStr(token, 'token'))));
   }
+  purge(now) {
+    return JSON.parse(call(() => this._inner.purge(toNumber(now, 'now'))));
+  }
+}
+
+/** The inbox table in your SQL database as statements (`{ sql, args }`) and the meaning of their
+ * results: `new SqlInboxProtocol('postgres' | 'sqlite', { paramStyle, table, ttlSeconds,
+ * leaseSeconds })` (absent: the core's defaults, table `royaltykit_inbox`). Rows are read by
+ * position, in the column order each statement's documentation gives. */
+class SqlInboxProtocol {
+  /** The core's inbox constants: `{ defaultTable, defaultMaxAttempts, maxAttempts,
+   * defaultPollSeconds, maxBodyBytes, maxErrorBytes, maxPoisonListed }`. */
+  static limits = Object.freeze(JSON.parse(native.inboxLimits()));
+  constructor(dialect, o) {
+    const opts = options(o);
+    const ttl = toNumber(opts.ttlSeconds, 'ttlSeconds', undefined);
+    const lease = toNumber(opts.leaseSeconds, 'leaseSeconds', undefined);
+    this._inner = call(() => new native.SqlInboxProtocol(toStr(dialect, 'dialect'), toStr(opts.paramStyle, 'paramStyle'),
+      optStr(opts.table, 'table'), ttl, lease));
+  }
+  /** The table name. */
+  get table() {
+    return this._inner.table;
+  }
+  /** How long a claim holds an entry, in seconds. */
+  get leaseSeconds() {
+    return this._inner.leaseSeconds;
+  }
+  /** The statements creating the table and its index when missing (idempotent). */
+  schema() {
+    return this._inner.schema();
+  }
+  /** The insert of a verified delivery at `now` (autocommit): count the rows it changed and read
+   * them with `enqueueReply`. Throws InvalidArgumentError for a bad key, a body over 256 KiB or
+   * an empty delivery id. */
+  enqueue(key, deliveryId, event, body, now) {
+    const args = [toStr(key, 'key'), toStr(deliveryId, 'deliveryId'), toStr(event, 'event'), toStr(body, 'body'), toNumber(now, 'now')];
+    return JSON.parse(call(() => this._inner.enqueue(...args)));
+  }
+  /** True for a new entry (1 row), false for a delivery already in the inbox. */
+  static enqueueReply(rows) {
+    return native.SqlInboxProtocol.enqueueReply(rows);
+  }
+  /** The claim of the oldest due entry at `now` (autocommit): one row of five columns (key,
+   * delivery id, event, body, attempts) or none. */
+  claim(now) {
+    return JSON.parse(call(() => this._inner.claim(toNumber(now, 'now'))));
+  }
+  /** The statement opening the handler's transaction. */
+  begin() {
+    return this._inner.begin();
+  }
+  /** The statement committing it. */
+  commit() {
+    return this._inner.commit();
+  }
+  /** The statement rolling it back. */
+  rollback() {
+    return this._inner.rollback();
+  }
+  /** The mark of `key` done by the claim that counted `attempts`, inside the transaction, at
+   * `now`: read its count of changed rows with `guardedReply`. */
+  markDone(key, attempts, now) {
+    return JSON.parse(call(() => this._inner.markDone(toStr(key, 'key'), toNumber(attempts, 'attempts'), toNumber(now, 'now'))));
+  }
+  /** True for one changed row (this claim), false for none (another worker claimed it since). */
+  static guardedReply(rows) {
+    return native.SqlInboxProtocol.guardedReply(rows);
+  }
+  /** The settling of a failed attempt (autocommit, after the rollback). */
+  settle(key, attempts, poison, retryAt, error) {
+    const args = [toStr(key, 'key'), toNumber(attempts, 'attempts'), toBool(poison, 'poison'), toNumber(retryAt, 'retryAt'), toStr(error, 'error')];
+    return JSON.parse(call(() => this._inner.settle(...args)));
+  }
+  /** The listing of poison entries, oldest first, at most `limit` (1 to 1000): six columns (key,
+   * delivery id, event, attempts, last error, received at). */
+  poisoned(limit) {
+    return JSON.parse(call(() => this._inner.poisoned(toNumber(limit, 'limit'))));
+  }
+  /** The statement putting a poison entry back to pending at `now`: one changed row, retried. */
+  retry(key, now) {
+    return JSON.parse(call(() => this._inner.retry(toStr(key, 'key'), toNumber(now, 'now'))));
+  }
+  /** The read-only lookup of `key` (delivery recovery): one column, the state, or no row. */
+  lookup(key) {
+    return JSON.parse(call(() => this._inner.lookup(toStr(key, 'key'))));
+  }
+  /** What a lookup means: `'new'` for no row, `'done'`, else `'in_progress'` (received, pending
+   * or poison). */
+  static lookupReply(state) {
+    return native.SqlInboxProtocol.lookupReply(optStr(state, 'state'));
+  }
+  /** The count of entries by state: rows of two columns, state and count. */
+  counts() {
+    return JSON.parse(this._inner.counts());
+  }
+  /** The deletion of done entries past their TTL at `now`. */
   purge(now) {
     return JSON.parse(call(() => this._inner.purge(toNumber(now, 'now'))));
   }
@@ -1881,14 +2148,12 @@ class SqlStoreBase {
   }
   /**
    * The state of `key` read without claiming it (its own statement, autocommit, as `claim`):
-   * `'done'` for a processed key, `'in_progress'` for a row another worker holds (a claim whose
-   * lease ran out reads so too until `purge` removes it), `'new'` when the table has no row for it.
+   * `'done'` for a processed key within its time-to-live, `'in_progress'` for a claim within its
+   * lease, `'new'` otherwise (no row, or a claim whose lease ran out).
    */
   async state(key) {
-    const [row] = await this.rows(this.protocol.state(key));
-    // No row: nobody claimed the key (the core's `stateReply` reads a key a claim found taken,
-    // where no row means the claim was released in between).
-    return row ? SqlDedupProtocol.stateReply(row.state) : 'new';
+    const [row] = await this.rows(this.protocol.lookup(key, this.now()));
+    return SqlDedupProtocol.lookupReply(row ? row.state : null);
   }
   /** Marks `key` done inside the transaction `tx`; false when the claim was lost. */
   async markDone(tx, key) {
@@ -2120,10 +2385,7 @@ class RedisDedupStore {
    * `'in_progress'` while a worker's claim holds it, `'new'` when Redis has no such key (never
    * claimed, or its lease or time-to-live ran out: Redis expires it). */
   async state(key) {
-    const reply = await this.send(this.protocol.stateCommand(key));
-    // nil: no key (the core's `stateReply` reads a key a claim found taken, where nil means the
-    // claim expired in between).
-    return reply === null || reply === undefined ? 'new' : RedisDedupProtocol.stateReply(reply);
+    return RedisDedupProtocol.lookupReply(await this.send(this.protocol.lookupCommand(key)));
   }
 
   #token(key) {
@@ -2147,14 +2409,416 @@ class RedisDedupStore {
   }
 }
 
+// ---- the inbox: a receiver persists a verified delivery and answers at once; a worker runs the
+// handler later, marking each entry done in the transaction that holds the handler's effect. The
+// statements and every decision (backoff, poison, guards) are the core's; this runs them.
+
+/** node-postgres under an inbox: autocommit statements on the pool, each transaction on a client
+ * of its own (a connected pg.Client: one connection, transactions one after the other). Rows
+ * come as arrays, read by position as the core's statements give their columns. */
+class PgDriver {
+  #free = null;
+  #open = new Set(); // transactions begun and not yet ended
+  constructor(pool) {
+    this.pool = pool;
+    this.turns = typeof pool.totalCount === 'number' ? null : new Turns();
+  }
+  async #query(st, tx) {
+    if (tx === undefined && this.turns) await this.turns.wait();
+    return (tx ?? this.pool).query({ text: st.sql, values: st.args, rowMode: 'array' });
+  }
+  async rows(st, tx) {
+    return (await this.#query(st, tx)).rows;
+  }
+  async changes(st, tx) {
+    return (await this.#query(st, tx)).rowCount ?? 0;
+  }
+  async exec(sql) {
+    if (this.turns) await this.turns.wait();
+    await this.pool.query(sql);
+  }
+  /** Opens a transaction with `sql`; resolves to its connection. */
+  async begin(sql) {
+    if (this.turns) {
+      const free = await this.turns.take();
+      try {
+        await this.pool.query(sql);
+      } catch (e) {
+        free();
+        throw e;
+      }
+      this.#free = free;
+      this.#open.add(this.pool);
+      return this.pool;
+    }
+    const client = await this.pool.connect();
+    client.on('error', ignore); // a dropped connection is reported by the failing query
+    try {
+      await client.query(sql);
+    } catch (e) {
+      this.#giveBack(client, e);
+      throw e;
+    }
+    this.#open.add(client);
+    return client;
+  }
+  /** Ends the transaction `tx` with `sql` (COMMIT or ROLLBACK) and gives its connection back (a
+   * connection whose end failed is dropped). A transaction already ended is left alone. */
+  async end(tx, sql) {
+    if (!this.#open.delete(tx)) return;
+    try {
+      await tx.query(sql);
+    } catch (e) {
+      this.#giveBack(tx, e);
+      throw e;
+    }
+    this.#giveBack(tx);
+  }
+  #giveBack(client, error) {
+    if (this.turns) {
+      const free = this.#free;
+      this.#free = null;
+      free?.();
+      return;
+    }
+    client.removeListener('error', ignore);
+    client.release(error);
+  }
+}
+
+/** better-sqlite3 under an inbox: one connection; a statement outside the open transaction waits
+ * for it to end (on the same connection it would join it). Rows as arrays. */
+class SqliteDriver {
+  #turns = new Turns();
+  #free = null;
+  #open = false;
+  constructor(db) {
+    this.db = db;
+  }
+  async rows(st, tx) {
+    if (tx === undefined) await this.#turns.wait();
+    return this.db.prepare(st.sql).raw(true).all(...st.args);
+  }
+  async changes(st, tx) {
+    if (tx === undefined) await this.#turns.wait();
+    return this.db.prepare(st.sql).run(...st.args).changes;
+  }
+  async exec(sql) {
+    await this.#turns.wait();
+    this.db.exec(sql);
+  }
+  async begin(sql) {
+    const free = await this.#turns.take();
+    try {
+      this.db.exec(sql);
+    } catch (e) {
+      free();
+      throw e;
+    }
+    this.#free = free;
+    this.#open = true;
+    return this.db;
+  }
+  async end(_tx, sql) {
+    if (!this.#open) return;
+    this.#open = false;
+    const free = this.#free;
+    this.#free = null;
+    try {
+      this.db.exec(sql);
+    } finally {
+      if (this.db.inTransaction) {
+        try { this.db.exec('ROLLBACK'); } catch { /* the transaction is gone */ }
+      }
+      free?.();
+    }
+  }
+}
+
+/** What an inbox's worker hands the handler: the entry, and its event parsed by the core from
+ * the body as received (`event` as a receiver's delivery has it). */
+function inboxDelivery(entry) {
+  const event = JSON.parse(call(() => native.parseWebhookEvent(encoder.encode(entry.body))));
+  return { key: entry.key, deliveryId: entry.deliveryId, attempts: entry.attempts, body: entry.body, event };
+}
+
+/** What a handler threw, as the one line kept in the entry's `last_error`. */
+function describeError(e) {
+  try {
+    return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+  } catch {
+    return 'the handler threw a value that cannot be printed';
+  }
+}
+
+/** Waits `seconds`; resolves true, or false at once when `signal` aborts (before or during). */
+function idle(seconds, signal) {
+  if (signal?.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    let timer;
+    const done = (waited) => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', stop);
+      resolve(waited);
+    };
+    const stop = () => done(false);
+    timer = setTimeout(() => done(true), seconds * 1000);
+    signal?.addEventListener('abort', stop, { once: true });
+  });
+}
+
+const WORKER_OPTIONS = ['signal', 'maxAttempts', 'pollSeconds', 'seed', 'onError', 'onStoreError'];
+
+/**
+ * Drives the core's InboxWorker over `inbox` (`claim`, `begin`, `markDone`, `commitTransaction`,
+ * `rollback`, `settle` and `clock`) with `handler`, until `signal` aborts (checked before each
+ * claim and during each wait) or, with `drain`, until nothing is due. Resolves to the worker's
+ * counters. A handler that throws while `signal` is aborted is a cancellation: its transaction
+ * rolls back, nothing is settled (the entry's lease runs out and it is claimed again), and the
+ * throw propagates.
+ */
+async function runInbox(inbox, handler, opts, drain) {
+  const run = handler instanceof EventRouter ? handler.handler : handler;
+  handlerArg(run, 'handler');
+  const o = options(opts);
+  const what = drain ? 'drain' : 'runWorker';
+  for (const k of Object.keys(o)) {
+    if (!WORKER_OPTIONS.includes(k)) throw new TypeError(`unknown option \`${k}\` for ${what} (${WORKER_OPTIONS.join(', ')})`);
+  }
+  const { signal } = o;
+  if (signal !== undefined && signal !== null && typeof signal.aborted !== 'boolean') throw new TypeError('signal must be an AbortSignal');
+  for (const k of ['onError', 'onStoreError']) {
+    if (o[k] !== undefined && typeof o[k] !== 'function') throw new TypeError(`${k} must be a function`);
+  }
+  const onError = o.onError ?? ((e, d) => console.error(`royaltykit: inbox handler failed on ${d?.deliveryId} (attempt ${d?.attempts}):`, e));
+  const onStoreError = o.onStoreError ?? ((e, step) => console.error(
+    `royaltykit: inbox ${inbox?.constructor?.name ?? 'store'} failed on ${step}: waiting, then claiming again:`, e));
+  const worker = new InboxWorker({ maxAttempts: o.maxAttempts, pollSeconds: o.pollSeconds, drain, seed: o.seed });
+  const report = () => ({ processed: worker.processed, retried: worker.retried, poisoned: worker.poisoned });
+  const failed = (step, e) => {
+    onStoreError(e, step);
+    return worker.storeFailed();
+  };
+  let tx;
+  try {
+    for (let s = worker.next(), ok, v; ;) {
+      switch (s.step) {
+        case 'claim':
+          if (signal?.aborted) return report();
+          [ok, v] = await attempt(() => inbox.claim());
+          s = ok ? worker.claimed(v, inbox.clock()) : failed('claim', v);
+          break;
+        case 'idle':
+          if (!(await idle(s.seconds, signal))) return report();
+          s = worker.waited();
+          break;
+        case 'drained':
+          return report();
+        case 'begin':
+          [ok, v] = await attempt(() => inbox.begin());
+          if (ok) tx = v;
+          s = ok ? worker.began() : failed('begin', v);
+          break;
+        case 'run_handler': {
+          let delivery;
+          [ok, v] = await attempt(() => {
+            delivery = inboxDelivery(s.entry);
+            return run(delivery, tx);
+          });
+          if (!ok && signal?.aborted) throw v; // cancelled: rolled back below, never settled
+          if (!ok) onError(v, delivery ?? s.entry);
+          s = ok ? worker.handlerSucceeded() : worker.handlerFailed(describeError(v), inbox.clock());
+          break;
+        }
+        case 'mark_done':
+          [ok, v] = await attempt(() => inbox.markDone(tx, s.key, s.attempts));
+          s = ok ? worker.marked(v === true) : failed('markDone', v);
+          break;
+        case 'commit':
+          [ok, v] = await attempt(() => inbox.commitTransaction(tx));
+          if (ok) tx = undefined;
+          s = ok ? worker.committed() : failed('commitTransaction', v);
+          break;
+        case 'rollback': // a failed rollback is fine: the database rolls back a lost connection
+          await attempt(() => inbox.rollback(tx));
+          tx = undefined;
+          s = worker.rolledBack();
+          break;
+        case 'settle':
+          [ok, v] = await attempt(() => inbox.settle(s.key, s.attempts, s.poison, s.retryAt, s.error));
+          s = ok ? worker.settled() : failed('settle', v);
+          break;
+        default:
+          throw new Error(`unknown inbox step ${s.step}`);
+      }
+    }
+  } finally {
+    if (tx !== undefined) await attempt(() => inbox.rollback(tx));
+    worker.free();
+  }
+}
+
+/** What the two SQL inboxes share: the protocol, the driver, the clock and the worker. */
+class SqlInboxBase {
+  constructor(protocol, driver, clock) {
+    if (clock !== undefined && typeof clock !== 'function') throw new TypeError('clock must be a function returning Unix seconds');
+    this.protocol = protocol;
+    this.driver = driver;
+    this.clock = clock ?? (() => Date.now() / 1000);
+  }
+  /** Resolves once the table exists (the PostgreSQL inbox creates it when missing). */
+  ready() {
+    return Promise.resolve();
+  }
+  /** Creates the table and its index when missing (idempotent). */
+  async createTable() {
+    for (const sql of this.protocol.schema()) await this.driver.exec(sql);
+  }
+  /** Persists a verified delivery (autocommit): `key` its delivery key, `deliveryId` its
+   * `Service-Webhook-Id`, `event` its event name, `body` its raw body as text. Resolves true for
+   * a new entry, false for one already in the inbox (a redelivery). */
+  async enqueue(key, deliveryId, event, body) {
+    await this.ready();
+    const st = this.protocol.enqueue(key, deliveryId, event, body, this.clock());
+    return SqlInboxProtocol.enqueueReply(await this.driver.changes(st));
+  }
+  /** The state of `key` read without changing it (delivery recovery): `'new'` when the inbox
+   * never received it, `'done'` once processed, `'in_progress'` while pending or poison. */
+  async state(key) {
+    await this.ready();
+    const [row] = await this.driver.rows(this.protocol.lookup(key));
+    return SqlInboxProtocol.lookupReply(row ? row[0] : null);
+  }
+  /** The poison entries (set aside after their last attempt), oldest first, at most `limit` (1 to
+   * 1000, default 100): `{ key, deliveryId, event, attempts, lastError, receivedAt }`. */
+  async poisoned(limit = 100) {
+    await this.ready();
+    const rows = await this.driver.rows(this.protocol.poisoned(limit));
+    return rows.map(([key, deliveryId, event, attempts, lastError, receivedAt]) => (
+      { key, deliveryId, event, attempts: Number(attempts), lastError: lastError ?? null, receivedAt: Number(receivedAt) }));
+  }
+  /** Puts the poison entry `key` back to pending, due now, with no attempts counted (the cause is
+   * fixed). Resolves true when it did, false when `key` is not a poison entry. */
+  async retry(key) {
+    await this.ready();
+    return SqlInboxProtocol.guardedReply(await this.driver.changes(this.protocol.retry(key, this.clock())));
+  }
+  /** The number of entries in each state (`pending`, `done`, `poison`; a state with none is absent). */
+  async counts() {
+    await this.ready();
+    const rows = await this.driver.rows(this.protocol.counts());
+    return Object.fromEntries(rows.map(([state, n]) => [state, Number(n)]));
+  }
+  /** Deletes the done entries past their time-to-live; resolves to how many. */
+  async purge() {
+    await this.ready();
+    return this.driver.changes(this.protocol.purge(this.clock()));
+  }
+  /** (Worker step.) Claims the oldest due entry now (autocommit; the attempt is counted):
+   * `{ key, deliveryId, event, body, attempts }`, or null when nothing is due. */
+  async claim() {
+    await this.ready();
+    const [row] = await this.driver.rows(this.protocol.claim(this.clock()));
+    return row ? { key: row[0], deliveryId: row[1], event: row[2], body: row[3], attempts: Number(row[4]) } : null;
+  }
+  /** (Worker step.) Opens the handler's transaction; resolves to its connection. */
+  async begin() {
+    await this.ready();
+    return this.driver.begin(this.protocol.begin());
+  }
+  /** (Worker step.) Marks `key` done in `tx` for the claim that counted `attempts`; false when
+   * another worker claimed the entry since. */
+  async markDone(tx, key, attempts) {
+    const st = this.protocol.markDone(key, attempts, this.clock());
+    return SqlInboxProtocol.guardedReply(await this.driver.changes(st, tx));
+  }
+  /** (Worker step.) Commits the handler's effect and the mark together. */
+  async commitTransaction(tx) {
+    await this.driver.end(tx, this.protocol.commit());
+  }
+  /** (Worker step.) Rolls the transaction back (an ended one is left alone). */
+  async rollback(tx) {
+    await this.driver.end(tx, this.protocol.rollback());
+  }
+  /** (Worker step.) Records a failed attempt (autocommit): pending again at `retryAt`, or poison. */
+  async settle(key, attempts, poison, retryAt, error) {
+    await this.driver.changes(this.protocol.settle(key, attempts, poison, retryAt, error));
+  }
+  /**
+   * Runs the inbox's worker until `signal` aborts: claims each due entry, calls
+   * `handler(delivery, connection)` inside a transaction (`delivery`: `{ key, deliveryId,
+   * attempts, body, event }`, `event` parsed by the core from the body; `connection`: the
+   * transaction's — write the effect with it, never commit), and marks the entry done in that
+   * transaction, so the effect commits exactly once. A handler that throws rolls back; the entry
+   * is tried again after the core's backoff, and set aside as poison after `maxAttempts`
+   * (default 5). When nothing is due it waits `pollSeconds` (default 1). `handler` may be async,
+   * or an EventRouter. Resolves to `{ processed, retried, poisoned }` once stopped; a handler
+   * throwing after `signal` aborted rolls back and rejects with what it threw (never settled as a
+   * failure). `onError(error, delivery)` and `onStoreError(error, step)` (default console.error)
+   * hear failures; a store failure waits the backoff and claims again. `seed`: the jitter's
+   * (default: the platform's RNG).
+   */
+  runWorker(handler, opts) {
+    return runInbox(this, handler, opts, false);
+  }
+  /** As `runWorker`, returning once nothing is due (entries waiting for a retry stay pending). */
+  drain(handler, opts) {
+    return runInbox(this, handler, opts, true);
+  }
+}
+
+/**
+ * An inbox on PostgreSQL with node-postgres: `new PostgresInbox(pool, { table, ttlSeconds,
+ * leaseSeconds, clock, createTable })` over a `pg.Pool` (each worker transaction on a client of
+ * its own, the receiver's inserts on others) or a connected `pg.Client` (one connection:
+ * statements wait for the open transaction). Give it to a receiver (`{ inbox }`): each verified
+ * delivery is inserted and answered at once; run `runWorker(handler)` (or `drain`) in any number
+ * of processes: claims skip the entries other workers hold. The table (default
+ * `royaltykit_inbox`) is created when missing before the first statement, unless `createTable:
+ * false` (then call `await inbox.createTable()`).
+ */
+class PostgresInbox extends SqlInboxBase {
+  #ready = null;
+  constructor(pool, o) {
+    if (typeof pool?.query !== 'function' || typeof pool?.connect !== 'function') throw new TypeError('pool must be a pg.Pool or a pg.Client');
+    const { createTable, ...opts } = options(o);
+    if (createTable !== undefined && typeof createTable !== 'boolean') throw new TypeError('createTable must be a boolean');
+    super(new SqlInboxProtocol('postgres', { ...opts, paramStyle: 'dollar' }), new PgDriver(pool), opts.clock);
+    this.pool = pool;
+    this.#ready = createTable === false ? Promise.resolve() : null;
+  }
+  /** The first statement creates the table when missing; a failure is tried again on the next. */
+  ready() {
+    if (this.#ready === null) this.#ready = this.createTable().catch((e) => { this.#ready = null; throw e; });
+    return this.#ready;
+  }
+}
+
+/**
+ * An inbox on SQLite with better-sqlite3: `new SqliteInbox(db, { table, ttlSeconds,
+ * leaseSeconds, clock })` over a `Database` (SQLite 3.35 or later); creates the table when
+ * missing. One connection serves the process: a receiver's insert waits while the worker's
+ * transaction is open (SQLite has one writer at a time, across processes too), so keep handlers
+ * short or give the worker a connection of its own.
+ */
+class SqliteInbox extends SqlInboxBase {
+  constructor(db, o) {
+    if (typeof db?.prepare !== 'function' || typeof db?.exec !== 'function') throw new TypeError('db must be a better-sqlite3 Database');
+    const opts = options(o);
+    super(new SqlInboxProtocol('sqlite', { ...opts, paramStyle: 'qmark' }), new SqliteDriver(db), opts.clock);
+    this.db = db;
+    for (const sql of this.protocol.schema()) db.exec(sql);
+  }
+}
+
 module.exports = {
   // webhooks and dedup
   verifyWebhook, WebhookVerifier, WebhookSecret, signWebhook, activeSecrets, RevealedSecret, revealedSecret, resourcePath, checkBaseUrl, clientTimeouts, exportInterruptedMessage, callFailedMessage, parseTimestamp, HEADER_NAMES,
   deliveryKey, eventKey, contentKey, idempotencyKey, DedupWindow,
   // receivers and the protocol machines
   verifyRequest, webhookHandler, WebhookReceiver, EventRouter, knownEventNames, RedisDedupStore, RedisDedupProtocol, planReceipt, decideClaims,
-  SqlDedupProtocol, PostgresDedupStore, SqliteDedupStore,
-  WebhookReceipt, Session, Call, ExportJob, Pages, Recovery,
+  SqlDedupProtocol, PostgresDedupStore, SqliteDedupStore, SqlInboxProtocol, PostgresInbox, SqliteInbox,
+  WebhookReceipt, Session, Call, ExportJob, Pages, Recovery, InboxWorker,
   // retries
   webhookRetrySchedule, webhookNextAttemptAt, webhookGivesUpAt, backoffDelay, parseRetryAfter, decideRetry, RateBudget,
   // the catalog, requests, error bodies and tokens

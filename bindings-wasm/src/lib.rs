@@ -292,6 +292,7 @@ impl WebhookVerifier {
         window: Option<machine::Window>,
         transactional: bool,
         claim_content_key: bool,
+        inbox: bool,
     ) -> R<machine::WebhookReceipt> {
         let now = now.map_or_else(|| Ok(machine::clock()), now_arg)?;
         let headers = FlatHeaders(headers);
@@ -307,6 +308,7 @@ impl WebhookVerifier {
             window,
             transactional,
             claim_content_key,
+            inbox,
         )
     }
 }
@@ -345,7 +347,8 @@ impl WebhookVerifier {
     /// given): a rejected delivery's receipt replies at once. `transactional`: the keys are
     /// marked done inside the handler's database transaction (`machine::Receipt::transactional`).
     /// `claim_content_key`: the content key is claimed after the delivery key (the core's
-    /// opt-in, `receiver::plan_receipt`).
+    /// opt-in, `receiver::plan_receipt`). `inbox`: the verified delivery is persisted in an
+    /// inbox (`Enqueue`) and answered at once (`machine::Receipt::inbox`).
     #[allow(clippy::too_many_arguments)] // the JS arguments, forwarded one by one
     pub fn receipt(
         &self,
@@ -356,6 +359,7 @@ impl WebhookVerifier {
         mac: Option<js_sys::Function>,
         transactional: bool,
         claim_content_key: bool,
+        inbox: bool,
     ) -> R<machine::WebhookReceipt> {
         self.receipt_with(
             headers,
@@ -366,6 +370,7 @@ impl WebhookVerifier {
             None,
             transactional,
             claim_content_key,
+            inbox,
         )
     }
 
@@ -394,6 +399,7 @@ impl WebhookVerifier {
             on,
             false,
             claim_content_key,
+            false,
         )
     }
 
@@ -557,6 +563,16 @@ pub fn valid_until(value: JsValue, name: &str) -> R<Option<f64>> {
 #[wasm_bindgen(js_name = parseTimestamp)]
 pub fn parse_timestamp(text: &str) -> Option<f64> {
     royaltykit::parse_timestamp(text).map(|t| t as f64)
+}
+
+/// `webhook::WebhookEvent::parse`: the event of a delivery's raw body (an inbox entry's, already
+/// verified when it was received) as JSON of the core's record, else `invalid_payload` naming
+/// the member.
+#[wasm_bindgen(js_name = parseWebhookEvent)]
+pub fn parse_webhook_event(body: &[u8]) -> R<String> {
+    webhook::WebhookEvent::parse(body)
+        .map(|e| json(&e))
+        .map_err(err)
 }
 
 /// `webhook::resource_path`: the event's `resource.url` when it is a path under the enterprise

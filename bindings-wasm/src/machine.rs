@@ -41,6 +41,7 @@ impl WebhookReceipt {
         window: Option<Window>,
         transactional: bool,
         claim_content_key: bool,
+        inbox: bool,
     ) -> R<Self> {
         let receipt = machine::Receipt::new(namespace, verified, claim_content_key).map_err(err)?;
         let receipt = if transactional {
@@ -48,6 +49,7 @@ impl WebhookReceipt {
         } else {
             receipt
         };
+        let receipt = if inbox { receipt.inbox() } else { receipt };
         let mut r = Self {
             receipt,
             window,
@@ -91,7 +93,8 @@ impl WebhookReceipt {
         self.receipt.delivery().map(json)
     }
     /// Once replied, what happened (`processed`, `duplicate`, `in_progress`, `rejected`,
-    /// `acknowledged`, `handler_failed`, `store_unavailable`, `claim_lost`); undefined before.
+    /// `acknowledged`, `queued`, `handler_failed`, `store_unavailable`, `claim_lost`); undefined
+    /// before.
     pub fn outcome(&self) -> Option<String> {
         self.receipt.outcome().map(str::to_owned)
     }
@@ -145,6 +148,11 @@ impl WebhookReceipt {
     #[wasm_bindgen(js_name = rolledBack)]
     pub fn rolled_back(&mut self) -> R<String> {
         self.then(machine::Receipt::rolled_back)
+    }
+    /// (Inbox.) The delivery is persisted: `new` false for one already in the inbox; returns
+    /// the next step (the reply).
+    pub fn enqueued(&mut self, new: bool) -> R<String> {
+        self.then(|r| r.enqueued(new))
     }
 }
 
@@ -646,5 +654,171 @@ impl Recovery {
     #[wasm_bindgen(js_name = replayFailed)]
     pub fn replay_failed(&mut self, code: &str) -> R<()> {
         self.0.replay_failed(code).map_err(err)
+    }
+}
+
+/// A step of an inbox worker, as `[kind, json]`: `claim`, `idle` with `seconds`, `drained`,
+/// `begin`, `run_handler` with the core's `entry` (camelCase), `mark_done` with `key` and
+/// `attempts`, `commit`, `rollback`, `settle` with `key`, `attempts`, `poison`, `retryAt` and
+/// `error`.
+fn inbox_step(s: machine::InboxStep) -> js_sys::Array {
+    match s {
+        machine::InboxStep::Claim {} => step("claim", json!({})),
+        machine::InboxStep::Idle { seconds } => step("idle", json!({ "seconds": seconds })),
+        machine::InboxStep::Drained {} => step("drained", json!({})),
+        machine::InboxStep::Begin {} => step("begin", json!({})),
+        machine::InboxStep::RunHandler { entry } => step("run_handler", json!({ "entry": entry })),
+        machine::InboxStep::MarkDone { key, attempts } => {
+            step("mark_done", json!({ "key": key, "attempts": attempts }))
+        }
+        machine::InboxStep::Commit {} => step("commit", json!({})),
+        machine::InboxStep::Rollback {} => step("rollback", json!({})),
+        machine::InboxStep::Settle {
+            key,
+            attempts,
+            poison,
+            retry_at,
+            error,
+        } => step(
+            "settle",
+            json!({ "key": key, "attempts": attempts, "poison": poison, "retryAt": retry_at, "error": error }),
+        ),
+    }
+}
+
+/// The worker of an inbox (`machine::InboxWorker`): claim a due entry, run the handler, mark it
+/// done in the handler's transaction; backoff and poison are the core's. Every input returns the
+/// step that follows.
+#[wasm_bindgen]
+pub struct InboxWorker(machine::InboxWorker);
+
+impl InboxWorker {
+    fn then(
+        &mut self,
+        input: impl FnOnce(&mut machine::InboxWorker) -> Result<(), royaltykit::ArgumentError>,
+    ) -> R<js_sys::Array> {
+        input(&mut self.0).map_err(err)?;
+        Ok(inbox_step(self.0.next()))
+    }
+}
+
+#[wasm_bindgen]
+impl InboxWorker {
+    /// `machine::InboxWorker::new`: the `InboxOptions` one by one (undefined: the core's
+    /// default) and the jitter `seed` (the host's RNG; a whole number from 0). Throws
+    /// `invalid_argument` for `max_attempts` out of range, a poll interval that is not positive
+    /// and finite, or a bad seed.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        max_attempts: Option<f64>,
+        poll_seconds: Option<f64>,
+        transactional: Option<bool>,
+        drain: Option<bool>,
+        seed: f64,
+    ) -> R<InboxWorker> {
+        let seed = u64::try_from(crate::int("seed", seed)?).map_err(|_| {
+            err(royaltykit::ArgumentError::new(
+                "seed",
+                "must be a whole number from 0",
+            ))
+        })?;
+        let options = machine::InboxOptions {
+            max_attempts: count("max_attempts", max_attempts)?,
+            poll_seconds,
+            transactional,
+            drain,
+        };
+        machine::InboxWorker::new(&options, seed)
+            .map(InboxWorker)
+            .map_err(err)
+    }
+    /// The step pending (the same until its outcome is reported), as `[kind, json]`.
+    pub fn next(&self) -> js_sys::Array {
+        inbox_step(self.0.next())
+    }
+    /// The claim at `now` returned this entry (its five columns); returns the next step.
+    pub fn claimed(
+        &mut self,
+        key: String,
+        delivery_id: String,
+        event: String,
+        body: String,
+        attempts: f64,
+        now: f64,
+    ) -> R<js_sys::Array> {
+        let attempts = u32::try_from(crate::int("attempts", attempts)?).map_err(|_| {
+            err(royaltykit::ArgumentError::new(
+                "attempts",
+                "must be a whole number from 0",
+            ))
+        })?;
+        let entry = machine::InboxEntry {
+            key,
+            delivery_id,
+            event,
+            body,
+            attempts,
+        };
+        self.then(|w| w.claimed(Some(entry), now))
+    }
+    /// The claim at `now` returned no row (nothing is due); returns the next step.
+    #[wasm_bindgen(js_name = claimedNone)]
+    pub fn claimed_none(&mut self, now: f64) -> R<js_sys::Array> {
+        self.then(|w| w.claimed(None, now))
+    }
+    /// The idle wait is over; returns the next step.
+    pub fn waited(&mut self) -> R<js_sys::Array> {
+        self.then(machine::InboxWorker::waited)
+    }
+    /// The transaction is open; returns the next step.
+    pub fn began(&mut self) -> R<js_sys::Array> {
+        self.then(machine::InboxWorker::began)
+    }
+    /// The handler finished; returns the next step.
+    #[wasm_bindgen(js_name = handlerSucceeded)]
+    pub fn handler_succeeded(&mut self) -> R<js_sys::Array> {
+        self.then(machine::InboxWorker::handler_succeeded)
+    }
+    /// The handler failed with `error` at `now`; returns the next step.
+    #[wasm_bindgen(js_name = handlerFailed)]
+    pub fn handler_failed(&mut self, error: &str, now: f64) -> R<js_sys::Array> {
+        self.then(|w| w.handler_failed(error, now))
+    }
+    /// Whether the mark changed a row; returns the next step.
+    pub fn marked(&mut self, changed: bool) -> R<js_sys::Array> {
+        self.then(|w| w.marked(changed))
+    }
+    /// The transaction committed; returns the next step.
+    pub fn committed(&mut self) -> R<js_sys::Array> {
+        self.then(machine::InboxWorker::committed)
+    }
+    /// The transaction was rolled back (or its connection is gone); returns the next step.
+    #[wasm_bindgen(js_name = rolledBack)]
+    pub fn rolled_back(&mut self) -> R<js_sys::Array> {
+        self.then(machine::InboxWorker::rolled_back)
+    }
+    /// The failed attempt is recorded; returns the next step.
+    pub fn settled(&mut self) -> R<js_sys::Array> {
+        self.then(machine::InboxWorker::settled)
+    }
+    /// The store could not be reached at the pending store step; returns the next step.
+    #[wasm_bindgen(js_name = storeFailed)]
+    pub fn store_failed(&mut self) -> R<js_sys::Array> {
+        self.then(machine::InboxWorker::store_failed)
+    }
+    /// Entries processed (committed) so far.
+    #[wasm_bindgen(getter)]
+    pub fn processed(&self) -> f64 {
+        self.0.processed() as f64
+    }
+    /// Failed attempts settled to be retried so far.
+    #[wasm_bindgen(getter)]
+    pub fn retried(&self) -> f64 {
+        self.0.retried() as f64
+    }
+    /// Entries set aside as poison so far.
+    #[wasm_bindgen(getter)]
+    pub fn poisoned(&self) -> f64 {
+        self.0.poisoned() as f64
     }
 }

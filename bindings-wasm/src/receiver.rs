@@ -1,7 +1,7 @@
 //! The receiver rules and the Redis dedup protocol for JS: conversions only.
 
 use crate::{err, json, parse, R};
-use royaltykit::dedup::{ClaimState, ParamStyle, RedisDedup, SqlDedup, SqlDialect};
+use royaltykit::dedup::{ClaimState, ParamStyle, RedisDedup, SqlDedup, SqlDialect, SqlInbox};
 use royaltykit::receiver;
 use royaltykit::webhook::{self, VerifiedWebhook};
 use wasm_bindgen::prelude::*;
@@ -86,6 +86,20 @@ impl RedisDedupProtocol {
             .to_owned()
     }
 
+    /// `RedisDedup::lookup_command`: the read-only lookup of `key` (delivery recovery).
+    #[wasm_bindgen(js_name = lookupCommand)]
+    pub fn lookup_command(&self, key: &str) -> R<Vec<String>> {
+        self.0.lookup_command(key).map_err(err)
+    }
+
+    /// `RedisDedup::lookup_reply`: `"new"` for nil, `"done"`, else `"in_progress"`.
+    #[wasm_bindgen(js_name = lookupReply)]
+    pub fn lookup_reply(reply: Option<String>) -> String {
+        RedisDedup::lookup_reply(reply.as_deref())
+            .as_str()
+            .to_owned()
+    }
+
     /// `RedisDedup::guarded_reply`: the guarded commit's or release's reply (decimal text).
     #[wasm_bindgen(js_name = guardedReply)]
     pub fn guarded_reply(reply: Option<String>) -> bool {
@@ -164,6 +178,18 @@ impl SqlDedupProtocol {
         SqlDedup::state_reply(state.as_deref()).as_str().to_owned()
     }
 
+    /// `SqlDedup::lookup` at `now`, as JSON: the read-only lookup of `key` (delivery recovery).
+    pub fn lookup(&self, key: &str, now: f64) -> R<String> {
+        let now = crate::now_arg(now)?;
+        self.0.lookup(key, now).map(|s| json(&s)).map_err(err)
+    }
+
+    /// `SqlDedup::lookup_reply`: `"new"` for no row, `"done"`, else `"in_progress"`.
+    #[wasm_bindgen(js_name = lookupReply)]
+    pub fn lookup_reply(state: Option<String>) -> String {
+        SqlDedup::lookup_reply(state.as_deref()).as_str().to_owned()
+    }
+
     /// `SqlDedup::begin`.
     pub fn begin(&self) -> String {
         self.0.begin().to_owned()
@@ -194,6 +220,189 @@ impl SqlDedupProtocol {
     pub fn purge(&self, now: f64) -> R<String> {
         Ok(json(&self.0.purge(crate::now_arg(now)?)))
     }
+}
+
+/// `dedup::SqlInbox`: the statements of the inbox table in the user's SQL database (persist a
+/// verified delivery, claim, mark done in the handler's transaction, settle, poison), as JSON
+/// `{"sql", "args"}`, and what their results mean.
+#[wasm_bindgen(js_name = SqlInboxProtocol)]
+pub struct SqlInboxProtocol(SqlInbox);
+
+/// A host count (rows, attempts, a limit) as `u32`, else `invalid_argument` naming it.
+fn u32_arg(name: &'static str, value: f64) -> R<u32> {
+    let v = crate::int(name, value)?;
+    u32::try_from(v).map_err(|_| {
+        err(royaltykit::ArgumentError::new(
+            name,
+            format!("{v} is out of range: give a whole number from 0"),
+        ))
+    })
+}
+
+#[wasm_bindgen(js_class = SqlInboxProtocol)]
+impl SqlInboxProtocol {
+    /// `SqlInbox::new`; absent values are the core's defaults. Throws `invalid_argument` for an
+    /// unknown dialect or style, a table that is not a plain identifier, a TTL or lease out of
+    /// range.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        dialect: &str,
+        param_style: &str,
+        table: Option<String>,
+        ttl_seconds: Option<f64>,
+        lease_seconds: Option<f64>,
+    ) -> R<SqlInboxProtocol> {
+        let ttl = crate::opt_int("ttl_seconds", ttl_seconds)?;
+        let lease = crate::opt_int("lease_seconds", lease_seconds)?;
+        let dialect = parse(SqlDialect::parse, dialect)?;
+        let style = parse(ParamStyle::parse, param_style)?;
+        SqlInbox::new(dialect, style, table.as_deref(), ttl, lease)
+            .map(Self)
+            .map_err(err)
+    }
+
+    /// `SqlInbox::table`.
+    #[wasm_bindgen(getter)]
+    pub fn table(&self) -> String {
+        self.0.table().to_owned()
+    }
+
+    /// `SqlInbox::lease_seconds`.
+    #[wasm_bindgen(getter, js_name = leaseSeconds)]
+    pub fn lease_seconds(&self) -> f64 {
+        self.0.lease_seconds() as f64
+    }
+
+    /// `SqlInbox::schema`.
+    pub fn schema(&self) -> Vec<String> {
+        self.0.schema()
+    }
+
+    /// `SqlInbox::enqueue` at `now`, as JSON.
+    pub fn enqueue(
+        &self,
+        key: &str,
+        delivery_id: &str,
+        event: &str,
+        body: &str,
+        now: f64,
+    ) -> R<String> {
+        let now = crate::now_arg(now)?;
+        self.0
+            .enqueue(key, delivery_id, event, body, now)
+            .map(|s| json(&s))
+            .map_err(err)
+    }
+
+    /// `SqlInbox::enqueue_reply`: true for a new entry, false for a duplicate.
+    #[wasm_bindgen(js_name = enqueueReply)]
+    pub fn enqueue_reply(rows: u32) -> bool {
+        SqlInbox::enqueue_reply(u64::from(rows))
+    }
+
+    /// `SqlInbox::claim` at `now`, as JSON.
+    pub fn claim(&self, now: f64) -> R<String> {
+        Ok(json(&self.0.claim(crate::now_arg(now)?)))
+    }
+
+    /// `SqlInbox::begin`.
+    pub fn begin(&self) -> String {
+        self.0.begin().to_owned()
+    }
+
+    /// `SqlInbox::commit`.
+    pub fn commit(&self) -> String {
+        self.0.commit().to_owned()
+    }
+
+    /// `SqlInbox::rollback`.
+    pub fn rollback(&self) -> String {
+        self.0.rollback().to_owned()
+    }
+
+    /// `SqlInbox::mark_done` of the claim that counted `attempts`, at `now`, as JSON.
+    #[wasm_bindgen(js_name = markDone)]
+    pub fn mark_done(&self, key: &str, attempts: f64, now: f64) -> R<String> {
+        let attempts = u32_arg("attempts", attempts)?;
+        let now = crate::now_arg(now)?;
+        self.0
+            .mark_done(key, attempts, now)
+            .map(|s| json(&s))
+            .map_err(err)
+    }
+
+    /// `SqlInbox::guarded_reply`: true for one changed row.
+    #[wasm_bindgen(js_name = guardedReply)]
+    pub fn guarded_reply(rows: u32) -> bool {
+        SqlInbox::guarded_reply(u64::from(rows))
+    }
+
+    /// `SqlInbox::settle`, as JSON.
+    pub fn settle(
+        &self,
+        key: &str,
+        attempts: f64,
+        poison: bool,
+        retry_at: f64,
+        error: &str,
+    ) -> R<String> {
+        let attempts = u32_arg("attempts", attempts)?;
+        let retry_at = crate::int("retry_at", retry_at)?;
+        self.0
+            .settle(key, attempts, poison, retry_at, error)
+            .map(|s| json(&s))
+            .map_err(err)
+    }
+
+    /// `SqlInbox::poisoned` (at most `limit`), as JSON.
+    pub fn poisoned(&self, limit: f64) -> R<String> {
+        let limit = u32_arg("limit", limit)?;
+        self.0.poisoned(limit).map(|s| json(&s)).map_err(err)
+    }
+
+    /// `SqlInbox::retry` at `now`, as JSON.
+    pub fn retry(&self, key: &str, now: f64) -> R<String> {
+        let now = crate::now_arg(now)?;
+        self.0.retry(key, now).map(|s| json(&s)).map_err(err)
+    }
+
+    /// `SqlInbox::lookup`, as JSON.
+    pub fn lookup(&self, key: &str) -> R<String> {
+        self.0.lookup(key).map(|s| json(&s)).map_err(err)
+    }
+
+    /// `SqlInbox::lookup_reply`: `"new"` for no row, `"done"`, else `"in_progress"`.
+    #[wasm_bindgen(js_name = lookupReply)]
+    pub fn lookup_reply(state: Option<String>) -> String {
+        SqlInbox::lookup_reply(state.as_deref()).as_str().to_owned()
+    }
+
+    /// `SqlInbox::counts`, as JSON.
+    pub fn counts(&self) -> String {
+        json(&self.0.counts())
+    }
+
+    /// `SqlInbox::purge` at `now`, as JSON.
+    pub fn purge(&self, now: f64) -> R<String> {
+        Ok(json(&self.0.purge(crate::now_arg(now)?)))
+    }
+}
+
+/// The inbox's constants as JSON: `defaultTable` (`dedup::DEFAULT_INBOX_TABLE`),
+/// `defaultMaxAttempts`, `maxAttempts` (`machine::MAX_INBOX_ATTEMPTS`), `defaultPollSeconds`,
+/// `maxBodyBytes`, `maxErrorBytes`, `maxPoisonListed`.
+#[wasm_bindgen(js_name = inboxLimits)]
+pub fn inbox_limits() -> String {
+    use royaltykit::{dedup, machine};
+    json(&serde_json::json!({
+        "defaultTable": dedup::DEFAULT_INBOX_TABLE,
+        "defaultMaxAttempts": dedup::DEFAULT_MAX_ATTEMPTS,
+        "maxAttempts": machine::MAX_INBOX_ATTEMPTS,
+        "defaultPollSeconds": machine::DEFAULT_POLL_SECONDS,
+        "maxBodyBytes": dedup::MAX_INBOX_BODY_BYTES,
+        "maxErrorBytes": dedup::MAX_ERROR_BYTES,
+        "maxPoisonListed": dedup::MAX_POISON_LISTED,
+    }))
 }
 
 /// `receiver::DEFAULT_STORE_CAPACITY`.

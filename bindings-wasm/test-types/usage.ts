@@ -365,3 +365,53 @@ run.checked(['maybe']);
 const bounds: rk.RecoveryOptions = { maxEntries: 100 };
 void bounds;
 run.free();
+
+// Issue 43 point 1: the inbox — a receiver in inbox mode, the worker, the InboxWorker machine.
+interface PgClientLike { query(sql: unknown, args?: unknown[]): Promise<{ rows: unknown[] }> }
+const pgPool = { query: async (_sql: unknown) => ({ rows: [] as unknown[] }), connect: async (): Promise<PgClientLike> => ({ query: async () => ({ rows: [] }) }) };
+const pgInbox = new rk.PostgresInbox(pgPool, { table: 'app_inbox', leaseSeconds: 60, createTable: false });
+const liteInbox = new rk.SqliteInbox({}, { ttlSeconds: 86400, clock: () => 1_800_000_000 });
+const asStates: rk.DeliveryStates = liteInbox;
+const asInbox: rk.Inbox = pgInbox;
+void new rk.WebhookReceiver({ secrets: 'whsec_a', namespace: 'org-1', inbox: pgInbox });
+void webhookMiddleware({ secrets: 'whsec_a', namespace: 'org-1', inbox: liteInbox, onEvent: (e) => e.outcome === 'queued' });
+void fetchHandler({ secrets: 'whsec_a', namespace: 'org-1', inbox: pgInbox });
+const fastifyInbox: RoyaltyKitWebhooksOptions = { path: '/webhooks', secrets: 'whsec_a', namespace: 'org-1', inbox: liteInbox };
+// @ts-expect-error with an inbox the handler runs in the worker
+void new rk.WebhookReceiver({ secrets: 'whsec_a', namespace: 'org-1', inbox: pgInbox, handler: () => undefined });
+// @ts-expect-error an inbox is not a dedup store
+void new rk.WebhookReceiver({ secrets: 'whsec_a', namespace: 'org-1', inbox: pgInbox, store: recoveryWindow });
+async function work(): Promise<number> {
+  const report: rk.InboxReport = await pgInbox.runWorker(async (d: rk.InboxDelivery, client: PgClientLike) => {
+    await client.query('INSERT INTO effects (resource) VALUES ($1)', [d.event.resourceReference]);
+  }, { signal: abortSignal, maxAttempts: 10, pollSeconds: 0.5, onError: (e, d) => void [e, d.attempts] });
+  const drained = await liteInbox.drain(eventRouter, { seed: 7, onStoreError: (e, step) => void [e, step] });
+  const poison: rk.PoisonEntry[] = await pgInbox.poisoned(10);
+  const retried: boolean = await pgInbox.retry(poison[0]?.key ?? '');
+  const counts = await liteInbox.counts();
+  const pending: number | undefined = counts.pending;
+  const state: rk.ClaimState = await liteInbox.state('dlv_key');
+  const purged: number = await pgInbox.purge();
+  const isNew: boolean = await liteInbox.enqueue('dlv_key', 'dlv_1', 'ddex.delivery.failed', '{}');
+  // @ts-expect-error the options are named
+  await liteInbox.drain(() => undefined, { max_attempts: 2 });
+  void [drained, retried, pending, state, purged, isNew];
+  return report.processed + report.retried + report.poisoned;
+}
+const inboxWorker = new rk.InboxWorker({ maxAttempts: 3, drain: true, seed: 1 });
+const inboxStep: rk.InboxStep = inboxWorker.next();
+if (inboxStep.step === 'run_handler') {
+  const entry: rk.InboxEntry = inboxStep.entry;
+  void inboxWorker.handlerFailed(`failed ${entry.key}`, 1_800_000_000);
+} else if (inboxStep.step === 'settle') {
+  const retryAt: number = inboxStep.retryAt;
+  void retryAt;
+}
+void inboxWorker.claimed({ key: 'k', deliveryId: 'd', event: 'e', body: '{}', attempts: 1 }, 1_800_000_000);
+void inboxWorker.claimed(null, 1_800_000_000);
+const inboxSql: rk.SqlStatement = new rk.SqlInboxProtocol('postgres', { paramStyle: 'dollar' }).claim(1_800_000_000);
+const lookedUp: rk.ClaimState = rk.SqlDedupProtocol.lookupReply(null);
+const redisLookup: string[] = new rk.RedisDedupProtocol().lookupCommand('k');
+const receiptOutcome: rk.WebhookReceipt['outcome'] = 'queued';
+void [asStates, asInbox, fastifyInbox, work, inboxSql, lookedUp, redisLookup, receiptOutcome, rk.RedisDedupProtocol.lookupReply(undefined)];
+inboxWorker.free();

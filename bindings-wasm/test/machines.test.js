@@ -18,7 +18,7 @@ function receipt(i) {
   const secrets = i.secrets.map((s) => ({ secret: s.secret, validUntil: s.valid_until }));
   const verifier = new rk.WebhookVerifier(secrets);
   const r = verifier.receipt(i.headers, bytes(i.body), { namespace: i.namespace, now: i.now, transactional: i.transactional === true,
-    claimContentKey: i.claim_content_key === true });
+    claimContentKey: i.claim_content_key === true, inbox: i.inbox === true });
   const answers = [...i.answers];
   const steps = [];
   for (let s = r.next(); ; ) {
@@ -63,6 +63,13 @@ function receipt(i) {
         steps.push({ step: 'wait', seconds: s.seconds });
         s = r.waited();
         break;
+      case 'enqueue': {
+        steps.push({ step: 'enqueue', key: s.key });
+        assert.ok(r.delivery.deliveryId);
+        const a = answers.shift();
+        s = a === 'new' ? r.enqueued(true) : a === 'dup' ? r.enqueued(false) : r.storeFailed();
+        break;
+      }
       case 'reply': {
         const { message, ...reply } = JSON.parse(s.body);
         assert.ok(r.finished);
@@ -290,9 +297,57 @@ function recovery(i) {
   }
 }
 
-const ADAPTERS = { receipt, call, export_job: exportJob, session, pages, recovery };
+/** A step of an inbox worker as the transcripts show it (`fn inbox_view` in core/tests/machines.rs). */
+function inboxView(s) {
+  switch (s.step) {
+    case 'idle':
+      return { step: 'idle', seconds: s.seconds };
+    case 'run_handler':
+      return { step: 'run_handler', key: s.entry.key, attempts: s.entry.attempts };
+    case 'mark_done':
+      return { step: 'mark_done', key: s.key, attempts: s.attempts };
+    case 'settle':
+      return { step: 'settle', key: s.key, attempts: s.attempts, poison: s.poison, retry_at: s.retryAt, error: s.error };
+    default:
+      return { step: s.step };
+  }
+}
+
+/** An inbox worker fed the transcript's events (`fn inbox` in core/tests/machines.rs); the steps
+ * after each event, and the worker's counters. */
+function inbox(i) {
+  const o = i.options;
+  const w = new rk.InboxWorker({ maxAttempts: o.max_attempts, pollSeconds: o.poll_seconds, transactional: o.transactional, drain: o.drain,
+    seed: i.seed });
+  try {
+    const steps = [inboxView(w.next())];
+    for (const e of i.events) {
+      let s;
+      if ('claimed' in e) {
+        const c = e.claimed;
+        s = w.claimed(c === null ? null : { key: c.key, deliveryId: c.delivery_id, event: c.event, body: c.body, attempts: c.attempts }, e.now);
+      } else if ('waited' in e) s = w.waited();
+      else if ('began' in e) s = w.began();
+      else if ('handler' in e) s = w.handlerSucceeded();
+      else if (typeof e.handler_failed === 'string') s = w.handlerFailed(e.handler_failed, e.now);
+      else if (typeof e.marked === 'boolean') s = w.marked(e.marked);
+      else if ('committed' in e) s = w.committed();
+      else if ('rolled_back' in e) s = w.rolledBack();
+      else if ('settled' in e) s = w.settled();
+      else if ('store_failed' in e) s = w.storeFailed();
+      else throw new Error(`unknown event ${JSON.stringify(e)}`);
+      assert.deepEqual(s, w.next(), 'an input returns the step next() gives');
+      steps.push(inboxView(s));
+    }
+    return { steps, counts: { processed: w.processed, retried: w.retried, poisoned: w.poisoned } };
+  } finally {
+    w.free();
+  }
+}
+
+const ADAPTERS = { receipt, call, export_job: exportJob, session, pages, recovery, inbox };
 // The least each group holds (the session group is new and small).
-const MINIMUM = { receipt: 40, call: 40, export_job: 40, session: 5, pages: 20, recovery: 20 };
+const MINIMUM = { receipt: 40, call: 40, export_job: 40, session: 5, pages: 20, recovery: 20, inbox: 16 };
 
 /** `got` restricted to the members `want` names, step by step; asserts each is there. */
 function sameSteps(got, want, what) {
@@ -318,6 +373,7 @@ test('machines.json', async (t) => {
         const got = ADAPTERS[group.function](c.input);
         sameSteps(Array.isArray(got) ? got : got.steps, c.expected.steps, what);
         if ('exchanges' in c.expected) assert.equal(got.exchanges, c.expected.exchanges, `${what}: exchanges`);
+        if ('counts' in c.expected) assert.deepEqual(got.counts, c.expected.counts, `${what}: counts`);
       }
     });
   }

@@ -469,6 +469,17 @@ test('RedisDedupStore.state on a real redis-server: new, in_progress, done; an e
   }
 });
 
+test('the core\'s read-only lookups behind state(key): no row or nil is new, done is done, a live claim in_progress', () => {
+  const sql = new rk.SqlDedupProtocol('postgres', { paramStyle: 'dollar', table: 'dedup' });
+  const st = sql.lookup('k', 1_800_000_000);
+  assert.match(st.sql, /^SELECT state FROM dedup WHERE dedup_key = \$1 AND expires_at > 1800000000$/);
+  assert.deepEqual(st.args, ['k']);
+  assert.deepEqual([null, 'done', 'claimed'].map((v) => rk.SqlDedupProtocol.lookupReply(v)), ['new', 'done', 'in_progress']);
+  assert.deepEqual(new rk.RedisDedupProtocol({ prefix: 'p:' }).lookupCommand('k'), new rk.RedisDedupProtocol({ prefix: 'p:' }).stateCommand('k'));
+  assert.deepEqual([null, undefined, 'done'].map((v) => rk.RedisDedupProtocol.lookupReply(v)), ['new', 'new', 'done']);
+  assert.throws(() => sql.lookup('', 0), rk.InvalidArgumentError);
+});
+
 test('SqliteDedupStore.state: new, in_progress, done, read without claiming (autocommit)', async () => {
   const db = new Database(path.join(tmp, 'state.sqlite'));
   try {
@@ -486,10 +497,13 @@ test('SqliteDedupStore.state: new, in_progress, done, read without claiming (aut
     await store.rollback(await store.begin());
     await store.release('r');
     assert.equal(await store.state('r'), 'new');
-    // a claim whose lease ran out reads in_progress until purged, then new
+    // a claim whose lease ran out is new (the core's lookup reads live rows only), purged or not
     assert.equal(await store.claim('late'), 'new');
-    now += 10;
-    assert.equal(await store.state('late'), 'in_progress');
+    now += 4;
+    assert.equal(await store.state('late'), 'in_progress', 'within its lease');
+    now += 6;
+    assert.equal(await store.state('late'), 'new', 'its lease ran out');
+    assert.equal(db.prepare('SELECT count(*) AS n FROM dedup_state').get().n, 2, 'the row is still there');
     await store.purge();
     assert.equal(await store.state('late'), 'new');
     assert.equal(db.prepare('SELECT count(*) AS n FROM dedup_state').get().n, 1);
@@ -514,6 +528,15 @@ test('PostgresDedupStore.state: the table is created when missing; new, in_progr
     await store.commitTransaction(client);
     assert.equal(await store.state('k'), 'done');
     assert.equal((await pool.query(`SELECT count(*)::int AS n FROM ${table}`)).rows[0].n, 1);
+    // a claim past its lease reads new; done past its time-to-live too
+    let now = Date.now() / 1000;
+    const clocked = new rk.PostgresDedupStore(pool, { table, leaseSeconds: 5, ttlSeconds: 60, clock: () => now });
+    assert.equal(await clocked.claim('late'), 'new');
+    assert.equal(await clocked.state('late'), 'in_progress');
+    now += 6;
+    assert.equal(await clocked.state('late'), 'new', 'its lease ran out');
+    now += 40 * 86400;
+    assert.equal(await clocked.state('k'), 'new', 'past its time-to-live');
   } finally {
     await pool.query(`DROP TABLE IF EXISTS ${table}`).catch(() => {});
     await pool.end();

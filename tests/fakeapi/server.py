@@ -80,7 +80,7 @@ server still checks every wait. Control (JSON):
 - ``GET /_fake/stats``: what it applied and saw: ``exports_created``, ``tokens_issued``,
   ``requests`` by operation, ``retry_after_violations`` (a request of an operation earlier than
   the ``Retry-After`` it was given), ``unauthorized`` (requests with a dead or missing token),
-  ``max_per_minute`` (the most requests of one client in any rolling 60 s), ``downloads`` (whole
+  ``max_per_minute`` (the most protected requests of one client in any rolling 60 s; token exchanges not counted), ``downloads`` (whole
   artifacts served), ``max_concurrent_exchanges`` (token exchanges in progress at once),
   ``evil_requests`` and ``evil_credentials`` (what reached the other origin).
 """
@@ -432,12 +432,14 @@ class Handler(BaseHTTPRequestHandler):
             nth = w.count[op]
             client, refused = self.client_of(op)
             who = client or "anonymous"
-            # the rolling minute of this client
-            seen = w.seen[who]
-            seen.append(now)
-            while seen and seen[0] <= now - 60 + JITTER:
-                seen.popleft()
-            w.stats["max_per_minute"] = max(w.stats["max_per_minute"], len(seen))
+            # the rolling minute of this client's protected requests (the spec's limits: "protected API
+            # requests"; the token exchange has limits of its own)
+            if op not in ("exchangePlatformClientCredential", "exchangeEnterpriseToken"):
+                seen = w.seen[who]
+                seen.append(now)
+                while seen and seen[0] <= now - 60 + JITTER:
+                    seen.popleft()
+                w.stats["max_per_minute"] = max(w.stats["max_per_minute"], len(seen))
             wait_until = w.not_before.pop((who, op), None)
             if wait_until is not None and now < wait_until - 0.001:
                 w.stats["retry_after_violations"] += 1

@@ -65,7 +65,8 @@ def revealed_secret(body: _Body) -> RevealedSecret:
 
 __all__ = [
     "Call", "CallStep", "ExportJob", "PageItems", "Pages", "PagesStep", "ReceiptStep", "RecoveredDelivery", "Recovery",
-    "RecoveryReport", "RecoveryStep", "Session", "WebhookReceipt",
+    "RecoveryReport", "RecoveryStep", "Session", "WebhookReceipt", "InboxEntry", "InboxStep", "InboxWorker",
+    "SqlInboxProtocol", "parse_webhook_event",
     "BackoffPolicy", "BearerToken", "DEFAULT_DEDUP_TTL_SECONDS", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_TOLERANCE_SECONDS", "DedupWindow",
     "EnterpriseToken", "EventRoutes", "KNOWN_EVENT_NAMES", "Route", "ExportStateInfo", "HEADER_NAMES", "Operation", "PollDecision", "QueryParam",
     "RateBudget", "RateDecision", "ReceiverDecision", "ReceiverReply", "RedisDedupProtocol", "SqlDedupProtocol", "SqlStatement", "DEFAULT_STORE_CAPACITY", "STATUS_HANDLER_FAILED", "STATUS_STORE_UNAVAILABLE", "RequestDescriptor", "ApiSession", "ResponseNotices", "RetryAfter",
@@ -176,10 +177,12 @@ class WebhookVerifier:
     def receipt(
         self, headers: _Headers, body: _Body, *, namespace: str, now: _Seconds | None = None,
         window: DedupWindow | None = None, transactional: bool = False, claim_content_key: bool = False,
+        inbox: bool = False,
     ) -> WebhookReceipt:
         """One delivery as a machine: drive it with ``next()`` until it says ``Reply``; on a
         ``window`` it claims and commits there itself and asks only for the handler. Only the
-        delivery key is claimed unless ``claim_content_key`` (it also merges same-second twins)."""
+        delivery key is claimed unless ``claim_content_key`` (it also merges same-second twins).
+        With ``inbox=True`` a verified delivery is persisted (``Enqueue``) and answered at once."""
     @property
     def max_body_bytes(self) -> int:
         """The largest body accepted, in bytes."""
@@ -200,6 +203,10 @@ def active_secrets(
 ) -> list[WebhookSecret]:
     """The secrets in force at ``now``, each carrying its expiry (the previous one keeps
     ``previous_valid_until``)."""
+def parse_webhook_event(body: _Body) -> WebhookEvent:
+    """A webhook payload (a verified delivery's raw JSON body, such as an inbox entry's) parsed as
+    the verifier parses one; checks no signature. ``WebhookVerificationError`` (``invalid_payload``)
+    for a body that is not UTF-8 JSON or lacks a required member."""
 def resource_path(url: str | WebhookEvent) -> str:
     """``resource.url`` when it is a path under ``/api/v1/``; else ``WebhookVerificationError``
     (``invalid_resource_url``)."""
@@ -592,6 +599,49 @@ class SqlDedupProtocol:
     def release(self, key: str, token: str) -> SqlStatement: ...
     def purge(self, now: int) -> SqlStatement: ...
 
+@final
+class SqlInboxProtocol:
+    """The inbox in your SQL database: the statements of its table (enqueue, claim, begin, mark
+    done inside the handler's transaction, commit, rollback, settle, poison listing, retry,
+    lookup, counts, purge) and what their results mean."""
+
+    DEFAULT_TABLE: ClassVar[str]
+    DEFAULT_MAX_ATTEMPTS: ClassVar[int]
+    MAX_BODY_BYTES: ClassVar[int]
+    MAX_ERROR_BYTES: ClassVar[int]
+    MAX_POISON_LISTED: ClassVar[int]
+
+    def __new__(cls, dialect: Literal["postgres", "sqlite"], *, param_style: Literal["qmark", "dollar", "format"],
+                table: str | None = None, ttl_seconds: int | None = None,
+                lease_seconds: int | None = None) -> SqlInboxProtocol: ...
+    @property
+    def table(self) -> str: ...
+    @property
+    def lease_seconds(self) -> int: ...
+    def schema(self) -> list[str]: ...
+    def enqueue(self, key: str, delivery_id: str, event: str, body: str, now: int) -> SqlStatement:
+        """The insert of a verified delivery (autocommit); read its count with ``enqueue_reply``."""
+    @staticmethod
+    def enqueue_reply(rows: int) -> bool:
+        """True for a new entry, False for one already in the inbox."""
+    def claim(self, now: int) -> SqlStatement:
+        """The claim of the oldest due entry (autocommit): one row of five columns, or none."""
+    def begin(self) -> str: ...
+    def commit(self) -> str: ...
+    def rollback(self) -> str: ...
+    def mark_done(self, key: str, attempts: int, now: int) -> SqlStatement:
+        """The mark, inside the handler's transaction; read its count with ``guarded_reply``."""
+    @staticmethod
+    def guarded_reply(rows: int) -> bool: ...
+    def settle(self, key: str, attempts: int, poison: bool, retry_at: int, error: str) -> SqlStatement: ...
+    def poisoned(self, limit: int) -> SqlStatement: ...
+    def retry(self, key: str, now: int) -> SqlStatement: ...
+    def lookup(self, key: str) -> SqlStatement: ...
+    @staticmethod
+    def lookup_reply(state: str | None) -> Literal["new", "in_progress", "done"]: ...
+    def counts(self) -> SqlStatement: ...
+    def purge(self, now: int) -> SqlStatement: ...
+
 # ---- protocol machines --------------------------------------------------------------------------
 
 _ClaimState = Literal["new", "in_progress", "done"]
@@ -668,6 +718,16 @@ class ReceiptStep:
         def seconds(self) -> float: ...
 
     @final
+    class Enqueue(ReceiptStep):
+        """(Inbox.) Persist the verified delivery under ``key``, then ``enqueued(new)`` or
+        ``store_failed()``."""
+
+        __match_args__ = ("key",)
+        def __new__(cls, key: str) -> ReceiptStep.Enqueue: ...
+        @property
+        def key(self) -> str: ...
+
+    @final
     class Reply(ReceiptStep):
         """Answer ``status`` with the JSON ``body``: the delivery is finished."""
 
@@ -701,6 +761,8 @@ class WebhookReceipt:
     def began(self) -> ReceiptStep: ...
     def transaction_committed(self) -> ReceiptStep: ...
     def rolled_back(self) -> ReceiptStep: ...
+    def enqueued(self, new: bool) -> ReceiptStep:
+        """(Inbox.) The pending ``Enqueue`` is done: ``new`` False for a delivery already there."""
 
 @disjoint_base
 class CallStep:
@@ -1105,3 +1167,137 @@ class Recovery:
         """The 2xx body of the replay's request: the service accepted the replay."""
     def replay_failed(self, code: str) -> None:
         """The replay's request failed with the library error of ``code``; the run goes on."""
+
+@final
+class InboxEntry:
+    """An inbox entry a claim returned: its delivery ``key``, ``delivery_id``
+    (``Service-Webhook-Id``), ``event`` name as sent, the delivery's raw JSON ``body`` and the
+    handler runs started (``attempts``, this one included)."""
+
+    key: Final[str]
+    delivery_id: Final[str]
+    event: Final[str]
+    body: Final[str]
+    attempts: Final[int]
+
+@disjoint_base
+class InboxStep:
+    """What a host does next for an ``InboxWorker``; match on it."""
+
+    @final
+    class Claim(InboxStep):
+        """Run the claim, then report its row (or None) to ``claimed``, or ``store_failed``."""
+
+        __match_args__ = ()
+        def __new__(cls) -> InboxStep.Claim: ...
+
+    @final
+    class Idle(InboxStep):
+        """Nothing is due: wait ``seconds`` (or until stopped), then ``waited``."""
+
+        __match_args__ = ("seconds",)
+        def __new__(cls, seconds: float) -> InboxStep.Idle: ...
+        @property
+        def seconds(self) -> float: ...
+
+    @final
+    class Drained(InboxStep):
+        """(``drain=True``) Nothing is due: the worker is done."""
+
+        __match_args__ = ()
+        def __new__(cls) -> InboxStep.Drained: ...
+
+    @final
+    class Begin(InboxStep):
+        """Open the handler's transaction, then ``began`` or ``store_failed``."""
+
+        __match_args__ = ()
+        def __new__(cls) -> InboxStep.Begin: ...
+
+    @final
+    class RunHandler(InboxStep):
+        """Run the handler with ``entry`` inside the transaction, then ``handler_succeeded`` or
+        ``handler_failed``."""
+
+        __match_args__ = ("entry",)
+        def __new__(cls, entry: InboxEntry) -> InboxStep.RunHandler: ...
+        @property
+        def entry(self) -> InboxEntry: ...
+
+    @final
+    class MarkDone(InboxStep):
+        """Mark ``key`` done for the claim that counted ``attempts``, inside the transaction, then
+        ``marked(changed)`` or ``store_failed``."""
+
+        __match_args__ = ("key", "attempts")
+        def __new__(cls, key: str, attempts: int) -> InboxStep.MarkDone: ...
+        @property
+        def key(self) -> str: ...
+        @property
+        def attempts(self) -> int: ...
+
+    @final
+    class Commit(InboxStep):
+        """Commit the transaction, then ``committed`` or ``store_failed``."""
+
+        __match_args__ = ()
+        def __new__(cls) -> InboxStep.Commit: ...
+
+    @final
+    class Rollback(InboxStep):
+        """Roll the transaction back, then ``rolled_back`` (also after a failed rollback)."""
+
+        __match_args__ = ()
+        def __new__(cls) -> InboxStep.Rollback: ...
+
+    @final
+    class Settle(InboxStep):
+        """Record the failed attempt (autocommit): pending again at ``retry_at``, or ``poison``,
+        with ``error``; then ``settled`` or ``store_failed``."""
+
+        __match_args__ = ("key", "attempts", "poison", "retry_at", "error")
+        def __new__(cls, key: str, attempts: int, poison: bool, retry_at: int, error: str) -> InboxStep.Settle: ...
+        @property
+        def key(self) -> str: ...
+        @property
+        def attempts(self) -> int: ...
+        @property
+        def poison(self) -> bool: ...
+        @property
+        def retry_at(self) -> int: ...
+        @property
+        def error(self) -> str: ...
+
+_InboxRow = InboxEntry | tuple[str, str, str, str, int] | Sequence[Any]
+
+@final
+class InboxWorker:
+    """The worker of an inbox as a machine: ``next()``, perform the step with your inbox
+    (``SqlInboxProtocol``) and handler, report the outcome; until ``Drained`` or for as long as you
+    run it (stop at any ``Claim`` or ``Idle``). Every decision is the core's; thread-safe."""
+
+    DEFAULT_POLL_SECONDS: ClassVar[float]
+    MAX_ATTEMPTS: ClassVar[int]
+
+    def __new__(cls, *, max_attempts: int | None = None, poll_seconds: float | None = None,
+                transactional: bool | None = None, drain: bool | None = None,
+                seed: int | None = None) -> InboxWorker: ...
+    def next(self) -> InboxStep: ...
+    def claimed(self, entry: _InboxRow | None, now: float | None = None) -> None:
+        """The claim's row (five columns, or an ``InboxEntry``), or None when nothing is due."""
+    def waited(self) -> None: ...
+    def began(self) -> None: ...
+    def handler_succeeded(self) -> None: ...
+    def handler_failed(self, error: str, now: float | None = None) -> None:
+        """The handler failed with ``error`` (kept as the entry's ``last_error``)."""
+    def marked(self, changed: bool) -> None: ...
+    def committed(self) -> None: ...
+    def rolled_back(self) -> None: ...
+    def settled(self) -> None: ...
+    def store_failed(self) -> None: ...
+    @property
+    def processed(self) -> int: ...
+    @property
+    def retried(self) -> int: ...
+    @property
+    def poisoned(self) -> int: ...

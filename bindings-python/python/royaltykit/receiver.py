@@ -28,6 +28,7 @@ from ._native import (
     EventRoutes,
     RedisDedupProtocol,
     VerifiedWebhook,
+    WebhookEvent,
     WebhookSecret,
     WebhookVerifier,
     ReceiptStep,
@@ -36,7 +37,7 @@ from ._native import (
 from .telemetry import ReceiptScope, ReceiverTelemetry
 
 __all__ = ["AsyncDedupStore", "AsyncDeliveryStates", "AsyncRedisDedupStore", "DedupStore", "DeliveryStates", "EventName",
-           "EventRouter", "Receipt", "RedisDedupStore", "TransactionalDedupStore", "WebhookReceiver"]
+           "EventRouter", "InboxStore", "Receipt", "RedisDedupStore", "TransactionalDedupStore", "WebhookReceiver"]
 
 _log = logging.getLogger("royaltykit")
 T = TypeVar("T")
@@ -90,6 +91,16 @@ class TransactionalDedupStore(Protocol):
     def mark_done(self, connection: Any, key: str) -> Any: ...
     def commit_transaction(self, connection: Any) -> Any: ...
     def rollback(self, connection: Any) -> Any: ...
+
+
+class InboxStore(Protocol):
+    """An inbox (:class:`~royaltykit.stores.SqliteInbox`, :class:`~royaltykit.stores.PostgresInbox`,
+    :class:`~royaltykit.stores.AsyncPostgresInbox`, or your own): a receiver given ``inbox=``
+    persists each verified delivery with ``enqueue`` — its delivery key, ``Service-Webhook-Id``,
+    event name and raw body as text — and answers 200 at once; True for a new entry, False for one
+    already in the inbox. It may be a coroutine (then receive with ``areceive``)."""
+
+    def enqueue(self, key: str, delivery_id: str, event: str, body: str) -> Any: ...
 
 
 class DeliveryStates(Protocol):
@@ -265,7 +276,9 @@ class EventRouter:
     that :mod:`royaltykit.flask` and :mod:`royaltykit.django` give when :attr:`is_async`:
     register the handlers before building the view). The router then returns an awaitable that
     awaits each handler in order. With a store in your database (:mod:`royaltykit.stores`) each
-    handler is called as ``handler(delivery, connection)``. Registering is thread-safe."""
+    handler is called as ``handler(delivery, connection)``. A router is also an inbox worker's
+    handler (``inbox.run_worker(router)``): each handler is then called as ``handler(event,
+    connection)`` with the delivery's :class:`WebhookEvent`. Registering is thread-safe."""
 
     def __init__(self) -> None:
         self._routes = EventRoutes()
@@ -329,11 +342,12 @@ class EventRouter:
             return [*(self._named[i] for i in route.named), *(self._any if route.any else ()),
                     *((self._fallback,) if route.fallback and self._fallback is not None else ())]
 
-    def __call__(self, delivery: VerifiedWebhook, *args: Any) -> Awaitable[None] | None:
-        """Runs the handlers of ``delivery``'s event, in order, each as ``handler(delivery,
+    def __call__(self, delivery: VerifiedWebhook | WebhookEvent, *args: Any) -> Awaitable[None] | None:
+        """Runs the handlers of ``delivery``'s event (a :class:`VerifiedWebhook`, or the
+        :class:`WebhookEvent` an inbox worker gives), in order, each as ``handler(delivery,
         *args)``. Returns None, or, once a handler returns an awaitable, an awaitable that awaits
         it and then runs (and awaits) the rest in order."""
-        handlers = self._handlers(delivery.event.name)
+        handlers = self._handlers(delivery.name if isinstance(delivery, WebhookEvent) else delivery.event.name)
         for k, handler in enumerate(handlers):
             result = handler(delivery, *args)
             if inspect.isawaitable(result):
@@ -351,8 +365,8 @@ class _Awaiting:
 
     __slots__ = ("_pending", "_rest", "_delivery", "_args")
 
-    def __init__(self, pending: Awaitable[object], rest: list[Callable[..., object]], delivery: VerifiedWebhook,
-                 args: tuple[Any, ...]) -> None:
+    def __init__(self, pending: Awaitable[object], rest: list[Callable[..., object]],
+                 delivery: VerifiedWebhook | WebhookEvent, args: tuple[Any, ...]) -> None:
         self._pending, self._rest, self._delivery, self._args = pending, rest, delivery, args
 
     def __await__(self) -> Generator[Any, None, None]:
@@ -391,15 +405,23 @@ class WebhookReceiver:
     processed. ``claim_content_key=True`` also claims the signed content's key; it stops a
     captured delivery resent under a new id inside the tolerance, and it merges two genuine
     deliveries whose body and timestamp are byte-identical (two changes of one resource in the
-    same second: the second is acknowledged and its handler never runs)."""
+    same second: the second is acknowledged and its handler never runs).
+
+    With ``inbox=`` (:class:`~royaltykit.stores.SqliteInbox`, :class:`~royaltykit.stores.PostgresInbox`,
+    :class:`~royaltykit.stores.AsyncPostgresInbox`: instead of ``store=``, and without ``handler``)
+    a verified delivery is persisted in the inbox and answered 200 at once (``{"result":
+    "queued"}``, or ``"duplicate"`` for one already there), whatever the handler would take: the
+    handler runs later in the inbox's worker (``inbox.run_worker(handler)``), exactly once. An
+    inbox that cannot be reached is answered 503, so the service sends the delivery again."""
 
     def __init__(
         self,
         secrets: str | WebhookSecret | Iterable[str | WebhookSecret],
         *,
         namespace: str,
-        handler: Callable[[VerifiedWebhook], object] | Callable[[VerifiedWebhook, Any], object],
+        handler: Callable[[VerifiedWebhook], object] | Callable[[VerifiedWebhook, Any], object] | None = None,
         store: DedupStore | AsyncDedupStore | TransactionalDedupStore | None = None,
+        inbox: InboxStore | None = None,
         tolerance_seconds: int | None = None,
         max_body_bytes: int | None = None,
         on_error: Callable[[BaseException, VerifiedWebhook], None] | None = None,
@@ -408,7 +430,19 @@ class WebhookReceiver:
         on_event: Callable[[dict[str, Any]], None] | None = None,
         telemetry: ReceiverTelemetry | None = None,
     ) -> None:
-        _callable(handler)
+        if inbox is not None:
+            if store is not None:
+                raise TypeError("give store= or inbox=, not both: the inbox row is the delivery's dedup record")
+            if handler is not None:
+                raise TypeError("with inbox= the handler runs in the inbox's worker (inbox.run_worker(handler)), never "
+                                "in the request: give it there")
+            if not callable(getattr(inbox, "enqueue", None)):
+                raise TypeError("inbox must have enqueue(key, delivery_id, event, body) (royaltykit.InboxStore: a "
+                                "SqliteInbox, PostgresInbox or AsyncPostgresInbox of royaltykit.stores)")
+        elif handler is None:
+            raise TypeError("handler is required (or inbox=, whose worker runs the handler)")
+        else:
+            _callable(handler)
         if telemetry is not None and not callable(getattr(telemetry, "receipt", None)):
             raise TypeError("telemetry must have receipt(route) (royaltykit.telemetry.ReceiverTelemetry)")
         # One scope per delivery (royaltykit.otel: a server span), ended with the receipt's outcome.
@@ -418,8 +452,11 @@ class WebhookReceiver:
                                         tolerance=tolerance)  # tolerance: deprecated, warns
         self.namespace = namespace
         self.claim_content_key = claim_content_key
-        self.handler: Callable[..., object] = handler
-        self.store: Any = store if store is not None else DedupWindow(DEFAULT_STORE_CAPACITY)
+        # The handler, None with an inbox (its worker runs the handler).
+        self.handler: Callable[..., object] | None = handler
+        # The inbox deliveries are persisted in (then answered at once), or None.
+        self.inbox: Any = inbox
+        self.store: Any = store if store is not None or inbox is not None else DedupWindow(DEFAULT_STORE_CAPACITY)
         # A store in the handler's database (royaltykit.stores): handler(delivery, connection).
         self.transactional: bool = getattr(self.store, "transactional", False) is True
         self.max_body_bytes: int = self.verifier.max_body_bytes
@@ -432,19 +469,21 @@ class WebhookReceiver:
         # On a DedupWindow the receipt performs its own claims and commits inside the core.
         window = self.store if isinstance(self.store, DedupWindow) else None
         return self.verifier.receipt(headers, body, namespace=self.namespace, now=now, window=window,
-                                     transactional=self.transactional, claim_content_key=self.claim_content_key)
+                                     transactional=self.transactional, claim_content_key=self.claim_content_key,
+                                     inbox=self.inbox is not None)
 
     def _steps(self, headers: Any, body: bytes, now: float | None,
                trace: _Trace) -> Generator[Any, tuple[bool, Any], Receipt]:
         """The receipt's loop, once for both drivers: yields each action to perform (a callable,
         or a :class:`_Pause`) and is sent back ``(True, result)`` or ``(False, exception)``."""
         r, store, d, tx = self._receipt(headers, body, now), self.store, None, cast(Any, None)
+        inbox, handler = self.inbox, cast(Callable[..., object], self.handler)
 
         def store_failed(what: str, e: Any) -> Any:
             # The delivery is answered 503 (the sender retries it); the outage is logged with its
             # cause, never silently.
             _log.error("webhook store %s failed on %s: answering 503 so that the delivery is sent again",
-                       type(store).__name__, what, exc_info=e)
+                       type(store if inbox is None else inbox).__name__, what, exc_info=e)
             trace.error = e
             return r.store_failed()
 
@@ -468,7 +507,7 @@ class WebhookReceiver:
                     step = r.rolled_back()
                 case ReceiptStep.RunHandler():
                     d = cast(VerifiedWebhook, r.delivery)
-                    ok, value = yield (lambda: self.handler(d, tx)) if self.transactional else (lambda: self.handler(d))
+                    ok, value = yield (lambda: handler(d, tx)) if self.transactional else (lambda: handler(d))
                     if not ok:
                         trace.error = value
                         self.on_error(value, d)
@@ -482,6 +521,11 @@ class WebhookReceiver:
                 case ReceiptStep.Wait(seconds=seconds):
                     yield _Pause(seconds)
                     step = r.waited()
+                case ReceiptStep.Enqueue(key=key):  # the verified delivery, persisted as received
+                    d = cast(VerifiedWebhook, r.delivery)
+                    text = body if isinstance(body, str) else bytes(body).decode("utf-8")  # verified: UTF-8 JSON
+                    ok, new = yield lambda: inbox.enqueue(key, d.delivery_id, d.event.name, text)
+                    step = r.enqueued(bool(new)) if ok else store_failed("enqueue", new)
                 case ReceiptStep.Reply(status=status, body=reply):
                     d = d or r.delivery
                     if self.on_event is not None or _log.isEnabledFor(logging.DEBUG):

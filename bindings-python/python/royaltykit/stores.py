@@ -12,40 +12,60 @@ duplicate). The Redis and in-memory stores can only promise at least once.
 The handler is called as ``handler(delivery, connection)``: write the effect with
 ``connection`` and do not commit or roll back yourself. Every statement, and what its result
 means, is the Rust core's (:class:`~royaltykit.SqlDedupProtocol`); this module runs them.
+
+The inboxes (:class:`SqliteInbox`, :class:`PostgresInbox`, :class:`AsyncPostgresInbox`) are the
+spec's "persist and return success", then process: a receiver given ``inbox=`` verifies a
+delivery, inserts it in the inbox table and answers 200 at once, however long the handler takes;
+a worker (``inbox.run_worker(handler)``, or ``inbox.drain(handler)`` until nothing is due) claims
+each entry, runs ``handler(event, connection)`` and marks the entry done **inside the
+transaction that holds the effect**, so an effect commits exactly once even when a worker is
+killed at any step. A failed handler is tried again later (the core's backoff), and after
+``max_attempts`` set aside as poison (``poisoned()``, ``retry(key)``). The sequence is the core's
+:class:`~royaltykit.InboxWorker` and the statements its :class:`~royaltykit.SqlInboxProtocol`.
 """
 
 from __future__ import annotations
 
+import asyncio
+import inspect
+import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Generator
+from dataclasses import dataclass
 from os import PathLike
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
-from ._native import SqlDedupProtocol, SqlStatement
-from .receiver import _Tokens
+from ._native import (
+    InboxEntry,
+    InboxStep,
+    InboxWorker,
+    SqlDedupProtocol,
+    SqlInboxProtocol,
+    SqlStatement,
+    WebhookEvent,
+    parse_webhook_event,
+)
+from .receiver import EventRouter, _close, _maybe, _Tokens
 
-__all__ = ["AsyncPostgresDedupStore", "PostgresDedupStore", "SqliteDedupStore"]
+__all__ = ["AsyncPostgresDedupStore", "AsyncPostgresInbox", "PoisonedEntry", "PostgresDedupStore", "PostgresInbox",
+           "SqliteDedupStore", "SqliteInbox", "StopSignal", "WorkerReport"]
+
+_log = logging.getLogger("royaltykit")
 
 
-class _SqlStore:
-    """What the two stores share: the protocol, claim tokens, a clock, and a few idle connections.
+class _Pool:
+    """A few idle connections of one database, each used by one delivery (or one worker step) at a
+    time: a transaction keeps its connection from ``begin`` to the commit or rollback, so work in
+    other threads or coroutines never runs a statement inside it."""
 
-    A connection is used by one delivery at a time: a transaction keeps its connection from
-    ``begin`` to the commit or rollback, so deliveries in other threads or coroutines (``areceive``)
-    never run a statement inside it."""
-
-    transactional = True
     _IDLE = 8
 
-    def __init__(self, protocol: SqlDedupProtocol, clock: Callable[[], float]) -> None:
-        self.protocol = protocol
+    def __init__(self, clock: Callable[[], float]) -> None:
         self._clock = clock
-        self._tokens = _Tokens()
         self._idle: list[Any] = []
         self._lock = threading.Lock()
-        self._marked: dict[int, list[str]] = {}  # keys marked in each open transaction (by connection)
 
     def _now(self) -> int:
         return int(self._clock())
@@ -93,6 +113,26 @@ class _SqlStore:
             raise
         self._give(c)
         return result
+
+    def close(self) -> None:
+        """Closes the idle connections."""
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for c in idle:
+            self._drop(c)
+
+
+class _SqlStore(_Pool):
+    """What the two dedup stores share: the protocol, claim tokens, a clock, and a few idle
+    connections (:class:`_Pool`)."""
+
+    transactional = True
+
+    def __init__(self, protocol: SqlDedupProtocol, clock: Callable[[], float]) -> None:
+        super().__init__(clock)
+        self.protocol = protocol
+        self._tokens = _Tokens()
+        self._marked: dict[int, list[str]] = {}  # keys marked in each open transaction (by connection)
 
     def create_table(self) -> None:
         """Creates the table and its index when missing (idempotent)."""
@@ -187,14 +227,6 @@ class _SqlStore:
         statement = self.protocol.purge(self._now())
         rows: int = self._autocommit(lambda c: self._run(c, statement).rowcount)
         return max(rows, 0)
-
-    def close(self) -> None:
-        """Closes the idle connections."""
-        with self._lock:
-            idle, self._idle = self._idle, []
-        for c in idle:
-            self._drop(c)
-
 
 class SqliteDedupStore(_SqlStore):
     """The transactional dedup store on an SQLite file (``sqlite3``, SQLite 3.35 or later): the
@@ -418,3 +450,615 @@ class AsyncPostgresDedupStore:
 
     def __repr__(self) -> str:
         return f"AsyncPostgresDedupStore(table={self.protocol.table!r})"
+
+
+# ---- the inbox ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PoisonedEntry:
+    """An inbox entry set aside as poison (``inbox.poisoned()``): its delivery ``key``, its
+    ``delivery_id`` (``Service-Webhook-Id``), its ``event`` name, the handler ``attempts`` started,
+    the ``last_error`` and when it was received (``received_at``, Unix seconds). Once the cause is
+    fixed, ``inbox.retry(key)`` puts it back."""
+
+    key: str
+    delivery_id: str
+    event: str
+    attempts: int
+    last_error: str | None
+    received_at: int
+
+
+@dataclass(frozen=True)
+class WorkerReport:
+    """What one ``run_worker`` or ``drain`` did (the core's counters): entries ``processed``
+    (their effect committed), failed attempts ``retried`` (settled to be tried again later) and
+    entries ``poisoned`` (set aside after their last attempt)."""
+
+    processed: int
+    retried: int
+    poisoned: int
+
+
+class StopSignal(Protocol):
+    """What stops a worker: a ``threading.Event`` (``run_worker``), checked before each claim and
+    waited on while idle."""
+
+    def is_set(self) -> bool: ...
+    def wait(self, timeout: float | None = None) -> bool: ...
+
+
+@dataclass(frozen=True)
+class _Idle:
+    """An ``Idle`` step: wait ``seconds`` or until stopped, whichever the driver is."""
+
+    seconds: float
+
+
+class _Run:
+    """One worker run's open transaction (its connection), so that an interrupted run rolls it
+    back."""
+
+    __slots__ = ("tx",)
+
+    def __init__(self) -> None:
+        self.tx: Any = None
+
+
+def _entry_error(e: BaseException) -> str:
+    """A failed attempt's ``last_error``: the exception's message, else its class name."""
+    return str(e) or type(e).__name__
+
+
+def _log_handler_error(e: BaseException, entry: InboxEntry) -> None:
+    _log.error("inbox handler failed for %s (attempt %d): the entry is tried again later, or set aside as poison",
+               entry.delivery_id, entry.attempts, exc_info=e)
+
+
+def _worker(max_attempts: int | None, poll_seconds: float | None, drain: bool, seed: int | None) -> InboxWorker:
+    return InboxWorker(max_attempts=max_attempts, poll_seconds=poll_seconds, drain=drain, seed=seed)
+
+
+def _check_handler(handler: Any, asynchronous: bool) -> None:
+    if not callable(handler):
+        raise TypeError(f"handler must be callable: handler(event, connection), not {type(handler).__name__}")
+    if not asynchronous and (inspect.iscoroutinefunction(handler)
+                             or (isinstance(handler, EventRouter) and handler.is_async)):
+        raise TypeError("an async handler needs an async worker: AsyncPostgresInbox's `await inbox.run_worker(...)`")
+
+
+def _worker_steps(inbox: Any, worker: InboxWorker, run: _Run, handler: Callable[..., object],
+                  on_error: Callable[[BaseException, InboxEntry], None],
+                  stopped: Callable[[], bool]) -> Generator[Any, tuple[bool, Any], WorkerReport]:
+    """The worker's loop, once for both drivers: yields each action to perform (a callable whose
+    result may be awaitable, or an :class:`_Idle`) and is sent back ``(True, result)`` or
+    ``(False, exception)``. Every decision is the core's :class:`InboxWorker`."""
+    clock: Callable[[], float] = inbox._clock
+
+    def store_failed(what: str, e: Any) -> None:
+        _log.error("inbox %s failed on %s: the worker waits, then claims again", type(inbox).__name__, what,
+                   exc_info=e)
+        worker.store_failed()
+
+    while True:
+        match worker.next():
+            case InboxStep.Claim():
+                if stopped():
+                    break
+                now = clock()
+                ok, row = yield lambda: inbox._claim(int(now))
+                if ok:
+                    worker.claimed(row, now)
+                else:
+                    store_failed("claim", row)
+            case InboxStep.Idle(seconds=seconds):
+                if stopped():
+                    break
+                yield _Idle(seconds)
+                worker.waited()
+            case InboxStep.Drained():
+                break
+            case InboxStep.Begin():
+                ok, tx = yield inbox._begin
+                if ok:
+                    run.tx = tx
+                    worker.began()
+                else:
+                    store_failed("begin", tx)
+            case InboxStep.RunHandler(entry=entry):
+                connection = run.tx
+                # The body was verified when it was received; a body that no longer parses fails
+                # the attempt like a handler's raise (and ends as poison).
+                ok, e = yield lambda: handler(parse_webhook_event(entry.body), connection)
+                if ok:
+                    worker.handler_succeeded()
+                else:
+                    on_error(e, entry)
+                    worker.handler_failed(_entry_error(e), clock())
+            case InboxStep.MarkDone(key=key, attempts=attempts):
+                connection = run.tx
+                ok, changed = yield lambda: inbox._mark(connection, key, attempts, int(clock()))
+                if ok:
+                    worker.marked(bool(changed))
+                else:
+                    store_failed("mark_done", changed)
+            case InboxStep.Commit():
+                connection = run.tx
+                ok, e = yield lambda: inbox._commit(connection)
+                run.tx = None  # committed, or its connection closed (the database rolled it back)
+                if ok:
+                    worker.committed()
+                else:
+                    store_failed("commit", e)
+            case InboxStep.Rollback():  # a failed rollback is fine: the database rolls back
+                connection, run.tx = run.tx, None
+                if connection is not None:
+                    yield lambda: inbox._rollback(connection)
+                worker.rolled_back()
+            case InboxStep.Settle(key=key, attempts=attempts, poison=poison, retry_at=retry_at, error=error):
+                ok, e = yield lambda: inbox._settle(key, attempts, poison, retry_at, error)
+                if ok:
+                    worker.settled()
+                else:
+                    store_failed("settle", e)
+    return WorkerReport(worker.processed, worker.retried, worker.poisoned)
+
+
+def _not_awaitable(value: Any) -> Any:
+    """A step's result in the synchronous worker, which cannot await: an awaitable (an async
+    handler) fails the attempt rather than leave its work undone behind a commit."""
+    if inspect.isawaitable(value):
+        _close(value)
+        raise TypeError("the handler returned an awaitable in the synchronous worker, which cannot await it: use "
+                        "AsyncPostgresInbox and `await inbox.run_worker(...)`")
+    return value
+
+
+class _SqlInbox(_Pool):
+    """What the two synchronous inboxes share: the core's statements, run on a few connections
+    (:class:`_Pool`), and the synchronous worker loop."""
+
+    def __init__(self, protocol: SqlInboxProtocol, clock: Callable[[], float]) -> None:
+        super().__init__(clock)
+        self.protocol = protocol
+
+    def create_table(self) -> None:
+        """Creates the inbox table and its index when missing (idempotent)."""
+        def create(c: Any) -> None:
+            for sql in self.protocol.schema():
+                c.execute(sql)
+        self._autocommit(create)
+
+    def enqueue(self, key: str, delivery_id: str, event: str, body: str) -> bool:
+        """Persists a verified delivery (its own statement, autocommit): ``key`` its delivery key,
+        ``delivery_id`` its ``Service-Webhook-Id``, ``event`` its event name, ``body`` its raw
+        JSON body as text. True for a new entry, False for one already in the inbox (a
+        redelivery). The receiver calls it (``WebhookReceiver(..., inbox=)``)."""
+        statement = self.protocol.enqueue(key, delivery_id, event, body, self._now())
+        rows: int = self._autocommit(lambda c: self._run(c, statement).rowcount)
+        return SqlInboxProtocol.enqueue_reply(max(rows, 0))
+
+    def state(self, key: str) -> str:
+        """What the inbox holds of ``key``, without claiming it (:class:`~royaltykit.DeliveryStates`,
+        for ``recover_deliveries``): ``"new"`` (never received), ``"in_progress"`` (received, not
+        yet processed, or poison) or ``"done"``."""
+        statement = self.protocol.lookup(key)
+
+        def state(c: Any) -> str:
+            row = self._run(c, statement).fetchone()
+            return SqlInboxProtocol.lookup_reply(row[0] if row else None)
+        return cast(str, self._autocommit(state))
+
+    def poisoned(self, limit: int = 100) -> list[PoisonedEntry]:
+        """The entries set aside as poison, oldest first, at most ``limit`` (1 to
+        ``SqlInboxProtocol.MAX_POISON_LISTED``)."""
+        statement = self.protocol.poisoned(limit)
+        rows = self._autocommit(lambda c: self._run(c, statement).fetchall())
+        return [PoisonedEntry(r[0], r[1], r[2], int(r[3]), r[4], int(r[5])) for r in rows]
+
+    def retry(self, key: str) -> bool:
+        """Puts the poison entry ``key`` back to pending, due now, with no attempts counted (once
+        its cause is fixed): True when it was a poison entry, False otherwise."""
+        statement = self.protocol.retry(key, self._now())
+        rows: int = self._autocommit(lambda c: self._run(c, statement).rowcount)
+        return SqlInboxProtocol.guarded_reply(max(rows, 0))
+
+    def counts(self) -> dict[str, int]:
+        """The number of entries in each state (``pending``, ``done``, ``poison``); a state with
+        none is absent."""
+        statement = self.protocol.counts()
+        rows = self._autocommit(lambda c: self._run(c, statement).fetchall())
+        return {str(state): int(n) for state, n in rows}
+
+    def purge(self) -> int:
+        """Deletes the done entries past their time-to-live; returns how many. Run it now and
+        then; correctness never depends on it."""
+        statement = self.protocol.purge(self._now())
+        rows: int = self._autocommit(lambda c: self._run(c, statement).rowcount)
+        return max(rows, 0)
+
+    # ---- the worker's statements --------------------------------------------------------------
+
+    def _claim(self, now: int) -> tuple[Any, ...] | None:
+        statement = self.protocol.claim(now)
+        rows = self._autocommit(lambda c: self._run(c, statement).fetchall())
+        return tuple(rows[0]) if rows else None
+
+    def _begin(self) -> Any:
+        c = self._take()
+        try:
+            c.execute(self.protocol.begin())
+        except Exception:
+            self._drop(c)
+            raise
+        return c
+
+    def _mark(self, connection: Any, key: str, attempts: int, now: int) -> bool:
+        cursor = self._run(connection, self.protocol.mark_done(key, attempts, now))
+        return SqlInboxProtocol.guarded_reply(max(cursor.rowcount, 0))
+
+    def _commit(self, connection: Any) -> None:
+        try:
+            connection.execute(self.protocol.commit())
+        except BaseException:
+            self._drop(connection)
+            raise
+        self._give(connection)
+
+    def _rollback(self, connection: Any) -> None:
+        try:
+            connection.execute(self.protocol.rollback())
+        except BaseException:
+            self._drop(connection)
+            raise
+        self._give(connection)
+
+    def _discard(self, connection: Any) -> None:
+        """An interrupted run's transaction: rolled back, or its connection closed."""
+        try:
+            connection.execute(self.protocol.rollback())
+        except BaseException:
+            self._drop(connection)
+            return
+        self._give(connection)
+
+    def _settle(self, key: str, attempts: int, poison: bool, retry_at: int, error: str) -> None:
+        statement = self.protocol.settle(key, attempts, poison, retry_at, error)
+        self._autocommit(lambda c: self._run(c, statement))
+
+    # ---- the worker ---------------------------------------------------------------------------
+
+    def run_worker(self, handler: Callable[[WebhookEvent, Any], object], *, stop: StopSignal | None = None,
+                   max_attempts: int | None = None, poll_seconds: float | None = None, seed: int | None = None,
+                   on_error: Callable[[BaseException, InboxEntry], None] | None = None) -> WorkerReport:
+        """Runs the inbox's worker in this thread until ``stop`` (a ``threading.Event``) is set
+        (checked before each claim; an idle wait ends at once), and returns what it did. For each
+        due entry: claim it (the attempt counts before the handler runs), open a transaction, call
+        ``handler(event, connection)`` — ``event`` the delivery's :class:`~royaltykit.WebhookEvent`,
+        ``connection`` the transaction's: write the effect with it, do not commit or roll back —
+        then mark the entry done and commit, effect and mark together. A handler that raises is
+        rolled back, given to ``on_error(exception, entry)`` (default: logged) and tried again
+        after the core's backoff; after ``max_attempts`` (default 5) the entry is set aside as
+        poison. Nothing due: it waits ``poll_seconds`` (default 1). A store outage is logged and
+        waited out. ``KeyboardInterrupt`` (or any ``BaseException``) rolls back the open
+        transaction and is raised. Keep the handler shorter than the lease (``lease_seconds``):
+        past it, another worker may claim the entry, and this one's mark then rolls back."""
+        _check_handler(handler, asynchronous=False)
+        return self._work(handler, stop, _worker(max_attempts, poll_seconds, False, seed), on_error)
+
+    def drain(self, handler: Callable[[WebhookEvent, Any], object], *, stop: StopSignal | None = None,
+              max_attempts: int | None = None, seed: int | None = None,
+              on_error: Callable[[BaseException, InboxEntry], None] | None = None) -> WorkerReport:
+        """:meth:`run_worker` until the first claim that finds nothing due (an entry waiting for
+        its retry or for a dead worker's lease is not due yet), then returns what it did."""
+        _check_handler(handler, asynchronous=False)
+        return self._work(handler, stop, _worker(max_attempts, None, True, seed), on_error)
+
+    def _work(self, handler: Callable[..., object], stop: StopSignal | None, worker: InboxWorker,
+              on_error: Callable[[BaseException, InboxEntry], None] | None) -> WorkerReport:
+        run = _Run()
+        steps = _worker_steps(self, worker, run, handler, on_error or _log_handler_error,
+                              (lambda: stop.is_set()) if stop is not None else (lambda: False))
+        outcome = cast(Any, None)  # None starts the generator
+        try:
+            while True:
+                action = steps.send(outcome)
+                if isinstance(action, _Idle):
+                    if stop is not None:
+                        stop.wait(action.seconds)
+                    else:
+                        time.sleep(action.seconds)
+                    outcome = (True, None)
+                    continue
+                try:
+                    outcome = (True, _not_awaitable(action()))
+                except Exception as e:
+                    outcome = (False, e)
+        except StopIteration as done:
+            return cast(WorkerReport, done.value)
+        except BaseException:
+            # interrupted (KeyboardInterrupt, SystemExit): never settled as a failure
+            if run.tx is not None:
+                self._discard(run.tx)
+            raise
+
+
+class SqliteInbox(_SqlInbox):
+    """The inbox on an SQLite file (``sqlite3``, SQLite 3.35 or later): the handler gets the
+    transaction's ``sqlite3.Connection`` inside ``BEGIN IMMEDIATE``. Creates the table on first
+    use unless ``create_table=False``. Thread-safe; several processes may share the file.
+
+    SQLite has one writer at a time: while a worker's handler runs, its transaction holds the
+    write lock, and a receiver's insert waits for it (at most ``timeout`` seconds, then the
+    delivery is answered 503 and sent again). Keep handlers short on SQLite, or use
+    :class:`PostgresInbox`, where the receiver never waits for a worker."""
+
+    def __init__(self, database: str | PathLike[str], *, table: str | None = None, ttl_seconds: int | None = None,
+                 lease_seconds: int | None = None, timeout: float = 5.0, create_table: bool = True,
+                 clock: Callable[[], float] = time.time) -> None:
+        if sqlite3.sqlite_version_info < (3, 35, 0):
+            raise RuntimeError(f"SQLite {sqlite3.sqlite_version} is too old: the inbox needs 3.35 (RETURNING)")
+        super().__init__(SqlInboxProtocol("sqlite", param_style="qmark", table=table, ttl_seconds=ttl_seconds,
+                                          lease_seconds=lease_seconds), clock)
+        self._database, self._timeout = database, timeout
+        if create_table:
+            self.create_table()
+
+    def _open(self) -> sqlite3.Connection:
+        # used by one step at a time, whichever thread: never two at once
+        return sqlite3.connect(self._database, timeout=self._timeout, isolation_level=None, check_same_thread=False)
+
+    def __repr__(self) -> str:
+        return f"SqliteInbox(table={self.protocol.table!r})"
+
+
+class PostgresInbox(_SqlInbox):
+    """The inbox on PostgreSQL with psycopg 3 (``pip install royaltykit[postgres]``): the handler
+    gets the transaction's ``psycopg.Connection``. ``conninfo`` is a libpq connection string or
+    URL. Creates the table on first use unless ``create_table=False``. Thread-safe; any number of
+    workers, in any processes, share one inbox (a claim skips the entries other workers hold)."""
+
+    def __init__(self, conninfo: str, *, table: str | None = None, ttl_seconds: int | None = None,
+                 lease_seconds: int | None = None, create_table: bool = True,
+                 clock: Callable[[], float] = time.time) -> None:
+        import psycopg  # noqa: F401 (the extra royaltykit[postgres]: missing, this fails here, not later)
+
+        super().__init__(SqlInboxProtocol("postgres", param_style="format", table=table, ttl_seconds=ttl_seconds,
+                                          lease_seconds=lease_seconds), clock)
+        self._conninfo = conninfo
+        if create_table:
+            self.create_table()
+
+    def _open(self) -> Any:
+        import psycopg
+
+        return psycopg.connect(self._conninfo, autocommit=True)
+
+    def _usable(self, connection: Any) -> bool:
+        return not (connection.closed or connection.broken)
+
+    def __repr__(self) -> str:
+        # the connection string may hold a password: never shown
+        return f"PostgresInbox(table={self.protocol.table!r})"
+
+
+class AsyncPostgresInbox:
+    """:class:`PostgresInbox` with psycopg 3's ``AsyncConnection``, for receivers that ``await``
+    (:meth:`~royaltykit.WebhookReceiver.areceive`, ASGI) and an async worker (``await
+    inbox.run_worker(handler)``, whose handler may be a coroutine function and gets the
+    transaction's ``psycopg.AsyncConnection``). The table is created when missing before the
+    first statement, unless ``create_table=False``. Cancelling the worker's task rolls back the
+    open transaction and raises ``CancelledError``."""
+
+    _IDLE = 8
+
+    def __init__(self, conninfo: str, *, table: str | None = None, ttl_seconds: int | None = None,
+                 lease_seconds: int | None = None, create_table: bool = True,
+                 clock: Callable[[], float] = time.time) -> None:
+        import psycopg  # noqa: F401 (the extra royaltykit[postgres])
+
+        self.protocol = SqlInboxProtocol("postgres", param_style="format", table=table, ttl_seconds=ttl_seconds,
+                                         lease_seconds=lease_seconds)
+        self._conninfo, self._clock = conninfo, clock
+        self._table_ready = not create_table
+        self._table_lock: asyncio.Lock | None = None
+        self._idle: list[Any] = []
+
+    def _now(self) -> int:
+        return int(self._clock())
+
+    async def _take(self) -> Any:
+        while self._idle:
+            c = self._idle.pop()
+            if not (c.closed or c.broken):
+                return c
+        import psycopg
+
+        return await psycopg.AsyncConnection.connect(self._conninfo, autocommit=True)
+
+    async def _give(self, connection: Any) -> None:
+        if len(self._idle) < self._IDLE:
+            self._idle.append(connection)
+        else:
+            await connection.close()
+
+    @staticmethod
+    async def _drop(connection: Any) -> None:
+        try:
+            await connection.close()
+        except Exception:  # already broken
+            pass
+
+    async def _autocommit(self, statement: SqlStatement | str, fetch: bool, ready: bool = True) -> Any:
+        """The statement on a connection of its own outside any transaction (the table created
+        first when missing, unless ``ready`` is False): its rows, or its count of changed rows. A
+        connection that failed is closed."""
+        if ready:
+            await self._ready()
+        c = await self._take()
+        try:
+            if isinstance(statement, str):
+                cursor = await c.execute(statement)
+            else:
+                cursor = await c.execute(statement.sql, statement.args)
+            result = await cursor.fetchall() if fetch else cursor.rowcount
+        except BaseException:
+            await self._drop(c)
+            raise
+        await self._give(c)
+        return result
+
+    async def create_table(self) -> None:
+        """Creates the inbox table and its index when missing (idempotent)."""
+        for sql in self.protocol.schema():
+            await self._autocommit(sql, False, ready=False)
+
+    async def _ready(self) -> None:
+        """The table exists: created when missing by the first statement (one creation at a time:
+        concurrent CREATE TABLE IF NOT EXISTS can collide in PostgreSQL; a failure is tried again
+        by the next statement)."""
+        if not self._table_ready:
+            if self._table_lock is None:
+                self._table_lock = asyncio.Lock()
+            async with self._table_lock:
+                if not self._table_ready:
+                    await self.create_table()
+                    self._table_ready = True
+
+    async def enqueue(self, key: str, delivery_id: str, event: str, body: str) -> bool:
+        """See :meth:`PostgresInbox.enqueue`."""
+        rows: int = await self._autocommit(self.protocol.enqueue(key, delivery_id, event, body, self._now()), False)
+        return SqlInboxProtocol.enqueue_reply(max(rows, 0))
+
+    async def state(self, key: str) -> str:
+        """See :meth:`PostgresInbox.state` (:class:`~royaltykit.AsyncDeliveryStates`)."""
+        rows = await self._autocommit(self.protocol.lookup(key), True)
+        return SqlInboxProtocol.lookup_reply(rows[0][0] if rows else None)
+
+    async def poisoned(self, limit: int = 100) -> list[PoisonedEntry]:
+        """See :meth:`PostgresInbox.poisoned`."""
+        rows = await self._autocommit(self.protocol.poisoned(limit), True)
+        return [PoisonedEntry(r[0], r[1], r[2], int(r[3]), r[4], int(r[5])) for r in rows]
+
+    async def retry(self, key: str) -> bool:
+        """See :meth:`PostgresInbox.retry`."""
+        rows: int = await self._autocommit(self.protocol.retry(key, self._now()), False)
+        return SqlInboxProtocol.guarded_reply(max(rows, 0))
+
+    async def counts(self) -> dict[str, int]:
+        """See :meth:`PostgresInbox.counts`."""
+        rows = await self._autocommit(self.protocol.counts(), True)
+        return {str(state): int(n) for state, n in rows}
+
+    async def purge(self) -> int:
+        """See :meth:`PostgresInbox.purge`."""
+        rows: int = await self._autocommit(self.protocol.purge(self._now()), False)
+        return max(rows, 0)
+
+    async def close(self) -> None:
+        """Closes the idle connections."""
+        idle, self._idle = self._idle, []
+        for c in idle:
+            await self._drop(c)
+
+    # ---- the worker's statements --------------------------------------------------------------
+
+    async def _claim(self, now: int) -> tuple[Any, ...] | None:
+        rows = await self._autocommit(self.protocol.claim(now), True)
+        return tuple(rows[0]) if rows else None
+
+    async def _begin(self) -> Any:
+        await self._ready()
+        c = await self._take()
+        try:
+            await c.execute(self.protocol.begin())
+        except BaseException:
+            await self._drop(c)
+            raise
+        return c
+
+    async def _mark(self, connection: Any, key: str, attempts: int, now: int) -> bool:
+        st = self.protocol.mark_done(key, attempts, now)
+        cursor = await connection.execute(st.sql, st.args)
+        return SqlInboxProtocol.guarded_reply(max(cursor.rowcount, 0))
+
+    async def _commit(self, connection: Any) -> None:
+        try:
+            await connection.execute(self.protocol.commit())
+        except BaseException:
+            await self._drop(connection)
+            raise
+        await self._give(connection)
+
+    async def _rollback(self, connection: Any) -> None:
+        try:
+            await connection.execute(self.protocol.rollback())
+        except BaseException:
+            await self._drop(connection)
+            raise
+        await self._give(connection)
+
+    async def _discard(self, connection: Any) -> None:
+        try:
+            await connection.execute(self.protocol.rollback())
+        except BaseException:
+            await self._drop(connection)
+            return
+        await self._give(connection)
+
+    async def _settle(self, key: str, attempts: int, poison: bool, retry_at: int, error: str) -> None:
+        await self._autocommit(self.protocol.settle(key, attempts, poison, retry_at, error), False)
+
+    # ---- the worker ---------------------------------------------------------------------------
+
+    async def run_worker(self, handler: Callable[[WebhookEvent, Any], object | Awaitable[object]], *,
+                         stop: asyncio.Event | None = None, max_attempts: int | None = None,
+                         poll_seconds: float | None = None, seed: int | None = None,
+                         on_error: Callable[[BaseException, InboxEntry], None] | None = None) -> WorkerReport:
+        """:meth:`PostgresInbox.run_worker` with ``await``: the handler may be a coroutine
+        function (awaited), ``stop`` is an ``asyncio.Event``, and cancelling the task rolls back
+        the open transaction and raises ``CancelledError`` (never settled as a failure)."""
+        _check_handler(handler, asynchronous=True)
+        return await self._work(handler, stop, _worker(max_attempts, poll_seconds, False, seed), on_error)
+
+    async def drain(self, handler: Callable[[WebhookEvent, Any], object | Awaitable[object]], *,
+                    stop: asyncio.Event | None = None, max_attempts: int | None = None, seed: int | None = None,
+                    on_error: Callable[[BaseException, InboxEntry], None] | None = None) -> WorkerReport:
+        """:meth:`run_worker` until the first claim that finds nothing due."""
+        _check_handler(handler, asynchronous=True)
+        return await self._work(handler, stop, _worker(max_attempts, None, True, seed), on_error)
+
+    async def _work(self, handler: Callable[..., object], stop: asyncio.Event | None, worker: InboxWorker,
+                    on_error: Callable[[BaseException, InboxEntry], None] | None) -> WorkerReport:
+        run = _Run()
+        steps = _worker_steps(self, worker, run, handler, on_error or _log_handler_error,
+                              (lambda: stop.is_set()) if stop is not None else (lambda: False))
+        outcome = cast(Any, None)  # None starts the generator
+        try:
+            while True:
+                action = steps.send(outcome)
+                if isinstance(action, _Idle):
+                    if stop is None:
+                        await asyncio.sleep(action.seconds)
+                    else:
+                        try:
+                            await asyncio.wait_for(stop.wait(), action.seconds)
+                        except asyncio.TimeoutError:
+                            pass
+                    outcome = (True, None)
+                    continue
+                try:
+                    outcome = (True, await _maybe(action()))
+                except Exception as e:
+                    outcome = (False, e)
+        except StopIteration as done:
+            return cast(WorkerReport, done.value)
+        except BaseException:
+            # cancelled (CancelledError), interrupted: never settled as a failure
+            if run.tx is not None:
+                await self._discard(run.tx)
+            raise
+
+    def __repr__(self) -> str:
+        return f"AsyncPostgresInbox(table={self.protocol.table!r})"
