@@ -20,6 +20,7 @@ uniffi::setup_scaffolding!();
 
 mod api;
 mod export;
+mod inbox;
 mod jni;
 mod machine;
 mod receiver;
@@ -75,6 +76,7 @@ impl WebhookVerifier {
         window: Option<Arc<DedupWindow>>,
         transactional: bool,
         claim_content_key: bool,
+        inbox: bool,
     ) -> Result<Arc<machine::WebhookReceipt>> {
         let d = unpack_delivery(delivery)?;
         let verified = self
@@ -86,6 +88,7 @@ impl WebhookVerifier {
             window.map(|w| (w, d.now)),
             transactional,
             claim_content_key,
+            inbox,
         )
     }
 }
@@ -118,13 +121,16 @@ impl WebhookVerifier {
     /// `namespace`: a rejected delivery's receipt replies at once. `transactional`: the keys are
     /// marked done inside the handler's database transaction (`machine::Receipt::transactional`).
     /// `claimContentKey`: also claim the content key (opt-in; the trade-off is `planReceipt`'s).
-    #[uniffi::method(default(transactional = false, claim_content_key = false))]
+    /// `inbox`: a verified delivery is persisted in an inbox (`Enqueue`) and answered at once;
+    /// the handler runs later in the inbox's worker (`machine::Receipt::inbox`).
+    #[uniffi::method(default(transactional = false, claim_content_key = false, inbox = false))]
     pub fn receipt_packed(
         &self,
         delivery: Vec<u8>,
         namespace: String,
         transactional: bool,
         claim_content_key: bool,
+        inbox: bool,
     ) -> Result<Arc<machine::WebhookReceipt>> {
         self.receipt_with(
             &delivery,
@@ -132,6 +138,7 @@ impl WebhookVerifier {
             None,
             transactional,
             claim_content_key,
+            inbox,
         )
     }
 
@@ -152,6 +159,7 @@ impl WebhookVerifier {
             Some(window),
             false,
             claim_content_key,
+            false,
         )
     }
 
@@ -359,6 +367,14 @@ pub fn active_webhook_secrets(
         .into_iter()
         .map(|s| Arc::new(ActiveSecret(s)))
         .collect())
+}
+
+/// The event of a delivery's raw JSON `body` (an inbox entry's, verified when it was received),
+/// parsed by the core as verification parses it: `RoyaltyKitException.Webhook` with code
+/// `invalid_payload` naming the member for a body that is not an event.
+#[uniffi::export]
+pub fn parse_webhook_event(body: Vec<u8>) -> Result<WebhookEvent> {
+    Ok(WebhookEvent::parse(&body)?)
 }
 
 /// Unix seconds of a time as either service sends one (RFC 3339, the ISO 8601 extended and basic

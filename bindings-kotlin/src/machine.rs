@@ -1,5 +1,5 @@
 //! The protocol machines for Kotlin (`WebhookReceipt`, `Call`, `ExportJob`, `Pages`,
-//! `Recovery`) and the `Session` their calls share: conversions only. Each input returns the step that follows, so a
+//! `Recovery`; the inbox worker is in `inbox.rs`) and the `Session` their calls share: conversions only. Each input returns the step that follows, so a
 //! step costs one JNA crossing.
 
 use crate::api::{
@@ -43,14 +43,17 @@ impl WebhookReceipt {
         window: Option<(Arc<DedupWindow>, Option<i64>)>,
         transactional: bool,
         claim_content_key: bool,
+        inbox: bool,
     ) -> Result<Arc<Self>> {
-        let receipt = machine::Receipt::new(namespace, verified, claim_content_key)?;
+        let mut receipt = machine::Receipt::new(namespace, verified, claim_content_key)?;
+        if transactional {
+            receipt = receipt.transactional();
+        }
+        if inbox {
+            receipt = receipt.inbox();
+        }
         let r = Self {
-            receipt: Mutex::new(if transactional {
-                receipt.transactional()
-            } else {
-                receipt
-            }),
+            receipt: Mutex::new(receipt),
             window,
         };
         r.settled(&mut lock(&r.receipt));
@@ -82,7 +85,8 @@ impl WebhookReceipt {
         lock(&self.receipt).next()
     }
     /// Once replied, what happened (`processed`, `duplicate`, `in_progress`, `rejected`,
-    /// `acknowledged`, `handler_failed`, `store_unavailable`, `claim_lost`); null before.
+    /// `acknowledged`, `queued`, `handler_failed`, `store_unavailable`, `claim_lost`); null
+    /// before.
     pub fn outcome(&self) -> Option<String> {
         lock(&self.receipt).outcome().map(str::to_owned)
     }
@@ -137,6 +141,11 @@ impl WebhookReceipt {
     /// (Transactional.) The rollback is done (or failed).
     pub fn rolled_back(&self) -> Result<ReceiptStep> {
         self.then(machine::Receipt::rolled_back)
+    }
+    /// (Inbox.) The pending `Enqueue` is done: `new` when the delivery was added, false when it
+    /// was in the inbox already; returns the `Reply` (200 `queued` or `duplicate`).
+    pub fn enqueued(&self, new: bool) -> Result<ReceiptStep> {
+        self.then(|r| r.enqueued(new))
     }
 }
 
@@ -603,7 +612,7 @@ pub enum PagesStep {
 
 /// A caller's bound as the core's number: null stays null, anything out of `T`'s range (below 0,
 /// too large) is `invalid_argument` naming it (0 is the core's to refuse).
-fn bound<T: TryFrom<i64> + std::fmt::Display>(
+pub(crate) fn bound<T: TryFrom<i64> + std::fmt::Display>(
     name: &'static str,
     value: Option<i64>,
     max: T,

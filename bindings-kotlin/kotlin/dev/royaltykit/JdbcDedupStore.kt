@@ -53,7 +53,7 @@ class JdbcDedupStore @JvmOverloads constructor(
     private val marked = ConcurrentHashMap<Connection, MutableList<String>>()
 
     init {
-        val known = dialect ?: dataSource.connection.use { detectDialect(it) }
+        val known = dialect ?: dataSource.connection.use { detectDialect(it, "JdbcDedupStore") }
         protocol = SqlDedupProtocol(known, ParamStyle.QMARK, table, ttlSeconds, leaseSeconds)
         sqlite = known == SqlDialect.SQLITE
         if (createTable) {
@@ -205,46 +205,49 @@ class JdbcDedupStore @JvmOverloads constructor(
 
     /** The dialect and table only: never the DataSource, whose URL may hold a password. */
     override fun toString(): String = "JdbcDedupStore(dialect=${dialect.name.lowercase()}, table=$table)"
+}
 
-    private companion object {
-        /** The dialect of [c]'s database; SQLite older than 3.35 (no `RETURNING`) is refused. */
-        fun detectDialect(c: Connection): SqlDialect {
-            val meta = c.metaData
-            val product = meta.databaseProductName ?: ""
-            return when {
-                product.equals("PostgreSQL", ignoreCase = true) -> SqlDialect.POSTGRES
-                product.equals("SQLite", ignoreCase = true) -> {
-                    val version = meta.databaseProductVersion ?: ""
-                    val parts = version.split('.').map { it.takeWhile(Char::isDigit).toIntOrNull() ?: 0 }
-                    val (major, minor) = parts.getOrElse(0) { 0 } to parts.getOrElse(1) { 0 }
-                    require(major > 3 || (major == 3 && minor >= 35)) {
-                        "SQLite $version is too old: JdbcDedupStore needs 3.35 (RETURNING)"
-                    }
-                    SqlDialect.SQLITE
-                }
-                else -> throw IllegalArgumentException(
-                    "JdbcDedupStore supports PostgreSQL and SQLite, not \"$product\" (give dialect to use a compatible one)",
-                )
+/**
+ * The dialect of [c]'s database for [what] (the class asking, named in the refusals); SQLite older
+ * than 3.35 (no `RETURNING`) is refused.
+ */
+internal fun detectDialect(c: Connection, what: String): SqlDialect {
+    val meta = c.metaData
+    val product = meta.databaseProductName ?: ""
+    return when {
+        product.equals("PostgreSQL", ignoreCase = true) -> SqlDialect.POSTGRES
+        product.equals("SQLite", ignoreCase = true) -> {
+            val version = meta.databaseProductVersion ?: ""
+            val parts = version.split('.').map { it.takeWhile(Char::isDigit).toIntOrNull() ?: 0 }
+            val (major, minor) = parts.getOrElse(0) { 0 } to parts.getOrElse(1) { 0 }
+            require(major > 3 || (major == 3 && minor >= 35)) {
+                "SQLite $version is too old: $what needs 3.35 (RETURNING)"
             }
+            SqlDialect.SQLITE
         }
+        else -> throw IllegalArgumentException(
+            "$what supports PostgreSQL and SQLite, not \"$product\" (give dialect to use a compatible one)",
+        )
+    }
+}
 
-        fun Connection.prepare(statement: SqlStatement): PreparedStatement {
-            val ps = prepareStatement(statement.sql)
-            try {
-                statement.args.forEachIndexed { i, a -> ps.setString(i + 1, a) }
-            } catch (e: Exception) {
-                ps.close()
-                throw e
-            }
-            return ps
-        }
+/** [statement] prepared on this connection with its arguments bound (closed when binding fails). */
+internal fun Connection.prepare(statement: SqlStatement): PreparedStatement {
+    val ps = prepareStatement(statement.sql)
+    try {
+        statement.args.forEachIndexed { i, a -> ps.setString(i + 1, a) }
+    } catch (e: Exception) {
+        ps.close()
+        throw e
+    }
+    return ps
+}
 
-        fun Connection.closeQuietly() {
-            try {
-                close()
-            } catch (ignored: Exception) {
-                // already broken: nothing to free
-            }
-        }
+/** Closes this connection, ignoring a failure (it is broken already: nothing to free). */
+internal fun Connection.closeQuietly() {
+    try {
+        close()
+    } catch (ignored: Exception) {
+        // already broken: nothing to free
     }
 }

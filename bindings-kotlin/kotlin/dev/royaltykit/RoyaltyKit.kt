@@ -301,30 +301,36 @@ internal fun WebhookVerifier.verifyDelivery(packed: ByteArray): VerifiedWebhook 
  * rejected delivery's receipt replies at once. [transactional]: the keys are marked done inside
  * the handler's database transaction (steps `Begin`, `CommitTransaction`, `Rollback`).
  * [claimContentKey]: also claim the delivery's content key (opt-in; see [WebhookReceiver]).
+ * [inbox]: a verified delivery is persisted in an inbox (step `Enqueue`: report `enqueued` or
+ * `storeFailed`) and answered 200 at once; the handler runs later in the inbox's worker.
+ * [inbox] excludes [window] and [transactional] (`IllegalArgumentException`).
  */
 @Throws(RoyaltyKitException::class)
 fun WebhookVerifier.receipt(
     headers: Map<String, String>, body: ByteArray, namespace: String, now: Long? = null, window: DedupWindow? = null,
-    transactional: Boolean = false, claimContentKey: Boolean = false,
+    transactional: Boolean = false, claimContentKey: Boolean = false, inbox: Boolean = false,
 ): WebhookReceipt =
-    receiptOf(packDelivery(headers, body, now), namespace, window, transactional, claimContentKey)
+    receiptOf(packDelivery(headers, body, now), namespace, window, transactional, claimContentKey, inbox)
 
 /** As [receipt], for headers with several values per name (servlet, `HttpExchange`). */
 @Throws(RoyaltyKitException::class)
 fun WebhookVerifier.receiptMulti(
     headers: Map<String, List<String>>, body: ByteArray, namespace: String, now: Long? = null, window: DedupWindow? = null,
-    transactional: Boolean = false, claimContentKey: Boolean = false,
-): WebhookReceipt = receiptOf(packDeliveryMulti(headers, body, now), namespace, window, transactional, claimContentKey)
+    transactional: Boolean = false, claimContentKey: Boolean = false, inbox: Boolean = false,
+): WebhookReceipt = receiptOf(packDeliveryMulti(headers, body, now), namespace, window, transactional, claimContentKey, inbox)
 
 /**
  * On a [DedupWindow] the receipt claims, releases and commits there itself: it asks only for the
  * handler. [transactional]: the keys are marked done inside the handler's database transaction.
+ * [inbox]: the delivery is persisted in an inbox and answered at once.
  */
 private fun WebhookVerifier.receiptOf(
-    packed: ByteArray, namespace: String, window: DedupWindow?, transactional: Boolean, claimContentKey: Boolean,
+    packed: ByteArray, namespace: String, window: DedupWindow?, transactional: Boolean, claimContentKey: Boolean, inbox: Boolean,
 ): WebhookReceipt =
     when {
-        window == null -> receiptPacked(packed, namespace, transactional, claimContentKey)
+        inbox && (window != null || transactional) ->
+            throw IllegalArgumentException("inbox excludes window and transactional: the inbox row is the delivery's dedup record")
+        window == null -> receiptPacked(packed, namespace, transactional, claimContentKey, inbox)
         transactional -> throw IllegalArgumentException("window and transactional exclude each other: a DedupWindow is not a table in your database")
         else -> receiptOnPacked(window, packed, namespace, claimContentKey)
     }
@@ -441,6 +447,23 @@ fun interface DeliveryStates {
     fun state(key: String): ClaimState
 }
 
+/**
+ * Where a [WebhookReceiver] in inbox mode persists each verified delivery ([JdbcInbox]): the
+ * spec's "persist and return success". The receiver answers 200 as soon as [enqueue] returns; a
+ * worker ([JdbcInbox.runWorker], [JdbcInbox.drain]) runs the handler later. Implementations must
+ * be thread-safe.
+ */
+interface Inbox {
+    /**
+     * Persists the verified delivery under [key] (its delivery key): its `Service-Webhook-Id`
+     * [deliveryId], its [event] name and the raw [body] as received (UTF-8 text). True when it was
+     * added, false when it was in the inbox already (a redelivery: answered 200 all the same).
+     * Throwing means the inbox could not be reached (the receiver answers 503 and the service
+     * sends the delivery again).
+     */
+    fun enqueue(key: String, deliveryId: String, event: String, body: String): Boolean
+}
+
 /** A [DedupWindow] as a [DedupStore]: one process only. */
 class InMemoryDedupStore(internal val window: DedupWindow = DedupWindow(defaultStoreCapacity())) : DedupStore, DeliveryStates, AutoCloseable {
     override fun claim(key: String): ClaimState = window.claim(key)
@@ -541,6 +564,12 @@ class Receipt(val status: Int, val body: String, val delivery: VerifiedWebhook? 
  * that also marks the delivery done, and never commit or roll back yourself. The mark and the
  * effect commit together or not at all: exactly once.
  *
+ * With an [Inbox] ([JdbcInbox]) there is no handler here: each verified delivery is persisted in
+ * the inbox and answered 200 at once (`{"result":"queued"}`, or `{"result":"duplicate"}` for a
+ * delivery already there; 503 when the inbox cannot be reached), however long the handler takes;
+ * the inbox's worker ([JdbcInbox.runWorker]) runs the handler later, its effect and the entry's
+ * mark in one transaction (exactly once).
+ *
  * `telemetry` (optional, every constructor): one [Telemetry.receipt] per delivery, ended with the
  * receipt's outcome, the status answered and the delivery id once verified
  * (`dev.royaltykit.otel.OpenTelemetryTelemetry` makes a SERVER span of it).
@@ -550,6 +579,7 @@ class WebhookReceiver private constructor(
     private val namespace: String,
     private val store: DedupStore?,
     private val transactionalStore: TransactionalDedupStore?,
+    private val inbox: Inbox?,
     toleranceSeconds: Long?,
     maxBodyBytes: Long?,
     private val claimContentKey: Boolean,
@@ -570,7 +600,7 @@ class WebhookReceiver private constructor(
         onError: (Exception, VerifiedWebhook) -> Unit = ::logHandlerFailure,
         telemetry: Telemetry? = null,
         handler: (VerifiedWebhook) -> Unit,
-    ) : this(secrets, namespace, store, null, toleranceSeconds, maxBodyBytes, claimContentKey, onError, telemetry, handler, null)
+    ) : this(secrets, namespace, store, null, null, toleranceSeconds, maxBodyBytes, claimContentKey, onError, telemetry, handler, null)
 
     /** A receiver for plain secrets, which never expire (current first). */
     constructor(
@@ -597,7 +627,7 @@ class WebhookReceiver private constructor(
         onError: (Exception, VerifiedWebhook) -> Unit = ::logHandlerFailure,
         telemetry: Telemetry? = null,
         handler: (VerifiedWebhook, java.sql.Connection) -> Unit,
-    ) : this(secrets, namespace, null, store, toleranceSeconds, maxBodyBytes, claimContentKey, onError, telemetry, null, handler)
+    ) : this(secrets, namespace, null, store, null, toleranceSeconds, maxBodyBytes, claimContentKey, onError, telemetry, null, handler)
 
     /** A receiver on a [TransactionalDedupStore], for plain secrets, which never expire (current
      * first). */
@@ -613,6 +643,29 @@ class WebhookReceiver private constructor(
         handler: (VerifiedWebhook, java.sql.Connection) -> Unit,
     ) : this(secrets.map { WebhookSecret(it) }, namespace, store, toleranceSeconds, maxBodyBytes, claimContentKey, onError, telemetry, handler)
 
+    /** A receiver in inbox mode: each verified delivery is persisted in [inbox] and answered 200 at
+     * once; the inbox's worker ([JdbcInbox.runWorker], [JdbcInbox.drain]) runs the handler. */
+    constructor(
+        secrets: Collection<WebhookSecret>,
+        namespace: String,
+        inbox: Inbox,
+        toleranceSeconds: Long? = null,
+        maxBodyBytes: Long? = null,
+        claimContentKey: Boolean = false,
+        telemetry: Telemetry? = null,
+    ) : this(secrets, namespace, null, null, inbox, toleranceSeconds, maxBodyBytes, claimContentKey, ::logHandlerFailure, telemetry, null, null)
+
+    /** A receiver in inbox mode, for plain secrets, which never expire (current first). */
+    constructor(
+        secrets: List<String>,
+        namespace: String,
+        inbox: Inbox,
+        toleranceSeconds: Long? = null,
+        maxBodyBytes: Long? = null,
+        claimContentKey: Boolean = false,
+        telemetry: Telemetry? = null,
+    ) : this(secrets.map { WebhookSecret(it) }, namespace, inbox, toleranceSeconds, maxBodyBytes, claimContentKey, telemetry)
+
     private val verifier = WebhookVerifier(secrets, toleranceSeconds, maxBodyBytes)
 
     private val transactional = transactionalStore != null
@@ -626,19 +679,20 @@ class WebhookReceiver private constructor(
 
     /** Receives one delivery (headers with one value per name). */
     fun receive(headers: Map<String, String>, body: ByteArray, now: Long? = null): Receipt =
-        perform(verifier.receipt(headers, body, namespace, now, (store as? InMemoryDedupStore)?.window, transactional, claimContentKey))
+        perform(verifier.receipt(headers, body, namespace, now, (store as? InMemoryDedupStore)?.window, transactional, claimContentKey, inbox != null), body)
 
     /** Receives one delivery (headers with several values per name: servlet, `HttpExchange`). */
     fun receiveMulti(headers: Map<String, List<String>>, body: ByteArray, now: Long? = null): Receipt =
-        perform(verifier.receiptMulti(headers, body, namespace, now, (store as? InMemoryDedupStore)?.window, transactional, claimContentKey))
+        perform(verifier.receiptMulti(headers, body, namespace, now, (store as? InMemoryDedupStore)?.window, transactional, claimContentKey, inbox != null), body)
 
-    /** Performs the steps of the core's receipt; every rule and every step is the core's. */
-    private fun perform(r: WebhookReceipt): Receipt {
+    /** Performs the steps of the core's receipt ([body]: the raw request body, for an inbox);
+     * every rule and every step is the core's. */
+    private fun perform(r: WebhookReceipt, body: ByteArray): Receipt {
         var scope: ReceiptScope? = null
         telemetry?.let { t -> guarded("receipt") { scope = t.receipt() } }
         val open = Open()
         val receipt = try {
-            r.use { drive(r, open) }
+            r.use { drive(r, open, body) }
         } catch (e: Throwable) {
             scope?.let { s -> guarded("end") { s.end(null, 500, null, e) } }
             throw e
@@ -657,9 +711,9 @@ class WebhookReceiver private constructor(
         var error: Exception? = null,
     )
 
-    private fun drive(r: WebhookReceipt, open: Open): Receipt {
+    private fun drive(r: WebhookReceipt, open: Open, body: ByteArray): Receipt {
         try {
-            return steps(r, open)
+            return steps(r, open, body)
         } finally {
             // Only when a step threw out of the loop (an Error from the handler): the transaction
             // must not stay open holding its locks.
@@ -667,7 +721,7 @@ class WebhookReceiver private constructor(
         }
     }
 
-    private fun steps(r: WebhookReceipt, open: Open): Receipt {
+    private fun steps(r: WebhookReceipt, open: Open, body: ByteArray): Receipt {
         var step = r.next()
         var delivery: VerifiedWebhook? = null
         val tx = transactionalStore
@@ -726,6 +780,15 @@ class WebhookReceiver private constructor(
                     outcome("rollback", open) { tx!!.rollback(c!!) } // a failed rollback: the database rolls back a lost connection
                     r.rolledBack()
                 }
+                is ReceiptStep.Enqueue -> {
+                    // The core asks for it only with a verified delivery (its id and event name).
+                    val d = r.delivery().also { delivery = it }
+                    val key = step.key
+                    val added = if (d == null || inbox == null) null else outcome("enqueue", open) {
+                        inbox.enqueue(key, d.deliveryId, d.event.name, String(body, StandardCharsets.UTF_8))
+                    }
+                    if (added == null) r.storeFailed() else r.enqueued(added)
+                }
                 is ReceiptStep.Reply -> {
                     val d = delivery ?: r.delivery()
                     open.outcome = r.outcome()
@@ -749,7 +812,7 @@ class WebhookReceiver private constructor(
         open?.error = e
         storeLog.log(
             java.util.logging.Level.SEVERE,
-            "royaltykit: webhook store ${(transactionalStore ?: store)?.javaClass?.simpleName} failed on $what: answering 503 so that the delivery is sent again",
+            "royaltykit: webhook store ${(transactionalStore ?: store ?: inbox)?.javaClass?.simpleName} failed on $what: answering 503 so that the delivery is sent again",
             e,
         )
         null
@@ -760,8 +823,8 @@ class WebhookReceiver private constructor(
 
 /**
  * What happened to one delivery ([WebhookReceiver.onEvent]): the receipt's [outcome] (`processed`,
- * `duplicate`, `in_progress`, `rejected`, `acknowledged`, `handler_failed`, `store_unavailable`,
- * `claim_lost`), the [status] answered, the delivery id and event name (null when it was not
+ * `duplicate`, `in_progress`, `rejected`, `acknowledged`, `queued` (inbox), `handler_failed`,
+ * `store_unavailable`, `claim_lost`), the [status] answered, the delivery id and event name (null when it was not
  * verified). Never the body.
  */
 data class ReceiptEvent(val outcome: String?, val status: Int, val deliveryId: String?, val event: String?) {

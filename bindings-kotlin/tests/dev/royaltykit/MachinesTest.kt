@@ -37,7 +37,7 @@ class MachinesTest {
         val steps = ArrayList<Map<String, Any?>>()
         WebhookVerifier(secrets).use { verifier ->
             verifier.receiptMulti(headers, body, i.str("namespace")!!, i["now"].asLong, transactional = i["transactional"]?.asBoolean == true,
-                claimContentKey = i["claim_content_key"]?.asBoolean == true).use { r ->
+                claimContentKey = i["claim_content_key"]?.asBoolean == true, inbox = i["inbox"]?.asBoolean == true).use { r ->
                 var s = r.next()
                 while (true) {
                     s = when (s) {
@@ -63,6 +63,11 @@ class MachinesTest {
                         }
                         is ReceiptStep.Rollback -> { steps.add(step("step" to "rollback")); answers.removeFirst(); r.rolledBack() }
                         is ReceiptStep.Wait -> { steps.add(step("step" to "wait", "seconds" to s.seconds)); r.waited() }
+                        is ReceiptStep.Enqueue -> {
+                            steps.add(step("step" to "enqueue", "key" to s.key))
+                            assertTrue(r.delivery() != null)
+                            when (answers.removeFirst()) { "new" -> r.enqueued(true); "dup" -> r.enqueued(false); else -> r.storeFailed() }
+                        }
                         is ReceiptStep.Reply -> {
                             val reply = JsonParser.parseString(s.body).asJsonObject
                             assertTrue(r.isFinished())
@@ -337,6 +342,55 @@ class MachinesTest {
         return mapOf("steps" to steps)
     }
 
+    /** What a transcript records of an inbox worker's step (core/tests/machines.rs, `inbox_view`). */
+    private fun inboxView(s: InboxStep): Map<String, Any?> = when (s) {
+        is InboxStep.Claim -> step("step" to "claim")
+        is InboxStep.Idle -> step("step" to "idle", "seconds" to s.seconds)
+        is InboxStep.Drained -> step("step" to "drained")
+        is InboxStep.Begin -> step("step" to "begin")
+        is InboxStep.RunHandler -> step("step" to "run_handler", "key" to s.entry.key, "attempts" to s.entry.attempts.toLong())
+        is InboxStep.MarkDone -> step("step" to "mark_done", "key" to s.key, "attempts" to s.attempts)
+        is InboxStep.Commit -> step("step" to "commit")
+        is InboxStep.Rollback -> step("step" to "rollback")
+        is InboxStep.Settle -> step("step" to "settle", "key" to s.key, "attempts" to s.attempts, "poison" to s.poison,
+            "retry_at" to s.retryAt, "error" to s.error)
+    }
+
+    /**
+     * An inbox worker fed the transcript's events (core/tests/machines.rs, `inbox`): the step after
+     * each event, then the machine's counters. Each input's returned step must be `next()`'s.
+     */
+    private fun inbox(i: JsonObject): Map<String, Any?> {
+        val o = i["options"].asJsonObject
+        val options = InboxOptions(o.num("max_attempts")?.toLong()?.toUInt(), o.num("poll_seconds"),
+            o["transactional"]?.asBoolean, o["drain"]?.asBoolean)
+        InboxWorker.withOptions(options, i["seed"].asLong.toULong()).use { w ->
+            val steps = arrayListOf(inboxView(w.next()))
+            for (e in i["events"].asJsonArray.map { it.asJsonObject }) {
+                val now = e.num("now")
+                val returned = when {
+                    e.has("claimed") -> w.claimed(e["claimed"].takeUnless { it.isJsonNull }?.asJsonObject?.let { c ->
+                        InboxEntry(c.str("key")!!, c.str("delivery_id")!!, c.str("event")!!, c.str("body")!!, c["attempts"].asLong.toUInt())
+                    }, now!!)
+                    e.has("waited") -> w.waited()
+                    e.has("began") -> w.began()
+                    e.has("handler") -> w.handlerSucceeded()
+                    e.has("handler_failed") -> w.handlerFailed(e.str("handler_failed")!!, now!!)
+                    e.has("marked") -> w.marked(e["marked"].asBoolean)
+                    e.has("committed") -> w.committed()
+                    e.has("rolled_back") -> w.rolledBack()
+                    e.has("settled") -> w.settled()
+                    e.has("store_failed") -> w.storeFailed()
+                    else -> throw AssertionError("unknown event $e")
+                }
+                val view = inboxView(w.next())
+                assertEquals("the step an input returns is next()'s", view, inboxView(returned))
+                steps.add(view)
+            }
+            return mapOf("steps" to steps, "counts" to step("processed" to w.processed(), "retried" to w.retried(), "poisoned" to w.poisoned()))
+        }
+    }
+
     private val gson = GsonBuilder().serializeNulls().create()
     private fun camel(k: String) = k.replace(Regex("_([a-z])")) { it.groupValues[1].uppercase() }
     private fun member(actual: JsonElement, k: String): JsonElement? =
@@ -366,7 +420,7 @@ class MachinesTest {
         val failures = ArrayList<String>()
         for (group in data["testGroups"].asJsonArray.map { it.asJsonObject }) {
             val tests = group["tests"].asJsonArray.map { it.asJsonObject }
-            assertTrue(tests.size >= when (group.str("function")) { "session" -> 8; "pages" -> 20; "recovery" -> 20; else -> 40 })
+            assertTrue(tests.size >= when (group.str("function")) { "session" -> 8; "pages" -> 20; "recovery" -> 20; "inbox" -> 16; else -> 40 })
             for (t in tests) {
                 count++
                 val input = t["input"].asJsonObject
@@ -378,6 +432,7 @@ class MachinesTest {
                         "session" -> session(input)
                         "pages" -> pages(input)
                         "recovery" -> recovery(input)
+                        "inbox" -> inbox(input)
                         else -> { fail("no adapter for $f"); emptyMap() }
                     }
                 }

@@ -3,6 +3,9 @@
 package dev.royaltykit.coroutines
 
 import dev.royaltykit.DeliveryStates
+import dev.royaltykit.InboxHandler
+import dev.royaltykit.InboxReport
+import dev.royaltykit.JdbcInbox
 import dev.royaltykit.RequestParams
 import dev.royaltykit.RevealedSecret
 import dev.royaltykit.client.ApiClient
@@ -20,6 +23,7 @@ import kotlinx.coroutines.runInterruptible
 import java.nio.file.Path
 import java.time.Instant
 import java.util.concurrent.CancellationException
+import java.util.concurrent.atomic.AtomicBoolean
 
 /**
  * [ApiClient.request] as a suspend function: the blocking call runs on [Dispatchers.IO], and
@@ -135,6 +139,26 @@ suspend fun EnterpriseClient.recoverDeliveriesAsync(
 ): RecoveryReport = runInterruptible(Dispatchers.IO) {
     recoverDeliveries(subscription, store, namespace, since, maxReplays, maxReplaysPerDelivery, maxEntries)
 }
+
+/**
+ * [JdbcInbox.runWorker] as a suspend function, on [Dispatchers.IO]: runs the inbox until [stop] is
+ * set or the coroutine is cancelled. Cancelling it interrupts the worker's wait or handler (a
+ * handler blocked in a call that ignores interrupts finishes first); the open transaction is
+ * rolled back, the entry stays pending with its attempt counted (claimed again once its lease runs
+ * out), and the coroutine ends with a `CancellationException`. [handler] runs on that thread,
+ * blocking.
+ */
+suspend fun JdbcInbox.runWorkerAsync(
+    stop: AtomicBoolean = AtomicBoolean(false),
+    maxAttempts: Int? = null,
+    pollSeconds: Double? = null,
+    seed: Long? = null,
+    handler: InboxHandler,
+): InboxReport = runInterruptible(Dispatchers.IO) { runWorker(stop, maxAttempts, pollSeconds, seed, handler) }
+
+/** [JdbcInbox.drain] as a suspend function, on [Dispatchers.IO] and cancellable as [runWorkerAsync] is. */
+suspend fun JdbcInbox.drainAsync(maxAttempts: Int? = null, seed: Long? = null, handler: InboxHandler): InboxReport =
+    runInterruptible(Dispatchers.IO) { drain(maxAttempts, seed, handler) }
 
 /**
  * [ApiClient.paginate] as a cold [Flow]: each collection walks the list from the start, a page

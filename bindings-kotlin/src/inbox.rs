@@ -1,0 +1,370 @@
+//! The SQL inbox and its worker for Kotlin (`SqlInboxProtocol`, `InboxWorker`): conversions
+//! only. `JdbcInbox` (JdbcInbox.kt) runs the statements over JDBC and drives the worker.
+
+use crate::machine::{bound, lock};
+use crate::Result;
+use royaltykit::dedup::{ClaimState, ParamStyle, SqlDialect, SqlInbox, SqlStatement};
+use royaltykit::machine::{self, InboxEntry, InboxOptions};
+use royaltykit::ArgumentError;
+use std::sync::{Arc, Mutex};
+
+/// A count of rows as JDBC gives it (an `Int` or a `Long`, never negative in practice).
+fn rows(count: i64) -> u64 {
+    u64::try_from(count).unwrap_or(0)
+}
+
+/// An attempt count as the core's number: anything outside `u32` is `invalid_argument`.
+fn attempts_of(attempts: i64) -> Result<u32> {
+    u32::try_from(attempts).map_err(|_| {
+        ArgumentError::new(
+            "attempts",
+            format!("{attempts} is out of range (0 to {})", u32::MAX),
+        )
+        .into()
+    })
+}
+
+/// The SQL inbox in the user's own database (PostgreSQL, SQLite): the statements to run (text
+/// with the driver's placeholders, and the arguments) and what their results mean (the core's
+/// `SqlInbox`). `JdbcInbox` (JdbcInbox.kt) runs them over a `javax.sql.DataSource`.
+#[derive(uniffi::Object)]
+pub struct SqlInboxProtocol(SqlInbox);
+
+#[uniffi::export]
+impl SqlInboxProtocol {
+    /// Absent values are the core's defaults (table `royaltykit_inbox`, the dedup window's TTL
+    /// for done rows, the dedup lease for claims). `invalid_argument` for a table that is not a
+    /// plain identifier, a TTL outside 1 s to 10 years or a lease outside 1 s to the TTL.
+    #[uniffi::constructor(default(table = None, ttl_seconds = None, lease_seconds = None))]
+    pub fn new(
+        dialect: SqlDialect,
+        param_style: ParamStyle,
+        table: Option<String>,
+        ttl_seconds: Option<i64>,
+        lease_seconds: Option<i64>,
+    ) -> Result<Arc<Self>> {
+        Ok(Arc::new(Self(SqlInbox::new(
+            dialect,
+            param_style,
+            table.as_deref(),
+            ttl_seconds,
+            lease_seconds,
+        )?)))
+    }
+
+    /// The table's name.
+    pub fn table(&self) -> String {
+        self.0.table().to_owned()
+    }
+
+    /// How long a claim holds an entry, in seconds (keep the handler shorter).
+    pub fn lease_seconds(&self) -> i64 {
+        self.0.lease_seconds()
+    }
+
+    /// The statements creating the table and its index when missing (idempotent).
+    pub fn schema(&self) -> Vec<String> {
+        self.0.schema()
+    }
+
+    /// The insert of a verified delivery at `now` (autocommit): `key` its delivery key,
+    /// `deliveryId` its `Service-Webhook-Id`, `event` its event name, `body` its raw JSON body.
+    /// Count the inserted rows and read them with `enqueueReply`. `invalid_argument` for a bad
+    /// key, an empty delivery id or a body larger than a delivery holds.
+    pub fn enqueue(
+        &self,
+        key: String,
+        delivery_id: String,
+        event: String,
+        body: String,
+        now: i64,
+    ) -> Result<SqlStatement> {
+        Ok(self.0.enqueue(&key, &delivery_id, &event, &body, now)?)
+    }
+
+    /// True for a new entry (1 row inserted), false for a delivery already in the inbox.
+    pub fn enqueue_reply(&self, rows_inserted: i64) -> bool {
+        SqlInbox::enqueue_reply(rows(rows_inserted))
+    }
+
+    /// The claim of the oldest due entry at `now` (autocommit): one row of five columns
+    /// (`inbox_key`, `delivery_id`, `event`, `body`, `attempts`) or none when nothing is due.
+    pub fn claim(&self, now: i64) -> SqlStatement {
+        self.0.claim(now)
+    }
+
+    /// The statement opening the handler's transaction (`BEGIN`; `BEGIN IMMEDIATE` on SQLite).
+    pub fn begin(&self) -> String {
+        self.0.begin().to_owned()
+    }
+
+    /// The statement committing the handler's transaction.
+    pub fn commit(&self) -> String {
+        self.0.commit().to_owned()
+    }
+
+    /// The statement rolling the handler's transaction back.
+    pub fn rollback(&self) -> String {
+        self.0.rollback().to_owned()
+    }
+
+    /// The mark of `key` done by the claim that counted `attempts`, run inside the handler's
+    /// transaction at `now`; read its count of changed rows with `guardedReply`.
+    pub fn mark_done(&self, key: String, attempts: i64, now: i64) -> Result<SqlStatement> {
+        Ok(self.0.mark_done(&key, attempts_of(attempts)?, now)?)
+    }
+
+    /// True for one changed row (this claim), false for none (another worker claimed the entry
+    /// since: roll back).
+    pub fn guarded_reply(&self, rows_changed: i64) -> bool {
+        SqlInbox::guarded_reply(rows(rows_changed))
+    }
+
+    /// The settling of a failed attempt (autocommit, after the rollback): pending again at
+    /// `retryAt`, or `poison`, with `error` (cut to the core's limit).
+    pub fn settle(
+        &self,
+        key: String,
+        attempts: i64,
+        poison: bool,
+        retry_at: i64,
+        error: String,
+    ) -> Result<SqlStatement> {
+        Ok(self
+            .0
+            .settle(&key, attempts_of(attempts)?, poison, retry_at, &error)?)
+    }
+
+    /// The listing of poison entries, oldest first, at most `limit` (1 to 1000): six columns
+    /// (`inbox_key`, `delivery_id`, `event`, `attempts`, `last_error`, `received_at`).
+    pub fn poisoned(&self, limit: i64) -> Result<SqlStatement> {
+        let limit = bound("limit", Some(limit), u32::MAX)?.unwrap_or(0);
+        Ok(self.0.poisoned(limit)?)
+    }
+
+    /// The statement putting a poison entry back to pending at `now` with no attempts counted:
+    /// one row changed means retried, none that it was not a poison entry.
+    pub fn retry(&self, key: String, now: i64) -> Result<SqlStatement> {
+        Ok(self.0.retry(&key, now)?)
+    }
+
+    /// The read-only lookup of `key` (delivery recovery): one column `state`, or no row. Read it
+    /// with `lookupReply`.
+    pub fn lookup(&self, key: String) -> Result<SqlStatement> {
+        Ok(self.0.lookup(&key)?)
+    }
+
+    /// What a lookup returned (null for no row): `NEW` never received, `DONE` processed,
+    /// `IN_PROGRESS` received and not processed (pending or poison).
+    pub fn lookup_reply(&self, state: Option<String>) -> ClaimState {
+        SqlInbox::lookup_reply(state.as_deref())
+    }
+
+    /// The count of entries by state: rows of two columns, `state` and its count.
+    pub fn counts(&self) -> SqlStatement {
+        self.0.counts()
+    }
+
+    /// The statement deleting done entries past their TTL at `now`.
+    pub fn purge(&self, now: i64) -> SqlStatement {
+        self.0.purge(now)
+    }
+}
+
+/// What the host does next for an inbox worker (`InboxWorker`).
+#[derive(uniffi::Enum)]
+pub enum InboxStep {
+    /// Run the store's claim at the current time, then report `claimed` (or `storeFailed`).
+    Claim,
+    /// Nothing is due: wait `seconds` (or until told to stop), then report `waited`.
+    Idle { seconds: f64 },
+    /// (Drain mode.) Nothing is due: the worker is done.
+    Drained,
+    /// Open the transaction, then report `began` (or `storeFailed`).
+    Begin,
+    /// Run the handler with `entry` (inside the transaction), then report `handlerSucceeded` or
+    /// `handlerFailed`.
+    RunHandler { entry: InboxEntry },
+    /// Mark the entry `key` done with the claim's `attempts` (inside the transaction), then
+    /// report `marked` with whether it changed a row (or `storeFailed`).
+    MarkDone { key: String, attempts: i64 },
+    /// Commit the transaction, then report `committed` (or `storeFailed`).
+    Commit,
+    /// Roll the transaction back, then report `rolledBack` (a failed rollback too).
+    Rollback,
+    /// Record the failed attempt of `key` (autocommit): pending again at `retryAt` (Unix
+    /// seconds) or `poison`, with `error`; then report `settled` (or `storeFailed`).
+    Settle {
+        key: String,
+        attempts: i64,
+        poison: bool,
+        retry_at: i64,
+        error: String,
+    },
+}
+
+fn inbox_step(s: machine::InboxStep) -> InboxStep {
+    match s {
+        machine::InboxStep::Claim {} => InboxStep::Claim,
+        machine::InboxStep::Idle { seconds } => InboxStep::Idle { seconds },
+        machine::InboxStep::Drained {} => InboxStep::Drained,
+        machine::InboxStep::Begin {} => InboxStep::Begin,
+        machine::InboxStep::RunHandler { entry } => InboxStep::RunHandler { entry },
+        machine::InboxStep::MarkDone { key, attempts } => InboxStep::MarkDone {
+            key,
+            attempts: i64::from(attempts),
+        },
+        machine::InboxStep::Commit {} => InboxStep::Commit,
+        machine::InboxStep::Rollback {} => InboxStep::Rollback,
+        machine::InboxStep::Settle {
+            key,
+            attempts,
+            poison,
+            retry_at,
+            error,
+        } => InboxStep::Settle {
+            key,
+            attempts: i64::from(attempts),
+            poison,
+            retry_at,
+            error,
+        },
+    }
+}
+
+fn clock(now: Option<f64>) -> f64 {
+    now.unwrap_or_else(royaltykit_host::now_unix_f64)
+}
+
+/// The worker of an inbox as a machine (the core's `machine::InboxWorker`: backoff, poison and
+/// the guards are all decided there). Ask `next()`, perform the step with the store and the
+/// handler, report the outcome (which returns the next step), until `Drained` or for as long as
+/// the host runs it (it may stop at any `Claim` or `Idle`). Thread-safe.
+#[derive(uniffi::Object)]
+pub struct InboxWorker(Mutex<machine::InboxWorker>);
+
+impl InboxWorker {
+    fn then(
+        &self,
+        input: impl FnOnce(&mut machine::InboxWorker) -> std::result::Result<(), ArgumentError>,
+    ) -> Result<InboxStep> {
+        let mut w = lock(&self.0);
+        input(&mut w)?;
+        Ok(inbox_step(w.next()))
+    }
+}
+
+#[uniffi::export]
+impl InboxWorker {
+    /// A worker giving each entry at most `maxAttempts` handler runs (null: the core's 5),
+    /// waiting `pollSeconds` when nothing is due (null: 1 s), the handler's effect and the mark in
+    /// one transaction unless `transactional` is false, stopping at the first empty claim when
+    /// `drain`; jitter drawn from `seed` (null: the OS RNG). `invalid_argument` for
+    /// `maxAttempts` outside 1 to 100 or a poll interval that is not more than 0 and at most
+    /// 3600.
+    #[uniffi::constructor(default(max_attempts = None, poll_seconds = None, transactional = None, drain = None, seed = None))]
+    pub fn new(
+        max_attempts: Option<i64>,
+        poll_seconds: Option<f64>,
+        transactional: Option<bool>,
+        drain: Option<bool>,
+        seed: Option<u64>,
+    ) -> Result<Arc<Self>> {
+        let options = InboxOptions {
+            max_attempts: bound("max_attempts", max_attempts, u32::MAX)?,
+            poll_seconds,
+            transactional,
+            drain,
+        };
+        Self::with_options(options, seed)
+    }
+
+    /// A worker with the core's `InboxOptions` record (null members: the core's defaults) and
+    /// jitter drawn from `seed` (null: the OS RNG).
+    #[uniffi::constructor(default(seed = None))]
+    pub fn with_options(options: InboxOptions, seed: Option<u64>) -> Result<Arc<Self>> {
+        let seed = match seed {
+            Some(s) => s,
+            None => royaltykit_host::random_u64()?,
+        };
+        Ok(Arc::new(Self(Mutex::new(machine::InboxWorker::new(
+            &options, seed,
+        )?))))
+    }
+
+    /// The step pending; the same until its outcome is reported.
+    pub fn next(&self) -> InboxStep {
+        inbox_step(lock(&self.0).next())
+    }
+
+    /// What the claim returned at `now` (null: the system clock): the entry, or null when
+    /// nothing is due. Returns the next step.
+    #[uniffi::method(default(now = None))]
+    pub fn claimed(&self, entry: Option<InboxEntry>, now: Option<f64>) -> Result<InboxStep> {
+        self.then(|w| w.claimed(entry, clock(now)))
+    }
+
+    /// The idle wait is over; returns the next step.
+    pub fn waited(&self) -> Result<InboxStep> {
+        self.then(machine::InboxWorker::waited)
+    }
+
+    /// The transaction is open; returns the next step.
+    pub fn began(&self) -> Result<InboxStep> {
+        self.then(machine::InboxWorker::began)
+    }
+
+    /// The handler finished; returns the next step.
+    pub fn handler_succeeded(&self) -> Result<InboxStep> {
+        self.then(machine::InboxWorker::handler_succeeded)
+    }
+
+    /// The handler failed with `error` (a message for operators; never a secret) at `now` (null:
+    /// the system clock); returns the next step.
+    #[uniffi::method(default(now = None))]
+    pub fn handler_failed(&self, error: String, now: Option<f64>) -> Result<InboxStep> {
+        self.then(|w| w.handler_failed(&error, clock(now)))
+    }
+
+    /// Whether the mark changed a row (false: another worker claimed the entry since); returns
+    /// the next step.
+    pub fn marked(&self, changed: bool) -> Result<InboxStep> {
+        self.then(|w| w.marked(changed))
+    }
+
+    /// The transaction committed; returns the next step.
+    pub fn committed(&self) -> Result<InboxStep> {
+        self.then(machine::InboxWorker::committed)
+    }
+
+    /// The transaction was rolled back (or its connection is gone); returns the next step.
+    pub fn rolled_back(&self) -> Result<InboxStep> {
+        self.then(machine::InboxWorker::rolled_back)
+    }
+
+    /// The failed attempt is recorded; returns the next step.
+    pub fn settled(&self) -> Result<InboxStep> {
+        self.then(machine::InboxWorker::settled)
+    }
+
+    /// The store could not be reached at the pending store step; returns the next step (a
+    /// rollback when a transaction is open, then a wait).
+    pub fn store_failed(&self) -> Result<InboxStep> {
+        self.then(machine::InboxWorker::store_failed)
+    }
+
+    /// Entries processed (committed) so far (a signed `Long`, callable from Java).
+    pub fn processed(&self) -> i64 {
+        i64::try_from(lock(&self.0).processed()).unwrap_or(i64::MAX)
+    }
+
+    /// Failed attempts settled to be retried so far.
+    pub fn retried(&self) -> i64 {
+        i64::try_from(lock(&self.0).retried()).unwrap_or(i64::MAX)
+    }
+
+    /// Entries set aside as poison so far.
+    pub fn poisoned(&self) -> i64 {
+        i64::try_from(lock(&self.0).poisoned()).unwrap_or(i64::MAX)
+    }
+}
