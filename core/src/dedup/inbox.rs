@@ -29,9 +29,8 @@
 //! | lookup | delivery recovery | `SELECT state`: no row new, `done` done, else in progress (received, not yet processed) |
 //! | purge | now and then | delete done rows past their TTL |
 
-use super::redis::{store_key, ttl_and_lease};
-use super::sql::{plain_identifier, render};
-use super::{ClaimState, ParamStyle, SqlDialect, SqlStatement};
+use super::redis::store_key;
+use super::{ClaimState, ParamStyle, SqlDedup, SqlDialect, SqlStatement};
 use crate::ArgumentError;
 
 /// The inbox table name when none is given.
@@ -48,8 +47,8 @@ pub const MAX_POISON_LISTED: u32 = 1000;
 /// The SQL inbox protocol for one table: dialect, placeholders, lease and time-to-live.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SqlInbox {
-    dialect: SqlDialect,
-    style: ParamStyle,
+    /// The table, dialect, placeholders, TTL and lease, checked as the dedup table's are.
+    sql: SqlDedup,
     table: String,
     ttl: i64,
     lease: i64,
@@ -77,18 +76,17 @@ impl SqlInbox {
         ttl_seconds: Option<i64>,
         lease_seconds: Option<i64>,
     ) -> Result<Self, ArgumentError> {
-        let table = table.unwrap_or(DEFAULT_INBOX_TABLE);
-        if !plain_identifier(table) {
-            return Err(ArgumentError::new(
-                "table",
-                "must be a plain identifier (letters, digits and _, at most 63 bytes, optionally schema.table)",
-            ));
-        }
-        let (ttl, lease) = ttl_and_lease(ttl_seconds, lease_seconds)?;
-        Ok(Self {
+        let sql = SqlDedup::new(
             dialect,
             style,
-            table: table.to_owned(),
+            Some(table.unwrap_or(DEFAULT_INBOX_TABLE)),
+            ttl_seconds,
+            lease_seconds,
+        )?;
+        let (ttl, lease) = sql.ttl_and_lease();
+        Ok(Self {
+            table: sql.table().to_owned(),
+            sql,
             ttl,
             lease,
         })
@@ -105,7 +103,7 @@ impl SqlInbox {
     }
 
     fn statement(&self, sql: &str, args: Vec<String>) -> SqlStatement {
-        render(self.style, sql, args)
+        self.sql.statement(sql, args)
     }
 
     /// The statements creating the table and its index when missing (idempotent).
@@ -176,7 +174,7 @@ impl SqlInbox {
     pub fn claim(&self, now: i64) -> SqlStatement {
         let t = &self.table;
         let until = now.saturating_add(self.lease);
-        let lock = match self.dialect {
+        let lock = match self.sql.dialect() {
             SqlDialect::Postgres => " FOR UPDATE SKIP LOCKED",
             SqlDialect::Sqlite => "",
         };
@@ -191,10 +189,7 @@ impl SqlInbox {
 
     /// The statement opening the handler's transaction (`BEGIN`; `BEGIN IMMEDIATE` on SQLite).
     pub fn begin(&self) -> &'static str {
-        match self.dialect {
-            SqlDialect::Postgres => "BEGIN",
-            SqlDialect::Sqlite => "BEGIN IMMEDIATE",
-        }
+        self.sql.begin()
     }
 
     /// The statement committing the handler's transaction.

@@ -73,7 +73,7 @@ pub struct SqlStatement {
 }
 
 /// `sql` with its `?` placeholders written in `style`, and `args`.
-pub(super) fn render(style: ParamStyle, sql: &str, args: Vec<String>) -> SqlStatement {
+fn render(style: ParamStyle, sql: &str, args: Vec<String>) -> SqlStatement {
     let sql = match style {
         ParamStyle::Qmark => sql.to_owned(),
         ParamStyle::Format => sql.replace('?', "%s"),
@@ -96,7 +96,7 @@ pub(super) fn render(style: ParamStyle, sql: &str, args: Vec<String>) -> SqlStat
 }
 
 /// Whether `table` is a plain identifier, optionally schema-qualified (`schema.table`).
-pub(super) fn plain_identifier(table: &str) -> bool {
+fn plain_identifier(table: &str) -> bool {
     let part = |p: &str| {
         let mut bytes = p.bytes();
         matches!(bytes.next(), Some(b) if b.is_ascii_alphabetic() || b == b'_')
@@ -158,8 +158,13 @@ impl SqlDedup {
     }
 
     /// `sql` with its `?` placeholders written in this protocol's style, and `args`.
-    fn statement(&self, sql: &str, args: Vec<String>) -> SqlStatement {
+    pub(super) fn statement(&self, sql: &str, args: Vec<String>) -> SqlStatement {
         render(self.style, sql, args)
+    }
+
+    /// The time-to-live and the lease, in seconds.
+    pub(super) fn ttl_and_lease(&self) -> (i64, i64) {
+        (self.ttl, self.lease)
     }
 
     fn key(key: &str) -> Result<String, ArgumentError> {
