@@ -454,8 +454,87 @@ impl FleetToken {
         Ok(())
     }
 
+    /// The command releasing the fleet's exchange lock when this refresh holds it (its exchange
+    /// is running), for a host whose call was cancelled mid-exchange: send it (best effort),
+    /// then [`Session::abandon_exchange`], so the fleet's other processes need not wait out the
+    /// lease. `None` when this refresh holds no lock.
+    pub fn abandon_command(&self) -> Option<Vec<String>> {
+        (self.phase == Phase::Exchanging).then(|| {
+            vec![
+                "EVAL".to_owned(),
+                UNLOCK_SCRIPT.to_owned(),
+                "1".to_owned(),
+                self.fleet.lock_key(),
+                self.owner.clone(),
+            ]
+        })
+    }
+
     /// Seconds since this refresh started, at `now` (hosts bound their wait with it).
     pub fn elapsed(&self, now: f64) -> f64 {
         (now - self.started).max(0.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::machine::{Call, CallOptions, CallStep};
+    use crate::request::RequestParams;
+
+    #[test]
+    fn a_token_refused_with_401_is_not_adopted_again_from_redis() {
+        let fleet = Fleet::new(Some("t:")).unwrap();
+        let mut session = fleet.session(None);
+        session.store_token(BearerToken::enterprise("et_1"), Some(5000.0));
+        let mut call = Call::new(
+            "listEnterpriseCountries",
+            RequestParams::default(),
+            CallOptions::default(),
+        )
+        .unwrap();
+        assert!(matches!(
+            call.next_in(1000.0, &mut session).unwrap(),
+            CallStep::Send { .. }
+        ));
+        let no_headers: &[(String, String)] = &[];
+        call.response(401, no_headers, b"{}", 1000.5).unwrap();
+        assert!(matches!(
+            call.next_in(1000.5, &mut session).unwrap(),
+            CallStep::RefreshToken { .. }
+        ));
+        let mut ft = FleetToken::new(&session, Api::Enterprise, None, 1, 1000.5).unwrap();
+        // Redis still holds the refused token, not yet due: it must not come back.
+        let published = r#"{"a":"enterprise","r":5000.0,"t":null,"v":"et_1"}"#;
+        ft.replied(Some(published), &mut session, 1000.5).unwrap();
+        assert!(
+            matches!(ft.next(), FleetTokenStep::Command { ref command } if command[0] == "SET")
+        );
+        ft.replied(Some("OK"), &mut session, 1000.5).unwrap();
+        assert_eq!(ft.next(), FleetTokenStep::Exchange {});
+        let unlock = ft.abandon_command().unwrap();
+        assert_eq!(unlock[1], UNLOCK_SCRIPT);
+        ft.exchanged(BearerToken::enterprise("et_2"), None, 1000.6)
+            .unwrap();
+        assert!(
+            ft.abandon_command().is_none(),
+            "the lock is released by the publish"
+        );
+        ft.replied(Some("1"), &mut session, 1000.6).unwrap();
+        assert_eq!(ft.next(), FleetTokenStep::Done {});
+        assert_eq!(session.token_value(), Some("et_2"));
+    }
+
+    #[test]
+    fn a_publish_step_never_prints_the_token() {
+        let fleet = Fleet::new(None).unwrap();
+        let mut session = fleet.session(None);
+        let mut ft = FleetToken::new(&session, Api::Enterprise, None, 7, 10.0).unwrap();
+        ft.replied(None, &mut session, 10.0).unwrap();
+        ft.replied(Some("OK"), &mut session, 10.0).unwrap();
+        ft.exchanged(BearerToken::enterprise("SECRET-TOKEN"), Some(100.0), 10.0)
+            .unwrap();
+        let shown = format!("{:?} {:?}", ft.next(), ft);
+        assert!(!shown.contains("SECRET-TOKEN"), "{shown}");
     }
 }

@@ -46,6 +46,9 @@ pub(crate) struct TokenSlot {
     failed: Option<(u64, String)>,
     /// Exchanges started.
     exchanges: u64,
+    /// The last token dropped because the server refused it (401), until the next is stored: a
+    /// fleet refresh never adopts it again from Redis.
+    dropped: Option<BearerToken>,
 }
 
 impl std::fmt::Debug for TokenSlot {
@@ -107,6 +110,7 @@ impl TokenSlot {
         self.generation += 1;
         self.version += 1;
         self.token = Some((token, refresh_at.filter(|r| r.is_finite()), self.generation));
+        self.dropped = None;
         self.exchange_since = None;
         self.failed = None;
     }
@@ -120,7 +124,7 @@ impl TokenSlot {
                 .as_ref()
                 .is_some_and(|(_, _, g)| Some(*g) == use_.refused)
         {
-            self.token = None;
+            self.dropped = self.token.take().map(|(t, _, _)| t);
         }
         if let Some((token, refresh_at, generation)) = &self.token {
             let refused = use_.refused == Some(*generation);
@@ -225,9 +229,15 @@ impl Session {
         self.fleet.as_ref()
     }
 
-    /// The bearer value the session holds (a fleet refresh never adopts it again).
+    /// The bearer value the session holds, or the one it dropped when the server refused it
+    /// (401): the token a refresh replaces, which a fleet refresh never adopts again.
     pub(crate) fn token_value(&self) -> Option<&str> {
-        self.slot.token.as_ref().map(|(t, _, _)| t.value())
+        self.slot
+            .token
+            .as_ref()
+            .map(|(t, _, _)| t)
+            .or(self.slot.dropped.as_ref())
+            .map(BearerToken::value)
     }
 
     /// Drops from `events` every `notice` for an operation the session gave one for already:
