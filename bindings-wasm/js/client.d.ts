@@ -1,7 +1,7 @@
 // royaltykit/client: the reporting and enterprise APIs over WHATWG fetch (Node, Bun, Deno).
-import type { RateBudget, Session, Token, EnterpriseToken, RequestParams, AbortSignalLike, MachineEvent, RoyaltyKitError, Telemetry, RevealedSecret, DeliveryStates, RecoveryReport } from './index.js';
+import type { RateBudget, RedisFleet, Session, Token, EnterpriseToken, RequestParams, AbortSignalLike, MachineEvent, RoyaltyKitError, Telemetry, RevealedSecret, DeliveryStates, RecoveryReport } from './index.js';
 import type { OperationId, OperationParameterNames } from './native/operations.js';
-export { Session, ReconcileRequired, CallFailedError, PaginationError } from './index.js';
+export { Session, RedisFleet, ReconcileRequired, CallFailedError, PaginationError } from './index.js';
 export type { AbortSignalLike, MachineEvent, Telemetry, DeliveryStates, RecoveryReport };
 
 /**
@@ -61,6 +61,14 @@ export interface ClientOptions {
    * shows none; enterprise: the spec's one-minute limits); the session keeps a copy. Not with
    * `session` (give the budget to the Session). */
   budget?: RateBudget;
+  /**
+   * The processes of one API client as a fleet (the spec's rate limits hold per API client):
+   * the client's session is `fleet.session(budget)`, so every process with the fleet's prefix
+   * shares one token (one exchange for the fleet; the others adopt it from Redis) and one rate
+   * budget (each request reserved in Redis before it is sent). Not with `session` (give the
+   * session `fleet.session(budget)` instead).
+   */
+  fleet?: RedisFleet;
   /**
    * Milliseconds to make the connection (TCP and TLS). Default: the core's (10 000), which is
    * also undici's own connect timeout in Node. fetch does not report when the connection is made,

@@ -13,7 +13,7 @@ const files = require('#files');
 // node:diagnostics_channel's channels where the runtime has it, else null.
 const diagnostics = require('#diagnostics');
 
-const { Call, ExportJob, Pages, Recovery, RateBudget, Session, ReconcileRequired, CallFailedError, PaginationError } = rk;
+const { Call, ExportJob, Pages, Recovery, RateBudget, Session, FleetToken, ReconcileRequired, CallFailedError, PaginationError } = rk;
 
 /**
  * Which transport failure a rejected fetch was: `connect_failed` only when nothing can have been
@@ -217,7 +217,7 @@ class Sink {
 
 // The options each client takes: any other name is a mistake (a misspelt `timeoutMS` would
 // otherwise be ignored), refused when the client is built.
-const COMMON_OPTIONS = ['baseUrl', 'allowInsecureHttp', 'fetch', 'session', 'budget', 'timeoutMs', 'connectTimeoutMs', 'readTimeoutMs',
+const COMMON_OPTIONS = ['baseUrl', 'allowInsecureHttp', 'fetch', 'session', 'budget', 'fleet', 'timeoutMs', 'connectTimeoutMs', 'readTimeoutMs',
   'clock', 'sleep', 'seed', 'credentials', 'maxAttempts', 'maxElapsedSeconds', 'onEvent', 'telemetry'];
 // What `withOptions` changes for the calls of a copy.
 const CALL_OPTIONS = new Set(['maxAttempts', 'maxElapsedSeconds', 'timeoutMs', 'connectTimeoutMs', 'readTimeoutMs',
@@ -335,7 +335,7 @@ function parsed(done) {
 
 /** A base for both APIs' clients: performs a machine's steps until its end. */
 class Client {
-  constructor(o, tokenRequest, parseToken, defaultBudget) {
+  constructor(o, api, tokenRequest, parseToken, defaultBudget) {
     if (typeof o.baseUrl !== 'string') throw new TypeError('baseUrl must be the API base URL');
     if (o.allowInsecureHttp !== undefined && typeof o.allowInsecureHttp !== 'boolean') throw new TypeError('allowInsecureHttp must be a boolean');
     // A wrong base URL fails here, before any request, not after a minute of retries.
@@ -352,14 +352,23 @@ class Client {
     const budget = o.budget ?? null;
     if (budget !== null && !(budget instanceof RateBudget)) throw new TypeError('budget must be a RateBudget');
     // One Session per client: its concurrent calls share the token, one exchange in flight and
-    // the budget. Clients of one API key share one by passing `session`.
+    // the budget. Clients of one API key share one by passing `session`; the processes of one API
+    // client share the token and the budget through Redis by passing `fleet` (a RedisFleet): the
+    // session is then the fleet's.
+    const fleet = o.fleet ?? null;
+    if (fleet !== null && !(fleet instanceof rk.RedisFleet)) throw new TypeError('fleet must be a RedisFleet (new RedisFleet(redisClient, { prefix }))');
     if (o.session !== undefined && o.session !== null) {
       if (!(o.session instanceof Session)) throw new TypeError('session must be a Session');
       if (budget !== null) throw new TypeError('budget: give it to the Session (new Session(budget)), not to a client built on a session');
+      if (fleet !== null) throw new TypeError('fleet: give it to the Session (fleet.session(budget)), not to a client built on a session');
+      if (o.session.fleet !== null && !(o.session.fleet instanceof rk.RedisFleet)) {
+        throw new TypeError('session: a fleet\'s session needs a RedisFleet (its Redis client sends the fleet\'s commands), not a Fleet');
+      }
       this.session = o.session;
     } else {
-      this.session = new Session(budget ?? defaultBudget);
+      this.session = fleet !== null ? fleet.session(budget ?? defaultBudget) : new Session(budget ?? defaultBudget);
     }
+    this._api = api;
     // The wait for the response headers is bounded by read (plus connect when connectTimeoutMs
     // is given: fetch cannot tell when the connection is made), then read bounds each wait for
     // the next piece of the body.
@@ -498,8 +507,21 @@ class Client {
         case 'wait':
           await this._sleep(s.seconds, signal);
           break;
-        case 'refresh_token': // this call leads the session's one exchange
-          await this._exchange(signal, scope);
+        case 'reserve': { // a fleet's session: this request reserved in the fleet's budget in Redis
+          let reply;
+          try {
+            reply = await session.fleet.command(s.command);
+          } catch (e) {
+            if (signal?.aborted) throw signal.reason ?? e;
+            machine.reserveFailed(this._clock()); // waits a second and asks again, never sends uncounted
+            break;
+          }
+          machine.reserved(reply, this._clock());
+          break;
+        }
+        case 'refresh_token': // this call leads the session's one exchange (a fleet's: through Redis)
+          if (session.fleet !== null) await this._fleetToken(signal, scope);
+          else await this._exchange(signal, scope);
           break;
         case 'await_token': // another call of the session is obtaining the token
           await session.waitForChange(version, s.seconds, signal);
@@ -527,18 +549,84 @@ class Client {
    * exchange's error is thrown), or nothing when it was cancelled (the signal's reason is). */
   async _exchange(signal, scope) {
     try {
-      const exchange = Call.exchange(this._tokenRequest(), { ...this._limits, seed: this._seed?.() });
-      let done;
-      try {
-        done = await this._drive(exchange, 'token exchange', { signal, scope });
-      } finally {
-        exchange.free();
-      }
-      this.session.storeToken(this._parseToken(done.status, done.headers, done.body, this._clock()));
+      this.session.storeToken(await this._obtainToken(signal, scope));
     } catch (e) {
       if (signal?.aborted) this.session.abandonExchange();
       else this.session.exchangeFailed(String(e?.message ?? e));
       throw e;
+    }
+  }
+
+  /** The token exchange itself (its own call, on the session's budget): the parsed token. */
+  async _obtainToken(signal, scope) {
+    const exchange = Call.exchange(this._tokenRequest(), { ...this._limits, seed: this._seed?.() });
+    let done;
+    try {
+      done = await this._drive(exchange, 'token exchange', { signal, scope });
+    } finally {
+      exchange.free();
+    }
+    return this._parseToken(done.status, done.headers, done.body, this._clock());
+  }
+
+  /** A fleet session's token refresh: the core's FleetToken driven through the fleet's Redis —
+   * the token another process published adopted, or this process exchanges under the fleet's
+   * lock (`_obtainToken`) and publishes. The session holds the outcome and wakes the calls
+   * waiting: the token, or why it failed (then the exchange's error is thrown); cancelled, the
+   * exchange is abandoned and the signal's reason thrown. */
+  async _fleetToken(signal, scope) {
+    const session = this.session;
+    const fleet = session.fleet;
+    const refresh = new FleetToken(session, this._api, { tenantId: this.tenantId, seed: this._seed?.(), now: this._clock() });
+    let failure = null; // what the exchange threw
+    try {
+      for (;;) {
+        signal?.throwIfAborted();
+        const s = refresh.next();
+        switch (s.step) {
+          case 'command': {
+            let reply;
+            try {
+              reply = await fleet.command(s.command);
+            } catch (e) {
+              if (signal?.aborted) throw signal.reason ?? e;
+              refresh.redisFailed(session);
+              break;
+            }
+            refresh.replied(reply, session, this._clock());
+            break;
+          }
+          case 'exchange': {
+            let token;
+            try {
+              token = await this._obtainToken(signal, scope);
+            } catch (e) {
+              if (signal?.aborted) throw e;
+              failure = e;
+              refresh.exchangeFailed(String(e?.message ?? e));
+              break;
+            }
+            refresh.exchanged(token, undefined, this._clock());
+            break;
+          }
+          case 'wait':
+            await this._sleep(s.seconds, signal);
+            refresh.waited();
+            break;
+          case 'done':
+            return;
+          case 'failed':
+            throw failure ?? new rk.RoyaltyKitError('token_exchange_failed', s.reason);
+          default:
+            throw new Error(`unknown step ${s.step}`);
+        }
+      }
+    } catch (e) {
+      if (signal?.aborted) session.abandonExchange();
+      else if (session.exchanging) session.exchangeFailed(String(e?.message ?? e));
+      throw e;
+    } finally {
+      refresh.free();
     }
   }
 
@@ -670,7 +758,7 @@ class ReportsClient extends Client {
     checkOptions(o, 'reports');
     const c = o.credentials ?? {};
     if (typeof o.tenantId !== 'string') throw new TypeError('tenantId must be the tenant UUID');
-    super(o, () => rk.buildTokenRequest({ clientId: c.clientId, clientSecret: c.clientSecret, tenantId: o.tenantId, scopes: o.scopes }),
+    super(o, 'reports', () => rk.buildTokenRequest({ clientId: c.clientId, clientSecret: c.clientSecret, tenantId: o.tenantId, scopes: o.scopes }),
       (status, headers, body, now) => rk.parseTokenResponse(status, headers, body, { tenantId: o.tenantId, requestedScopes: o.scopes, now }));
     this.tenantId = o.tenantId;
     this._idempotencyHeader = o.idempotencyHeader;
@@ -765,7 +853,7 @@ class EnterpriseClient extends Client {
   constructor(o) {
     checkOptions(o, 'enterprise');
     const c = o.credentials ?? {};
-    super(o, () => rk.buildEnterpriseTokenRequest({ apiKey: c.apiKey, apiSecret: c.apiSecret }),
+    super(o, 'enterprise', () => rk.buildEnterpriseTokenRequest({ apiKey: c.apiKey, apiSecret: c.apiSecret }),
       (status, headers, body, now) => rk.parseEnterpriseTokenResponse(status, headers, body, { now }), 'enterprise');
     // What a key derived from a `requestId` is scoped to: the organization, named by its API key
     // (hashed into the key by the core, never sent as it is), so every process and language
@@ -927,4 +1015,4 @@ function createEnterpriseClient(options) {
   return new EnterpriseClient(options ?? {});
 }
 
-module.exports = { createReportsClient, createEnterpriseClient, Session, ReconcileRequired, CallFailedError, PaginationError, ExportInterruptedError };
+module.exports = { createReportsClient, createEnterpriseClient, Session, RedisFleet: rk.RedisFleet, ReconcileRequired, CallFailedError, PaginationError, ExportInterruptedError };

@@ -3,4 +3,4 @@
 import './native/init.workerd.mjs';
 import client from './client.lib.cjs';
 
-export const { createReportsClient, createEnterpriseClient, Session, ReconcileRequired, CallFailedError, PaginationError, ExportInterruptedError } = client;
+export const { createReportsClient, createEnterpriseClient, Session, RedisFleet, ReconcileRequired, CallFailedError, PaginationError, ExportInterruptedError } = client;

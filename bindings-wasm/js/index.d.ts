@@ -1090,6 +1090,10 @@ export type CallStep =
   /** (On a Session.) Another call is obtaining the session's token: ask again once the session's
    * `version` changed (`session.waitForChange`), at the latest after `seconds`. */
   | { step: 'await_token'; seconds: number }
+  /** (On a fleet's Session.) Reserve this request in the fleet's rate budget: send `command` to
+   * Redis as it is (an EVAL of RESERVE_SCRIPT), then report `reserved(reply)` (`ok`, or `wait
+   * <second> <window>`) or `reserveFailed()` when Redis cannot be reached; ask again. */
+  | { step: 'reserve'; command: string[] }
   | {
       step: 'reconcile';
       reconcile: 'lookup_by_sent_data' | 'fetch_release_review_state' | 'check_checkout_state' | 'read_addon_status' | 'rotate_again';
@@ -1154,9 +1158,96 @@ export class Session {
   exchangeFailed(reason: string): void;
   /** The exchange in flight was cancelled: the next call that asks leads a new one. */
   abandonExchange(): void;
+  /** The Fleet (or RedisFleet) the session was made by (`fleet.session(budget)`), sharing its
+   * token and budget with the fleet's other processes; null for a session of one process. */
+  readonly fleet: Fleet | null;
   /** Resolves true once `version` differs from `since`, false after `seconds`; rejects with the
    * signal's reason when it aborts. */
   waitForChange(since: number, seconds: number, signal?: AbortSignalLike): Promise<boolean>;
+  free(): void;
+}
+
+// ---- fleets: the processes of one API client sharing one token and one rate budget in Redis ----
+
+/** The Lua script of a `reserve` step's EVAL (one request reserved in every window of the budget). */
+export const RESERVE_SCRIPT: string;
+/** The Lua script that publishes the exchanged token and releases the fleet's exchange lock. */
+export const PUBLISH_SCRIPT: string;
+/** The Lua script that releases the exchange lock when this process still holds it. */
+export const UNLOCK_SCRIPT: string;
+/** The key prefix of a Fleet made without one: `royaltykit:fleet:`. */
+export const DEFAULT_FLEET_PREFIX: string;
+/** Seconds a process waits before looking again while another holds the exchange lock. */
+export const FLEET_POLL_SECONDS: number;
+
+/** A node-redis (v4+) client, or an ioredis client (structurally). */
+export type RedisClientLike = { sendCommand(args: string[]): Promise<unknown> } | { call(...args: string[]): Promise<unknown> };
+
+/**
+ * Where the processes of one API client keep their shared token and rate budget in Redis (the
+ * core's Fleet). Sans I/O: `session(budget)` is a Session whose calls ask `reserve` before each
+ * send and whose token refresh is a FleetToken; RedisFleet sends the commands for the clients.
+ */
+export class Fleet {
+  /** `prefix`: default DEFAULT_FLEET_PREFIX; give each API client its own. Throws
+   * InvalidArgumentError for an empty prefix, one over 128 bytes, or one with spaces or control
+   * characters. */
+  constructor(options?: { prefix?: string | null });
+  readonly prefix: string;
+  /** A Session of this fleet: its token is the fleet's, and with `budget` each request is
+   * reserved in the fleet's Redis before it is sent. */
+  session(budget?: RateBudget | RatePreset | ReadonlyArray<{ name: string; limit: number; windowSeconds?: number }> | null): Session;
+  free(): void;
+}
+
+/**
+ * A Fleet whose commands go to Redis through your client (as RedisDedupStore takes it). Give it
+ * to a client (`createEnterpriseClient({ ..., fleet })`): every process with the same prefix then
+ * shares one token (one exchange for the fleet) and one rate budget (counted in Redis). The token
+ * is stored in Redis: protect it as you protect the API secret.
+ */
+export class RedisFleet extends Fleet {
+  constructor(client: RedisClientLike, options?: { prefix?: string | null });
+  /** Sends one command (a step's `command`) and resolves to its reply as text, or null for nil;
+   * rejects when Redis cannot be reached or answers an error. Never log a command. */
+  command(args: string[]): Promise<string | null>;
+}
+
+/** What a host does next for a fleet token refresh (`FleetToken.next()`). */
+export type FleetTokenStep =
+  /** Send `command` to Redis (never log it: a publish carries the token), then report
+   * `replied(reply, session)` or `redisFailed(session)`. */
+  | { step: 'command'; command: string[] }
+  /** This process exchanges: run the token exchange, then report `exchanged(token)` or `exchangeFailed(reason)`. */
+  | { step: 'exchange' }
+  /** Another process is exchanging: wait `seconds`, then report `waited()`. */
+  | { step: 'wait'; seconds: number }
+  /** The session holds the fleet's token (the waiting calls were woken). */
+  | { step: 'done' }
+  /** The exchange failed; the session recorded it (its waiting calls fail). */
+  | { step: 'failed'; reason: string };
+
+/**
+ * One token refresh of a fleet session (the core's FleetToken), run instead of the exchange when
+ * a call of a fleet session says `refresh_token`: it adopts the token another process published,
+ * or takes the fleet's exchange lock, exchanges and publishes. Every input returns the next step.
+ */
+export class FleetToken {
+  /** Throws InvalidArgumentError for a session that is not a fleet's. `seed` names this process
+   * (default: the platform's RNG). */
+  constructor(session: Session, api: 'enterprise' | 'reports', options?: { tenantId?: string | null; seed?: number; now?: Time });
+  next(): FleetTokenStep;
+  /** The reply of the pending `command` as text (null for nil); a token adopted or published is stored in `session`. */
+  replied(reply: string | null, session: Session, now?: Time): FleetTokenStep;
+  /** Redis could not be reached for the pending `command`: this process goes on without it. */
+  redisFailed(session: Session): FleetTokenStep;
+  waited(): FleetTokenStep;
+  /** The token this process's exchange obtained, due at `refreshAt` (default: the token's own). */
+  exchanged(token: Token | EnterpriseToken | BearerToken, refreshAt?: Time | null, now?: Time): FleetTokenStep;
+  /** The exchange this process ran failed (never pass a credential). */
+  exchangeFailed(reason: string): FleetTokenStep;
+  /** Seconds since the refresh started. */
+  elapsed(now?: Time): number;
   free(): void;
 }
 
@@ -1236,6 +1327,13 @@ declare class Machine {
   /** A download body you streamed to your sink, by its length; a partial one is read again, `done` then has no body. */
   streamedResponse(status: number, headers: HeadersLike | null | undefined, length: number, now?: Time): void;
   transportFailure(failure: TransportFailure, now?: Time): void;
+  /** (A fleet's Session.) The reply of the pending `reserve` step (its text; null for nil):
+   * `ok` sends at the next step, in the same second; `wait <second> <window>` waits until that
+   * second (a `rate_limited` event). Throws InvalidArgumentError when no reservation is pending. */
+  reserved(reply: string | null, now?: Time): void;
+  /** (A fleet's Session.) Redis could not be reached for the pending `reserve` step: the machine
+   * waits a second and asks again (it never sends uncounted). */
+  reserveFailed(now?: Time): void;
   token(token: Token | EnterpriseToken | BearerToken, refreshAt?: Time): void;
   /** The state as JSON text, to resume after a crash (never the token). */
   save(): string;

@@ -1071,6 +1071,11 @@ function callOptions(o) {
 
 const pairsFrom = (flat) => Array.from({ length: flat.length / 2 }, (_, i) => [flat[2 * i], flat[2 * i + 1]]);
 
+// Keys of this module only: the Fleet a Session is made for, and a Session's wake-up of its
+// waiting calls (a FleetToken stored a token or a failure in it).
+const OF_FLEET = Symbol('fleet');
+const WAKE = Symbol('wake');
+
 /**
  * What the machines of one API client share: the token, when to refresh it, the one token exchange
  * in flight, and the rate budget (`new Session(budget?)`: a RateBudget, whose windows and counts
@@ -1082,14 +1087,23 @@ const pairsFrom = (flat) => Array.from({ length: flat.length / 2 }, (_, i) => [f
  */
 class Session {
   #waiters = new Set();
-  constructor(budget) {
+  #fleet = null;
+  constructor(budget, internal) {
+    // `fleet.session(budget)` passes its Fleet under a key of this module only.
+    const fleet = internal?.[OF_FLEET] ?? null;
+    this.#fleet = fleet;
     if (budget === undefined || budget === null) {
-      this._inner = new native.Session();
+      this._inner = fleet === null ? new native.Session() : fleet._inner.session();
       return;
     }
     const b = budget instanceof RateBudget ? budget : new RateBudget(budget);
-    this._inner = native.Session.withBudget(b._inner);
+    this._inner = fleet === null ? native.Session.withBudget(b._inner) : fleet._inner.sessionWithBudget(b._inner);
     if (b !== budget) b.free();
+  }
+  /** The Fleet (or RedisFleet) whose token and rate budget the session shares with the fleet's
+   * other processes (`fleet.session(budget)`); null for a session of this process alone. */
+  get fleet() {
+    return this.#fleet;
   }
   /** Changes whenever a call waiting on the session has something new to look at (a token
    * stored, an exchange failed or abandoned): read it before `next`, wait for it to change. */
@@ -1158,10 +1172,190 @@ class Session {
   #wake() {
     for (const w of [...this.#waiters]) w();
   }
+  /** (FleetToken, within this module.) Wakes the calls waiting: the refresh stored a token or
+   * recorded a failure in the session. */
+  [WAKE]() {
+    this.#wake();
+  }
   free() {
     if (this._inner) this._inner.free();
     this._inner = undefined;
   }
+}
+
+// ---- fleets: the processes of one API client sharing one token and one rate budget in Redis ----
+
+// The core's fleet scripts and defaults (`machine::fleet`).
+const FLEET_CONSTANTS = JSON.parse(native.fleetConstants());
+/** The Lua script of a `reserve` step's EVAL (one request reserved in every window of the budget). */
+const RESERVE_SCRIPT = FLEET_CONSTANTS.reserveScript;
+/** The Lua script that publishes the exchanged token and releases the exchange lock. */
+const PUBLISH_SCRIPT = FLEET_CONSTANTS.publishScript;
+/** The Lua script that releases the exchange lock when this process still holds it. */
+const UNLOCK_SCRIPT = FLEET_CONSTANTS.unlockScript;
+/** The key prefix of a Fleet made without one (`royaltykit:fleet:`). */
+const DEFAULT_FLEET_PREFIX = FLEET_CONSTANTS.defaultFleetPrefix;
+/** Seconds a process waits before looking again while another holds the exchange lock. */
+const FLEET_POLL_SECONDS = FLEET_CONSTANTS.fleetPollSeconds;
+
+/**
+ * Where the processes of one API client keep their shared token and rate budget in Redis (the
+ * core's `Fleet`): `new Fleet({ prefix })` (default DEFAULT_FLEET_PREFIX; give each API client
+ * its own). Sans I/O: `fleet.session(budget)` is a Session whose calls ask `reserve` before each
+ * send and whose token refresh is a FleetToken; you send the commands. RedisFleet sends them
+ * with your Redis client, and the clients take it (`createEnterpriseClient({ fleet })`). Throws
+ * InvalidArgumentError for an empty prefix, one over 128 bytes, or one with spaces or control
+ * characters.
+ */
+class Fleet {
+  constructor(opts) {
+    const o = options(opts);
+    this._inner = call(() => new native.Fleet(optStr(o.prefix, 'prefix')));
+  }
+  /** The key prefix. */
+  get prefix() {
+    return this._inner.prefix;
+  }
+  /** A Session of this fleet: its token is the fleet's (a `refresh_token` step is a FleetToken),
+   * and with `budget` (as `new Session(budget)` takes it) each request is reserved in the fleet's
+   * Redis before it is sent (a `reserve` step). Its `fleet` is this Fleet. */
+  session(budget) {
+    return new Session(budget, { [OF_FLEET]: this });
+  }
+  /** Frees the wasm memory now; the fleet's sessions keep working. */
+  free() {
+    if (this._inner) this._inner.free();
+    this._inner = undefined;
+  }
+}
+
+/** A Redis client as `send(args)`: an ioredis client (`call`) or a node-redis v4+ client
+ * (`sendCommand`), as RedisDedupStore takes them. */
+function redisSender(client, what) {
+  // ioredis has both, and its sendCommand takes a Command object: call() first.
+  if (typeof client?.call === 'function') return (args) => client.call(...args);
+  if (typeof client?.sendCommand === 'function') return (args) => client.sendCommand(args);
+  throw new TypeError(`${what}: client must be an ioredis client (call) or a node-redis client (sendCommand)`);
+}
+
+/**
+ * A Fleet whose commands go to Redis through your client: `new RedisFleet(client, { prefix })`
+ * with an ioredis (`call`) or node-redis v4+ (`sendCommand`) client, as RedisDedupStore takes
+ * them. Give it to a client (`createEnterpriseClient({ ..., fleet })`): the client's session is
+ * `fleet.session(budget)`, so every process with the same prefix shares one token (one exchange
+ * for the fleet) and one rate budget (counted in Redis). Configure the client to fail fast while
+ * Redis is away (node-redis `disableOfflineQueue`, ioredis `enableOfflineQueue: false`): a
+ * reservation that fails waits a second and asks again (never sent uncounted), and a token
+ * refresh that cannot reach Redis exchanges on its own. The token is stored in Redis: protect
+ * that Redis as you protect the API secret.
+ */
+class RedisFleet extends Fleet {
+  #send;
+  constructor(client, opts) {
+    const send = redisSender(client, 'RedisFleet');
+    super(opts);
+    this.#send = send;
+  }
+  /** Sends one command (a step's `command`, as it is) and resolves to its reply as text (a
+   * number as its digits), or null for nil; rejects when Redis cannot be reached or answers an
+   * error. Never log a command: a publish carries the token. */
+  async command(args) {
+    if (!Array.isArray(args) || !args.every((a) => typeof a === 'string')) throw new TypeError('command must be an array of strings');
+    const reply = await this.#send(args);
+    return reply === undefined || reply === null ? null : String(reply);
+  }
+}
+
+/** A step of a fleet token refresh from the native `[kind, json]`. Printed (util.inspect), a
+ * command shows its name and first key only, as the core's Debug does: a publish carries the
+ * token. */
+function fleetTokenStep([kind, text]) {
+  const s = { step: kind, ...JSON.parse(text) };
+  if (kind === 'command') {
+    Object.defineProperty(s, INSPECT, { value: () => `FleetTokenStep ${JSON.stringify({ step: 'command', command: s.command[0], key: s.command[3] ?? s.command[1] })}` });
+  }
+  return s;
+}
+
+/**
+ * One token refresh of a fleet session (the core's `FleetToken`), what a host runs instead of the
+ * exchange when a call of a fleet session says `refresh_token`: `new FleetToken(session, api, {
+ * tenantId, seed, now })` (`api` `'enterprise'` or `'reports'`, `tenantId` for a reporting
+ * token). Ask `next()`; `{ step: 'command', command }`: send it to Redis, report
+ * `replied(reply, session, now)` (the reply as text, null for nil) or `redisFailed(session)`;
+ * `{ step: 'exchange' }`: run the token exchange, report `exchanged(token, refreshAt, now)` or
+ * `exchangeFailed(reason)`; `{ step: 'wait', seconds }`: wait, then `waited()`; `{ step: 'done' }`:
+ * the session holds the fleet's token; `{ step: 'failed', reason }`: the exchange failed (the
+ * session recorded it). Every input returns the next step; the calls waiting on the session are
+ * woken when it holds a token or the failure. Never log a command: a publish carries the token.
+ */
+class FleetToken {
+  #inner;
+  #step;
+  constructor(session, api, opts) {
+    if (!(session instanceof Session)) throw new TypeError('session must be a Session of a Fleet (fleet.session(budget))');
+    const o = options(opts);
+    const seed = toNumber(o.seed, 'seed', undefined) ?? randomSeed();
+    this.#inner = call(() => new native.FleetToken(session._inner, toStr(api, 'api'), optStr(o.tenantId, 'tenantId'), seed, nowSeconds(o.now)));
+    this.#step = fleetTokenStep(this.#inner.next());
+  }
+  /** The step pending (the same until its outcome is reported). */
+  next() {
+    return this.#step;
+  }
+  #then(input, session) {
+    const version = session?.version;
+    try {
+      this.#step = fleetTokenStep(call(input));
+    } finally {
+      if (session !== undefined && session.version !== version) session[WAKE]();
+    }
+    return this.#step;
+  }
+  /** The reply of the pending `command` (its text; null or undefined for nil), at `now` (default:
+   * the clock); a token adopted or published is stored in `session`. */
+  replied(reply, session, now) {
+    const s = fleetSession(session);
+    return this.#then(() => this.#inner.replied(reply === undefined || reply === null ? undefined : String(reply), s._inner, nowSeconds(now)), s);
+  }
+  /** Redis could not be reached for the pending `command`: this process goes on without it. */
+  redisFailed(session) {
+    const s = fleetSession(session);
+    return this.#then(() => this.#inner.redisFailed(s._inner), s);
+  }
+  /** The wait is over: look for the token again. */
+  waited() {
+    return this.#then(() => this.#inner.waited());
+  }
+  /** The exchange this process ran succeeded with `token` (Token, EnterpriseToken or
+   * BearerToken), due at `refreshAt` (default: the token's own) at `now`: it is published for the
+   * fleet at the next step. */
+  exchanged(token, refreshAt, now) {
+    const [value, api, tenant] = tokenArg(token);
+    if (value === undefined) throw new TypeError('token must be a Token, an EnterpriseToken or a BearerToken');
+    const at = toNumber(refreshAt, 'refreshAt', undefined) ?? token.refreshAt ?? NaN;
+    return this.#then(() => this.#inner.exchanged(value, api, tenant, at, nowSeconds(now)));
+  }
+  /** The exchange this process ran failed (`reason`: never a credential): the lock is released at
+   * the next step, then the refresh fails. */
+  exchangeFailed(reason) {
+    const r = toStr(reason, 'reason');
+    return this.#then(() => this.#inner.exchangeFailed(r));
+  }
+  /** Seconds since this refresh started, at `now` (default: the clock). */
+  elapsed(now) {
+    return this.#inner.elapsed(nowSeconds(now));
+  }
+  /** Frees the wasm memory now; the refresh is unusable after. */
+  free() {
+    this.#inner?.free();
+    this.#inner = undefined;
+  }
+}
+
+function fleetSession(session) {
+  if (!(session instanceof Session)) throw new TypeError('session must be the Session the FleetToken was made for');
+  return session;
 }
 
 /** Shared by Call and ExportJob: the inputs a host reports. */
@@ -1205,6 +1399,17 @@ class Machine {
   /** No response: `timeout`, `connect_failed` (nothing was sent) or `connection_lost`. */
   transportFailure(failure, now) {
     call(() => this._inner.transportFailure(toStr(failure, 'failure'), nowSeconds(now)));
+  }
+  /** (A fleet's session.) The reply of the pending `reserve` step (its text; null for nil) at
+   * `now`: `ok` sends at the next step, in the same second; `wait <second> <window>` waits until
+   * that second (a `rate_limited` event). */
+  reserved(reply, now) {
+    call(() => this._inner.reserved(reply === undefined || reply === null ? undefined : String(reply), nowSeconds(now)));
+  }
+  /** (A fleet's session.) Redis could not be reached for the pending `reserve` step: the machine
+   * waits a second and asks again (never sends uncounted). */
+  reserveFailed(now) {
+    call(() => this._inner.reserveFailed(nowSeconds(now)));
   }
   /** A token (Token, EnterpriseToken or BearerToken), refreshed at its `refreshAt` unless `refreshAt` is given. */
   token(token, refreshAt) {
@@ -2819,6 +3024,8 @@ module.exports = {
   verifyRequest, webhookHandler, WebhookReceiver, EventRouter, knownEventNames, RedisDedupStore, RedisDedupProtocol, planReceipt, decideClaims,
   SqlDedupProtocol, PostgresDedupStore, SqliteDedupStore, SqlInboxProtocol, PostgresInbox, SqliteInbox,
   WebhookReceipt, Session, Call, ExportJob, Pages, Recovery, InboxWorker,
+  // fleets
+  Fleet, RedisFleet, FleetToken, RESERVE_SCRIPT, PUBLISH_SCRIPT, UNLOCK_SCRIPT, DEFAULT_FLEET_PREFIX, FLEET_POLL_SECONDS,
   // retries
   webhookRetrySchedule, webhookNextAttemptAt, webhookGivesUpAt, backoffDelay, parseRetryAfter, decideRetry, RateBudget,
   // the catalog, requests, error bodies and tokens

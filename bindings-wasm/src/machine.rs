@@ -219,6 +219,7 @@ fn call_step(s: machine::CallStep) -> js_sys::Array {
             a
         }
         machine::CallStep::Fail { failure: f } => failure(f, None, None),
+        machine::CallStep::Reserve { command } => step("reserve", json!({ "command": command })),
     }
 }
 
@@ -232,6 +233,7 @@ fn job_step(s: machine::JobStep) -> js_sys::Array {
         machine::JobStep::AwaitToken { seconds } => {
             call_step(machine::CallStep::AwaitToken { seconds })
         }
+        machine::JobStep::Reserve { command } => call_step(machine::CallStep::Reserve { command }),
         machine::JobStep::Reconcile { reason, candidates } => step(
             "reconcile",
             json!({
@@ -330,6 +332,19 @@ macro_rules! api_machine {
                 let failure = parse(TransportFailure::parse, failure)?;
                 self.0.transport_failure(failure, now).map_err(err)
             }
+            /// (A fleet's session.) The reply of the pending `reserve` step as text (undefined for
+            /// nil): `ok` sends at the next step, `wait <second> <window>` waits. Throws
+            /// `invalid_argument` when no reservation is pending.
+            pub fn reserved(&mut self, reply: Option<String>, now: f64) -> R<()> {
+                self.0.reserved(reply.as_deref(), now).map_err(err)
+            }
+            /// (A fleet's session.) Redis could not be reached for the pending `reserve` step:
+            /// the machine waits a second and asks again (it never sends uncounted). Throws
+            /// `invalid_argument` when no reservation is pending.
+            #[wasm_bindgen(js_name = reserveFailed)]
+            pub fn reserve_failed(&mut self, now: f64) -> R<()> {
+                self.0.reserve_failed(now).map_err(err)
+            }
             /// A token: value, issuing API, tenant; `refresh_at` NaN for none.
             pub fn token(&mut self, value: String, api: &str, tenant: Option<String>, refresh_at: f64) -> R<()> {
                 let t = bearer(value, api, tenant)?;
@@ -415,6 +430,169 @@ impl Session {
     #[wasm_bindgen(getter, js_name = hasToken)]
     pub fn has_token(&self) -> bool {
         self.0.has_token()
+    }
+    /// The key prefix of the fleet the session belongs to (`Session::fleet`); undefined for a
+    /// session of one process.
+    #[wasm_bindgen(getter, js_name = fleetPrefix)]
+    pub fn fleet_prefix(&self) -> Option<String> {
+        self.0.fleet().map(|f| f.prefix().to_owned())
+    }
+}
+
+/// Where one API client's processes keep their shared token and rate budget in Redis
+/// (`machine::Fleet`).
+#[wasm_bindgen]
+pub struct Fleet(machine::Fleet);
+
+#[wasm_bindgen]
+impl Fleet {
+    /// `Fleet::new`: under `prefix` (undefined: the core's default). Throws `invalid_argument`
+    /// for an empty prefix, one over 128 bytes, or one with spaces or control characters.
+    #[wasm_bindgen(constructor)]
+    pub fn new(prefix: Option<String>) -> R<Fleet> {
+        machine::Fleet::new(prefix.as_deref())
+            .map(Fleet)
+            .map_err(err)
+    }
+    /// The key prefix.
+    #[wasm_bindgen(getter)]
+    pub fn prefix(&self) -> String {
+        self.0.prefix().to_owned()
+    }
+    /// A fleet session without a budget (`Fleet::session(None)`): the token is the fleet's,
+    /// requests are not counted.
+    pub fn session(&self) -> Session {
+        Session(self.0.session(None))
+    }
+    /// A fleet session whose requests are counted in Redis by a copy of `budget`'s windows
+    /// (`Fleet::session(Some(budget))`): each send is preceded by a `reserve` step.
+    #[wasm_bindgen(js_name = sessionWithBudget)]
+    pub fn session_with_budget(&self, budget: &RateBudget) -> Session {
+        Session(self.0.session(Some(budget.0.clone())))
+    }
+}
+
+/// The core's fleet constants as JSON: `reserveScript`, `publishScript`, `unlockScript`,
+/// `defaultFleetPrefix`, `maxFleetPrefixBytes`, `fleetPollSeconds`.
+#[wasm_bindgen(js_name = fleetConstants)]
+pub fn fleet_constants() -> String {
+    json!({
+        "reserveScript": machine::RESERVE_SCRIPT,
+        "publishScript": machine::PUBLISH_SCRIPT,
+        "unlockScript": machine::UNLOCK_SCRIPT,
+        "defaultFleetPrefix": machine::DEFAULT_FLEET_PREFIX,
+        "maxFleetPrefixBytes": machine::MAX_FLEET_PREFIX_BYTES,
+        "fleetPollSeconds": machine::FLEET_POLL_SECONDS,
+    })
+    .to_string()
+}
+
+/// A step of a fleet token refresh, as `[kind, json]`: `command` with `command` (the Redis
+/// command's arguments; a publish carries the token), `exchange`, `wait` with `seconds`, `done`,
+/// `failed` with `reason`.
+fn fleet_token_step(s: machine::FleetTokenStep) -> js_sys::Array {
+    match s {
+        machine::FleetTokenStep::Command { command } => {
+            step("command", json!({ "command": command }))
+        }
+        machine::FleetTokenStep::Exchange {} => step("exchange", json!({})),
+        machine::FleetTokenStep::Wait { seconds } => step("wait", json!({ "seconds": seconds })),
+        machine::FleetTokenStep::Done {} => step("done", json!({})),
+        machine::FleetTokenStep::Failed { reason } => step("failed", json!({ "reason": reason })),
+    }
+}
+
+/// One token refresh of a fleet session (`machine::FleetToken`): adopt the token another process
+/// published, or take the fleet's exchange lock, exchange and publish. Every input returns the
+/// step that follows.
+#[wasm_bindgen]
+pub struct FleetToken(machine::FleetToken);
+
+impl FleetToken {
+    fn then(
+        &mut self,
+        input: impl FnOnce(&mut machine::FleetToken) -> Result<(), royaltykit::ArgumentError>,
+    ) -> R<js_sys::Array> {
+        input(&mut self.0).map_err(err)?;
+        Ok(fleet_token_step(self.0.next()))
+    }
+}
+
+#[wasm_bindgen]
+impl FleetToken {
+    /// `FleetToken::new`: a refresh for `session` (a fleet's) of a token of `api` (`tenant` for
+    /// a reporting token) at `now`, by the process named by `seed` (the host's RNG; a whole
+    /// number from 0). Throws `invalid_argument` for a session that is not a fleet's, a `now`
+    /// that is not finite, or a bad seed.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        session: &Session,
+        api: &str,
+        tenant: Option<String>,
+        seed: f64,
+        now: f64,
+    ) -> R<FleetToken> {
+        let seed = u64::try_from(crate::int("seed", seed)?).map_err(|_| {
+            err(royaltykit::ArgumentError::new(
+                "seed",
+                "must be a whole number from 0",
+            ))
+        })?;
+        let api = parse(Api::parse, api)?;
+        machine::FleetToken::new(&session.0, api, tenant.as_deref(), seed, now)
+            .map(FleetToken)
+            .map_err(err)
+    }
+    /// The step pending (the same until its outcome is reported), as `[kind, json]`.
+    pub fn next(&self) -> js_sys::Array {
+        fleet_token_step(self.0.next())
+    }
+    /// The reply of the pending `command` as text (undefined for nil), at `now`; an adopted or
+    /// published token is stored in `session`. Returns the next step. Throws `invalid_argument`
+    /// when no command is pending.
+    pub fn replied(
+        &mut self,
+        reply: Option<String>,
+        session: &mut Session,
+        now: f64,
+    ) -> R<js_sys::Array> {
+        self.then(|t| t.replied(reply.as_deref(), &mut session.0, now))
+    }
+    /// Redis could not be reached for the pending `command`: this process exchanges on its own.
+    /// Returns the next step. Throws `invalid_argument` when no command is pending.
+    #[wasm_bindgen(js_name = redisFailed)]
+    pub fn redis_failed(&mut self, session: &mut Session) -> R<js_sys::Array> {
+        self.then(|t| t.redis_failed(&mut session.0))
+    }
+    /// The wait is over; returns the next step. Throws `invalid_argument` when no wait is
+    /// pending.
+    pub fn waited(&mut self) -> R<js_sys::Array> {
+        self.then(machine::FleetToken::waited)
+    }
+    /// The exchange this process ran succeeded: the token (value, issuing API, tenant), due at
+    /// `refresh_at` (NaN: never), at `now`; returns the next step (its publish). Throws
+    /// `invalid_argument` when no exchange is pending.
+    pub fn exchanged(
+        &mut self,
+        value: String,
+        api: &str,
+        tenant: Option<String>,
+        refresh_at: f64,
+        now: f64,
+    ) -> R<js_sys::Array> {
+        let token = bearer(value, api, tenant)?;
+        let refresh_at = Some(refresh_at).filter(|r| !r.is_nan());
+        self.then(|t| t.exchanged(token, refresh_at, now))
+    }
+    /// The exchange this process ran failed (`reason`, never a credential); returns the next
+    /// step (the lock's release). Throws `invalid_argument` when no exchange is pending.
+    #[wasm_bindgen(js_name = exchangeFailed)]
+    pub fn exchange_failed(&mut self, reason: &str) -> R<js_sys::Array> {
+        self.then(|t| t.exchange_failed(reason))
+    }
+    /// Seconds since this refresh started, at `now`.
+    pub fn elapsed(&self, now: f64) -> f64 {
+        self.0.elapsed(now)
     }
 }
 

@@ -415,3 +415,38 @@ const redisLookup: string[] = new rk.RedisDedupProtocol().lookupCommand('k');
 const receiptOutcome: rk.WebhookReceipt['outcome'] = 'queued';
 void [asStates, asInbox, fastifyInbox, work, inboxSql, lookedUp, redisLookup, receiptOutcome, rk.RedisDedupProtocol.lookupReply(undefined)];
 inboxWorker.free();
+
+// Issue 43 point 7: fleets — the processes of one API client sharing one token and one rate
+// budget through Redis.
+import { RedisFleet as ClientRedisFleet } from 'royaltykit/client';
+declare const redisClient: { sendCommand(args: string[]): Promise<unknown> };
+const redisFleet: rk.RedisFleet = new ClientRedisFleet(redisClient, { prefix: 'royaltykit:fleet:org-1:' });
+const fleetClient: EnterpriseClient = createEnterpriseClient({ baseUrl: 'https://org.example', credentials: { apiKey: 'k', apiSecret: 's' }, fleet: redisFleet });
+const fleetOfClient: rk.Fleet | null = fleetClient.session.fleet;
+const bareFleet = new rk.Fleet();
+const fleetSession: rk.Session = bareFleet.session('enterprise');
+const onFleet = new rk.Call('listEnterpriseCountries', { seed: 1 });
+const fleetStep: rk.CallStep = onFleet.next(1_800_000_000, fleetSession);
+if (fleetStep.step === 'reserve') {
+  const command: string[] = fleetStep.command;
+  void redisFleet.command(command).then((reply: string | null) => onFleet.reserved(reply, 1_800_000_000), () => onFleet.reserveFailed());
+}
+const fleetToken = new rk.FleetToken(fleetSession, 'enterprise', { seed: 7, now: 1_800_000_000 });
+const tokenStep: rk.FleetTokenStep = fleetToken.next();
+if (tokenStep.step === 'command') {
+  void fleetToken.replied(null, fleetSession).step;
+} else if (tokenStep.step === 'exchange') {
+  void fleetToken.exchanged(rk.BearerToken.enterprise('tok'), null);
+} else if (tokenStep.step === 'wait') {
+  const pollSeconds: number = tokenStep.seconds;
+  void [pollSeconds, fleetToken.waited()];
+} else if (tokenStep.step === 'failed') {
+  const why: string = tokenStep.reason;
+  void why;
+}
+const scripts: string[] = [rk.RESERVE_SCRIPT, rk.PUBLISH_SCRIPT, rk.UNLOCK_SCRIPT, rk.DEFAULT_FLEET_PREFIX];
+const fleetPoll: number = rk.FLEET_POLL_SECONDS + fleetToken.elapsed();
+// @ts-expect-error: a client's fleet is a RedisFleet (its Redis client sends the commands)
+createEnterpriseClient({ baseUrl: 'https://org.example', credentials: { apiKey: 'k', apiSecret: 's' }, fleet: bareFleet });
+void [fleetOfClient, scripts, fleetPoll, redisFleet.prefix];
+fleetToken.free();

@@ -100,6 +100,10 @@ function view(s) {
       return [{ step: 'refresh_token' }, 'token'];
     case 'await_token':
       return [{ step: 'await_token', seconds: s.seconds }, 'end'];
+    case 'reserve': // a fleet's reservation: its keys and arguments, the script's text left out (`reserve_view`)
+      assert.equal(s.command[0], 'EVAL');
+      assert.equal(s.command[1], rk.RESERVE_SCRIPT);
+      return [{ step: 'reserve', command: s.command.slice(2) }, 'end'];
     case 'reconcile':
       assert.ok(Array.isArray(s.candidates) && typeof s.reason === 'string');
       return [{ step: 'reconcile', reconcile: s.reconcile, stage: s.stage, candidates: s.candidates, candidates_count: s.candidates.length }, 'end'];
@@ -173,10 +177,12 @@ function exportJob(i) {
 }
 
 /** Several machines on one Session, played by the transcript's script (`fn session` in
- * core/tests/machines.rs): each machine is asked with `next(now, session)`. */
+ * core/tests/machines.rs): each machine is asked with `next(now, session)`; with `fleet` (a
+ * prefix) the session is that Fleet's, whose reservations the script answers. */
 function session(i) {
   const windows = i.budget && i.budget.map(([name, limit, windowSeconds]) => ({ name, limit, windowSeconds }));
-  const s = new rk.Session(windows ?? undefined);
+  const s = typeof i.fleet === 'string' ? new rk.Fleet({ prefix: i.fleet }).session(windows ?? undefined) : new rk.Session(windows ?? undefined);
+  assert.equal(s.fleet?.prefix ?? null, i.fleet ?? null);
   const machines = i.machines.map((m) => (m.kind === 'call'
     ? new rk.Call(m.operation, { path: m.params.path, query: m.params.query, body: m.params.body, tenantId: m.params.tenant_id,
       idempotencyKey: m.params.idempotency_key, idempotencyHeader: m.params.idempotency_header, requestId: m.params.request_id,
@@ -198,11 +204,62 @@ function session(i) {
       s.abandonExchange();
     } else if (a.advance !== undefined) {
       now += a.advance;
+    } else if ('reserved' in a) {
+      machines[a.machine].reserved(a.reserved, now);
+    } else if (a.reserve_failed !== undefined) {
+      machines[a.reserve_failed].reserveFailed(now);
     } else {
       throw new Error(`unknown script action ${JSON.stringify(a)}`);
     }
   }
   return { steps, exchanges: s.exchanges };
+}
+
+/** A fleet token step as the transcripts show it (`fleet_token_view` in core/tests/machines.rs):
+ * a script's text as its name. */
+function fleetTokenView(s) {
+  switch (s.step) {
+    case 'command': {
+      const names = { [rk.RESERVE_SCRIPT]: 'RESERVE_SCRIPT', [rk.PUBLISH_SCRIPT]: 'PUBLISH_SCRIPT', [rk.UNLOCK_SCRIPT]: 'UNLOCK_SCRIPT' };
+      return { step: 'command', command: s.command.map((a) => names[a] ?? a) };
+    }
+    case 'wait':
+      return { step: 'wait', seconds: s.seconds };
+    case 'failed':
+      return { step: 'failed', reason: s.reason };
+    default:
+      return { step: s.step };
+  }
+}
+
+/** A fleet token refresh driven by the transcript's events (`fn fleet_token` in
+ * core/tests/machines.rs); the steps after each event, and whether the session holds a token. */
+function fleetToken(i) {
+  let now = i.now;
+  const session = new rk.Fleet({ prefix: i.prefix }).session();
+  if (typeof i.held === 'string') session.storeToken(bearer(i.api, i.held, i.tenant_id));
+  const ft = new rk.FleetToken(session, i.api, { tenantId: i.tenant_id, seed: i.seed, now });
+  try {
+    const steps = [fleetTokenView(ft.next())];
+    for (const e of i.events) {
+      if (e.advance !== undefined) {
+        now += e.advance;
+        continue;
+      }
+      let s;
+      if ('reply' in e) s = ft.replied(e.reply, session, now);
+      else if ('redis_failed' in e) s = ft.redisFailed(session);
+      else if (typeof e.exchanged === 'string') s = ft.exchanged(bearer(i.api, e.exchanged, i.tenant_id), e.refresh_at, now);
+      else if (typeof e.exchange_failed === 'string') s = ft.exchangeFailed(e.exchange_failed);
+      else if ('waited' in e) s = ft.waited();
+      else throw new Error(`unknown event ${JSON.stringify(e)}`);
+      assert.deepEqual(s, ft.next(), 'an input returns the step next() gives');
+      steps.push(fleetTokenView(s));
+    }
+    return { steps, has_token: session.hasToken };
+  } finally {
+    ft.free();
+  }
 }
 
 /** A walk over pages fed the transcript's bodies (`fn pages` in core/tests/machines.rs): each
@@ -345,9 +402,9 @@ function inbox(i) {
   }
 }
 
-const ADAPTERS = { receipt, call, export_job: exportJob, session, pages, recovery, inbox };
+const ADAPTERS = { receipt, call, export_job: exportJob, session, pages, recovery, inbox, fleet_token: fleetToken };
 // The least each group holds (the session group is new and small).
-const MINIMUM = { receipt: 40, call: 40, export_job: 40, session: 5, pages: 20, recovery: 20, inbox: 16 };
+const MINIMUM = { receipt: 40, call: 40, export_job: 40, session: 5, pages: 20, recovery: 20, inbox: 16, fleet_token: 12 };
 
 /** `got` restricted to the members `want` names, step by step; asserts each is there. */
 function sameSteps(got, want, what) {
@@ -374,6 +431,7 @@ test('machines.json', async (t) => {
         sameSteps(Array.isArray(got) ? got : got.steps, c.expected.steps, what);
         if ('exchanges' in c.expected) assert.equal(got.exchanges, c.expected.exchanges, `${what}: exchanges`);
         if ('counts' in c.expected) assert.deepEqual(got.counts, c.expected.counts, `${what}: counts`);
+        if ('has_token' in c.expected) assert.equal(got.has_token, c.expected.has_token, `${what}: has_token`);
       }
     });
   }

@@ -12,7 +12,6 @@ const assert = require('node:assert/strict');
 const crypto = require('node:crypto');
 const fs = require('node:fs');
 const http = require('node:http');
-const net = require('node:net');
 const os = require('node:os');
 const path = require('node:path');
 const readline = require('node:readline');
@@ -21,6 +20,7 @@ const { Readable } = require('node:stream');
 const Database = require('better-sqlite3');
 const { Pool } = require('pg');
 const rk = require('royaltykit');
+const { startRedis } = require('./redis.cjs');
 const fetchApi = require('royaltykit/fetch');
 const { webhookMiddleware } = require('royaltykit/express');
 const { createEnterpriseClient } = require('royaltykit/client');
@@ -375,79 +375,10 @@ test('DedupWindow.state: read without claiming; a lease or time-to-live run out 
   }
 });
 
-/** A free TCP port on 127.0.0.1. */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-/**
- * The smallest RESP client a RedisDedupStore takes (`sendCommand(args)`): commands in order over
- * one connection, replies as node-redis gives them (a bulk string, null for nil, an integer, an
- * Error for an error reply).
- */
-function respClient(port) {
-  const socket = net.connect(port, '127.0.0.1');
-  const waiting = [];
-  let buffer = Buffer.alloc(0);
-  const parse = (at) => {
-    const end = buffer.indexOf('\r\n', at);
-    if (end < 0) return null;
-    const kind = String.fromCharCode(buffer[at]);
-    const text = buffer.toString('utf8', at + 1, end);
-    if (kind === '+') return [text, end + 2];
-    if (kind === '-') return [new Error(text), end + 2];
-    if (kind === ':') return [Number(text), end + 2];
-    if (kind === '$') {
-      const n = Number(text);
-      if (n < 0) return [null, end + 2];
-      if (buffer.length < end + 2 + n + 2) return null;
-      return [buffer.toString('utf8', end + 2, end + 2 + n), end + 2 + n + 2];
-    }
-    throw new Error(`unexpected reply ${kind}`);
-  };
-  socket.on('data', (chunk) => {
-    buffer = Buffer.concat([buffer, chunk]);
-    for (let r = parse(0); r !== null && waiting.length; r = parse(0)) {
-      buffer = buffer.subarray(r[1]);
-      const { resolve, reject } = waiting.shift();
-      if (r[0] instanceof Error) reject(r[0]);
-      else resolve(r[0]);
-    }
-  });
-  return {
-    ready: new Promise((resolve, reject) => { socket.once('connect', resolve); socket.once('error', reject); }),
-    sendCommand(args) {
-      return new Promise((resolve, reject) => {
-        waiting.push({ resolve, reject });
-        socket.write(`*${args.length}\r\n${args.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join('')}`);
-      });
-    },
-    close: () => socket.destroy(),
-  };
-}
-
 test('RedisDedupStore.state on a real redis-server: new, in_progress, done; an expired claim is new', async () => {
-  const port = await freePort();
-  const redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-  let conn;
+  const redis = await startRedis();
+  const conn = await redis.client();
   try {
-    for (let i = 0; ; i++) {
-      conn = respClient(port);
-      try {
-        await conn.ready;
-        break;
-      } catch (e) {
-        if (i > 100) throw e;
-        await pause(50);
-      }
-    }
     const store = new rk.RedisDedupStore(conn, { prefix: `recovery-${crypto.randomBytes(3).toString('hex')}:`, leaseSeconds: 1 });
     assert.equal(await store.state('k'), 'new');
     assert.equal(await store.claim('k'), 'new', 'state claimed nothing');
@@ -464,8 +395,8 @@ test('RedisDedupStore.state on a real redis-server: new, in_progress, done; an e
     assert.equal(await store.release('gone'), true);
     assert.equal(await store.state('gone'), 'new');
   } finally {
-    conn?.close();
-    redis.kill();
+    conn.close();
+    await redis.stop();
   }
 });
 
