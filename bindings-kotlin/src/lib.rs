@@ -20,6 +20,7 @@ uniffi::setup_scaffolding!();
 
 mod api;
 mod export;
+mod fleet;
 mod inbox;
 mod jni;
 mod machine;

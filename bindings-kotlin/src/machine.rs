@@ -1,5 +1,5 @@
 //! The protocol machines for Kotlin (`WebhookReceipt`, `Call`, `ExportJob`, `Pages`,
-//! `Recovery`; the inbox worker is in `inbox.rs`) and the `Session` their calls share: conversions only. Each input returns the step that follows, so a
+//! `Recovery`; the inbox worker is in `inbox.rs`, the fleet's `FleetToken` in `fleet.rs`) and the `Session` their calls share: conversions only. Each input returns the step that follows, so a
 //! step costs one JNA crossing.
 
 use crate::api::{
@@ -22,7 +22,7 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-fn clock(now: Option<f64>) -> f64 {
+pub(crate) fn clock(now: Option<f64>) -> f64 {
     now.unwrap_or_else(royaltykit_host::now_unix_f64)
 }
 
@@ -159,8 +159,14 @@ pub enum CallStep {
     /// Ask again after `seconds`.
     Wait { seconds: f64 },
     /// Obtain a token, then report `token` (on a `Session`: `session.storeToken`, or
-    /// `session.exchangeFailed` / `session.abandonExchange`, then wake the calls waiting on it).
+    /// `session.exchangeFailed` / `session.abandonExchange`, then wake the calls waiting on it;
+    /// on a fleet's session: run a `FleetToken` around the exchange instead).
     RefreshToken { reason: String },
+    /// (A machine on a fleet's `Session`: `Fleet.session`.) Reserve the request in the fleet's
+    /// rate budget: send `command` to the fleet's Redis as it is (an `EVAL` of `reserveScript()`),
+    /// then report its reply to `reserved` (nil: null), or `reserveFailed` when Redis cannot be
+    /// reached; then ask again (the request goes out in the same second, or the call waits).
+    Reserve { command: Vec<String> },
     /// (A machine on a `Session`.) Another call of the session is obtaining the token: wait until
     /// `session.version()` differs from `version` (the session's version when this step was
     /// decided) or `seconds` pass, then ask again.
@@ -232,6 +238,7 @@ fn call_step(s: machine::CallStep, version: u64) -> CallStep {
         },
         machine::CallStep::Wait { seconds } => CallStep::Wait { seconds },
         machine::CallStep::RefreshToken { reason } => CallStep::RefreshToken { reason },
+        machine::CallStep::Reserve { command } => CallStep::Reserve { command },
         machine::CallStep::AwaitToken { seconds } => CallStep::AwaitToken {
             seconds,
             version: version_of(version),
@@ -260,6 +267,7 @@ fn job_step(s: machine::JobStep, version: u64) -> CallStep {
         },
         machine::JobStep::Wait { seconds } => CallStep::Wait { seconds },
         machine::JobStep::RefreshToken { reason } => CallStep::RefreshToken { reason },
+        machine::JobStep::Reserve { command } => CallStep::Reserve { command },
         machine::JobStep::AwaitToken { seconds } => CallStep::AwaitToken {
             seconds,
             version: version_of(version),
@@ -357,6 +365,21 @@ macro_rules! api_machine {
             #[uniffi::method(default(refresh_at = None))]
             pub fn token(&self, token: Arc<BearerToken>, refresh_at: Option<f64>) {
                 lock(&self.0).token(token.0.clone(), refresh_at);
+            }
+            /// (Fleet.) The reply of the pending `Reserve` at `now` (default: the system clock):
+            /// its text, null for nil. `ok` lets the next step send (in the same second); `wait
+            /// <second> <window>` holds the machine until that second (a `rate_limited` event;
+            /// never sent uncounted). `InvalidArgument` when no reservation is pending.
+            #[uniffi::method(default(now = None))]
+            pub fn reserved(&self, reply: Option<String>, now: Option<f64>) -> Result<()> {
+                Ok(lock(&self.0).reserved(reply.as_deref(), clock(now))?)
+            }
+            /// (Fleet.) The fleet's Redis could not be reached for the pending `Reserve`: the
+            /// machine waits a second and asks again (a `rate_limited` event; it never sends
+            /// uncounted). `InvalidArgument` when no reservation is pending.
+            #[uniffi::method(default(now = None))]
+            pub fn reserve_failed(&self, now: Option<f64>) -> Result<()> {
+                Ok(lock(&self.0).reserve_failed(clock(now))?)
             }
             /// The state as JSON text (never the token).
             pub fn save(&self) -> String {
@@ -513,8 +536,13 @@ pub struct Session(Mutex<machine::Session>);
 
 impl Session {
     /// `f` on the core's session, under its lock (a machine's lock is taken before it).
-    fn with<R>(&self, f: impl FnOnce(&mut machine::Session) -> R) -> R {
+    pub(crate) fn with<R>(&self, f: impl FnOnce(&mut machine::Session) -> R) -> R {
         f(&mut lock(&self.0))
+    }
+
+    /// The core's `session` as the Kotlin object (a fleet's, from `Fleet.session`).
+    pub(crate) fn wrap(session: machine::Session) -> Arc<Self> {
+        Arc::new(Self(Mutex::new(session)))
     }
 }
 
@@ -584,6 +612,13 @@ impl Session {
     /// Whether the session holds a token.
     pub fn has_token(&self) -> bool {
         self.with(|s| s.has_token())
+    }
+
+    /// The fleet the session shares its token and rate budget with (`Fleet.session`); null for
+    /// a session of one process.
+    pub fn fleet(&self) -> Option<Arc<crate::fleet::Fleet>> {
+        self.with(|s| s.fleet().cloned())
+            .map(|f| Arc::new(crate::fleet::Fleet(f)))
     }
 }
 

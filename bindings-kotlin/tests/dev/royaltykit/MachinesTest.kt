@@ -91,6 +91,8 @@ class MachinesTest {
         }
         is CallStep.Wait -> linkedMapOf("step" to "wait", "seconds" to s.seconds)
         is CallStep.RefreshToken -> linkedMapOf("step" to "refresh_token")
+        // a fleet's reservation: its keys and arguments, the script's text left out (`reserve_view`)
+        is CallStep.Reserve -> linkedMapOf("step" to "reserve", "command" to s.command.drop(2))
         is CallStep.AwaitToken -> linkedMapOf("step" to "await_token", "seconds" to s.seconds)
         is CallStep.Reconcile -> linkedMapOf("step" to "reconcile", "reconcile" to s.reconcile.name.lowercase(), "stage" to s.stage,
             "candidates" to s.candidates)
@@ -107,13 +109,17 @@ class MachinesTest {
         val streamed: (Long, Map<String, String>, Long, Double) -> Unit,
         val transport: (TransportFailure, Double) -> Unit,
         val token: (BearerToken, Double?) -> Unit,
+        val reserved: (String?, Double) -> Unit,
+        val reserveFailed: (Double) -> Unit,
     )
 
     private fun Call.inputs() = Inputs({ st, h, b, now -> response(st, h, b, now) }, { streams(it) },
-        { st, h, n, now -> streamedResponse(st, h, n, now) }, { f, now -> transportFailure(f, now) }, { t, at -> token(t, at) })
+        { st, h, n, now -> streamedResponse(st, h, n, now) }, { f, now -> transportFailure(f, now) }, { t, at -> token(t, at) },
+        { r, now -> reserved(r, now) }, { now -> reserveFailed(now) })
 
     private fun ExportJob.inputs() = Inputs({ st, h, b, now -> response(st, h, b, now) }, { streams(it) },
-        { st, h, n, now -> streamedResponse(st, h, n, now) }, { f, now -> transportFailure(f, now) }, { t, at -> token(t, at) })
+        { st, h, n, now -> streamedResponse(st, h, n, now) }, { f, now -> transportFailure(f, now) }, { t, at -> token(t, at) },
+        { r, now -> reserved(r, now) }, { now -> reserveFailed(now) })
 
     /** A token as the transcript gives it: a reporting one bound to the transcript's tenant. */
     private fun bearer(api: Api, value: String, tenant: String?): BearerToken =
@@ -207,11 +213,19 @@ class MachinesTest {
         return ExportJob(jobParams(o)).use { j -> drive(i, Api.REPORTS, o.str("tenant_id"), { now, b -> j.next(now, b) }, j.inputs()) }
     }
 
-    /** Several machines on one Session, played by the transcript's script (gen_machine_vectors.py, above SPEC_S). */
+    /**
+     * Several machines on one Session, played by the transcript's script (gen_machine_vectors.py,
+     * above SPEC_S; core/tests/machines.rs, `fn session`): a transcript with `fleet` runs on
+     * `Fleet(prefix).session(budget)`, its machines' reservations answered by `reserved` and
+     * `reserve_failed`.
+     */
     private fun session(i: JsonObject): Map<String, Any?> {
         val api = if (i.str("api") == "reports") Api.REPORTS else Api.ENTERPRISE
         val tenant = i.str("tenant_id")
-        val session = Session(budget(i["budget"]))
+        val session = when (val prefix = i.str("fleet")) {
+            null -> Session(budget(i["budget"]))
+            else -> Fleet(prefix).use { it.session(budget(i["budget"])) }
+        }
         val machines: List<AutoCloseable> = i["machines"].asJsonArray.map { it.asJsonObject }.map { m ->
             if (m.str("kind") == "call") newCall(m.str("operation")!!, m["params"]?.asJsonObject ?: JsonObject(), m["options"]?.asJsonObject ?: JsonObject())
             else ExportJob(jobParams(m["options"].asJsonObject))
@@ -234,12 +248,70 @@ class MachinesTest {
                     a.has("exchange_failed") -> session.exchangeFailed(a.str("exchange_failed")!!)
                     a["abandon"]?.asBoolean == true -> session.abandonExchange()
                     a.has("advance") -> now += a["advance"].asDouble
+                    a.has("reserved") -> {
+                        val m = machines[a["machine"].asInt]
+                        (if (m is Call) m.inputs() else (m as ExportJob).inputs()).reserved(a.str("reserved"), now)
+                    }
+                    a.has("reserve_failed") -> {
+                        val m = machines[a["reserve_failed"].asInt]
+                        (if (m is Call) m.inputs() else (m as ExportJob).inputs()).reserveFailed(now)
+                    }
                     else -> fail("unknown script action $a")
                 }
             }
             return mapOf("steps" to steps, "exchanges" to session.exchanges())
         } finally {
             machines.forEach { it.close() }
+            session.close()
+        }
+    }
+
+    /** A fleet token step as a transcript records it (core/tests/machines.rs, `fleet_token_view`): a script's text as its name. */
+    private fun fleetTokenView(s: FleetTokenStep): Map<String, Any?> = when (s) {
+        is FleetTokenStep.Command -> {
+            val scripts = mapOf(reserveScript() to "RESERVE_SCRIPT", publishScript() to "PUBLISH_SCRIPT", unlockScript() to "UNLOCK_SCRIPT")
+            step("step" to "command", "command" to s.command.args().map { scripts[it] ?: it })
+        }
+        is FleetTokenStep.Exchange -> step("step" to "exchange")
+        is FleetTokenStep.Wait -> step("step" to "wait", "seconds" to s.seconds)
+        is FleetTokenStep.Done -> step("step" to "done")
+        is FleetTokenStep.Failed -> step("step" to "failed", "reason" to s.reason)
+    }
+
+    /**
+     * A fleet token refresh driven by the transcript's events (core/tests/machines.rs,
+     * `fleet_token`): the step after each event, then whether the session holds a token. Each
+     * input's returned step must be `next()`'s.
+     */
+    private fun fleetToken(i: JsonObject): Map<String, Any?> {
+        val api = if (i.str("api") == "reports") Api.REPORTS else Api.ENTERPRISE
+        val tenant = i.str("tenant_id")
+        var now = i["now"].asDouble
+        val session = Fleet(i.str("prefix")).use { it.session() }
+        try {
+            i.str("held")?.let { session.storeToken(bearer(api, it, tenant), null) }
+            FleetToken(session, api, tenant, i["seed"].asLong.toULong(), now).use { ft ->
+                val steps = arrayListOf(fleetTokenView(ft.next()))
+                for (e in i["events"].asJsonArray.map { it.asJsonObject }) {
+                    if (e.has("advance")) {
+                        now += e["advance"].asDouble
+                        continue
+                    }
+                    val returned = when {
+                        e.has("reply") -> ft.replied(e.str("reply"), session, now)
+                        e.has("redis_failed") -> ft.redisFailed(session)
+                        e.has("exchanged") -> ft.exchanged(bearer(api, e.str("exchanged")!!, tenant), e.num("refresh_at"), now)
+                        e.has("exchange_failed") -> ft.exchangeFailed(e.str("exchange_failed")!!)
+                        e.has("waited") -> ft.waited()
+                        else -> throw AssertionError("unknown event $e")
+                    }
+                    val view = fleetTokenView(ft.next())
+                    assertEquals("the step an input returns is next()'s", view, fleetTokenView(returned))
+                    steps.add(view)
+                }
+                return mapOf("steps" to steps, "has_token" to session.hasToken())
+            }
+        } finally {
             session.close()
         }
     }
@@ -420,7 +492,7 @@ class MachinesTest {
         val failures = ArrayList<String>()
         for (group in data["testGroups"].asJsonArray.map { it.asJsonObject }) {
             val tests = group["tests"].asJsonArray.map { it.asJsonObject }
-            assertTrue(tests.size >= when (group.str("function")) { "session" -> 8; "pages" -> 20; "recovery" -> 20; "inbox" -> 16; else -> 40 })
+            assertTrue(tests.size >= when (group.str("function")) { "session" -> 8; "fleet_token" -> 12; "pages" -> 20; "recovery" -> 20; "inbox" -> 16; else -> 40 })
             for (t in tests) {
                 count++
                 val input = t["input"].asJsonObject
@@ -433,6 +505,7 @@ class MachinesTest {
                         "pages" -> pages(input)
                         "recovery" -> recovery(input)
                         "inbox" -> inbox(input)
+                        "fleet_token" -> fleetToken(input)
                         else -> { fail("no adapter for $f"); emptyMap() }
                     }
                 }

@@ -24,12 +24,7 @@ import org.junit.BeforeClass
 import org.junit.Rule
 import org.junit.Test
 import org.junit.rules.TemporaryFolder
-import java.io.BufferedInputStream
-import java.io.BufferedOutputStream
-import java.io.IOException
 import java.net.InetSocketAddress
-import java.net.ServerSocket
-import java.net.Socket
 import java.time.Duration
 import java.time.Instant
 import java.util.concurrent.ConcurrentHashMap
@@ -377,63 +372,10 @@ class RecoveryTest {
         }
     }
 
-    /** A RESP client of one connection: enough of Redis's protocol for [RedisDedupStore]. */
-    private class Resp(port: Int) : RedisCommands, AutoCloseable {
-        private val socket = Socket("127.0.0.1", port)
-        private val out = BufferedOutputStream(socket.getOutputStream())
-        private val input = BufferedInputStream(socket.getInputStream())
-
-        @Synchronized
-        override fun execute(command: List<String>): String? {
-            out.write("*${command.size}\r\n".toByteArray())
-            for (arg in command) {
-                val b = arg.toByteArray()
-                out.write("$${b.size}\r\n".toByteArray())
-                out.write(b)
-                out.write("\r\n".toByteArray())
-            }
-            out.flush()
-            return reply()
-        }
-
-        private fun line(): String {
-            val b = StringBuilder()
-            while (true) {
-                val c = input.read()
-                if (c < 0) throw IOException("the connection closed")
-                if (c == '\r'.code) { input.read(); return b.toString() }
-                b.append(c.toChar())
-            }
-        }
-
-        private fun reply(): String? = when (val t = input.read().toChar()) {
-            '+', ':' -> line()
-            '-' -> throw IOException(line())
-            '$' -> line().toInt().let { n -> if (n < 0) null else String(input.readNBytes(n)).also { input.readNBytes(2) } }
-            else -> throw IOException("unexpected reply type $t")
-        }
-
-        override fun close() = socket.close()
-    }
-
     @Test
     fun theRedisStoresStateNeverClaims() {
-        val port = ServerSocket(0).use { it.localPort }
-        val redis = ProcessBuilder("redis-server", "--port", "$port", "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
-            .redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.INHERIT).start()
-        try {
-            val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10)
-            var commands: Resp? = null
-            while (commands == null) {
-                commands = try {
-                    Resp(port).also { assertEquals("PONG", it.execute(listOf("PING"))) }
-                } catch (e: IOException) {
-                    if (System.nanoTime() > deadline) throw AssertionError("redis-server did not start on $port", e)
-                    Thread.sleep(50)
-                    null
-                }
-            }
-            commands.use { c ->
+        RedisServer().use { redis ->
+            redis.client().use { c ->
                 RedisDedupStore(c, prefix = "recovery-test:").use { s ->
                     assertEquals(ClaimState.NEW, s.state("k1"))
                     assertEquals(ClaimState.NEW, s.claim("k1")) // the lookup claimed nothing
@@ -446,9 +388,6 @@ class RecoveryTest {
                     assertEquals(listOf("GET", "recovery-test:k1"), RedisDedupProtocol("recovery-test:").use { it.lookupCommand("k1") })
                 }
             }
-        } finally {
-            redis.destroy()
-            redis.waitFor(10, TimeUnit.SECONDS)
         }
     }
 }

@@ -3,7 +3,11 @@
 // one exchange in flight); this file performs their steps.
 package dev.royaltykit.client
 
+import dev.royaltykit.BearerToken
 import dev.royaltykit.Call
+import dev.royaltykit.FleetToken
+import dev.royaltykit.FleetTokenStep
+import dev.royaltykit.RedisFleet
 import dev.royaltykit.OperationScope
 import dev.royaltykit.Telemetry
 import dev.royaltykit.clientTimeouts
@@ -32,8 +36,8 @@ import dev.royaltykit.callFailedMessage
 import dev.royaltykit.checkBaseUrl
 import dev.royaltykit.parseEnterpriseTokenResponse
 import dev.royaltykit.parseTokenResponse
-import dev.royaltykit.storeToken
 import dev.royaltykit.wakeWaiters
+import dev.royaltykit.types.Api
 import dev.royaltykit.types.MachineEvent
 import dev.royaltykit.types.Reconcile
 import dev.royaltykit.types.RecoveryReport
@@ -273,15 +277,19 @@ internal class Driven(
     val events: () -> List<MachineEvent>,
     /** The streamed body's bytes so far, of its announced length (a `progress` event now and then). */
     val progress: (Long, Long?) -> Unit,
+    /** (Fleet.) The reply of the pending `Reserve` (nil: null). */
+    val reserved: (String?, Double) -> Unit,
+    /** (Fleet.) The fleet's Redis could not be reached for the pending `Reserve`. */
+    val reserveFailed: (Double) -> Unit,
 )
 
 internal fun Call.driven(session: Session) = Driven({ now -> nextIn(now, session) }, { st, h, b, now -> response(st, h, b, now) },
     { streams(it) }, { st, h, n, now -> streamedResponse(st, h, n, now) }, { f, now -> transportFailure(f, now) }, { takeEvents() },
-    { got, total -> progress(got, total) })
+    { got, total -> progress(got, total) }, { reply, now -> reserved(reply, now) }, { now -> reserveFailed(now) })
 
 internal fun ExportJob.driven(session: Session) = Driven({ now -> nextIn(now, session) }, { st, h, b, now -> response(st, h, b, now) },
     { streams(it) }, { st, h, n, now -> streamedResponse(st, h, n, now) }, { f, now -> transportFailure(f, now) }, { takeEvents() },
-    { got, total -> progress(got, total) })
+    { got, total -> progress(got, total) }, { reply, now -> reserved(reply, now) }, { now -> reserveFailed(now) })
 
 /** Where the clients' events go by default: `java.util.logging`, logger `dev.royaltykit`, at the
  * event's own level (the core's: `debug` → FINER for the sends, responses and ends, `info` → FINE
@@ -448,6 +456,13 @@ abstract class ApiClient internal constructor(
     val minPollIntervalSeconds: Double?,
     /** The longest wait between two reads of a pending export, in seconds (null: the core's, 60). */
     val maxPollIntervalSeconds: Double?,
+    /**
+     * The fleet the client's process shares its token and rate budget with, through Redis (null:
+     * none, the process keeps its own): then [session] is a session of the fleet, each request is
+     * reserved in the fleet's Redis before it is sent, and a token is obtained through the fleet
+     * (one exchange for the fleet).
+     */
+    val fleet: RedisFleet?,
 ) {
     // A wrong base URL fails here, before any request, not after a minute of retries.
     internal val base = checkBaseUrl(baseUrl, allowInsecureHttp)
@@ -507,19 +522,34 @@ abstract class ApiClient internal constructor(
 
     internal abstract fun tokenRequest(): RequestDescriptor
 
-    /** Parses the exchange's response and stores the token in [session] (its own refresh time). */
-    internal abstract fun storeToken(status: Long, headers: Map<String, String>, body: ByteArray)
+    /** The API whose token the client obtains, and the tenant a reporting token is bound to (a fleet's token record names both). */
+    internal abstract val tokenApi: Api
+    internal abstract val tokenTenant: String?
+
+    /** Parses the exchange's response: the token with its own refresh time (null: never due). */
+    internal abstract fun parseToken(status: Long, headers: Map<String, String>, body: ByteArray): Pair<BearerToken, Double?>
+
+    /** Runs the token exchange (a [Call] of its own, with the client's retries): the token obtained and its refresh time. */
+    private fun exchange(scope: OperationScope?): Pair<BearerToken, Double?> {
+        val done = Call.exchange(tokenRequest(), maxAttempts, maxElapsedSeconds).use { c -> drive(c.driven(session), "token exchange", null, scope) }
+        return parseToken(done.status.toLong(), done.headers.associate { it.name to it.value }, done.body)
+    }
 
     /**
-     * Leads the session's token exchange (`RefreshToken`): stores the token, or reports the
-     * failure (`exchangeFailed`: the calls that waited for it fail too, then the exchange's error
-     * is thrown) or the cancellation (`abandonExchange`: an interrupt, a coroutine's cancellation,
-     * a JVM `Error`; another call leads a new one), and wakes the calls waiting on the session.
+     * Leads the session's token exchange (`RefreshToken`): stores the token (on a fleet's session:
+     * the fleet's, through [fleetToken]), or reports the failure (`exchangeFailed`: the calls that
+     * waited for it fail too, then the exchange's error is thrown) or the cancellation
+     * (`abandonExchange`: an interrupt, a coroutine's cancellation, a JVM `Error`; another call
+     * leads a new one), and wakes the calls waiting on the session.
      */
     private fun exchangeToken(scope: OperationScope?) {
         val thrown = try {
-            val done = Call.exchange(tokenRequest(), maxAttempts, maxElapsedSeconds).use { c -> drive(c.driven(session), "token exchange", null, scope) }
-            storeToken(done.status.toLong(), done.headers.associate { it.name to it.value }, done.body)
+            if (fleet != null) {
+                fleetToken(fleet, scope)
+            } else {
+                val (token, refreshAt) = exchange(scope)
+                token.use { session.storeToken(it, refreshAt) }
+            }
             null
         } catch (e: Throwable) {
             e
@@ -528,12 +558,87 @@ abstract class ApiClient internal constructor(
             when {
                 thrown == null -> Unit
                 cancelled(thrown) -> session.abandonExchange()
+                // a fleet's refresh reported its failure to the session already (FleetTokenStep.Failed)
+                fleet != null && thrown is FleetExchangeFailed -> Unit
                 else -> session.exchangeFailed(thrown.message ?: thrown.javaClass.simpleName)
             }
         } finally {
             session.wakeWaiters()
         }
+        if (thrown is FleetExchangeFailed) throw thrown.cause!!
         if (thrown != null) throw thrown
+    }
+
+    /** The exchange of a fleet's refresh failed with [cause], and the refresh reported it ([FleetTokenStep.Failed]). */
+    private class FleetExchangeFailed(cause: Throwable) : RuntimeException(cause)
+
+    /**
+     * Obtains the fleet's token for [session] ([FleetToken]: the core decides whether to adopt
+     * the token another process published, to exchange, or to wait for the process exchanging):
+     * sends its Redis commands through [f], runs the exchange when it says so, sleeps when it
+     * waits. Returns once the session holds the token; throws the exchange's own error (wrapped in
+     * [FleetExchangeFailed]) when it failed, and whatever interrupted it.
+     */
+    private fun fleetToken(f: RedisFleet, scope: OperationScope?) {
+        var failure: Throwable? = null
+        FleetToken(session, tokenApi, tokenTenant, null, clock()).use { ft ->
+            var step = ft.next()
+            while (true) {
+                if (Thread.interrupted()) throw InterruptedException("the token refresh was interrupted")
+                step = when (step) {
+                    is FleetTokenStep.Command -> {
+                        var reached = true
+                        val reply = try {
+                            step.command.use { f.execute(it.args()) }
+                        } catch (e: Exception) {
+                            if (cancelled(e)) throw e
+                            reached = false
+                            null
+                        }
+                        if (reached) ft.replied(reply, session, clock()) else ft.redisFailed(session)
+                    }
+                    is FleetTokenStep.Exchange -> {
+                        val obtained = try {
+                            exchange(scope)
+                        } catch (e: Throwable) {
+                            if (cancelled(e)) throw e
+                            failure = e
+                            null
+                        }
+                        if (obtained == null) {
+                            val e = failure!!
+                            ft.exchangeFailed(e.message ?: e.javaClass.simpleName)
+                        } else {
+                            obtained.first.use { ft.exchanged(it, obtained.second, clock()) }
+                        }
+                    }
+                    is FleetTokenStep.Wait -> {
+                        sleep(step.seconds)
+                        ft.waited()
+                    }
+                    is FleetTokenStep.Done -> return
+                    is FleetTokenStep.Failed -> throw FleetExchangeFailed(failure ?: IllegalStateException(step.reason))
+                }
+            }
+        }
+    }
+
+    /**
+     * (Fleet.) Reserves the request of [m] in the fleet's budget: [command] sent through the
+     * fleet's Redis and its reply reported; a Redis that cannot be reached is reported too (the
+     * machine waits a second and asks again). An interrupt propagates.
+     */
+    private fun reserve(m: Driven, command: List<String>) {
+        val f = fleet ?: throw IllegalStateException("a fleet's session needs its RedisFleet (give the client fleet = ...)")
+        var reached = true
+        val reply = try {
+            f.execute(command)
+        } catch (e: Exception) {
+            if (cancelled(e)) throw e
+            reached = false
+            null
+        }
+        if (reached) m.reserved(reply, clock()) else m.reserveFailed(clock())
     }
 
     private fun cancelled(e: Throwable): Boolean =
@@ -606,6 +711,7 @@ abstract class ApiClient internal constructor(
                     }
                 }
                 is CallStep.Wait -> sleep(s.seconds)
+                is CallStep.Reserve -> reserve(m, s.command)
                 is CallStep.RefreshToken -> exchangeToken(scope)
                 is CallStep.AwaitToken -> session.awaitToken(s.version, s.seconds)
                 is CallStep.Done -> return s
@@ -767,6 +873,24 @@ abstract class ApiClient internal constructor(
     }
 }
 
+/**
+ * The session of a client given [fleet]: [given] when it is a session of that fleet (another
+ * client's, `session = other.session`), else a new session of the fleet over [budget] (the default
+ * session, or one of no fleet, is not used: the fleet's Redis holds what it would). Without a
+ * fleet, [given]; a fleet's session given without its fleet is an `IllegalArgumentException`
+ * (nothing could send its Redis commands).
+ */
+private fun sessionOf(fleet: RedisFleet?, given: Session, budget: RateBudget?): Session {
+    val of = given.fleet()?.use { it.prefix() }
+    if (fleet == null) {
+        require(of == null) { "the session is a fleet's (prefix $of): give the client its fleet = RedisFleet(redis, prefix)" }
+        return given
+    }
+    if (of == null) return fleet.session(budget)
+    require(of == fleet.prefix) { "the session is another fleet's (prefix $of, the client's fleet: ${fleet.prefix})" }
+    return given
+}
+
 private fun systemClock(): Double = System.currentTimeMillis() / 1000.0
 private fun threadSleep(seconds: Double) = Thread.sleep((seconds * 1000).toLong().coerceAtLeast(0))
 
@@ -789,6 +913,8 @@ private fun threadSleep(seconds: Double) = Thread.sleep((seconds * 1000).toLong(
  * retries like any other (`CONNECT_FAILED` for the connection, `TIMEOUT` for the read).
  * [minPollIntervalSeconds] / [maxPollIntervalSeconds] clamp each wait between two reads of a
  * pending export (`runExport` may override them). [telemetry]: see [ApiClient.telemetry].
+ * [fleet]: processes of one client id and tenant sharing one token (and [budget], when given)
+ * through Redis, as [EnterpriseClient]'s `fleet`.
  */
 class ReportsClient @JvmOverloads constructor(
     transport: HttpTransport,
@@ -812,9 +938,10 @@ class ReportsClient @JvmOverloads constructor(
     minPollIntervalSeconds: Double? = null,
     maxPollIntervalSeconds: Double? = null,
     telemetry: Telemetry? = null,
+    fleet: RedisFleet? = null,
 ) : ApiClient(
-    transport, baseUrl, session, timeout, connectTimeout, readTimeout, clock, sleep, allowInsecureHttp, maxAttempts,
-    maxElapsedSeconds, onEvent, telemetry, minPollIntervalSeconds, maxPollIntervalSeconds,
+    transport, baseUrl, sessionOf(fleet, session, budget), timeout, connectTimeout, readTimeout, clock, sleep, allowInsecureHttp,
+    maxAttempts, maxElapsedSeconds, onEvent, telemetry, minPollIntervalSeconds, maxPollIntervalSeconds, fleet,
 ) {
     override fun tokenRequest(): RequestDescriptor = buildTokenRequest(clientId, clientSecret, tenantId, scopes)
 
@@ -829,11 +956,14 @@ class ReportsClient @JvmOverloads constructor(
     ): ReportsClient = ReportsClient(
         transport, base, clientId, clientSecret, tenantId, scopes, idempotencyHeader, null, null, clock, sleep, session,
         allowInsecureHttp, maxAttempts, maxElapsedSeconds, onEvent, connectTimeout ?: this.connectTimeout,
-        readOf(timeout, readTimeout), minPollIntervalSeconds, maxPollIntervalSeconds, telemetry,
+        readOf(timeout, readTimeout), minPollIntervalSeconds, maxPollIntervalSeconds, telemetry, fleet,
     )
 
-    override fun storeToken(status: Long, headers: Map<String, String>, body: ByteArray) =
-        parseTokenResponse(status, headers, body, tenantId, scopes).use { session.storeToken(it) }
+    override val tokenApi: Api get() = Api.REPORTS
+    override val tokenTenant: String? get() = tenantId
+
+    override fun parseToken(status: Long, headers: Map<String, String>, body: ByteArray): Pair<BearerToken, Double?> =
+        parseTokenResponse(status, headers, body, tenantId, scopes).use { it.bearer() to it.refreshAt().toDouble() }
 
     override fun defaults(params: RequestParams): RequestParams =
         params.copy(tenantId = params.tenantId ?: tenantId, idempotencyHeader = params.idempotencyHeader ?: idempotencyHeader)
@@ -923,6 +1053,11 @@ class ReportsClient @JvmOverloads constructor(
  * (default: a new one over [budget]); give the clients of one API key one session
  * (`session = other.session`) so that they share all three. The timeouts, [telemetry] and the
  * base URL's checks are the [ReportsClient]'s.
+ *
+ * [fleet]: the processes (workers, replicas) of one API key share one token and one budget through
+ * one Redis ([RedisFleet]): the client's session is then `fleet.session(budget)` (unless [session]
+ * is already a session of that fleet), each request is reserved in Redis before it is sent (the
+ * budget's limits hold across the processes), and the token is exchanged once for the fleet.
  */
 class EnterpriseClient @JvmOverloads constructor(
     transport: HttpTransport,
@@ -941,9 +1076,10 @@ class EnterpriseClient @JvmOverloads constructor(
     connectTimeout: Duration? = null,
     readTimeout: Duration? = null,
     telemetry: Telemetry? = null,
+    fleet: RedisFleet? = null,
 ) : ApiClient(
-    transport, baseUrl, session, timeout, connectTimeout, readTimeout, clock, sleep, allowInsecureHttp, maxAttempts,
-    maxElapsedSeconds, onEvent, telemetry, null, null,
+    transport, baseUrl, sessionOf(fleet, session, budget), timeout, connectTimeout, readTimeout, clock, sleep, allowInsecureHttp,
+    maxAttempts, maxElapsedSeconds, onEvent, telemetry, null, null, fleet,
 ) {
     override fun tokenRequest(): RequestDescriptor = buildEnterpriseTokenRequest(apiKey, apiSecret)
 
@@ -957,11 +1093,14 @@ class EnterpriseClient @JvmOverloads constructor(
         maxPollIntervalSeconds: Double?,
     ): EnterpriseClient = EnterpriseClient(
         transport, base, apiKey, apiSecret, RateBudget.preset("enterprise"), null, clock, sleep, session, allowInsecureHttp,
-        maxAttempts, maxElapsedSeconds, onEvent, connectTimeout ?: this.connectTimeout, readOf(timeout, readTimeout), telemetry,
+        maxAttempts, maxElapsedSeconds, onEvent, connectTimeout ?: this.connectTimeout, readOf(timeout, readTimeout), telemetry, fleet,
     )
 
-    override fun storeToken(status: Long, headers: Map<String, String>, body: ByteArray) =
-        parseEnterpriseTokenResponse(status, headers, body).use { session.storeToken(it) }
+    override val tokenApi: Api get() = Api.ENTERPRISE
+    override val tokenTenant: String? get() = null
+
+    override fun parseToken(status: Long, headers: Map<String, String>, body: ByteArray): Pair<BearerToken, Double?> =
+        parseEnterpriseTokenResponse(status, headers, body).use { it.bearer() to it.refreshAt()?.toDouble() }
 
     override fun toString(): String = "EnterpriseClient()"
 
