@@ -573,7 +573,8 @@ class Client {
    * the token another process published adopted, or this process exchanges under the fleet's
    * lock (`_obtainToken`) and publishes. The session holds the outcome and wakes the calls
    * waiting: the token, or why it failed (then the exchange's error is thrown); cancelled, the
-   * exchange is abandoned and the signal's reason thrown. */
+   * fleet's exchange lock is released when this process holds it (best effort), the exchange
+   * abandoned and the signal's reason thrown. */
   async _fleetToken(signal, scope) {
     const session = this.session;
     const fleet = session.fleet;
@@ -622,8 +623,13 @@ class Client {
         }
       }
     } catch (e) {
-      if (signal?.aborted) session.abandonExchange();
-      else if (session.exchanging) session.exchangeFailed(String(e?.message ?? e));
+      if (signal?.aborted) {
+        // Cancelled while this process holds the fleet's exchange lock: release it (best effort),
+        // so the fleet's other processes need not wait out its lease.
+        const unlock = refresh.abandonCommand();
+        if (unlock !== null) await fleet.command(unlock).catch(() => {});
+        session.abandonExchange();
+      } else if (session.exchanging) session.exchangeFailed(String(e?.message ?? e));
       throw e;
     } finally {
       refresh.free();

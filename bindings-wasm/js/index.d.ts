@@ -1246,6 +1246,11 @@ export class FleetToken {
   exchanged(token: Token | EnterpriseToken | BearerToken, refreshAt?: Time | null, now?: Time): FleetTokenStep;
   /** The exchange this process ran failed (never pass a credential). */
   exchangeFailed(reason: string): FleetTokenStep;
+  /** The command (an EVAL of UNLOCK_SCRIPT) releasing the fleet's exchange lock while this
+   * refresh holds it (its exchange is running), else null. For a call cancelled mid-exchange:
+   * send it to Redis best effort (ignore its failure), then `session.abandonExchange()`, so the
+   * fleet's other processes need not wait out the lock's lease. */
+  abandonCommand(): string[] | null;
   /** Seconds since the refresh started. */
   elapsed(now?: Time): number;
   free(): void;

@@ -1342,6 +1342,13 @@ class FleetToken {
     const r = toStr(reason, 'reason');
     return this.#then(() => this.#inner.exchangeFailed(r));
   }
+  /** The command releasing the fleet's exchange lock while this refresh holds it (its exchange
+   * is running), else null. For a call cancelled mid-exchange: send it to Redis (best effort:
+   * ignore its failure), then `session.abandonExchange()`, so the fleet's other processes need
+   * not wait out the lock's lease. It changes nothing here: the refresh is over once cancelled. */
+  abandonCommand() {
+    return this.#inner.abandonCommand() ?? null;
+  }
   /** Seconds since this refresh started, at `now` (default: the clock). */
   elapsed(now) {
     return this.#inner.elapsed(nowSeconds(now));

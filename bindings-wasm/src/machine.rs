@@ -590,6 +590,13 @@ impl FleetToken {
     pub fn exchange_failed(&mut self, reason: &str) -> R<js_sys::Array> {
         self.then(|t| t.exchange_failed(reason))
     }
+    /// `FleetToken::abandon_command`: the command releasing the fleet's exchange lock when this
+    /// refresh holds it (its exchange is running), for a call cancelled mid-exchange — send it
+    /// (best effort), then `session.abandonExchange()`; undefined when it holds no lock.
+    #[wasm_bindgen(js_name = abandonCommand)]
+    pub fn abandon_command(&self) -> Option<Vec<String>> {
+        self.0.abandon_command()
+    }
     /// Seconds since this refresh started, at `now`.
     pub fn elapsed(&self, now: f64) -> f64 {
         self.0.elapsed(now)

@@ -436,6 +436,9 @@ const tokenStep: rk.FleetTokenStep = fleetToken.next();
 if (tokenStep.step === 'command') {
   void fleetToken.replied(null, fleetSession).step;
 } else if (tokenStep.step === 'exchange') {
+  // Cancelled mid-exchange: release the fleet's lock (best effort), then abandon the exchange.
+  const unlock: string[] | null = fleetToken.abandonCommand();
+  if (unlock !== null) void redisFleet.command(unlock).catch(() => null).then(() => fleetSession.abandonExchange());
   void fleetToken.exchanged(rk.BearerToken.enterprise('tok'), null);
 } else if (tokenStep.step === 'wait') {
   const pollSeconds: number = tokenStep.seconds;

@@ -81,13 +81,7 @@ test('four processes on one fleet: one token exchange for all of them, every req
   assert.ok(reports.every((r) => r.kinds.send >= 10));
 });
 
-// The core drops a refused token from the session (TokenSlot::acquire) before it says
-// `refresh_token`, so FleetToken::new sees no token to replace and adopts the refused token, still
-// published in Redis: the calls resend it, get a second 401 and fail. These two tests pass once
-// the core keeps the refused token's value as the one a fleet refresh must not adopt.
-const REFUSED_TOKEN_ADOPTED = 'core: a fleet refresh after a 401 adopts the refused token again (FleetToken::new reads no token to replace: the slot dropped it)';
-
-test('after a 401, a fleet refresh does not adopt the refused token again', { todo: REFUSED_TOKEN_ADOPTED }, () => {
+test('after a 401, a fleet refresh does not adopt the refused token again', () => {
   const session = new rk.Fleet({ prefix: 'rk-test:refused:' }).session();
   session.storeToken(rk.BearerToken.enterprise('et_refused'));
   const c = new rk.Call('listEnterpriseCountries', { seed: 1 });
@@ -99,7 +93,7 @@ test('after a 401, a fleet refresh does not adopt the refused token again', { to
   assert.equal(refresh.replied(published, session, 1000).step, 'command', 'the refused token is not adopted: take the lock');
 });
 
-test('a 401 in one process: the fleet exchanges once more, not once per process', { todo: REFUSED_TOKEN_ADOPTED }, async () => {
+test('a 401 in one process: the fleet exchanges once more, not once per process', async () => {
   // The 15th request presents a token the service then calls dead (every process holds it).
   await reset({ token_delay: 0.3, faults: [{ op: 'listEnterpriseCountries', nth: 15, do: 'expire_token' }] });
   const reports = await fleetOf(4, { N: '10', PREFIX: prefix() });
@@ -108,6 +102,59 @@ test('a 401 in one process: the fleet exchanges once more, not once per process'
   const s = await stats();
   assert.ok(s.unauthorized >= 1);
   assert.equal(s.tokens_issued, 2, 'the first token and one replacement for the whole fleet');
+});
+
+test('a call aborted while its process holds the fleet\'s exchange lock releases the lock: the fleet need not wait out the lease', async () => {
+  await reset({ token_delay: 2 }); // the exchange runs long enough to be cancelled
+  const conn = await redis.client();
+  try {
+    const fleetPrefix = prefix();
+    const lock = `${fleetPrefix}exchange`;
+    const client = createEnterpriseClient({ baseUrl: url, credentials: ORG, fleet: new RedisFleet(conn, { prefix: fleetPrefix }) });
+    const controller = new AbortController();
+    const call = client.request('listEnterpriseCountries', {}, { signal: controller.signal });
+    // This process took the lock and is exchanging.
+    for (let i = 0; (await conn.sendCommand(['EXISTS', lock])) !== 1; i++) {
+      assert.ok(i < 100, 'the lock is taken');
+      await pause(20);
+    }
+    assert.ok((await conn.sendCommand(['PTTL', lock])) > 300_000, 'held for the lease');
+    assert.equal(client.session.exchanging, true);
+    controller.abort(new Error('stopped by the test'));
+    await assert.rejects(call, /stopped by the test/);
+    assert.equal(await conn.sendCommand(['EXISTS', lock]), 0, 'the lock is released right after the abort');
+    assert.equal(client.session.exchanging, false, 'the exchange is abandoned');
+    assert.equal(await conn.sendCommand(['EXISTS', `${fleetPrefix}token`]), 0, 'no token published');
+    // Another process of the fleet takes the lock at once and exchanges: its call ends after one
+    // exchange (2 s), not after the lease (330 s).
+    const other = createEnterpriseClient({ baseUrl: url, credentials: ORG, fleet: new RedisFleet(conn, { prefix: fleetPrefix }) });
+    const started = Date.now();
+    assert.deepEqual((await other.request('listEnterpriseCountries')).data.map((c) => c.code), ['NL', 'DE']);
+    assert.ok(Date.now() - started < 15_000, `${Date.now() - started} ms`);
+    assert.equal(other.session.exchanges, 1, 'the other process exchanged (it took the lock)');
+    assert.equal(await conn.sendCommand(['EXISTS', lock]), 0, 'and released it');
+  } finally {
+    conn.close();
+  }
+});
+
+test('abandonCommand: the lock\'s release only while this refresh\'s exchange runs', () => {
+  const session = new rk.Fleet({ prefix: 'rk-test:abandon:' }).session();
+  const refresh = new rk.FleetToken(session, 'enterprise', { seed: 0x2a, now: 1000 });
+  assert.equal(refresh.abandonCommand(), null, 'no lock before it is taken');
+  assert.equal(refresh.replied(null, session, 1000).command[0], 'SET');
+  assert.equal(refresh.abandonCommand(), null, 'not while the lock is being taken');
+  assert.deepEqual(refresh.replied('OK', session, 1000), { step: 'exchange' });
+  assert.deepEqual(refresh.abandonCommand(), ['EVAL', rk.UNLOCK_SCRIPT, '1', 'rk-test:abandon:exchange', '000000000000002a']);
+  assert.equal(refresh.next().step, 'exchange', 'asking changes nothing');
+  refresh.exchanged(rk.BearerToken.enterprise('et_1'), 4600, 1000);
+  assert.equal(refresh.abandonCommand(), null, 'the publish releases it');
+  refresh.free();
+  const waiting = new rk.FleetToken(session, 'enterprise', { seed: 1, now: 1000 });
+  waiting.replied(null, session, 1000);
+  assert.equal(waiting.replied(null, session, 1000).step, 'wait');
+  assert.equal(waiting.abandonCommand(), null, 'another process holds the lock');
+  waiting.free();
 });
 
 test('Redis unreachable: a reservation that fails waits (rate_limited) and nothing is sent uncounted; Redis back, the call ends', async () => {
