@@ -1612,7 +1612,7 @@ fleet_session("every window of the budget is reserved in one command",
 # only, nothing recorded). Steps: {"step": "command", "command": [...]} (a script's text as its name:
 # RESERVE_SCRIPT, PUBLISH_SCRIPT, UNLOCK_SCRIPT), {"step": "exchange"}, {"step": "wait", "seconds"}, {"step":
 # "done"}, {"step": "failed", "reason"}; then "has_token": whether the session holds a token. The owner is the seed
-# as 16 hex digits; the lock's lease 330 s; a published record is JSON with sorted keys a (api), r (refresh_at), t
+# as 16 hex digits; after the lock, the token is read once more; the lock's lease 330 s; a published record is JSON with sorted keys a (api), r (refresh_at), t
 # (tenant), v (value), its TTL the milliseconds to refresh_at (at least 1000; 0: none).
 fleet_tokens = []
 OWNER = f"{42:016x}"
@@ -1643,30 +1643,36 @@ def fleet_token(comment, events, steps, has_token, held=None, api="enterprise", 
 
 fleet_token("a token another process published is adopted: no exchange",
             [{"reply": record("et_9", T0 + 3000.0)}], [GET_T, FT_DONE], True)
-fleet_token("nothing published: take the lock, exchange, publish the token with its time to live, done",
-            [{"reply": None}, {"reply": "OK"}, {"exchanged": "et_1", "refresh_at": T0 + 3000.0}, {"reply": "1"}],
-            [GET_T, LOCK, {"step": "exchange"}, publish("et_1", T0 + 3000.0, 3000000), FT_DONE], True)
+fleet_token("nothing published: take the lock, look once more, exchange, publish the token with its time to live",
+            [{"reply": None}, {"reply": "OK"}, {"reply": None}, {"exchanged": "et_1", "refresh_at": T0 + 3000.0},
+             {"reply": "1"}],
+            [GET_T, LOCK, GET_T, {"step": "exchange"}, publish("et_1", T0 + 3000.0, 3000000), FT_DONE], True)
+fleet_token("a token published between the first look and the lock (its publisher released the lock): adopted, the"
+            " lock released, no second exchange",
+            [{"reply": None}, {"reply": "OK"}, {"reply": record("et_7", T0 + 3000.0)}, {"reply": "1"}],
+            [GET_T, LOCK, GET_T, {"step": "command", "command": ["EVAL", "UNLOCK_SCRIPT", "1", FLEET + "exchange", OWNER]},
+             FT_DONE], True)
 fleet_token("another process holds the lock: wait, look again, adopt what it published",
             [{"reply": None}, {"reply": None}, {"advance": 0.1}, {"waited": True}, {"reply": record("et_5", T0 + 3000.0)}],
             [GET_T, LOCK, {"step": "wait", "seconds": 0.1}, GET_T, FT_DONE], True)
 fleet_token("the published token is the one being replaced (refused with 401): not adopted; this process exchanges",
-            [{"reply": record("et_5", T0 + 3000.0)}, {"reply": "OK"}],
-            [GET_T, LOCK, {"step": "exchange"}], True, held="et_5")
+            [{"reply": record("et_5", T0 + 3000.0)}, {"reply": "OK"}, {"reply": record("et_5", T0 + 3000.0)}],
+            [GET_T, LOCK, GET_T, {"step": "exchange"}], True, held="et_5")
 fleet_token("a published token already due is not adopted",
             [{"reply": record("et_5", T0 - 1.0)}], [GET_T, LOCK], False)
 fleet_token("a published record that is not one (garbage) is not adopted",
             [{"reply": "not json"}], [GET_T, LOCK], False)
 fleet_token("the exchange fails: the lock released, then failed (the session's waiting calls fail)",
-            [{"reply": None}, {"reply": "OK"}, {"exchange_failed": "401 invalid key"}, {"reply": "1"}],
-            [GET_T, LOCK, {"step": "exchange"},
+            [{"reply": None}, {"reply": "OK"}, {"reply": None}, {"exchange_failed": "401 invalid key"}, {"reply": "1"}],
+            [GET_T, LOCK, GET_T, {"step": "exchange"},
              {"step": "command", "command": ["EVAL", "UNLOCK_SCRIPT", "1", FLEET + "exchange", OWNER]},
              {"step": "failed", "reason": "401 invalid key"}], False)
 fleet_token("Redis unreachable: this process exchanges alone and keeps its token",
             [{"redis_failed": True}, {"exchanged": "et_1", "refresh_at": T0 + 3000.0}, {"redis_failed": True}],
             [GET_T, {"step": "exchange"}, publish("et_1", T0 + 3000.0, 3000000), FT_DONE], True)
 fleet_token("a token without an expiry is published without a time to live",
-            [{"reply": None}, {"reply": "OK"}, {"exchanged": "et_1", "refresh_at": None}, {"reply": "1"}],
-            [GET_T, LOCK, {"step": "exchange"}, publish("et_1", None, 0), FT_DONE], True)
+            [{"reply": None}, {"reply": "OK"}, {"reply": None}, {"exchanged": "et_1", "refresh_at": None}, {"reply": "1"}],
+            [GET_T, LOCK, GET_T, {"step": "exchange"}, publish("et_1", None, 0), FT_DONE], True)
 fleet_token("a reporting token of another tenant is not adopted",
             [{"reply": record("rt_1", T0 + 3000.0, "reports", "another-tenant")}], [GET_T, LOCK], False,
             api="reports", tenant=TENANT)

@@ -17,8 +17,9 @@
 //! **The token.** When a call of a fleet session must obtain a token (`RefreshToken`), the host
 //! runs a [`FleetToken`] instead of the exchange: it adopts the token another process published
 //! (`GET`), unless that is the very token being replaced (due, or refused with 401); otherwise
-//! it takes the fleet's exchange lock (`SET NX PX`, for [`EXCHANGE_LEASE_SECONDS`]), and only
-//! the holder exchanges and publishes the token ([`PUBLISH_SCRIPT`]: the token with its refresh
+//! it takes the fleet's exchange lock (`SET NX PX`, for [`EXCHANGE_LEASE_SECONDS`]) and looks
+//! once more (a token published between the first look and the lock is adopted, the lock
+//! released), and only then the holder exchanges and publishes the token ([`PUBLISH_SCRIPT`]: the token with its refresh
 //! time, the lock released); the others wait and adopt it. One exchange per fleet. The token is
 //! stored in Redis: protect that Redis as you protect the API secret.
 
@@ -220,6 +221,11 @@ impl std::fmt::Debug for FleetTokenStep {
 enum Phase {
     Get,
     Lock,
+    /// The lock is this process's: look once more (a token published between the first look
+    /// and the lock is adopted, not exchanged again).
+    Recheck,
+    /// A token adopted while holding the lock: release it.
+    Release,
     Exchanging,
     Waiting,
     Publish(BearerToken, Option<f64>, Vec<String>),
@@ -284,7 +290,7 @@ impl FleetToken {
     pub fn next(&self) -> FleetTokenStep {
         let cmd = |c: Vec<String>| FleetTokenStep::Command { command: c };
         match &self.phase {
-            Phase::Get => cmd(vec!["GET".to_owned(), self.fleet.token_key()]),
+            Phase::Get | Phase::Recheck => cmd(vec!["GET".to_owned(), self.fleet.token_key()]),
             Phase::Lock => cmd(vec![
                 "SET".to_owned(),
                 self.fleet.lock_key(),
@@ -298,7 +304,7 @@ impl FleetToken {
                 seconds: FLEET_POLL_SECONDS,
             },
             Phase::Publish(_, _, command) => cmd(command.clone()),
-            Phase::Unlock(_) => cmd(vec![
+            Phase::Unlock(_) | Phase::Release => cmd(vec![
                 "EVAL".to_owned(),
                 UNLOCK_SCRIPT.to_owned(),
                 "1".to_owned(),
@@ -356,8 +362,16 @@ impl FleetToken {
                 }
                 None => Phase::Lock,
             },
-            Phase::Lock if reply == Some("OK") => Phase::Exchanging,
+            Phase::Lock if reply == Some("OK") => Phase::Recheck,
             Phase::Lock => Phase::Waiting,
+            Phase::Recheck => match reply.and_then(|r| self.adoptable(r, now)) {
+                Some((token, refresh_at)) => {
+                    session.store_token(token, refresh_at);
+                    Phase::Release
+                }
+                None => Phase::Exchanging,
+            },
+            Phase::Release => Phase::Done,
             Phase::Publish(token, refresh_at, _) => {
                 session.store_token(token, refresh_at);
                 Phase::Done
@@ -380,7 +394,8 @@ impl FleetToken {
     /// pending.
     pub fn redis_failed(&mut self, session: &mut Session) -> Result<(), ArgumentError> {
         self.phase = match std::mem::replace(&mut self.phase, Phase::Done) {
-            Phase::Get | Phase::Lock => Phase::Exchanging,
+            Phase::Get | Phase::Lock | Phase::Recheck => Phase::Exchanging,
+            Phase::Release => Phase::Done,
             Phase::Publish(token, refresh_at, _) => {
                 session.store_token(token, refresh_at);
                 Phase::Done
@@ -459,7 +474,7 @@ impl FleetToken {
     /// then [`Session::abandon_exchange`], so the fleet's other processes need not wait out the
     /// lease. `None` when this refresh holds no lock.
     pub fn abandon_command(&self) -> Option<Vec<String>> {
-        (self.phase == Phase::Exchanging).then(|| {
+        matches!(self.phase, Phase::Recheck | Phase::Exchanging).then(|| {
             vec![
                 "EVAL".to_owned(),
                 UNLOCK_SCRIPT.to_owned(),
@@ -511,6 +526,11 @@ mod tests {
             matches!(ft.next(), FleetTokenStep::Command { ref command } if command[0] == "SET")
         );
         ft.replied(Some("OK"), &mut session, 1000.5).unwrap();
+        // Holding the lock, it looks once more: still only the refused token.
+        assert!(
+            matches!(ft.next(), FleetTokenStep::Command { ref command } if command[0] == "GET")
+        );
+        ft.replied(Some(published), &mut session, 1000.5).unwrap();
         assert_eq!(ft.next(), FleetTokenStep::Exchange {});
         let unlock = ft.abandon_command().unwrap();
         assert_eq!(unlock[1], UNLOCK_SCRIPT);
@@ -526,12 +546,31 @@ mod tests {
     }
 
     #[test]
+    fn a_token_published_between_the_first_look_and_the_lock_is_adopted_not_exchanged_again() {
+        let fleet = Fleet::new(Some("t:")).unwrap();
+        let mut session = fleet.session(None);
+        let mut ft = FleetToken::new(&session, Api::Enterprise, None, 3, 10.0).unwrap();
+        ft.replied(None, &mut session, 10.0).unwrap(); // nothing published yet
+                                                       // Another process publishes (and releases its lock); this one's lock succeeds.
+        ft.replied(Some("OK"), &mut session, 10.1).unwrap();
+        let other = r#"{"a":"enterprise","r":900.0,"t":null,"v":"et_other"}"#;
+        ft.replied(Some(other), &mut session, 10.1).unwrap();
+        assert!(
+            matches!(ft.next(), FleetTokenStep::Command { ref command } if command[1] == UNLOCK_SCRIPT)
+        );
+        assert_eq!(session.token_value(), Some("et_other"));
+        ft.replied(Some("1"), &mut session, 10.1).unwrap();
+        assert_eq!(ft.next(), FleetTokenStep::Done {});
+    }
+
+    #[test]
     fn a_publish_step_never_prints_the_token() {
         let fleet = Fleet::new(None).unwrap();
         let mut session = fleet.session(None);
         let mut ft = FleetToken::new(&session, Api::Enterprise, None, 7, 10.0).unwrap();
         ft.replied(None, &mut session, 10.0).unwrap();
         ft.replied(Some("OK"), &mut session, 10.0).unwrap();
+        ft.replied(None, &mut session, 10.0).unwrap();
         ft.exchanged(BearerToken::enterprise("SECRET-TOKEN"), Some(100.0), 10.0)
             .unwrap();
         let shown = format!("{:?} {:?}", ft.next(), ft);

@@ -182,7 +182,8 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                         let reply = redis.run(&command, now);
                         ft.replied(reply.as_deref(), session, now).unwrap();
                     }
-                    tasks[i] = Task::Refreshing(now + 0.001, ft);
+                    // The next command goes out after a round trip: other processes act between.
+                    tasks[i] = Task::Refreshing(now + rng.between(0.0001, 0.05), ft);
                 }
                 FleetTokenStep::Exchange {} => {
                     if rng.chance(exchange_fault_p) {
@@ -194,7 +195,7 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                         let token = royaltykit::token::BearerToken::new(Api::Enterprise, value);
                         ft.exchanged(token, Some(now + 3000.0), now).unwrap();
                     }
-                    tasks[i] = Task::Refreshing(now + 0.05, ft);
+                    tasks[i] = Task::Refreshing(now + rng.between(0.001, 0.2), ft);
                 }
                 FleetTokenStep::Wait { seconds } => {
                     ft.waited().unwrap();
