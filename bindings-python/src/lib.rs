@@ -22,6 +22,7 @@ pub(crate) use py_export;
 mod api;
 mod args;
 mod export;
+mod fleet;
 mod machine;
 mod receiver;
 mod retry;
@@ -624,6 +625,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     receiver::register(m)?;
     route::register(m)?;
     machine::register(m)?;
+    fleet::register(m)?;
     m.add("HEADER_NAMES", webhook::HEADER_NAMES.to_vec())?;
     m.add(
         "DEFAULT_TOLERANCE_SECONDS",

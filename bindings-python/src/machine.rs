@@ -149,8 +149,9 @@ impl WebhookReceipt {
 }
 
 /// What a ``Call`` or an ``ExportJob`` says to do next. Match on the variant:
-/// ``Send(request)``, ``Wait(seconds)``, ``RefreshToken(reason)``, ``AwaitToken(seconds)`` (on a
-/// ``Session``), ``Reconcile(reconcile, reason, candidates, stage)``, ``Done(...)`` and ``Fail(...)``.
+/// ``Send(request)``, ``Wait(seconds)``, ``RefreshToken(reason)``, ``Reserve(command)`` and
+/// ``AwaitToken(seconds)`` (on a ``Session``; ``Reserve`` on a fleet's), ``Reconcile(reconcile,
+/// reason, candidates, stage)``, ``Done(...)`` and ``Fail(...)``.
 #[pyclass(frozen, module = "royaltykit")]
 pub enum CallStep {
     /// Send ``request`` with your HTTP client, then report ``response`` or ``transport_failure``.
@@ -160,6 +161,11 @@ pub enum CallStep {
     /// Obtain a token, then report ``token`` (on a ``Session``: ``session.store_token``, or
     /// ``session.exchange_failed`` / ``session.abandon_exchange``).
     RefreshToken { reason: String },
+    /// (On a fleet's ``Session``: ``Fleet.session``.) Reserve the request in the fleet's rate
+    /// budget: send ``command`` to Redis as it is (an ``EVAL`` of ``RESERVE_SCRIPT``), then report
+    /// its reply as text to ``reserved`` (or ``reserve_failed`` when Redis cannot be reached), and
+    /// ask again.
+    Reserve { command: Vec<String> },
     /// (On a ``Session``.) Another call is obtaining the session's token: wait until
     /// ``session.version`` changes or ``seconds`` pass, then ask again.
     AwaitToken { seconds: f64 },
@@ -206,6 +212,15 @@ impl CallStep {
             ),
             Self::Wait { seconds } => format!("CallStep.Wait(seconds={seconds})"),
             Self::RefreshToken { reason } => format!("CallStep.RefreshToken({reason:?})"),
+            Self::Reserve { command } => {
+                // The keys only (a reservation carries no secret, but its script is long).
+                let windows = command
+                    .get(2)
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .unwrap_or(0);
+                let keys = command.get(3..3 + windows).unwrap_or_default();
+                format!("CallStep.Reserve(keys={keys:?})")
+            }
             Self::AwaitToken { seconds } => format!("CallStep.AwaitToken(seconds={seconds})"),
             Self::Reconcile { reconcile, .. } => format!("CallStep.Reconcile({reconcile:?})"),
             Self::Done {
@@ -270,6 +285,7 @@ fn call_step(py: Python<'_>, step: machine::CallStep) -> PyResult<CallStep> {
         machine::CallStep::Send { request } => send(py, request)?,
         machine::CallStep::Wait { seconds } => CallStep::Wait { seconds },
         machine::CallStep::RefreshToken { reason } => CallStep::RefreshToken { reason },
+        machine::CallStep::Reserve { command } => CallStep::Reserve { command },
         machine::CallStep::AwaitToken { seconds } => CallStep::AwaitToken { seconds },
         machine::CallStep::Reconcile { reconcile, reason } => CallStep::Reconcile {
             reconcile: reconcile.as_str().to_owned(),
@@ -293,6 +309,7 @@ fn job_step(py: Python<'_>, step: machine::JobStep) -> PyResult<CallStep> {
         machine::JobStep::Send { request } => send(py, request)?,
         machine::JobStep::Wait { seconds } => CallStep::Wait { seconds },
         machine::JobStep::RefreshToken { reason } => CallStep::RefreshToken { reason },
+        machine::JobStep::Reserve { command } => CallStep::Reserve { command },
         machine::JobStep::AwaitToken { seconds } => CallStep::AwaitToken { seconds },
         machine::JobStep::Reconcile { reason, candidates } => CallStep::Reconcile {
             reconcile: royaltykit::retry::Reconcile::LookupBySentData
@@ -322,7 +339,7 @@ fn job_step(py: Python<'_>, step: machine::JobStep) -> PyResult<CallStep> {
 
 /// A token for the requests to come: a ``Token`` or ``EnterpriseToken`` (refreshed at its
 /// ``refresh_at`` unless ``refresh_at`` is given) or a ``BearerToken``.
-fn token_of(
+pub(crate) fn token_of(
     token: &Bound<'_, PyAny>,
     refresh_at: Option<f64>,
 ) -> PyResult<(royaltykit::token::BearerToken, Option<f64>)> {
@@ -336,7 +353,7 @@ fn token_of(
     Ok((bearer(token)?, refresh_at.or(own)))
 }
 
-fn budget_lock<'a>(
+pub(crate) fn budget_lock<'a>(
     budget: &'a Option<PyRef<'_, crate::retry::RateBudget>>,
 ) -> Option<MutexGuard<'a, royaltykit::retry::RateBudget>> {
     budget.as_ref().map(|b| lock(&b.0))
@@ -345,7 +362,8 @@ fn budget_lock<'a>(
 /// What the calls of one API client share: the token, when to refresh it, the one token
 /// exchange in flight, and the rate budget (a copy of ``budget`` is kept: share a ``Session``,
 /// not a budget, between the clients of one API key). Drive machines on it with
-/// ``next(now, session=...)``. Thread-safe.
+/// ``next(now, session=...)``. A fleet's session (``Fleet.session``) shares the token and the
+/// budget with the fleet's other processes through Redis. Thread-safe.
 #[pyclass(frozen, module = "royaltykit")]
 pub struct Session(pub(crate) Mutex<machine::Session>);
 
@@ -404,10 +422,20 @@ impl Session {
         lock(&self.0).has_token()
     }
 
+    /// The fleet the session shares its token and budget with (``Fleet.session``), else None.
+    #[getter]
+    fn fleet(&self) -> Option<crate::fleet::Fleet> {
+        lock(&self.0).fleet().cloned().map(crate::fleet::Fleet)
+    }
+
     fn __repr__(&self) -> String {
         let s = lock(&self.0);
+        let fleet = s
+            .fleet()
+            .map(|f| format!(", fleet={:?}", f.prefix()))
+            .unwrap_or_default();
         format!(
-            "Session(has_token={}, exchanges={}, exchanging={})",
+            "Session(has_token={}, exchanges={}, exchanging={}{fleet})",
             if s.has_token() { "True" } else { "False" },
             s.exchanges(),
             if s.exchanging() { "True" } else { "False" }
@@ -492,6 +520,23 @@ macro_rules! api_machine {
                     let failure = TransportFailure::parse(&failure)?;
                     Ok(lock(&self.0).transport_failure(failure, clock(now))?)
                 })
+            }
+
+            /// (Fleet.) The reply of the pending ``Reserve`` as text (None for nil) at ``now``
+            /// (default: the clock): ``ok`` sends at the next step, in the same second;
+            /// ``wait <second> <window>`` holds the machine until that second (a
+            /// ``rate_limited`` event). ``InvalidArgumentError`` when no reservation is pending.
+            #[pyo3(signature = (reply, now=None))]
+            fn reserved(&self, reply: Option<Text>, now: Option<f64>) -> PyResult<()> {
+                guard(|| Ok(lock(&self.0).reserved(reply.as_deref(), clock(now))?))
+            }
+
+            /// (Fleet.) Redis could not be reached for the pending ``Reserve``: the machine waits
+            /// a second and reserves again (it never sends uncounted). ``InvalidArgumentError``
+            /// when no reservation is pending.
+            #[pyo3(signature = (now=None))]
+            fn reserve_failed(&self, now: Option<f64>) -> PyResult<()> {
+                guard(|| Ok(lock(&self.0).reserve_failed(clock(now))?))
             }
 
             /// A token (see ``RefreshToken``): a ``Token``, ``EnterpriseToken`` or

@@ -32,3 +32,17 @@ def fake():
     yield f
     f.proc.stdin.close()  # type: ignore[union-attr]
     f.proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def redis_port(tmp_path_factory: pytest.TempPathFactory):
+    """A throw-away redis-server on 127.0.0.1 (one per test module): its port."""
+    from resp import free_port, have_redis, start_redis
+
+    if not have_redis():
+        pytest.skip("redis-server is missing (make setup installs it)")
+    port = free_port()
+    proc = start_redis(port, tmp_path_factory.mktemp("redis"))
+    yield port
+    proc.terminate()
+    proc.wait(timeout=10)

@@ -97,6 +97,11 @@ def bearer(value, api, tenant):
     return rk.BearerToken.reports(value, tenant) if api == "reports" else rk.BearerToken.enterprise(value)
 
 
+def reserve_view(command):
+    """A fleet reservation: its keys and arguments (the script's text left out)."""
+    return {"step": "reserve", "command": list(command[2:])}
+
+
 def view(step):
     """A step as the transcripts write it, and whether the machine is over."""
     match step:
@@ -106,6 +111,8 @@ def view(step):
             return {"step": "wait", "seconds": seconds}, False
         case rk.CallStep.RefreshToken():
             return {"step": "refresh_token"}, False
+        case rk.CallStep.Reserve(command=command):
+            return reserve_view(command), True
         case rk.CallStep.AwaitToken(seconds=seconds):
             return {"step": "await_token", "seconds": seconds}, False
         case rk.CallStep.Reconcile(reconcile=what, candidates=candidates):
@@ -191,7 +198,7 @@ def export_job(i):
 def session(i):
     """Several machines on one Session, played by the transcript's script (gen_machine_vectors.py, SPEC_S)."""
     budget = rk.RateBudget([tuple(w) for w in i["budget"]]) if i.get("budget") else None
-    s = rk.Session(budget)
+    s = rk.Fleet(i["fleet"]).session(budget) if isinstance(i.get("fleet"), str) else rk.Session(budget)
     machines = [new_call(m) if m["kind"] == "call" else new_job(m["options"]) for m in i["machines"]]
     now = float(i["start"])
     steps = []
@@ -210,9 +217,60 @@ def session(i):
             s.abandon_exchange()
         elif "advance" in a:
             now += a["advance"]
+        elif "reserved" in a:
+            machines[a["machine"]].reserved(a["reserved"], now)
+        elif "reserve_failed" in a:
+            machines[a["reserve_failed"]].reserve_failed(now)
         else:
             raise AssertionError(f"unknown script action {a}")
     return {"steps": steps, "exchanges": s.exchanges}
+
+
+def fleet_token_view(step):
+    """A fleet token step as a transcript records it (a script's text as its name), as
+    core/tests/machines.rs `fn fleet_token_view` does."""
+    scripts = {rk.RESERVE_SCRIPT: "RESERVE_SCRIPT", rk.PUBLISH_SCRIPT: "PUBLISH_SCRIPT", rk.UNLOCK_SCRIPT: "UNLOCK_SCRIPT"}
+    match step:
+        case rk.FleetTokenStep.Command(command=command):
+            return {"step": "command", "command": [scripts.get(a, a) for a in command]}
+        case rk.FleetTokenStep.Exchange():
+            return {"step": "exchange"}
+        case rk.FleetTokenStep.Wait(seconds=seconds):
+            return {"step": "wait", "seconds": seconds}
+        case rk.FleetTokenStep.Done():
+            return {"step": "done"}
+        case rk.FleetTokenStep.Failed(reason=reason):
+            return {"step": "failed", "reason": reason}
+    raise AssertionError(f"unknown step {step!r}")
+
+
+def fleet_token(i):
+    """A fleet token refresh driven by the transcript's events, as core/tests/machines.rs `fn fleet_token` does."""
+    api, tenant = i["api"], i.get("tenant_id")
+    now = float(i["now"])
+    s = rk.Fleet(i.get("prefix")).session()
+    if isinstance(i.get("held"), str):
+        s.store_token(bearer(i["held"], api, tenant))
+    ft = rk.FleetToken(s, api, tenant_id=tenant, seed=i["seed"], now=now)
+    steps = [fleet_token_view(ft.next())]
+    for e in i["events"]:
+        if "advance" in e:
+            now += e["advance"]
+            continue
+        if "reply" in e:
+            ft.replied(e["reply"], s, now)
+        elif "redis_failed" in e:
+            ft.redis_failed(s)
+        elif isinstance(e.get("exchanged"), str):
+            ft.exchanged(bearer(e["exchanged"], api, tenant), e.get("refresh_at"), now)
+        elif isinstance(e.get("exchange_failed"), str):
+            ft.exchange_failed(e["exchange_failed"])
+        elif "waited" in e:
+            ft.waited()
+        else:
+            raise AssertionError(f"unknown event {e}")
+        steps.append(fleet_token_view(ft.next()))
+    return {"steps": steps, "has_token": s.has_token}
 
 
 def new_pages(i):
@@ -367,7 +425,7 @@ def inbox(i):
 
 
 MACHINES = {"receipt": receipt, "call": call, "export_job": export_job, "session": session, "pages": pages,
-            "recovery": recovery, "inbox": inbox}
+            "recovery": recovery, "inbox": inbox, "fleet_token": fleet_token}
 # The machines refused when they are built, before any step.
 BUILD = {"pages": new_pages, "recovery": new_recovery}
 

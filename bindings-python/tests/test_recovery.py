@@ -15,10 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-import shutil
-import socket
 import sqlite3
-import subprocess
 import threading
 import time
 import uuid
@@ -34,6 +31,7 @@ import requests
 import royaltykit as rk
 from royaltykit.client import AsyncEnterpriseClient, EnterpriseClient
 from royaltykit.stores import AsyncPostgresDedupStore, PostgresDedupStore, SqliteDedupStore
+from resp import AsyncResp, Resp
 from test_client import KINDS, Fake
 
 NAMESPACE = "org-1/recovery"
@@ -418,77 +416,6 @@ def test_the_async_postgres_store_state() -> None:
         assert await store.state(key) == "done"
         await store.close()
     asyncio.run(main())
-
-
-class Resp:
-    """A minimal RESP client with redis-py's ``execute_command``, for the Redis stores' tests."""
-
-    def __init__(self, port: int) -> None:
-        self.sock = socket.create_connection(("127.0.0.1", port))
-        self.file = self.sock.makefile("rb")
-        self.lock = threading.Lock()
-
-    def execute_command(self, *args: Any) -> Any:
-        parts = [str(a).encode() for a in args]
-        payload = b"*%d\r\n" % len(parts) + b"".join(b"$%d\r\n%s\r\n" % (len(p), p) for p in parts)
-        with self.lock:
-            self.sock.sendall(payload)
-            return self.read()
-
-    def read(self) -> Any:
-        line = self.file.readline()[:-2]
-        kind, rest = line[:1], line[1:]
-        if kind == b"+":
-            return rest.decode()
-        if kind == b"-":
-            raise RuntimeError(rest.decode())
-        if kind == b":":
-            return int(rest)
-        if kind == b"$":
-            return None if int(rest) < 0 else self.file.read(int(rest) + 2)[:-2]
-        if kind == b"*":
-            return None if int(rest) < 0 else [self.read() for _ in range(int(rest))]
-        raise RuntimeError(f"unexpected reply {line!r}")
-
-    def close(self) -> None:
-        self.file.close()
-        self.sock.close()
-
-
-class AsyncResp:
-    """``Resp`` with redis.asyncio's coroutine ``execute_command``."""
-
-    def __init__(self, sync: Resp) -> None:
-        self.sync = sync
-
-    async def execute_command(self, *args: Any) -> Any:
-        return self.sync.execute_command(*args)
-
-
-@pytest.fixture(scope="module")
-def redis_port(tmp_path_factory: pytest.TempPathFactory):
-    if shutil.which("redis-server") is None:
-        pytest.skip("redis-server is missing (make setup installs it)")
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()
-    folder = tmp_path_factory.mktemp("redis")
-    proc = subprocess.Popen(["redis-server", "--bind", "127.0.0.1", "--port", str(port), "--dir", str(folder),
-                             "--save", "", "--appendonly", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            c = Resp(port)
-            assert c.execute_command("PING") == "PONG"
-            c.close()
-            break
-        except OSError:
-            assert time.monotonic() < deadline, "redis-server did not start"
-            time.sleep(0.05)
-    yield port
-    proc.terminate()
-    proc.wait(timeout=10)
 
 
 def test_the_redis_store_state(redis_port: int) -> None:

@@ -416,3 +416,53 @@ match rk.WebhookVerifier("current").receipt({}, b"", namespace="org-1", inbox=Tr
         queued_key: str = enqueue_key
     case _:
         pass
+
+# Fleets (issue 43 point 7): the processes of one API client sharing one token and one budget
+# through Redis; the machines' steps as a host of its own drives them.
+from royaltykit.client import AsyncRedisFleet, RedisFleet  # noqa: E402
+
+
+def fleet_worker(http: httpx.Client, redis_client: Any) -> Any:
+    fleet = RedisFleet(redis_client, prefix="royaltykit:fleet:key-1:")
+    client = EnterpriseClient(http, base_url="https://api.example", api_key="k", api_secret="s", fleet=fleet)
+    shared: rk.Session = fleet.session(rk.RateBudget.preset("enterprise"))
+    other = EnterpriseClient(http, base_url="https://api.example", api_key="k", api_secret="s", fleet=fleet,
+                             session=shared)
+    of_fleet: rk.Fleet | None = other.session.fleet
+    print(of_fleet, fleet.prefix)
+    return client.request("listEnterpriseReleases")
+
+
+async def fleet_worker_async(http: httpx.AsyncClient, redis_client: Any) -> Any:
+    client = AsyncEnterpriseClient(http, base_url="https://api.example", api_key="k", api_secret="s",
+                                   fleet=AsyncRedisFleet(redis_client))
+    return await client.request("listEnterpriseReleases")
+
+
+def drive_fleet_token(session: rk.Session, send: Callable[[list[str]], str | None]) -> bool:
+    refresh = rk.FleetToken(session, "enterprise", seed=7)
+    while True:
+        match refresh.next():
+            case rk.FleetTokenStep.Command(command=command):
+                refresh.replied(send(command), session)
+            case rk.FleetTokenStep.Exchange():
+                refresh.exchanged(rk.BearerToken.enterprise("cached"), refresh_at=None)
+            case rk.FleetTokenStep.Wait(seconds=seconds):
+                print(seconds, refresh.elapsed())
+                refresh.waited()
+            case rk.FleetTokenStep.Done():
+                return True
+            case rk.FleetTokenStep.Failed(reason=reason):
+                print(reason)
+                return False
+
+
+fleet_session = rk.Fleet(rk.DEFAULT_FLEET_PREFIX).session(rk.RateBudget.preset("enterprise"))
+fleet_call = rk.Call("listEnterpriseCountries", seed=1)
+match fleet_call.next(session=fleet_session):
+    case rk.CallStep.Reserve(command=reserve_command):
+        fleet_call.reserved("ok") if reserve_command[1] == rk.RESERVE_SCRIPT else fleet_call.reserve_failed()
+    case _:
+        pass
+poll_seconds: float = rk.FLEET_POLL_SECONDS + rk.MAX_FLEET_PREFIX_BYTES
+scripts: tuple[str, str] = (rk.PUBLISH_SCRIPT, rk.UNLOCK_SCRIPT)

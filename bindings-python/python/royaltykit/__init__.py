@@ -37,7 +37,8 @@ __version__ = "0.1.0"
 # and the Python modules' (errors, receiver).
 __all__ = [
     "ApiError", "ApiSession", "Call", "CallFailedError", "CallStep", "ReconcileRequired", "ExportJob", "ReceiptStep", "WebhookReceipt", "BackoffPolicy", "BearerToken", "DEFAULT_DEDUP_TTL_SECONDS", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_TOLERANCE_SECONDS",
-    "DedupWindow", "EnterpriseToken", "EventName", "EventRouter", "EventRoutes", "KNOWN_EVENT_NAMES", "Route", "ExportDownloadError", "ExportInterrupted", "export_interruption", "ExportStateError", "ExportStateInfo",
+    "DedupWindow", "EnterpriseToken", "EventName", "Fleet", "FleetToken", "FleetTokenStep", "DEFAULT_FLEET_PREFIX",
+    "MAX_FLEET_PREFIX_BYTES", "FLEET_POLL_SECONDS", "RESERVE_SCRIPT", "PUBLISH_SCRIPT", "UNLOCK_SCRIPT", "EventRouter", "EventRoutes", "KNOWN_EVENT_NAMES", "Route", "ExportDownloadError", "ExportInterrupted", "export_interruption", "ExportStateError", "ExportStateInfo",
     "HEADER_NAMES", "InvalidArgumentError", "Operation", "PageItems", "Pages", "PagesStep", "PaginationError", "PollDecision", "QueryParam", "RateBudget",
     "RecoveredDelivery", "Recovery", "RecoveryReport", "RecoveryStep", "InboxEntry", "InboxStep", "InboxWorker",
     "SqlInboxProtocol", "InboxStore", "parse_webhook_event",

@@ -66,6 +66,8 @@ def revealed_secret(body: _Body) -> RevealedSecret:
 __all__ = [
     "Call", "CallStep", "ExportJob", "PageItems", "Pages", "PagesStep", "ReceiptStep", "RecoveredDelivery", "Recovery",
     "RecoveryReport", "RecoveryStep", "Session", "WebhookReceipt", "InboxEntry", "InboxStep", "InboxWorker",
+    "Fleet", "FleetToken", "FleetTokenStep", "DEFAULT_FLEET_PREFIX", "MAX_FLEET_PREFIX_BYTES", "FLEET_POLL_SECONDS",
+    "RESERVE_SCRIPT", "PUBLISH_SCRIPT", "UNLOCK_SCRIPT",
     "SqlInboxProtocol", "parse_webhook_event",
     "BackoffPolicy", "BearerToken", "DEFAULT_DEDUP_TTL_SECONDS", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_TOLERANCE_SECONDS", "DedupWindow",
     "EnterpriseToken", "EventRoutes", "KNOWN_EVENT_NAMES", "Route", "ExportStateInfo", "HEADER_NAMES", "Operation", "PollDecision", "QueryParam",
@@ -796,6 +798,16 @@ class CallStep:
         def reason(self) -> str: ...
 
     @final
+    class Reserve(CallStep):
+        """(A fleet's session.) Send ``command`` to Redis as it is, then report its reply to
+        ``reserved`` (or ``reserve_failed``), and ask again."""
+
+        __match_args__ = ("command",)
+        def __new__(cls, command: list[str]) -> CallStep.Reserve: ...
+        @property
+        def command(self) -> list[str]: ...
+
+    @final
     class AwaitToken(CallStep):
         """Another call of the session obtains the token: wait until ``session.version``
         changes or ``seconds`` pass, then ask again."""
@@ -903,6 +915,10 @@ class Call:
     def streamed_response(self, status: int, headers: _Headers, length: int, now: float | None = None) -> None:
         """A download body you streamed to your sink, by its length; ``Done`` then has no body."""
     def transport_failure(self, failure: _Transport | str, now: float | None = None) -> None: ...
+    def reserved(self, reply: str | None, now: float | None = None) -> None:
+        """(Fleet.) The reply of the pending ``Reserve`` as text (None for nil)."""
+    def reserve_failed(self, now: float | None = None) -> None:
+        """(Fleet.) Redis could not be reached for the pending ``Reserve``: wait a second, reserve again."""
     def token(self, token: Token | EnterpriseToken | BearerToken, refresh_at: float | None = None) -> None: ...
     @property
     def idempotency_key(self) -> str | None: ...
@@ -930,6 +946,92 @@ class Session:
     def exchanging(self) -> bool: ...
     @property
     def has_token(self) -> bool: ...
+    @property
+    def fleet(self) -> Fleet | None:
+        """The fleet the session shares its token and budget with (``Fleet.session``), else None."""
+
+DEFAULT_FLEET_PREFIX: str
+MAX_FLEET_PREFIX_BYTES: int
+FLEET_POLL_SECONDS: float
+RESERVE_SCRIPT: str
+PUBLISH_SCRIPT: str
+UNLOCK_SCRIPT: str
+
+@final
+class Fleet:
+    """Where one API client's fleet keeps its token and rate budget in Redis (the key ``prefix``);
+    ``session(budget)`` is a session whose token and budget are the fleet's. Immutable."""
+
+    def __new__(cls, prefix: str | None = None) -> Fleet: ...
+    @property
+    def prefix(self) -> str: ...
+    def session(self, budget: RateBudget | None = None) -> Session: ...
+    def __eq__(self, value: object, /) -> bool: ...
+
+@disjoint_base
+class FleetTokenStep:
+    """What a host does next for a ``FleetToken``; match on it."""
+
+    @final
+    class Command(FleetTokenStep):
+        """Send ``command`` to Redis as it is (never log it: the publish carries the token), then
+        ``replied`` with its reply as text, or ``redis_failed``."""
+
+        __match_args__ = ("command",)
+        def __new__(cls, command: list[str]) -> FleetTokenStep.Command: ...
+        @property
+        def command(self) -> list[str]: ...
+
+    @final
+    class Exchange(FleetTokenStep):
+        """Run the token exchange, then ``exchanged`` or ``exchange_failed``."""
+
+        __match_args__ = ()
+        def __new__(cls) -> FleetTokenStep.Exchange: ...
+
+    @final
+    class Wait(FleetTokenStep):
+        """Another process exchanges: wait ``seconds``, then ``waited``."""
+
+        __match_args__ = ("seconds",)
+        def __new__(cls, seconds: float) -> FleetTokenStep.Wait: ...
+        @property
+        def seconds(self) -> float: ...
+
+    @final
+    class Done(FleetTokenStep):
+        """The session holds the fleet's token: wake the calls waiting on it."""
+
+        __match_args__ = ()
+        def __new__(cls) -> FleetTokenStep.Done: ...
+
+    @final
+    class Failed(FleetTokenStep):
+        """The exchange failed (the session's waiting calls fail): wake them."""
+
+        __match_args__ = ("reason",)
+        def __new__(cls, reason: str) -> FleetTokenStep.Failed: ...
+        @property
+        def reason(self) -> str: ...
+
+@final
+class FleetToken:
+    """One token refresh of a fleet's session, as a machine; thread-safe."""
+
+    def __new__(
+        cls, session: Session, api: Literal["enterprise", "reports"] | str, *, tenant_id: str | None = None,
+        seed: int | None = None, now: float | None = None
+    ) -> FleetToken: ...
+    def next(self) -> FleetTokenStep: ...
+    def replied(self, reply: str | None, session: Session, now: float | None = None) -> None: ...
+    def redis_failed(self, session: Session) -> None: ...
+    def waited(self) -> None: ...
+    def exchanged(self, token: Token | EnterpriseToken | BearerToken, refresh_at: float | None = None,
+                  now: float | None = None) -> None: ...
+    def exchange_failed(self, reason: str) -> None: ...
+    def abandon_command(self) -> list[str] | None:
+        """The command releasing the fleet's lock while this refresh holds it (cancelled mid-exchange)."""
+    def elapsed(self, now: float | None = None) -> float: ...
 
 @final
 class ExportJob:
@@ -963,6 +1065,10 @@ class ExportJob:
     def streamed_response(self, status: int, headers: _Headers, length: int, now: float | None = None) -> None:
         """A download body you streamed to your sink, by its length; ``Done`` then has no body."""
     def transport_failure(self, failure: _Transport | str, now: float | None = None) -> None: ...
+    def reserved(self, reply: str | None, now: float | None = None) -> None:
+        """(Fleet.) The reply of the pending ``Reserve`` as text (None for nil)."""
+    def reserve_failed(self, now: float | None = None) -> None:
+        """(Fleet.) Redis could not be reached for the pending ``Reserve``: wait a second, reserve again."""
     def token(self, token: Token | EnterpriseToken | BearerToken, refresh_at: float | None = None) -> None: ...
     @property
     def export_id(self) -> str | None: ...

@@ -8,7 +8,10 @@ a create that may have been applied is looked up, never sent twice), a list read
 (``recover_deliveries``) is a ``Recovery`` run with one ``Call`` per page and per replay, a
 webhook subscription's reveal-once secret (``create_subscription``, ``rotate_secret``) is read
 from the raw 2xx body by ``revealed_secret``, and the calls of one client share its ``Session``
-(the token, one token exchange at a time, the rate budget). This module only performs the steps:
+(the token, one token exchange at a time, the rate budget) — with ``fleet=`` (``RedisFleet``,
+``AsyncRedisFleet``), the processes of one API client share them through Redis: each request is
+reserved in the fleet's budget (``CallStep.Reserve``) and a token refresh is a ``FleetToken`` (one
+exchange for the fleet). This module only performs the steps:
 it sends (never following a redirect, whatever the HTTP client is set to do), sleeps, exchanges
 tokens, wakes the calls waiting for one, and tells the machine which transport failure happened,
 mapping each HTTP library's exceptions:
@@ -40,6 +43,9 @@ from ._native import (
     Call,
     CallStep,
     ExportJob,
+    Fleet,
+    FleetToken,
+    FleetTokenStep,
     Pages,
     PagesStep,
     RateBudget,
@@ -59,6 +65,7 @@ from ._native import (
     revealed_secret,
 )
 from .errors import CallFailedError, ExportInterrupted, ReconcileRequired, RoyaltyKitError
+from .receiver import _text
 from .telemetry import ClientTelemetry, OperationScope
 
 if TYPE_CHECKING:
@@ -66,7 +73,8 @@ if TYPE_CHECKING:
 
 _T = TypeVar("_T")
 
-__all__ = ["ReportsClient", "AsyncReportsClient", "EnterpriseClient", "AsyncEnterpriseClient", "ExportResult", "Response"]
+__all__ = ["ReportsClient", "AsyncReportsClient", "EnterpriseClient", "AsyncEnterpriseClient", "ExportResult", "Response",
+           "RedisFleet", "AsyncRedisFleet"]
 
 # progress(received bytes, total bytes or None), called as an artifact arrives
 Progress = Callable[[int, "int | None"], None]
@@ -360,6 +368,77 @@ def _transport(http: Any, base_url: str, timeouts: tuple[float, float], asynchro
     raise TypeError(f"http must be an httpx.Client, httpx.AsyncClient or requests.Session, not {type(http).__name__}")
 
 
+# ---- the fleet: the processes of one API client sharing its token and budget through Redis ------
+
+class RedisFleet:
+    """The processes of one API client sharing one token and one rate budget through Redis, with
+    a redis-py client (``redis.Redis``): give one to the client of every process
+    (``EnterpriseClient(..., fleet=RedisFleet(redis.Redis(...)))``, or ``ReportsClient``). The
+    client's session is then the fleet's (``session``): each request is reserved in the fleet's
+    budget before it is sent (the spec's per-minute limits hold per API client, across
+    processes), and the fleet makes one token exchange, whose token every process adopts.
+    ``prefix`` names the fleet's keys (default ``DEFAULT_FLEET_PREFIX``; give each API client its
+    own, and on Redis Cluster one with a hash tag, ``"{fleet-a}:"``), checked here
+    (``InvalidArgumentError``). The token is stored in Redis: protect that Redis as you protect
+    the API secret. When Redis cannot be reached a request waits and reserves again each second
+    (it is never sent uncounted), and a token refresh exchanges on its own. The hosts' clocks
+    must agree to within a second. Thread-safe as the Redis client is."""
+
+    def __init__(self, client: Any, *, prefix: str | None = None) -> None:
+        if not callable(getattr(client, "execute_command", None)):
+            raise TypeError(f"client must be a Redis client with execute_command (redis.Redis), "
+                            f"not {type(client).__name__}")
+        self._client = client
+        self.fleet: Fleet = Fleet(prefix)
+
+    @property
+    def prefix(self) -> str:
+        """The key prefix of the fleet."""
+        return self.fleet.prefix
+
+    def session(self, budget: RateBudget | None = None) -> Session:
+        """A new session of the fleet (``Fleet.session``): its token and ``budget``'s windows are
+        the fleet's. The client given this fleet makes its own; make one to share between several
+        clients of one process (``session=`` with ``fleet=``)."""
+        return self.fleet.session(budget)
+
+    def send(self, command: list[str]) -> str | None:
+        """Sends one of the core's commands to Redis as it is: its reply as text (None for nil).
+        Raises what the Redis client raises (the clients report it as Redis unreachable)."""
+        return _text(self._client.execute_command(*command))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(prefix={self.prefix!r})"
+
+
+class AsyncRedisFleet(RedisFleet):
+    """:class:`RedisFleet` with redis-py's asyncio client (``redis.asyncio.Redis``), for
+    ``AsyncEnterpriseClient`` and ``AsyncReportsClient``."""
+
+    async def send(self, command: list[str]) -> str | None:  # type: ignore[override]
+        """See ``RedisFleet.send``."""
+        return _text(await self._client.execute_command(*command))
+
+
+def _fleet_session(fleet: RedisFleet | None, session: Session | None, budget: RateBudget | None,
+                   asynchronous: bool) -> Session | None:
+    """The session of a client given ``fleet``: the one given (a session of that fleet), else a
+    new one of the fleet with ``budget``; None without a fleet (and a fleet's session refused)."""
+    if fleet is None:
+        if session is not None and session.fleet is not None:
+            raise TypeError("a fleet's session needs its Redis: give fleet=RedisFleet(...) with it")
+        return session
+    if not isinstance(fleet, RedisFleet):
+        raise TypeError(f"fleet must be a RedisFleet or an AsyncRedisFleet, not {type(fleet).__name__}")
+    if asynchronous != isinstance(fleet, AsyncRedisFleet):
+        raise TypeError("use AsyncRedisFleet (redis.asyncio) with the Async clients and RedisFleet with the others")
+    if session is None:
+        return fleet.session(budget)
+    if session.fleet != fleet.fleet:
+        raise TypeError("session must be a session of this fleet (fleet.session(budget))")
+    return session
+
+
 # ---- the steps, written once for sync and async --------------------------------------------------
 
 class _Unset:
@@ -405,11 +484,14 @@ class _Op:
     """One logical operation as it runs: its telemetry scope, and for an export job the job (its
     checkpoints: ``on_checkpoint`` and the last text given)."""
 
-    __slots__ = ("scope", "job", "on_checkpoint", "last")
+    __slots__ = ("scope", "job", "on_checkpoint", "last", "abandoned")
 
     def __init__(self, scope: OperationScope | None, job: ExportJob | None = None,
                  on_checkpoint: OnCheckpoint | None = None, last: str | None = None) -> None:
         self.scope, self.job, self.on_checkpoint, self.last = scope, job, on_checkpoint, last
+        # The fleet's commands releasing the exchange lock of a refresh cancelled mid-exchange:
+        # sent once the steps are closed (a generator being closed cannot yield them).
+        self.abandoned: list[list[str]] = []
 
     def event(self, e: dict[str, Any]) -> None:
         if self.scope is not None:
@@ -462,16 +544,21 @@ class _Op:
 class _Base:
     """What both APIs' clients share: the machines' loop, as a generator whose yields are the I/O
     (``("send", request, stream)`` → the outcome, ``("sleep", seconds)``, ``("await", seconds,
-    version)`` until the session changes), run by ``_run`` (blocking) or ``_arun`` (asyncio)."""
+    version)`` until the session changes, ``("redis", command)`` → the fleet's reply or a
+    ``_Failed``), run by ``_run`` (blocking) or ``_arun`` (asyncio)."""
 
     _async = False
+    # The API of the client's token (a fleet's token refresh names it), and its tenant.
+    _api = ""
+    _tenant: str | None = None
 
     def __init__(self, http: Any, base_url: str, *, budget: RateBudget | None, timeout: float | None,
                  clock: Callable[[], float], sleep: Callable[[float], Any] | None, seed: Callable[[], int] | None,
                  session: Session | None = None, allow_insecure_http: bool = False,
                  max_attempts: int | None = None, max_elapsed_seconds: float | None = None,
                  on_event: OnEvent | None = None, connect_timeout: float | None = None,
-                 read_timeout: float | None = None, telemetry: ClientTelemetry | None = None) -> None:
+                 read_timeout: float | None = None, telemetry: ClientTelemetry | None = None,
+                 fleet: RedisFleet | None = None) -> None:
         asynchronous = self._async
         if on_event is not None and not callable(on_event):
             raise TypeError("on_event must be callable: on_event(event)")
@@ -484,7 +571,10 @@ class _Base:
                                      _timeouts(connect_timeout, read_timeout, timeout), asynchronous)
         if session is not None and budget is not None:
             raise TypeError("give budget or session, not both: a session keeps its own budget")
-        # The calls of this client share one session: one token exchange at a time, one budget.
+        # The calls of this client share one session: one token exchange at a time, one budget;
+        # with a fleet, the fleet's session: one exchange and one budget for every process.
+        session = _fleet_session(fleet, session, budget, asynchronous)
+        self._fleet = fleet
         self.session: Session = session if session is not None else Session(budget)
         # Each request's bounds (None: the core's defaults, 5 attempts and 300 s).
         self._limits = _limits(max_attempts, max_elapsed_seconds)
@@ -627,14 +717,26 @@ class _Base:
                     yield ("sleep", seconds)
                 case CallStep.AwaitToken(seconds=seconds):
                     yield ("await", seconds, version)
+                case CallStep.Reserve(command=command):
+                    # A fleet's session: the request is counted in the fleet's budget first.
+                    reply = yield ("redis", command)
+                    if isinstance(reply, _Failed):
+                        machine.reserve_failed(self._clock())
+                    else:
+                        machine.reserved(reply, self._clock())
                 case CallStep.RefreshToken():
-                    # This call leads the session's one exchange; the others wait for it.
+                    # This call leads the session's one exchange (a fleet's: the fleet's one
+                    # exchange, through Redis); the others wait for it.
                     try:
-                        exchange = Call.exchange(self._token_request(), seed=self._seed(), **self._limits)
-                        done = yield from self._steps(exchange, op, "token exchange")
-                        session.store_token(self._parse_token(done.status, done.headers, done.body))
-                    except Exception as e:
-                        session.exchange_failed(str(e))
+                        if session.fleet is None:
+                            try:
+                                session.store_token((yield from self._exchange(op)))
+                            except Exception as e:
+                                session.exchange_failed(str(e))
+                                raise
+                        else:
+                            yield from self._fleet_token(op)
+                    except Exception:
                         raise
                     except BaseException:  # cancelled, interrupted, or the steps closed
                         session.abandon_exchange()
@@ -656,14 +758,103 @@ class _Base:
                                           operation_id=operation_id, stage=f.stage, export_id=f.export_id,
                                           attempts=f.attempts) from cause
 
+    def _exchange(self, op: _Op) -> Generator[Any, Any, Any]:
+        """The client's token exchange (a ``Call.exchange`` driven to its end): the token parsed."""
+        exchange = Call.exchange(self._token_request(), seed=self._seed(), **self._limits)
+        done = yield from self._steps(exchange, op, "token exchange")
+        return self._parse_token(done.status, done.headers, done.body)
+
+    def _fleet_token(self, op: _Op) -> Generator[Any, Any, None]:
+        """A fleet session's token refresh: the ``FleetToken`` driven to its end — the token
+        another process published adopted, or this process's exchange run and published. Every
+        outcome reaches the session (a failure the core did not record is recorded here); raises
+        the exchange's error when it failed."""
+        session = self.session
+        error: Exception | None = None
+        refresh: FleetToken | None = None
+        try:
+            refresh = FleetToken(session, self._api, tenant_id=self._tenant, seed=self._seed(), now=self._clock())
+            while True:
+                match refresh.next():
+                    case FleetTokenStep.Command(command=command):
+                        reply = yield ("redis", command)
+                        if isinstance(reply, _Failed):
+                            refresh.redis_failed(session)
+                        else:
+                            refresh.replied(reply, session, self._clock())
+                    case FleetTokenStep.Exchange():
+                        try:
+                            token = yield from self._exchange(op)
+                        except Exception as e:
+                            error = e
+                            refresh.exchange_failed(str(e))
+                        else:
+                            refresh.exchanged(token, now=self._clock())
+                    case FleetTokenStep.Wait(seconds=seconds):
+                        yield ("sleep", seconds)
+                        refresh.waited()
+                    case FleetTokenStep.Done():
+                        return
+                    case FleetTokenStep.Failed(reason=reason):
+                        # Recorded by the core (the session's waiting calls fail with it).
+                        raise error if error is not None else RoyaltyKitError("token_exchange_failed", reason)
+        except Exception as e:
+            if e is not error:
+                session.exchange_failed(str(e))
+            raise
+        except BaseException:
+            # Cancelled, interrupted or closed mid-refresh: the fleet's lock this process holds is
+            # released by the driver (best effort), so the other processes need not wait out its
+            # lease; the caller abandons the session's exchange.
+            unlock = refresh.abandon_command() if refresh is not None else None
+            if unlock is not None:
+                op.abandoned.append(unlock)
+            raise
+
+    def _redis(self, command: list[str]) -> Any:
+        """One of the fleet's commands sent: its reply as text, or a ``_Failed`` when Redis cannot
+        be reached (logged with its cause, never with the command: a publish carries the token)."""
+        try:
+            return cast(RedisFleet, self._fleet).send(command)
+        except Exception as e:  # noqa: BLE001 (any failure of the Redis client: unreachable)
+            return self._redis_failed(e)
+
+    async def _aredis(self, command: list[str]) -> Any:
+        """``_redis`` with the fleet's asyncio client."""
+        try:
+            return await cast(AsyncRedisFleet, self._fleet).send(command)
+        except Exception as e:  # noqa: BLE001
+            return self._redis_failed(e)
+
+    def _release(self, op: _Op) -> None:
+        """Best effort, once an operation's steps are closed: the fleet's exchange lock of a
+        refresh abandoned mid-exchange released (a failure is logged, never raised)."""
+        while op.abandoned:
+            self._redis(op.abandoned.pop())
+
+    async def _arelease(self, op: _Op) -> None:
+        """``_release`` with the fleet's asyncio client, bounded to a few seconds."""
+        while op.abandoned:
+            try:
+                await asyncio.wait_for(self._aredis(op.abandoned.pop()), 5)
+            except asyncio.TimeoutError:
+                _log.warning("the fleet's Redis did not answer the release of its exchange lock")
+
+    @staticmethod
+    def _redis_failed(e: Exception) -> _Failed:
+        _log.warning("the fleet's Redis could not be reached: %s", _describe(e))
+        return _Failed("redis", e)
+
     # An operation's end, blocking or on an event loop: its telemetry scope ended with the error
     # raised; an export job interrupted by KeyboardInterrupt raises ExportInterrupted with its
     # export id and checkpoint, from the original; a cancelled task's CancelledError carries them.
-    # The steps are closed first, so the temporary file is gone by then.
+    # The steps are closed first, so the temporary file is gone by then; a fleet's exchange lock
+    # held by a refresh abandoned on the way is then released (best effort).
     def _run(self, op: _Op, steps: Generator[Any, Any, _T]) -> _T:
         try:
             result = self._drive(steps)
         except BaseException as e:
+            self._release(op)
             raised = op.failed(e)
             if raised is e:
                 raise
@@ -675,6 +866,7 @@ class _Base:
         try:
             result = await self._adrive(steps)
         except BaseException as e:
+            await self._arelease(op)
             raised = op.failed(e)
             if raised is e:
                 raise
@@ -697,6 +889,8 @@ class _Base:
                         with changed:
                             changed.wait_for(lambda: session.version != version, timeout=seconds)
                         result = None
+                    case ("redis", command):
+                        result = self._redis(command)
                     case _:
                         result = self._transport.send(action[1], action[2])
                 action = steps.send(result)
@@ -725,6 +919,8 @@ class _Base:
                         finally:
                             self._waiters.discard(woken)
                         result = None
+                    case ("redis", command):
+                        result = await self._aredis(command)
                     case _:
                         result = await self._transport.send(action[1], action[2])
                 action = steps.send(result)
@@ -856,6 +1052,8 @@ def _progress(progress: Progress | bool | None) -> Progress | None:
 
 
 class _Reports(_Base):
+    _api = "reports"
+
     def __init__(self, http: Any, *, base_url: str, client_id: str, client_secret: str, tenant_id: str,
                  scopes: list[str] | None = None, idempotency_header: str | None = None, budget: RateBudget | None = None,
                  timeout: float | None = None, clock: Callable[[], float] = time.time,
@@ -864,14 +1062,14 @@ class _Reports(_Base):
                  max_elapsed_seconds: float | None = None, on_event: OnEvent | None = None,
                  connect_timeout: float | None = None, read_timeout: float | None = None,
                  min_poll_interval_seconds: float | None = None, max_poll_interval_seconds: float | None = None,
-                 telemetry: ClientTelemetry | None = None) -> None:
+                 telemetry: ClientTelemetry | None = None, fleet: RedisFleet | None = None) -> None:
         super().__init__(http, base_url, budget=budget, timeout=timeout, clock=clock, sleep=sleep, seed=seed,
                          session=session, allow_insecure_http=allow_insecure_http, max_attempts=max_attempts,
                          max_elapsed_seconds=max_elapsed_seconds, on_event=on_event, connect_timeout=connect_timeout,
-                         read_timeout=read_timeout, telemetry=telemetry)
+                         read_timeout=read_timeout, telemetry=telemetry, fleet=fleet)
         self._poll = _poll_bounds(min_poll_interval_seconds, max_poll_interval_seconds)
         self._credentials = (client_id, client_secret)
-        self.tenant_id = tenant_id
+        self.tenant_id = self._tenant = tenant_id
         self._scopes = scopes
         self._idempotency_header = idempotency_header
 
@@ -951,6 +1149,8 @@ class ReportsClient(_Reports):
     to the ``royaltykit`` logger (``ROYALTYKIT_LOG=debug|info`` prints them), given to
     ``on_event`` and to ``telemetry`` (:mod:`royaltykit.telemetry`; OpenTelemetry spans with
     :class:`royaltykit.otel.OpenTelemetry`); never a token, a credential, a header or a body.
+    ``fleet=RedisFleet(redis.Redis(...))`` makes the processes of one API client share the token
+    (one exchange for all) and ``budget`` through Redis (:class:`RedisFleet`).
     ``clock``, ``sleep`` and ``seed`` are for tests. Blocking: use it off your event loop."""
 
     def request(self, operation_id: str, **params: Any) -> Any:
@@ -1022,7 +1222,8 @@ class ReportsClient(_Reports):
 
 
 class AsyncReportsClient(_Reports):
-    """``ReportsClient`` for ``httpx.AsyncClient``: the same rules, ``await``-ed."""
+    """``ReportsClient`` for ``httpx.AsyncClient``: the same rules, ``await``-ed (a fleet:
+    ``AsyncRedisFleet``)."""
 
     _async = True
 
@@ -1060,19 +1261,21 @@ class AsyncReportsClient(_Reports):
 
 
 class _Enterprise(_Base):
+    _api = "enterprise"
+
     def __init__(self, http: Any, *, base_url: str, api_key: str, api_secret: str, budget: RateBudget | None = None,
                  timeout: float | None = None, clock: Callable[[], float] = time.time,
                  sleep: Callable[[float], Any] | None = None, seed: Callable[[], int] | None = None,
                  session: Session | None = None, allow_insecure_http: bool = False, max_attempts: int | None = None,
                  max_elapsed_seconds: float | None = None, on_event: OnEvent | None = None,
                  connect_timeout: float | None = None, read_timeout: float | None = None,
-                 telemetry: ClientTelemetry | None = None) -> None:
+                 telemetry: ClientTelemetry | None = None, fleet: RedisFleet | None = None) -> None:
         if session is None and budget is None:
             budget = RateBudget.preset("enterprise")
         super().__init__(http, base_url, budget=budget, timeout=timeout, clock=clock, sleep=sleep, seed=seed,
                          session=session, allow_insecure_http=allow_insecure_http, max_attempts=max_attempts,
                          max_elapsed_seconds=max_elapsed_seconds, on_event=on_event, connect_timeout=connect_timeout,
-                         read_timeout=read_timeout, telemetry=telemetry)
+                         read_timeout=read_timeout, telemetry=telemetry, fleet=fleet)
         self._credentials = (api_key, api_secret)
 
     def __repr__(self) -> str:
@@ -1173,7 +1376,10 @@ class EnterpriseClient(_Enterprise):
     secret exchanged for a token, the spec's rolling one-minute limits kept (``budget``, default
     ``RateBudget.preset("enterprise")``), retries and ``Retry-After`` as the spec says. Its calls
     share its ``session`` (one token exchange at a time, one budget); give the clients of one API
-    key one ``Session(RateBudget.preset("enterprise"))`` with ``session=``. Blocking."""
+    key one ``Session(RateBudget.preset("enterprise"))`` with ``session=``. Across processes, give
+    each process's client ``fleet=RedisFleet(redis.Redis(...))`` (one Redis): its session is then
+    the fleet's (``fleet.session(budget)``), so the processes keep the per-minute limits together
+    and make one token exchange for all (see :class:`RedisFleet`). Blocking."""
 
     def request(self, operation_id: str, **params: Any) -> Any:
         """See ``ReportsClient.request``."""
@@ -1285,7 +1491,7 @@ class EnterpriseClient(_Enterprise):
 
 
 class AsyncEnterpriseClient(_Enterprise):
-    """``EnterpriseClient`` for ``httpx.AsyncClient``."""
+    """``EnterpriseClient`` for ``httpx.AsyncClient`` (and ``fleet=AsyncRedisFleet(redis.asyncio.Redis(...))``)."""
 
     _async = True
 
