@@ -324,6 +324,9 @@ def test_the_fleet_machines_forwarded() -> None:
     assert ft.next() == ft.next() and isinstance(ft.next(), rk.FleetTokenStep.Command)
     ft.replied(None, s, 1_763_900_000)
     ft.replied("OK", s, 1_763_900_000)
+    recheck = ft.next()  # the lock is ours: one more look before exchanging
+    assert isinstance(recheck, rk.FleetTokenStep.Command) and recheck.command == ["GET", "p:token"]
+    ft.replied(None, s, 1_763_900_000)
     assert isinstance(ft.next(), rk.FleetTokenStep.Exchange)
     ft.exchanged(rk.BearerToken.enterprise("secret-fleet-token-1"), 1_763_903_000.0, 1_763_900_000)
     publish = ft.next()

@@ -144,7 +144,9 @@ test('abandonCommand: the lock\'s release only while this refresh\'s exchange ru
   assert.equal(refresh.abandonCommand(), null, 'no lock before it is taken');
   assert.equal(refresh.replied(null, session, 1000).command[0], 'SET');
   assert.equal(refresh.abandonCommand(), null, 'not while the lock is being taken');
-  assert.deepEqual(refresh.replied('OK', session, 1000), { step: 'exchange' });
+  assert.equal(refresh.replied('OK', session, 1000).command[0], 'GET', 'the lock is ours: it looks once more');
+  assert.deepEqual(refresh.abandonCommand(), ['EVAL', rk.UNLOCK_SCRIPT, '1', 'rk-test:abandon:exchange', '000000000000002a']);
+  assert.deepEqual(refresh.replied(null, session, 1000), { step: 'exchange' });
   assert.deepEqual(refresh.abandonCommand(), ['EVAL', rk.UNLOCK_SCRIPT, '1', 'rk-test:abandon:exchange', '000000000000002a']);
   assert.equal(refresh.next().step, 'exchange', 'asking changes nothing');
   refresh.exchanged(rk.BearerToken.enterprise('et_1'), 4600, 1000);
@@ -284,6 +286,8 @@ test('a fleet refresh wakes the calls waiting on the session, and its failure fa
     s = refresh.replied(await fleet.command(s.command), session, now);
     assert.equal(s.command[0], 'SET');
     s = refresh.replied(await fleet.command(s.command), session, now);
+    assert.deepEqual(s.command, ['GET', `${fleet.prefix}token`], 'the lock is ours: one more look');
+    s = refresh.replied(await fleet.command(s.command), session, now);
     assert.deepEqual(s, { step: 'exchange' });
     s = refresh.exchangeFailed('401 invalid key');
     assert.equal(s.command[1], rk.UNLOCK_SCRIPT);
@@ -303,7 +307,8 @@ test('a fleet refresh publishes the token it exchanged; printing the step never 
   const session = new rk.Fleet({ prefix: 'rk-test:print:' }).session();
   const refresh = new rk.FleetToken(session, 'enterprise', { seed: 42, now: 1000 });
   assert.equal(refresh.replied(null, session, 1000).command[0], 'SET');
-  assert.deepEqual(refresh.replied('OK', session, 1000), { step: 'exchange' });
+  assert.equal(refresh.replied('OK', session, 1000).command[0], 'GET');
+  assert.deepEqual(refresh.replied(null, session, 1000), { step: 'exchange' });
   const publish = refresh.exchanged(rk.BearerToken.enterprise('et_secret_9'), 4600, 1000);
   assert.deepEqual(publish.command.slice(0, 5), ['EVAL', rk.PUBLISH_SCRIPT, '2', 'rk-test:print:token', 'rk-test:print:exchange']);
   assert.equal(JSON.parse(publish.command[5]).v, 'et_secret_9');
