@@ -195,6 +195,17 @@ impl FleetToken {
         self.then(|t| t.exchange_failed(&reason))
     }
 
+    /// The command releasing the fleet's exchange lock while this refresh holds it (from the lock
+    /// taken until its exchange ends: its one more look for a published token, then its
+    /// `Exchange`; null otherwise), for a host whose call is cancelled meanwhile: send it to the
+    /// fleet's Redis best effort (ignore its failure), then `session.abandonExchange()`, so the
+    /// fleet's other processes need not wait out the lock's lease (330 s).
+    pub fn abandon_command(&self) -> Option<Arc<FleetCommand>> {
+        lock(&self.0)
+            .abandon_command()
+            .map(|c| Arc::new(FleetCommand(c)))
+    }
+
     /// Seconds since this refresh started, at `now` (default: the system clock).
     #[uniffi::method(default(now = None))]
     pub fn elapsed(&self, now: Option<f64>) -> f64 {

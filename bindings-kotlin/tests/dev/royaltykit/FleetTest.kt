@@ -13,7 +13,6 @@ import org.junit.Assert.assertNull
 import org.junit.Assert.assertTrue
 import org.junit.Assert.fail
 import org.junit.BeforeClass
-import org.junit.Ignore
 import org.junit.Test
 import dev.royaltykit.coroutines.requestAsync
 import kotlinx.coroutines.Dispatchers
@@ -21,6 +20,7 @@ import kotlinx.coroutines.cancelAndJoin
 import kotlinx.coroutines.delay
 import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.withContext
 import java.util.concurrent.TimeUnit
 
 /**
@@ -92,11 +92,6 @@ class FleetTest {
         assertEquals(listOf(1, 1, 1, 1), done.map { it[2] })
     }
 
-    // The core re-adopts the refused token: on a 401 the session drops its token before the call
-    // says RefreshToken, so FleetToken::new finds nothing to replace and adopts the fleet's
-    // published record of that same dead token (each call then fails with its second 401).
-    // Enable once FleetToken knows the token the 401 refused.
-    @Ignore("core: FleetToken re-adopts the token a 401 refused (Session::token_value is empty after the slot dropped it)")
     @Test
     fun aTokenRefusedMidRunIsExchangedOnceMoreForTheFleet() {
         fake.reset(
@@ -184,6 +179,118 @@ class FleetTest {
         }
     }
 
+    /** The fleet's exchange lock under [prefix] as Redis holds it (null: nobody holds it). */
+    private fun lockHolder(prefix: String): String? = redis.client().use { it.execute(listOf("GET", "${prefix}exchange")) }
+
+    /** Waits (at most 10 s) until some process holds the fleet's exchange lock under [prefix]: its holder. */
+    private fun awaitLock(prefix: String): String {
+        val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10)
+        while (System.nanoTime() < deadline) {
+            lockHolder(prefix)?.let { return it }
+            Thread.sleep(10)
+        }
+        throw AssertionError("nobody took the fleet's exchange lock")
+    }
+
+    @Test
+    fun aCallCancelledMidExchangeReleasesTheFleetsLock() {
+        // a slow exchange: the coroutine is cancelled while its process holds the lock
+        fake.reset("""{"token_delay": 3}""")
+        val prefix = prefix()
+        RedisFleet(redis.client(), prefix).use { fleet ->
+            val client = EnterpriseClient(JavaHttpTransport(), fake.url, "key-1", "secret-1", fleet = fleet, onEvent = {})
+            runBlocking {
+                val job = launch(Dispatchers.Default) { client.requestAsync("listEnterpriseCountries") }
+                val holder = withContext(Dispatchers.IO) { awaitLock(prefix) }
+                assertTrue("the call leads the refresh: $holder", client.session.exchanging())
+                job.cancelAndJoin()
+                assertTrue(job.isCancelled)
+            }
+            assertNull("the lock is released at once, not after its lease", lockHolder(prefix))
+            assertFalse("the cancelled refresh was abandoned", client.session.exchanging())
+            assertFalse(client.session.hasToken())
+            assertNull(redis.client().use { it.execute(listOf("GET", "${prefix}token")) })
+            assertEquals(null, fake.stats()["requests"].asJsonObject["listEnterpriseCountries"])
+        }
+    }
+
+    @Test
+    fun aThreadInterruptedMidExchangeReleasesTheFleetsLockForTheNextProcess() {
+        fake.reset("""{"token_delay": 2}""")
+        val prefix = prefix()
+        RedisFleet(redis.client(), prefix).use { fleet ->
+            val client = EnterpriseClient(JavaHttpTransport(), fake.url, "key-1", "secret-1", fleet = fleet, onEvent = {})
+            var thrown: Throwable? = null
+            val caller = Thread {
+                try {
+                    client.request("listEnterpriseCountries")
+                } catch (e: Throwable) {
+                    thrown = e
+                }
+            }
+            caller.start()
+            awaitLock(prefix)
+            assertTrue(client.session.exchanging())
+            caller.interrupt()
+            caller.join(10_000)
+            assertFalse("the interrupted call ended", caller.isAlive)
+            assertTrue("the call ended with its interrupt: $thrown", thrown is InterruptedException)
+            assertNull("the lock is released at once, not after its lease", lockHolder(prefix))
+            assertFalse(client.session.exchanging())
+        }
+        // another process of the fleet takes the lock and exchanges now, not after the lease (330 s)
+        RedisFleet(redis.client(), prefix).use { other ->
+            val client = EnterpriseClient(JavaHttpTransport(), fake.url, "key-1", "secret-1", fleet = other, onEvent = {})
+            val started = System.nanoTime()
+            client.request("listEnterpriseCountries")
+            val seconds = (System.nanoTime() - started) / 1e9
+            assertTrue("the next process waited for no lease: $seconds s", seconds < 30)
+            assertTrue(client.session.hasToken())
+            assertNull(lockHolder(prefix))
+            assertEquals(1, fake.stats()["requests"].asJsonObject["listEnterpriseCountries"].asInt)
+        }
+    }
+
+    @Test
+    fun anAbandonCommandReleasesOnlyTheLockItsRefreshHolds() {
+        Fleet(prefix()).use { fleet ->
+            val session = fleet.session()
+            redis.client().use { c ->
+                FleetToken(session, Api.ENTERPRISE, null, 9uL).use { ft ->
+                    assertNull("no lock held before the exchange", ft.abandonCommand())
+                    var step = ft.next()
+                    while (step != FleetTokenStep.Exchange) {
+                        val command = (step as FleetTokenStep.Command).command
+                        // from the lock taken on (its one more look, then the exchange), it can be released
+                        val held = c.execute(listOf("GET", "${fleet.prefix()}exchange")) == "0000000000000009"
+                        assertEquals(command.describe(), held, ft.abandonCommand() != null)
+                        step = ft.replied(c.execute(command.args()), session)
+                    }
+                    assertEquals("0000000000000009", c.execute(listOf("GET", "${fleet.prefix()}exchange")))
+                    val unlock = ft.abandonCommand()!!
+                    assertEquals("EVAL ${fleet.prefix()}exchange", unlock.describe())
+                    assertEquals(unlockScript(), unlock.args()[1])
+                    assertEquals("1", c.execute(unlock.args()))
+                    assertNull(c.execute(listOf("GET", "${fleet.prefix()}exchange")))
+                    session.abandonExchange()
+                }
+                // another holder's lock is left alone
+                FleetToken(session, Api.ENTERPRISE, null, 10uL).use { ft ->
+                    var step = ft.next()
+                    while (step != FleetTokenStep.Exchange) {
+                        step = ft.replied(c.execute((step as FleetTokenStep.Command).command.args()), session)
+                    }
+                    val unlock = ft.abandonCommand()!!
+                    assertEquals("OK", c.execute(listOf("SET", "${fleet.prefix()}exchange", "another-process")))
+                    assertEquals("0", c.execute(unlock.args()))
+                    assertEquals("another-process", c.execute(listOf("GET", "${fleet.prefix()}exchange")))
+                    ft.exchanged(BearerToken.enterprise("et_x"), null)
+                    assertNull("the publish releases the lock: nothing to abandon", ft.abandonCommand())
+                }
+            }
+        }
+    }
+
     @Test
     fun reportingClientsOfAFleetShareOneToken() {
         // two clients with sessions of their own (as two processes have), one fleet: the second
@@ -261,7 +368,10 @@ class FleetTest {
             val session = fleet.session()
             FleetToken(session, Api.ENTERPRISE, null, 7uL, 1_763_900_000.0).use { ft ->
                 assertTrue(ft.replied(null, session, 1_763_900_000.0) is FleetTokenStep.Command) // nothing published
-                assertEquals(FleetTokenStep.Exchange, ft.replied("OK", session, 1_763_900_000.0)) // the lock is ours
+                // the lock is ours: one more look for a token published meanwhile, then the exchange
+                val recheck = ft.replied("OK", session, 1_763_900_000.0)
+                assertEquals("GET show:token", (recheck as FleetTokenStep.Command).command.describe())
+                assertEquals(FleetTokenStep.Exchange, ft.replied(null, session, 1_763_900_000.0))
                 val publish = ft.exchanged(BearerToken.enterprise("et_secret_value"), 1_763_903_000.0, 1_763_900_000.0)
                 val command = (publish as FleetTokenStep.Command).command
                 assertEquals(publishScript(), command.args()[1])

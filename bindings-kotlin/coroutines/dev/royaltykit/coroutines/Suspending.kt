@@ -30,7 +30,8 @@ import java.util.concurrent.atomic.AtomicBoolean
  * cancelling the coroutine interrupts its send or wait, including a wait for the token another
  * call is obtaining (the call ends with a `CancellationException`; a request already sent may have
  * been applied, as after any lost connection; a token exchange it led is abandoned, and another
- * call of the session leads the next).
+ * call of the session leads the next; on a fleet's session the fleet's exchange lock it held is
+ * released first, so the fleet's other processes need not wait out its lease).
  */
 suspend fun ApiClient.requestAsync(
     operationId: String,

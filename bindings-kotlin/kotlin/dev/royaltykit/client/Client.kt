@@ -577,48 +577,84 @@ abstract class ApiClient internal constructor(
      * the token another process published, to exchange, or to wait for the process exchanging):
      * sends its Redis commands through [f], runs the exchange when it says so, sleeps when it
      * waits. Returns once the session holds the token; throws the exchange's own error (wrapped in
-     * [FleetExchangeFailed]) when it failed, and whatever interrupted it.
+     * [FleetExchangeFailed]) when it failed, and whatever interrupted it. Interrupted (or ended by
+     * any other throwable) while this process holds the fleet's exchange lock, it releases the
+     * lock first ([releaseLock]), so the fleet's other processes need not wait out its lease; the
+     * caller then abandons the session's exchange.
      */
     private fun fleetToken(f: RedisFleet, scope: OperationScope?) {
-        var failure: Throwable? = null
         FleetToken(session, tokenApi, tokenTenant, null, clock()).use { ft ->
-            var step = ft.next()
-            while (true) {
-                if (Thread.interrupted()) throw InterruptedException("the token refresh was interrupted")
-                step = when (step) {
-                    is FleetTokenStep.Command -> {
-                        var reached = true
-                        val reply = try {
-                            step.command.use { f.execute(it.args()) }
-                        } catch (e: Exception) {
-                            if (cancelled(e)) throw e
-                            reached = false
-                            null
-                        }
-                        if (reached) ft.replied(reply, session, clock()) else ft.redisFailed(session)
+            try {
+                fleetSteps(f, ft, scope)
+            } catch (e: Throwable) {
+                releaseLock(f, ft, e)
+                throw e
+            }
+        }
+    }
+
+    /**
+     * Sends [ft]'s `abandonCommand` (the unlock of the fleet's exchange lock while its exchange
+     * runs; null: no lock held) through [f], best effort: its failure is added to [thrown] as
+     * suppressed, never thrown. The thread's interrupt is set aside for the send (a Redis client
+     * may refuse to start a command on an interrupted thread) and set again after it.
+     */
+    private fun releaseLock(f: RedisFleet, ft: FleetToken, thrown: Throwable) {
+        val unlock = try {
+            ft.abandonCommand()
+        } catch (e: Throwable) {
+            thrown.addSuppressed(e)
+            null
+        } ?: return
+        val interrupted = Thread.interrupted()
+        try {
+            unlock.use { f.execute(it.args()) }
+        } catch (e: Throwable) {
+            thrown.addSuppressed(e)
+        } finally {
+            if (interrupted) Thread.currentThread().interrupt()
+        }
+    }
+
+    /** [fleetToken]'s loop: [ft]'s steps performed until `Done`, or `Failed` thrown. */
+    private fun fleetSteps(f: RedisFleet, ft: FleetToken, scope: OperationScope?) {
+        var failure: Throwable? = null
+        var step = ft.next()
+        while (true) {
+            if (Thread.interrupted()) throw InterruptedException("the token refresh was interrupted")
+            step = when (step) {
+                is FleetTokenStep.Command -> {
+                    var reached = true
+                    val reply = try {
+                        step.command.use { f.execute(it.args()) }
+                    } catch (e: Exception) {
+                        if (cancelled(e)) throw e
+                        reached = false
+                        null
                     }
-                    is FleetTokenStep.Exchange -> {
-                        val obtained = try {
-                            exchange(scope)
-                        } catch (e: Throwable) {
-                            if (cancelled(e)) throw e
-                            failure = e
-                            null
-                        }
-                        if (obtained == null) {
-                            val e = failure!!
-                            ft.exchangeFailed(e.message ?: e.javaClass.simpleName)
-                        } else {
-                            obtained.first.use { ft.exchanged(it, obtained.second, clock()) }
-                        }
-                    }
-                    is FleetTokenStep.Wait -> {
-                        sleep(step.seconds)
-                        ft.waited()
-                    }
-                    is FleetTokenStep.Done -> return
-                    is FleetTokenStep.Failed -> throw FleetExchangeFailed(failure ?: IllegalStateException(step.reason))
+                    if (reached) ft.replied(reply, session, clock()) else ft.redisFailed(session)
                 }
+                is FleetTokenStep.Exchange -> {
+                    val obtained = try {
+                        exchange(scope)
+                    } catch (e: Throwable) {
+                        if (cancelled(e)) throw e
+                        failure = e
+                        null
+                    }
+                    if (obtained == null) {
+                        val e = failure!!
+                        ft.exchangeFailed(e.message ?: e.javaClass.simpleName)
+                    } else {
+                        obtained.first.use { ft.exchanged(it, obtained.second, clock()) }
+                    }
+                }
+                is FleetTokenStep.Wait -> {
+                    sleep(step.seconds)
+                    ft.waited()
+                }
+                is FleetTokenStep.Done -> return
+                is FleetTokenStep.Failed -> throw FleetExchangeFailed(failure ?: IllegalStateException(step.reason))
             }
         }
     }
