@@ -398,6 +398,37 @@ def test_the_readme_consumer_workflow_runs_as_written(fake, tmp_path):
     assert stats["webhooks"]["wh_001"]["secret"] not in out.stdout + out.stderr
 
 
+def test_the_readme_inbox_example_runs_as_written(fake, tmp_path):
+    """The README's inbox workflow: the subscription's revealed secret to a receiver in inbox mode
+    (SQLite), one delivery answered at once, the worker's drain with the canonical fetch, and
+    recovery over the inbox replaying the delivery the service lost. The subscription exists
+    before (the example's request_id: its create gets the same subscription and secret), with a
+    lost delivery in its log."""
+    import re
+
+    m = re.search(r"<!-- example:python-inbox -->\s*```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    assert m, "README has the python-inbox example"
+    assert len(m.group(1).strip().splitlines()) <= 20
+    fake.reset()
+    endpoint_url = "https://hooks.example.com/royaltykit"
+    with httpx.Client() as http:
+        hook = EnterpriseClient(http, base_url=fake.url, api_key="key-1", api_secret="secret-1").create_subscription(
+            "ops", endpoint_url, ["ddex.delivery.failed"], request_id="ops-hook-1")
+    lost = fake.control("deliver", {"reference": hook.reference, "event": "ddex.delivery.failed", "lose": True})
+    fake.control("route", {"from": endpoint_url, "to": "http://127.0.0.1:9/"})  # the replay: refused, not resolved
+    (tmp_path / "inbox.py").write_text(m.group(1))
+    env = {**os.environ, "ENTERPRISE_URL": fake.url, "ENTERPRISE_API_KEY": "key-1", "ENTERPRISE_API_SECRET": "secret-1"}
+    out = subprocess.run([sys.executable, "inbox.py"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
+                         check=True)
+    assert out.stdout == ('{"result":"queued"}\nddex.delivery.failed live\n'
+                          "WorkerReport(processed=1, retried=0, poisoned=0)\n1 of 1 deliveries replayed\n")
+    stats = fake.stats()
+    assert stats["webhooks_created"] == 1 and stats["idempotent_replays"] == 1, stats
+    assert stats["requests"]["fetchEnterpriseResource"] == 1 and stats["replays"] == 1
+    assert [d["replay_of"] for d in stats["deliveries"] if d.get("replay_of")] == [lost["delivery"]]
+    assert hook.secret.secret not in out.stdout + out.stderr
+
+
 class _Terminal:
     def __init__(self) -> None:
         self.text = ""

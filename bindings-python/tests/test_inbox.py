@@ -106,10 +106,10 @@ def signed(name: str, event: str = EVENT, now: int | None = None) -> tuple[dict[
 
 
 class Receiver:
-    """A ``WebhookReceiver`` in inbox mode over plain http on 127.0.0.1, verifying with ``secrets``."""
+    """A ``WebhookReceiver`` in inbox mode (``receiver``) over plain http on 127.0.0.1, verifying with ``secrets``."""
 
     def __init__(self, inbox: Any, secrets: str | list[rk.WebhookSecret] = SECRET, namespace: str = NAMESPACE) -> None:
-        receiver = rk.WebhookReceiver(secrets, namespace=namespace, inbox=inbox)
+        self.receiver = receiver = rk.WebhookReceiver(secrets, namespace=namespace, inbox=inbox)
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"

@@ -132,6 +132,39 @@ def test_revealed_secrets_cannot_be_built_or_changed():
         rk.revealed_secret(42)  # type: ignore[arg-type]
 
 
+def test_use_secrets_rotates_a_live_receiver():
+    """A receiver built with secret A takes ``rotated.secrets(previous=A)``: deliveries signed with
+    A or with the new B verify until the overlap ends (the injected ``now``), then only B's."""
+    old = "whsec_live_a"
+    handled: list[str] = []
+    receiver = rk.WebhookReceiver(old, namespace="org-1/rotation", handler=lambda d: handled.append(d.delivery_id))
+    rotated = rk.revealed_secret(b'{"secret": "whsec_live_b", "previous_secret_valid_until": "2026-11-27T10:05:00Z"}')
+    until = 1_795_773_900
+    assert rotated.previous_valid_until == until
+    now = until - 300  # the rotation: A stays valid for 300 s
+
+    def status(secret: str | rk.WebhookSecret, delivery_id: str, at: int) -> int:
+        headers = rk.sign_webhook(secret, DELIVERY, timestamp=at, delivery_id=delivery_id)
+        return receiver.receive(headers, DELIVERY, now=at).status
+
+    assert (status(old, "dlv_a0", now), status(rotated.secret, "dlv_b0", now)) == (200, 401), "before: A only"
+    verifier = receiver.verifier
+    receiver.use_secrets(rotated.secrets(previous=old))
+    assert receiver.verifier is not verifier and receiver.max_body_bytes == verifier.max_body_bytes
+    assert (status(old, "dlv_a1", now), status(rotated.secret, "dlv_b1", now)) == (200, 200), "the overlap: both"
+    assert (status(old, "dlv_a2", until), status(rotated.secret, "dlv_b2", until)) == (200, 200), "its last second"
+    assert (status(old, "dlv_a3", until + 1), status(rotated.secret, "dlv_b3", until + 1)) == (401, 200), "then B only"
+    assert handled == ["dlv_a0", "dlv_a1", "dlv_b1", "dlv_a2", "dlv_b2", "dlv_b3"]
+    # the constructor's validation (invalid_secret); a refused list changes nothing
+    for bad in ["", [], [rk.WebhookSecret("whsec_live_b"), ""]]:
+        with pytest.raises(rk.WebhookVerificationError) as raised:
+            receiver.use_secrets(bad)
+        assert raised.value.code == "invalid_secret"
+    assert status(rotated.secret, "dlv_b4", until + 1) == 200
+    receiver.use_secrets(s for s in ["whsec_live_c"])  # any iterable, as the constructor
+    assert (status(rotated.secret, "dlv_b5", until + 1), status("whsec_live_c", "dlv_c", until + 1)) == (401, 200)
+
+
 # ---- create_subscription ----------------------------------------------------------------------------
 
 

@@ -285,6 +285,13 @@ revealed: rk.RevealedSecret = rk.revealed_secret(b'{"secret": "s"}')
 revealed_list: list[rk.WebhookSecret] = revealed.secrets()
 revealed_text: str = revealed.secret.secret
 
+
+# A rotation on a live receiver: its secrets replaced, no new receiver.
+def rotate_live(receiver: rk.WebhookReceiver, rotated: rk.RevealedSecret, current: str) -> None:
+    receiver.use_secrets(rotated.secrets(previous=current))
+    receiver.use_secrets("whsec_only")
+    receiver.use_secrets((rk.WebhookSecret("a"), "b"))
+
 # Routing by event name: typed names, the decorator keeps the handler's type, the router is a handler.
 router = rk.EventRouter()
 

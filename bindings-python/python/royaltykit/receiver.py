@@ -412,7 +412,10 @@ class WebhookReceiver:
     a verified delivery is persisted in the inbox and answered 200 at once (``{"result":
     "queued"}``, or ``"duplicate"`` for one already there), whatever the handler would take: the
     handler runs later in the inbox's worker (``inbox.run_worker(handler)``), exactly once. An
-    inbox that cannot be reached is answered 503, so the service sends the delivery again."""
+    inbox that cannot be reached is answered 503, so the service sends the delivery again.
+
+    After a secret rotation, :meth:`use_secrets` gives the live receiver its new secrets
+    (``rotated.secrets(previous=current_secret)``): no new receiver."""
 
     def __init__(
         self,
@@ -447,9 +450,12 @@ class WebhookReceiver:
             raise TypeError("telemetry must have receipt(route) (royaltykit.telemetry.ReceiverTelemetry)")
         # One scope per delivery (royaltykit.otel: a server span), ended with the receipt's outcome.
         self.telemetry = telemetry
-        self.verifier = WebhookVerifier(secrets if isinstance(secrets, (str, WebhookSecret)) else list(secrets),
-                                        tolerance_seconds=tolerance_seconds, max_body_bytes=max_body_bytes,
-                                        tolerance=tolerance)  # tolerance: deprecated, warns
+        # The verifier of the secrets in force: use_secrets replaces it (one reference swap); each
+        # delivery reads it once, so a delivery being verified keeps the verifier it started with.
+        self.verifier = WebhookVerifier(_secret_list(secrets), tolerance_seconds=tolerance_seconds,
+                                        max_body_bytes=max_body_bytes, tolerance=tolerance)  # tolerance: deprecated, warns
+        # What use_secrets builds its verifier with (tolerance: the deprecated spelling, warned above).
+        self._tolerance_seconds = tolerance_seconds if tolerance_seconds is not None else tolerance
         self.namespace = namespace
         self.claim_content_key = claim_content_key
         # The handler, None with an inbox (its worker runs the handler).
@@ -464,6 +470,23 @@ class WebhookReceiver:
         # One event per delivery: {"kind": "receipt", "outcome", "status", "delivery_id", "event"}
         # (logged at DEBUG on the `royaltykit` logger, and given to on_event when set).
         self.on_event = on_event
+
+    def use_secrets(self, secrets: str | WebhookSecret | Iterable[str | WebhookSecret]) -> None:
+        """Replaces the secrets this receiver verifies with, for the deliveries that arrive after
+        it; a delivery being verified keeps the secrets it started with. The same secrets and the
+        same validation as the constructor (``WebhookVerificationError`` ``invalid_secret`` for
+        none or an empty one): a refused list changes nothing. Thread-safe (one reference swap),
+        so a rotation needs no new receiver (nor a new ``royaltykit.asgi.WebhookApp`` around it)::
+
+            rotated = client.rotate_secret(subscription)
+            store_secret(rotated.secret.secret)  # shown once
+            receiver.use_secrets(rotated.secrets(previous=current_secret))
+
+        ``rotated.secrets(previous=...)`` is the new secret first, then the previous one carrying
+        the rotation's ``previous_secret_valid_until``: deliveries signed with the previous secret
+        still verify until then, and never after. The tolerance and body limit stay as built."""
+        self.verifier = WebhookVerifier(_secret_list(secrets), tolerance_seconds=self._tolerance_seconds,
+                                        max_body_bytes=self.max_body_bytes)
 
     def _receipt(self, headers: Any, body: bytes, now: float | None) -> WebhookReceipt:
         # On a DedupWindow the receipt performs its own claims and commits inside the core.
@@ -603,6 +626,11 @@ class WebhookReceiver:
                     outcome = (False, e)
         except StopIteration as done:
             return cast(Receipt, done.value)
+
+
+def _secret_list(secrets: str | WebhookSecret | Iterable[str | WebhookSecret]) -> str | WebhookSecret | list[str | WebhookSecret]:
+    """What :class:`WebhookVerifier` takes: one secret as it is, any other iterable as a list."""
+    return secrets if isinstance(secrets, (str, WebhookSecret)) else list(secrets)
 
 
 def _synchronous(value: T) -> T:
