@@ -545,6 +545,15 @@ export class WebhookReceiver {
   constructor(options: ReceiverOptions | InboxReceiverOptions);
   /** `info.route`: the framework's route (`/webhooks`), which names the delivery's telemetry scope. */
   receive(headers: HeadersLike, body: BodyLike, now?: Time, info?: { route?: string | null }): Promise<Receipt>;
+  /**
+   * Replaces the secrets for the deliveries that arrive from now on (a rotation on a live
+   * receiver: no new receiver to swap into the framework); a delivery already being received
+   * keeps the verifier it started with. Refused as the constructor refuses them (TypeError,
+   * InvalidArgumentError `invalid_secret`, …), the secrets in use then kept. After a rotation
+   * pass `rotated.secrets(current)`: deliveries signed with `current` verify until the rotation's
+   * `previousValidUntil`, never after.
+   */
+  useSecrets(secrets: Secrets): void;
   readonly maxBodyBytes: number;
 }
 

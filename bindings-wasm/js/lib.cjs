@@ -1934,8 +1934,13 @@ class EventRouter {
  * (the row is its dedup record) and answered at once, 200 `{"result":"queued"}` (or
  * `"duplicate"` for one already there; 503 when the insert fails), however long the handler
  * takes; the handler runs in `inbox.runWorker(handler)`.
+ *
+ * A secret rotation: `receiver.useSecrets(rotated.secrets(current))` swaps the secrets of the
+ * receiver the framework already serves (see useSecrets).
  */
 class WebhookReceiver {
+  #verifyOptions;
+
   constructor(o) {
     const opts = options(o);
     const inbox = opts.inbox ?? null;
@@ -1952,6 +1957,8 @@ class WebhookReceiver {
       if (typeof handler !== 'function') throw new TypeError('handler must be a function (delivery) => void | Promise<void>, or an EventRouter');
     }
     this.verifier = new WebhookVerifier(opts.secrets, opts);
+    // The verifier's options, kept for useSecrets (a rotation changes the secrets only).
+    this.#verifyOptions = { toleranceSeconds: opts.toleranceSeconds, maxBodyBytes: opts.maxBodyBytes, hostMacThreshold: opts.hostMacThreshold };
     this.namespace = toStr(opts.namespace, 'namespace');
     this.inbox = inbox;
     this.store = inbox !== null ? null : storeArg(opts.store ?? new DedupWindow(native.defaultStoreCapacity()));
@@ -1973,6 +1980,24 @@ class WebhookReceiver {
     this.onStoreError = opts.onStoreError ?? ((e, what) => console.error(
       `royaltykit: webhook store ${(this.inbox ?? this.store)?.constructor?.name ?? 'store'} failed on ${what}: answering 503 so that the delivery is sent again:`, e));
     this.maxBodyBytes = toNumber(opts.maxBodyBytes, 'maxBodyBytes', native.defaultMaxBodyBytes());
+  }
+
+  /**
+   * Replaces the secrets (a rotation on a live receiver, no new receiver to swap into the web
+   * framework): the deliveries that arrive after this call are verified with `secrets` (as the
+   * constructor takes them, current first), with the receiver's options. A delivery already being
+   * received keeps the verifier it started with (verification is synchronous: the swap is one
+   * assignment, never half done). Refused as the constructor refuses them (TypeError,
+   * InvalidArgumentError `invalid_secret`, …), and then the secrets in use stay. After
+   * `org.rotateSecret(reference)`, pass `rotated.secrets(current)` (`current`: the secret held
+   * until now): deliveries signed with it still verify until the rotation's
+   * `previousValidUntil`, never after.
+   */
+  useSecrets(secrets) {
+    const next = new WebhookVerifier(secrets, this.#verifyOptions);
+    const old = this.verifier;
+    this.verifier = next;
+    old.free(); // a receipt copies what it needs when it is made: nothing holds the old one
   }
 
   /**

@@ -247,6 +247,13 @@ async function subscribe(): Promise<rk.WebhookVerifier> {
   const until: number | null = rotated.previousValidUntil;
   const both: rk.WebhookSecret[] = rotated.secrets(store);
   void [record, until, rotated.secrets(), rotated.secrets(null)];
+  // A rotation on a live receiver: the new secrets for the deliveries from now on.
+  const live = new rk.WebhookReceiver({ secrets: created.secrets(), namespace: 'org-1', inbox: pgInbox });
+  const swapped: void = live.useSecrets(both);
+  live.useSecrets('whsec_b');
+  void swapped;
+  // @ts-expect-error secrets, not a RevealedSecret
+  live.useSecrets(rotated);
   // @ts-expect-error the subscription's members are camelCase
   void org.createSubscription({ name: 'ops', endpoint_url: 'https://hooks.example/rk', events: [] });
   // @ts-expect-error a RevealedSecret comes from revealedSecret or the client, not its constructor

@@ -345,6 +345,37 @@ test('the README consumer workflow runs as written: one subscription, every page
   assert.ok(!out.includes(s.webhooks.wh_001.secret));
 });
 
+test('the README inbox workflow runs as written: queued at once, the worker\'s canonical fetch and effect, the lost deliveries replayed', async () => {
+  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const m = readme.match(/<!-- example:node-inbox -->\s*```js\n([\s\S]*?)```/);
+  assert.ok(m, 'README has the node-inbox example');
+  assert.ok(m[1].trim().split('\n').length <= 20);
+  // The subscription's endpoint routed to a closed port (nothing listens: the replays fail), and two
+  // of its deliveries lost before the example runs: its create (the same requestId) gets this one back.
+  const PUBLIC = 'https://hooks.example.com/royaltykit';
+  await reset({ routes: { [PUBLIC]: 'http://127.0.0.1:9/webhooks' } });
+  const org = createEnterpriseClient({ baseUrl: url, credentials: { apiKey: 'key-1', apiSecret: 'secret-1' } });
+  const hook = await org.createSubscription({ name: 'ops', endpointUrl: PUBLIC, events: ['ddex.delivery.failed'] }, { requestId: 'ops-hook-1' });
+  for (let i = 0; i < 2; i++) assert.equal((await control('deliver', { reference: hook.reference, lose: true })).status, 'failed');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rk-readme-'));
+  fs.writeFileSync(path.join(dir, 'inbox.js'), m[1]);
+  const out = execFileSync(process.execPath, ['inbox.js'], {
+    cwd: dir, encoding: 'utf8', timeout: 120_000, env: { ...process.env, NODE_PATH: path.join(process.cwd(), 'node_modules'),
+      ENTERPRISE_URL: url, ENTERPRISE_API_KEY: 'key-1', ENTERPRISE_API_SECRET: 'secret-1' },
+  });
+  assert.equal(out, `${hook.reference}: queued, processed 1, replayed 2 of 2\n`);
+  const s = await stats();
+  assert.deepEqual([s.webhooks_created, s.idempotent_replays, s.replays, s.requests.fetchEnterpriseResource], [1, 1, 2, 1]);
+  const Database = require('better-sqlite3');
+  const db = new Database(path.join(dir, 'app.sqlite'), { readonly: true });
+  try {
+    assert.deepEqual(db.prepare('SELECT uuid, status FROM releases').all(), [{ uuid: '5b1f6a0e-2c3d-4e5f-8a9b-0c1d2e3f4a5b', status: 'live' }]);
+    assert.deepEqual(db.prepare('SELECT state, count(*) AS n FROM royaltykit_inbox GROUP BY state').all(), [{ state: 'done', n: 1 }]);
+  } finally {
+    db.close();
+  }
+});
+
 test('a large artifact is streamed to disk as it arrives; a cut attempt starts the file afresh', async () => {
   // 4 MiB (as UTF-8 text, more), the first attempt cut short: the temporary file grows while the body
   // arrives, and only the whole artifact is renamed into place.

@@ -92,3 +92,50 @@ test('the reply to a rejected delivery says nothing of the receiver\'s secrets',
   assert.equal(JSON.parse(r.body).error, 'no_matching_signature');
   assert.doesNotMatch(r.body, /3|three|secrets? (configured|given)/i);
 });
+
+test('useSecrets: a rotation on a live receiver — A and B verify until previous_secret_valid_until, then only B', async () => {
+  const [A, B] = ['whsec_rotation_A_0123456789', 'whsec_rotation_B_0123456789'];
+  const handled = [];
+  const receiver = new rk.WebhookReceiver({ secrets: A, namespace: 'org-rotation', toleranceSeconds: 600,
+    handler: (d) => { handled.push([d.deliveryId, d.secretIndex]); } });
+  let n = 0;
+  const send = async (secret, at, signedAt = at) => {
+    const r = await receiver.receive(rk.signWebhook(secret, body, { timestamp: signedAt, deliveryId: `dlv_rot_${++n}` }), body, at);
+    return r.status === 200 ? [200, r.delivery.secretIndex] : [r.status, JSON.parse(r.body).error];
+  };
+  assert.deepEqual(await send(A, NOW), [200, 0]);
+  assert.deepEqual(await send(B, NOW), [401, 'no_matching_signature']);
+  // The rotation's answer (as rotateSecret resolves to it): B, and A valid for 300 s more.
+  const rotated = rk.revealedSecret(JSON.stringify({ data: { reference: 'wh_rot', secret: B,
+    previous_secret_valid_until: new Date((NOW + 300) * 1000).toISOString() } }));
+  assert.equal(receiver.useSecrets(rotated.secrets(A)), undefined);
+  assert.deepEqual(await send(A, NOW + 10), [200, 1]);
+  assert.deepEqual(await send(B, NOW + 10), [200, 0]);
+  assert.deepEqual(await send(A, NOW + 300), [200, 1], 'A verifies up to its last second');
+  assert.deepEqual(await send(B, NOW + 550, NOW), [200, 0], 'the receiver\'s options (toleranceSeconds) are kept');
+  assert.deepEqual(await send(A, NOW + 301), [401, 'no_matching_signature']);
+  assert.deepEqual(await send(B, NOW + 301), [200, 0]);
+  // Refused as the constructor refuses them; the secrets in use stay.
+  const refused = [['', 'invalid_secret'], [[], 'invalid_secret'], [[B, { secret: A, validUntil: NaN }], 'invalid_argument']];
+  for (const [secrets, code] of refused) assert.throws(() => receiver.useSecrets(secrets), (e) => e instanceof rk.RoyaltyKitError && e.code === code);
+  assert.throws(() => receiver.useSecrets(5), TypeError);
+  assert.throws(() => receiver.useSecrets(rotated), TypeError, 'a RevealedSecret is not a secret list: pass rotated.secrets(previous)');
+  assert.deepEqual(await send(A, NOW + 10), [200, 1]);
+  assert.deepEqual(await send(B, NOW + 301), [200, 0]);
+  assert.equal(handled.length, 8);
+});
+
+test('useSecrets: a delivery being received keeps the verifier it started with; the next one gets the new secrets', async () => {
+  const [A, B] = ['whsec_inflight_A_0123456789', 'whsec_inflight_B_0123456789'];
+  let release;
+  const gate = new Promise((resolve) => { release = resolve; });
+  const receiver = new rk.WebhookReceiver({ secrets: A, namespace: 'org-inflight', handler: () => gate });
+  const signed = (id) => rk.signWebhook(A, body, { timestamp: NOW, deliveryId: id });
+  const inFlight = receiver.receive(signed('dlv_inflight_1'), body, NOW);
+  receiver.useSecrets(B); // A is no longer accepted from now on
+  const next = await receiver.receive(signed('dlv_inflight_2'), body, NOW);
+  assert.deepEqual([next.status, JSON.parse(next.body).error], [401, 'no_matching_signature']);
+  release();
+  const first = await inFlight;
+  assert.deepEqual([first.status, first.delivery.deliveryId, JSON.parse(first.body).result], [200, 'dlv_inflight_1', 'processed']);
+});
