@@ -543,7 +543,8 @@ class Receipt(val status: Int, val body: String, val delivery: VerifiedWebhook? 
  * A webhook receiver built once: secrets (current first; during a rotation the previous one as
  * `WebhookSecret(previous, validUntil = previousSecretValidUntil)`, or [activeSecrets]), the dedup
  * namespace (your organization, subscription or tenant), a store and the handler that stores a
- * delivery's effect. [receive] returns the status to answer.
+ * delivery's effect. [receive] returns the status to answer. After a rotation, [useSecrets] gives
+ * the live receiver `rotated.secrets(previous = currentSecret)`: no new receiver to build.
  *
  * Deliveries are deduplicated by `Service-Webhook-Id`, as the spec says: every new id is
  * processed. `claimContentKey = true` also claims each delivery's content key (its timestamp and
@@ -666,12 +667,43 @@ class WebhookReceiver private constructor(
         telemetry: Telemetry? = null,
     ) : this(secrets.map { WebhookSecret(it) }, namespace, inbox, toleranceSeconds, maxBodyBytes, claimContentKey, telemetry)
 
-    private val verifier = WebhookVerifier(secrets, toleranceSeconds, maxBodyBytes)
+    private val toleranceSeconds = toleranceSeconds
+    private val bodyLimit = maxBodyBytes
+
+    /**
+     * The verifier of the current secrets. [useSecrets] swaps it; each delivery reads it once, so
+     * a delivery being verified keeps the one it started with. A replaced verifier is not closed
+     * here (a delivery may still be using it): its native memory is freed when it becomes
+     * unreachable (uniffi's cleaner).
+     */
+    private val verifier = java.util.concurrent.atomic.AtomicReference(WebhookVerifier(secrets, toleranceSeconds, maxBodyBytes))
 
     private val transactional = transactionalStore != null
 
     /** The largest body accepted: read at most one byte more from a request. */
-    val maxBodyBytes: Long = verifier.maxBodyBytes()
+    val maxBodyBytes: Long = verifier.get().maxBodyBytes()
+
+    /**
+     * Replaces the secrets this receiver verifies with, atomically, for the deliveries that arrive
+     * after it (current first, as the constructor takes them); a delivery being verified keeps the
+     * secrets it started with. Thread-safe. Checked as the constructor checks them: a list it
+     * would refuse (empty, an empty or too long secret…) throws `RoyaltyKitException` (code
+     * `invalid_secret`, …) and the receiver keeps its secrets. The tolerance and body limit stay.
+     *
+     * After `EnterpriseClient.rotateSecret`, pass `rotated.secrets(previous = currentSecret)`: the
+     * deliveries still signed with the previous secret verify until the rotation's
+     * `previous_secret_valid_until` ([RevealedSecret.previousValidUntil]), and only the new one
+     * after it — no new receiver to build and swap in your web framework.
+     */
+    @Throws(RoyaltyKitException::class)
+    fun useSecrets(secrets: Collection<WebhookSecret>) {
+        verifier.set(WebhookVerifier(secrets, toleranceSeconds, bodyLimit))
+    }
+
+    /** [useSecrets] for plain secrets, which never expire (current first). */
+    @JvmName("useSecretStrings")
+    @Throws(RoyaltyKitException::class)
+    fun useSecrets(secrets: List<String>) = useSecrets(secrets.map { WebhookSecret(it) })
 
     /** Called once per delivery with what happened (also logged at FINE, logger `dev.royaltykit`). */
     @Volatile
@@ -679,11 +711,11 @@ class WebhookReceiver private constructor(
 
     /** Receives one delivery (headers with one value per name). */
     fun receive(headers: Map<String, String>, body: ByteArray, now: Long? = null): Receipt =
-        perform(verifier.receipt(headers, body, namespace, now, (store as? InMemoryDedupStore)?.window, transactional, claimContentKey, inbox != null), body)
+        perform(verifier.get().receipt(headers, body, namespace, now, (store as? InMemoryDedupStore)?.window, transactional, claimContentKey, inbox != null), body)
 
     /** Receives one delivery (headers with several values per name: servlet, `HttpExchange`). */
     fun receiveMulti(headers: Map<String, List<String>>, body: ByteArray, now: Long? = null): Receipt =
-        perform(verifier.receiptMulti(headers, body, namespace, now, (store as? InMemoryDedupStore)?.window, transactional, claimContentKey, inbox != null), body)
+        perform(verifier.get().receiptMulti(headers, body, namespace, now, (store as? InMemoryDedupStore)?.window, transactional, claimContentKey, inbox != null), body)
 
     /** Performs the steps of the core's receipt ([body]: the raw request body, for an inbox);
      * every rule and every step is the core's. */
@@ -818,7 +850,7 @@ class WebhookReceiver private constructor(
         null
     }
 
-    override fun close() = verifier.close()
+    override fun close() = verifier.get().close()
 }
 
 /**

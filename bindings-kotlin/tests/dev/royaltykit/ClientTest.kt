@@ -393,6 +393,34 @@ class ClientTest {
         assertFalse(out.toString().contains(s["webhooks"].asJsonObject["wh_001"].asJsonObject["secret"].asString))
     }
 
+    @Test
+    fun theReadmeInboxWorkflowRunsAsWritten() {
+        reset("""{"replays":"hold"}""")
+        // the subscription the example creates again under its requestId, with two deliveries its receiver never got
+        val org = EnterpriseClient(JavaHttpTransport(), url, "key-1", "secret-1", clock = clock, sleep = sleep, onEvent = {})
+        val hook = org.createSubscription("ops", "https://hooks.example.com/royaltykit", listOf("ddex.delivery.failed"), requestId = "ops-hook-1")
+        repeat(2) { assertEquals("failed", control("deliver", """{"reference":"${hook.reference}","event":"ddex.delivery.failed","lose":true}""")["status"].asString) }
+        val db = File("inbox.db").also { it.delete() }
+        val main = Class.forName("readme.kotlin_inbox.ExampleKt").getMethod("main")
+        val out = java.io.ByteArrayOutputStream()
+        val saved = System.out
+        System.setProperty("enterprise.url", url)
+        System.setOut(java.io.PrintStream(out, true))
+        try { main.invoke(null) } finally { System.setOut(saved); System.clearProperty("enterprise.url"); db.delete() }
+        assertEquals(
+            "{\"result\":\"queued\"}\nreplayed 2 of 2 deliveries\n" +
+                "r-1: {\"data\": {\"uuid\": \"r-1\", \"title\": \"Current title\", \"status\": \"live\", \"acting_for\": null}}\n" +
+                "InboxReport(processed=1, retried=0, poisoned=0)\n",
+            out.toString(),
+        )
+        val s = stats()
+        assertEquals(1, s["webhooks_created"].asInt)
+        assertEquals(1, s["idempotent_replays"].asInt) // the example got the same subscription and secret
+        assertEquals(2, s["replays"].asInt)
+        assertEquals(1, s["requests"].asJsonObject["fetchEnterpriseResource"].asInt)
+        assertFalse(out.toString().contains(hook.secret.secret))
+    }
+
     /** The job over each transport with [script]: one export, the artifact whole, the job done. */
     private fun oneExportUnder(script: String) {
         for ((name, t) in transports) {
