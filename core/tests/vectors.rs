@@ -553,20 +553,13 @@ fn adapter(function: &str, i: &Value) -> Option<Outcome> {
             })
         })(),
         "redis_inbox_reply" => {
-            let array = || -> Vec<Option<String>> {
-                i["reply"]
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .map(|v| v.as_str().map(str::to_owned))
-                    .collect()
-            };
+            let reply = i["reply"].as_str();
             match text(&i["op"]) {
-                "claim" => view(dedup::RedisInbox::claim_reply(&array())),
-                "poisoned" => view(dedup::RedisInbox::poisoned_reply(&array())),
-                "counts" => view(dedup::RedisInbox::counts_reply(&array())),
-                "added" => Ok(json!(dedup::RedisInbox::added_reply(i["reply"].as_str()))),
-                _ => Ok(json!(dedup::RedisInbox::lookup_reply(i["reply"].as_str()))),
+                "claim" => view(dedup::RedisInbox::claim_reply(reply)),
+                "poisoned" => view(dedup::RedisInbox::poisoned_reply(reply)),
+                "counts" => view(dedup::RedisInbox::counts_reply(reply)),
+                "added" => Ok(json!(dedup::RedisInbox::added_reply(reply))),
+                _ => Ok(json!(dedup::RedisInbox::lookup_reply(reply))),
             }
         }
         _ => return export_call(function, i),

@@ -189,7 +189,7 @@ _SRC = (_pathlib.Path(__file__).resolve().parents[2] / "core/src/dedup/redis_inb
 
 
 def _script(name):
-    m = _re.search(r"pub const " + name + r': &str = "(.*?)";\n', _SRC, _re.S)
+    m = _re.search(r"pub const " + name + r': &str =\s*"(.*?)";\n', _SRC, _re.S)
     return m.group(1).replace("\\\n", "").replace('\\"', '"')
 
 
@@ -268,19 +268,22 @@ inbox_command("a lease over the TTL is refused", "claim", ttl=60, lease=61, now=
 
 inbox_replies = []
 for comment, op, reply, expected in [
-    ("claim: nothing due", "claim", [], None),
-    ("claim: an entry and its attempts", "claim", ["dlv_1", "d-1", "ddex.delivery.failed", '{"a":1}', "3"],
-     {"key": "dlv_1", "delivery_id": "d-1", "event": "ddex.delivery.failed", "body": '{"a":1}', "attempts": 3}),
-    ("claim: a reply of another shape", "claim", ["dlv_1", "d-1"], "invalid_argument"),
-    ("claim: attempts not a number", "claim", ["dlv_1", "d-1", "e", "{}", "x"], "invalid_argument"),
-    ("poisoned: six fields per entry, a missing error kept as null", "poisoned",
-     ["k1", "d1", "e", "5", "ValueError: bad", "1700000000", "k2", "d2", "e", "5", None, "1700000001"],
+    ("claim: nil, nothing due", "claim", None, None),
+    ("claim: the entry as a JSON array, its attempts a number", "claim",
+     '["dlv_1","d-1","ddex.delivery.failed","{\\"a\\":\\"x\\/y\\"}",3]',
+     {"key": "dlv_1", "delivery_id": "d-1", "event": "ddex.delivery.failed", "body": '{"a":"x/y"}', "attempts": 3}),
+    ("claim: a reply of another shape", "claim", '["dlv_1","d-1"]', "invalid_argument"),
+    ("claim: attempts not a count", "claim", '["dlv_1","d-1","e","{}",-1]', "invalid_argument"),
+    ("claim: not JSON", "claim", "OK", "invalid_argument"),
+    ("poisoned: one array per entry (attempts and arrival as Redis keeps them, text), no error as false", "poisoned",
+     '[["k1","d1","e","5","ValueError: bad","1700000000"],["k2","d2","e","5",false,"1700000001"]]',
      [{"key": "k1", "delivery_id": "d1", "event": "e", "attempts": 5, "last_error": "ValueError: bad", "received_at": 1700000000},
       {"key": "k2", "delivery_id": "d2", "event": "e", "attempts": 5, "last_error": None, "received_at": 1700000001}]),
-    ("poisoned: none", "poisoned", [], []),
-    ("poisoned: a reply of another shape", "poisoned", ["k1", "d1"], "invalid_argument"),
-    ("counts: pending, done, poison", "counts", ["2", "7", "1"], {"pending": 2, "done": 7, "poison": 1}),
-    ("counts: a reply of another shape", "counts", ["2"], "invalid_argument"),
+    ("poisoned: none", "poisoned", "[]", []),
+    ("poisoned: none, as Lua's JSON encodes an empty table", "poisoned", "{}", []),
+    ("poisoned: an entry of another shape", "poisoned", '[["k1","d1"]]', "invalid_argument"),
+    ("counts: pending, done, poison", "counts", "[2,7,1]", {"pending": 2, "done": 7, "poison": 1}),
+    ("counts: a reply of another shape", "counts", "[2]", "invalid_argument"),
     ("added: 1", "added", "1", True),
     ("added: 0 (a duplicate, or not this claim)", "added", "0", False),
     ("added: nil", "added", None, False),
@@ -304,5 +307,5 @@ shape.write("receiver.json", "A webhook receiver's rules and the dedup contract 
                 shape.group("redis_dedup_command", redis, comment="RedisDedup(prefix, ttl_seconds, lease_seconds), then <op>_command(key, token) (state: state_command(key))"),
                 shape.group("redis_dedup_reply", replies, comment="claim: claim_reply(reply) (null: send the state command); state: state_reply(reply); commit, release: guarded_reply(reply)"),
                 shape.group("redis_inbox_command", inbox_commands, comment="RedisInbox(prefix, ttl_seconds, lease_seconds), then <op>_command(...) with the input's arguments (claim, counts, purge: now; enqueue: key, delivery_id, event, body, now; mark_done: key, attempts, now; settle: key, attempts, poison, retry_at, error; poisoned: limit; retry, lookup: key)"),
-                shape.group("redis_inbox_reply", inbox_replies, comment="claim: claim_reply (null: nothing due); poisoned: poisoned_reply; counts: counts_reply; added: added_reply; lookup: lookup_reply (arrays: elements as text, nil as null)"),
+                shape.group("redis_inbox_reply", inbox_replies, comment="claim: claim_reply (null: nothing due); poisoned: poisoned_reply; counts: counts_reply; added: added_reply; lookup: lookup_reply (each reply is one string or null: arrays come as JSON text)"),
             ])

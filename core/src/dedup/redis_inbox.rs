@@ -3,6 +3,8 @@
 //! [`super::SqlInbox`] — enqueue, claim, mark done, settle, poison, retry, lookup, counts,
 //! purge — each one `EVAL` of a script below, so each step is atomic in Redis. Sans I/O: these
 //! are the commands and what their replies mean; each language sends them with its client.
+//! Every reply is one nil, integer or bulk string (arrays come as JSON text, encoded by the
+//! script), so a client that gives back one string per command is enough.
 //!
 //! Redis has no transaction shared with the handler's own effects, so a worker runs
 //! [`crate::machine::InboxWorker`] with `transactional: false` (`Claim` → `RunHandler` →
@@ -23,12 +25,12 @@
 //! | step | script | reply |
 //! |---|---|---|
 //! | enqueue | [`ENQUEUE_SCRIPT`]: the hash (also the delivery's dedup record) and a stream message, unless the hash exists | 1 new, 0 duplicate (both answered 2xx) |
-//! | claim | [`CLAIM_SCRIPT`]: moves due delayed entries to the stream; takes a message whose claim outlived the lease (`XAUTOCLAIM`), else a new one (`XREADGROUP`); counts an attempt | the entry's `key`, `delivery_id`, `event`, `body`, `attempts`; or an empty array |
+//! | claim | [`CLAIM_SCRIPT`]: moves due delayed entries to the stream; takes a message whose claim outlived the lease (`XAUTOCLAIM`), else a new one (`XREADGROUP`); counts an attempt | a JSON array: the entry's `key`, `delivery_id`, `event`, `body`, `attempts`; or nil |
 //! | mark done | [`MARK_SCRIPT`], guarded by the claim's attempts: acknowledges the message, `done`, expires after the TTL | 1 marked, 0 another worker claimed it since |
 //! | settle | [`SETTLE_SCRIPT`], guarded likewise: acknowledges the message, then delayed until the backoff or `poison` | 1 settled, 0 not this claim |
-//! | poisoned, retry | [`POISONED_SCRIPT`], [`RETRY_SCRIPT`] | 6 fields per entry; 1 put back, 0 not poison |
+//! | poisoned, retry | [`POISONED_SCRIPT`], [`RETRY_SCRIPT`] | a JSON array of entries; 1 put back, 0 not poison |
 //! | lookup | `HGET <entry> state` | as [`super::SqlInbox::lookup_reply`] |
-//! | counts, purge | [`COUNTS_SCRIPT`], [`PURGE_SCRIPT`] | pending, done, poison; entries purged |
+//! | counts, purge | [`COUNTS_SCRIPT`], [`PURGE_SCRIPT`] | a JSON array: pending, done, poison; entries purged |
 //!
 //! A pending or poison entry never expires; a done entry is kept for the TTL as the delivery's
 //! dedup record. Needs Redis 6.2 or later (`XAUTOCLAIM`), with persistence (AOF or RDB) or a
@@ -58,8 +60,8 @@ redis.call('ZADD', KEYS[3], ARGV[4], ARGV[6]) \
 return 1";
 
 /// Claims one due entry (KEYS: stream, delayed; ARGV: prefix, now, lease in ms, group, most
-/// delayed entries to move). Replies the entry's key, delivery id, event, body and attempts
-/// (counted before the handler runs), or an empty array when nothing is due. Messages of entries
+/// delayed entries to move). Replies a JSON array of the entry's key, delivery id, event, body and
+/// attempts (counted before the handler runs), or nil when nothing is due. Messages of entries
 /// no longer pending (a stale copy) are acknowledged and skipped.
 pub const CLAIM_SCRIPT: &str = "local now = tonumber(ARGV[2]) \
 local due = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, tonumber(ARGV[5])) \
@@ -73,7 +75,7 @@ local r = redis.call('XAUTOCLAIM', KEYS[1], ARGV[4], 'worker', ARGV[3], cursor, 
 m = r[2][1] cursor = r[1] if cursor == '0-0' then cursor = nil end \
 else \
 local r = redis.call('XREADGROUP', 'GROUP', ARGV[4], 'worker', 'COUNT', 1, 'STREAMS', KEYS[1], '>') \
-if not r then return {} end \
+if not r then return false end \
 m = r[1][2][1] \
 end \
 if m and m[2] then \
@@ -82,12 +84,12 @@ if redis.call('HGET', e, 'state') == 'pending' then \
 local a = redis.call('HINCRBY', e, 'attempts', 1) \
 redis.call('HSET', e, 'msg', m[1]) \
 local f = redis.call('HMGET', e, 'delivery_id', 'event', 'body') \
-return {m[2][2], f[1], f[2], f[3], tostring(a)} \
+return cjson.encode({m[2][2], f[1], f[2], f[3], a}) \
 end \
 redis.call('XACK', KEYS[1], ARGV[4], m[1]) redis.call('XDEL', KEYS[1], m[1]) \
 elseif m then redis.call('XACK', KEYS[1], ARGV[4], m[1]) end \
 end \
-return {}";
+return false";
 
 /// Marks a claimed entry done (KEYS: entry, stream, pending, done; ARGV: the claim's attempts,
 /// group, expiry second, TTL in ms, delivery key). Replies 1 when marked, 0 when the entry no
@@ -119,14 +121,16 @@ redis.call('ZADD', KEYS[5], redis.call('HGET', KEYS[1], 'received_at'), ARGV[6])
 else redis.call('ZADD', KEYS[3], ARGV[4], ARGV[6]) end \
 return 1";
 
-/// Lists poison entries, oldest first (KEYS: poison; ARGV: prefix, limit). Replies six fields per
-/// entry: key, delivery id, event, attempts, last error, received at.
+/// Lists poison entries, oldest first (KEYS: poison; ARGV: prefix, limit). Replies a JSON array
+/// of one array per entry: key, delivery id, event, attempts, last error (`false` for none),
+/// received at.
 pub const POISONED_SCRIPT: &str = "local out = {} \
 for _, k in ipairs(redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[2]) - 1)) do \
 local f = redis.call('HMGET', ARGV[1] .. 'e:' .. k, 'delivery_id', 'event', 'attempts', 'last_error', 'received_at') \
-out[#out + 1] = k for i = 1, 5 do out[#out + 1] = f[i] end \
+out[#out + 1] = {k, f[1], f[2], f[3], f[4], f[5]} \
 end \
-return out";
+if #out == 0 then return '[]' end \
+return cjson.encode(out)";
 
 /// Puts a poison entry back to pending with no attempts (KEYS: entry, stream, pending, poison;
 /// ARGV: group, delivery key). Replies 1 when put back, 0 when the entry is not poison.
@@ -141,9 +145,9 @@ redis.call('XADD', KEYS[2], '*', 'key', ARGV[2]) \
 return 1";
 
 /// Counts entries by state (KEYS: pending, done, poison; ARGV: now): done entries past their
-/// expiry are dropped first. Replies pending, done, poison.
+/// expiry are dropped first. Replies a JSON array: pending, done, poison.
 pub const COUNTS_SCRIPT: &str = "redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', ARGV[1]) \
-return {redis.call('ZCARD', KEYS[1]), redis.call('ZCARD', KEYS[2]), redis.call('ZCARD', KEYS[3])}";
+return cjson.encode({redis.call('ZCARD', KEYS[1]), redis.call('ZCARD', KEYS[2]), redis.call('ZCARD', KEYS[3])})";
 
 /// Forgets done entries past their expiry (KEYS: done; ARGV: now); their hashes expire by
 /// themselves. Replies how many.
@@ -192,14 +196,34 @@ pub struct RedisInbox {
 fn reply_error(what: &str) -> ArgumentError {
     ArgumentError::new(
         "reply",
-        format!("is not what the inbox's {what} script replies: is this a Redis 6.2 or later, and the prefix only this inbox's?"),
+        format!("is not what the inbox's {what} script replies: is this Redis 6.2 or later, and the prefix only this inbox's?"),
     )
 }
 
-fn number<T: std::str::FromStr>(field: Option<&String>, what: &str) -> Result<T, ArgumentError> {
-    field
-        .and_then(|s| s.trim().parse().ok())
-        .ok_or_else(|| reply_error(what))
+/// A script's JSON reply; nil (and an empty string) is `None`.
+fn json_reply(reply: Option<&str>, what: &str) -> Result<Option<serde_json::Value>, ArgumentError> {
+    match reply.map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(text) => serde_json::from_str(text)
+            .map(Some)
+            .map_err(|_| reply_error(what)),
+    }
+}
+
+fn json_text(v: Option<&serde_json::Value>) -> Option<String> {
+    v.and_then(serde_json::Value::as_str).map(str::to_owned)
+}
+
+fn json_number<T: TryFrom<i64>>(
+    v: Option<&serde_json::Value>,
+    what: &str,
+) -> Result<T, ArgumentError> {
+    v.and_then(|v| {
+        v.as_i64()
+            .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
+    })
+    .and_then(|n| T::try_from(n).ok())
+    .ok_or_else(|| reply_error(what))
 }
 
 impl RedisInbox {
@@ -310,26 +334,28 @@ impl RedisInbox {
         )
     }
 
-    /// What a claim's reply means (its array's elements as text, nil as `None`): the entry,
-    /// or `None` for an empty array (nothing due). Promises `invalid_argument` (argument
-    /// `reply`) for anything else.
-    pub fn claim_reply(reply: &[Option<String>]) -> Result<Option<InboxEntry>, ArgumentError> {
-        if reply.is_empty() {
+    /// What a claim's reply means: the entry, or `None` for nil (nothing due). Promises
+    /// `invalid_argument` (argument `reply`) for anything else.
+    pub fn claim_reply(reply: Option<&str>) -> Result<Option<InboxEntry>, ArgumentError> {
+        let Some(value) = json_reply(reply, "claim")? else {
             return Ok(None);
-        }
-        let field = |i: usize| reply.get(i).cloned().flatten();
-        let (Some(key), Some(delivery_id), Some(event), Some(body), 5) =
-            (field(0), field(1), field(2), field(3), reply.len())
+        };
+        let fields = value.as_array().filter(|a| a.len() == 5);
+        let Some(fields) = fields else {
+            return Err(reply_error("claim"));
+        };
+        let text = |i: usize| json_text(fields.get(i));
+        let (Some(key), Some(delivery_id), Some(event), Some(body)) =
+            (text(0), text(1), text(2), text(3))
         else {
             return Err(reply_error("claim"));
         };
-        let attempts = number(field(4).as_ref(), "claim")?;
         Ok(Some(InboxEntry {
             key,
             delivery_id,
             event,
             body,
-            attempts,
+            attempts: json_number(fields.get(4), "claim")?,
         }))
     }
 
@@ -409,25 +435,29 @@ impl RedisInbox {
         ))
     }
 
-    /// The poison entries of a listing's reply (six elements per entry). Promises
-    /// `invalid_argument` (argument `reply`) for a reply of another shape.
-    pub fn poisoned_reply(
-        reply: &[Option<String>],
-    ) -> Result<Vec<InboxPoisonEntry>, ArgumentError> {
-        if reply.len() % 6 != 0 {
-            return Err(reply_error("poisoned"));
-        }
-        reply
-            .chunks(6)
+    /// The poison entries of a listing's reply. Promises `invalid_argument` (argument `reply`)
+    /// for a reply of another shape.
+    pub fn poisoned_reply(reply: Option<&str>) -> Result<Vec<InboxPoisonEntry>, ArgumentError> {
+        let value = json_reply(reply, "poisoned")?.unwrap_or_default();
+        let rows = match &value {
+            serde_json::Value::Null => return Ok(Vec::new()),
+            serde_json::Value::Object(o) if o.is_empty() => return Ok(Vec::new()),
+            serde_json::Value::Array(rows) => rows,
+            _ => return Err(reply_error("poisoned")),
+        };
+        rows.iter()
             .map(|row| {
-                let text = |i: usize| row.get(i).cloned().flatten().unwrap_or_default();
+                let row = row
+                    .as_array()
+                    .filter(|r| r.len() == 6)
+                    .ok_or_else(|| reply_error("poisoned"))?;
                 Ok(InboxPoisonEntry {
-                    key: text(0),
-                    delivery_id: text(1),
-                    event: text(2),
-                    attempts: number(row.get(3).and_then(Option::as_ref), "poisoned")?,
-                    last_error: row.get(4).cloned().flatten(),
-                    received_at: number(row.get(5).and_then(Option::as_ref), "poisoned")?,
+                    key: json_text(row.first()).unwrap_or_default(),
+                    delivery_id: json_text(row.get(1)).unwrap_or_default(),
+                    event: json_text(row.get(2)).unwrap_or_default(),
+                    attempts: json_number(row.get(3), "poisoned")?,
+                    last_error: json_text(row.get(4)),
+                    received_at: json_number(row.get(5), "poisoned")?,
                 })
             })
             .collect()
@@ -475,17 +505,21 @@ impl RedisInbox {
         )
     }
 
-    /// The counts of a counts reply (three integers). Promises `invalid_argument` (argument
-    /// `reply`) for a reply of another shape.
-    pub fn counts_reply(reply: &[Option<String>]) -> Result<InboxCounts, ArgumentError> {
-        if reply.len() != 3 {
+    /// The counts of a counts reply. Promises `invalid_argument` (argument `reply`) for a reply
+    /// of another shape.
+    pub fn counts_reply(reply: Option<&str>) -> Result<InboxCounts, ArgumentError> {
+        let value = json_reply(reply, "counts")?;
+        let Some(n) = value
+            .as_ref()
+            .and_then(|v| v.as_array())
+            .filter(|a| a.len() == 3)
+        else {
             return Err(reply_error("counts"));
-        }
-        let n = |i: usize| number::<u64>(reply.get(i).and_then(Option::as_ref), "counts");
+        };
         Ok(InboxCounts {
-            pending: n(0)?,
-            done: n(1)?,
-            poison: n(2)?,
+            pending: json_number(n.first(), "counts")?,
+            done: json_number(n.get(1), "counts")?,
+            poison: json_number(n.get(2), "counts")?,
         })
     }
 
@@ -520,29 +554,26 @@ mod tests {
         assert!(inbox.enqueue_command("k", "", "e", "{}", 1).is_err());
         assert!(inbox.poisoned_command(0).is_err());
         assert!(RedisInbox::new(Some(""), None, None).is_err());
-        assert_eq!(RedisInbox::claim_reply(&[]).unwrap(), None);
-        let row = |v: &[&str]| v.iter().map(|s| Some((*s).to_owned())).collect::<Vec<_>>();
-        let entry = RedisInbox::claim_reply(&row(&["k", "d", "e", "{}", "3"]))
+        assert_eq!(RedisInbox::claim_reply(None).unwrap(), None);
+        let entry = RedisInbox::claim_reply(Some(r#"["k","d","e","{\"a\":1}",3]"#))
             .unwrap()
             .unwrap();
         assert_eq!((entry.key.as_str(), entry.attempts), ("k", 3));
-        assert!(RedisInbox::claim_reply(&row(&["k", "d"])).is_err());
-        assert!(RedisInbox::claim_reply(&row(&["k", "d", "e", "{}", "x"])).is_err());
-        let mut poison = row(&["k", "d", "e", "5", "boom", "9"]);
-        poison.extend(vec![
-            Some("k2".into()),
-            Some("d2".into()),
-            Some("e".into()),
-            Some("5".into()),
-            None,
-            Some("10".into()),
-        ]);
-        let listed = RedisInbox::poisoned_reply(&poison).unwrap();
+        assert_eq!(entry.body, r#"{"a":1}"#);
+        assert!(RedisInbox::claim_reply(Some(r#"["k","d"]"#)).is_err());
+        assert!(RedisInbox::claim_reply(Some(r#"["k","d","e","{}",-1]"#)).is_err());
+        assert!(RedisInbox::claim_reply(Some("not json")).is_err());
+        let listed = RedisInbox::poisoned_reply(Some(
+            r#"[["k","d","e",5,"boom",9],["k2","d2","e",5,false,10]]"#,
+        ))
+        .unwrap();
         assert_eq!(listed[1].last_error, None);
         assert_eq!(listed[0].received_at, 9);
-        assert!(RedisInbox::poisoned_reply(&poison[..5]).is_err());
-        let counts = RedisInbox::counts_reply(&row(&["1", "2", "3"])).unwrap();
+        assert_eq!(RedisInbox::poisoned_reply(Some("{}")).unwrap(), vec![]);
+        assert!(RedisInbox::poisoned_reply(Some(r#"[["k"]]"#)).is_err());
+        let counts = RedisInbox::counts_reply(Some("[1,2,3]")).unwrap();
         assert_eq!((counts.pending, counts.done, counts.poison), (1, 2, 3));
+        assert!(RedisInbox::counts_reply(Some("[1]")).is_err());
         assert!(RedisInbox::added_reply(Some("1")) && !RedisInbox::added_reply(Some("0")));
         assert_eq!(RedisInbox::lookup_reply(None), ClaimState::New);
     }
