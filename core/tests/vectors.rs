@@ -519,6 +519,49 @@ fn adapter(function: &str, i: &Value) -> Option<Outcome> {
             "state" => json!(dedup::RedisDedup::state_reply(i["reply"].as_str())),
             _ => json!(dedup::RedisDedup::guarded_reply(i["reply"].as_str())),
         }),
+        "redis_inbox_command" => (|| {
+            let p = dedup::RedisInbox::new(
+                i["prefix"].as_str(),
+                opt_int(&i["ttl_seconds"]),
+                opt_int(&i["lease_seconds"]),
+            )?;
+            let key = i["key"].as_str().unwrap_or_default();
+            let now = i["now"].as_i64().unwrap_or_default();
+            let attempts = i["attempts"].as_u64().unwrap_or_default() as u32;
+            view(match text(&i["op"]) {
+                "enqueue" => p.enqueue_command(
+                    key,
+                    text(&i["delivery_id"]),
+                    text(&i["event"]),
+                    &String::from_utf8(bytes(&i["body"])).unwrap(),
+                    now,
+                ),
+                "claim" => Ok(p.claim_command(now)),
+                "mark_done" => p.mark_done_command(key, attempts, now),
+                "settle" => p.settle_command(
+                    key,
+                    attempts,
+                    i["poison"].as_bool() == Some(true),
+                    int(&i["retry_at"]),
+                    text(&i["error"]),
+                ),
+                "poisoned" => p.poisoned_command(int(&i["limit"]) as u32),
+                "retry" => p.retry_command(key),
+                "lookup" => p.lookup_command(key),
+                "counts" => Ok(p.counts_command(now)),
+                _ => Ok(p.purge_command(now)),
+            })
+        })(),
+        "redis_inbox_reply" => {
+            let reply = i["reply"].as_str();
+            match text(&i["op"]) {
+                "claim" => view(dedup::RedisInbox::claim_reply(reply)),
+                "poisoned" => view(dedup::RedisInbox::poisoned_reply(reply)),
+                "counts" => view(dedup::RedisInbox::counts_reply(reply)),
+                "added" => Ok(json!(dedup::RedisInbox::added_reply(reply))),
+                _ => Ok(json!(dedup::RedisInbox::lookup_reply(reply))),
+            }
+        }
         _ => return export_call(function, i),
     })
 }

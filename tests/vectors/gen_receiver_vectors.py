@@ -178,10 +178,134 @@ for comment, op, reply, state in [
     replies.append({"comment": comment, "input": {"op": op, "reply": reply}, "expected": state,
                     "spec": "core/src/dedup/redis.rs: what replies mean"})
 
+
+# ---- redis_inbox: the inbox on a Redis stream (core/src/dedup/redis_inbox.rs) --------------------------
+# The Lua scripts are read from the core's source (their text is the protocol's definition; what these
+# vectors pin is every key, argument and its order, and what each reply means).
+import pathlib as _pathlib
+import re as _re
+
+_SRC = (_pathlib.Path(__file__).resolve().parents[2] / "core/src/dedup/redis_inbox.rs").read_text()
+
+
+def _script(name):
+    m = _re.search(r"pub const " + name + r': &str =\s*"(.*?)";\n', _SRC, _re.S)
+    return m.group(1).replace("\\\n", "").replace('\\"', '"')
+
+
+INBOX_PREFIX = "{royaltykit:inbox}:"
+inbox_commands = []
+
+
+def inbox_command(comment, op, prefix=None, ttl=None, lease=None, refused=None, **args):
+    inp = {"op": op, **args}
+    for k, v in (("prefix", prefix), ("ttl_seconds", ttl), ("lease_seconds", lease)):
+        if v is not None:
+            inp[k] = v
+    case = {"comment": comment, "input": inp, "spec": "core/src/dedup/redis_inbox.rs: the Redis stream inbox"}
+    if refused:
+        case["error"] = refused
+        inbox_commands.append(case)
+        return
+    p = INBOX_PREFIX if prefix is None else prefix
+    ttl_s = ttl or TTL
+    lease_s = lease or min(LEASE, ttl_s)
+    key = args.get("key", "")
+
+    def ev(name, keys, argv):
+        return ["EVAL", _script(name), str(len(keys)), *keys, *argv]
+
+    entry, stream = p + "e:" + key, p + "stream"
+    case["expected"] = {
+        "enqueue": lambda: ev("ENQUEUE_SCRIPT", [entry, stream, p + "pending"],
+                              [args.get("delivery_id", "")[:1024], args.get("event", "")[:1024], args.get("body", ""),
+                               str(args.get("now")), "workers", key]),
+        "claim": lambda: ev("CLAIM_SCRIPT", [stream, p + "delayed"],
+                            [p, str(args.get("now")), str(lease_s * 1000), "workers", "100"]),
+        "mark_done": lambda: ev("MARK_SCRIPT", [entry, stream, p + "pending", p + "done"],
+                                [str(args.get("attempts")), "workers", str(args.get("now") + ttl_s), str(ttl_s * 1000), key]),
+        "settle": lambda: ev("SETTLE_SCRIPT", [entry, stream, p + "delayed", p + "pending", p + "poison"],
+                             [str(args.get("attempts")), "workers", "poison" if args.get("poison") else "retry",
+                              str(args.get("retry_at")), args.get("error", "").encode()[:1024].decode("utf-8", "ignore"), key]),
+        "poisoned": lambda: ev("POISONED_SCRIPT", [p + "poison"], [p, str(args.get("limit"))]),
+        "retry": lambda: ev("RETRY_SCRIPT", [entry, stream, p + "pending", p + "poison"], ["workers", key]),
+        "lookup": lambda: ["HGET", entry, "state"],
+        "counts": lambda: ev("COUNTS_SCRIPT", [p + "pending", p + "done", p + "poison"], [str(args.get("now"))]),
+        "purge": lambda: ev("PURGE_SCRIPT", [p + "done"], [str(args.get("now"))]),
+    }[op]()
+    inbox_commands.append(case)
+
+
+inbox_command("enqueue: the entry's hash, the stream and the pending set under the default prefix", "enqueue",
+              key="dlv_1", delivery_id="d-1", event="ddex.delivery.failed", body='{"a":1}', now=1700000000)
+inbox_command("enqueue under a prefix of one's own", "enqueue", prefix="{app}:", key="dlv_2", delivery_id="d-2",
+              event="e", body="{}", now=5)
+inbox_command("claim: the lease in milliseconds (default 60 s), 100 delayed entries moved at most", "claim", now=1700000010)
+inbox_command("claim with a lease", "claim", lease=15, ttl=3600, now=42)
+inbox_command("mark done: guarded by the claim's attempts; kept for the TTL (default: the redelivery schedule and tolerance)",
+              "mark_done", key="dlv_1", attempts=2, now=1700000020)
+inbox_command("mark done with a TTL", "mark_done", ttl=7200, key="dlv_1", attempts=1, now=100)
+inbox_command("settle: due again at the backoff", "settle", key="dlv_1", attempts=1, poison=False, retry_at=1700000022,
+              error="TimeoutError: upstream")
+inbox_command("settle: poison after the last attempt", "settle", key="dlv_1", attempts=5, poison=True, retry_at=0,
+              error="ValueError: bad")
+inbox_command("settle: an error is cut to 1024 bytes", "settle", key="k", attempts=1, poison=False, retry_at=9,
+              error="x" * 1500)
+inbox_command("poisoned: the oldest first, at most the limit", "poisoned", limit=100)
+inbox_command("retry: a poison entry back to pending", "retry", key="dlv_1")
+inbox_command("lookup: the entry's state, read-only", "lookup", key="dlv_1")
+inbox_command("counts: expired done entries dropped first", "counts", now=1700000100)
+inbox_command("purge: done entries past their TTL", "purge", now=1700000100)
+inbox_command("an empty key is refused", "lookup", key="", refused="invalid_argument")
+inbox_command("an empty delivery id is refused", "enqueue", key="k", delivery_id="", event="e", body="{}", now=1,
+              refused="invalid_argument")
+inbox_command("a body over 256 KiB is refused", "enqueue", key="k", delivery_id="d", event="e",
+              body="x" * (256 * 1024 + 1), now=1, refused="invalid_argument")
+inbox_command("a limit of 0 is refused", "poisoned", limit=0, refused="invalid_argument")
+inbox_command("a limit over 1000 is refused", "poisoned", limit=1001, refused="invalid_argument")
+inbox_command("an empty prefix is refused", "claim", prefix="", now=1, refused="invalid_argument")
+inbox_command("a lease over the TTL is refused", "claim", ttl=60, lease=61, now=1, refused="invalid_argument")
+
+inbox_replies = []
+for comment, op, reply, expected in [
+    ("claim: nil, nothing due", "claim", None, None),
+    ("claim: the entry as a JSON array, its attempts a number", "claim",
+     '["dlv_1","d-1","ddex.delivery.failed","{\\"a\\":\\"x\\/y\\"}",3]',
+     {"key": "dlv_1", "delivery_id": "d-1", "event": "ddex.delivery.failed", "body": '{"a":"x/y"}', "attempts": 3}),
+    ("claim: a reply of another shape", "claim", '["dlv_1","d-1"]', "invalid_argument"),
+    ("claim: attempts not a count", "claim", '["dlv_1","d-1","e","{}",-1]', "invalid_argument"),
+    ("claim: not JSON", "claim", "OK", "invalid_argument"),
+    ("poisoned: one array per entry (attempts and arrival as Redis keeps them, text), no error as false", "poisoned",
+     '[["k1","d1","e","5","ValueError: bad","1700000000"],["k2","d2","e","5",false,"1700000001"]]',
+     [{"key": "k1", "delivery_id": "d1", "event": "e", "attempts": 5, "last_error": "ValueError: bad", "received_at": 1700000000},
+      {"key": "k2", "delivery_id": "d2", "event": "e", "attempts": 5, "last_error": None, "received_at": 1700000001}]),
+    ("poisoned: none", "poisoned", "[]", []),
+    ("poisoned: none, as Lua's JSON encodes an empty table", "poisoned", "{}", []),
+    ("poisoned: an entry of another shape", "poisoned", '[["k1","d1"]]', "invalid_argument"),
+    ("counts: pending, done, poison", "counts", "[2,7,1]", {"pending": 2, "done": 7, "poison": 1}),
+    ("counts: a reply of another shape", "counts", "[2]", "invalid_argument"),
+    ("added: 1", "added", "1", True),
+    ("added: 0 (a duplicate, or not this claim)", "added", "0", False),
+    ("added: nil", "added", None, False),
+    ("lookup: never received", "lookup", None, "new"),
+    ("lookup: processed", "lookup", "done", "done"),
+    ("lookup: waiting for a worker", "lookup", "pending", "in_progress"),
+    ("lookup: poison (received: a replay would not help)", "lookup", "poison", "in_progress"),
+]:
+    case = {"comment": comment, "input": {"op": op, "reply": reply},
+            "spec": "core/src/dedup/redis_inbox.rs: what replies mean"}
+    if expected == "invalid_argument":
+        case["error"] = expected
+    else:
+        case["expected"] = expected
+    inbox_replies.append(case)
+
 shape.write("receiver.json", "A webhook receiver's rules and the dedup contract on Redis (see gen_receiver_vectors.py)",
             "tests/vectors/gen_receiver_vectors.py (stdlib only)", [
                 shape.group("plan_receipt", plans, comment="verify the signed delivery (headers, body, secrets, now), then plan_receipt(namespace, delivery)"),
                 shape.group("decide_claims", decisions),
                 shape.group("redis_dedup_command", redis, comment="RedisDedup(prefix, ttl_seconds, lease_seconds), then <op>_command(key, token) (state: state_command(key))"),
                 shape.group("redis_dedup_reply", replies, comment="claim: claim_reply(reply) (null: send the state command); state: state_reply(reply); commit, release: guarded_reply(reply)"),
+                shape.group("redis_inbox_command", inbox_commands, comment="RedisInbox(prefix, ttl_seconds, lease_seconds), then <op>_command(...) with the input's arguments (claim, counts, purge: now; enqueue: key, delivery_id, event, body, now; mark_done: key, attempts, now; settle: key, attempts, poison, retry_at, error; poisoned: limit; retry, lookup: key)"),
+                shape.group("redis_inbox_reply", inbox_replies, comment="claim: claim_reply (null: nothing due); poisoned: poisoned_reply; counts: counts_reply; added: added_reply; lookup: lookup_reply (each reply is one string or null: arrays come as JSON text)"),
             ])

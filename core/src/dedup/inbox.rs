@@ -43,6 +43,21 @@ pub const MAX_INBOX_BODY_BYTES: usize = 256 * 1024;
 pub const MAX_ERROR_BYTES: usize = 1024;
 /// The most poison entries one listing returns.
 pub const MAX_POISON_LISTED: u32 = 1000;
+/// Poison entries a listing returns when the caller gives no limit.
+pub const DEFAULT_POISON_LISTED: u32 = 100;
+
+/// The `last_error` an inbox keeps for a failed handler run, the same in every language: the
+/// error's kind (its class or name) and message as `Kind: message`, the kind alone when the
+/// message is empty, the message alone when the kind is; cut to [`MAX_ERROR_BYTES`] on a
+/// character boundary.
+pub fn handler_error_text(kind: &str, message: &str) -> String {
+    let text = match (kind.trim(), message.trim()) {
+        ("", message) => message.to_owned(),
+        (kind, "") => kind.to_owned(),
+        (kind, message) => format!("{kind}: {message}"),
+    };
+    cut(&text, MAX_ERROR_BYTES).to_owned()
+}
 
 /// The SQL inbox protocol for one table: dialect, placeholders, lease and time-to-live.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -374,5 +389,12 @@ mod tests {
             ClaimState::InProgress
         );
         assert_eq!(cut("héllo", 2), "h");
+        assert_eq!(handler_error_text("ValueError", "bad"), "ValueError: bad");
+        assert_eq!(handler_error_text("TimeoutError", " "), "TimeoutError");
+        assert_eq!(handler_error_text("", "boom"), "boom");
+        assert_eq!(
+            handler_error_text("E", &"é".repeat(MAX_ERROR_BYTES)).len(),
+            MAX_ERROR_BYTES - 1
+        );
     }
 }

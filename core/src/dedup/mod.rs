@@ -26,15 +26,21 @@
 
 mod inbox;
 mod redis;
+mod redis_inbox;
 mod sql;
 mod window;
 
 pub(crate) use inbox::cut;
 pub use inbox::{
-    SqlInbox, DEFAULT_INBOX_TABLE, DEFAULT_MAX_ATTEMPTS, MAX_ERROR_BYTES, MAX_INBOX_BODY_BYTES,
-    MAX_POISON_LISTED,
+    handler_error_text, SqlInbox, DEFAULT_INBOX_TABLE, DEFAULT_MAX_ATTEMPTS, DEFAULT_POISON_LISTED,
+    MAX_ERROR_BYTES, MAX_INBOX_BODY_BYTES, MAX_POISON_LISTED,
 };
 pub use redis::{RedisDedup, COMMIT_SCRIPT, DEFAULT_REDIS_PREFIX, RELEASE_SCRIPT};
+pub use redis_inbox::{
+    InboxCounts, InboxPoisonEntry, RedisInbox, CLAIM_SCRIPT, COUNTS_SCRIPT,
+    DEFAULT_REDIS_INBOX_PREFIX, ENQUEUE_SCRIPT, MARK_SCRIPT, POISONED_SCRIPT, PURGE_SCRIPT,
+    REDIS_INBOX_GROUP, RETRY_SCRIPT, SETTLE_SCRIPT,
+};
 pub use sql::{ParamStyle, SqlDedup, SqlDialect, SqlStatement, DEFAULT_SQL_TABLE};
 
 pub use window::{

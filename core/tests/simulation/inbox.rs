@@ -6,10 +6,16 @@
 //! and an unreachable store. Then a calm phase: no kills, no
 //! failures except the pills, until every worker drains.
 //!
-//! Invariants: an entry's effect commits at most once; after the calm phase every entry is
-//! done with exactly one effect, or poison with none; poison only after `max_attempts` claims;
-//! the handler runs at most `max_attempts` times per entry; the pills end poison; the workers
-//! drain.
+//! Half the runs model a store without transactions (the Redis stream inbox,
+//! `transactional: false`): the handler's effect is applied when it returns, and the mark is a
+//! separate guarded step.
+//!
+//! Invariants: an entry's effect commits at most once (with transactions); without, an effect
+//! is repeated only after a worker was killed between the effect and its mark or a mark was
+//! refused (the lease ran out), never otherwise; after the calm phase every entry is done with
+//! exactly one effect (at least one without transactions), or poison with none (with
+//! transactions); poison only after `max_attempts` claims; the handler runs at most
+//! `max_attempts` times per entry; the pills end poison; the workers drain.
 
 use crate::rng::Rng;
 use crate::{seen, Violation};
@@ -33,6 +39,8 @@ struct Worker {
     tx: Option<(Vec<String>, Option<(String, u32)>)>,
     /// Until when the handler runs (virtual time).
     busy_until: f64,
+    /// (no transactions) The entry whose effect was applied and is not yet marked.
+    unmarked: Option<String>,
     drain: bool,
     drained: bool,
 }
@@ -46,6 +54,7 @@ fn new_worker(rng: &mut Rng, options: &InboxOptions, drain: bool) -> Worker {
         machine: InboxWorker::new(&options, rng.u64()).unwrap(),
         tx: None,
         busy_until: 0.0,
+        unmarked: None,
         drain,
         drained: false,
     }
@@ -57,6 +66,9 @@ pub fn run(seed: u64) -> Result<(), Violation> {
     let max_attempts = rng.range(1, 7) as u32;
     let mut table: HashMap<String, Row> = HashMap::new();
     let mut effects: HashMap<String, u32> = HashMap::new();
+    // (no transactions) Runs whose effect may be repeated: killed before the mark, or refused.
+    let mut repeatable: HashMap<String, u32> = HashMap::new();
+    let transactional = rng.chance(0.5);
     let mut pills = Vec::new();
     let mut now: f64 = 1_800_000_000.0;
     let mut keys: Vec<String> = Vec::new();
@@ -79,7 +91,7 @@ pub fn run(seed: u64) -> Result<(), Violation> {
     let options = InboxOptions {
         max_attempts: Some(max_attempts),
         poll_seconds: Some(rng.between(0.5, 5.0)),
-        transactional: Some(true),
+        transactional: Some(transactional),
         drain: Some(false),
     };
     let n = rng.range(1, 5) as usize;
@@ -128,6 +140,9 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                 }
             }
             seen::count("inbox workers killed", 1);
+            if let Some(k) = workers[i].unmarked.take() {
+                *repeatable.entry(k).or_default() += 1;
+            }
             workers[i] = new_worker(&mut rng, &options, false);
             continue;
         }
@@ -151,6 +166,13 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                     })
                     .min_by_key(|k| table[*k].due_at)
                     .cloned();
+                if let Some(k) = &due {
+                    if workers.iter().any(|o| o.unmarked.as_ref() == Some(k)) {
+                        // Its lease ran out between another worker's effect and mark.
+                        *repeatable.entry(k.clone()).or_default() += 1;
+                    }
+                }
+                let w = &mut workers[i];
                 let entry = due.map(|k| {
                     let r = table.get_mut(&k).unwrap();
                     r.attempts += 1;
@@ -176,6 +198,12 @@ pub fn run(seed: u64) -> Result<(), Violation> {
             }
             InboxStep::Drained {} => w.drained = true,
             InboxStep::Begin {} => {
+                if !transactional {
+                    return Err(Violation::new(
+                        "no transaction is opened without transactions",
+                        "Begin",
+                    ));
+                }
                 if store_down {
                     w.machine.store_failed().unwrap();
                     continue;
@@ -210,6 +238,13 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                 } else {
                     if let Some((fx, _)) = &mut w.tx {
                         fx.push(entry.key.clone());
+                    } else if !transactional {
+                        if table[&entry.key].attempts != entry.attempts {
+                            // Its lease ran out while the handler ran: another claim since.
+                            *repeatable.entry(entry.key.clone()).or_default() += 1;
+                        }
+                        *effects.entry(entry.key.clone()).or_default() += 1;
+                        w.unmarked = Some(entry.key.clone());
                     }
                     w.machine.handler_succeeded().unwrap();
                 }
@@ -220,6 +255,23 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                     continue; // waits on the other transaction's lock
                 }
                 let ok = row.state == "pending" && row.attempts == attempts;
+                if !transactional {
+                    w.unmarked = None;
+                    if store_down {
+                        // The mark never reached the store: the entry is claimed again
+                        // after its lease, and its effect repeats.
+                        *repeatable.entry(key.clone()).or_default() += 1;
+                        w.machine.store_failed().unwrap();
+                        continue;
+                    }
+                    if ok {
+                        row.state = "done";
+                    } else {
+                        *repeatable.entry(key.clone()).or_default() += 1;
+                    }
+                    w.machine.marked(ok).unwrap();
+                    continue;
+                }
                 if ok {
                     row.locked_by = Some(i);
                     if let Some((_, mark)) = &mut w.tx {
@@ -279,9 +331,9 @@ pub fn run(seed: u64) -> Result<(), Violation> {
             }
         }
         for (k, n) in &effects {
-            if *n > 1 {
+            if *n > 1 + repeatable.get(k).copied().unwrap_or(0) {
                 return Err(Violation::new(
-                    "an entry's effect commits at most once",
+                    "an effect repeats only after a lost or refused mark (never with transactions)",
                     format!("{k}: {n} effects"),
                 ));
             }
@@ -293,6 +345,10 @@ pub fn run(seed: u64) -> Result<(), Violation> {
         match (row.state, fx) {
             ("done", 1) => seen::count("inbox entries done", 1),
             ("poison", 0) => seen::count("inbox entries poison", 1),
+            ("done", _) if !transactional && fx >= 1 => {
+                seen::count("inbox entries done (no transactions)", 1)
+            }
+            ("poison", _) if !transactional => seen::count("inbox entries poison", 1),
             _ => {
                 return Err(Violation::new(
                     "every entry ends done with one effect or poison with none",
