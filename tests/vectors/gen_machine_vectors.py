@@ -1548,6 +1548,12 @@ inbox("without a transaction (a Redis stream): claim, handler, mark (the ack); n
 inbox("without a transaction a failed handler settles at once (no rollback)",
       [claimed(ientry()), {"handler_failed": "e", "now": TI}, {"settled": True}],
       [CLAIM, run_h(), settle(TI + 2, "e"), CLAIM], (0, 1, 0), options={"transactional": False})
+inbox("without a transaction a mark that changes nothing (the lease ran out, another worker claimed it): claim again, no rollback",
+      [claimed(ientry()), {"handler": "ok"}, {"marked": False}],
+      [CLAIM, run_h(), mark(), CLAIM], (0, 0, 0), options={"transactional": False})
+inbox("without a transaction the store failing at the mark: wait the backoff (the entry is claimed again after its lease), no rollback",
+      [claimed(ientry()), {"handler": "ok"}, {"store_failed": True}],
+      [CLAIM, run_h(), mark(), {"step": "idle", "seconds": w1}], (0, 0, 0), options={"transactional": False})
 inbox("a long error is cut to 1024 bytes on a character boundary",
       [claimed(ientry()), {"handler_failed": "é" * 600, "now": TI}],
       [CLAIM, run_h(), settle(TI + 2, "é" * 512)], (0, 0, 0), options={"transactional": False})
