@@ -335,14 +335,14 @@ def test_a_handler_failing_twice_is_processed_after_two_retries_on_the_core_s_ba
 
     assert inbox.drain(handler, on_error=on_error) == WorkerReport(processed=0, retried=1, poisoned=0)
     state, attempts, first_retry, error = db.row(key)
-    assert (state, attempts, error) == ("pending", 1, "upstream 503 (run 1)")
+    assert (state, attempts, error) == ("pending", 1, "RuntimeError: upstream 503 (run 1)"), "handler_error_text"
     assert first_retry > NOW, "settled to be due after the backoff"
     assert inbox.drain(handler) == WorkerReport(0, 0, 0), "not due yet: the drain ends"
     assert handler.runs == 1 and inbox.state(key) == "in_progress"
     now[0] = first_retry
     assert inbox.drain(handler, on_error=on_error) == WorkerReport(0, 1, 0)
     state, attempts, second_retry, error = db.row(key)
-    assert (state, attempts, error) == ("pending", 2, "upstream 503 (run 2)")
+    assert (state, attempts, error) == ("pending", 2, "RuntimeError: upstream 503 (run 2)")
     assert second_retry > first_retry, "the retry moved forward"
     assert second_retry - now[0] > first_retry - NOW, "the backoff grows"
     now[0] = second_retry
@@ -369,7 +369,7 @@ def test_a_handler_always_failing_is_poison_then_an_operator_retries_it(db: Db) 
     (entry,) = inbox.poisoned()
     assert isinstance(entry, PoisonedEntry)
     assert (entry.key, entry.event, entry.attempts, entry.last_error, entry.received_at) == (
-        key, EVENT, 2, "upstream 503 (run 2)", NOW)
+        key, EVENT, 2, rk.handler_error_text("RuntimeError", "upstream 503 (run 2)"), NOW)
     assert entry.delivery_id == resource.removeprefix("res_")
     assert inbox.retry(key) is True and inbox.retry(key) is False, "only a poison entry is retried"
     assert inbox.retry(rk.delivery_key(NAMESPACE, "dlv_unknown")) is False

@@ -198,6 +198,30 @@ def redis_dedup_command(i):
     return p.state_command(i["key"]) if i["op"] == "state" else getattr(p, f"{i['op']}_command")(i["key"], i["token"])
 
 
+def redis_inbox_command(i):
+    p = rk.RedisInboxProtocol(prefix=i.get("prefix"), ttl_seconds=i.get("ttl_seconds"), lease_seconds=i.get("lease_seconds"))
+    op = i["op"]
+    if op == "enqueue":
+        return p.enqueue_command(i["key"], i["delivery_id"], i["event"], body_bytes(i["body"]).decode(), i["now"])
+    if op in ("claim", "counts", "purge"):
+        return getattr(p, f"{op}_command")(i["now"])
+    if op == "mark_done":
+        return p.mark_done_command(i["key"], i["attempts"], i["now"])
+    if op == "settle":
+        return p.settle_command(i["key"], i["attempts"], i["poison"], i["retry_at"], i["error"])
+    if op == "poisoned":
+        return p.poisoned_command(i["limit"])
+    assert op in ("retry", "lookup"), op
+    return getattr(p, f"{op}_command")(i["key"])
+
+
+def redis_inbox_reply(i):
+    read = {"claim": rk.RedisInboxProtocol.claim_reply, "poisoned": rk.RedisInboxProtocol.poisoned_reply,
+            "counts": rk.RedisInboxProtocol.counts_reply, "added": rk.RedisInboxProtocol.added_reply,
+            "lookup": rk.RedisInboxProtocol.lookup_reply}[i["op"]]
+    return read(i["reply"])
+
+
 def _secret_text(secret):
     """The text of a WebhookSecret, which never shows it: found by signing with it and with each candidate."""
     for candidate in ("whsec_new", "whsec_old"):
@@ -266,6 +290,8 @@ ADAPTERS = {
     "redis_dedup_command": redis_dedup_command,
     "redis_dedup_reply": lambda i: {"claim": rk.RedisDedupProtocol.claim_reply, "state": rk.RedisDedupProtocol.state_reply}.get(
         i["op"], rk.RedisDedupProtocol.guarded_reply)(i["reply"]),
+    "redis_inbox_command": redis_inbox_command,
+    "redis_inbox_reply": redis_inbox_reply,
     "delivery_key": lambda i: rk.delivery_key(i["namespace"], i["delivery_id"]),
     "event_key": lambda i: rk.event_key(i["namespace"], SimpleNamespace(
         name=i["name"], resource_type=i["resource_type"], resource_reference=i["resource_reference"], occurred_at_text=i["occurred_at"])),

@@ -399,6 +399,69 @@ async def work_async(stop: asyncio.Event) -> int:
     return report.poisoned + len(state)
 
 
+# The inbox on a Redis stream (at least once): the handler gets the Redis client.
+import redis  # noqa: E402
+import redis.asyncio  # noqa: E402
+
+from royaltykit.stores import AsyncRedisInbox, RedisInbox  # noqa: E402
+
+redis_inbox = RedisInbox(redis.Redis(), prefix="{app:inbox}:", ttl_seconds=86_400, lease_seconds=30)
+redis_inbox_receiver = rk.WebhookReceiver("current", namespace="org-1", inbox=redis_inbox)
+redis_inbox_states: list[rk.DeliveryStates] = [redis_inbox]
+redis_inbox_store: rk.InboxStore = AsyncRedisInbox(redis.asyncio.Redis())
+
+
+def work_redis(stop: threading.Event) -> int:
+    def on_redis_event(event: rk.WebhookEvent, client: redis.Redis) -> None:
+        client.sadd("seen", event.resource_reference)  # idempotent: at least once
+
+    report: WorkerReport = redis_inbox.run_worker(on_redis_event, stop=stop, max_attempts=8, poll_seconds=0.5)
+    drained: WorkerReport = redis_inbox.drain(on_redis_event)
+    poison: list[PoisonedEntry] = redis_inbox.poisoned(limit=rk.DEFAULT_POISON_LISTED)
+    retried: bool = redis_inbox.retry(poison[0].key) if poison else False
+    counts: dict[str, int] = redis_inbox.counts()
+    state: str = redis_inbox.state("k")
+    return report.processed + drained.retried + int(retried) + counts.get("done", 0) + redis_inbox.purge() + len(state)
+
+
+async def work_redis_async(stop: asyncio.Event) -> int:
+    async_redis_inbox = AsyncRedisInbox(redis.asyncio.Redis(), lease_seconds=30)
+    states: rk.AsyncDeliveryStates = async_redis_inbox
+
+    async def on_event_async(event: rk.WebhookEvent, client: Any) -> None:
+        await client.sadd("seen", event.resource_reference)
+
+    report: WorkerReport = await async_redis_inbox.run_worker(on_event_async, stop=stop)
+    counts: dict[str, int] = await async_redis_inbox.counts()
+    return report.processed + counts.get("pending", 0) + len(await states.state("k"))
+
+
+redis_protocol = rk.RedisInboxProtocol(prefix="{app:inbox}:", lease_seconds=30)
+enqueue_command: list[str] = redis_protocol.enqueue_command("k", "dlv_1", "ddex.delivery.failed", "{}", 0)
+redis_claimed: rk.InboxEntry | None = rk.RedisInboxProtocol.claim_reply(None)
+redis_counts: rk.InboxCounts = rk.RedisInboxProtocol.counts_reply("[1,2,3]")
+redis_poison: list[rk.InboxPoisonEntry] = rk.RedisInboxProtocol.poisoned_reply("[]")
+redis_pending: int = redis_counts.pending + len(redis_poison)
+last_error: str = rk.handler_error_text("ValueError", "bad")
+redis_worker = rk.InboxWorker(transactional=False)
+
+# The framework views carry their receiver: a secret rotation reaches the live view.
+from royaltykit.flask import WebhookView as FlaskView  # noqa: E402
+from royaltykit.flask import inbox_view as flask_inbox_view  # noqa: E402
+from royaltykit.flask import webhook_view as flask_webhook_view  # noqa: E402
+
+flask_view: FlaskView = flask_inbox_view("current", namespace="org-1", inbox=redis_inbox)
+flask_view.receiver.use_secrets(["new", rk.WebhookSecret("current", valid_until=1_800_000_000)])
+
+
+@flask_webhook_view("current", namespace="org-1")
+def on_flask_delivery(delivery: rk.VerifiedWebhook) -> None:
+    pass
+
+
+on_flask_delivery.receiver.use_secrets("new")
+flask_view_name: str = on_flask_delivery.__name__
+
 inbox_protocol = rk.SqlInboxProtocol("sqlite", param_style="qmark", lease_seconds=30)
 claimed_sql: rk.SqlStatement = inbox_protocol.claim(0)
 new_entry: bool = rk.SqlInboxProtocol.enqueue_reply(1)

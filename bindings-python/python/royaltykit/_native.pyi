@@ -68,7 +68,8 @@ __all__ = [
     "RecoveryReport", "RecoveryStep", "Session", "WebhookReceipt", "InboxEntry", "InboxStep", "InboxWorker",
     "Fleet", "FleetToken", "FleetTokenStep", "DEFAULT_FLEET_PREFIX", "MAX_FLEET_PREFIX_BYTES", "FLEET_POLL_SECONDS",
     "RESERVE_SCRIPT", "PUBLISH_SCRIPT", "UNLOCK_SCRIPT",
-    "SqlInboxProtocol", "parse_webhook_event",
+    "SqlInboxProtocol", "parse_webhook_event", "RedisInboxProtocol", "InboxPoisonEntry", "InboxCounts",
+    "handler_error_text", "DEFAULT_POISON_LISTED",
     "BackoffPolicy", "BearerToken", "DEFAULT_DEDUP_TTL_SECONDS", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_TOLERANCE_SECONDS", "DedupWindow",
     "EnterpriseToken", "EventRoutes", "KNOWN_EVENT_NAMES", "Route", "ExportStateInfo", "HEADER_NAMES", "Operation", "PollDecision", "QueryParam",
     "RateBudget", "RateDecision", "ReceiverDecision", "ReceiverReply", "RedisDedupProtocol", "SqlDedupProtocol", "SqlStatement", "DEFAULT_STORE_CAPACITY", "STATUS_HANDLER_FAILED", "STATUS_STORE_UNAVAILABLE", "RequestDescriptor", "ApiSession", "ResponseNotices", "RetryAfter",
@@ -643,6 +644,77 @@ class SqlInboxProtocol:
     def lookup_reply(state: str | None) -> Literal["new", "in_progress", "done"]: ...
     def counts(self) -> SqlStatement: ...
     def purge(self, now: int) -> SqlStatement: ...
+
+DEFAULT_POISON_LISTED: int
+"""Poison entries an inbox's ``poisoned()`` lists when no limit is given (the core's)."""
+
+def handler_error_text(kind: str, message: str) -> str:
+    """The ``last_error`` an inbox keeps for a failed handler run, the same in every language:
+    ``"Kind: message"`` (``kind`` the exception's class name), the kind alone when the message is
+    empty, the message alone when the kind is; cut to 1024 bytes."""
+
+@final
+class InboxPoisonEntry:
+    """A poison entry as the Redis inbox's listing gives it (``RedisInboxProtocol.poisoned_reply``):
+    its delivery ``key``, ``delivery_id``, ``event`` name, handler ``attempts`` started, the
+    ``last_error`` and when it arrived (``received_at``, Unix seconds)."""
+
+    key: Final[str]
+    delivery_id: Final[str]
+    event: Final[str]
+    attempts: Final[int]
+    last_error: Final[str | None]
+    received_at: Final[int]
+
+@final
+class InboxCounts:
+    """An inbox's entries by state (``RedisInboxProtocol.counts_reply``)."""
+
+    pending: Final[int]
+    done: Final[int]
+    poison: Final[int]
+
+@final
+class RedisInboxProtocol:
+    """The inbox on a Redis stream: its commands (lists of str, sent as is) and what their replies
+    mean. Every reply is one nil, integer or bulk string (arrays as JSON text): give it as ``str``
+    (integers as decimal text, bytes decoded) or None. Effects are at least once (no transaction
+    shared with the handler); Redis 6.2 or later, with persistence."""
+
+    DEFAULT_PREFIX: ClassVar[str]
+    DEFAULT_MAX_ATTEMPTS: ClassVar[int]
+    MAX_BODY_BYTES: ClassVar[int]
+    MAX_ERROR_BYTES: ClassVar[int]
+    MAX_POISON_LISTED: ClassVar[int]
+
+    def __new__(cls, *, prefix: str | None = None, ttl_seconds: int | None = None,
+                lease_seconds: int | None = None) -> RedisInboxProtocol: ...
+    @property
+    def prefix(self) -> str: ...
+    @property
+    def lease_seconds(self) -> int: ...
+    def enqueue_command(self, key: str, delivery_id: str, event: str, body: str, now: int) -> list[str]:
+        """The command adding a verified delivery; read its reply with ``added_reply``."""
+    @staticmethod
+    def added_reply(reply: str | None) -> bool:
+        """Enqueue, mark, settle, retry: True for 1, False otherwise."""
+    def claim_command(self, now: int) -> list[str]: ...
+    @staticmethod
+    def claim_reply(reply: str | None) -> InboxEntry | None:
+        """The claimed entry, or None for nil (nothing due)."""
+    def mark_done_command(self, key: str, attempts: int, now: int) -> list[str]: ...
+    def settle_command(self, key: str, attempts: int, poison: bool, retry_at: int, error: str) -> list[str]: ...
+    def poisoned_command(self, limit: int) -> list[str]: ...
+    @staticmethod
+    def poisoned_reply(reply: str | None) -> list[InboxPoisonEntry]: ...
+    def retry_command(self, key: str) -> list[str]: ...
+    def lookup_command(self, key: str) -> list[str]: ...
+    @staticmethod
+    def lookup_reply(reply: str | None) -> Literal["new", "in_progress", "done"]: ...
+    def counts_command(self, now: int) -> list[str]: ...
+    @staticmethod
+    def counts_reply(reply: str | None) -> InboxCounts: ...
+    def purge_command(self, now: int) -> list[str]: ...
 
 # ---- protocol machines --------------------------------------------------------------------------
 

@@ -8,7 +8,15 @@ handler may be async. No framework is imported::
     # FastAPI: app.add_route("/webhooks", WebhookApp(receiver), methods=["POST"])
 
 The handler may be an :class:`~royaltykit.EventRouter` (``handler=router``): its handlers, sync
-or async, run in order for each delivery.
+or async, run in order for each delivery. A receiver in inbox mode (``inbox=`` any inbox of
+:mod:`royaltykit.stores`: ``AsyncPostgresInbox``, ``AsyncRedisInbox`` over ``redis.asyncio.Redis``,
+or a synchronous one) persists each delivery and answers at once; its worker runs the handler::
+
+    inbox = AsyncRedisInbox(redis.asyncio.Redis())
+    app = WebhookApp(WebhookReceiver(secrets, namespace="org-1", inbox=inbox))
+    # elsewhere: await inbox.run_worker(on_event)
+
+After a secret rotation, ``app.receiver.use_secrets(rotated.secrets(previous=current))``.
 """
 
 from __future__ import annotations

@@ -95,7 +95,8 @@ class TransactionalDedupStore(Protocol):
 
 class InboxStore(Protocol):
     """An inbox (:class:`~royaltykit.stores.SqliteInbox`, :class:`~royaltykit.stores.PostgresInbox`,
-    :class:`~royaltykit.stores.AsyncPostgresInbox`, or your own): a receiver given ``inbox=``
+    :class:`~royaltykit.stores.AsyncPostgresInbox`, :class:`~royaltykit.stores.RedisInbox`,
+    :class:`~royaltykit.stores.AsyncRedisInbox`, or your own): a receiver given ``inbox=``
     persists each verified delivery with ``enqueue`` — its delivery key, ``Service-Webhook-Id``,
     event name and raw body as text — and answers 200 at once; True for a new entry, False for one
     already in the inbox. It may be a coroutine (then receive with ``areceive``)."""
@@ -107,7 +108,7 @@ class DeliveryStates(Protocol):
     """A store that tells what it holds of a delivery key without claiming it, for delivery
     recovery (``EnterpriseClient.recover_deliveries``): ``"new"`` (nothing: never processed, or
     forgotten), ``"in_progress"`` (a live claim) or ``"done"`` (processed). Every built-in store
-    has it (:class:`DedupWindow`, :class:`RedisDedupStore`, the SQL stores of
+    has it (:class:`DedupWindow`, :class:`RedisDedupStore`, the SQL stores and the inboxes of
     :mod:`royaltykit.stores`); a store of your own adds ``state`` to take part. Separate from
     :class:`DedupStore` so that a store written before it still types as one."""
 
@@ -116,7 +117,8 @@ class DeliveryStates(Protocol):
 
 class AsyncDeliveryStates(Protocol):
     """:class:`DeliveryStates` with a coroutine ``state`` (:class:`AsyncRedisDedupStore`,
-    :class:`~royaltykit.stores.AsyncPostgresDedupStore`), for ``AsyncEnterpriseClient``."""
+    :class:`~royaltykit.stores.AsyncPostgresDedupStore`, :class:`~royaltykit.stores.AsyncPostgresInbox`,
+    :class:`~royaltykit.stores.AsyncRedisInbox`), for ``AsyncEnterpriseClient``."""
 
     async def state(self, key: str) -> str: ...
 
@@ -408,11 +410,13 @@ class WebhookReceiver:
     same second: the second is acknowledged and its handler never runs).
 
     With ``inbox=`` (:class:`~royaltykit.stores.SqliteInbox`, :class:`~royaltykit.stores.PostgresInbox`,
-    :class:`~royaltykit.stores.AsyncPostgresInbox`: instead of ``store=``, and without ``handler``)
+    :class:`~royaltykit.stores.AsyncPostgresInbox`, :class:`~royaltykit.stores.RedisInbox`,
+    :class:`~royaltykit.stores.AsyncRedisInbox`: instead of ``store=``, and without ``handler``)
     a verified delivery is persisted in the inbox and answered 200 at once (``{"result":
     "queued"}``, or ``"duplicate"`` for one already there), whatever the handler would take: the
-    handler runs later in the inbox's worker (``inbox.run_worker(handler)``), exactly once. An
-    inbox that cannot be reached is answered 503, so the service sends the delivery again.
+    handler runs later in the inbox's worker (``inbox.run_worker(handler)``), exactly once on a
+    SQL inbox, at least once on Redis. An inbox that cannot be reached is answered 503, so the
+    service sends the delivery again.
 
     After a secret rotation, :meth:`use_secrets` gives the live receiver its new secrets
     (``rotated.secrets(previous=current_secret)``): no new receiver."""
@@ -441,7 +445,8 @@ class WebhookReceiver:
                                 "in the request: give it there")
             if not callable(getattr(inbox, "enqueue", None)):
                 raise TypeError("inbox must have enqueue(key, delivery_id, event, body) (royaltykit.InboxStore: a "
-                                "SqliteInbox, PostgresInbox or AsyncPostgresInbox of royaltykit.stores)")
+                                "SqliteInbox, PostgresInbox, AsyncPostgresInbox, RedisInbox or AsyncRedisInbox of "
+                                "royaltykit.stores)")
         elif handler is None:
             raise TypeError("handler is required (or inbox=, whose worker runs the handler)")
         else:

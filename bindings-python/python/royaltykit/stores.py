@@ -1,4 +1,5 @@
-"""Dedup stores that commit in your own database transaction: exactly-once effects.
+"""Dedup stores that commit in your own database transaction (exactly-once effects), and the
+inboxes (on SQL, exactly once; on a Redis stream, at least once).
 
 With :class:`PostgresDedupStore` (psycopg 3) or :class:`SqliteDedupStore` (the standard
 library's ``sqlite3``), a :class:`~royaltykit.WebhookReceiver` claims a delivery with a row (its
@@ -22,6 +23,14 @@ transaction that holds the effect**, so an effect commits exactly once even when
 killed at any step. A failed handler is tried again later (the core's backoff), and after
 ``max_attempts`` set aside as poison (``poisoned()``, ``retry(key)``). The sequence is the core's
 :class:`~royaltykit.InboxWorker` and the statements its :class:`~royaltykit.SqlInboxProtocol`.
+
+:class:`RedisInbox` (redis-py's ``redis.Redis``) and :class:`AsyncRedisInbox`
+(``redis.asyncio.Redis``) keep the inbox on a Redis stream instead (Redis 6.2 or later, with
+persistence): the same receiver, the same worker and the same operator calls, each step one
+atomic script of the core's :class:`~royaltykit.RedisInboxProtocol`. Redis shares no transaction
+with the handler's effects, so there they are **at least once**: a worker killed after the effect
+and before the mark runs the handler again once the lease runs out. Make the handler idempotent,
+or use a SQL inbox for exactly once.
 """
 
 from __future__ import annotations
@@ -38,19 +47,23 @@ from os import PathLike
 from typing import Any, Protocol, cast
 
 from ._native import (
+    DEFAULT_POISON_LISTED,
     InboxEntry,
+    InboxPoisonEntry,
     InboxStep,
     InboxWorker,
+    RedisInboxProtocol,
     SqlDedupProtocol,
     SqlInboxProtocol,
     SqlStatement,
     WebhookEvent,
+    handler_error_text,
     parse_webhook_event,
 )
-from .receiver import EventRouter, _close, _maybe, _Tokens
+from .receiver import EventRouter, _close, _maybe, _text, _Tokens
 
-__all__ = ["AsyncPostgresDedupStore", "AsyncPostgresInbox", "PoisonedEntry", "PostgresDedupStore", "PostgresInbox",
-           "SqliteDedupStore", "SqliteInbox", "StopSignal", "WorkerReport"]
+__all__ = ["AsyncPostgresDedupStore", "AsyncPostgresInbox", "AsyncRedisInbox", "PoisonedEntry", "PostgresDedupStore",
+           "PostgresInbox", "RedisInbox", "SqliteDedupStore", "SqliteInbox", "StopSignal", "WorkerReport"]
 
 _log = logging.getLogger("royaltykit")
 
@@ -507,8 +520,10 @@ class _Run:
 
 
 def _entry_error(e: BaseException) -> str:
-    """A failed attempt's ``last_error``: the exception's message, else its class name."""
-    return str(e) or type(e).__name__
+    """A failed attempt's ``last_error``, the same text in every language (the core's
+    :func:`~royaltykit.handler_error_text`): ``"ClassName: message"``, the class name alone for
+    an empty message."""
+    return handler_error_text(type(e).__name__, str(e))
 
 
 def _log_handler_error(e: BaseException, entry: InboxEntry) -> None:
@@ -516,8 +531,10 @@ def _log_handler_error(e: BaseException, entry: InboxEntry) -> None:
                entry.delivery_id, entry.attempts, exc_info=e)
 
 
-def _worker(max_attempts: int | None, poll_seconds: float | None, drain: bool, seed: int | None) -> InboxWorker:
-    return InboxWorker(max_attempts=max_attempts, poll_seconds=poll_seconds, drain=drain, seed=seed)
+def _worker(max_attempts: int | None, poll_seconds: float | None, drain: bool, seed: int | None,
+            transactional: bool = True) -> InboxWorker:
+    return InboxWorker(max_attempts=max_attempts, poll_seconds=poll_seconds, drain=drain, seed=seed,
+                       transactional=transactional)
 
 
 def _check_handler(handler: Any, asynchronous: bool) -> None:
@@ -525,15 +542,19 @@ def _check_handler(handler: Any, asynchronous: bool) -> None:
         raise TypeError(f"handler must be callable: handler(event, connection), not {type(handler).__name__}")
     if not asynchronous and (inspect.iscoroutinefunction(handler)
                              or (isinstance(handler, EventRouter) and handler.is_async)):
-        raise TypeError("an async handler needs an async worker: AsyncPostgresInbox's `await inbox.run_worker(...)`")
+        raise TypeError("an async handler needs an async worker: AsyncPostgresInbox's or AsyncRedisInbox's "
+                        "`await inbox.run_worker(...)`")
 
 
 def _worker_steps(inbox: Any, worker: InboxWorker, run: _Run, handler: Callable[..., object],
                   on_error: Callable[[BaseException, InboxEntry], None],
-                  stopped: Callable[[], bool]) -> Generator[Any, tuple[bool, Any], WorkerReport]:
-    """The worker's loop, once for both drivers: yields each action to perform (a callable whose
-    result may be awaitable, or an :class:`_Idle`) and is sent back ``(True, result)`` or
-    ``(False, exception)``. Every decision is the core's :class:`InboxWorker`."""
+                  stopped: Callable[[], bool], context: Any = None) -> Generator[Any, tuple[bool, Any], WorkerReport]:
+    """The worker's loop, once for both drivers and every inbox: yields each action to perform (a
+    callable whose result may be awaitable, or an :class:`_Idle`) and is sent back ``(True,
+    result)`` or ``(False, exception)``. Every decision is the core's :class:`InboxWorker`; a
+    worker made ``transactional=False`` (the Redis inbox) never asks for ``Begin``, ``Commit`` or
+    ``Rollback``, and its handler gets ``context`` (the Redis client) where a transactional one
+    gets the transaction's connection."""
     clock: Callable[[], float] = inbox._clock
 
     def store_failed(what: str, e: Any) -> None:
@@ -567,7 +588,7 @@ def _worker_steps(inbox: Any, worker: InboxWorker, run: _Run, handler: Callable[
                 else:
                     store_failed("begin", tx)
             case InboxStep.RunHandler(entry=entry):
-                connection = run.tx
+                connection = run.tx if run.tx is not None else context
                 # The body was verified when it was received; a body that no longer parses fails
                 # the attempt like a handler's raise (and ends as poison).
                 ok, e = yield lambda: handler(parse_webhook_event(entry.body), connection)
@@ -605,13 +626,78 @@ def _worker_steps(inbox: Any, worker: InboxWorker, run: _Run, handler: Callable[
     return WorkerReport(worker.processed, worker.retried, worker.poisoned)
 
 
+def _drive(inbox: Any, handler: Callable[..., object], stop: StopSignal | None, worker: InboxWorker,
+           on_error: Callable[[BaseException, InboxEntry], None] | None, context: Any = None) -> WorkerReport:
+    """Runs :func:`_worker_steps` in this thread (the synchronous inboxes' ``run_worker`` and
+    ``drain``)."""
+    run = _Run()
+    steps = _worker_steps(inbox, worker, run, handler, on_error or _log_handler_error,
+                          (lambda: stop.is_set()) if stop is not None else (lambda: False), context)
+    outcome = cast(Any, None)  # None starts the generator
+    try:
+        while True:
+            action = steps.send(outcome)
+            if isinstance(action, _Idle):
+                if stop is not None:
+                    stop.wait(action.seconds)
+                else:
+                    time.sleep(action.seconds)
+                outcome = (True, None)
+                continue
+            try:
+                outcome = (True, _not_awaitable(action()))
+            except Exception as e:
+                outcome = (False, e)
+    except StopIteration as done:
+        return cast(WorkerReport, done.value)
+    except BaseException:
+        # interrupted (KeyboardInterrupt, SystemExit): never settled as a failure
+        if run.tx is not None:
+            inbox._discard(run.tx)
+        raise
+
+
+async def _adrive(inbox: Any, handler: Callable[..., object], stop: asyncio.Event | None, worker: InboxWorker,
+                  on_error: Callable[[BaseException, InboxEntry], None] | None, context: Any = None) -> WorkerReport:
+    """Runs :func:`_worker_steps` with ``await`` (the async inboxes' ``run_worker`` and ``drain``):
+    a step's result and the handler's are awaited when awaitable."""
+    run = _Run()
+    steps = _worker_steps(inbox, worker, run, handler, on_error or _log_handler_error,
+                          (lambda: stop.is_set()) if stop is not None else (lambda: False), context)
+    outcome = cast(Any, None)  # None starts the generator
+    try:
+        while True:
+            action = steps.send(outcome)
+            if isinstance(action, _Idle):
+                if stop is None:
+                    await asyncio.sleep(action.seconds)
+                else:
+                    try:
+                        await asyncio.wait_for(stop.wait(), action.seconds)
+                    except asyncio.TimeoutError:
+                        pass
+                outcome = (True, None)
+                continue
+            try:
+                outcome = (True, await _maybe(action()))
+            except Exception as e:
+                outcome = (False, e)
+    except StopIteration as done:
+        return cast(WorkerReport, done.value)
+    except BaseException:
+        # cancelled (CancelledError), interrupted: never settled as a failure
+        if run.tx is not None:
+            await inbox._discard(run.tx)
+        raise
+
+
 def _not_awaitable(value: Any) -> Any:
     """A step's result in the synchronous worker, which cannot await: an awaitable (an async
     handler) fails the attempt rather than leave its work undone behind a commit."""
     if inspect.isawaitable(value):
         _close(value)
         raise TypeError("the handler returned an awaitable in the synchronous worker, which cannot await it: use "
-                        "AsyncPostgresInbox and `await inbox.run_worker(...)`")
+                        "AsyncPostgresInbox or AsyncRedisInbox and `await inbox.run_worker(...)`")
     return value
 
 
@@ -650,9 +736,9 @@ class _SqlInbox(_Pool):
             return SqlInboxProtocol.lookup_reply(row[0] if row else None)
         return cast(str, self._autocommit(state))
 
-    def poisoned(self, limit: int = 100) -> list[PoisonedEntry]:
+    def poisoned(self, limit: int = DEFAULT_POISON_LISTED) -> list[PoisonedEntry]:
         """The entries set aside as poison, oldest first, at most ``limit`` (1 to
-        ``SqlInboxProtocol.MAX_POISON_LISTED``)."""
+        ``SqlInboxProtocol.MAX_POISON_LISTED``; default the core's ``DEFAULT_POISON_LISTED``)."""
         statement = self.protocol.poisoned(limit)
         rows = self._autocommit(lambda c: self._run(c, statement).fetchall())
         return [PoisonedEntry(r[0], r[1], r[2], int(r[3]), r[4], int(r[5])) for r in rows]
@@ -757,31 +843,7 @@ class _SqlInbox(_Pool):
 
     def _work(self, handler: Callable[..., object], stop: StopSignal | None, worker: InboxWorker,
               on_error: Callable[[BaseException, InboxEntry], None] | None) -> WorkerReport:
-        run = _Run()
-        steps = _worker_steps(self, worker, run, handler, on_error or _log_handler_error,
-                              (lambda: stop.is_set()) if stop is not None else (lambda: False))
-        outcome = cast(Any, None)  # None starts the generator
-        try:
-            while True:
-                action = steps.send(outcome)
-                if isinstance(action, _Idle):
-                    if stop is not None:
-                        stop.wait(action.seconds)
-                    else:
-                        time.sleep(action.seconds)
-                    outcome = (True, None)
-                    continue
-                try:
-                    outcome = (True, _not_awaitable(action()))
-                except Exception as e:
-                    outcome = (False, e)
-        except StopIteration as done:
-            return cast(WorkerReport, done.value)
-        except BaseException:
-            # interrupted (KeyboardInterrupt, SystemExit): never settled as a failure
-            if run.tx is not None:
-                self._discard(run.tx)
-            raise
+        return _drive(self, handler, stop, worker, on_error)
 
 
 class SqliteInbox(_SqlInbox):
@@ -936,7 +998,7 @@ class AsyncPostgresInbox:
         rows = await self._autocommit(self.protocol.lookup(key), True)
         return SqlInboxProtocol.lookup_reply(rows[0][0] if rows else None)
 
-    async def poisoned(self, limit: int = 100) -> list[PoisonedEntry]:
+    async def poisoned(self, limit: int = DEFAULT_POISON_LISTED) -> list[PoisonedEntry]:
         """See :meth:`PostgresInbox.poisoned`."""
         rows = await self._autocommit(self.protocol.poisoned(limit), True)
         return [PoisonedEntry(r[0], r[1], r[2], int(r[3]), r[4], int(r[5])) for r in rows]
@@ -1031,34 +1093,206 @@ class AsyncPostgresInbox:
 
     async def _work(self, handler: Callable[..., object], stop: asyncio.Event | None, worker: InboxWorker,
                     on_error: Callable[[BaseException, InboxEntry], None] | None) -> WorkerReport:
-        run = _Run()
-        steps = _worker_steps(self, worker, run, handler, on_error or _log_handler_error,
-                              (lambda: stop.is_set()) if stop is not None else (lambda: False))
-        outcome = cast(Any, None)  # None starts the generator
-        try:
-            while True:
-                action = steps.send(outcome)
-                if isinstance(action, _Idle):
-                    if stop is None:
-                        await asyncio.sleep(action.seconds)
-                    else:
-                        try:
-                            await asyncio.wait_for(stop.wait(), action.seconds)
-                        except asyncio.TimeoutError:
-                            pass
-                    outcome = (True, None)
-                    continue
-                try:
-                    outcome = (True, await _maybe(action()))
-                except Exception as e:
-                    outcome = (False, e)
-        except StopIteration as done:
-            return cast(WorkerReport, done.value)
-        except BaseException:
-            # cancelled (CancelledError), interrupted: never settled as a failure
-            if run.tx is not None:
-                await self._discard(run.tx)
-            raise
+        return await _adrive(self, handler, stop, worker, on_error)
 
     def __repr__(self) -> str:
         return f"AsyncPostgresInbox(table={self.protocol.table!r})"
+
+
+# ---- the inbox on a Redis stream ------------------------------------------------------------------
+
+
+def _poisoned_entry(e: InboxPoisonEntry) -> PoisonedEntry:
+    return PoisonedEntry(e.key, e.delivery_id, e.event, e.attempts, e.last_error, e.received_at)
+
+
+def _counts(reply: str | None) -> dict[str, int]:
+    """A counts reply in the SQL inboxes' shape: a state with no entry is absent."""
+    c = RedisInboxProtocol.counts_reply(reply)
+    return {state: n for state, n in (("pending", c.pending), ("done", c.done), ("poison", c.poison)) if n}
+
+
+class _RedisInboxBase:
+    """What the two Redis inboxes share: the client, the core's commands and a clock."""
+
+    def __init__(self, client: Any, *, prefix: str | None = None, ttl_seconds: int | None = None,
+                 lease_seconds: int | None = None, clock: Callable[[], float] = time.time) -> None:
+        if not callable(getattr(client, "execute_command", None)):
+            raise TypeError(f"client must be a redis-py client (execute_command), not {type(client).__name__}")
+        self.client = client
+        self.protocol = RedisInboxProtocol(prefix=prefix, ttl_seconds=ttl_seconds, lease_seconds=lease_seconds)
+        self._clock = clock
+
+    def _now(self) -> int:
+        return int(self._clock())
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(prefix={self.protocol.prefix!r})"
+
+
+class RedisInbox(_RedisInboxBase):
+    """The inbox on a Redis stream with a redis-py client (``redis.Redis``; ``pip install
+    royaltykit[redis]``), for receivers and workers that share a Redis rather than a SQL database:
+    a receiver given ``inbox=RedisInbox(client)`` persists each verified delivery and answers 200
+    at once; ``run_worker(handler)`` (or ``drain``) claims each entry, calls ``handler(event,
+    client)`` — ``event`` the delivery's :class:`~royaltykit.WebhookEvent`, ``client`` the Redis
+    client given here — and marks the entry done. Every key lives under ``prefix`` (default
+    ``{royaltykit:inbox}:``, a Redis Cluster hash tag: give a prefix of your own a ``{…}`` tag
+    too); done entries are kept ``ttl_seconds`` as the deliveries' dedup records; a claim holds an
+    entry ``lease_seconds`` (a worker that died is replaced after it: keep the handler shorter).
+    Each step is one atomic script of the core's :class:`~royaltykit.RedisInboxProtocol`; any
+    number of workers, in any processes, share one inbox. Thread-safe when the client is (redis-py's
+    is). Needs Redis 6.2 or later (``XAUTOCLAIM``), with persistence (AOF or RDB): a Redis restarted
+    without it loses the inbox.
+
+    **Effects are at least once.** Redis shares no transaction with the handler's own effects: a
+    worker killed (or a handler outliving the lease) after the effect and before the mark runs the
+    handler again; make the handler idempotent, or use a SQL inbox (:class:`PostgresInbox`) for
+    exactly once. The client is yours: the inbox never closes it."""
+
+    def _send(self, command: list[str]) -> str | None:
+        return _text(self.client.execute_command(*command))
+
+    def enqueue(self, key: str, delivery_id: str, event: str, body: str) -> bool:
+        """Persists a verified delivery (one atomic script): ``key`` its delivery key,
+        ``delivery_id`` its ``Service-Webhook-Id``, ``event`` its event name, ``body`` its raw JSON
+        body as text. True for a new entry, False for one already in the inbox (a redelivery).
+        The receiver calls it (``WebhookReceiver(..., inbox=)``)."""
+        command = self.protocol.enqueue_command(key, delivery_id, event, body, self._now())
+        return RedisInboxProtocol.added_reply(self._send(command))
+
+    def state(self, key: str) -> str:
+        """What the inbox holds of ``key``, without claiming it (:class:`~royaltykit.DeliveryStates`,
+        for ``recover_deliveries``): ``"new"`` (never received, or done and past its TTL),
+        ``"in_progress"`` (received, not yet processed, or poison) or ``"done"``."""
+        return RedisInboxProtocol.lookup_reply(self._send(self.protocol.lookup_command(key)))
+
+    def poisoned(self, limit: int = DEFAULT_POISON_LISTED) -> list[PoisonedEntry]:
+        """The entries set aside as poison, oldest first, at most ``limit`` (1 to
+        ``RedisInboxProtocol.MAX_POISON_LISTED``; default the core's ``DEFAULT_POISON_LISTED``)."""
+        reply = self._send(self.protocol.poisoned_command(limit))
+        return [_poisoned_entry(e) for e in RedisInboxProtocol.poisoned_reply(reply)]
+
+    def retry(self, key: str) -> bool:
+        """Puts the poison entry ``key`` back to pending, due now, with no attempts counted (once
+        its cause is fixed): True when it was a poison entry, False otherwise."""
+        return RedisInboxProtocol.added_reply(self._send(self.protocol.retry_command(key)))
+
+    def counts(self) -> dict[str, int]:
+        """The number of entries in each state (``pending``, ``done``, ``poison``); a state with
+        none is absent (as the SQL inboxes' counts)."""
+        return _counts(self._send(self.protocol.counts_command(self._now())))
+
+    def purge(self) -> int:
+        """Forgets the done entries past their time-to-live (their hashes expire by themselves);
+        returns how many. Run it now and then; correctness never depends on it."""
+        return int(self._send(self.protocol.purge_command(self._now())) or 0)
+
+    # ---- the worker's commands ----------------------------------------------------------------
+
+    def _claim(self, now: int) -> InboxEntry | None:
+        return RedisInboxProtocol.claim_reply(self._send(self.protocol.claim_command(now)))
+
+    def _mark(self, connection: Any, key: str, attempts: int, now: int) -> bool:
+        return RedisInboxProtocol.added_reply(self._send(self.protocol.mark_done_command(key, attempts, now)))
+
+    def _settle(self, key: str, attempts: int, poison: bool, retry_at: int, error: str) -> bool:
+        command = self.protocol.settle_command(key, attempts, poison, retry_at, error)
+        return RedisInboxProtocol.added_reply(self._send(command))
+
+    # ---- the worker ---------------------------------------------------------------------------
+
+    def run_worker(self, handler: Callable[[WebhookEvent, Any], object], *, stop: StopSignal | None = None,
+                   max_attempts: int | None = None, poll_seconds: float | None = None, seed: int | None = None,
+                   on_error: Callable[[BaseException, InboxEntry], None] | None = None) -> WorkerReport:
+        """Runs the inbox's worker in this thread until ``stop`` (a ``threading.Event``) is set
+        (checked before each claim; an idle wait ends at once), and returns what it did. For each
+        due entry: claim it (the attempt counts before the handler runs), call ``handler(event,
+        client)``, then mark the entry done (guarded by the claim: a mark after another worker
+        took the entry is refused). A handler that raises is given to ``on_error(exception,
+        entry)`` (default: logged) and tried again after the core's backoff; after
+        ``max_attempts`` (default 5) the entry is set aside as poison, its ``last_error``
+        ``"ClassName: message"``. Nothing due: it waits ``poll_seconds`` (default 1). A Redis
+        outage is logged and waited out. ``KeyboardInterrupt`` (or any ``BaseException``) is
+        raised, never settled: the entry is claimed again once its lease runs out. The same
+        worker as the SQL inboxes' (the core's :class:`~royaltykit.InboxWorker`), without a
+        transaction: effects are at least once."""
+        _check_handler(handler, asynchronous=False)
+        worker = _worker(max_attempts, poll_seconds, False, seed, transactional=False)
+        return _drive(self, handler, stop, worker, on_error, self.client)
+
+    def drain(self, handler: Callable[[WebhookEvent, Any], object], *, stop: StopSignal | None = None,
+              max_attempts: int | None = None, seed: int | None = None,
+              on_error: Callable[[BaseException, InboxEntry], None] | None = None) -> WorkerReport:
+        """:meth:`run_worker` until the first claim that finds nothing due (an entry waiting for
+        its retry or for a dead worker's lease is not due yet), then returns what it did."""
+        _check_handler(handler, asynchronous=False)
+        worker = _worker(max_attempts, None, True, seed, transactional=False)
+        return _drive(self, handler, stop, worker, on_error, self.client)
+
+class AsyncRedisInbox(_RedisInboxBase):
+    """:class:`RedisInbox` with redis-py's asyncio client (``redis.asyncio.Redis``), for
+    receivers that ``await`` (:meth:`~royaltykit.WebhookReceiver.areceive`, :mod:`royaltykit.asgi`,
+    the async Flask and Django views) and an async worker (``await inbox.run_worker(handler)``,
+    whose handler may be a coroutine function and gets the asyncio client). Effects are at least
+    once, as on :class:`RedisInbox`. Cancelling the worker's task raises ``CancelledError`` and
+    never settles the entry (claimed again once its lease runs out)."""
+
+    async def _asend(self, command: list[str]) -> str | None:
+        return _text(await self.client.execute_command(*command))
+
+    async def enqueue(self, key: str, delivery_id: str, event: str, body: str) -> bool:
+        """See :meth:`RedisInbox.enqueue`."""
+        command = self.protocol.enqueue_command(key, delivery_id, event, body, self._now())
+        return RedisInboxProtocol.added_reply(await self._asend(command))
+
+    async def state(self, key: str) -> str:
+        """See :meth:`RedisInbox.state` (:class:`~royaltykit.AsyncDeliveryStates`)."""
+        return RedisInboxProtocol.lookup_reply(await self._asend(self.protocol.lookup_command(key)))
+
+    async def poisoned(self, limit: int = DEFAULT_POISON_LISTED) -> list[PoisonedEntry]:
+        """See :meth:`RedisInbox.poisoned`."""
+        reply = await self._asend(self.protocol.poisoned_command(limit))
+        return [_poisoned_entry(e) for e in RedisInboxProtocol.poisoned_reply(reply)]
+
+    async def retry(self, key: str) -> bool:
+        """See :meth:`RedisInbox.retry`."""
+        return RedisInboxProtocol.added_reply(await self._asend(self.protocol.retry_command(key)))
+
+    async def counts(self) -> dict[str, int]:
+        """See :meth:`RedisInbox.counts`."""
+        return _counts(await self._asend(self.protocol.counts_command(self._now())))
+
+    async def purge(self) -> int:
+        """See :meth:`RedisInbox.purge`."""
+        return int(await self._asend(self.protocol.purge_command(self._now())) or 0)
+
+    async def _claim(self, now: int) -> InboxEntry | None:
+        return RedisInboxProtocol.claim_reply(await self._asend(self.protocol.claim_command(now)))
+
+    async def _mark(self, connection: Any, key: str, attempts: int, now: int) -> bool:
+        return RedisInboxProtocol.added_reply(await self._asend(self.protocol.mark_done_command(key, attempts, now)))
+
+    async def _settle(self, key: str, attempts: int, poison: bool, retry_at: int,
+                      error: str) -> bool:
+        command = self.protocol.settle_command(key, attempts, poison, retry_at, error)
+        return RedisInboxProtocol.added_reply(await self._asend(command))
+
+    async def run_worker(self, handler: Callable[[WebhookEvent, Any], object | Awaitable[object]], *,
+                         stop: asyncio.Event | None = None, max_attempts: int | None = None,
+                         poll_seconds: float | None = None, seed: int | None = None,
+                         on_error: Callable[[BaseException, InboxEntry], None] | None = None) -> WorkerReport:
+        """:meth:`RedisInbox.run_worker` with ``await``: the handler may be a coroutine function
+        (awaited; it gets the asyncio client), ``stop`` is an ``asyncio.Event``, and cancelling
+        the task raises ``CancelledError`` (never settled as a failure)."""
+        _check_handler(handler, asynchronous=True)
+        worker = _worker(max_attempts, poll_seconds, False, seed, transactional=False)
+        return await _adrive(self, handler, stop, worker, on_error, self.client)
+
+    async def drain(self, handler: Callable[[WebhookEvent, Any], object | Awaitable[object]], *,
+                    stop: asyncio.Event | None = None, max_attempts: int | None = None, seed: int | None = None,
+                    on_error: Callable[[BaseException, InboxEntry], None] | None = None) -> WorkerReport:
+        """:meth:`run_worker` until the first claim that finds nothing due."""
+        _check_handler(handler, asynchronous=True)
+        worker = _worker(max_attempts, None, True, seed, transactional=False)
+        return await _adrive(self, handler, stop, worker, on_error, self.client)
