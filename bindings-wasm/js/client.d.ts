@@ -309,7 +309,7 @@ export interface EnterpriseClient extends ApiClient {
 
 /** What `recoverDeliveries` takes besides the subscription. */
 export interface RecoverDeliveriesOptions {
-  /** The store the receiver uses (DedupWindow, RedisDedupStore, PostgresDedupStore, SqliteDedupStore, PostgresInbox, SqliteInbox or your own with `state(key)`). */
+  /** The store the receiver uses (DedupWindow, RedisDedupStore, PostgresDedupStore, SqliteDedupStore, PostgresInbox, SqliteInbox, RedisInbox or your own with `state(key)`). */
   store: DeliveryStates;
   /** The receiver's namespace: the delivery keys are the ones it claims. */
   namespace: string;

@@ -945,7 +945,7 @@ class EnterpriseClient extends Client {
     known(opts, RECOVER_OPTIONS, 'recoverDeliveries');
     const { store, signal } = opts;
     if (typeof store?.state !== 'function') {
-      throw new TypeError('store must have state(key) (a DedupWindow, RedisDedupStore, PostgresDedupStore, SqliteDedupStore, PostgresInbox, SqliteInbox or your own): the store the receiver uses');
+      throw new TypeError('store must have state(key) (a DedupWindow, RedisDedupStore, PostgresDedupStore, SqliteDedupStore, PostgresInbox, SqliteInbox, RedisInbox or your own): the store the receiver uses');
     }
     if (typeof opts.namespace !== 'string') throw new TypeError('namespace must be the receiver\'s namespace (a string)');
     if (!(opts.since instanceof Date) && typeof opts.since !== 'number') throw new TypeError('since must be a Date or Unix seconds');

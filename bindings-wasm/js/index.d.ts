@@ -10,7 +10,9 @@ import type {
   ClaimState,
   ExportCommand,
   ExportStateInfo,
+  InboxCounts,
   InboxEntry,
+  InboxPoisonEntry,
   Jitter,
   Operation,
   PageItems,
@@ -50,7 +52,9 @@ export type {
   ExportCommand,
   ExportStateInfo,
   Idempotency,
+  InboxCounts,
   InboxEntry,
+  InboxPoisonEntry,
   Jitter,
   Operation,
   PageItems,
@@ -411,7 +415,7 @@ export interface DedupStore {
  * A store that can say what it knows of a key without claiming it: what
  * `EnterpriseClient.recoverDeliveries` asks of the receiver's store. Every built-in store has it
  * (DedupWindow, RedisDedupStore, PostgresDedupStore, SqliteDedupStore, and the inboxes
- * PostgresInbox and SqliteInbox); a store of your own adds `state(key)` to be used there (a
+ * PostgresInbox, SqliteInbox and RedisInbox); a store of your own adds `state(key)` to be used there (a
  * receiver never calls it). `new`: never claimed (or its claim or time-to-live ran out),
  * `in_progress`: claimed and not committed (an inbox: received, not yet processed), `done`:
  * processed.
@@ -526,7 +530,7 @@ export interface ReceiverOptions extends Omit<VerifyOptions, 'now'> {
  * takes: the handler runs in the inbox's worker (`inbox.runWorker(handler)`), never in the request.
  */
 export interface InboxReceiverOptions extends Omit<ReceiverOptions, 'store' | 'handler' | 'onError' | 'inbox'> {
-  /** A PostgresInbox, a SqliteInbox or your own. */
+  /** A PostgresInbox, a SqliteInbox, a RedisInbox or your own. */
   inbox: Inbox;
   store?: never;
   /** The handler goes to the worker (`inbox.runWorker(handler)`). */
@@ -726,12 +730,13 @@ export interface InboxWorkerOptions {
   seed?: number;
   /** Hears each handler failure (default: console.error). */
   onError?: (error: unknown, delivery: InboxDelivery) => void;
-  /** Hears each store failure (`step`: claim, begin, markDone, commitTransaction, settle); the
+  /** Hears each store failure (`step`: claim, begin, markDone, commitTransaction, settle; a
+   * RedisInbox: claim, markDone, settle); the
    * worker waits the backoff and claims again (default: console.error). */
   onStoreError?: (error: unknown, step: string) => void;
 }
 
-/** A poison entry (`Inbox.poisoned()`). */
+/** A poison entry (`Inbox.poisoned()`; the core's `InboxPoisonEntry`). */
 export interface PoisonEntry {
   key: string;
   deliveryId: string;
@@ -754,7 +759,7 @@ export interface SqlInbox<Tx> extends Inbox {
   createTable(): Promise<void>;
   /** `new` when never received, `done` once processed, `in_progress` while pending or poison. */
   state(key: string): Promise<ClaimState>;
-  /** The poison entries, oldest first, at most `limit` (1 to 1000, default 100). */
+  /** The poison entries, oldest first, at most `limit` (1 to 1000, default DEFAULT_POISON_LISTED). */
   poisoned(limit?: number): Promise<PoisonEntry[]>;
   /** Puts a poison entry back to pending with no attempts counted: false when `key` is not poison. */
   retry(key: string): Promise<boolean>;
@@ -852,6 +857,8 @@ export class SqlInboxProtocol {
     readonly maxBodyBytes: number;
     readonly maxErrorBytes: number;
     readonly maxPoisonListed: number;
+    /** What `poisoned()` lists when given no limit (DEFAULT_POISON_LISTED). */
+    readonly defaultPoisonListed: number;
   };
   constructor(dialect: SqlDialect, options: { paramStyle: ParamStyle; table?: string; ttlSeconds?: number; leaseSeconds?: number });
   readonly table: string;
@@ -877,6 +884,94 @@ export class SqlInboxProtocol {
   purge(now: number): SqlStatement;
 }
 
+/** Poison entries an inbox's `poisoned()` lists when given no limit (the core's, 100). */
+export const DEFAULT_POISON_LISTED: number;
+
+/** The `last_error` every inbox keeps for a failed handler run, the same in every language (the
+ * core's): `Kind: message` (`kind`: the error's name), the kind alone for an empty message, the
+ * message alone for an empty kind; cut to 1024 bytes. */
+export function handlerErrorText(kind: string, message: string): string;
+
+export interface RedisInboxOptions {
+  /** The key prefix (default `{royaltykit:inbox}:`, a Redis Cluster hash tag: give a prefix of
+   * your own a `{…}` tag too). */
+  prefix?: string;
+  /** How long a done entry is kept (and a redelivery is a duplicate); the core's default. */
+  ttlSeconds?: number;
+  /** How long a claim holds an entry before another worker may take it (keep handlers shorter). */
+  leaseSeconds?: number;
+}
+
+/**
+ * An inbox on a Redis stream (Redis 6.2 or later, with persistence), on a node-redis (v4+) or
+ * ioredis client. Workers in any number of processes; a claim whose worker died is taken again
+ * after the lease. **Effects are at least once**: Redis shares no transaction with the handler's
+ * effects, so a worker killed between its effect and its mark (or a handler outliving the lease)
+ * runs the handler again. Make the handler idempotent, or use PostgresInbox for exactly once. The
+ * handler gets `(delivery, client)`: this inbox's Redis client.
+ */
+export class RedisInbox<Client extends RedisClientLike = RedisClientLike> implements Inbox {
+  constructor(client: Client, options?: RedisInboxOptions & { clock?: () => number });
+  /** The client the inbox sends its commands with (the handler's second argument). */
+  readonly client: Client;
+  readonly protocol: RedisInboxProtocol;
+  /** No transaction with the handler: the worker runs claim, handler, mark. */
+  readonly transactional: false;
+  enqueue(key: string, deliveryId: string, event: string, body: string): Promise<boolean>;
+  /** `new` when never received (or done and past its TTL), `done` once processed, `in_progress`
+   * while pending or poison. */
+  state(key: string): Promise<ClaimState>;
+  /** The poison entries, oldest first, at most `limit` (1 to 1000, default DEFAULT_POISON_LISTED). */
+  poisoned(limit?: number): Promise<PoisonEntry[]>;
+  /** Puts a poison entry back to pending with no attempts counted: false when `key` is not poison. */
+  retry(key: string): Promise<boolean>;
+  /** The number of entries in each state (a state with none is absent). */
+  counts(): Promise<Partial<Record<'pending' | 'done' | 'poison', number>>>;
+  /** Forgets the done entries past their time-to-live; resolves to how many. */
+  purge(): Promise<number>;
+  /** Runs the worker until `signal` aborts: claims each due entry, calls `handler(delivery,
+   * client)`, then marks the entry done (at least once); a handler that throws is retried after
+   * the core's backoff, poison after `maxAttempts`. Resolves to the worker's counters once stopped. */
+  runWorker(handler: InboxHandler<Client>, options?: InboxWorkerOptions): Promise<InboxReport>;
+  /** As `runWorker`, resolving once nothing is due (entries waiting for a retry stay pending). */
+  drain(handler: InboxHandler<Client>, options?: InboxWorkerOptions): Promise<InboxReport>;
+  /** (Worker steps, for a loop of your own over `new InboxWorker({ transactional: false })`.) */
+  claim(): Promise<InboxEntry | null>;
+  /** False when another worker claimed the entry since (this claim's lease ran out). */
+  markDone(tx: unknown, key: string, attempts: number): Promise<boolean>;
+  settle(key: string, attempts: number, poison: boolean, retryAt: number, error: string): Promise<void>;
+  /** The inbox's clock, Unix seconds. */
+  readonly clock: () => number;
+}
+
+/** The inbox on a Redis stream as commands (argument lists to send as they are) and the meaning of
+ * their replies: each reply one string (a number or its text) or null for nil (arrays come as
+ * JSON text encoded by the script). */
+export class RedisInboxProtocol {
+  constructor(options?: RedisInboxOptions);
+  readonly prefix: string;
+  readonly leaseSeconds: number;
+  enqueueCommand(key: string, deliveryId: string, event: string, body: string, now: number): string[];
+  /** The reply of enqueue, mark, settle or retry: true for 1 (added, marked, settled, put back). */
+  static addedReply(reply: string | number | null | undefined): boolean;
+  claimCommand(now: number): string[];
+  /** The claimed entry, or null when nothing is due. */
+  static claimReply(reply: string | null | undefined): InboxEntry | null;
+  markDoneCommand(key: string, attempts: number, now: number): string[];
+  settleCommand(key: string, attempts: number, poison: boolean, retryAt: number, error: string): string[];
+  poisonedCommand(limit: number): string[];
+  static poisonedReply(reply: string | null | undefined): InboxPoisonEntry[];
+  retryCommand(key: string): string[];
+  /** The read-only lookup of `key` (delivery recovery). */
+  lookupCommand(key: string): string[];
+  /** `new` for nil, `done`, else `in_progress`. */
+  static lookupReply(reply: string | null | undefined): ClaimState;
+  countsCommand(now: number): string[];
+  static countsReply(reply: string | null | undefined): InboxCounts;
+  /** Its integer reply: how many done entries were forgotten. */
+  purgeCommand(now: number): string[];
+}
+
 /** What a host does next for an inbox worker (`InboxWorker.next()`). */
 export type InboxStep =
   /** Run the inbox's claim now; report `claimed(entry | null, now)` or `storeFailed()`. */
@@ -900,7 +995,8 @@ export type InboxStep =
 
 /** The worker of an inbox as a machine: ask `next()`, perform the step with your store and
  * handler, report the outcome (each input returns the next step). Every decision (backoff, poison,
- * guards) is the machine's. (`PostgresInbox.runWorker`, `SqliteInbox.drain` drive it for you.) */
+ * guards) is the machine's. (`PostgresInbox.runWorker`, `SqliteInbox.drain`, `RedisInbox.runWorker`
+ * drive it for you; `transactional: false`, as a Redis inbox runs it: no begin, commit or rollback.) */
 export class InboxWorker {
   /** Throws InvalidArgumentError for `maxAttempts` outside 1 to 100 or a poll interval that is not
    * more than 0 and at most 3600 seconds. */

@@ -1929,8 +1929,8 @@ class EventRouter {
  * Deliveries are deduplicated by `Service-Webhook-Id`; `claimContentKey: true` also claims the
  * signed content's key (see ReceiverOptions for the trade-off).
  *
- * Inbox mode: `new WebhookReceiver({ secrets, namespace, inbox })` with a `PostgresInbox` or a
- * `SqliteInbox` (instead of `store` and `handler`): each verified delivery is inserted in the inbox
+ * Inbox mode: `new WebhookReceiver({ secrets, namespace, inbox })` with a `PostgresInbox`, a
+ * `SqliteInbox` or a `RedisInbox` (instead of `store` and `handler`): each verified delivery is inserted in the inbox
  * (the row is its dedup record) and answered at once, 200 `{"result":"queued"}` (or
  * `"duplicate"` for one already there; 503 when the insert fails), however long the handler
  * takes; the handler runs in `inbox.runWorker(handler)`.
@@ -1950,7 +1950,7 @@ class WebhookReceiver {
       if (opts.handler !== undefined && opts.handler !== null) {
         throw new TypeError('with an inbox the handler runs in the worker, never in the request: give it to inbox.runWorker(handler), not to the receiver');
       }
-      if (typeof inbox.enqueue !== 'function') throw new TypeError('inbox must have enqueue(key, deliveryId, event, body) (a PostgresInbox, a SqliteInbox or your own)');
+      if (typeof inbox.enqueue !== 'function') throw new TypeError('inbox must have enqueue(key, deliveryId, event, body) (a PostgresInbox, a SqliteInbox, a RedisInbox or your own)');
     } else {
       // An EventRouter is taken as its handler.
       handler = opts.handler instanceof EventRouter ? opts.handler.handler : opts.handler;
@@ -2336,6 +2336,104 @@ class SqlInboxProtocol {
     return JSON.parse(call(() => this._inner.purge(toNumber(now, 'now'))));
   }
 }
+
+/** A Redis reply as the core reads it: one string (a number as its digits), or undefined for nil. */
+const replyText = (reply) => (reply === undefined || reply === null ? undefined : String(reply));
+
+/** The inbox on a Redis stream as commands (argument lists to send as they are: `EVAL script
+ * numkeys keys… args…`, or `HGET`) and the meaning of their replies (each reply one string, a
+ * number or its text, or null for nil: arrays come as JSON text encoded by the script):
+ * `new RedisInboxProtocol({ prefix, ttlSeconds, leaseSeconds })` (absent: the core's defaults,
+ * prefix `{royaltykit:inbox}:`, a Redis Cluster hash tag). */
+class RedisInboxProtocol {
+  constructor(o) {
+    const opts = options(o);
+    const ttl = toNumber(opts.ttlSeconds, 'ttlSeconds', undefined);
+    const lease = toNumber(opts.leaseSeconds, 'leaseSeconds', undefined);
+    this._inner = call(() => new native.RedisInboxProtocol(optStr(opts.prefix, 'prefix'), ttl, lease));
+  }
+  /** The key prefix. */
+  get prefix() {
+    return this._inner.prefix;
+  }
+  /** How long a claim holds an entry, in seconds. */
+  get leaseSeconds() {
+    return this._inner.leaseSeconds;
+  }
+  /** Adds a verified delivery at `now` unless its entry exists: read the reply with `addedReply`.
+   * Throws InvalidArgumentError for a bad key, an empty delivery id or a body over 256 KiB. */
+  enqueueCommand(key, deliveryId, event, body, now) {
+    const args = [toStr(key, 'key'), toStr(deliveryId, 'deliveryId'), toStr(event, 'event'), toStr(body, 'body'), toNumber(now, 'now')];
+    return call(() => this._inner.enqueueCommand(...args));
+  }
+  /** The integer reply of enqueue, mark, settle or retry: true for 1 (added, marked, settled, put
+   * back), false otherwise (a duplicate; no longer this claim; not poison). */
+  static addedReply(reply) {
+    return native.RedisInboxProtocol.addedReply(replyText(reply));
+  }
+  /** The claim of one due entry at `now` (the attempt is counted): read it with `claimReply`. */
+  claimCommand(now) {
+    return call(() => this._inner.claimCommand(toNumber(now, 'now')));
+  }
+  /** The claimed entry (`{ key, deliveryId, event, body, attempts }`), or null when nothing is
+   * due; InvalidArgumentError for a reply of another shape. */
+  static claimReply(reply) {
+    return JSON.parse(call(() => native.RedisInboxProtocol.claimReply(replyText(reply))));
+  }
+  /** The mark of `key` done by the claim that counted `attempts`, at `now` (`addedReply`). */
+  markDoneCommand(key, attempts, now) {
+    return call(() => this._inner.markDoneCommand(toStr(key, 'key'), toNumber(attempts, 'attempts'), toNumber(now, 'now')));
+  }
+  /** The settling of a failed attempt: due again at `retryAt`, or poison (`addedReply`). */
+  settleCommand(key, attempts, poison, retryAt, error) {
+    const args = [toStr(key, 'key'), toNumber(attempts, 'attempts'), toBool(poison, 'poison'), toNumber(retryAt, 'retryAt'), toStr(error, 'error')];
+    return call(() => this._inner.settleCommand(...args));
+  }
+  /** The listing of poison entries, oldest first, at most `limit` (1 to 1000). */
+  poisonedCommand(limit) {
+    return call(() => this._inner.poisonedCommand(toNumber(limit, 'limit')));
+  }
+  /** The poison entries of a listing's reply: `{ key, deliveryId, event, attempts, lastError,
+   * receivedAt }`. */
+  static poisonedReply(reply) {
+    return JSON.parse(call(() => native.RedisInboxProtocol.poisonedReply(replyText(reply))));
+  }
+  /** Puts a poison entry back to pending with no attempts counted (`addedReply`). */
+  retryCommand(key) {
+    return call(() => this._inner.retryCommand(toStr(key, 'key')));
+  }
+  /** The read-only lookup of `key` (delivery recovery): read it with `lookupReply`. */
+  lookupCommand(key) {
+    return call(() => this._inner.lookupCommand(toStr(key, 'key')));
+  }
+  /** `'new'` for nil (never received, or done and past its TTL), `'done'`, else `'in_progress'`
+   * (pending or poison: received). */
+  static lookupReply(reply) {
+    return native.RedisInboxProtocol.lookupReply(replyText(reply));
+  }
+  /** The count of entries by state at `now`: read it with `countsReply`. */
+  countsCommand(now) {
+    return call(() => this._inner.countsCommand(toNumber(now, 'now')));
+  }
+  /** `{ pending, done, poison }`. */
+  static countsReply(reply) {
+    return JSON.parse(call(() => native.RedisInboxProtocol.countsReply(replyText(reply))));
+  }
+  /** Forgets the done entries past their TTL at `now`; the integer reply is how many. */
+  purgeCommand(now) {
+    return call(() => this._inner.purgeCommand(toNumber(now, 'now')));
+  }
+}
+
+/** The `last_error` every inbox keeps for a failed handler run, the same in every language:
+ * `Kind: message` (the kind alone for an empty message, the message alone for an empty kind), cut
+ * to 1024 bytes. */
+function handlerErrorText(kind, message) {
+  return native.handlerErrorText(toStr(kind, 'kind'), toStr(message, 'message'));
+}
+
+/** Poison entries `poisoned()` lists when given no limit (the core's). */
+const DEFAULT_POISON_LISTED = SqlInboxProtocol.limits.defaultPoisonListed;
 
 const ignore = () => {};
 
@@ -2779,10 +2877,11 @@ function inboxDelivery(entry) {
   return { key: entry.key, deliveryId: entry.deliveryId, attempts: entry.attempts, body: entry.body, event };
 }
 
-/** What a handler threw, as the one line kept in the entry's `last_error`. */
+/** What a handler threw, as the entry's `last_error`: the core's `handlerErrorText(name,
+ * message)` for an Error (its `name`, e.g. `TypeError: message`), the value as text otherwise. */
 function describeError(e) {
   try {
-    return e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+    return e instanceof Error ? native.handlerErrorText(String(e.name ?? ''), String(e.message ?? '')) : native.handlerErrorText('', String(e));
   } catch {
     return 'the handler threw a value that cannot be printed';
   }
@@ -2808,7 +2907,8 @@ const WORKER_OPTIONS = ['signal', 'maxAttempts', 'pollSeconds', 'seed', 'onError
 
 /**
  * Drives the core's InboxWorker over `inbox` (`claim`, `begin`, `markDone`, `commitTransaction`,
- * `rollback`, `settle` and `clock`) with `handler`, until `signal` aborts (checked before each
+ * `rollback`, `settle` and `clock`; without `begin`, `commitTransaction` and `rollback` when
+ * `inbox.transactional` is false) with `handler`, until `signal` aborts (checked before each
  * claim and during each wait) or, with `drain`, until nothing is due. Resolves to the worker's
  * counters. A handler that throws while `signal` is aborted is a cancellation: its transaction
  * rolls back, nothing is settled (the entry's lease runs out and it is claimed again), and the
@@ -2830,7 +2930,10 @@ async function runInbox(inbox, handler, opts, drain) {
   const onError = o.onError ?? ((e, d) => console.error(`royaltykit: inbox handler failed on ${d?.deliveryId} (attempt ${d?.attempts}):`, e));
   const onStoreError = o.onStoreError ?? ((e, step) => console.error(
     `royaltykit: inbox ${inbox?.constructor?.name ?? 'store'} failed on ${step}: waiting, then claiming again:`, e));
-  const worker = new InboxWorker({ maxAttempts: o.maxAttempts, pollSeconds: o.pollSeconds, drain, seed: o.seed });
+  // A Redis inbox has no transaction shared with the handler: Claim → RunHandler → MarkDone (at
+  // least once); its handler gets the inbox's client where a SQL handler gets the transaction.
+  const transactional = inbox.transactional !== false;
+  const worker = new InboxWorker({ maxAttempts: o.maxAttempts, pollSeconds: o.pollSeconds, transactional, drain, seed: o.seed });
   const report = () => ({ processed: worker.processed, retried: worker.retried, poisoned: worker.poisoned });
   const failed = (step, e) => {
     onStoreError(e, step);
@@ -2860,7 +2963,7 @@ async function runInbox(inbox, handler, opts, drain) {
           let delivery;
           [ok, v] = await attempt(() => {
             delivery = inboxDelivery(s.entry);
-            return run(delivery, tx);
+            return run(delivery, transactional ? tx : inbox.client);
           });
           if (!ok && signal?.aborted) throw v; // cancelled: rolled back below, never settled
           if (!ok) onError(v, delivery ?? s.entry);
@@ -2927,8 +3030,9 @@ class SqlInboxBase {
     return SqlInboxProtocol.lookupReply(row ? row[0] : null);
   }
   /** The poison entries (set aside after their last attempt), oldest first, at most `limit` (1 to
-   * 1000, default 100): `{ key, deliveryId, event, attempts, lastError, receivedAt }`. */
-  async poisoned(limit = 100) {
+   * 1000, default DEFAULT_POISON_LISTED, the core's 100): `{ key, deliveryId, event, attempts,
+   * lastError, receivedAt }`. */
+  async poisoned(limit = DEFAULT_POISON_LISTED) {
     await this.ready();
     const rows = await this.driver.rows(this.protocol.poisoned(limit));
     return rows.map(([key, deliveryId, event, attempts, lastError, receivedAt]) => (
@@ -3048,6 +3152,104 @@ class SqliteInbox extends SqlInboxBase {
   }
 }
 
+/**
+ * An inbox on a Redis stream (Redis 6.2 or later, with persistence: AOF or RDB): `new
+ * RedisInbox(client, { prefix, ttlSeconds, leaseSeconds, clock })` with an ioredis (`call`) or
+ * node-redis v4+ (`sendCommand`) client, as RedisDedupStore takes them. Each step is one atomic
+ * script of the core's. Give it to a receiver (`{ inbox }`): each verified delivery is added and
+ * answered at once; run `runWorker(handler)` (or `drain`) in any number of processes: the stream's
+ * consumer group hands each entry to one worker, and a claim whose worker died is taken again once
+ * its lease runs out. Redis shares no transaction with the handler's effects, so **effects are at
+ * least once** (a worker killed after its effect and before its mark runs the handler again after
+ * the lease): make the handler idempotent, or use PostgresInbox for exactly once. Configure the
+ * client to fail fast while Redis is away (node-redis `disableOfflineQueue`, ioredis
+ * `enableOfflineQueue: false`): the receiver then answers 503 and the service redelivers.
+ */
+class RedisInbox {
+  #send;
+  constructor(client, o) {
+    const send = redisSender(client, 'RedisInbox');
+    const { clock, ...opts } = options(o);
+    if (clock !== undefined && typeof clock !== 'function') throw new TypeError('clock must be a function returning Unix seconds');
+    this.protocol = new RedisInboxProtocol(opts);
+    this.client = client;
+    this.clock = clock ?? (() => Date.now() / 1000);
+    this.#send = send;
+  }
+  /** No transaction with the handler: its worker runs Claim → RunHandler → MarkDone. */
+  get transactional() {
+    return false;
+  }
+  async #command(args) {
+    const reply = await this.#send(args);
+    return reply === undefined || reply === null ? null : String(reply);
+  }
+  /** Persists a verified delivery: `key` its delivery key, `deliveryId` its `Service-Webhook-Id`,
+   * `event` its event name, `body` its raw body as text. Resolves true for a new entry, false
+   * for one already in the inbox (a redelivery). */
+  async enqueue(key, deliveryId, event, body) {
+    return RedisInboxProtocol.addedReply(await this.#command(this.protocol.enqueueCommand(key, deliveryId, event, body, this.clock())));
+  }
+  /** The state of `key` read without changing it (delivery recovery): `'new'` when the inbox
+   * never received it (or it was done and its time-to-live ran out), `'done'` once processed,
+   * `'in_progress'` while pending or poison. */
+  async state(key) {
+    return RedisInboxProtocol.lookupReply(await this.#command(this.protocol.lookupCommand(key)));
+  }
+  /** The poison entries (set aside after their last attempt), oldest first, at most `limit` (1 to
+   * 1000, default DEFAULT_POISON_LISTED): `{ key, deliveryId, event, attempts, lastError,
+   * receivedAt }`. */
+  async poisoned(limit = DEFAULT_POISON_LISTED) {
+    return RedisInboxProtocol.poisonedReply(await this.#command(this.protocol.poisonedCommand(limit)));
+  }
+  /** Puts the poison entry `key` back to pending with no attempts counted (the cause is fixed).
+   * Resolves true when it did, false when `key` is not a poison entry. */
+  async retry(key) {
+    return RedisInboxProtocol.addedReply(await this.#command(this.protocol.retryCommand(key)));
+  }
+  /** The number of entries in each state (`pending`, `done`, `poison`; a state with none is
+   * absent, as the SQL inboxes count). */
+  async counts() {
+    const c = RedisInboxProtocol.countsReply(await this.#command(this.protocol.countsCommand(this.clock())));
+    return Object.fromEntries(Object.entries(c).filter(([, n]) => n > 0));
+  }
+  /** Forgets the done entries past their time-to-live (their hashes expire by themselves);
+   * resolves to how many. */
+  async purge() {
+    return Number(await this.#command(this.protocol.purgeCommand(this.clock())));
+  }
+  /** (Worker step.) Claims one due entry now (the attempt is counted): `{ key, deliveryId, event,
+   * body, attempts }`, or null when nothing is due. */
+  async claim() {
+    return RedisInboxProtocol.claimReply(await this.#command(this.protocol.claimCommand(this.clock())));
+  }
+  /** (Worker step.) Marks `key` done for the claim that counted `attempts` (`_tx`: unused, none);
+   * false when another worker claimed the entry since (its lease ran out). */
+  async markDone(_tx, key, attempts) {
+    return RedisInboxProtocol.addedReply(await this.#command(this.protocol.markDoneCommand(key, attempts, this.clock())));
+  }
+  /** (Worker step.) Records a failed attempt: pending again at `retryAt`, or poison. */
+  async settle(key, attempts, poison, retryAt, error) {
+    await this.#command(this.protocol.settleCommand(key, attempts, poison, retryAt, error));
+  }
+  /**
+   * Runs the inbox's worker until `signal` aborts: claims each due entry, calls
+   * `handler(delivery, client)` (`delivery`: `{ key, deliveryId, attempts, body, event }`, `event`
+   * parsed by the core from the body; `client`: this inbox's Redis client), then marks the entry
+   * done. At least once: a worker killed between the handler's effect and the mark, or a handler
+   * outliving the lease, runs it again (the late mark is refused). A handler that throws is
+   * retried after the core's backoff, and set aside as poison after `maxAttempts` (default 5).
+   * Options and result as PostgresInbox.runWorker.
+   */
+  runWorker(handler, opts) {
+    return runInbox(this, handler, opts, false);
+  }
+  /** As `runWorker`, returning once nothing is due (entries waiting for a retry stay pending). */
+  drain(handler, opts) {
+    return runInbox(this, handler, opts, true);
+  }
+}
+
 module.exports = {
   // webhooks and dedup
   verifyWebhook, WebhookVerifier, WebhookSecret, signWebhook, activeSecrets, RevealedSecret, revealedSecret, resourcePath, checkBaseUrl, clientTimeouts, exportInterruptedMessage, callFailedMessage, parseTimestamp, HEADER_NAMES,
@@ -3055,6 +3257,7 @@ module.exports = {
   // receivers and the protocol machines
   verifyRequest, webhookHandler, WebhookReceiver, EventRouter, knownEventNames, RedisDedupStore, RedisDedupProtocol, planReceipt, decideClaims,
   SqlDedupProtocol, PostgresDedupStore, SqliteDedupStore, SqlInboxProtocol, PostgresInbox, SqliteInbox,
+  RedisInboxProtocol, RedisInbox, handlerErrorText, DEFAULT_POISON_LISTED,
   WebhookReceipt, Session, Call, ExportJob, Pages, Recovery, InboxWorker,
   // fleets
   Fleet, RedisFleet, FleetToken, RESERVE_SCRIPT, PUBLISH_SCRIPT, UNLOCK_SCRIPT, DEFAULT_FLEET_PREFIX, FLEET_POLL_SECONDS,

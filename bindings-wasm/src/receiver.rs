@@ -1,7 +1,9 @@
-//! The receiver rules and the Redis dedup protocol for JS: conversions only.
+//! The receiver rules, the dedup and inbox protocols (SQL, Redis) for JS: conversions only.
 
 use crate::{err, json, parse, R};
-use royaltykit::dedup::{ClaimState, ParamStyle, RedisDedup, SqlDedup, SqlDialect, SqlInbox};
+use royaltykit::dedup::{
+    ClaimState, ParamStyle, RedisDedup, RedisInbox, SqlDedup, SqlDialect, SqlInbox,
+};
 use royaltykit::receiver;
 use royaltykit::webhook::{self, VerifiedWebhook};
 use wasm_bindgen::prelude::*;
@@ -388,9 +390,177 @@ impl SqlInboxProtocol {
     }
 }
 
+/// `dedup::RedisInbox`: the inbox on a Redis stream as commands (argument lists to send as
+/// they are) and what their replies mean (each one string, or `undefined` for nil).
+#[wasm_bindgen(js_name = RedisInboxProtocol)]
+pub struct RedisInboxProtocol(RedisInbox);
+
+/// A command as a JS array of strings, converted in this one place (not once per method: the
+/// package's size, issue 44).
+#[inline(never)]
+fn command(c: Result<Vec<String>, royaltykit::ArgumentError>) -> R<js_sys::Array> {
+    Ok(c.map_err(err)?
+        .iter()
+        .map(|a| JsValue::from_str(a))
+        .collect())
+}
+
+#[wasm_bindgen(js_class = RedisInboxProtocol)]
+impl RedisInboxProtocol {
+    /// `RedisInbox::new`; absent values are the core's defaults.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        prefix: Option<String>,
+        ttl_seconds: Option<f64>,
+        lease_seconds: Option<f64>,
+    ) -> R<RedisInboxProtocol> {
+        let ttl = crate::opt_int("ttl_seconds", ttl_seconds)?;
+        let lease = crate::opt_int("lease_seconds", lease_seconds)?;
+        RedisInbox::new(prefix.as_deref(), ttl, lease)
+            .map(Self)
+            .map_err(err)
+    }
+
+    /// `RedisInbox::prefix`.
+    #[wasm_bindgen(getter)]
+    pub fn prefix(&self) -> String {
+        self.0.prefix().to_owned()
+    }
+
+    /// `RedisInbox::lease_seconds`.
+    #[wasm_bindgen(getter, js_name = leaseSeconds)]
+    pub fn lease_seconds(&self) -> f64 {
+        self.0.lease_seconds() as f64
+    }
+
+    /// `RedisInbox::enqueue_command` at `now`.
+    #[wasm_bindgen(js_name = enqueueCommand)]
+    pub fn enqueue_command(
+        &self,
+        key: &str,
+        delivery_id: &str,
+        event: &str,
+        body: &str,
+        now: f64,
+    ) -> R<js_sys::Array> {
+        let now = crate::now_arg(now)?;
+        command(self.0.enqueue_command(key, delivery_id, event, body, now))
+    }
+
+    /// `RedisInbox::added_reply`: the integer reply of enqueue, mark, settle or retry (decimal
+    /// text): true for 1.
+    #[wasm_bindgen(js_name = addedReply)]
+    pub fn added_reply(reply: Option<String>) -> bool {
+        RedisInbox::added_reply(reply.as_deref())
+    }
+
+    /// `RedisInbox::claim_command` at `now`.
+    #[wasm_bindgen(js_name = claimCommand)]
+    pub fn claim_command(&self, now: f64) -> R<js_sys::Array> {
+        command(Ok(self.0.claim_command(crate::now_arg(now)?)))
+    }
+
+    /// `RedisInbox::claim_reply`, as JSON: the entry, or `null` when nothing is due.
+    #[wasm_bindgen(js_name = claimReply)]
+    pub fn claim_reply(reply: Option<String>) -> R<String> {
+        RedisInbox::claim_reply(reply.as_deref())
+            .map(|e| json(&e))
+            .map_err(err)
+    }
+
+    /// `RedisInbox::mark_done_command` of the claim that counted `attempts`, at `now`.
+    #[wasm_bindgen(js_name = markDoneCommand)]
+    pub fn mark_done_command(&self, key: &str, attempts: f64, now: f64) -> R<js_sys::Array> {
+        let attempts = u32_arg("attempts", attempts)?;
+        let now = crate::now_arg(now)?;
+        command(self.0.mark_done_command(key, attempts, now))
+    }
+
+    /// `RedisInbox::settle_command`.
+    #[wasm_bindgen(js_name = settleCommand)]
+    pub fn settle_command(
+        &self,
+        key: &str,
+        attempts: f64,
+        poison: bool,
+        retry_at: f64,
+        error: &str,
+    ) -> R<js_sys::Array> {
+        let attempts = u32_arg("attempts", attempts)?;
+        let retry_at = crate::int("retry_at", retry_at)?;
+        command(
+            self.0
+                .settle_command(key, attempts, poison, retry_at, error),
+        )
+    }
+
+    /// `RedisInbox::poisoned_command` (at most `limit`).
+    #[wasm_bindgen(js_name = poisonedCommand)]
+    pub fn poisoned_command(&self, limit: f64) -> R<js_sys::Array> {
+        let limit = u32_arg("limit", limit)?;
+        command(self.0.poisoned_command(limit))
+    }
+
+    /// `RedisInbox::poisoned_reply`, as JSON.
+    #[wasm_bindgen(js_name = poisonedReply)]
+    pub fn poisoned_reply(reply: Option<String>) -> R<String> {
+        RedisInbox::poisoned_reply(reply.as_deref())
+            .map(|e| json(&e))
+            .map_err(err)
+    }
+
+    /// `RedisInbox::retry_command`.
+    #[wasm_bindgen(js_name = retryCommand)]
+    pub fn retry_command(&self, key: &str) -> R<js_sys::Array> {
+        command(self.0.retry_command(key))
+    }
+
+    /// `RedisInbox::lookup_command`: the read-only lookup of `key` (delivery recovery).
+    #[wasm_bindgen(js_name = lookupCommand)]
+    pub fn lookup_command(&self, key: &str) -> R<js_sys::Array> {
+        command(self.0.lookup_command(key))
+    }
+
+    /// `RedisInbox::lookup_reply`: `"new"` for nil, `"done"`, else `"in_progress"`.
+    #[wasm_bindgen(js_name = lookupReply)]
+    pub fn lookup_reply(reply: Option<String>) -> String {
+        RedisInbox::lookup_reply(reply.as_deref())
+            .as_str()
+            .to_owned()
+    }
+
+    /// `RedisInbox::counts_command` at `now`.
+    #[wasm_bindgen(js_name = countsCommand)]
+    pub fn counts_command(&self, now: f64) -> R<js_sys::Array> {
+        command(Ok(self.0.counts_command(crate::now_arg(now)?)))
+    }
+
+    /// `RedisInbox::counts_reply`, as JSON.
+    #[wasm_bindgen(js_name = countsReply)]
+    pub fn counts_reply(reply: Option<String>) -> R<String> {
+        RedisInbox::counts_reply(reply.as_deref())
+            .map(|c| json(&c))
+            .map_err(err)
+    }
+
+    /// `RedisInbox::purge_command` at `now` (its integer reply: how many).
+    #[wasm_bindgen(js_name = purgeCommand)]
+    pub fn purge_command(&self, now: f64) -> R<js_sys::Array> {
+        command(Ok(self.0.purge_command(crate::now_arg(now)?)))
+    }
+}
+
+/// `dedup::handler_error_text`: the `last_error` every inbox keeps for a failed handler run
+/// (`Kind: message`, cut to 1024 bytes).
+#[wasm_bindgen(js_name = handlerErrorText)]
+pub fn handler_error_text(kind: &str, message: &str) -> String {
+    royaltykit::dedup::handler_error_text(kind, message)
+}
+
 /// The inbox's constants as JSON: `defaultTable` (`dedup::DEFAULT_INBOX_TABLE`),
 /// `defaultMaxAttempts`, `maxAttempts` (`machine::MAX_INBOX_ATTEMPTS`), `defaultPollSeconds`,
-/// `maxBodyBytes`, `maxErrorBytes`, `maxPoisonListed`.
+/// `maxBodyBytes`, `maxErrorBytes`, `maxPoisonListed`, `defaultPoisonListed`
+/// (`dedup::DEFAULT_POISON_LISTED`: what `poisoned()` lists when given no limit).
 #[wasm_bindgen(js_name = inboxLimits)]
 pub fn inbox_limits() -> String {
     use royaltykit::{dedup, machine};
@@ -402,6 +572,7 @@ pub fn inbox_limits() -> String {
         "maxBodyBytes": dedup::MAX_INBOX_BODY_BYTES,
         "maxErrorBytes": dedup::MAX_ERROR_BYTES,
         "maxPoisonListed": dedup::MAX_POISON_LISTED,
+        "defaultPoisonListed": dedup::DEFAULT_POISON_LISTED,
     }))
 }
 

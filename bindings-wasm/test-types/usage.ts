@@ -423,6 +423,36 @@ const receiptOutcome: rk.WebhookReceipt['outcome'] = 'queued';
 void [asStates, asInbox, fastifyInbox, work, inboxSql, lookedUp, redisLookup, receiptOutcome, rk.RedisDedupProtocol.lookupReply(undefined)];
 inboxWorker.free();
 
+// The inbox on a Redis stream (at least once): ioredis or node-redis; the handler gets the client.
+declare const nodeRedis: { sendCommand(args: string[]): Promise<unknown>; get(key: string): Promise<string | null> };
+const redisInbox = new rk.RedisInbox(nodeRedis, { prefix: '{app:inbox}:', leaseSeconds: 30, ttlSeconds: 86400, clock: () => 1_800_000_000 });
+const redisAsInbox: rk.Inbox = redisInbox;
+const redisAsStates: rk.DeliveryStates = redisInbox;
+void new rk.WebhookReceiver({ secrets: 'whsec_a', namespace: 'org-1', inbox: redisInbox });
+void webhookMiddleware({ secrets: 'whsec_a', namespace: 'org-1', inbox: redisInbox });
+void new rk.RedisInbox({ call: async (..._args: string[]) => 1 });
+async function redisWork(): Promise<number> {
+  const report: rk.InboxReport = await redisInbox.runWorker(async (d: rk.InboxDelivery, client) => {
+    await client.get(`seen:${d.deliveryId}`);
+  }, { signal: abortSignal, maxAttempts: 10 });
+  const poison: rk.PoisonEntry[] = await redisInbox.poisoned();
+  const counts: number | undefined = (await redisInbox.counts()).done;
+  const text: string = rk.handlerErrorText('TypeError', 'bad');
+  const limit: number = rk.DEFAULT_POISON_LISTED + rk.SqlInboxProtocol.limits.defaultPoisonListed;
+  const transactional: false = redisInbox.transactional;
+  void [poison, counts, text, limit, transactional, await redisInbox.retry('k'), await redisInbox.purge(), await redisInbox.state('k')];
+  return report.processed;
+}
+const redisProtocol = new rk.RedisInboxProtocol({ prefix: '{t}:' });
+const claimCommand: string[] = redisProtocol.claimCommand(1_800_000_000);
+const claimedEntry: rk.InboxEntry | null = rk.RedisInboxProtocol.claimReply(null);
+const redisCounts: rk.InboxCounts = rk.RedisInboxProtocol.countsReply('[0,1,2]');
+const redisPoison: rk.InboxPoisonEntry[] = rk.RedisInboxProtocol.poisonedReply('[]');
+const added: boolean = rk.RedisInboxProtocol.addedReply(1);
+// @ts-expect-error a Redis client has sendCommand or call
+void new rk.RedisInbox({ query: async () => null });
+void [redisAsInbox, redisAsStates, redisWork, claimCommand, claimedEntry, redisCounts, redisPoison, added];
+
 // Issue 43 point 7: fleets — the processes of one API client sharing one token and one rate
 // budget through Redis.
 import { RedisFleet as ClientRedisFleet } from 'royaltykit/client';

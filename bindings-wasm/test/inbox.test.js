@@ -381,7 +381,7 @@ test('receiver options: inbox excludes store and handler; a failing insert answe
     assert.equal((await odd.receive(d.headers, d.body)).status, 503);
     assert.deepEqual(seen.at(-1), ['enqueue', 'TypeError']);
     assert.deepEqual(rk.SqlInboxProtocol.limits, { defaultTable: 'royaltykit_inbox', defaultMaxAttempts: 5, maxAttempts: 100,
-      defaultPollSeconds: 1, maxBodyBytes: 262144, maxErrorBytes: 1024, maxPoisonListed: 1000 });
+      defaultPollSeconds: 1, maxBodyBytes: 262144, maxErrorBytes: 1024, maxPoisonListed: 1000, defaultPoisonListed: 100 });
     assert.equal(new rk.SqlInboxProtocol('sqlite', { paramStyle: 'qmark' }).table, rk.SqlInboxProtocol.limits.defaultTable);
     assert.throws(() => new rk.PostgresInbox({}), TypeError);
     assert.throws(() => new rk.SqliteInbox({}), TypeError);

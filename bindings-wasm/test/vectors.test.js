@@ -280,6 +280,26 @@ const ADAPTERS = {
     return i.op === 'state' ? p.stateCommand(i.key) : p[`${i.op}Command`](i.key, i.token);
   },
   redis_dedup_reply: (i) => ({ claim: rk.RedisDedupProtocol.claimReply, state: rk.RedisDedupProtocol.stateReply }[i.op] ?? rk.RedisDedupProtocol.guardedReply)(i.reply),
+  redis_inbox_command: (i) => {
+    const p = new rk.RedisInboxProtocol({ prefix: i.prefix, ttlSeconds: i.ttl_seconds, leaseSeconds: i.lease_seconds });
+    const body = i.body === undefined ? undefined : bytes(i.body).toString('utf8');
+    const ops = {
+      enqueue: () => p.enqueueCommand(i.key, i.delivery_id, i.event, body, i.now),
+      claim: () => p.claimCommand(i.now),
+      mark_done: () => p.markDoneCommand(i.key, i.attempts, i.now),
+      settle: () => p.settleCommand(i.key, i.attempts, i.poison, i.retry_at, i.error),
+      poisoned: () => p.poisonedCommand(i.limit),
+      retry: () => p.retryCommand(i.key),
+      lookup: () => p.lookupCommand(i.key),
+      counts: () => p.countsCommand(i.now),
+      purge: () => p.purgeCommand(i.now),
+    };
+    return ops[i.op]();
+  },
+  redis_inbox_reply: (i) => {
+    const P = rk.RedisInboxProtocol;
+    return { claim: P.claimReply, poisoned: P.poisonedReply, counts: P.countsReply, added: P.addedReply, lookup: P.lookupReply }[i.op](i.reply);
+  },
   step_up_satisfies: (i) => rk.stepUpSatisfies(i.requirement, i.kind, i.at, { now: i.now, maxAgeSeconds: i.max_age_seconds }),
 };
 
