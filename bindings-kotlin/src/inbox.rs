@@ -1,9 +1,14 @@
-//! The SQL inbox and its worker for Kotlin (`SqlInboxProtocol`, `InboxWorker`): conversions
-//! only. `JdbcInbox` (JdbcInbox.kt) runs the statements over JDBC and drives the worker.
+//! The SQL and Redis inboxes and their worker for Kotlin (`SqlInboxProtocol`,
+//! `RedisInboxProtocol`, `InboxWorker`): conversions only. `JdbcInbox` (JdbcInbox.kt) runs the
+//! statements over JDBC, `RedisInbox` (RedisInbox.kt) sends the commands through the host's Redis
+//! client, and both drive the worker.
 
 use crate::machine::{bound, lock};
 use crate::Result;
-use royaltykit::dedup::{ClaimState, ParamStyle, SqlDialect, SqlInbox, SqlStatement};
+use royaltykit::dedup::{
+    self, ClaimState, InboxCounts, InboxPoisonEntry, ParamStyle, RedisInbox, SqlDialect, SqlInbox,
+    SqlStatement,
+};
 use royaltykit::machine::{self, InboxEntry, InboxOptions};
 use royaltykit::ArgumentError;
 use std::sync::{Arc, Mutex};
@@ -168,6 +173,162 @@ impl SqlInboxProtocol {
     /// The statement deleting done entries past their TTL at `now`.
     pub fn purge(&self, now: i64) -> SqlStatement {
         self.0.purge(now)
+    }
+}
+
+/// The `lastError` every inbox keeps for a failed handler run, the same in every language:
+/// `Kind: message` (the exception's class and its message; the kind alone when the message is
+/// empty), cut to 1024 bytes.
+#[uniffi::export]
+pub fn handler_error_text(kind: String, message: String) -> String {
+    dedup::handler_error_text(&kind, &message)
+}
+
+/// How many poison entries an inbox's `poisoned()` lists when no limit is given (the core's).
+#[uniffi::export]
+pub fn default_poison_listed() -> i64 {
+    dedup::DEFAULT_POISON_LISTED.into()
+}
+
+/// The inbox on a Redis stream (the core's `RedisInbox`): the commands to send (argument lists:
+/// `EVAL script numkeys keys… args…`, or `HGET`) and what their replies mean. Every reply is one
+/// nil, integer or bulk string: pass it as text (integers in decimal, nil as null).
+/// `RedisInbox` (RedisInbox.kt) sends them through the host's `RedisCommands`.
+#[derive(uniffi::Object)]
+pub struct RedisInboxProtocol(RedisInbox);
+
+#[uniffi::export]
+impl RedisInboxProtocol {
+    /// Absent values are the core's defaults (prefix `{royaltykit:inbox}:`, a Redis Cluster hash
+    /// tag; done entries kept for the dedup window's TTL; the dedup lease for claims).
+    /// `invalid_argument` for an empty prefix or one over 256 bytes, a TTL outside 1 s to 10
+    /// years or a lease outside 1 s to the TTL.
+    #[uniffi::constructor(default(prefix = None, ttl_seconds = None, lease_seconds = None))]
+    pub fn new(
+        prefix: Option<String>,
+        ttl_seconds: Option<i64>,
+        lease_seconds: Option<i64>,
+    ) -> Result<Arc<Self>> {
+        Ok(Arc::new(Self(RedisInbox::new(
+            prefix.as_deref(),
+            ttl_seconds,
+            lease_seconds,
+        )?)))
+    }
+
+    /// The key prefix.
+    pub fn prefix(&self) -> String {
+        self.0.prefix().to_owned()
+    }
+
+    /// How long a claim holds an entry, in seconds (keep the handler shorter).
+    pub fn lease_seconds(&self) -> i64 {
+        self.0.lease_seconds()
+    }
+
+    /// The command adding a verified delivery at `now`: `key` its delivery key, `deliveryId` its
+    /// `Service-Webhook-Id`, `event` its event name, `body` its raw JSON body. Read the reply with
+    /// `addedReply`. `invalid_argument` for a bad key, an empty delivery id or a body larger than
+    /// a delivery holds.
+    pub fn enqueue_command(
+        &self,
+        key: String,
+        delivery_id: String,
+        event: String,
+        body: String,
+        now: i64,
+    ) -> Result<Vec<String>> {
+        Ok(self
+            .0
+            .enqueue_command(&key, &delivery_id, &event, &body, now)?)
+    }
+
+    /// What an integer reply of enqueue, mark, settle or retry means: true for 1 (added, marked,
+    /// settled, put back), false otherwise (a duplicate; not this claim; not poison).
+    pub fn added_reply(&self, reply: Option<String>) -> bool {
+        RedisInbox::added_reply(reply.as_deref())
+    }
+
+    /// The claim of one due entry at `now`; read the reply with `claimReply`.
+    pub fn claim_command(&self, now: i64) -> Vec<String> {
+        self.0.claim_command(now)
+    }
+
+    /// The entry a claim's reply holds, or null for nil (nothing due). `invalid_argument`
+    /// (argument `reply`) for a reply of another shape.
+    pub fn claim_reply(&self, reply: Option<String>) -> Result<Option<machine::InboxEntry>> {
+        Ok(RedisInbox::claim_reply(reply.as_deref())?)
+    }
+
+    /// The mark of `key` done by the claim that counted `attempts`, at `now`; read the reply with
+    /// `addedReply` (false: another worker claimed the entry after this claim's lease ran out).
+    pub fn mark_done_command(&self, key: String, attempts: i64, now: i64) -> Result<Vec<String>> {
+        Ok(self
+            .0
+            .mark_done_command(&key, attempts_of(attempts)?, now)?)
+    }
+
+    /// The settling of a failed attempt of `key` (the claim that counted `attempts`): pending
+    /// again from `retryAt`, or `poison`, with `error` (cut to the core's limit). Reply:
+    /// `addedReply`.
+    pub fn settle_command(
+        &self,
+        key: String,
+        attempts: i64,
+        poison: bool,
+        retry_at: i64,
+        error: String,
+    ) -> Result<Vec<String>> {
+        Ok(self
+            .0
+            .settle_command(&key, attempts_of(attempts)?, poison, retry_at, &error)?)
+    }
+
+    /// The listing of poison entries, oldest first, at most `limit` (1 to 1000); read it with
+    /// `poisonedReply`.
+    pub fn poisoned_command(&self, limit: i64) -> Result<Vec<String>> {
+        let limit = bound("limit", Some(limit), u32::MAX)?.unwrap_or(0);
+        Ok(self.0.poisoned_command(limit)?)
+    }
+
+    /// The poison entries of a listing's reply. `invalid_argument` (argument `reply`) for a reply
+    /// of another shape.
+    pub fn poisoned_reply(&self, reply: Option<String>) -> Result<Vec<InboxPoisonEntry>> {
+        Ok(RedisInbox::poisoned_reply(reply.as_deref())?)
+    }
+
+    /// The command putting a poison entry back to pending with no attempts counted. Reply:
+    /// `addedReply` (false: not poison).
+    pub fn retry_command(&self, key: String) -> Result<Vec<String>> {
+        Ok(self.0.retry_command(&key)?)
+    }
+
+    /// The read-only lookup of `key` (delivery recovery): `HGET <entry> state`, read with
+    /// `lookupReply`.
+    pub fn lookup_command(&self, key: String) -> Result<Vec<String>> {
+        Ok(self.0.lookup_command(&key)?)
+    }
+
+    /// What a lookup's reply means: `NEW` for nil (never received, or done and past its TTL),
+    /// `DONE` processed, `IN_PROGRESS` received and not processed (pending or poison).
+    pub fn lookup_reply(&self, reply: Option<String>) -> ClaimState {
+        RedisInbox::lookup_reply(reply.as_deref())
+    }
+
+    /// The count of entries by state at `now`; read it with `countsReply`.
+    pub fn counts_command(&self, now: i64) -> Vec<String> {
+        self.0.counts_command(now)
+    }
+
+    /// The counts of a counts reply. `invalid_argument` (argument `reply`) for a reply of another
+    /// shape.
+    pub fn counts_reply(&self, reply: Option<String>) -> Result<InboxCounts> {
+        Ok(RedisInbox::counts_reply(reply.as_deref())?)
+    }
+
+    /// The command forgetting done entries past their TTL at `now`; its integer reply is how many.
+    pub fn purge_command(&self, now: i64) -> Vec<String> {
+        self.0.purge_command(now)
     }
 }
 

@@ -2,7 +2,6 @@
 // performs the steps of the core's InboxWorker; decides nothing itself.
 package dev.royaltykit
 
-import dev.royaltykit.client.interruption
 import dev.royaltykit.types.ClaimState
 import dev.royaltykit.types.InboxEntry
 import dev.royaltykit.types.ParamStyle
@@ -10,10 +9,7 @@ import dev.royaltykit.types.SqlDialect
 import dev.royaltykit.types.WebhookEvent
 import java.sql.Connection
 import java.time.Clock
-import java.time.Instant
-import java.util.concurrent.CancellationException
 import java.util.concurrent.atomic.AtomicBoolean
-import java.util.logging.Level
 import javax.sql.DataSource
 
 /**
@@ -32,9 +28,10 @@ fun interface InboxHandler {
 }
 
 /**
- * An entry set aside as poison ([JdbcInbox.poisoned]): its delivery [key], `Service-Webhook-Id`
- * [deliveryId], [event] name, handler runs started ([attempts]), the last failure's message
- * ([lastError]) and when it arrived ([receivedAt], Unix seconds). Never the body.
+ * An entry set aside as poison ([JdbcInbox.poisoned], [RedisInbox.poisoned]): its delivery [key],
+ * `Service-Webhook-Id` [deliveryId], [event] name, handler runs started ([attempts]), the last
+ * failure ([lastError]: the core's `handlerErrorText`, `ExceptionClass: message` as in every
+ * language, cut to 1024 bytes) and when it arrived ([receivedAt], Unix seconds). Never the body.
  */
 data class PoisonEntry(
     val key: String,
@@ -47,7 +44,7 @@ data class PoisonEntry(
 
 /**
  * What one run of an inbox worker did (the core machine's counters): entries [processed]
- * (committed), failed attempts [retried] (settled to run again later) and entries set aside as
+ * (committed, or marked done on Redis), failed attempts [retried] (settled to run again later) and entries set aside as
  * [poisoned].
  */
 data class InboxReport(val processed: Long, val retried: Long, val poisoned: Long)
@@ -117,8 +114,6 @@ class JdbcInbox @JvmOverloads constructor(
 
     private fun now(): Long = clock.instant().epochSecond
 
-    private fun seconds(t: Instant): Double = t.epochSecond + t.nano / 1e9
-
     /** A connection in autocommit mode for one short statement; closed by [use]. */
     private fun autocommit(): Connection = dataSource.connection.also { c ->
         try {
@@ -163,9 +158,12 @@ class JdbcInbox @JvmOverloads constructor(
         )
     }
 
-    /** The poison entries, oldest first, at most [limit] (1 to 1000; `InvalidArgument` otherwise). */
+    /**
+     * The poison entries, oldest first, at most [limit] (1 to 1000, `InvalidArgument` otherwise;
+     * default: the core's `defaultPoisonListed()`, 100).
+     */
     @JvmOverloads
-    fun poisoned(limit: Int = 100): List<PoisonEntry> = autocommit().use { c ->
+    fun poisoned(limit: Int = defaultPoisonListed().toInt()): List<PoisonEntry> = autocommit().use { c ->
         c.prepare(protocol.poisoned(limit.toLong())).use { ps ->
             ps.executeQuery().use { rs ->
                 val out = ArrayList<PoisonEntry>()
@@ -234,19 +232,6 @@ class JdbcInbox @JvmOverloads constructor(
     fun drain(maxAttempts: Int? = null, seed: Long? = null, handler: InboxHandler): InboxReport =
         work(handler, AtomicBoolean(false), maxAttempts, null, seed, drain = true)
 
-    /** A store call's value, or null when it threw (logged); an interruption is thrown as is. */
-    private class Done<T>(val value: T)
-
-    private inline fun <T> store(what: String, call: () -> T): Done<T>? = try {
-        Done(call())
-    } catch (e: Exception) {
-        if (interrupting(e)) throw e
-        log.log(Level.SEVERE, "royaltykit: inbox $table failed on $what: trying again after the backoff", e)
-        null
-    }
-
-    private fun interrupting(e: Throwable): Boolean = e is CancellationException || interruption(e)
-
     /** The claim at [now]: the entry it returned, or null when nothing is due. */
     private fun claim(now: Long): InboxEntry? = autocommit().use { c ->
         c.prepare(protocol.claim(now)).use { ps ->
@@ -281,100 +266,26 @@ class JdbcInbox @JvmOverloads constructor(
         }
     }
 
-    /** Waits [seconds], or until [stop] is set (false then). */
-    private fun pause(seconds: Double, stop: AtomicBoolean): Boolean {
-        val deadline = System.nanoTime() + (seconds.coerceIn(0.0, 86_400.0) * 1e9).toLong()
-        while (!stop.get()) {
-            val left = deadline - System.nanoTime()
-            if (left <= 0) return true
-            Thread.sleep((left / 1_000_000 + 1).coerceAtMost(50))
+    /** The worker loop this binding's inboxes share ([InboxRunner]), on this table: transactional. */
+    private inner class Runner(private val handler: InboxHandler) : InboxRunner<Connection>(true, clock) {
+        override val description: String get() = "inbox $table"
+        override fun claim(now: Long): InboxEntry? = this@JdbcInbox.claim(now)
+        override fun begin(): Connection = this@JdbcInbox.begin()
+        override fun handle(event: WebhookEvent, tx: Connection?) = handler.handle(event, checkNotNull(tx))
+        override fun markDone(tx: Connection?, key: String, attempts: Long, now: Long): Boolean =
+            checkNotNull(tx).prepare(protocol.markDone(key, attempts, now)).use { protocol.guardedReply(it.executeUpdate().toLong()) }
+        override fun commit(tx: Connection) = execute(tx, protocol.commit())
+        override fun release(tx: Connection) = tx.closeQuietly()
+        override fun rollBackAndClose(tx: Connection) = this@JdbcInbox.rollBackAndClose(tx)
+        override fun settle(key: String, attempts: Long, poison: Boolean, retryAt: Long, error: String) {
+            autocommit().use { c -> c.prepare(protocol.settle(key, attempts, poison, retryAt, error)).use { it.executeUpdate() } }
         }
-        return false
     }
 
     /** Performs the steps of the core's worker; every decision is the core's. */
     private fun work(
         handler: InboxHandler, stop: AtomicBoolean, maxAttempts: Int?, pollSeconds: Double?, seed: Long?, drain: Boolean,
-    ): InboxReport = InboxWorker(maxAttempts?.toLong(), pollSeconds, true, drain, seed?.toULong()).use { w ->
-        var tx: Connection? = null
-        fun report() = InboxReport(w.processed(), w.retried(), w.poisoned())
-        try {
-            var step = w.next()
-            while (true) {
-                step = when (step) {
-                    is InboxStep.Claim -> {
-                        if (Thread.interrupted()) throw InterruptedException("the inbox worker was interrupted")
-                        if (stop.get()) return@use report()
-                        val t = clock.instant()
-                        val claimed = store("claim") { claim(t.epochSecond) }
-                        if (claimed == null) w.storeFailed() else w.claimed(claimed.value, seconds(t))
-                    }
-                    is InboxStep.Idle -> if (pause(step.seconds, stop)) w.waited() else return@use report()
-                    is InboxStep.Drained -> return@use report()
-                    is InboxStep.Begin -> {
-                        val c = store("begin") { begin() }
-                        tx = c?.value
-                        if (c == null) w.storeFailed() else w.began()
-                    }
-                    is InboxStep.RunHandler -> {
-                        val entry = step.entry
-                        val c = checkNotNull(tx) { "the worker runs the handler inside a transaction" }
-                        val failure = try {
-                            handler.handle(parseWebhookEvent(entry.body.toByteArray(Charsets.UTF_8)), c)
-                            null
-                        } catch (e: Exception) {
-                            if (interrupting(e)) throw e
-                            e
-                        }
-                        if (failure == null) {
-                            w.handlerSucceeded()
-                        } else {
-                            log.log(Level.WARNING, "royaltykit: inbox handler failed for ${entry.deliveryId} (attempt ${entry.attempts})", failure)
-                            w.handlerFailed(failure.message ?: failure.javaClass.name, seconds(clock.instant()))
-                        }
-                    }
-                    is InboxStep.MarkDone -> {
-                        val c = checkNotNull(tx) { "the worker marks inside a transaction" }
-                        val s = step
-                        val changed = store("markDone") {
-                            c.prepare(protocol.markDone(s.key, s.attempts, now())).use { protocol.guardedReply(it.executeUpdate().toLong()) }
-                        }
-                        if (changed == null) w.storeFailed() else w.marked(changed.value)
-                    }
-                    is InboxStep.Commit -> {
-                        val c = checkNotNull(tx) { "the worker commits a transaction" }
-                        // a failed commit: the machine asks for the rollback next, which closes it
-                        if (store("commit") { execute(c, protocol.commit()) } == null) {
-                            w.storeFailed()
-                        } else {
-                            tx = null
-                            c.closeQuietly()
-                            w.committed()
-                        }
-                    }
-                    is InboxStep.Rollback -> {
-                        tx?.let { rollBackAndClose(it) }
-                        tx = null
-                        w.rolledBack()
-                    }
-                    is InboxStep.Settle -> {
-                        val s = step
-                        val settled = store("settle") {
-                            autocommit().use { c ->
-                                c.prepare(protocol.settle(s.key, s.attempts, s.poison, s.retryAt, s.error)).use { it.executeUpdate() }
-                            }
-                        }
-                        if (settled == null) w.storeFailed() else w.settled()
-                    }
-                }
-            }
-            @Suppress("UNREACHABLE_CODE")
-            report()
-        } finally {
-            // an interruption or an Error thrown out of the loop: the transaction must not stay open
-            tx?.let { rollBackAndClose(it) }
-        }
-    }
+    ): InboxReport = Runner(handler).work(stop, maxAttempts, pollSeconds, seed, drain)
 
     /** Frees the protocol's native memory (the DataSource is yours to close). */
     override fun close() = protocol.close()
@@ -382,7 +293,4 @@ class JdbcInbox @JvmOverloads constructor(
     /** The dialect and table only: never the DataSource, whose URL may hold a password. */
     override fun toString(): String = "JdbcInbox(dialect=${dialect.name.lowercase()}, table=$table)"
 
-    private companion object {
-        val log: java.util.logging.Logger = java.util.logging.Logger.getLogger("dev.royaltykit")
-    }
 }

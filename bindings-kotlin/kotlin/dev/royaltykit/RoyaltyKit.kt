@@ -448,10 +448,11 @@ fun interface DeliveryStates {
 }
 
 /**
- * Where a [WebhookReceiver] in inbox mode persists each verified delivery ([JdbcInbox]): the
- * spec's "persist and return success". The receiver answers 200 as soon as [enqueue] returns; a
- * worker ([JdbcInbox.runWorker], [JdbcInbox.drain]) runs the handler later. Implementations must
- * be thread-safe.
+ * Where a [WebhookReceiver] in inbox mode persists each verified delivery ([JdbcInbox] in your SQL
+ * database, [RedisInbox] on a Redis stream, or one of your own): the spec's "persist and return
+ * success". The receiver answers 200 as soon as [enqueue] returns; a worker ([JdbcInbox.runWorker],
+ * [RedisInbox.runWorker], their `drain`) runs the handler later. Implementations must be
+ * thread-safe.
  */
 interface Inbox {
     /**
@@ -565,11 +566,12 @@ class Receipt(val status: Int, val body: String, val delivery: VerifiedWebhook? 
  * that also marks the delivery done, and never commit or roll back yourself. The mark and the
  * effect commit together or not at all: exactly once.
  *
- * With an [Inbox] ([JdbcInbox]) there is no handler here: each verified delivery is persisted in
- * the inbox and answered 200 at once (`{"result":"queued"}`, or `{"result":"duplicate"}` for a
- * delivery already there; 503 when the inbox cannot be reached), however long the handler takes;
- * the inbox's worker ([JdbcInbox.runWorker]) runs the handler later, its effect and the entry's
- * mark in one transaction (exactly once).
+ * With an [Inbox] ([JdbcInbox], [RedisInbox]) there is no handler here: each verified delivery is
+ * persisted in the inbox and answered 200 at once (`{"result":"queued"}`, or
+ * `{"result":"duplicate"}` for a delivery already there; 503 when the inbox cannot be reached),
+ * however long the handler takes; the inbox's worker (`runWorker`) runs the handler later. On a
+ * [JdbcInbox] its effect and the entry's mark commit in one transaction (exactly once); on a
+ * [RedisInbox] the mark follows the handler (at least once: make the handler idempotent).
  *
  * `telemetry` (optional, every constructor): one [Telemetry.receipt] per delivery, ended with the
  * receipt's outcome, the status answered and the delivery id once verified
@@ -644,8 +646,8 @@ class WebhookReceiver private constructor(
         handler: (VerifiedWebhook, java.sql.Connection) -> Unit,
     ) : this(secrets.map { WebhookSecret(it) }, namespace, store, toleranceSeconds, maxBodyBytes, claimContentKey, onError, telemetry, handler)
 
-    /** A receiver in inbox mode: each verified delivery is persisted in [inbox] and answered 200 at
-     * once; the inbox's worker ([JdbcInbox.runWorker], [JdbcInbox.drain]) runs the handler. */
+    /** A receiver in inbox mode: each verified delivery is persisted in [inbox] ([JdbcInbox],
+     * [RedisInbox]) and answered 200 at once; the inbox's worker (`runWorker`, `drain`) runs the handler. */
     constructor(
         secrets: Collection<WebhookSecret>,
         namespace: String,

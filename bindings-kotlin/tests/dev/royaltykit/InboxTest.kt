@@ -238,7 +238,7 @@ class InboxTest(kind: String) : InboxCase(kind) {
             val t0 = clock.now.epochSecond
             assertEquals(InboxReport(0, 1, 0), inbox.drain(seed = 5, handler = flaky))
             val first = row(key)!!
-            assertEquals(Row("pending", 1, first.dueAt, "upstream 503 (run 1)"), first)
+            assertEquals(Row("pending", 1, first.dueAt, "IllegalStateException: upstream 503 (run 1)"), first)
             assertEquals("the first backoff is 2 s", t0 + 2, first.dueAt)
             assertEquals("the effect was rolled back", emptyList<String>(), effectRows())
             assertEquals("not due yet: nothing to do", InboxReport(0, 0, 0), inbox.drain(handler = flaky))
@@ -248,7 +248,7 @@ class InboxTest(kind: String) : InboxCase(kind) {
             assertEquals(InboxReport(0, 1, 0), inbox.drain(seed = 5, handler = flaky))
             val second = row(key)!!
             assertEquals(2L, second.attempts)
-            assertEquals("upstream 503 (run 2)", second.lastError)
+            assertEquals("the core's handlerErrorText", handlerErrorText("IllegalStateException", "upstream 503 (run 2)"), second.lastError)
             assertTrue("the retry moved forward: $second after $first", second.dueAt > first.dueAt + 2)
 
             clock.advanceTo(second.dueAt)
@@ -269,7 +269,7 @@ class InboxTest(kind: String) : InboxCase(kind) {
             clock.advanceTo(row(key)!!.dueAt)
             assertEquals(InboxReport(0, 0, 1), inbox.drain(maxAttempts = 2, handler = failing))
 
-            assertEquals(listOf(PoisonEntry(key, "dlv_r1", "ddex.delivery.failed", 2, "bad payload", t0)), inbox.poisoned())
+            assertEquals(listOf(PoisonEntry(key, "dlv_r1", "ddex.delivery.failed", 2, "IllegalArgumentException: bad payload", t0)), inbox.poisoned())
             assertEquals(mapOf("poison" to 1L), inbox.counts())
             assertEquals("received, so a replay would not help", ClaimState.IN_PROGRESS, inbox.state(key))
             clock.advance(3600)

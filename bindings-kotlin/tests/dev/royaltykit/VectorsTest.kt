@@ -286,6 +286,36 @@ class VectorsTest {
                 }
             }
         },
+        "redis_inbox_command" to { i ->
+            RedisInboxProtocol(i.opt("prefix")?.asString, i.opt("ttl_seconds")?.asLong, i.opt("lease_seconds")?.asLong).use { p ->
+                val key = i.opt("key")?.asString ?: ""
+                when (i["op"].asString) {
+                    "enqueue" -> p.enqueueCommand(key, i["delivery_id"].asString, i["event"].asString, String(bytes(i["body"])), i["now"].asLong)
+                    "claim" -> p.claimCommand(i["now"].asLong)
+                    "mark_done" -> p.markDoneCommand(key, i["attempts"].asLong, i["now"].asLong)
+                    "settle" -> p.settleCommand(key, i["attempts"].asLong, i["poison"].asBoolean, i["retry_at"].asLong, i["error"].asString)
+                    "poisoned" -> p.poisonedCommand(i["limit"].asLong)
+                    "retry" -> p.retryCommand(key)
+                    "lookup" -> p.lookupCommand(key)
+                    "counts" -> p.countsCommand(i["now"].asLong)
+                    "purge" -> p.purgeCommand(i["now"].asLong)
+                    else -> throw AssertionError("unknown op ${i["op"]}")
+                }
+            }
+        },
+        "redis_inbox_reply" to { i ->
+            RedisInboxProtocol().use { p ->
+                val r = i.opt("reply")?.asString
+                when (i["op"].asString) {
+                    "claim" -> p.claimReply(r)
+                    "poisoned" -> p.poisonedReply(r)
+                    "counts" -> p.countsReply(r)
+                    "added" -> p.addedReply(r)
+                    "lookup" -> p.lookupReply(r)
+                    else -> throw AssertionError("unknown op ${i["op"]}")
+                }
+            }
+        },
         "delivery_key" to { i -> deliveryKey(i["namespace"].asString, i["delivery_id"].asString) },
         "event_key" to { i ->
             eventKey(i["namespace"].asString, WebhookEvent(i["name"].asString, true, false, i["resource_type"].asString,

@@ -6,6 +6,8 @@ import dev.royaltykit.DeliveryStates
 import dev.royaltykit.InboxHandler
 import dev.royaltykit.InboxReport
 import dev.royaltykit.JdbcInbox
+import dev.royaltykit.RedisInbox
+import dev.royaltykit.RedisInboxHandler
 import dev.royaltykit.RequestParams
 import dev.royaltykit.RevealedSecret
 import dev.royaltykit.client.ApiClient
@@ -159,6 +161,24 @@ suspend fun JdbcInbox.runWorkerAsync(
 
 /** [JdbcInbox.drain] as a suspend function, on [Dispatchers.IO] and cancellable as [runWorkerAsync] is. */
 suspend fun JdbcInbox.drainAsync(maxAttempts: Int? = null, seed: Long? = null, handler: InboxHandler): InboxReport =
+    runInterruptible(Dispatchers.IO) { drain(maxAttempts, seed, handler) }
+
+/**
+ * [RedisInbox.runWorker] as a suspend function, on [Dispatchers.IO]: runs the inbox until [stop] is
+ * set or the coroutine is cancelled. Cancelling it interrupts the worker's wait or handler; the
+ * entry stays pending with its attempt counted (claimed again once its lease runs out), and the
+ * coroutine ends with a `CancellationException`. [handler] runs on that thread, blocking.
+ */
+suspend fun RedisInbox.runWorkerAsync(
+    stop: AtomicBoolean = AtomicBoolean(false),
+    maxAttempts: Int? = null,
+    pollSeconds: Double? = null,
+    seed: Long? = null,
+    handler: RedisInboxHandler,
+): InboxReport = runInterruptible(Dispatchers.IO) { runWorker(stop, maxAttempts, pollSeconds, seed, handler) }
+
+/** [RedisInbox.drain] as a suspend function, on [Dispatchers.IO] and cancellable as [runWorkerAsync] is. */
+suspend fun RedisInbox.drainAsync(maxAttempts: Int? = null, seed: Long? = null, handler: RedisInboxHandler): InboxReport =
     runInterruptible(Dispatchers.IO) { drain(maxAttempts, seed, handler) }
 
 /**

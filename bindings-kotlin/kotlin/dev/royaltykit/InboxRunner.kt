@@ -1,0 +1,159 @@
+// The one inbox worker loop of this binding: performs the steps of the core's InboxWorker with a
+// store's operations (JdbcInbox: transactional; RedisInbox: not); decides nothing itself.
+package dev.royaltykit
+
+import dev.royaltykit.client.interruption
+import dev.royaltykit.types.InboxEntry
+import dev.royaltykit.types.WebhookEvent
+import java.time.Clock
+import java.time.Instant
+import java.util.concurrent.CancellationException
+import java.util.concurrent.atomic.AtomicBoolean
+import java.util.logging.Level
+
+/**
+ * An inbox's store operations, as the worker loop ([work]) performs them: each is one of the core's
+ * statements or commands. [T] is the handler's transaction (a JDBC connection); a store that is not
+ * [transactional] is never asked to [begin], [commit] or [rollBackAndClose], and its [handle] and
+ * [markDone] get null.
+ */
+internal abstract class InboxRunner<T : Any>(private val transactional: Boolean, private val clock: Clock) {
+    /** The store as logs name it (`inbox <table>`, `Redis inbox <prefix>`). */
+    abstract val description: String
+
+    /** The claim at [now] (Unix seconds): the entry, or null when nothing is due. */
+    abstract fun claim(now: Long): InboxEntry?
+
+    /** Opens the handler's transaction and returns it (transactional stores only). */
+    open fun begin(): T = throw UnsupportedOperationException("$description has no transactions")
+
+    /** Runs the user's handler with [event] (and [tx], the open transaction, if any). */
+    abstract fun handle(event: WebhookEvent, tx: T?)
+
+    /** Marks [key] done by the claim that counted [attempts], at [now] (inside [tx], if any). */
+    abstract fun markDone(tx: T?, key: String, attempts: Long, now: Long): Boolean
+
+    /** Commits [tx] (a failure throws; the loop then rolls it back). */
+    open fun commit(tx: T) {}
+
+    /** Gives [tx] back after its commit. */
+    open fun release(tx: T) {}
+
+    /** Rolls [tx] back and gives it back, a failed rollback too. */
+    open fun rollBackAndClose(tx: T) {}
+
+    /** Records the failed attempt (autocommit, after any rollback). */
+    abstract fun settle(key: String, attempts: Long, poison: Boolean, retryAt: Long, error: String)
+
+    private fun seconds(t: Instant): Double = t.epochSecond + t.nano / 1e9
+
+    /** A store call's value, or null when it threw (logged); an interruption is thrown as is. */
+    private class Done<V>(val value: V)
+
+    private inline fun <V> store(what: String, call: () -> V): Done<V>? = try {
+        Done(call())
+    } catch (e: Exception) {
+        if (interrupting(e)) throw e
+        log.log(Level.SEVERE, "royaltykit: $description failed on $what: trying again after the backoff", e)
+        null
+    }
+
+    private fun interrupting(e: Throwable): Boolean = e is CancellationException || interruption(e)
+
+    /** Waits [seconds], or until [stop] is set (false then). */
+    private fun pause(seconds: Double, stop: AtomicBoolean): Boolean {
+        val deadline = System.nanoTime() + (seconds.coerceIn(0.0, 86_400.0) * 1e9).toLong()
+        while (!stop.get()) {
+            val left = deadline - System.nanoTime()
+            if (left <= 0) return true
+            Thread.sleep((left / 1_000_000 + 1).coerceAtMost(50))
+        }
+        return false
+    }
+
+    /** Performs the steps of the core's worker until [stop], drained or an interruption; every decision is the core's. */
+    fun work(stop: AtomicBoolean, maxAttempts: Int?, pollSeconds: Double?, seed: Long?, drain: Boolean): InboxReport =
+        InboxWorker(maxAttempts?.toLong(), pollSeconds, transactional, drain, seed?.toULong()).use { w ->
+            var tx: T? = null
+            fun report() = InboxReport(w.processed(), w.retried(), w.poisoned())
+            try {
+                var step = w.next()
+                while (true) {
+                    step = when (step) {
+                        is InboxStep.Claim -> {
+                            if (Thread.interrupted()) throw InterruptedException("the inbox worker was interrupted")
+                            if (stop.get()) return@use report()
+                            val t = clock.instant()
+                            val claimed = store("claim") { claim(t.epochSecond) }
+                            if (claimed == null) w.storeFailed() else w.claimed(claimed.value, seconds(t))
+                        }
+                        is InboxStep.Idle -> if (pause(step.seconds, stop)) w.waited() else return@use report()
+                        is InboxStep.Drained -> return@use report()
+                        is InboxStep.Begin -> {
+                            val c = store("begin") { begin() }
+                            tx = c?.value
+                            if (c == null) w.storeFailed() else w.began()
+                        }
+                        is InboxStep.RunHandler -> {
+                            val entry = step.entry
+                            check(!transactional || tx != null) { "the worker runs the handler inside a transaction" }
+                            val failure = try {
+                                handle(parseWebhookEvent(entry.body.toByteArray(Charsets.UTF_8)), tx)
+                                null
+                            } catch (e: Exception) {
+                                if (interrupting(e)) throw e
+                                e
+                            }
+                            if (failure == null) {
+                                w.handlerSucceeded()
+                            } else {
+                                log.log(Level.WARNING, "royaltykit: inbox handler failed for ${entry.deliveryId} (attempt ${entry.attempts})", failure)
+                                w.handlerFailed(errorText(failure), seconds(clock.instant()))
+                            }
+                        }
+                        is InboxStep.MarkDone -> {
+                            check(!transactional || tx != null) { "the worker marks inside a transaction" }
+                            val s = step
+                            val open = tx
+                            val changed = store("markDone") { markDone(open, s.key, s.attempts, clock.instant().epochSecond) }
+                            if (changed == null) w.storeFailed() else w.marked(changed.value)
+                        }
+                        is InboxStep.Commit -> {
+                            val c = checkNotNull(tx) { "the worker commits a transaction" }
+                            // a failed commit: the machine asks for the rollback next, which closes it
+                            if (store("commit") { commit(c) } == null) {
+                                w.storeFailed()
+                            } else {
+                                tx = null
+                                release(c)
+                                w.committed()
+                            }
+                        }
+                        is InboxStep.Rollback -> {
+                            tx?.let { rollBackAndClose(it) }
+                            tx = null
+                            w.rolledBack()
+                        }
+                        is InboxStep.Settle -> {
+                            val s = step
+                            val settled = store("settle") { settle(s.key, s.attempts, s.poison, s.retryAt, s.error) }
+                            if (settled == null) w.storeFailed() else w.settled()
+                        }
+                    }
+                }
+                @Suppress("UNREACHABLE_CODE")
+                report()
+            } finally {
+                // an interruption or an Error thrown out of the loop: the transaction must not stay open
+                tx?.let { rollBackAndClose(it) }
+            }
+        }
+
+    companion object {
+        val log: java.util.logging.Logger = java.util.logging.Logger.getLogger("dev.royaltykit")
+
+        /** The core's `lastError` text for [e] ([handlerErrorText]): its class's simple name and its message. */
+        fun errorText(e: Throwable): String =
+            handlerErrorText(e.javaClass.simpleName.ifEmpty { e.javaClass.name }, e.message ?: "")
+    }
+}
