@@ -169,7 +169,7 @@ const MAX_TIMESTAMP_BYTES: usize = 64;
 
 /// Unix seconds of a time as either service may send one, the one parser for every time the
 /// library reads (`occurred_at`, `expires_at`, `previous_secret_valid_until`, `Retry-After`
-/// and `Sunset`/`Deprecation` dates): everything [`parse_iso8601`] accepts (RFC 3339 and the
+/// and `Sunset`/`Deprecation` dates): everything `parse_iso8601` accepts (RFC 3339 and the
 /// ISO 8601 extended and basic forms with `Z`, `±hh:mm`, `±hhmm` or `±hh`), and the three
 /// HTTP-date forms of RFC 9110 (IMF-fixdate, RFC 850, asctime). Surrounding spaces and tabs
 /// are ignored. Promises `None`, never a panic, for anything else or for text longer than 64

@@ -69,6 +69,24 @@ pub struct SqlInbox {
     lease: i64,
 }
 
+/// What every inbox checks of a delivery it persists: a delivery id, and a body no larger than
+/// [`MAX_INBOX_BODY_BYTES`].
+pub(super) fn check_delivery(delivery_id: &str, body: &str) -> Result<(), ArgumentError> {
+    if delivery_id.is_empty() {
+        return Err(ArgumentError::new("delivery_id", "must not be empty"));
+    }
+    if body.len() > MAX_INBOX_BODY_BYTES {
+        return Err(ArgumentError::new(
+            "body",
+            format!(
+                "{} bytes is more than a delivery holds ({MAX_INBOX_BODY_BYTES})",
+                body.len()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// `text` cut to at most `max` bytes, on a character boundary.
 pub(crate) fn cut(text: &str, max: usize) -> &str {
     let mut end = text.len().min(max);
@@ -149,18 +167,7 @@ impl SqlInbox {
         now: i64,
     ) -> Result<SqlStatement, ArgumentError> {
         store_key(key)?;
-        if delivery_id.is_empty() {
-            return Err(ArgumentError::new("delivery_id", "must not be empty"));
-        }
-        if body.len() > MAX_INBOX_BODY_BYTES {
-            return Err(ArgumentError::new(
-                "body",
-                format!(
-                    "{} bytes is more than a delivery holds ({MAX_INBOX_BODY_BYTES})",
-                    body.len()
-                ),
-            ));
-        }
+        check_delivery(delivery_id, body)?;
         let sql = format!(
             "INSERT INTO {} (inbox_key, delivery_id, event, body, state, attempts, due_at, received_at, last_error) \
              VALUES (?, ?, ?, ?, 'pending', 0, {now}, {now}, NULL) ON CONFLICT (inbox_key) DO NOTHING",

@@ -36,7 +36,7 @@
 //! dedup record. Needs Redis 6.2 or later (`XAUTOCLAIM`), with persistence (AOF or RDB) or a
 //! restart loses the inbox.
 
-use super::inbox::{MAX_ERROR_BYTES, MAX_INBOX_BODY_BYTES, MAX_POISON_LISTED};
+use super::inbox::{check_delivery, MAX_ERROR_BYTES, MAX_POISON_LISTED};
 use super::redis::{store_key, ttl_and_lease};
 use super::{cut, ClaimState, SqlInbox, MAX_NAME_BYTES};
 use crate::machine::InboxEntry;
@@ -277,7 +277,7 @@ impl RedisInbox {
     /// The command adding a verified delivery at `now`: `key` its delivery key, `delivery_id`
     /// its `Service-Webhook-Id`, `event` its event name, `body` its raw JSON body. Read the reply
     /// with [`RedisInbox::added_reply`]. Promises `invalid_argument` for a bad key, an empty
-    /// delivery id, or a body over [`MAX_INBOX_BODY_BYTES`].
+    /// delivery id, or a body over [`super::MAX_INBOX_BODY_BYTES`].
     pub fn enqueue_command(
         &self,
         key: &str,
@@ -286,18 +286,7 @@ impl RedisInbox {
         body: &str,
         now: i64,
     ) -> Result<Vec<String>, ArgumentError> {
-        if delivery_id.is_empty() {
-            return Err(ArgumentError::new("delivery_id", "must not be empty"));
-        }
-        if body.len() > MAX_INBOX_BODY_BYTES {
-            return Err(ArgumentError::new(
-                "body",
-                format!(
-                    "{} bytes is more than a delivery holds ({MAX_INBOX_BODY_BYTES})",
-                    body.len()
-                ),
-            ));
-        }
+        check_delivery(delivery_id, body)?;
         Ok(Self::eval(
             ENQUEUE_SCRIPT,
             vec![self.entry(key)?, self.key("stream"), self.key("pending")],

@@ -119,7 +119,7 @@ pub struct SqlDedup {
 
 impl SqlDedup {
     /// A protocol with the defaults for values not given: [`DEFAULT_SQL_TABLE`], the dedup
-    /// window's [`DEFAULT_DEDUP_TTL_SECONDS`] and [`DEFAULT_LEASE_SECONDS`]. Promises:
+    /// window's [`super::DEFAULT_DEDUP_TTL_SECONDS`] and [`super::DEFAULT_LEASE_SECONDS`]. Promises:
     /// `invalid_argument` for a table that is not a plain identifier (letters, digits and `_`,
     /// at most 63 bytes, optionally `schema.table`), a TTL outside 1 s to 10 years, or a lease
     /// outside 1 s to the TTL.

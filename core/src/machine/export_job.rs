@@ -107,7 +107,7 @@ pub struct ExportJobOptions {
     /// backoff's 60 s cap).
     pub max_poll_interval_seconds: Option<f64>,
     /// Seconds, in all, a reconciling job looks again for an export a lost create may have
-    /// made before concluding there is none (default [`DEFAULT_RECONCILE_GRACE_SECONDS`]; the
+    /// made before concluding there is none (default `DEFAULT_RECONCILE_GRACE_SECONDS`; the
     /// looks follow the backoff: after 2 s, 5 s, 15 s, …, while they fit). 0: one look.
     pub reconcile_grace_seconds: Option<f64>,
     /// The limits of each request and the seed of the job's jitter and keys.
