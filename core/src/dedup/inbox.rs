@@ -59,6 +59,23 @@ pub fn handler_error_text(kind: &str, message: &str) -> String {
     cut(&text, MAX_ERROR_BYTES).to_owned()
 }
 
+record! {
+/// An entry a claim returned (SQL or Redis), what the worker ([`crate::machine::InboxWorker`]) runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InboxEntry {
+    /// Its delivery key.
+    pub key: String,
+    /// Its `Service-Webhook-Id`.
+    pub delivery_id: String,
+    /// Its event name, as sent.
+    pub event: String,
+    /// The delivery's raw JSON body.
+    pub body: String,
+    /// Handler runs started, this one included.
+    pub attempts: u32,
+}
+}
+
 /// The SQL inbox protocol for one table: dialect, placeholders, lease and time-to-live.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SqlInbox {

@@ -32,8 +32,8 @@ mod window;
 
 pub(crate) use inbox::cut;
 pub use inbox::{
-    handler_error_text, SqlInbox, DEFAULT_INBOX_TABLE, DEFAULT_MAX_ATTEMPTS, DEFAULT_POISON_LISTED,
-    MAX_ERROR_BYTES, MAX_INBOX_BODY_BYTES, MAX_POISON_LISTED,
+    handler_error_text, InboxEntry, SqlInbox, DEFAULT_INBOX_TABLE, DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_POISON_LISTED, MAX_ERROR_BYTES, MAX_INBOX_BODY_BYTES, MAX_POISON_LISTED,
 };
 pub use redis::{RedisDedup, COMMIT_SCRIPT, DEFAULT_REDIS_PREFIX, RELEASE_SCRIPT};
 pub use redis_inbox::{

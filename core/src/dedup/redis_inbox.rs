@@ -36,10 +36,9 @@
 //! dedup record. Needs Redis 6.2 or later (`XAUTOCLAIM`), with persistence (AOF or RDB) or a
 //! restart loses the inbox.
 
-use super::inbox::{check_delivery, MAX_ERROR_BYTES, MAX_POISON_LISTED};
+use super::inbox::{check_delivery, InboxEntry, MAX_ERROR_BYTES, MAX_POISON_LISTED};
 use super::redis::{store_key, ttl_and_lease};
 use super::{cut, ClaimState, SqlInbox, MAX_NAME_BYTES};
-use crate::machine::InboxEntry;
 use crate::ArgumentError;
 
 /// The key prefix when none is given (a Redis Cluster hash tag: one slot per inbox).

@@ -17,6 +17,7 @@
 //! `Commit` and `Rollback`, and effects are at least once.
 
 use super::Jitter;
+pub use crate::dedup::InboxEntry;
 use crate::dedup::{cut, DEFAULT_MAX_ATTEMPTS, MAX_ERROR_BYTES};
 use crate::retry::BackoffPolicy;
 use crate::ArgumentError;
@@ -25,23 +26,6 @@ use crate::ArgumentError;
 pub const DEFAULT_POLL_SECONDS: f64 = 1.0;
 /// Most handler runs one entry may be given.
 pub const MAX_INBOX_ATTEMPTS: u32 = 100;
-
-record! {
-/// An entry a claim returned.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InboxEntry {
-    /// Its delivery key.
-    pub key: String,
-    /// Its `Service-Webhook-Id`.
-    pub delivery_id: String,
-    /// Its event name, as sent.
-    pub event: String,
-    /// The delivery's raw JSON body.
-    pub body: String,
-    /// Handler runs started, this one included.
-    pub attempts: u32,
-}
-}
 
 record! {
 /// How an inbox worker runs.
