@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 VERSION=$(awk -F'"' '/^version = /{print $2; exit}' Cargo.toml)
 KOTLINC=$ROOT/.build/node/node_modules/kotlin-compiler/bin/kotlinc
-cargo build --quiet -p uniffi-bindgen
+TARGET_DIR=${CARGO_TARGET_DIR:-$ROOT/target}  # make release-artifacts builds in a second one
 
 export PATH=$ROOT/.build/venv/bin:$PATH  # cargo-zigbuild and ziglang (PyPI)
 
@@ -27,7 +27,7 @@ native() {
   CARGO_PROFILE_RELEASE_STRIP=symbols cargo zigbuild --quiet --release -p royaltykit-kotlin --target "$target" "$@" 2>&1 \
     | grep -v 'Compiler family detection failed\|xcrun\|^ *|$\|the SDK is needed\|DEVELOPER_DIR\|^$' >&2 || true
   mkdir -p "$classes/$dir"
-  cp "$ROOT/target/${target%.2.17}/release/$file" "$classes/$dir/$file"
+  cp "$TARGET_DIR/${target%.2.17}/release/$file" "$classes/$dir/$file"
   # "<sha256> <size>": NativeLoader.kt's key for its per-user cache of the extracted library.
   echo "$(sha256sum < "$classes/$dir/$file" | cut -d' ' -f1) $(stat -c %s "$classes/$dir/$file")" > "$classes/$dir/$file.sha256"
 }
@@ -41,7 +41,7 @@ jar_for() {
   # only in the dynamic table, and uniffi-bindgen reads the static one. The metadata is the same
   # in every profile, so the quick one (dev, which `cargo test` already built) serves.
   cargo build --quiet -p royaltykit-kotlin "$@"
-  "$ROOT/target/debug/uniffi-bindgen" generate --library "$ROOT/target/debug/libroyaltykit_kotlin.so" \
+  "$TARGET_DIR/debug/uniffi-bindgen" generate --library "$TARGET_DIR/debug/libroyaltykit_kotlin.so" \
     --language kotlin --no-format --out-dir "$out/gen" >/dev/null
   # Each generated component asks NativeLoader first, so JNA opens the cached library (one
   # extraction per machine) and JNI gets the same file.
@@ -85,6 +85,7 @@ if [ "${JAR_PLATFORMS:-linux}" = all ]; then
   ls -l "$ROOT/dist/royaltykit-kotlin-$VERSION.jar" >&2
   exit 0
 fi
+cargo build --quiet -p uniffi-bindgen
 jar_for "$ROOT/target/kotlin-hooks" "$ROOT/target/kotlin-hooks/royaltykit-kotlin-test-hooks.jar" --features test-hooks
 jar_for "$ROOT/target/kotlin" "$ROOT/dist/royaltykit-kotlin-$VERSION.jar"
 # The clients' add-ons, each a small jar of its own with its POM (their dependencies are never the

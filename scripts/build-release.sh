@@ -25,19 +25,37 @@ wheel() { # rust-target [compatibility]
     | grep -v '^📦\|^🍹\|^🐍\|^🔗\|^🛠\|^💻\|Compiler family detection failed\|xcrun\|^ *|$\|the SDK is needed\|DEVELOPER_DIR\|^$' >&2 || true
   echo "  wheel $1 ${2:-} ($((SECONDS - start)) s)" >&2
 }
-wheel aarch64-unknown-linux-gnu manylinux2014
-wheel x86_64-unknown-linux-musl musllinux_1_2
-wheel aarch64-unknown-linux-musl musllinux_1_2
-wheel x86_64-apple-darwin
-wheel aarch64-apple-darwin
-# Windows: Debian's mingw-w64 links it (maturin's zig path writes a .def naming
-# PyInit_royaltykit._native, which lld then cannot find); the import library for python3.dll is
-# generated (pyo3), so the .pyd imports only python3.dll and system DLLs.
-start=$SECONDS
-CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc maturin build --release --strip --quiet \
-  --target x86_64-pc-windows-gnu -o "$ROOT/dist" 2>&1 | grep -v '^📦\|^🍹\|^🐍\|^🔗\|^⚠️\|python.exe' >&2 || true
-echo "  wheel x86_64-pc-windows-gnu ($((SECONDS - start)) s)" >&2
-maturin sdist -o "$ROOT/dist" 2>&1 | grep -v '^📦\|^🍹\|^🐍\|^🔗' >&2 || true
+windows_wheel() {
+  # Windows: Debian's mingw-w64 links it (maturin's zig path writes a .def naming
+  # PyInit_royaltykit._native, which lld then cannot find); the import library for python3.dll is
+  # generated (pyo3), so the .pyd imports only python3.dll and system DLLs.
+  local start=$SECONDS
+  CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc maturin build --release --strip --quiet \
+    --target x86_64-pc-windows-gnu -o "$ROOT/dist" 2>&1 | grep -v '^📦\|^🍹\|^🐍\|^🔗\|^⚠️\|python.exe' >&2 || true
+  echo "  wheel x86_64-pc-windows-gnu ($((SECONDS - start)) s)" >&2
+}
+# Two lanes side by side, each in its own cargo target directory (cargo locks one per build): a
+# release build ends in fat LTO with one codegen unit, which uses one core, so two lanes keep both
+# busy. Each lane logs to target/release-lane-<name>.log, printed when it ends.
+lane_a() {
+  wheel aarch64-unknown-linux-gnu manylinux2014
+  wheel x86_64-unknown-linux-musl musllinux_1_2
+  wheel aarch64-unknown-linux-musl musllinux_1_2
+  wheel x86_64-apple-darwin
+  windows_wheel
+  maturin sdist -o "$ROOT/dist" 2>&1 | grep -v '^📦\|^🍹\|^🐍\|^🔗' >&2 || true
+}
+lane_b() {
+  export CARGO_TARGET_DIR=$ROOT/target/lane-b
+  wheel aarch64-apple-darwin
+  (cd "$ROOT" && JAR_PLATFORMS=all bash scripts/build-jar.sh)
+}
+( set -euo pipefail; lane_a ) > "$ROOT/target/release-lane-a.log" 2>&1 & a=$!
+( set -euo pipefail; lane_b ) > "$ROOT/target/release-lane-b.log" 2>&1 & b=$!
+status=0
+wait $a || { status=1; echo "build-release: lane a failed" >&2; }
+wait $b || { status=1; echo "build-release: lane b failed" >&2; }
+cat "$ROOT/target/release-lane-a.log" "$ROOT/target/release-lane-b.log" >&2
+[ $status -eq 0 ] || exit 1
 cd "$ROOT"
-JAR_PLATFORMS=all bash scripts/build-jar.sh
 ls -l dist/ >&2

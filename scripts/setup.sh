@@ -6,6 +6,8 @@
 # compiled, better-sqlite3 compiled, the npm tools, the Maven jars) is also kept in a cache of
 # this machine's earlier set-ups (scripts/cache.sh, keyed by what pins each), so a fresh clone
 # on a machine that ran make setup before copies it instead of making it again.
+# The parts are independent (network-bound downloads beside two compilations), so they run at
+# the same time, each logging to .build/setup-logs/<part>.log; a part that fails prints its log.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -17,6 +19,7 @@ source "$ROOT/scripts/cache.sh"
 
 # 1. Rust targets: wasm for the npm package, the release artifacts' platforms (linked by zig:
 #    make release-artifacts) and Android's four ABIs (make aar).
+rust_targets() {
 installed_targets=$(rustup target list --installed)
 for t in wasm32-unknown-unknown aarch64-unknown-linux-gnu x86_64-unknown-linux-musl \
          aarch64-unknown-linux-musl x86_64-apple-darwin aarch64-apple-darwin x86_64-pc-windows-gnu \
@@ -26,8 +29,11 @@ for t in wasm32-unknown-unknown aarch64-unknown-linux-gnu x86_64-unknown-linux-m
     rustup target add "$t"
   fi
 done
+}
 
-# 2. Debian jars for the Kotlin suite: JNA (runtime), JUnit 4 + hamcrest (tests), Gson (test-only vector reader).
+# 2. Debian packages, then (6.) the Maven jars, whose mvn may come from them.
+debian() {
+# Debian jars for the Kotlin suite: JNA (runtime), JUnit 4 + hamcrest (tests), Gson (test-only vector reader).
 need_apt=()
 [ -f /usr/share/java/jna.jar ] || need_apt+=(libjna-java)
 [ -f /usr/share/java/junit4.jar ] || need_apt+=(junit4)
@@ -48,8 +54,10 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
 fi
+}
 
 # 3. wasm-bindgen-cli at exactly the version of the wasm-bindgen crate in Cargo.lock.
+wasm_bindgen() {
 wb_version=$(awk '/^name = "wasm-bindgen"$/{getline; gsub(/version = |"/,""); print; exit}' Cargo.lock)
 if [ -z "$wb_version" ]; then echo "setup: wasm-bindgen not found in Cargo.lock" >&2; exit 1; fi
 if ! "$BUILD/tools/bin/wasm-bindgen" --version 2>/dev/null | grep -q " $wb_version\$" \
@@ -60,9 +68,11 @@ if ! "$BUILD/tools/bin/wasm-bindgen" --version 2>/dev/null | grep -q " $wb_versi
   cargo install wasm-bindgen-cli --version "=$wb_version" --root "$BUILD/tools" --quiet
   to_cache "wasm-bindgen-$wb_version" "$BUILD/tools"
 fi
+}
 
 # 4. npm tools: binaryen (wasm-opt), kotlin-compiler (kotlinc + kotlin-test jars), esbuild, attw and
 #    the Bun, Deno and workerd runtimes, pinned by tools/package-lock.json.
+node_tools() {
 node_tools_ready() {
   [ -x "$BUILD/node/node_modules/.bin/wasm-opt" ] && [ -f "$BUILD/node/node_modules/kotlin-compiler/bin/kotlinc" ] \
     && [ -x "$BUILD/node/node_modules/.bin/workerd" ] && [ -x "$BUILD/node/node_modules/.bin/deno" ] \
@@ -79,6 +89,8 @@ if ! node_tools_ready && ! { from_cache "$node_key" "$BUILD/node" && node_tools_
   to_cache "$node_key" "$BUILD/node"
 fi
 chmod +x "$BUILD/node/node_modules/kotlin-compiler/bin/"* 2>/dev/null || true
+}
+node_sql() {
 # The SQL drivers of the Node transactional stores' tests (pg, better-sqlite3: compiled once here).
 node_sql_ready() {
   cmp -s tools/node-sql/package.json "$BUILD/node-sql/package.json" \
@@ -94,8 +106,10 @@ if ! node_sql_ready && ! { from_cache "$sql_key" "$BUILD/node-sql" && node_sql_r
   cp tools/node-sql/package.json "$BUILD/node-sql/package.json"
   to_cache "$sql_key" "$BUILD/node-sql"
 fi
+}
 
 # 5. Python venv with maturin, pytest, mypy (pinned in tools/requirements-dev.txt).
+python_venv() {
 if [ ! -x "$BUILD/venv/bin/python" ]; then
   log "python venv"
   python3 -m venv "$BUILD/venv"
@@ -105,12 +119,14 @@ if ! cmp -s tools/requirements-dev.txt "$BUILD/venv/.requirements"; then
   "$BUILD/venv/bin/pip" install --quiet --disable-pip-version-check -r tools/requirements-dev.txt
   cp tools/requirements-dev.txt "$BUILD/venv/.requirements"
 fi
+}
 # 6. JVM libraries from Maven Central, pinned by tools/jvm/pom.xml: Jedis (the JVM receiver app)
 #    to .build/maven/lib, OkHttp and Okio (royaltykit-okhttp) to .build/maven/okhttp,
 #    kotlinx-coroutines (royaltykit-coroutines) to .build/maven/coroutines, the JDBC drivers of
 #    JdbcDedupStore's tests (pgjdbc, sqlite-jdbc) to .build/maven/jdbc, OpenTelemetry's API, SDK and
 #    in-memory exporter (royaltykit-otel and its tests) to .build/maven/otel; the local repository
 #    and the copied jars stay in .build/maven.
+maven() {
 maven_ready() {
   cmp -s tools/jvm/pom.xml "$BUILD/maven/pom.xml" && [ -d "$BUILD/maven/lib" ] && [ -d "$BUILD/maven/okhttp" ] \
     && [ -d "$BUILD/maven/coroutines" ] && [ -d "$BUILD/maven/jdbc" ] \
@@ -137,4 +153,32 @@ if ! maven_ready && ! { from_cache "$maven_key" "$BUILD/maven" && maven_ready; }
   cp tools/jvm/pom.xml "$BUILD/maven/pom.xml"
   to_cache "$maven_key" "$BUILD/maven"
 fi
+}
+
+# Run the parts side by side; wait for all, and fail with the log of each part that failed.
+LOGS=$BUILD/setup-logs
+rm -rf "$LOGS" && mkdir -p "$LOGS"
+declare -A pids=()
+part() { # name function...
+  local name=$1; shift
+  ( set -euo pipefail; start=$SECONDS; for f in "$@"; do "$f"; done; log "$name done in $((SECONDS - start)) s" ) \
+    > "$LOGS/$name.log" 2>&1 &
+  pids[$name]=$!
+}
+part rust-targets rust_targets
+part debian+maven debian maven
+part wasm-bindgen wasm_bindgen
+part node-tools node_tools
+part node-sql node_sql
+part python python_venv
+failed=()
+for name in "${!pids[@]}"; do
+  wait "${pids[$name]}" || failed+=("$name")
+done
+for name in "${!pids[@]}"; do grep -h '^\[setup\]' "$LOGS/$name.log" >&2 || true; done
+for name in "${failed[@]}"; do
+  echo "setup: $name failed; its log (.build/setup-logs/$name.log):" >&2
+  tail -40 "$LOGS/$name.log" >&2
+done
+[ ${#failed[@]} -eq 0 ] || exit 1
 log "ok"
