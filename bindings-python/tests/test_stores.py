@@ -177,6 +177,72 @@ def test_a_failing_handler_rolls_its_effect_back_and_the_redelivery_applies_it_o
     assert db.effects_of(d["id"]) == 1
 
 
+@pytest.mark.parametrize("interruption", [KeyboardInterrupt, SystemExit])
+def test_an_interrupted_handler_rolls_back_releases_and_the_interruption_goes_on(
+        db: Db, tmp_path: Path, interruption: type[BaseException]) -> None:
+    _, d = delivery(tmp_path, db, "interrupted")
+
+    def interrupted(delivery, connection):
+        db.handler(delivery, connection)
+        raise interruption()
+
+    with pytest.raises(interruption):
+        db.receiver(handler=interrupted).receive(d["headers"], d["body"].encode(), now=d["now"])
+    assert db.effects_of(d["id"]) == 0  # the transaction was rolled back, not left open
+    assert db.rows() == []  # the claim released at once: the redelivery need not wait for the lease
+    assert redeliver(db, d)[0] == 200
+    assert db.effects_of(d["id"]) == 1
+
+
+def test_a_cancelled_async_delivery_rolls_back_releases_and_stays_cancelled(db: Db, tmp_path: Path) -> None:
+    import asyncio
+
+    _, d = delivery(tmp_path, db, "cancelled")
+    receiver = db.receiver()
+
+    async def main() -> None:
+        started = asyncio.Event()
+
+        async def slow(delivery, connection):
+            db.handler(delivery, connection)
+            started.set()
+            await asyncio.sleep(3600)
+
+        receiver.handler = slow
+        task = asyncio.create_task(receiver.areceive(d["headers"], d["body"].encode(), now=d["now"]))
+        await started.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert task.cancelled()
+
+    asyncio.run(main())
+    assert db.effects_of(d["id"]) == 0
+    assert db.rows() == []
+    assert redeliver(db, d)[0] == 200
+    assert db.effects_of(d["id"]) == 1
+
+
+def test_an_interrupted_handler_on_the_in_memory_window_is_released() -> None:
+    seen = []
+
+    def interrupted(delivery):
+        seen.append(delivery.delivery_id)
+        if len(seen) == 1:
+            raise KeyboardInterrupt
+
+    receiver = rk.WebhookReceiver(SECRET, namespace="org-7/window", handler=interrupted)
+    body = json.dumps({"event": "enterprise.release.updated",
+                       "resource": {"type": "release", "reference": "r1", "url": "/api/v1/releases/r1"},
+                       "occurred_at": "2026-11-22T04:05:06Z"}).encode()
+    headers = rk.sign_webhook(SECRET, body, timestamp=NOW, delivery_id="dlv_window_interrupted")
+    with pytest.raises(KeyboardInterrupt):
+        receiver.receive(headers, body, now=NOW)
+    again = receiver.receive(headers, body, now=NOW)
+    assert (again.status, json.loads(again.body)["result"]) == (200, "processed")
+    assert seen == ["dlv_window_interrupted", "dlv_window_interrupted"]
+
+
 def test_a_claim_lost_to_another_worker_rolls_the_effect_back(db: Db, tmp_path: Path) -> None:
     _, d = delivery(tmp_path, db, "lost")
     ran = []

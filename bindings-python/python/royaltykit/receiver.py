@@ -503,8 +503,15 @@ class WebhookReceiver:
     def _steps(self, headers: Any, body: bytes, now: float | None,
                trace: _Trace) -> Generator[Any, tuple[bool, Any], Receipt]:
         """The receipt's loop, once for both drivers: yields each action to perform (a callable,
-        or a :class:`_Pause`) and is sent back ``(True, result)`` or ``(False, exception)``."""
+        or a :class:`_Pause`) and is sent back ``(True, result)`` or ``(False, exception)``.
+
+        A ``BaseException`` that is not an ``Exception`` (``asyncio.CancelledError``,
+        ``KeyboardInterrupt``, ``SystemExit``) cancels the delivery: no new work is started (no
+        claim, handler, commit or enqueue: each is reported to the core as failed, and a pause as
+        over), the core's failure paths roll the open transaction back and release the claims,
+        which are performed, and then the cancellation is raised, unchanged."""
         r, store, d, tx = self._receipt(headers, body, now), self.store, None, cast(Any, None)
+        cancelled: BaseException | None = None
         inbox, handler = self.inbox, cast(Callable[..., object], self.handler)
 
         def store_failed(what: str, e: Any) -> Any:
@@ -512,11 +519,40 @@ class WebhookReceiver:
             # cause, never silently.
             _log.error("webhook store %s failed on %s: answering 503 so that the delivery is sent again",
                        type(store if inbox is None else inbox).__name__, what, exc_info=e)
+            if cancel(e):
+                return r.store_failed()
             trace.error = e
             return r.store_failed()
 
+        def cancel(value: Any) -> bool:
+            """Whether `value` (a failed action's exception) cancels the delivery; keeps the first."""
+            nonlocal cancelled
+            if isinstance(value, BaseException) and not isinstance(value, Exception):
+                cancelled = cancelled or value
+                return True
+            return False
+
         step = r.next()
         while True:
+            if cancelled is not None:
+                match step:
+                    case ReceiptStep.RunHandler():
+                        step = r.handler_failed()
+                        continue
+                    case ReceiptStep.Wait():
+                        step = r.waited()
+                        continue
+                    case ReceiptStep.CommitTransaction():  # not committed: rolled back, as a failed commit is
+                        yield lambda: store.rollback(tx)
+                        step = r.store_failed()
+                        continue
+                    case ReceiptStep.Reply():
+                        raise cancelled
+                    case ReceiptStep.Release() | ReceiptStep.Rollback():
+                        pass  # performed below
+                    case _:  # Claim, Begin, Commit, Enqueue
+                        step = r.store_failed()
+                        continue
             match step:
                 case ReceiptStep.Claim(key=key):
                     ok, value = yield lambda: store.claim(key)
@@ -536,7 +572,7 @@ class WebhookReceiver:
                 case ReceiptStep.RunHandler():
                     d = cast(VerifiedWebhook, r.delivery)
                     ok, value = yield (lambda: handler(d, tx)) if self.transactional else (lambda: handler(d))
-                    if not ok:
+                    if not ok and not cancel(value):
                         trace.error = value
                         self.on_error(value, d)
                     step = r.handler_succeeded() if ok else r.handler_failed()
@@ -547,7 +583,9 @@ class WebhookReceiver:
                     ok, e = yield lambda: store.commit(key)
                     step = r.committed() if ok else store_failed("commit", e)
                 case ReceiptStep.Wait(seconds=seconds):
-                    yield _Pause(seconds)
+                    ok, value = yield _Pause(seconds)
+                    if not ok:
+                        cancel(value)
                     step = r.waited()
                 case ReceiptStep.Enqueue(key=key):  # the verified delivery, persisted as received
                     d = cast(VerifiedWebhook, r.delivery)
@@ -584,7 +622,9 @@ class WebhookReceiver:
         :class:`WebhookReceipt` (every rule and every step is the core's). ``route``: the
         framework's route of the request (``/webhooks``), for the telemetry's span name. A
         handler or store that returns an awaitable fails its step (``TypeError``: the handler's
-        is answered 500, the store's 503): receive those with :meth:`areceive`."""
+        is answered 500, the store's 503): receive those with :meth:`areceive`. An interruption
+        (``KeyboardInterrupt``, ``SystemExit``) rolls the open transaction back and releases the
+        claims before it goes on, so the redelivery is processed at once."""
         trace = self._trace(route)
         try:
             return self._receive(self._steps(headers, body, now, trace))
@@ -597,13 +637,13 @@ class WebhookReceiver:
         try:
             while True:
                 action = steps.send(outcome)
-                if isinstance(action, _Pause):
-                    time.sleep(action.seconds)
-                    outcome = (True, None)
-                    continue
                 try:
-                    outcome = (True, _synchronous(action()))
-                except Exception as e:
+                    if isinstance(action, _Pause):
+                        time.sleep(action.seconds)
+                        outcome = (True, None)
+                    else:
+                        outcome = (True, _synchronous(action()))
+                except BaseException as e:  # a KeyboardInterrupt too: the steps unwind, then raise it
                     outcome = (False, e)
         except StopIteration as done:
             return cast(Receipt, done.value)
@@ -612,7 +652,9 @@ class WebhookReceiver:
                        route: str | None = None) -> Receipt:
         """Receives one delivery; the store's methods and the handler may be coroutines (a
         synchronous handler runs on the event loop: keep it short, or make it async).
-        ``route`` as for :meth:`receive`."""
+        ``route`` as for :meth:`receive`. A cancelled task (``asyncio.CancelledError``: a
+        timeout, a client gone) rolls the open transaction back and releases the claims, then
+        stays cancelled (the same ``CancelledError`` goes on)."""
         trace = self._trace(route)
         try:
             return await self._areceive(self._steps(headers, body, now, trace))
@@ -627,7 +669,7 @@ class WebhookReceiver:
                 action = steps.send(outcome)
                 try:
                     outcome = (True, await (asyncio.sleep(action.seconds) if isinstance(action, _Pause) else _maybe(action())))
-                except Exception as e:
+                except BaseException as e:  # a CancelledError too: the steps unwind, then raise it
                     outcome = (False, e)
         except StopIteration as done:
             return cast(Receipt, done.value)
