@@ -65,9 +65,11 @@ classes=$(test_classes "$WORK/test-classes")
 # InterruptTest starts child JVMs (dev.royaltykit.InterruptChild) with this JVM's class path and
 # native cache, and sends them SIGINT.
 java -Droyaltykit.native.dir="$WORK/native-cache" -cp "$CP:$WORK/test-classes" org.junit.runner.JUnitCore $classes
-# Every verification suite again on the JNA path only, so both crossings answer the same
+# Every verification suite and the in-process receivers again on the JNA path only, so both
+# crossings answer the same (MachinesTest runs each receipt transcript through both itself)
 java -Droyaltykit.jni=false -cp "$CP:$WORK/test-classes" org.junit.runner.JUnitCore \
-  dev.royaltykit.NativePathTest dev.royaltykit.VectorsTest dev.royaltykit.HostileTest dev.royaltykit.ApiTest
+  dev.royaltykit.NativePathTest dev.royaltykit.VectorsTest dev.royaltykit.HostileTest dev.royaltykit.ApiTest \
+  dev.royaltykit.RouterTest dev.royaltykit.UseSecretsTest
 # The jar from plain Java: javac against it, then run.
 javac -d "$WORK/java-classes" -cp "$CP" "$ROOT/bindings-kotlin/tests-java/JavaUse.java"
 java -cp "$CP:$WORK/java-classes" JavaUse

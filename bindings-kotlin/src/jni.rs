@@ -8,8 +8,11 @@
 //! so the two cannot disagree; the Kotlin tests run the vectors through both.
 #![allow(unsafe_code)]
 
-use crate::WebhookVerifier;
-use jni_sys::{jbyte, jbyteArray, jclass, jlong, jsize, JNIEnv};
+use crate::machine::WebhookReceipt;
+use crate::{DedupWindow, WebhookVerifier};
+use jni_sys::{jbyte, jbyteArray, jclass, jint, jlong, jsize, JNIEnv};
+use royaltykit::dedup::ClaimState;
+use royaltykit::machine::ReceiptStep;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
@@ -152,6 +155,232 @@ pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_freeVerifier(
         // SAFETY: the caller's contract above.
         drop(unsafe {
             uniffi::Handle::from_raw_unchecked(handle as u64).into_arc::<WebhookVerifier>()
+        });
+    });
+}
+
+// ---- The receiver's receipt through JNI: `WebhookReceiver` (RoyaltyKit.kt) drives each
+// delivery's `WebhookReceipt` with these, so a delivery crosses without JNA: through JNA, every
+// call allocates `Structure`s whose native memory registers in JNA's global map and cleaner,
+// which on a loaded server made the receiver several times slower than a hand-written endpoint
+// and its GC pauses the p99 (bench/PROFILES.md). The machine is the same object the JNA path
+// drives (`machine::WebhookReceipt`), made by the same function, so the two cannot disagree; the
+// Kotlin tests run the receipt transcripts through both.
+
+/// `dev.royaltykit.NativeFast.receiptOpen(verifier, window, delivery, namespace, flags)`: a new
+/// `WebhookReceipt` for the packed `delivery` (as `receipt_packed`), on the `DedupWindow` handle
+/// `window` when it is not 0 (as `receipt_on_packed`). `verifier` is borrowed (see
+/// `verifyPacked`), `window` too (the `WebhookReceiver` holds a handle of its own for its
+/// lifetime). `namespace` is UTF-8; `flags`: 1 transactional, 2 claim the content key, 4 inbox.
+/// Returns `[0]` + the receipt's handle (8 bytes, big-endian; released by `receiptFree`, once) +
+/// its first step (a `ReceiptStep`), or `[1] + RoyaltyKitException`, or null when the JVM could
+/// not give or take the arrays, the namespace is not UTF-8, or on a panic.
+///
+/// # Safety
+/// Called by the JVM only: `env` is the current thread's environment, `delivery` and
+/// `namespace` live `byte[]` references, and the handles live objects' (as above).
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_receiptOpen(
+    env: *mut JNIEnv,
+    _class: jclass,
+    verifier: jlong,
+    window: jlong,
+    delivery: jbyteArray,
+    namespace: jbyteArray,
+    flags: jint,
+) -> jbyteArray {
+    if verifier == 0 {
+        return std::ptr::null_mut();
+    }
+    // SAFETY: the caller's contract above: borrowed handles of live objects, each `Arc` made here
+    // holding its own count.
+    let verifier: Arc<WebhookVerifier> =
+        unsafe { uniffi::Handle::from_raw_unchecked(verifier as u64).into_arc_borrowed() };
+    let window: Option<Arc<DedupWindow>> = (window != 0).then(|| {
+        // SAFETY: as above.
+        unsafe { uniffi::Handle::from_raw_unchecked(window as u64).into_arc_borrowed() }
+    });
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: `env` and the arrays come from the JVM for this call (see above).
+        let input = unsafe { read_array(env, delivery) }?;
+        // SAFETY: as above.
+        let namespace = String::from_utf8(unsafe { read_array(env, namespace) }?).ok()?;
+        let (transactional, claim_content_key, inbox) =
+            (flags & 1 != 0, flags & 2 != 0, flags & 4 != 0);
+        let made = match window {
+            Some(w) => verifier.receipt_on_packed(w, input, namespace, claim_content_key),
+            None => {
+                verifier.receipt_packed(input, namespace, transactional, claim_content_key, inbox)
+            }
+        };
+        let mut answer = Vec::with_capacity(128);
+        let mut handle = None;
+        match made {
+            Ok(receipt) => {
+                let first = receipt.next();
+                let h = <Arc<WebhookReceipt> as uniffi::Lower<crate::UniFfiTag>>::lower(receipt);
+                answer.push(OK);
+                answer.extend_from_slice(&h.as_raw().to_be_bytes());
+                <ReceiptStep as uniffi::Lower<royaltykit::UniFfiTag>>::write(first, &mut answer);
+                handle = Some(h);
+            }
+            Err(error) => {
+                answer.push(ERR);
+                <royaltykit::Error as uniffi::Lower<royaltykit::UniFfiTag>>::write(
+                    error,
+                    &mut answer,
+                );
+            }
+        }
+        // SAFETY: as above.
+        let array = unsafe { new_array(env, &answer) };
+        if let (None, Some(h)) = (&array, handle) {
+            // The JVM refused the answer: no one will free the receipt, so it is released here.
+            // SAFETY: made by `Handle::from_arc` just above and not given out.
+            drop(unsafe { h.into_arc::<WebhookReceipt>() });
+        }
+        array
+    }));
+    outcome.ok().flatten().unwrap_or(std::ptr::null_mut())
+}
+
+/// `dev.royaltykit.NativeFast.receiptReport(receipt, input, arg)`: reports one outcome to the
+/// receipt `receipt` (borrowed, alive until `receiptFree`) and answers the next step, as the
+/// `WebhookReceipt` method of the same name does. `input`: 1 `claimed` (`arg`: 0 new, 1
+/// in progress, 2 done), 2 `storeFailed`, 3 `released`, 4 `handlerSucceeded`, 5 `handlerFailed`,
+/// 6 `committed`, 7 `waited`, 8 `claimLost`, 9 `began`, 10 `transactionCommitted`,
+/// 11 `rolledBack`, 12 `enqueued` (`arg` != 0: new). Answers `[0] + ReceiptStep` or
+/// `[1] + RoyaltyKitException` (an input the pending step does not take), or null for an unknown
+/// input, when the JVM could not take the array, or on a panic.
+///
+/// # Safety
+/// Called by the JVM only, with the handle of a receipt made by `receiptOpen` and not yet freed.
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_receiptReport(
+    env: *mut JNIEnv,
+    _class: jclass,
+    receipt: jlong,
+    input: jint,
+    arg: jint,
+) -> jbyteArray {
+    if receipt == 0 {
+        return std::ptr::null_mut();
+    }
+    // SAFETY: the caller's contract above.
+    let r: Arc<WebhookReceipt> =
+        unsafe { uniffi::Handle::from_raw_unchecked(receipt as u64).into_arc_borrowed() };
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        let next = match input {
+            1 => r.claimed(match arg {
+                0 => ClaimState::New,
+                1 => ClaimState::InProgress,
+                2 => ClaimState::Done,
+                _ => return None,
+            }),
+            2 => r.store_failed(),
+            3 => r.released(),
+            4 => r.handler_succeeded(),
+            5 => r.handler_failed(),
+            6 => r.committed(),
+            7 => r.waited(),
+            8 => r.claim_lost(),
+            9 => r.began(),
+            10 => r.transaction_committed(),
+            11 => r.rolled_back(),
+            12 => r.enqueued(arg != 0),
+            _ => return None,
+        };
+        let mut answer = Vec::with_capacity(96);
+        match next {
+            Ok(step) => {
+                answer.push(OK);
+                <ReceiptStep as uniffi::Lower<royaltykit::UniFfiTag>>::write(step, &mut answer);
+            }
+            Err(error) => {
+                answer.push(ERR);
+                <royaltykit::Error as uniffi::Lower<royaltykit::UniFfiTag>>::write(
+                    error,
+                    &mut answer,
+                );
+            }
+        }
+        // SAFETY: `env` comes from the JVM for this call.
+        unsafe { new_array(env, &answer) }
+    }));
+    outcome.ok().flatten().unwrap_or(std::ptr::null_mut())
+}
+
+/// `dev.royaltykit.NativeFast.receiptState(receipt)`: the receipt's verified delivery and
+/// outcome, as its `delivery()` and `outcome()` answer them: `Option<VerifiedWebhook>` then
+/// `Option<String>` in uniffi's serialisation; null when the JVM could not take the array or on
+/// a panic.
+///
+/// # Safety
+/// As `receiptReport`.
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_receiptState(
+    env: *mut JNIEnv,
+    _class: jclass,
+    receipt: jlong,
+) -> jbyteArray {
+    if receipt == 0 {
+        return std::ptr::null_mut();
+    }
+    // SAFETY: the caller's contract above.
+    let r: Arc<WebhookReceipt> =
+        unsafe { uniffi::Handle::from_raw_unchecked(receipt as u64).into_arc_borrowed() };
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        let mut answer = Vec::with_capacity(256);
+        <Option<royaltykit::webhook::VerifiedWebhook> as uniffi::Lower<royaltykit::UniFfiTag>>::write(
+            r.delivery(),
+            &mut answer,
+        );
+        <Option<String> as uniffi::Lower<crate::UniFfiTag>>::write(r.outcome(), &mut answer);
+        // SAFETY: `env` comes from the JVM for this call.
+        unsafe { new_array(env, &answer) }
+    }));
+    outcome.ok().flatten().unwrap_or(std::ptr::null_mut())
+}
+
+/// `dev.royaltykit.NativeFast.receiptFree(receipt)`: releases a receipt made by `receiptOpen`.
+///
+/// # Safety
+/// Called by the JVM only, once per receipt, after its last `receiptReport` or `receiptState`.
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_receiptFree(
+    _env: *mut JNIEnv,
+    _class: jclass,
+    receipt: jlong,
+) {
+    if receipt == 0 {
+        return;
+    }
+    let _ = catch_unwind(|| {
+        // SAFETY: the caller's contract above.
+        drop(unsafe {
+            uniffi::Handle::from_raw_unchecked(receipt as u64).into_arc::<WebhookReceipt>()
+        });
+    });
+}
+
+/// `dev.royaltykit.NativeFast.windowFree(window)`: releases a `DedupWindow` handle the
+/// `WebhookReceiver` cloned for its lifetime (`uniffiCloneHandle`), once.
+///
+/// # Safety
+/// Called by the JVM only, once per cloned handle, after its last `receiptOpen`.
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_windowFree(
+    _env: *mut JNIEnv,
+    _class: jclass,
+    window: jlong,
+) {
+    if window == 0 {
+        return;
+    }
+    let _ = catch_unwind(|| {
+        // SAFETY: the caller's contract above.
+        drop(unsafe {
+            uniffi::Handle::from_raw_unchecked(window as u64).into_arc::<DedupWindow>()
         });
     });
 }

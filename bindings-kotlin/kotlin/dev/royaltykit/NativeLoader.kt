@@ -157,6 +157,30 @@ internal object NativeFast {
     @JvmStatic
     external fun freeVerifier(handle: Long)
 
+    /**
+     * A delivery's receipt through JNI ([JniReceipt]): `[0] + handle (8 bytes) + first ReceiptStep`
+     * or `[1] + RoyaltyKitException`, or null. [verifier] and [window] (0: none) are borrowed;
+     * [flags]: 1 transactional, 2 claim the content key, 4 inbox.
+     */
+    @JvmStatic
+    external fun receiptOpen(verifier: Long, window: Long, delivery: ByteArray, namespace: ByteArray, flags: Int): ByteArray?
+
+    /** One outcome reported to a receipt ([JniReceipt]'s codes): `[0] + ReceiptStep` or `[1] + RoyaltyKitException`, or null. */
+    @JvmStatic
+    external fun receiptReport(receipt: Long, input: Int, arg: Int): ByteArray?
+
+    /** A receipt's `Option<VerifiedWebhook>` then `Option<String>` (its outcome), or null. */
+    @JvmStatic
+    external fun receiptState(receipt: Long): ByteArray?
+
+    /** Releases a receipt made by [receiptOpen], once. */
+    @JvmStatic
+    external fun receiptFree(receipt: Long)
+
+    /** Releases a `DedupWindow` handle cloned with `uniffiCloneHandle`, once. */
+    @JvmStatic
+    external fun windowFree(window: Long)
+
     /** `[0] + handle` (8 bytes) or `[1] + RoyaltyKitException`, or null; see [newWebhookVerifier]. */
     @JvmStatic
     external fun newVerifier(args: ByteArray): ByteArray?
@@ -192,7 +216,8 @@ internal object NativeFast {
  * Which native path this process uses, for diagnostics (like Netty's `Epoll.isAvailable()`):
  * [jni] is true when `WebhookVerifier` is built and verifies through JNI (the JVM, with the
  * library loaded from the per-user cache, see [NativeLoader]), so a JVM that only verifies never
- * starts JNA; its other methods and every other call cross through JNA. False on Android, with
+ * starts JNA, and a `WebhookReceiver` drives each delivery's receipt through JNI too; its other
+ * methods and every other call cross through JNA. False on Android, with
  * `-Droyaltykit.jni=false`, or when the cache could not be written: everything then goes through
  * JNA, with the same results.
  */

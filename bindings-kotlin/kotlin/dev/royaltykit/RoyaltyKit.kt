@@ -2,6 +2,7 @@
 package dev.royaltykit
 
 import dev.royaltykit.types.ApiError
+import dev.royaltykit.types.FfiConverterTypeReceiptStep
 import dev.royaltykit.types.FfiConverterTypeRoyaltyKitError
 import dev.royaltykit.types.FfiConverterTypeVerifiedWebhook
 import dev.royaltykit.types.ClaimState
@@ -324,7 +325,7 @@ fun WebhookVerifier.receiptMulti(
  * handler. [transactional]: the keys are marked done inside the handler's database transaction.
  * [inbox]: the delivery is persisted in an inbox and answered at once.
  */
-private fun WebhookVerifier.receiptOf(
+internal fun WebhookVerifier.receiptOf(
     packed: ByteArray, namespace: String, window: DedupWindow?, transactional: Boolean, claimContentKey: Boolean, inbox: Boolean,
 ): WebhookReceipt =
     when {
@@ -334,6 +335,134 @@ private fun WebhookVerifier.receiptOf(
         transactional -> throw IllegalArgumentException("window and transactional exclude each other: a DedupWindow is not a table in your database")
         else -> receiptOnPacked(window, packed, namespace, claimContentKey)
     }
+
+/**
+ * The inputs of one delivery's receipt, whichever way it crosses: the generated [WebhookReceipt]
+ * through JNA ([JnaReceipt]) or the same machine through JNI ([JniReceipt]); names and answers are
+ * the generated class's. [WebhookReceiver] drives it.
+ */
+internal interface ReceiptMachine : AutoCloseable {
+    fun next(): ReceiptStep
+    fun claimed(state: ClaimState): ReceiptStep
+    fun storeFailed(): ReceiptStep
+    fun released(): ReceiptStep
+    fun handlerSucceeded(): ReceiptStep
+    fun handlerFailed(): ReceiptStep
+    fun committed(): ReceiptStep
+    fun waited(): ReceiptStep
+    fun claimLost(): ReceiptStep
+    fun began(): ReceiptStep
+    fun transactionCommitted(): ReceiptStep
+    fun rolledBack(): ReceiptStep
+    fun enqueued(new: Boolean): ReceiptStep
+    fun delivery(): VerifiedWebhook?
+    fun outcome(): String?
+    fun isFinished(): Boolean
+}
+
+/** The generated [WebhookReceipt] (JNA) as a [ReceiptMachine]. */
+internal class JnaReceipt(private val r: WebhookReceipt) : ReceiptMachine {
+    override fun next() = r.next()
+    override fun claimed(state: ClaimState) = r.claimed(state)
+    override fun storeFailed() = r.storeFailed()
+    override fun released() = r.released()
+    override fun handlerSucceeded() = r.handlerSucceeded()
+    override fun handlerFailed() = r.handlerFailed()
+    override fun committed() = r.committed()
+    override fun waited() = r.waited()
+    override fun claimLost() = r.claimLost()
+    override fun began() = r.began()
+    override fun transactionCommitted() = r.transactionCommitted()
+    override fun rolledBack() = r.rolledBack()
+    override fun enqueued(new: Boolean) = r.enqueued(new)
+    override fun delivery() = r.delivery()
+    override fun outcome() = r.outcome()
+    override fun isFinished() = r.isFinished()
+    override fun close() = r.close()
+}
+
+/**
+ * The same receipt machine through JNI (src/jni.rs): one call per input, with no JNA `Structure`
+ * allocated (bench/PROFILES.md, the JVM receiver). Not thread-safe (one delivery, one thread);
+ * [close] releases it, once.
+ */
+internal class JniReceipt private constructor(private val handle: Long, private var pending: ReceiptStep) : ReceiptMachine {
+    private var closed = false
+
+    private fun report(input: Int, arg: Int = 0): ReceiptStep {
+        check(!closed) { "royaltykit: the receipt is closed" }
+        val answer = NativeFast.receiptReport(handle, input, arg)
+            ?: throw IllegalStateException("royaltykit: the receipt's native call did not complete (see the log for a panic)")
+        val buf = ByteBuffer.wrap(answer)
+        return when (buf.get()) {
+            0.toByte() -> FfiConverterTypeReceiptStep.read(buf).also { pending = it }
+            else -> throw FfiConverterTypeRoyaltyKitError.read(buf)
+        }
+    }
+
+    private fun state(): ByteBuffer {
+        check(!closed) { "royaltykit: the receipt is closed" }
+        return ByteBuffer.wrap(
+            NativeFast.receiptState(handle)
+                ?: throw IllegalStateException("royaltykit: the receipt's native call did not complete (see the log for a panic)"),
+        )
+    }
+
+    override fun next() = pending
+    override fun claimed(state: ClaimState) = report(1, state.ordinal)
+    override fun storeFailed() = report(2)
+    override fun released() = report(3)
+    override fun handlerSucceeded() = report(4)
+    override fun handlerFailed() = report(5)
+    override fun committed() = report(6)
+    override fun waited() = report(7)
+    override fun claimLost() = report(8)
+    override fun began() = report(9)
+    override fun transactionCommitted() = report(10)
+    override fun rolledBack() = report(11)
+    override fun enqueued(new: Boolean) = report(12, if (new) 1 else 0)
+    override fun delivery(): VerifiedWebhook? = FfiConverterOptionalTypeVerifiedWebhook.read(state())
+    override fun outcome(): String? = state().let { FfiConverterOptionalTypeVerifiedWebhook.read(it); dev.royaltykit.FfiConverterOptionalString.read(it) }
+    override fun isFinished() = pending is ReceiptStep.Reply
+    override fun close() {
+        if (!closed) {
+            closed = true
+            NativeFast.receiptFree(handle)
+        }
+    }
+
+    companion object {
+        /**
+         * The receipt of a packed delivery through JNI, or null when JNI is not available or the
+         * call did not complete (the caller then goes through JNA, with the same rules); throws
+         * the core's [RoyaltyKitException] as the JNA path does. [window]: a `DedupWindow` handle
+         * the caller holds (0: none).
+         */
+        fun open(verifier: WebhookVerifier, window: Long, packed: ByteArray, namespace: String, flags: Int): JniReceipt? {
+            if (!NativeFast.available) return null
+            val ns = utf8(namespace)
+            val answer = verifier.callWithBorrowedHandle { NativeFast.receiptOpen(it, window, packed, ns, flags) } ?: return null
+            val buf = ByteBuffer.wrap(answer)
+            return when (buf.get()) {
+                0.toByte() -> {
+                    val handle = buf.getLong()
+                    val first = try {
+                        FfiConverterTypeReceiptStep.read(buf)
+                    } catch (e: Throwable) {
+                        NativeFast.receiptFree(handle)
+                        throw e
+                    }
+                    JniReceipt(handle, first)
+                }
+                else -> throw FfiConverterTypeRoyaltyKitError.read(buf)
+            }
+        }
+
+        /** The flags of [open]. */
+        fun flags(transactional: Boolean, claimContentKey: Boolean, inbox: Boolean): Int =
+            (if (transactional) 1 else 0) or (if (claimContentKey) 2 else 0) or (if (inbox) 4 else 0)
+    }
+}
 
 /**
  * Strings as UTF-8 exactly as uniffi lowers them: a lone surrogate is refused with
@@ -384,7 +513,7 @@ private fun packDelivery(headers: Map<String, String>, body: ByteArray, now: Lon
     return packer.pack(body, now)
 }
 
-private fun packDeliveryMulti(headers: Map<String, List<String>>, body: ByteArray, now: Long?): ByteArray {
+internal fun packDeliveryMulti(headers: Map<String, List<String>>, body: ByteArray, now: Long?): ByteArray {
     val packer = DeliveryPacker()
     for (entry in headers.entries) for (value in entry.value) packer.header(entry.key, value)
     return packer.pack(body, now)
@@ -713,15 +842,36 @@ class WebhookReceiver private constructor(
 
     /** Receives one delivery (headers with one value per name). */
     fun receive(headers: Map<String, String>, body: ByteArray, now: Long? = null): Receipt =
-        perform(verifier.get().receipt(headers, body, namespace, now, (store as? InMemoryDedupStore)?.window, transactional, claimContentKey, inbox != null), body)
+        perform(open(packDelivery(headers, body, now)), body)
 
     /** Receives one delivery (headers with several values per name: servlet, `HttpExchange`). */
     fun receiveMulti(headers: Map<String, List<String>>, body: ByteArray, now: Long? = null): Receipt =
-        perform(verifier.get().receiptMulti(headers, body, namespace, now, (store as? InMemoryDedupStore)?.window, transactional, claimContentKey, inbox != null), body)
+        perform(open(packDeliveryMulti(headers, body, now)), body)
+
+    /** The in-memory store's window, if any: the receipt claims and commits there itself. */
+    private val window: DedupWindow? = (store as? InMemoryDedupStore)?.window
+
+    /**
+     * A handle of [window] this receiver holds for the JNI path (one JNA clone here, none per
+     * delivery), released by [close] or, unclosed, when the receiver is collected; 0 without a
+     * window or JNI.
+     */
+    private val windowHandle: Long = window?.takeIf { NativeFast.available }?.uniffiCloneHandle() ?: 0L
+    private val windowRelease = windowHandle.takeIf { it != 0L }?.let { h -> receiverCleaner.register(this) { NativeFast.windowFree(h) } }
+
+    /** The delivery's receipt: through JNI where the library was loaded for it, else through JNA;
+     * the same machine either way. */
+    private fun open(packed: ByteArray): ReceiptMachine {
+        val v = verifier.get()
+        if (window == null || windowHandle != 0L) {
+            JniReceipt.open(v, windowHandle, packed, namespace, JniReceipt.flags(transactional, claimContentKey, inbox != null))?.let { return it }
+        }
+        return JnaReceipt(v.receiptOf(packed, namespace, window, transactional, claimContentKey, inbox != null))
+    }
 
     /** Performs the steps of the core's receipt ([body]: the raw request body, for an inbox);
      * every rule and every step is the core's. */
-    private fun perform(r: WebhookReceipt, body: ByteArray): Receipt {
+    private fun perform(r: ReceiptMachine, body: ByteArray): Receipt {
         var scope: ReceiptScope? = null
         telemetry?.let { t -> guarded("receipt") { scope = t.receipt() } }
         val open = Open()
@@ -745,7 +895,7 @@ class WebhookReceiver private constructor(
         var error: Exception? = null,
     )
 
-    private fun drive(r: WebhookReceipt, open: Open, body: ByteArray): Receipt {
+    private fun drive(r: ReceiptMachine, open: Open, body: ByteArray): Receipt {
         try {
             return steps(r, open, body)
         } finally {
@@ -755,7 +905,7 @@ class WebhookReceiver private constructor(
         }
     }
 
-    private fun steps(r: WebhookReceipt, open: Open, body: ByteArray): Receipt {
+    private fun steps(r: ReceiptMachine, open: Open, body: ByteArray): Receipt {
         var step = r.next()
         var delivery: VerifiedWebhook? = null
         val tx = transactionalStore
@@ -852,8 +1002,14 @@ class WebhookReceiver private constructor(
         null
     }
 
-    override fun close() = verifier.get().close()
+    override fun close() {
+        windowRelease?.clean()
+        verifier.get().close()
+    }
 }
+
+/** Releases what a [WebhookReceiver] holds natively when it is collected unclosed. */
+private val receiverCleaner: java.lang.ref.Cleaner by lazy { java.lang.ref.Cleaner.create() }
 
 /**
  * What happened to one delivery ([WebhookReceiver.onEvent]): the receipt's [outcome] (`processed`,

@@ -29,15 +29,25 @@ class MachinesTest {
         a?.takeUnless { it.isJsonNull }?.asJsonArray?.map { it.asJsonArray[0].asString to it.asJsonArray[1].asString } ?: emptyList()
     private fun step(vararg kv: Pair<String, Any?>): Map<String, Any?> = linkedMapOf(*kv)
 
-    private fun receipt(i: JsonObject): List<Map<String, Any?>> {
+    /** A receipt transcript, driven through JNA (the generated `WebhookReceipt`) or through JNI
+     * (`JniReceipt`, what `WebhookReceiver` drives on the JVM). */
+    private fun receipt(i: JsonObject, jni: Boolean): List<Map<String, Any?>> {
         val secrets = i["secrets"].asJsonArray.map { val s = it.asJsonObject; WebhookSecret(s.str("secret")!!, s.num("valid_until")?.toLong()) }
         val body = i["body"].asJsonObject.let { if (it.has("utf8")) it.str("utf8")!!.toByteArray() else java.util.HexFormat.of().parseHex(it.str("hex")) }
         val headers = pairs(i["headers"]).groupBy({ it.first }, { it.second })
         val answers = ArrayDeque(i["answers"].asJsonArray.map { it.asString })
         val steps = ArrayList<Map<String, Any?>>()
         WebhookVerifier(secrets).use { verifier ->
-            verifier.receiptMulti(headers, body, i.str("namespace")!!, i["now"].asLong, transactional = i["transactional"]?.asBoolean == true,
-                claimContentKey = i["claim_content_key"]?.asBoolean == true, inbox = i["inbox"]?.asBoolean == true).use { r ->
+            val (transactional, claimContentKey, inbox) =
+                Triple(i["transactional"]?.asBoolean == true, i["claim_content_key"]?.asBoolean == true, i["inbox"]?.asBoolean == true)
+            val machine: ReceiptMachine = if (jni) {
+                checkNotNull(JniReceipt.open(verifier, 0L, packDeliveryMulti(headers, body, i["now"].asLong), i.str("namespace")!!,
+                    JniReceipt.flags(transactional, claimContentKey, inbox))) { "the JNI path is not loaded in this JVM" }
+            } else {
+                JnaReceipt(verifier.receiptMulti(headers, body, i.str("namespace")!!, i["now"].asLong, transactional = transactional,
+                    claimContentKey = claimContentKey, inbox = inbox))
+            }
+            machine.use { r ->
                 var s = r.next()
                 while (true) {
                     s = when (s) {
@@ -498,7 +508,18 @@ class MachinesTest {
                 val input = t["input"].asJsonObject
                 val run = {
                     when (val f = group.str("function")) {
-                        "receipt" -> mapOf("steps" to receipt(input))
+                        "receipt" -> {
+                            // the same steps, or the same refusal, through both crossings
+                            val jna = runCatching { receipt(input, jni = false) }
+                            val jni = runCatching { receipt(input, jni = true) }
+                            val (a, b) = jna.exceptionOrNull() to jni.exceptionOrNull()
+                            if (a != null || b != null) {
+                                if (a !is RoyaltyKitException || b !is RoyaltyKitException || a.code != b.code) throw AssertionError("JNA: $a, JNI: $b")
+                                throw a
+                            }
+                            if (jna.getOrThrow() != jni.getOrThrow()) throw AssertionError("JNI steps ${jni.getOrThrow()} differ from JNA's ${jna.getOrThrow()}")
+                            mapOf("steps" to jna.getOrThrow())
+                        }
                         "call" -> call(input)
                         "export_job" -> exportJob(input)
                         "session" -> session(input)
