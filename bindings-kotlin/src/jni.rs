@@ -50,25 +50,8 @@ pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_verifyPacked(
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         // SAFETY: `env` and `delivery` come from the JVM for this call (see above).
         let input = unsafe { read_array(env, delivery) }?;
-        let mut answer = Vec::with_capacity(256);
-        match verifier.verify_packed(input) {
-            Ok(verified) => {
-                answer.push(OK);
-                <royaltykit::webhook::VerifiedWebhook as uniffi::Lower<royaltykit::UniFfiTag>>::write(
-                    verified,
-                    &mut answer,
-                );
-            }
-            Err(error) => {
-                answer.push(ERR);
-                <royaltykit::Error as uniffi::Lower<royaltykit::UniFfiTag>>::write(
-                    error,
-                    &mut answer,
-                );
-            }
-        }
         // SAFETY: as above.
-        unsafe { new_array(env, &answer) }
+        unsafe { result_answer(env, verifier.verify_packed(input)) }
     }));
     outcome.ok().flatten().unwrap_or(std::ptr::null_mut())
 }
@@ -103,32 +86,9 @@ pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_newVerifier(
         if !buf.is_empty() {
             return None;
         }
-        let mut answer = Vec::with_capacity(16);
-        let mut made = None;
-        match WebhookVerifier::new(secrets, tolerance, max_body, valid_until) {
-            Ok(verifier) => {
-                answer.push(OK);
-                let handle =
-                    <Arc<WebhookVerifier> as uniffi::Lower<crate::UniFfiTag>>::lower(verifier);
-                answer.extend_from_slice(&handle.as_raw().to_be_bytes());
-                made = Some(handle);
-            }
-            Err(error) => {
-                answer.push(ERR);
-                <royaltykit::Error as uniffi::Lower<royaltykit::UniFfiTag>>::write(
-                    error,
-                    &mut answer,
-                );
-            }
-        }
+        let made = WebhookVerifier::new(secrets, tolerance, max_body, valid_until);
         // SAFETY: as above.
-        let array = unsafe { new_array(env, &answer) };
-        if let (None, Some(handle)) = (&array, made) {
-            // The JVM refused the answer, so no Kotlin object will own the handle: release it.
-            // SAFETY: made by `Handle::from_arc` just above and not given out.
-            drop(unsafe { handle.into_arc::<WebhookVerifier>() });
-        }
-        array
+        unsafe { handle_answer(env, made, |_, _| {}) }
     }));
     outcome.ok().flatten().unwrap_or(std::ptr::null_mut())
 }
@@ -147,16 +107,8 @@ pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_freeVerifier(
     _class: jclass,
     handle: jlong,
 ) {
-    if handle == 0 {
-        return;
-    }
-    // A panic in a destructor must not unwind into the JVM.
-    let _ = catch_unwind(|| {
-        // SAFETY: the caller's contract above.
-        drop(unsafe {
-            uniffi::Handle::from_raw_unchecked(handle as u64).into_arc::<WebhookVerifier>()
-        });
-    });
+    // SAFETY: the caller's contract above.
+    unsafe { free_handle::<WebhookVerifier>(handle) }
 }
 
 // ---- The receiver's receipt through JNI: `WebhookReceiver` (RoyaltyKit.kt) drives each
@@ -213,33 +165,15 @@ pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_receiptOpen(
                 verifier.receipt_packed(input, namespace, transactional, claim_content_key, inbox)
             }
         };
-        let mut answer = Vec::with_capacity(128);
-        let mut handle = None;
-        match made {
-            Ok(receipt) => {
-                let first = receipt.next();
-                let h = <Arc<WebhookReceipt> as uniffi::Lower<crate::UniFfiTag>>::lower(receipt);
-                answer.push(OK);
-                answer.extend_from_slice(&h.as_raw().to_be_bytes());
-                <ReceiptStep as uniffi::Lower<royaltykit::UniFfiTag>>::write(first, &mut answer);
-                handle = Some(h);
-            }
-            Err(error) => {
-                answer.push(ERR);
-                <royaltykit::Error as uniffi::Lower<royaltykit::UniFfiTag>>::write(
-                    error,
-                    &mut answer,
-                );
-            }
-        }
         // SAFETY: as above.
-        let array = unsafe { new_array(env, &answer) };
-        if let (None, Some(h)) = (&array, handle) {
-            // The JVM refused the answer: no one will free the receipt, so it is released here.
-            // SAFETY: made by `Handle::from_arc` just above and not given out.
-            drop(unsafe { h.into_arc::<WebhookReceipt>() });
+        unsafe {
+            handle_answer(env, made, |receipt, answer| {
+                <ReceiptStep as uniffi::Lower<royaltykit::UniFfiTag>>::write(
+                    receipt.next(),
+                    answer,
+                );
+            })
         }
-        array
     }));
     outcome.ok().flatten().unwrap_or(std::ptr::null_mut())
 }
@@ -290,22 +224,8 @@ pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_receiptReport(
             12 => r.enqueued(arg != 0),
             _ => return None,
         };
-        let mut answer = Vec::with_capacity(96);
-        match next {
-            Ok(step) => {
-                answer.push(OK);
-                <ReceiptStep as uniffi::Lower<royaltykit::UniFfiTag>>::write(step, &mut answer);
-            }
-            Err(error) => {
-                answer.push(ERR);
-                <royaltykit::Error as uniffi::Lower<royaltykit::UniFfiTag>>::write(
-                    error,
-                    &mut answer,
-                );
-            }
-        }
         // SAFETY: `env` comes from the JVM for this call.
-        unsafe { new_array(env, &answer) }
+        unsafe { result_answer(env, next) }
     }));
     outcome.ok().flatten().unwrap_or(std::ptr::null_mut())
 }
@@ -352,15 +272,8 @@ pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_receiptFree(
     _class: jclass,
     receipt: jlong,
 ) {
-    if receipt == 0 {
-        return;
-    }
-    let _ = catch_unwind(|| {
-        // SAFETY: the caller's contract above.
-        drop(unsafe {
-            uniffi::Handle::from_raw_unchecked(receipt as u64).into_arc::<WebhookReceipt>()
-        });
-    });
+    // SAFETY: the caller's contract above.
+    unsafe { free_handle::<WebhookReceipt>(receipt) }
 }
 
 /// `dev.royaltykit.NativeFast.windowFree(window)`: releases a `DedupWindow` handle the
@@ -374,15 +287,90 @@ pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_windowFree(
     _class: jclass,
     window: jlong,
 ) {
-    if window == 0 {
+    // SAFETY: the caller's contract above.
+    unsafe { free_handle::<DedupWindow>(window) }
+}
+
+/// Releases an object's uniffi handle (0: none), as uniffi's own free function does; a panic in
+/// its destructor does not unwind into the JVM.
+///
+/// # Safety
+/// `handle` is 0 or an `Arc<T>` handle made by `Handle::from_arc`, released here exactly once,
+/// after its last use.
+unsafe fn free_handle<T: Send + Sync + 'static>(handle: jlong) {
+    if handle == 0 {
         return;
     }
     let _ = catch_unwind(|| {
-        // SAFETY: the caller's contract above.
-        drop(unsafe {
-            uniffi::Handle::from_raw_unchecked(window as u64).into_arc::<DedupWindow>()
-        });
+        // SAFETY: the caller's contract.
+        drop(unsafe { uniffi::Handle::from_raw_unchecked(handle as u64).into_arc::<T>() });
     });
+}
+
+/// A call's answer as a new Java `byte[]`: `[0] + T` or `[1] + RoyaltyKitException`, in uniffi's
+/// serialisation (the Kotlin layer reads it with the generated converters); `None` when the JVM
+/// could not allocate the array.
+///
+/// # Safety
+/// `env` is the current thread's JNI environment.
+unsafe fn result_answer<T: uniffi::Lower<royaltykit::UniFfiTag>>(
+    env: *mut JNIEnv,
+    result: crate::Result<T>,
+) -> Option<jbyteArray> {
+    let mut answer = Vec::with_capacity(256);
+    match result {
+        Ok(value) => {
+            answer.push(OK);
+            T::write(value, &mut answer);
+        }
+        Err(error) => {
+            answer.push(ERR);
+            <royaltykit::Error as uniffi::Lower<royaltykit::UniFfiTag>>::write(error, &mut answer);
+        }
+    }
+    // SAFETY: the caller's contract.
+    unsafe { new_array(env, &answer) }
+}
+
+/// A new object's answer as a new Java `byte[]`: `[0]` + its uniffi handle (8 bytes, big-endian;
+/// the caller owns it) + what `then` writes of it, or `[1] + RoyaltyKitException`; `None` when the
+/// JVM could not allocate the array, in which case the object is released here (no one else
+/// could).
+///
+/// # Safety
+/// `env` is the current thread's JNI environment.
+unsafe fn handle_answer<T: Send + Sync + 'static>(
+    env: *mut JNIEnv,
+    made: crate::Result<Arc<T>>,
+    then: impl FnOnce(&T, &mut Vec<u8>),
+) -> Option<jbyteArray>
+where
+    Arc<T>: uniffi::Lower<crate::UniFfiTag, FfiType = uniffi::Handle>,
+{
+    let mut answer = Vec::with_capacity(128);
+    let handle = match made {
+        Ok(object) => {
+            answer.push(OK);
+            let mut rest = Vec::new();
+            then(&object, &mut rest);
+            let handle = <Arc<T> as uniffi::Lower<crate::UniFfiTag>>::lower(object);
+            answer.extend_from_slice(&handle.as_raw().to_be_bytes());
+            answer.extend_from_slice(&rest);
+            Some(handle)
+        }
+        Err(error) => {
+            answer.push(ERR);
+            <royaltykit::Error as uniffi::Lower<royaltykit::UniFfiTag>>::write(error, &mut answer);
+            None
+        }
+    };
+    // SAFETY: the caller's contract.
+    let array = unsafe { new_array(env, &answer) };
+    if let (None, Some(handle)) = (&array, handle) {
+        // SAFETY: made by `Handle::from_arc` just above and not given out.
+        drop(unsafe { handle.into_arc::<T>() });
+    }
+    array
 }
 
 /// The contents of a Java `byte[]`, copied; `None` when the JVM refused (exception pending).
