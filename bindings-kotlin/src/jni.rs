@@ -39,14 +39,11 @@ pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_verifyPacked(
     handle: jlong,
     delivery: jbyteArray,
 ) -> jbyteArray {
-    if handle == 0 {
+    // SAFETY: a handle of a live `WebhookVerifier` made by `Handle::from_arc` (uniffi's object
+    // lowering, or `newVerifier` below), borrowed for this call as described above.
+    let Some(verifier) = (unsafe { borrow::<WebhookVerifier>(handle) }) else {
         return std::ptr::null_mut();
-    }
-    // SAFETY: a non-zero handle of a live `WebhookVerifier` made by `Handle::from_arc` (uniffi's
-    // object lowering, or `newVerifier` below), borrowed for this call as described above; the
-    // `Arc` made here holds its own count and releases it on every path.
-    let verifier: Arc<WebhookVerifier> =
-        unsafe { uniffi::Handle::from_raw_unchecked(handle as u64).into_arc_borrowed() };
+    };
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         // SAFETY: `env` and `delivery` come from the JVM for this call (see above).
         let input = unsafe { read_array(env, delivery) }?;
@@ -141,17 +138,12 @@ pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_receiptOpen(
     namespace: jbyteArray,
     flags: jint,
 ) -> jbyteArray {
-    if verifier == 0 {
+    // SAFETY: the caller's contract above: borrowed handles of live objects.
+    let Some(verifier) = (unsafe { borrow::<WebhookVerifier>(verifier) }) else {
         return std::ptr::null_mut();
-    }
-    // SAFETY: the caller's contract above: borrowed handles of live objects, each `Arc` made here
-    // holding its own count.
-    let verifier: Arc<WebhookVerifier> =
-        unsafe { uniffi::Handle::from_raw_unchecked(verifier as u64).into_arc_borrowed() };
-    let window: Option<Arc<DedupWindow>> = (window != 0).then(|| {
-        // SAFETY: as above.
-        unsafe { uniffi::Handle::from_raw_unchecked(window as u64).into_arc_borrowed() }
-    });
+    };
+    // SAFETY: as above (0: no window).
+    let window = unsafe { borrow::<DedupWindow>(window) };
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         // SAFETY: `env` and the arrays come from the JVM for this call (see above).
         let input = unsafe { read_array(env, delivery) }?;
@@ -197,12 +189,10 @@ pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_receiptReport(
     input: jint,
     arg: jint,
 ) -> jbyteArray {
-    if receipt == 0 {
-        return std::ptr::null_mut();
-    }
     // SAFETY: the caller's contract above.
-    let r: Arc<WebhookReceipt> =
-        unsafe { uniffi::Handle::from_raw_unchecked(receipt as u64).into_arc_borrowed() };
+    let Some(r) = (unsafe { borrow::<WebhookReceipt>(receipt) }) else {
+        return std::ptr::null_mut();
+    };
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let next = match input {
             1 => r.claimed(match arg {
@@ -243,12 +233,10 @@ pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_receiptState(
     _class: jclass,
     receipt: jlong,
 ) -> jbyteArray {
-    if receipt == 0 {
-        return std::ptr::null_mut();
-    }
     // SAFETY: the caller's contract above.
-    let r: Arc<WebhookReceipt> =
-        unsafe { uniffi::Handle::from_raw_unchecked(receipt as u64).into_arc_borrowed() };
+    let Some(r) = (unsafe { borrow::<WebhookReceipt>(receipt) }) else {
+        return std::ptr::null_mut();
+    };
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         let mut answer = Vec::with_capacity(256);
         <Option<royaltykit::webhook::VerifiedWebhook> as uniffi::Lower<royaltykit::UniFfiTag>>::write(
@@ -289,6 +277,17 @@ pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_windowFree(
 ) {
     // SAFETY: the caller's contract above.
     unsafe { free_handle::<DedupWindow>(window) }
+}
+
+/// The object behind a borrowed uniffi handle, with a count of its own released on every path
+/// (the caller's count keeps it alive meanwhile); `None` for 0.
+///
+/// # Safety
+/// `handle` is 0 or an `Arc<T>` handle made by `Handle::from_arc` that stays alive during the call.
+unsafe fn borrow<T: Send + Sync + 'static>(handle: jlong) -> Option<Arc<T>> {
+    // SAFETY: the caller's contract.
+    (handle != 0)
+        .then(|| unsafe { uniffi::Handle::from_raw_unchecked(handle as u64).into_arc_borrowed() })
 }
 
 /// Releases an object's uniffi handle (0: none), as uniffi's own free function does; a panic in

@@ -516,12 +516,11 @@ class WebhookReceiver:
 
         def store_failed(what: str, e: Any) -> Any:
             # The delivery is answered 503 (the sender retries it); the outage is logged with its
-            # cause, never silently.
-            _log.error("webhook store %s failed on %s: answering 503 so that the delivery is sent again",
-                       type(store if inbox is None else inbox).__name__, what, exc_info=e)
-            if cancel(e):
-                return r.store_failed()
-            trace.error = e
+            # cause, never silently (a cancellation is not an outage).
+            if not cancel(e):
+                _log.error("webhook store %s failed on %s: answering 503 so that the delivery is sent again",
+                           type(store if inbox is None else inbox).__name__, what, exc_info=e)
+                trace.error = e
             return r.store_failed()
 
         def cancel(value: Any) -> bool:

@@ -857,7 +857,7 @@ class WebhookReceiver private constructor(
      * window or JNI.
      */
     private val windowHandle: Long = window?.takeIf { NativeFast.available }?.uniffiCloneHandle() ?: 0L
-    private val windowRelease = windowHandle.takeIf { it != 0L }?.let { h -> receiverCleaner.register(this) { NativeFast.windowFree(h) } }
+    private val windowRelease = windowHandle.takeIf { it != 0L }?.let { h -> UniffiObjectCleaner.CLEANER.register(this) { NativeFast.windowFree(h) } }
 
     /** The delivery's receipt: through JNI where the library was loaded for it, else through JNA;
      * the same machine either way. */
@@ -1007,9 +1007,6 @@ class WebhookReceiver private constructor(
         verifier.get().close()
     }
 }
-
-/** Releases what a [WebhookReceiver] holds natively when it is collected unclosed. */
-private val receiverCleaner: java.lang.ref.Cleaner by lazy { java.lang.ref.Cleaner.create() }
 
 /**
  * What happened to one delivery ([WebhookReceiver.onEvent]): the receipt's [outcome] (`processed`,
