@@ -175,7 +175,7 @@ pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_receiptOpen(
 /// `WebhookReceipt` method of the same name does. `input`: 1 `claimed` (`arg`: 0 new, 1
 /// in progress, 2 done), 2 `storeFailed`, 3 `released`, 4 `handlerSucceeded`, 5 `handlerFailed`,
 /// 6 `committed`, 7 `waited`, 8 `claimLost`, 9 `began`, 10 `transactionCommitted`,
-/// 11 `rolledBack`, 12 `enqueued` (`arg` != 0: new). Answers `[0] + ReceiptStep` or
+/// 11 `rolledBack`, 12 `enqueued` (`arg` != 0: new), 13 `cancelled`. Answers `[0] + ReceiptStep` or
 /// `[1] + RoyaltyKitException` (an input the pending step does not take), or null for an unknown
 /// input, when the JVM could not take the array, or on a panic.
 ///
@@ -212,6 +212,7 @@ pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_receiptReport(
             10 => r.transaction_committed(),
             11 => r.rolled_back(),
             12 => r.enqueued(arg != 0),
+            13 => r.cancelled(),
             _ => return None,
         };
         // SAFETY: `env` comes from the JVM for this call.

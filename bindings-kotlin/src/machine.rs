@@ -142,6 +142,11 @@ impl WebhookReceipt {
     pub fn rolled_back(&self) -> Result<ReceiptStep> {
         self.then(machine::Receipt::rolled_back)
     }
+    /// The host was cancelled (a cancelled coroutine or thread) while the pending step was in
+    /// flight; returns the next step: only rollbacks and releases follow, then the 503 reply.
+    pub fn cancelled(&self) -> Result<ReceiptStep> {
+        self.then(machine::Receipt::cancelled)
+    }
     /// (Inbox.) The pending `Enqueue` is done: `new` when the delivery was added, false when it
     /// was in the inbox already; returns the `Reply` (200 `queued` or `duplicate`).
     pub fn enqueued(&self, new: bool) -> Result<ReceiptStep> {

@@ -140,6 +140,12 @@ impl WebhookReceipt {
     fn rolled_back(&self) -> PyResult<ReceiptStep> {
         self.then(machine::Receipt::rolled_back)
     }
+    /// The host was cancelled while the pending step was in flight (a cancelled task, an
+    /// interrupt): report this instead of its outcome. Returns the next step; only
+    /// ``Rollback`` and ``Release`` follow, then ``Reply`` 503 (outcome ``cancelled``).
+    fn cancelled(&self) -> PyResult<ReceiptStep> {
+        self.then(machine::Receipt::cancelled)
+    }
     /// (Inbox.) The pending ``Enqueue`` is done: ``new`` True when the delivery was added, False
     /// when it was in the inbox already. Returns the next step (``Reply`` 200, ``queued`` or
     /// ``duplicate``).

@@ -2,6 +2,7 @@
 each machine is driven the way a host drives it — ``match`` on the step, do it against the
 script, report the outcome — and every step is compared with the transcript's."""
 
+import collections
 import json
 
 import pytest
@@ -19,49 +20,67 @@ def test_every_transcript_is_counted():
     assert min(counts.values()) >= 8 and sum(counts.values()) >= 190, counts
 
 
+def receipt_view(step):
+    """A step that takes an answer, in the transcripts' rendered form."""
+    match step:
+        case rk.ReceiptStep.Claim(key=key):
+            return {"step": "claim", "key": key}
+        case rk.ReceiptStep.Release(key=key):
+            return {"step": "release", "key": key}
+        case rk.ReceiptStep.Enqueue(key=key):
+            return {"step": "enqueue", "key": key}
+        case rk.ReceiptStep.Commit(key=key, attempt=attempt):
+            return {"step": "commit", "key": key, "attempt": attempt}
+        case rk.ReceiptStep.Wait(seconds=seconds):
+            return {"step": "wait", "seconds": seconds}
+        case rk.ReceiptStep.RunHandler():
+            return {"step": "run_handler"}
+        case rk.ReceiptStep.CommitTransaction():
+            return {"step": "commit_transaction"}
+    return {"step": type(step).__name__.lower()}  # Begin, Rollback
+
+
 def receipt(i):
     secrets = [rk.WebhookSecret(s["secret"], valid_until=s.get("valid_until")) for s in i["secrets"]]
     verifier = rk.WebhookVerifier(secrets)
     r = verifier.receipt([tuple(h) for h in i["headers"]], body_bytes(i["body"]), namespace=i["namespace"], now=i["now"],
                          transactional=i.get("transactional", False), claim_content_key=i.get("claim_content_key", False),
                          inbox=i.get("inbox", False))
-    answers = iter(i["answers"])
+    answers = collections.deque(i["answers"])
     steps = []
     while True:
         step = r.next()
+        # "cancel": the host was cancelled while the step was in flight (a Wait takes an answer only then)
+        if not isinstance(step, rk.ReceiptStep.Reply):
+            steps.append(receipt_view(step))
+        if answers and answers[0] == "cancel" and not isinstance(step, rk.ReceiptStep.Reply):
+            answers.popleft()
+            r.cancelled()
+            continue
         match step:
             case rk.ReceiptStep.Claim(key=key):
-                steps.append({"step": "claim", "key": key})
-                a = next(answers)
+                a = answers.popleft()
                 r.store_failed() if a == "store_down" else r.claimed(a)
             case rk.ReceiptStep.Release(key=key):
-                steps.append({"step": "release", "key": key})
-                next(answers)
+                answers.popleft()
                 r.released()
             case rk.ReceiptStep.RunHandler():
-                steps.append({"step": "run_handler"})
                 assert r.delivery is not None
-                r.handler_succeeded() if next(answers) == "ok" else r.handler_failed()
+                r.handler_succeeded() if answers.popleft() == "ok" else r.handler_failed()
             case rk.ReceiptStep.Commit(key=key, attempt=attempt):
-                steps.append({"step": "commit", "key": key, "attempt": attempt})
-                a = next(answers)
+                a = answers.popleft()
                 r.committed() if a == "ok" else r.claim_lost() if a == "lost" else r.store_failed()
             case rk.ReceiptStep.Begin():
-                steps.append({"step": "begin"})
-                r.began() if next(answers) == "ok" else r.store_failed()
+                r.began() if answers.popleft() == "ok" else r.store_failed()
             case rk.ReceiptStep.CommitTransaction():
-                steps.append({"step": "commit_transaction"})
-                r.transaction_committed() if next(answers) == "ok" else r.store_failed()
+                r.transaction_committed() if answers.popleft() == "ok" else r.store_failed()
             case rk.ReceiptStep.Rollback():
-                steps.append({"step": "rollback"})
-                next(answers)
+                answers.popleft()
                 r.rolled_back()
             case rk.ReceiptStep.Wait(seconds=seconds):
-                steps.append({"step": "wait", "seconds": seconds})
                 r.waited()
             case rk.ReceiptStep.Enqueue(key=key):
-                steps.append({"step": "enqueue", "key": key})
-                a = next(answers)
+                a = answers.popleft()
                 r.enqueued(True) if a == "new" else r.enqueued(False) if a == "dup" else r.store_failed()
             case rk.ReceiptStep.Reply(status=status, body=body):
                 reply = {k: v for k, v in json.loads(body).items() if k != "message"}

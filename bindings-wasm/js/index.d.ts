@@ -284,7 +284,7 @@ export class WebhookReceipt {
   /** The verified delivery, or null when verification failed. */
   readonly delivery: VerifiedWebhook | null;
   /** Once replied, what happened; null before. */
-  readonly outcome: 'processed' | 'duplicate' | 'in_progress' | 'rejected' | 'acknowledged' | 'queued' | 'handler_failed' | 'store_unavailable' | 'claim_lost' | null;
+  readonly outcome: 'processed' | 'duplicate' | 'in_progress' | 'rejected' | 'acknowledged' | 'queued' | 'handler_failed' | 'store_unavailable' | 'cancelled' | 'claim_lost' | null;
   /** Whether the receipt has reached its reply. */
   readonly finished: boolean;
   claimed(state: ClaimState): ReceiptStep;
@@ -301,6 +301,9 @@ export class WebhookReceipt {
   /** (Inbox.) The pending `enqueue` is done: `isNew` false for a delivery already in the inbox.
    * Returns the reply: 200 `{"result":"queued"}` or `{"result":"duplicate"}`. */
   enqueued(isNew: boolean): ReceiptStep;
+  /** The host was cancelled while the pending step was in flight: only `rollback` and `release`
+   * steps follow, then the 503 reply (outcome `cancelled`). */
+  cancelled(): ReceiptStep;
   /** Frees the wasm memory now (otherwise freed when garbage-collected); the receipt is unusable after. */
   free(): void;
 }
@@ -548,7 +551,7 @@ export interface Receipt {
 export class WebhookReceiver {
   constructor(options: ReceiverOptions | InboxReceiverOptions);
   /** `info.route`: the framework's route (`/webhooks`), which names the delivery's telemetry scope. */
-  receive(headers: HeadersLike, body: BodyLike, now?: Time, info?: { route?: string | null }): Promise<Receipt>;
+  receive(headers: HeadersLike, body: BodyLike, now?: Time, info?: { route?: string | null; signal?: AbortSignalLike | null }): Promise<Receipt>;
   /**
    * Replaces the secrets for the deliveries that arrive from now on (a rotation on a live
    * receiver: no new receiver to swap into the framework); a delivery already being received

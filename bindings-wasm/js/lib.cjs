@@ -980,7 +980,7 @@ class WebhookReceipt {
     return this.#step.step === 'reply';
   }
   /** Once replied, what happened (`processed`, `duplicate`, `in_progress`, `rejected`,
-   * `acknowledged`, `queued`, `handler_failed`, `store_unavailable`, `claim_lost`); null before. */
+   * `acknowledged`, `queued`, `handler_failed`, `store_unavailable`, `cancelled`, `claim_lost`); null before. */
   get outcome() {
     return this.#inner.outcome() ?? null;
   }
@@ -1042,6 +1042,12 @@ class WebhookReceipt {
   enqueued(isNew) {
     if (typeof isNew !== 'boolean') throw new TypeError('enqueued takes whether the delivery is new (a boolean)');
     return this.#then(() => this.#inner.enqueued(isNew));
+  }
+  /** The host was cancelled (an aborted request) while the pending step was in flight: report
+   * this instead of its outcome; only `rollback` and `release` steps follow, then the 503 reply
+   * (outcome `cancelled`). Returns the next step. */
+  cancelled() {
+    return this.#then(() => this.#inner.cancelled());
   }
 }
 
@@ -2003,13 +2009,19 @@ class WebhookReceiver {
   /**
    * Performs the steps of the core's `WebhookReceipt` machine; every rule and step is the core's.
    * `info.route` (the framework's route, e.g. `/webhooks`) names the delivery's telemetry scope.
+   * `info.signal` (an AbortSignal, e.g. the fetch `Request`'s) cancels the delivery: checked
+   * before each step, no new work is started once it aborts (no claim, handler, commit or
+   * enqueue; a commit's pause ends), the open transaction is rolled back and every claim
+   * released, then `receive` rejects with the signal's reason (the core's `cancelled` input).
    */
   async receive(headers, body, now, info) {
+    const signal = info?.signal ?? null;
+    if (signal !== null && typeof signal.aborted !== 'boolean') throw new TypeError('info.signal must be an AbortSignal');
     const scope = telemetryScope(this.telemetry, 'receipt', { route: info?.route ?? null });
     const seen = { error: null };
     let out;
     try {
-      out = await this.#receive(headers, body, now, seen);
+      out = await this.#receive(headers, body, now, seen, signal);
     } catch (e) {
       scope?.end({ outcome: null, status: 500, deliveryId: null, error: e });
       throw e;
@@ -2018,27 +2030,32 @@ class WebhookReceiver {
     return { status: out.status, body: out.body, delivery: out.delivery };
   }
 
-  async #receive(headers, body, now, seen) {
+  async #receive(headers, body, now, seen, signal) {
     const { store } = this;
     // On a DedupWindow the receipt claims and commits inside the core: it asks only for the handler.
     const window = store instanceof DedupWindow ? store : undefined;
     const r = this.verifier.receipt(headers, body, { namespace: this.namespace, now, window, transactional: this.transactional,
       claimContentKey: this.claimContentKey, inbox: this.inbox !== null });
     try {
-      return await this.#steps(r, store, seen, body);
+      return await this.#steps(r, store, seen, body, signal);
     } finally {
       r.free(); // now, not at garbage collection: a busy receiver would otherwise grow (bench/PROFILES.md)
     }
   }
 
-  async #steps(r, store, seen, body) {
-    let delivery, tx;
+  async #steps(r, store, seen, body, signal) {
+    let delivery, tx, cancelled = false;
     const failed = (what, e) => {
       seen.error = e;
       this.onStoreError(e, what);
       return r.storeFailed();
     };
     for (let s = r.next(), ok, v; ; ) {
+      if (signal?.aborted && !cancelled && s.step !== 'release' && s.step !== 'rollback') {
+        cancelled = true; // the core asks only for rollbacks and releases from here on
+        s = r.cancelled();
+        continue;
+      }
       switch (s.step) {
         case 'claim':
           [ok, v] = await attempt(() => store.claim(s.key));
@@ -2079,8 +2096,8 @@ class WebhookReceiver {
           s = r.rolledBack();
           break;
         case 'wait':
-          await new Promise((resolve) => setTimeout(resolve, s.seconds * 1000));
-          s = r.waited();
+          s = (await idle(s.seconds, signal)) ? r.waited() : r.cancelled();
+          cancelled ||= signal?.aborted === true;
           break;
         case 'enqueue': { // (inbox) the verified delivery, its body as received (UTF-8: the core parsed it)
           delivery = r.delivery;
@@ -2091,6 +2108,7 @@ class WebhookReceiver {
           break;
         }
         default: { // reply
+          if (cancelled) throw signal.reason;
           const d = delivery ?? r.delivery ?? undefined;
           const channel = diagnostics?.receiver.hasSubscribers ? diagnostics.receiver : null;
           if (this.onEvent !== null || channel !== null) {

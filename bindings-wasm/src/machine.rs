@@ -149,6 +149,11 @@ impl WebhookReceipt {
     pub fn rolled_back(&mut self) -> R<String> {
         self.then(machine::Receipt::rolled_back)
     }
+    /// The host was cancelled (an aborted request) while the pending step was in flight;
+    /// returns the next step: only rollbacks and releases follow, then the 503 reply.
+    pub fn cancelled(&mut self) -> R<String> {
+        self.then(machine::Receipt::cancelled)
+    }
     /// (Inbox.) The delivery is persisted: `new` false for one already in the inbox; returns
     /// the next step (the reply).
     pub fn enqueued(&mut self, new: bool) -> R<String> {

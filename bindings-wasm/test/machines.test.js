@@ -22,6 +22,13 @@ function receipt(i) {
   const answers = [...i.answers];
   const steps = [];
   for (let s = r.next(); ; ) {
+    // "cancel": the host was cancelled while the step was in flight (a wait takes an answer only then)
+    if (s.step !== 'reply' && answers[0] === 'cancel') {
+      answers.shift();
+      steps.push({ ...s });
+      s = r.cancelled();
+      continue;
+    }
     switch (s.step) {
       case 'claim': {
         steps.push({ step: 'claim', key: s.key });

@@ -139,3 +139,48 @@ test('useSecrets: a delivery being received keeps the verifier it started with; 
   const first = await inFlight;
   assert.deepEqual([first.status, first.delivery.deliveryId, JSON.parse(first.body).result], [200, 'dlv_inflight_1', 'processed']);
 });
+
+/** A transactional store that records what it is asked (claims held, transactions open). */
+function recordingStore() {
+  const calls = [];
+  const held = new Set();
+  const done = new Set();
+  let open = 0;
+  return {
+    calls, held, done, get open() { return open; },
+    transactional: true,
+    async claim(key) { calls.push('claim'); if (done.has(key)) return 'done'; if (held.has(key)) return 'in_progress'; held.add(key); return 'new'; },
+    async release(key) { calls.push('release'); held.delete(key); },
+    async begin() { calls.push('begin'); open += 1; return { marks: [] }; },
+    async markDone(tx, key) { calls.push('markDone'); tx.marks.push(key); return true; },
+    async commitTransaction(tx) { calls.push('commitTransaction'); open -= 1; for (const k of tx.marks) { held.delete(k); done.add(k); } },
+    async rollback() { calls.push('rollback'); open -= 1; },
+  };
+}
+
+test('receive with an AbortSignal: aborted while the handler runs, the transaction is rolled back, the claim released, and receive rejects with the reason', async () => {
+  const store = recordingStore();
+  const controller = new AbortController();
+  const effects = [];
+  const receiver = new rk.WebhookReceiver({ secrets: SECRET, namespace: 'org-cancel', store, handler: async (d) => {
+    effects.push(d.deliveryId);
+    controller.abort(new Error('shutting down'));
+  } });
+  await assert.rejects(receiver.receive(twins[0], body, NOW, { signal: controller.signal }), /shutting down/);
+  assert.deepEqual(store.calls, ['claim', 'begin', 'rollback', 'release']);
+  assert.equal(store.open, 0);
+  assert.equal(store.held.size, 0); // the redelivery need not wait for the lease
+  const again = await receiver.receive(twins[0], body, NOW);
+  assert.equal(again.status, 200);
+  assert.deepEqual(effects, ['dlv_twin_1', 'dlv_twin_1']); // the first effect was rolled back with its transaction
+  assert.equal(store.done.size, 1);
+});
+
+test('receive with a signal aborted before it starts: nothing is claimed, and receive rejects with the reason', async () => {
+  const store = recordingStore();
+  let ran = 0;
+  const receiver = new rk.WebhookReceiver({ secrets: SECRET, namespace: 'org-cancel', store, handler: () => { ran += 1; } });
+  await assert.rejects(receiver.receive(twins[0], body, NOW, { signal: AbortSignal.abort(new Error('gone')) }), /gone/);
+  assert.deepEqual(store.calls, []);
+  assert.equal(ran, 0);
+});

@@ -100,6 +100,10 @@ string_enum! {
         HandlerFailed = "handler_failed",
         /// The dedup store could not be reached ([`STATUS_STORE_UNAVAILABLE`]).
         StoreUnavailable = "store_unavailable",
+        /// The host was cancelled mid-delivery (a cancelled task, an interrupt, an aborted
+        /// request): every claim was released, any transaction rolled back
+        /// ([`STATUS_STORE_UNAVAILABLE`], so the service redelivers).
+        Cancelled = "cancelled",
     }
 }
 
@@ -135,7 +139,9 @@ pub fn failure_reply(failure: ReceiverFailure) -> ReceiverReply {
     ReceiverReply {
         status: match failure {
             ReceiverFailure::HandlerFailed => STATUS_HANDLER_FAILED,
-            ReceiverFailure::StoreUnavailable => STATUS_STORE_UNAVAILABLE,
+            ReceiverFailure::StoreUnavailable | ReceiverFailure::Cancelled => {
+                STATUS_STORE_UNAVAILABLE
+            }
         },
         body: json_body("error", failure.as_str(), None),
     }
@@ -299,6 +305,11 @@ mod tests {
         assert_eq!(
             (r.status, r.body.as_str()),
             (503, r#"{"error":"store_unavailable"}"#)
+        );
+        let r = failure_reply(ReceiverFailure::Cancelled);
+        assert_eq!(
+            (r.status, r.body.as_str()),
+            (503, r#"{"error":"cancelled"}"#)
         );
         assert_eq!(
             rejection_body("invalid_signature", "no \"v1\" matched"),

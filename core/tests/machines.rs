@@ -62,7 +62,8 @@ fn receipt(i: &Value) -> Outcome {
         .as_array()
         .unwrap()
         .iter()
-        .map(|a| a.as_str().unwrap());
+        .map(|a| a.as_str().unwrap())
+        .peekable();
     let mut steps = Vec::new();
     for _ in 0..100 {
         let step = r.next();
@@ -76,6 +77,12 @@ fn receipt(i: &Value) -> Outcome {
             }
             other => serde_json::to_value(other).unwrap(),
         });
+        // "cancel": the host was cancelled while this step was in flight (a Wait takes an
+        // answer only then).
+        if !matches!(step, ReceiptStep::Reply { .. }) && answers.next_if_eq(&"cancel").is_some() {
+            r.cancelled()?;
+            continue;
+        }
         match step {
             ReceiptStep::Reply { .. } => return Ok(json!({ "steps": steps })),
             ReceiptStep::Wait { .. } => r.waited()?,

@@ -28,7 +28,9 @@ machine streams that status and reports the body by its length only, as a host w
 artifact to a file does; with "streamed": false it asserts the machine does not and reports
 the body whole), a RefreshToken takes {"token": value,
 "valid_for": seconds|null} (refresh at now + valid_for); a Wait advances `now` by its seconds;
-Receipt steps take the next answer of `answers`. It stops at the final step. Steps are compared
+Receipt steps take the next answer of `answers` (a Wait only when that answer is "cancel"); the
+answer "cancel" at any step means the host was cancelled while the step was in flight, reported
+as `cancelled`. It stops at the final step. Steps are compared
 in the rendered form below (waits to 1e-9).
 
 Jitter: a machine's seed feeds SplitMix64 (state += 0x9E3779B97F4A7C15, then the usual mix; a
@@ -315,6 +317,47 @@ receipt("transactional: the test event is acknowledged at once", [], [ACK], tran
         name="enterprise.webhook.test", did="dlv_tx_test")
 receipt("transactional: a forged signature: 401, nothing claimed", [], [reply(401, error="no_matching_signature")],
         transactional=True, did="dlv_tx_forged", secret="whsec_someone_else_0000000000")
+
+# Cancellation (DESIGN, Protocol machines: a host loop's semantics are the same in every language): the host was
+# cancelled while a step was in flight (Python CancelledError or KeyboardInterrupt, a JS AbortSignal, a Kotlin
+# CancellationException or interrupt). No new work follows: only the rollback of an open transaction and the releases of
+# the claims taken (never the claim in flight: a store that does not check could free another worker's), then 503
+# cancelled; a plain receipt whose handler succeeded keeps its claims (the effect stands: the leases run out).
+CANCELLED = reply(503, error="cancelled")
+for comment, answers, steps, kw in [
+    ("cancelled at the first claim: nothing released (the claim in flight runs out with its lease), 503 cancelled",
+     ["cancel"], lambda dk, ck: [claim(dk), CANCELLED], {}),
+    ("cancelled at the second claim: the first released, 503 cancelled", ["new", "cancel", "ok"],
+     lambda dk, ck: [claim(dk), claim(ck), release(dk), CANCELLED], {}),
+    ("cancelled while the handler runs: both claims released, 503 cancelled", ["new", "new", "cancel", "ok", "ok"],
+     lambda dk, ck: [claim(dk), claim(ck), RUN, release(dk), release(ck), CANCELLED], {}),
+    ("cancelled at a commit: nothing more (the effect stands, the leases run out), 503 cancelled",
+     ["new", "new", "ok", "ok", "cancel"], lambda dk, ck: [claim(dk), claim(ck), RUN, commit(dk), commit(ck), CANCELLED], {}),
+    ("cancelled during the pause before a commit's next attempt: 503 cancelled", ["new", "new", "ok", "store_down", "cancel"],
+     lambda dk, ck: [claim(dk), claim(ck), RUN, commit(dk), PAUSE, CANCELLED], {}),
+    ("cancelled while releasing after a handler failure: the releases go on, 500 handler_failed",
+     ["new", "new", "fail", "cancel", "ok"], lambda dk, ck: [claim(dk), claim(ck), RUN, release(dk), release(ck), FAILED], {}),
+    ("transactional, cancelled at begin: rolled back (harmless if never opened), both released, 503 cancelled",
+     ["new", "new", "cancel", "ok", "ok", "ok"],
+     lambda dk, ck: [claim(dk), claim(ck), BEGIN, ROLLBACK, release(dk), release(ck), CANCELLED], {"transactional": True}),
+    ("transactional, cancelled while the handler runs: rolled back, both released, 503 cancelled",
+     ["new", "new", "ok", "cancel", "ok", "ok", "ok"],
+     lambda dk, ck: [claim(dk), claim(ck), BEGIN, RUN, ROLLBACK, release(dk), release(ck), CANCELLED], {"transactional": True}),
+    ("transactional, cancelled at a mark: rolled back, both released, 503 cancelled",
+     ["new", "new", "ok", "ok", "cancel", "ok", "ok", "ok"],
+     lambda dk, ck: [claim(dk), claim(ck), BEGIN, RUN, commit(dk), ROLLBACK, release(dk), release(ck), CANCELLED],
+     {"transactional": True}),
+    ("transactional, cancelled at the commit of the transaction: rolled back (nothing if it committed), released, 503",
+     ["new", "new", "ok", "ok", "ok", "ok", "cancel", "ok", "ok", "ok"],
+     lambda dk, ck: [claim(dk), claim(ck), BEGIN, RUN, commit(dk), commit(ck), COMMIT_TX, ROLLBACK, release(dk),
+                     release(ck), CANCELLED], {"transactional": True}),
+    ("transactional, cancelled during the rollback after a handler failure: the cleanup goes on, 500 handler_failed",
+     ["new", "new", "ok", "fail", "cancel", "ok", "ok"],
+     lambda dk, ck: [claim(dk), claim(ck), BEGIN, RUN, ROLLBACK, release(dk), release(ck), FAILED], {"transactional": True}),
+]:
+    receipt(comment, answers, steps, did="dlv_cancel_0001", **kw)
+receipt("inbox, cancelled at the enqueue: 503 cancelled (the redelivery finds it queued or not)", ["cancel"],
+        lambda dk, ck: [ENQ(dk), CANCELLED], inbox=True, did="dlv_cancel_0002")
 
 # ---------------------------------------------------------------- Call ----------------------------------
 

@@ -527,7 +527,7 @@ class ReceiverReply:
     status: Final[int]
     body: Final[str]
 
-def failure_reply(failure: Literal["handler_failed", "store_unavailable"]) -> ReceiverReply:
+def failure_reply(failure: Literal["handler_failed", "store_unavailable", "cancelled"]) -> ReceiverReply:
     """The status and JSON body when a verified delivery cannot be finished."""
 
 def rejection_body(code: str, message: str) -> str:
@@ -837,6 +837,9 @@ class WebhookReceipt:
     def rolled_back(self) -> ReceiptStep: ...
     def enqueued(self, new: bool) -> ReceiptStep:
         """(Inbox.) The pending ``Enqueue`` is done: ``new`` False for a delivery already there."""
+    def cancelled(self) -> ReceiptStep:
+        """The host was cancelled while the pending step was in flight: only ``Rollback`` and
+        ``Release`` follow, then ``Reply`` 503 (outcome ``cancelled``)."""
 
 @disjoint_base
 class CallStep:

@@ -506,10 +506,9 @@ class WebhookReceiver:
         or a :class:`_Pause`) and is sent back ``(True, result)`` or ``(False, exception)``.
 
         A ``BaseException`` that is not an ``Exception`` (``asyncio.CancelledError``,
-        ``KeyboardInterrupt``, ``SystemExit``) cancels the delivery: no new work is started (no
-        claim, handler, commit or enqueue: each is reported to the core as failed, and a pause as
-        over), the core's failure paths roll the open transaction back and release the claims,
-        which are performed, and then the cancellation is raised, unchanged."""
+        ``KeyboardInterrupt``, ``SystemExit``) cancels the delivery: it is reported to the core
+        (``cancelled``), which then asks only for the rollback of the open transaction and the
+        releases of the claims; they are performed, and the cancellation is raised, unchanged."""
         r, store, d, tx = self._receipt(headers, body, now), self.store, None, cast(Any, None)
         cancelled: BaseException | None = None
         inbox, handler = self.inbox, cast(Callable[..., object], self.handler)
@@ -517,10 +516,11 @@ class WebhookReceiver:
         def store_failed(what: str, e: Any) -> Any:
             # The delivery is answered 503 (the sender retries it); the outage is logged with its
             # cause, never silently (a cancellation is not an outage).
-            if not cancel(e):
-                _log.error("webhook store %s failed on %s: answering 503 so that the delivery is sent again",
-                           type(store if inbox is None else inbox).__name__, what, exc_info=e)
-                trace.error = e
+            if cancel(e):
+                return r.cancelled()
+            _log.error("webhook store %s failed on %s: answering 503 so that the delivery is sent again",
+                       type(store if inbox is None else inbox).__name__, what, exc_info=e)
+            trace.error = e
             return r.store_failed()
 
         def cancel(value: Any) -> bool:
@@ -533,32 +533,13 @@ class WebhookReceiver:
 
         step = r.next()
         while True:
-            if cancelled is not None:
-                match step:
-                    case ReceiptStep.RunHandler():
-                        step = r.handler_failed()
-                        continue
-                    case ReceiptStep.Wait():
-                        step = r.waited()
-                        continue
-                    case ReceiptStep.CommitTransaction():  # not committed: rolled back, as a failed commit is
-                        yield lambda: store.rollback(tx)
-                        step = r.store_failed()
-                        continue
-                    case ReceiptStep.Reply():
-                        raise cancelled
-                    case ReceiptStep.Release() | ReceiptStep.Rollback():
-                        pass  # performed below
-                    case _:  # Claim, Begin, Commit, Enqueue
-                        step = r.store_failed()
-                        continue
             match step:
                 case ReceiptStep.Claim(key=key):
                     ok, value = yield lambda: store.claim(key)
                     step = r.claimed(value) if ok else store_failed("claim", value)
                 case ReceiptStep.Release(key=key):  # a failed release is fine: the claim's lease runs out
-                    yield lambda: store.release(key)
-                    step = r.released()
+                    ok, value = yield lambda: store.release(key)
+                    step = r.cancelled() if not ok and cancel(value) else r.released()
                 case ReceiptStep.Begin():
                     ok, tx = yield lambda: store.begin()
                     step = r.began() if ok else store_failed("begin", tx)
@@ -566,12 +547,15 @@ class WebhookReceiver:
                     ok, e = yield lambda: store.commit_transaction(tx)
                     step = r.transaction_committed() if ok else store_failed("commit", e)
                 case ReceiptStep.Rollback():  # a failed rollback is fine: the database rolls back
-                    yield lambda: store.rollback(tx)
-                    step = r.rolled_back()
+                    ok, value = yield lambda: store.rollback(tx)
+                    step = r.cancelled() if not ok and cancel(value) else r.rolled_back()
                 case ReceiptStep.RunHandler():
                     d = cast(VerifiedWebhook, r.delivery)
                     ok, value = yield (lambda: handler(d, tx)) if self.transactional else (lambda: handler(d))
-                    if not ok and not cancel(value):
+                    if not ok and cancel(value):
+                        step = r.cancelled()
+                        continue
+                    if not ok:
                         trace.error = value
                         self.on_error(value, d)
                     step = r.handler_succeeded() if ok else r.handler_failed()
@@ -583,15 +567,15 @@ class WebhookReceiver:
                     step = r.committed() if ok else store_failed("commit", e)
                 case ReceiptStep.Wait(seconds=seconds):
                     ok, value = yield _Pause(seconds)
-                    if not ok:
-                        cancel(value)
-                    step = r.waited()
+                    step = r.cancelled() if not ok and cancel(value) else r.waited()
                 case ReceiptStep.Enqueue(key=key):  # the verified delivery, persisted as received
                     d = cast(VerifiedWebhook, r.delivery)
                     text = body if isinstance(body, str) else bytes(body).decode("utf-8")  # verified: UTF-8 JSON
                     ok, new = yield lambda: inbox.enqueue(key, d.delivery_id, d.event.name, text)
                     step = r.enqueued(bool(new)) if ok else store_failed("enqueue", new)
                 case ReceiptStep.Reply(status=status, body=reply):
+                    if cancelled is not None:
+                        raise cancelled
                     d = d or r.delivery
                     if self.on_event is not None or _log.isEnabledFor(logging.DEBUG):
                         self._event(r.outcome, status, d)

@@ -29,6 +29,14 @@
 //! }
 //! ```
 //!
+//! **Cancellation.** A host whose work is cancelled while a step is in flight (a cancelled task,
+//! an interrupt, an aborted request) reports [`Receipt::cancelled`] instead of the step's
+//! outcome, then performs what follows — only `Rollback` and `Release` steps, never new work —
+//! up to the `Reply`, and lets the cancellation go on. The claims taken are released and an open
+//! transaction is rolled back, so the service's redelivery is processed (a claim in flight, if
+//! the store took it, runs out with its lease: releasing a key this receipt may not hold could
+//! free another worker's claim in a store that does not check).
+//!
 //! A **transactional** receipt ([`Receipt::transactional`]) is for a dedup table in the
 //! handler's own database ([`crate::dedup::SqlDedup`]): after the claims it asks the host to
 //! `Begin` a transaction, `RunHandler` with that transaction, `Commit` (mark done) each key
@@ -230,7 +238,7 @@ impl Receipt {
     /// handler ran and its effect is marked done), `duplicate` (already processed),
     /// `in_progress` (another worker holds it: 503), `rejected` (not verified), `acknowledged`
     /// (nothing to process: a test event), `queued` (inbox: persisted for the worker),
-    /// `handler_failed`, `store_unavailable`, or
+    /// `handler_failed`, `store_unavailable`, `cancelled` (see [`Receipt::cancelled`]), or
     /// `claim_lost` (transactional: another worker took the key; rolled back, 503). `None`
     /// before the reply.
     pub fn outcome(&self) -> Option<&'static str> {
@@ -553,6 +561,42 @@ impl Receipt {
         };
         let (keys, reply) = (std::mem::take(to_release), std::mem::take(reply));
         self.release_then(keys, reply);
+        Ok(())
+    }
+
+    /// The host was cancelled while the pending step was in flight (see the module
+    /// documentation): report this instead of the step's outcome, then perform the steps that
+    /// follow. Promises only `Rollback` and `Release` steps, then `Reply` 503
+    /// `{"error":"cancelled"}` (outcome `cancelled`): during the claims, the keys claimed so far
+    /// released (not the one in flight); once the handler may have run, in a transactional
+    /// receipt, a `Rollback` first (harmless where the transaction is gone or was never
+    /// opened), then every claim released (a release never removes a row that committed); in a
+    /// plain receipt, every claim released while the handler runs, none once a commit started
+    /// (the effect stands and a committed key stays done: the leases run out); an inbox
+    /// `Enqueue` answered at once (the redelivery finds it queued or not). During a `Rollback`
+    /// or `Release`, the same as [`Receipt::rolled_back`] or [`Receipt::released`] (a cancelled
+    /// one is a failed one): the cleanup goes on and the reply is unchanged. Once replied,
+    /// nothing changes.
+    pub fn cancelled(&mut self) -> Result<(), ArgumentError> {
+        let failure = failure_reply(ReceiverFailure::Cancelled);
+        let reply = (failure.status, failure.body);
+        match self.phase {
+            Phase::Releasing { .. } => return self.released(),
+            Phase::RollingBack { .. } => return self.rolled_back(),
+            Phase::Replied(..) => return Ok(()),
+            Phase::Claiming => {
+                let taken = self.keys.iter().take(self.claimed).cloned().collect();
+                self.release_then(taken, reply);
+            }
+            Phase::Enqueuing => self.phase = Phase::Replied(reply.0, reply.1),
+            _ if self.transactional => self.roll_back_then(reply),
+            Phase::Handling => self.release_then(self.keys.clone(), reply),
+            Phase::Committing { .. }
+            | Phase::Pausing { .. }
+            | Phase::Beginning
+            | Phase::CommittingTransaction => self.phase = Phase::Replied(reply.0, reply.1),
+        }
+        self.outcome = "cancelled";
         Ok(())
     }
 

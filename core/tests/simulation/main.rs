@@ -93,7 +93,7 @@ pub mod seen {
     use std::sync::atomic::{AtomicU64, Ordering};
 
     /// Counters by name.
-    pub static COUNTERS: [(&str, AtomicU64); 25] = [
+    pub static COUNTERS: [(&str, AtomicU64); 26] = [
         ("jobs done", AtomicU64::new(0)),
         ("jobs reconcile", AtomicU64::new(0)),
         ("jobs failed", AtomicU64::new(0)),
@@ -105,6 +105,7 @@ pub mod seen {
         ("token exchanges", AtomicU64::new(0)),
         ("twins applied", AtomicU64::new(0)),
         ("receivers killed", AtomicU64::new(0)),
+        ("hosts cancelled mid-step", AtomicU64::new(0)),
         ("forgeries refused", AtomicU64::new(0)),
         ("processes killed mid-job and resumed", AtomicU64::new(0)),
         ("requests applied by a killed process", AtomicU64::new(0)),

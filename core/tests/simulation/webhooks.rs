@@ -3,7 +3,8 @@
 //! then, whose handler fails now and then, and whose process is killed now and then; with
 //! redeliveries of delivered events, operator replays, same-second twins (byte-identical body and
 //! timestamp, another `Service-Webhook-Id`), forgeries, and a secret rotation with its five-minute
-//! overlap and a receiver reconfigured a little after it.
+//! overlap and a receiver reconfigured a little after it; and hosts cancelled mid-step (a cancelled
+//! task, an interrupt), the step in flight done or not, reported as `cancelled`.
 
 use crate::rng::Rng;
 use crate::Violation;
@@ -56,13 +57,20 @@ pub fn run(seed: u64) -> Result<(), Violation> {
     let p_handler = *rng.pick(&[0.0, 0.0, 0.1, 0.3]);
     let p_commit = *rng.pick(&[0.0, 0.0, 0.1, 0.3]);
     let p_crash = *rng.pick(&[0.0, 0.0, 0.02, 0.05]);
+    // Cancellations draw from a stream of their own, so the other faults of a seed are unchanged.
+    let mut crng = Rng::new(seed ^ 0x00CA_9CE1);
+    let p_cancel = *crng.pick(&[0.0, 0.0, 0.03, 0.08]);
     let outages: Vec<(f64, f64)> = (0..rng.range(0, 3))
         .map(|_| {
             let a = T0 + rng.between(0.0, 3600.0);
             (a, a + rng.between(10.0, 1200.0))
         })
         .collect();
-    let healthy = p_handler == 0.0 && p_commit == 0.0 && p_crash == 0.0 && outages.is_empty();
+    let healthy = p_handler == 0.0
+        && p_commit == 0.0
+        && p_crash == 0.0
+        && p_cancel == 0.0
+        && outages.is_empty();
     let rotation = rng.chance(0.5).then(|| T0 + rng.between(0.0, 3000.0));
     let config_lag = rng.between(0.0, 240.0);
 
@@ -190,6 +198,10 @@ pub fn run(seed: u64) -> Result<(), Violation> {
         let mut staged_marks: Vec<String> = Vec::new();
         let mut t = now;
         let mut status = None;
+        // Where the host was cancelled (the step's name), and the keys whose claims it reported.
+        let mut cancelled: Option<&'static str> = None;
+        let mut taken: Vec<String> = Vec::new();
+        let mut tx_open = false;
         for _ in 0..100 {
             if p_crash > 0.0 && rng.chance(p_crash) {
                 crate::seen::count("receivers killed", 1);
@@ -198,6 +210,40 @@ pub fn run(seed: u64) -> Result<(), Violation> {
             let step = receipt.next();
             let down = store.down(t);
             let sec = t.floor() as i64;
+            let cleanup = matches!(
+                step,
+                ReceiptStep::Release { .. } | ReceiptStep::Rollback {} | ReceiptStep::Reply { .. }
+            );
+            if cancelled.is_some() && !cleanup {
+                let mut v = Violation::new(
+                    "a cancelled delivery starts no new work",
+                    format!("{} asked for {step:?} after it was cancelled", d.id),
+                );
+                v.transcript = Some(json!({"answers": answers}));
+                return Err(v);
+            }
+            // The host is cancelled while this step is in flight: the step is done or not (its
+            // outcome never reported), then `cancelled` is.
+            let cancel_now = cancelled.is_none()
+                && !matches!(step, ReceiptStep::Reply { .. })
+                && p_cancel > 0.0
+                && crng.chance(p_cancel);
+            let mut scratch = cancel_now.then(|| receipt.clone());
+            let (claims_before, answers_before) = (claimed.len(), answers.len());
+            if cancel_now {
+                crate::seen::count("hosts cancelled mid-step", 1);
+                cancelled = Some(step_name(&step));
+                if !crng.chance(0.5) {
+                    // A rollback cut short is a failed one: the store discards the connection,
+                    // and the database rolls back a transaction whose connection is gone.
+                    tx_open &= !matches!(step, ReceiptStep::Rollback {});
+                    answers.push("cancel");
+                    receipt.cancelled().unwrap();
+                    continue;
+                }
+            }
+            let real = &mut receipt;
+            let receipt = scratch.as_mut().unwrap_or(real);
             match step {
                 ReceiptStep::Claim { key } => {
                     if down {
@@ -217,10 +263,16 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                             }
                         };
                         answers.push(state.as_str());
+                        if state == ClaimState::New && !cancel_now {
+                            taken.push(key.clone());
+                        }
                         receipt.claimed(state).unwrap();
                     } else {
                         let state = store.window.claim(&key, sec).unwrap();
                         answers.push(state.as_str());
+                        if state == ClaimState::New && !cancel_now {
+                            taken.push(key.clone());
+                        }
                         receipt.claimed(state).unwrap();
                     }
                 }
@@ -260,6 +312,7 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                         receipt.store_failed().unwrap();
                     } else {
                         answers.push("ok");
+                        tx_open = true;
                         receipt.began().unwrap();
                     }
                 }
@@ -285,6 +338,7 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                     }
                 }
                 ReceiptStep::CommitTransaction {} => {
+                    tx_open = false; // committed, or rolled back by the failed commit
                     if down || rng.chance(p_commit) {
                         answers.push("store_down");
                         staged_effect = false;
@@ -303,6 +357,7 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                     }
                 }
                 ReceiptStep::Rollback {} => {
+                    tx_open = false;
                     answers.push("ok");
                     staged_effect = false;
                     staged_marks.clear();
@@ -319,6 +374,55 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                 ReceiptStep::Enqueue { key } => {
                     panic!("a receipt that is not an inbox's asked to enqueue {key}")
                 }
+            }
+            if cancel_now {
+                // The step was done, its outcome never reported: `cancelled` instead (a claim
+                // taken in flight is not this receipt's to release: its lease runs out).
+                claimed.truncate(claims_before);
+                answers.truncate(answers_before);
+                answers.push("cancel");
+                real.cancelled().unwrap();
+            }
+        }
+        if tx_open && status.is_some() {
+            let mut v = Violation::new(
+                "no transaction is left open",
+                format!("{} replied with its transaction open", d.id),
+            );
+            v.transcript = Some(json!({"answers": answers}));
+            return Err(v);
+        }
+        if let (Some(at), Some(s)) = (cancelled, status) {
+            let at_work = !matches!(at, "release" | "rollback");
+            // A plain receipt cancelled once its handler succeeded keeps its claims (the effect
+            // stands; the leases run out).
+            let keeps = !transactional && matches!(at, "commit" | "wait");
+            let held = |k: &String| {
+                if transactional {
+                    claimed.iter().any(|(ck, tk)| {
+                        ck == k && matches!(store.rows.get(k), Some(Row::Held(_, x)) if x == tk)
+                    })
+                } else {
+                    store.window.state(k, t.floor() as i64).ok() == Some(ClaimState::InProgress)
+                }
+            };
+            let problem = if at_work && s != 503 {
+                Some((
+                    "a delivery cancelled mid-work is answered 503",
+                    format!("{} answered {s}", d.id),
+                ))
+            } else if at_work && !keeps && taken.iter().any(held) {
+                Some((
+                    "a cancelled delivery leaves no claim held",
+                    format!("{} cancelled at {at} kept a claim", d.id),
+                ))
+            } else {
+                None
+            };
+            if let Some((invariant, detail)) = problem {
+                let mut v = Violation::new(invariant, detail);
+                v.transcript = Some(json!({"answers": answers, "transactional": transactional}));
+                return Err(v);
             }
         }
         let secrets_json: Vec<Value> = if std::ptr::eq(receiver, &old_receiver) {
@@ -412,4 +516,20 @@ pub fn run(seed: u64) -> Result<(), Violation> {
         }
     }
     Ok(())
+}
+
+/// A step's name in the transcripts.
+fn step_name(step: &ReceiptStep) -> &'static str {
+    match step {
+        ReceiptStep::Claim { .. } => "claim",
+        ReceiptStep::Release { .. } => "release",
+        ReceiptStep::RunHandler {} => "run_handler",
+        ReceiptStep::Commit { .. } => "commit",
+        ReceiptStep::Wait { .. } => "wait",
+        ReceiptStep::Begin {} => "begin",
+        ReceiptStep::CommitTransaction {} => "commit_transaction",
+        ReceiptStep::Rollback {} => "rollback",
+        ReceiptStep::Enqueue { .. } => "enqueue",
+        ReceiptStep::Reply { .. } => "reply",
+    }
 }

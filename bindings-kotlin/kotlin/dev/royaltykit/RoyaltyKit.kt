@@ -355,6 +355,7 @@ internal interface ReceiptMachine : AutoCloseable {
     fun transactionCommitted(): ReceiptStep
     fun rolledBack(): ReceiptStep
     fun enqueued(new: Boolean): ReceiptStep
+    fun cancelled(): ReceiptStep
     fun delivery(): VerifiedWebhook?
     fun outcome(): String?
     fun isFinished(): Boolean
@@ -375,6 +376,7 @@ internal class JnaReceipt(private val r: WebhookReceipt) : ReceiptMachine {
     override fun transactionCommitted() = r.transactionCommitted()
     override fun rolledBack() = r.rolledBack()
     override fun enqueued(new: Boolean) = r.enqueued(new)
+    override fun cancelled() = r.cancelled()
     override fun delivery() = r.delivery()
     override fun outcome() = r.outcome()
     override fun isFinished() = r.isFinished()
@@ -421,6 +423,7 @@ internal class JniReceipt private constructor(private val handle: Long, private 
     override fun transactionCommitted() = report(10)
     override fun rolledBack() = report(11)
     override fun enqueued(new: Boolean) = report(12, if (new) 1 else 0)
+    override fun cancelled() = report(13)
     override fun delivery(): VerifiedWebhook? = FfiConverterOptionalTypeVerifiedWebhook.read(state())
     override fun outcome(): String? = state().let { FfiConverterOptionalTypeVerifiedWebhook.read(it); dev.royaltykit.FfiConverterOptionalString.read(it) }
     override fun isFinished() = pending is ReceiptStep.Reply
@@ -840,7 +843,13 @@ class WebhookReceiver private constructor(
     @Volatile
     var onEvent: ((ReceiptEvent) -> Unit)? = null
 
-    /** Receives one delivery (headers with one value per name). */
+    /**
+     * Receives one delivery (headers with one value per name). A cancellation while it runs — a
+     * `CancellationException` (a cancelled coroutine) from the handler or a store, or an
+     * interrupted thread — is reported to the core's receipt, which then asks only for the
+     * transaction's rollback and the claims' releases; they are performed and the same exception
+     * is thrown, so the redelivery is processed at once.
+     */
     fun receive(headers: Map<String, String>, body: ByteArray, now: Long? = null): Receipt =
         perform(open(packDelivery(headers, body, now)), body)
 
@@ -889,11 +898,20 @@ class WebhookReceiver private constructor(
      * The transaction open between `Begin` and `CommitTransaction` or `Rollback`, if any; the
      * receipt's outcome once replied, and the last handler or store exception.
      */
+    /** A cancelled coroutine (kotlinx's CancellationException is this class) or an interrupted thread. */
+    private fun isCancellation(e: Exception) =
+        e is java.util.concurrent.CancellationException || e is InterruptedException
+
     private class Open(
         var connection: java.sql.Connection? = null,
         var outcome: String? = null,
         var error: Exception? = null,
-    )
+        /** The cancellation (a cancelled coroutine, an interrupted thread) that stopped the delivery. */
+        var cancelled: Exception? = null,
+    ) {
+        /** The pending step failed: `cancelled` when the failure was a cancellation, else `storeFailed`. */
+        fun failed(r: ReceiptMachine): ReceiptStep = if (cancelled != null) r.cancelled() else r.storeFailed()
+    }
 
     private fun drive(r: ReceiptMachine, open: Open, body: ByteArray): Receipt {
         try {
@@ -913,7 +931,7 @@ class WebhookReceiver private constructor(
             step = when (step) {
                 is ReceiptStep.Claim -> {
                     val key = step.key
-                    outcome("claim", open) { tx?.claim(key) ?: store!!.claim(key) }.let { if (it == null) r.storeFailed() else r.claimed(it) }
+                    outcome("claim", open) { tx?.claim(key) ?: store!!.claim(key) }.let { if (it == null) open.failed(r) else r.claimed(it) }
                 }
                 is ReceiptStep.Release -> {
                     val key = step.key
@@ -933,6 +951,7 @@ class WebhookReceiver private constructor(
                     when {
                         d == null -> r.handlerFailed()
                         failure == null -> r.handlerSucceeded()
+                        isCancellation(failure) -> { open.cancelled = failure; r.cancelled() }
                         else -> { open.error = failure; onError(failure, d); r.handlerFailed() }
                     }
                 }
@@ -941,27 +960,35 @@ class WebhookReceiver private constructor(
                     if (tx != null) {
                         // The mark, inside the open transaction: false when the claim was lost.
                         when (outcome("markDone", open) { tx.markDone(open.connection!!, key) }) {
-                            null -> r.storeFailed()
+                            null -> open.failed(r)
                             true -> r.committed()
                             false -> r.claimLost()
                         }
-                    } else if (outcome("commit", open) { store!!.commit(key) } == null) r.storeFailed() else r.committed()
+                    } else if (outcome("commit", open) { store!!.commit(key) } == null) open.failed(r) else r.committed()
                 }
-                is ReceiptStep.Wait -> { Thread.sleep((step.seconds * 1000).toLong()); r.waited() }
+                is ReceiptStep.Wait -> try {
+                    Thread.sleep((step.seconds * 1000).toLong())
+                    r.waited()
+                } catch (e: InterruptedException) {
+                    open.cancelled = e
+                    r.cancelled()
+                }
                 is ReceiptStep.Begin -> {
                     val c = outcome("begin", open) { tx!!.begin() }
                     open.connection = c
-                    if (c == null) r.storeFailed() else r.began()
+                    if (c == null) open.failed(r) else r.began()
                 }
                 is ReceiptStep.CommitTransaction -> {
                     val c = open.connection
                     open.connection = null // the store gives it back, committed or not
-                    if (outcome("commitTransaction", open) { tx!!.commitTransaction(c!!) } == null) r.storeFailed() else r.transactionCommitted()
+                    if (outcome("commitTransaction", open) { tx!!.commitTransaction(c!!) } == null) open.failed(r) else r.transactionCommitted()
                 }
                 is ReceiptStep.Rollback -> {
                     val c = open.connection
                     open.connection = null
-                    outcome("rollback", open) { tx!!.rollback(c!!) } // a failed rollback: the database rolls back a lost connection
+                    // a failed rollback: the database rolls back a lost connection; none after a failed
+                    // commitTransaction, which rolled back and gave the connection back
+                    if (c != null) outcome("rollback", open) { tx!!.rollback(c) }
                     r.rolledBack()
                 }
                 is ReceiptStep.Enqueue -> {
@@ -971,9 +998,10 @@ class WebhookReceiver private constructor(
                     val added = if (d == null || inbox == null) null else outcome("enqueue", open) {
                         inbox.enqueue(key, d.deliveryId, d.event.name, String(body, StandardCharsets.UTF_8))
                     }
-                    if (added == null) r.storeFailed() else r.enqueued(added)
+                    if (added == null) open.failed(r) else r.enqueued(added)
                 }
                 is ReceiptStep.Reply -> {
+                    open.cancelled?.let { throw it } // after the rollback and the releases
                     val d = delivery ?: r.delivery()
                     open.outcome = r.outcome()
                     val event = ReceiptEvent(open.outcome, step.status.toInt(), d?.deliveryId, d?.event?.name)
@@ -993,12 +1021,16 @@ class WebhookReceiver private constructor(
     private inline fun <T : Any> outcome(what: String, open: Open? = null, call: () -> T): T? = try {
         call()
     } catch (e: Exception) {
-        open?.error = e
-        storeLog.log(
-            java.util.logging.Level.SEVERE,
-            "royaltykit: webhook store ${(transactionalStore ?: store ?: inbox)?.javaClass?.simpleName} failed on $what: answering 503 so that the delivery is sent again",
-            e,
-        )
+        if (open != null && isCancellation(e)) {
+            open.cancelled = open.cancelled ?: e // not an outage: reported as the cancellation
+        } else {
+            open?.error = e
+            storeLog.log(
+                java.util.logging.Level.SEVERE,
+                "royaltykit: webhook store ${(transactionalStore ?: store ?: inbox)?.javaClass?.simpleName} failed on $what: answering 503 so that the delivery is sent again",
+                e,
+            )
+        }
         null
     }
 

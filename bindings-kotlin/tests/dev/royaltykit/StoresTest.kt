@@ -234,6 +234,34 @@ class StoresTest(kind: String) : StoreCase(kind) {
     }
 
     @Test
+    fun aCancelledHandlerRollsBackReleasesAndTheCancellationGoesOn() =
+        cancelledMidDelivery(java.util.concurrent.CancellationException("the coroutine was cancelled"))
+
+    @Test
+    fun anInterruptedHandlerRollsBackReleasesAndTheInterruptionGoesOn() =
+        cancelledMidDelivery(InterruptedException("the thread was interrupted"))
+
+    /** A handler that writes its effect, then is cancelled: the same exception goes on, nothing stays. */
+    private fun cancelledMidDelivery(cancellation: Exception) {
+        val did = newDelivery("cancelled")
+        val errors = ArrayList<Exception>()
+        val thrown = runCatching {
+            store().use { s ->
+                WebhookReceiver(listOf(SECRET), NAMESPACE, s, onError = { e, _ -> errors.add(e) }, handler = { d: VerifiedWebhook, c: Connection ->
+                    handler(d, c)
+                    throw cancellation
+                }).use { it.receive(StoreFixture.headers(did), StoreFixture.body(did), NOW) }
+            }
+        }.exceptionOrNull()
+        assertSame(cancellation, thrown)
+        assertEquals("a cancellation is not a handler failure", emptyList<Exception>(), errors)
+        assertEquals(0, effectsOf(did))
+        assertEquals("released at once: the redelivery need not wait for the lease", emptyList<String>(), states())
+        assertEquals(200 to "processed", deliver(did))
+        assertEquals(1, effectsOf(did))
+    }
+
+    @Test
     fun aClaimLostToAnotherWorkerRollsItsEffectBack() {
         val did = newDelivery("lost")
         var other: Pair<Int, String>? = null
