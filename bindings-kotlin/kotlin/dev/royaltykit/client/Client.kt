@@ -463,7 +463,17 @@ abstract class ApiClient internal constructor(
      * (one exchange for the fleet).
      */
     val fleet: RedisFleet?,
+    /**
+     * The source of each machine's seed (the jitter of its waits and the idempotency keys it
+     * makes), asked once per call, token exchange, fleet refresh and export job; null: the OS
+     * RNG. Give a fixed one to replay a run exactly (tests, simulations), as Python's and Node's
+     * `seed`.
+     */
+    val seed: (() -> Long)?,
 ) {
+    /** The next machine's seed: [seed]'s, or null (the OS RNG). */
+    internal fun nextSeed(): ULong? = seed?.invoke()?.toULong()
+
     // A wrong base URL fails here, before any request, not after a minute of retries.
     internal val base = checkBaseUrl(baseUrl, allowInsecureHttp)
 
@@ -531,7 +541,7 @@ abstract class ApiClient internal constructor(
 
     /** Runs the token exchange (a [Call] of its own, with the client's retries): the token obtained and its refresh time. */
     private fun exchange(scope: OperationScope?): Pair<BearerToken, Double?> {
-        val done = Call.exchange(tokenRequest(), maxAttempts, maxElapsedSeconds).use { c -> drive(c.driven(session), "token exchange", null, scope) }
+        val done = Call.exchange(tokenRequest(), maxAttempts, maxElapsedSeconds, nextSeed()).use { c -> drive(c.driven(session), "token exchange", null, scope) }
         return parseToken(done.status.toLong(), done.headers.associate { it.name to it.value }, done.body)
     }
 
@@ -583,7 +593,7 @@ abstract class ApiClient internal constructor(
      * caller then abandons the session's exchange.
      */
     private fun fleetToken(f: RedisFleet, scope: OperationScope?) {
-        FleetToken(session, tokenApi, tokenTenant, null, clock()).use { ft ->
+        FleetToken(session, tokenApi, tokenTenant, nextSeed(), clock()).use { ft ->
             try {
                 fleetSteps(f, ft, scope)
             } catch (e: Throwable) {
@@ -784,7 +794,7 @@ abstract class ApiClient internal constructor(
      * operation's trace: a refusal of [then] ends the operation with that error.
      */
     internal fun <T> doneThen(operationId: String, params: RequestParams, then: (CallStep.Done) -> T): T = traced(operationId) { scope ->
-        then(Call(operationId, defaults(params), maxAttempts, maxElapsedSeconds).use { c -> drive(c.driven(session), operationId, null, scope) })
+        then(Call(operationId, defaults(params), maxAttempts, maxElapsedSeconds, nextSeed()).use { c -> drive(c.driven(session), operationId, null, scope) })
     }
 
     /**
@@ -975,9 +985,10 @@ class ReportsClient @JvmOverloads constructor(
     maxPollIntervalSeconds: Double? = null,
     telemetry: Telemetry? = null,
     fleet: RedisFleet? = null,
+    seed: (() -> Long)? = null,
 ) : ApiClient(
     transport, baseUrl, sessionOf(fleet, session, budget), timeout, connectTimeout, readTimeout, clock, sleep, allowInsecureHttp,
-    maxAttempts, maxElapsedSeconds, onEvent, telemetry, minPollIntervalSeconds, maxPollIntervalSeconds, fleet,
+    maxAttempts, maxElapsedSeconds, onEvent, telemetry, minPollIntervalSeconds, maxPollIntervalSeconds, fleet, seed,
 ) {
     override fun tokenRequest(): RequestDescriptor = buildTokenRequest(clientId, clientSecret, tenantId, scopes)
 
@@ -992,7 +1003,7 @@ class ReportsClient @JvmOverloads constructor(
     ): ReportsClient = ReportsClient(
         transport, base, clientId, clientSecret, tenantId, scopes, idempotencyHeader, null, null, clock, sleep, session,
         allowInsecureHttp, maxAttempts, maxElapsedSeconds, onEvent, connectTimeout ?: this.connectTimeout,
-        readOf(timeout, readTimeout), minPollIntervalSeconds, maxPollIntervalSeconds, telemetry, fleet,
+        readOf(timeout, readTimeout), minPollIntervalSeconds, maxPollIntervalSeconds, telemetry, fleet, seed,
     )
 
     override val tokenApi: Api get() = Api.REPORTS
@@ -1073,6 +1084,7 @@ class ReportsClient @JvmOverloads constructor(
                         maxElapsedSeconds = this.maxElapsedSeconds,
                         minPollIntervalSeconds = minPollIntervalSeconds ?: this.minPollIntervalSeconds,
                         maxPollIntervalSeconds = maxPollIntervalSeconds ?: this.maxPollIntervalSeconds,
+                        seed = nextSeed(),
                     ),
                 )
             }
@@ -1113,9 +1125,10 @@ class EnterpriseClient @JvmOverloads constructor(
     readTimeout: Duration? = null,
     telemetry: Telemetry? = null,
     fleet: RedisFleet? = null,
+    seed: (() -> Long)? = null,
 ) : ApiClient(
     transport, baseUrl, sessionOf(fleet, session, budget), timeout, connectTimeout, readTimeout, clock, sleep, allowInsecureHttp,
-    maxAttempts, maxElapsedSeconds, onEvent, telemetry, null, null, fleet,
+    maxAttempts, maxElapsedSeconds, onEvent, telemetry, null, null, fleet, seed,
 ) {
     override fun tokenRequest(): RequestDescriptor = buildEnterpriseTokenRequest(apiKey, apiSecret)
 
@@ -1129,7 +1142,7 @@ class EnterpriseClient @JvmOverloads constructor(
         maxPollIntervalSeconds: Double?,
     ): EnterpriseClient = EnterpriseClient(
         transport, base, apiKey, apiSecret, RateBudget.preset("enterprise"), null, clock, sleep, session, allowInsecureHttp,
-        maxAttempts, maxElapsedSeconds, onEvent, connectTimeout ?: this.connectTimeout, readOf(timeout, readTimeout), telemetry, fleet,
+        maxAttempts, maxElapsedSeconds, onEvent, connectTimeout ?: this.connectTimeout, readOf(timeout, readTimeout), telemetry, fleet, seed,
     )
 
     override val tokenApi: Api get() = Api.ENTERPRISE
