@@ -26,6 +26,14 @@ pub fn plan_receipt(
 }
 
 /// What the states of a delivery's claims mean (process, acknowledge or retry later).
+/// The SQL dialect of a database from what its JDBC driver reports (`databaseProductName`,
+/// `databaseProductVersion`); `InvalidArgument` for an SQLite older than 3.35 (no `RETURNING`)
+/// or another database.
+#[uniffi::export]
+pub fn detect_sql_dialect(product: String, version: String) -> Result<SqlDialect> {
+    Ok(SqlDialect::detect(&product, &version)?)
+}
+
 #[uniffi::export]
 pub fn decide_claims(states: Vec<ClaimState>) -> ReceiverDecision {
     receiver::decide_claims(&states)
@@ -214,6 +222,16 @@ impl SqlDedupProtocol {
     /// The statement opening the handler's transaction (`BEGIN`, `BEGIN IMMEDIATE` on SQLite).
     pub fn begin(&self) -> String {
         self.0.begin().to_owned()
+    }
+
+    /// The statement committing the handler's transaction (`COMMIT`).
+    pub fn commit(&self) -> String {
+        self.0.commit().to_owned()
+    }
+
+    /// The statement rolling the handler's transaction back (`ROLLBACK`).
+    pub fn rollback(&self) -> String {
+        self.0.rollback().to_owned()
     }
 
     /// Marks `key` done inside the handler's transaction at `now`; count the changed rows.

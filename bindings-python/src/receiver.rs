@@ -225,6 +225,16 @@ impl SqlDedupProtocol {
         self.0.begin()
     }
 
+    /// The statement committing the handler's transaction (``COMMIT``).
+    fn commit(&self) -> &'static str {
+        self.0.commit()
+    }
+
+    /// The statement rolling the handler's transaction back (``ROLLBACK``).
+    fn rollback(&self) -> &'static str {
+        self.0.rollback()
+    }
+
     /// Marks the key done inside the handler's transaction; count the changed rows.
     fn mark_done(&self, key: Text, token: Text, now: i64) -> PyResult<SqlStatement> {
         guard(|| Ok(self.0.mark_done(&key, &token, now)?))
@@ -627,9 +637,17 @@ fn handler_error_text(kind: Text, message: Text) -> String {
     dedup::handler_error_text(&kind, &message)
 }
 
+/// The SQL dialect of a database from its driver's product name (``PostgreSQL``, ``SQLite``) and
+/// version (``sqlite3.sqlite_version``): ``"postgres"`` or ``"sqlite"``. Raises
+/// ``InvalidArgumentError`` for an SQLite older than 3.35 (no ``RETURNING``) or another database.
+#[pyfunction]
+fn detect_sql_dialect(product: Text, version: Text) -> PyResult<&'static str> {
+    guard(|| Ok(SqlDialect::detect(&product, &version)?.as_str()))
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::py_export!(m;
-        fn plan_receipt, decide_claims, failure_reply, rejection_body, handler_error_text;
+        fn plan_receipt, decide_claims, failure_reply, rejection_body, handler_error_text, detect_sql_dialect;
         class RedisDedupProtocol, SqlDedupProtocol, SqlInboxProtocol, RedisInboxProtocol, SqlStatement,
             ReceiverDecision, ReceiverReply, InboxPoisonEntry, InboxCounts
     );

@@ -6,6 +6,7 @@ delivery. Whatever happens, the effect is applied exactly once."""
 import json
 import os
 import subprocess
+import sqlite3
 import sys
 import threading
 import time
@@ -418,3 +419,12 @@ def test_the_async_postgres_store_under_areceive(tmp_path: Path) -> None:
     assert statuses.count(200) >= 8 and set(statuses) <= {200, 503}
     assert (failed, again) == (500, 200)
     assert "postgres@" not in repr(AsyncPostgresDedupStore(dsn()))
+
+
+def test_the_dialect_comes_from_the_core_and_an_old_sqlite_is_refused() -> None:
+    assert rk.detect_sql_dialect("PostgreSQL", "16.2") == "postgres"
+    assert rk.detect_sql_dialect("SQLite", sqlite3.sqlite_version) == "sqlite"
+    with pytest.raises(rk.InvalidArgumentError, match="3.35 or later"):
+        rk.detect_sql_dialect("SQLite", "3.34.1")
+    with pytest.raises(rk.InvalidArgumentError, match="PostgreSQL and SQLite"):
+        rk.detect_sql_dialect("MySQL", "8.0")

@@ -667,6 +667,10 @@ export class SqlDedupProtocol {
   /** What a lookup returned: `new` for no row, `done`, else `in_progress`. */
   static lookupReply(state: string | null | undefined): ClaimState;
   begin(): string;
+  /** The statement committing the handler's transaction (`COMMIT`). */
+  commit(): string;
+  /** The statement rolling it back (`ROLLBACK`). */
+  rollback(): string;
   markDone(key: string, token: string, now: number): SqlStatement;
   static guardedReply(rows: number): boolean;
   release(key: string, token: string): SqlStatement;
@@ -894,6 +898,9 @@ export const DEFAULT_POISON_LISTED: number;
  * core's): `Kind: message` (`kind`: the error's name), the kind alone for an empty message, the
  * message alone for an empty kind; cut to 1024 bytes. */
 export function handlerErrorText(kind: string, message: string): string;
+/** The SQL dialect of a database from its driver's product name (`PostgreSQL`, `SQLite`) and
+ * version; InvalidArgumentError for an SQLite older than 3.35 (no `RETURNING`) or another database. */
+export function detectSqlDialect(product: string, version: string): SqlDialect;
 
 export interface RedisInboxOptions {
   /** The key prefix (default `{royaltykit:inbox}:`, a Redis Cluster hash tag: give a prefix of

@@ -2242,6 +2242,14 @@ class SqlDedupProtocol {
   begin() {
     return this._inner.begin();
   }
+  /** The statement committing it. */
+  commit() {
+    return this._inner.commit();
+  }
+  /** The statement rolling it back. */
+  rollback() {
+    return this._inner.rollback();
+  }
   /** Marks `key` done inside the transaction: count the changed rows. */
   markDone(key, token, now) {
     return JSON.parse(call(() => this._inner.markDone(toStr(key, 'key'), toStr(token, 'token'), toNumber(now, 'now'))));
@@ -2450,6 +2458,13 @@ function handlerErrorText(kind, message) {
   return native.handlerErrorText(toStr(kind, 'kind'), toStr(message, 'message'));
 }
 
+/** The SQL dialect of a database from its driver's product name (`PostgreSQL`, `SQLite`) and
+ * version: `'postgres'` or `'sqlite'`; InvalidArgumentError for an SQLite older than 3.35 (no
+ * `RETURNING`) or another database. */
+function detectSqlDialect(product, version) {
+  return call(() => native.detectSqlDialect(toStr(product, 'product'), toStr(version, 'version')));
+}
+
 /** Poison entries `poisoned()` lists when given no limit (the core's). */
 const DEFAULT_POISON_LISTED = SqlInboxProtocol.limits.defaultPoisonListed;
 
@@ -2621,7 +2636,7 @@ class PostgresDedupStore extends SqlStoreBase {
   /** Commits the mark and the effect together; the client goes back to the pool (or is dropped). */
   async commitTransaction(client) {
     try {
-      await client.query('COMMIT');
+      await client.query(this.protocol.commit());
     } catch (e) {
       this.markedIn(client, false);
       this.#giveBack(client, e);
@@ -2633,7 +2648,7 @@ class PostgresDedupStore extends SqlStoreBase {
   async rollback(client) {
     this.markedIn(client, false);
     try {
-      await client.query('ROLLBACK');
+      await client.query(this.protocol.rollback());
     } catch (e) {
       this.#giveBack(client, e);
       throw e;
@@ -2685,14 +2700,14 @@ class SqliteDedupStore extends SqlStoreBase {
       this.db.exec(sql);
     } finally {
       if (this.db.inTransaction) {
-        try { this.db.exec('ROLLBACK'); } catch { /* the transaction is gone */ }
+        try { this.db.exec(this.protocol.rollback()); } catch { /* the transaction is gone */ }
       }
       free?.();
     }
   }
   async commitTransaction(db) {
     try {
-      this.#end('COMMIT');
+      this.#end(this.protocol.commit());
     } catch (e) {
       this.markedIn(db, false);
       throw e;
@@ -2701,7 +2716,7 @@ class SqliteDedupStore extends SqlStoreBase {
   }
   async rollback(db) {
     this.markedIn(db, false);
-    this.#end('ROLLBACK');
+    this.#end(this.protocol.rollback());
   }
 }
 
@@ -2872,7 +2887,9 @@ class SqliteDriver {
     this.#open = true;
     return this.db;
   }
-  async end(_tx, sql) {
+  /** Ends the transaction with `sql` (the protocol's commit or rollback); one still open after
+   * a failed commit is rolled back with `rollbackSql`. */
+  async end(_tx, sql, rollbackSql) {
     if (!this.#open) return;
     this.#open = false;
     const free = this.#free;
@@ -2881,7 +2898,7 @@ class SqliteDriver {
       this.db.exec(sql);
     } finally {
       if (this.db.inTransaction) {
-        try { this.db.exec('ROLLBACK'); } catch { /* the transaction is gone */ }
+        try { this.db.exec(rollbackSql); } catch { /* the transaction is gone */ }
       }
       free?.();
     }
@@ -3093,11 +3110,11 @@ class SqlInboxBase {
   }
   /** (Worker step.) Commits the handler's effect and the mark together. */
   async commitTransaction(tx) {
-    await this.driver.end(tx, this.protocol.commit());
+    await this.driver.end(tx, this.protocol.commit(), this.protocol.rollback());
   }
   /** (Worker step.) Rolls the transaction back (an ended one is left alone). */
   async rollback(tx) {
-    await this.driver.end(tx, this.protocol.rollback());
+    await this.driver.end(tx, this.protocol.rollback(), this.protocol.rollback());
   }
   /** (Worker step.) Records a failed attempt (autocommit): pending again at `retryAt`, or poison. */
   async settle(key, attempts, poison, retryAt, error) {
@@ -3275,7 +3292,7 @@ module.exports = {
   // receivers and the protocol machines
   verifyRequest, webhookHandler, WebhookReceiver, EventRouter, knownEventNames, RedisDedupStore, RedisDedupProtocol, planReceipt, decideClaims,
   SqlDedupProtocol, PostgresDedupStore, SqliteDedupStore, SqlInboxProtocol, PostgresInbox, SqliteInbox,
-  RedisInboxProtocol, RedisInbox, handlerErrorText, DEFAULT_POISON_LISTED,
+  RedisInboxProtocol, RedisInbox, handlerErrorText, detectSqlDialect, DEFAULT_POISON_LISTED,
   WebhookReceipt, Session, Call, ExportJob, Pages, Recovery, InboxWorker,
   // fleets
   Fleet, RedisFleet, FleetToken, RESERVE_SCRIPT, PUBLISH_SCRIPT, UNLOCK_SCRIPT, DEFAULT_FLEET_PREFIX, FLEET_POLL_SECONDS,

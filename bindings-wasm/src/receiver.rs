@@ -197,6 +197,16 @@ impl SqlDedupProtocol {
         self.0.begin().to_owned()
     }
 
+    /// `SqlDedup::commit`.
+    pub fn commit(&self) -> String {
+        self.0.commit().to_owned()
+    }
+
+    /// `SqlDedup::rollback`.
+    pub fn rollback(&self) -> String {
+        self.0.rollback().to_owned()
+    }
+
     /// `SqlDedup::mark_done`, as JSON.
     #[wasm_bindgen(js_name = markDone)]
     pub fn mark_done(&self, key: &str, token: &str, now: f64) -> R<String> {
@@ -555,6 +565,15 @@ impl RedisInboxProtocol {
 #[wasm_bindgen(js_name = handlerErrorText)]
 pub fn handler_error_text(kind: &str, message: &str) -> String {
     royaltykit::dedup::handler_error_text(kind, message)
+}
+
+/// `SqlDialect::detect`: `postgres` or `sqlite` from a driver's product name and version.
+#[wasm_bindgen(js_name = detectSqlDialect)]
+pub fn detect_sql_dialect(product: &str, version: &str) -> R<String> {
+    Ok(royaltykit::dedup::SqlDialect::detect(product, version)
+        .map_err(err)?
+        .as_str()
+        .to_owned())
 }
 
 /// The inbox's constants as JSON: `defaultTable` (`dedup::DEFAULT_INBOX_TABLE`),

@@ -245,3 +245,10 @@ test('PostgreSQL restarted mid-delivery: 503, nothing applied, the redelivery ap
     await db.close();
   }
 });
+
+test('detectSqlDialect: the core reads the driver\'s product and version; an SQLite older than 3.35 is refused', () => {
+  assert.equal(rk.detectSqlDialect('PostgreSQL', '16.2'), 'postgres');
+  assert.equal(rk.detectSqlDialect('SQLite', '3.45.1'), 'sqlite');
+  assert.throws(() => rk.detectSqlDialect('SQLite', '3.34.1'), (e) => e instanceof rk.InvalidArgumentError && /3\.35 or later/.test(e.message));
+  assert.throws(() => rk.detectSqlDialect('MySQL', '8.0'), (e) => e.code === 'invalid_argument' && /PostgreSQL and SQLite/.test(e.message));
+});

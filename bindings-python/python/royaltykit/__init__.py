@@ -42,7 +42,7 @@ __all__ = [
     "HEADER_NAMES", "InvalidArgumentError", "Operation", "PageItems", "Pages", "PagesStep", "PaginationError", "PollDecision", "QueryParam", "RateBudget",
     "RecoveredDelivery", "Recovery", "RecoveryReport", "RecoveryStep", "InboxEntry", "InboxStep", "InboxWorker",
     "SqlInboxProtocol", "InboxStore", "parse_webhook_event", "RedisInboxProtocol", "InboxPoisonEntry", "InboxCounts",
-    "handler_error_text", "DEFAULT_POISON_LISTED",
+    "handler_error_text", "detect_sql_dialect", "DEFAULT_POISON_LISTED",
     "RateDecision", "Receipt", "ReceiverDecision", "ReceiverReply", "RedisDedupProtocol", "SqlDedupProtocol", "SqlStatement", "DEFAULT_STORE_CAPACITY", "RedisDedupStore", "AsyncRedisDedupStore",
     "DedupStore", "AsyncDedupStore", "DeliveryStates", "AsyncDeliveryStates", "TransactionalDedupStore",
     "STATUS_HANDLER_FAILED", "STATUS_STORE_UNAVAILABLE", "WebhookReceiver", "RequestBuildError", "RequestDescriptor", "ResponseNotices", "RetryAfter",

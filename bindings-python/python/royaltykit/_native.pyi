@@ -69,7 +69,7 @@ __all__ = [
     "Fleet", "FleetToken", "FleetTokenStep", "DEFAULT_FLEET_PREFIX", "MAX_FLEET_PREFIX_BYTES", "FLEET_POLL_SECONDS",
     "RESERVE_SCRIPT", "PUBLISH_SCRIPT", "UNLOCK_SCRIPT",
     "SqlInboxProtocol", "parse_webhook_event", "RedisInboxProtocol", "InboxPoisonEntry", "InboxCounts",
-    "handler_error_text", "DEFAULT_POISON_LISTED",
+    "handler_error_text", "detect_sql_dialect", "DEFAULT_POISON_LISTED",
     "BackoffPolicy", "BearerToken", "DEFAULT_DEDUP_TTL_SECONDS", "DEFAULT_MAX_BODY_BYTES", "DEFAULT_TOLERANCE_SECONDS", "DedupWindow",
     "EnterpriseToken", "EventRoutes", "KNOWN_EVENT_NAMES", "Route", "ExportStateInfo", "HEADER_NAMES", "Operation", "PollDecision", "QueryParam",
     "RateBudget", "RateDecision", "ReceiverDecision", "ReceiverReply", "RedisDedupProtocol", "SqlDedupProtocol", "SqlStatement", "DEFAULT_STORE_CAPACITY", "STATUS_HANDLER_FAILED", "STATUS_STORE_UNAVAILABLE", "RequestDescriptor", "ApiSession", "ResponseNotices", "RetryAfter",
@@ -596,6 +596,8 @@ class SqlDedupProtocol:
     def lookup_reply(state: str | None) -> Literal["new", "in_progress", "done"]:
         """What a lookup returned: ``new`` for no row (never seen, or expired)."""
     def begin(self) -> str: ...
+    def commit(self) -> str: ...
+    def rollback(self) -> str: ...
     def mark_done(self, key: str, token: str, now: int) -> SqlStatement: ...
     @staticmethod
     def guarded_reply(rows: int) -> bool: ...
@@ -648,6 +650,9 @@ class SqlInboxProtocol:
 DEFAULT_POISON_LISTED: int
 """Poison entries an inbox's ``poisoned()`` lists when no limit is given (the core's)."""
 
+def detect_sql_dialect(product: str, version: str) -> Literal["postgres", "sqlite"]:
+    """The SQL dialect of a database from its driver's product name and version; raises
+    ``InvalidArgumentError`` for an SQLite older than 3.35 (no ``RETURNING``) or another database."""
 def handler_error_text(kind: str, message: str) -> str:
     """The ``last_error`` an inbox keeps for a failed handler run, the same in every language:
     ``"Kind: message"`` (``kind`` the exception's class name), the kind alone when the message is

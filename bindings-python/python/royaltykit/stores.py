@@ -57,6 +57,7 @@ from ._native import (
     SqlInboxProtocol,
     SqlStatement,
     WebhookEvent,
+    detect_sql_dialect,
     handler_error_text,
     parse_webhook_event,
 )
@@ -206,7 +207,7 @@ class _SqlStore(_Pool):
         (the database rolls back what did not commit)."""
         marked = self._marked_in(connection)
         try:
-            connection.execute("COMMIT")
+            connection.execute(self.protocol.commit())
         except Exception:
             self._drop(connection)
             raise
@@ -219,7 +220,7 @@ class _SqlStore(_Pool):
         transaction whose connection is gone)."""
         self._marked_in(connection)  # the releases that follow still need their tokens
         try:
-            connection.execute("ROLLBACK")
+            connection.execute(self.protocol.rollback())
         except Exception:
             self._drop(connection)
             raise
@@ -252,9 +253,8 @@ class SqliteDedupStore(_SqlStore):
     def __init__(self, database: str | PathLike[str], *, table: str | None = None, ttl_seconds: int | None = None,
                  lease_seconds: int | None = None, timeout: float = 5.0, create_table: bool = True,
                  clock: Callable[[], float] = time.time) -> None:
-        if sqlite3.sqlite_version_info < (3, 35, 0):
-            raise RuntimeError(f"SQLite {sqlite3.sqlite_version} is too old: the store needs 3.35 (RETURNING)")
-        super().__init__(SqlDedupProtocol("sqlite", param_style="qmark", table=table, ttl_seconds=ttl_seconds,
+        # the core refuses an SQLite older than 3.35 (no RETURNING): InvalidArgumentError
+        super().__init__(SqlDedupProtocol(detect_sql_dialect("sqlite", sqlite3.sqlite_version), param_style="qmark", table=table, ttl_seconds=ttl_seconds,
                                           lease_seconds=lease_seconds), clock)
         self._database, self._timeout = database, timeout
         if create_table:
@@ -422,7 +422,7 @@ class AsyncPostgresDedupStore:
         """Commits the mark and the effect together (a connection whose commit failed is closed)."""
         marked = self._marked.pop(id(connection), [])
         try:
-            await connection.execute("COMMIT")
+            await connection.execute(self.protocol.commit())
         except Exception:
             await self._drop(connection)
             raise
@@ -434,7 +434,7 @@ class AsyncPostgresDedupStore:
         """Rolls the transaction back (a broken connection is closed)."""
         self._marked.pop(id(connection), None)
         try:
-            await connection.execute("ROLLBACK")
+            await connection.execute(self.protocol.rollback())
         except Exception:
             await self._drop(connection)
             raise
@@ -859,9 +859,8 @@ class SqliteInbox(_SqlInbox):
     def __init__(self, database: str | PathLike[str], *, table: str | None = None, ttl_seconds: int | None = None,
                  lease_seconds: int | None = None, timeout: float = 5.0, create_table: bool = True,
                  clock: Callable[[], float] = time.time) -> None:
-        if sqlite3.sqlite_version_info < (3, 35, 0):
-            raise RuntimeError(f"SQLite {sqlite3.sqlite_version} is too old: the inbox needs 3.35 (RETURNING)")
-        super().__init__(SqlInboxProtocol("sqlite", param_style="qmark", table=table, ttl_seconds=ttl_seconds,
+        # the core refuses an SQLite older than 3.35 (no RETURNING): InvalidArgumentError
+        super().__init__(SqlInboxProtocol(detect_sql_dialect("sqlite", sqlite3.sqlite_version), param_style="qmark", table=table, ttl_seconds=ttl_seconds,
                                           lease_seconds=lease_seconds), clock)
         self._database, self._timeout = database, timeout
         if create_table:

@@ -231,14 +231,14 @@ impl SqlInbox {
         self.sql.begin()
     }
 
-    /// The statement committing the handler's transaction.
+    /// The statement committing the handler's transaction ([`SqlDedup::commit`]).
     pub fn commit(&self) -> &'static str {
-        "COMMIT"
+        self.sql.commit()
     }
 
-    /// The statement rolling the handler's transaction back.
+    /// The statement rolling the handler's transaction back ([`SqlDedup::rollback`]).
     pub fn rollback(&self) -> &'static str {
-        "ROLLBACK"
+        self.sql.rollback()
     }
 
     /// The mark of `key` done by the claim that counted `attempts`, run **inside the handler's

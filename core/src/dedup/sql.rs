@@ -45,6 +45,50 @@ string_enum! {
     }
 }
 
+/// The oldest SQLite the stores run on (`major`, `minor`): 3.35 brought `RETURNING`.
+pub const MIN_SQLITE_VERSION: (u32, u32) = (3, 35);
+
+impl SqlDialect {
+    /// The dialect of a database from what its driver reports: `product` its product name
+    /// (JDBC's `databaseProductName`: `PostgreSQL`, `SQLite`; any case) and `version` its
+    /// version (`3.45.1`; only SQLite's is read). Promises `invalid_argument` naming `version`
+    /// for an SQLite older than [`MIN_SQLITE_VERSION`] (or a version that does not start with
+    /// `major.minor`), and naming `product` for any other database: the message says what is
+    /// supported, so a caller can pass a dialect itself for a compatible database.
+    pub fn detect(product: &str, version: &str) -> Result<Self, ArgumentError> {
+        let product = product.trim();
+        if product.eq_ignore_ascii_case("postgresql") || product.eq_ignore_ascii_case("postgres") {
+            return Ok(Self::Postgres);
+        }
+        if !product.eq_ignore_ascii_case("sqlite") {
+            return Err(ArgumentError::new(
+                "product",
+                format!(
+                    "the SQL stores support PostgreSQL and SQLite, not {}: give the dialect to use a compatible database",
+                    crate::text::quote(product)
+                ),
+            ));
+        }
+        let mut parts = version.trim().split('.').map(|p| {
+            let digits = p.bytes().take_while(u8::is_ascii_digit).count();
+            p[..digits].parse::<u32>().ok()
+        });
+        let (major, minor) = (parts.next().flatten(), parts.next().flatten());
+        match (major, minor) {
+            (Some(major), Some(minor)) if (major, minor) >= MIN_SQLITE_VERSION => Ok(Self::Sqlite),
+            _ => Err(ArgumentError::new(
+                "version",
+                format!(
+                    "SQLite {} is too old or unreadable: the SQL stores need {}.{} or later (RETURNING)",
+                    crate::text::quote(version),
+                    MIN_SQLITE_VERSION.0,
+                    MIN_SQLITE_VERSION.1
+                ),
+            )),
+        }
+    }
+}
+
 string_enum! {
     /// How the driver writes a statement's parameters.
     pub enum ParamStyle as "param_style" {
@@ -264,6 +308,16 @@ impl SqlDedup {
         }
     }
 
+    /// The statement committing the handler's transaction (`COMMIT`, in both dialects).
+    pub fn commit(&self) -> &'static str {
+        "COMMIT"
+    }
+
+    /// The statement rolling the handler's transaction back (`ROLLBACK`, in both dialects).
+    pub fn rollback(&self) -> &'static str {
+        "ROLLBACK"
+    }
+
     /// The statement marking `key` processed by the worker holding `token`, run **inside the
     /// handler's transaction**: it sets `done` for the TTL from `now` only while the row holds
     /// this claim. Read its count of changed rows with [`SqlDedup::guarded_reply`].
@@ -310,6 +364,43 @@ impl SqlDedup {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_dialect_is_detected_from_the_driver_and_old_sqlite_refused() {
+        for (product, version) in [
+            ("PostgreSQL", "16.2"),
+            ("postgres", ""),
+            (" PostgreSQL ", "9.5"),
+        ] {
+            assert_eq!(
+                SqlDialect::detect(product, version),
+                Ok(SqlDialect::Postgres)
+            );
+        }
+        for version in ["3.35.0", "3.45.1", "3.50", "4.0.0", " 3.35.5 "] {
+            assert_eq!(
+                SqlDialect::detect("SQLite", version),
+                Ok(SqlDialect::Sqlite),
+                "{version}"
+            );
+        }
+        for version in ["3.34.1", "3.8.11", "2.99", "3", "", "x.y", "\u{0}"] {
+            let e = SqlDialect::detect("sqlite", version).unwrap_err();
+            assert_eq!(
+                (e.code(), e.name),
+                ("invalid_argument", "version"),
+                "{version}"
+            );
+            assert!(e.reason.contains("3.35 or later"), "{}", e.reason);
+        }
+        let e = SqlDialect::detect("MySQL\nforged log line", "8.0").unwrap_err();
+        assert_eq!(e.name, "product");
+        assert!(
+            e.reason.contains("PostgreSQL and SQLite") && !e.reason.contains('\n'),
+            "{}",
+            e.reason
+        );
+    }
 
     const TOKEN: &str = "0123456789abcdef";
 

@@ -4,6 +4,7 @@ package dev.royaltykit
 
 import dev.royaltykit.types.ClaimState
 import dev.royaltykit.types.ParamStyle
+import dev.royaltykit.types.RoyaltyKitException
 import dev.royaltykit.types.SqlDialect
 import dev.royaltykit.types.SqlStatement
 import java.sql.Connection
@@ -147,7 +148,7 @@ class JdbcDedupStore @JvmOverloads constructor(
      * rolls back, closes and throws. */
     override fun commitTransaction(connection: Connection) {
         try {
-            if (sqlite) connection.createStatement().use { it.execute("COMMIT") } else connection.commit()
+            if (sqlite) connection.createStatement().use { it.execute(protocol.commit()) } else connection.commit()
         } catch (e: Exception) {
             try {
                 rollbackOnly(connection)
@@ -171,7 +172,7 @@ class JdbcDedupStore @JvmOverloads constructor(
     }
 
     private fun rollbackOnly(connection: Connection) {
-        if (sqlite) connection.createStatement().use { it.execute("ROLLBACK") } else connection.rollback()
+        if (sqlite) connection.createStatement().use { it.execute(protocol.rollback()) } else connection.rollback()
     }
 
     /** Closes a transaction's connection (autocommit restored for a pool) and forgets its marks. */
@@ -208,26 +209,16 @@ class JdbcDedupStore @JvmOverloads constructor(
 }
 
 /**
- * The dialect of [c]'s database for [what] (the class asking, named in the refusals); SQLite older
- * than 3.35 (no `RETURNING`) is refused.
+ * The dialect of [c]'s database for [what] (the class asking, named in the refusals): the core's
+ * [detectSqlDialect] of what the driver reports; SQLite older than 3.35 (no `RETURNING`) and other
+ * databases are refused (`IllegalArgumentException` with the core's message).
  */
 internal fun detectDialect(c: Connection, what: String): SqlDialect {
     val meta = c.metaData
-    val product = meta.databaseProductName ?: ""
-    return when {
-        product.equals("PostgreSQL", ignoreCase = true) -> SqlDialect.POSTGRES
-        product.equals("SQLite", ignoreCase = true) -> {
-            val version = meta.databaseProductVersion ?: ""
-            val parts = version.split('.').map { it.takeWhile(Char::isDigit).toIntOrNull() ?: 0 }
-            val (major, minor) = parts.getOrElse(0) { 0 } to parts.getOrElse(1) { 0 }
-            require(major > 3 || (major == 3 && minor >= 35)) {
-                "SQLite $version is too old: $what needs 3.35 (RETURNING)"
-            }
-            SqlDialect.SQLITE
-        }
-        else -> throw IllegalArgumentException(
-            "$what supports PostgreSQL and SQLite, not \"$product\" (give dialect to use a compatible one)",
-        )
+    return try {
+        detectSqlDialect(meta.databaseProductName ?: "", meta.databaseProductVersion ?: "")
+    } catch (e: RoyaltyKitException) {
+        throw IllegalArgumentException("$what: ${e.message}", e)
     }
 }
 

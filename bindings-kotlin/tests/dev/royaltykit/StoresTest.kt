@@ -234,6 +234,16 @@ class StoresTest(kind: String) : StoreCase(kind) {
     }
 
     @Test
+    fun theDialectComesFromTheCoreAndAnOldSqliteIsRefused() {
+        assertEquals(SqlDialect.POSTGRES, detectSqlDialect("PostgreSQL", "16.2"))
+        assertEquals(SqlDialect.SQLITE, detectSqlDialect("SQLite", "3.45.1"))
+        val old = runCatching { detectSqlDialect("SQLite", "3.34.1") }.exceptionOrNull()
+        assertTrue(old.toString(), old is dev.royaltykit.types.RoyaltyKitException.InvalidArgument && "3.35 or later" in old.message!!)
+        val other = runCatching { detectSqlDialect("MySQL", "8.0") }.exceptionOrNull()
+        assertTrue(other.toString(), other is dev.royaltykit.types.RoyaltyKitException.InvalidArgument && "PostgreSQL and SQLite" in other.message!!)
+    }
+
+    @Test
     fun aCancelledHandlerRollsBackReleasesAndTheCancellationGoesOn() =
         cancelledMidDelivery(java.util.concurrent.CancellationException("the coroutine was cancelled"))
 
