@@ -2095,9 +2095,13 @@ class WebhookReceiver {
           await attempt(() => store.rollback(tx));
           s = r.rolledBack();
           break;
-        case 'wait':
-          s = (await idle(s.seconds, signal)) ? r.waited() : r.cancelled();
-          cancelled ||= signal?.aborted === true;
+        case 'wait': // ends early when the signal aborts
+          if (await idle(s.seconds, signal)) {
+            s = r.waited();
+          } else {
+            cancelled = true;
+            s = r.cancelled();
+          }
           break;
         case 'enqueue': { // (inbox) the verified delivery, its body as received (UTF-8: the core parsed it)
           delivery = r.delivery;

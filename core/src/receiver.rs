@@ -101,7 +101,8 @@ string_enum! {
         /// The dedup store could not be reached ([`STATUS_STORE_UNAVAILABLE`]).
         StoreUnavailable = "store_unavailable",
         /// The host was cancelled mid-delivery (a cancelled task, an interrupt, an aborted
-        /// request): every claim was released, any transaction rolled back
+        /// request): any transaction rolled back and the claims taken released, unless a plain
+        /// receipt's effect already stands (see `machine::Receipt::cancelled`)
         /// ([`STATUS_STORE_UNAVAILABLE`], so the service redelivers).
         Cancelled = "cancelled",
     }

@@ -418,10 +418,7 @@ impl Receipt {
         // (a commit tried again and done later makes it `processed`)
         self.outcome = "store_unavailable";
         match self.phase {
-            Phase::Claiming => {
-                let taken = self.keys.iter().take(self.claimed).cloned().collect();
-                self.release_then(taken, reply);
-            }
+            Phase::Claiming => self.release_claimed_then(reply),
             Phase::Beginning | Phase::CommittingTransaction => {
                 self.release_then(self.keys.clone(), reply);
             }
@@ -456,6 +453,12 @@ impl Receipt {
             }
             _ => Err(unexpected("released", self.expecting())),
         }
+    }
+
+    /// During the claims: releases the keys claimed so far (not the one in flight), then replies.
+    fn release_claimed_then(&mut self, reply: (u16, String)) {
+        let taken = self.keys.iter().take(self.claimed).cloned().collect();
+        self.release_then(taken, reply);
     }
 
     /// Rolls the transaction back, then releases every claim and answers `reply`.
@@ -584,10 +587,7 @@ impl Receipt {
             Phase::Releasing { .. } => return self.released(),
             Phase::RollingBack { .. } => return self.rolled_back(),
             Phase::Replied(..) => return Ok(()),
-            Phase::Claiming => {
-                let taken = self.keys.iter().take(self.claimed).cloned().collect();
-                self.release_then(taken, reply);
-            }
+            Phase::Claiming => self.release_claimed_then(reply),
             Phase::Enqueuing => self.phase = Phase::Replied(reply.0, reply.1),
             _ if self.transactional => self.roll_back_then(reply),
             Phase::Handling => self.release_then(self.keys.clone(), reply),

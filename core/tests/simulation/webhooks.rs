@@ -202,6 +202,8 @@ pub fn run(seed: u64) -> Result<(), Violation> {
         let mut cancelled: Option<&'static str> = None;
         let mut taken: Vec<String> = Vec::new();
         let mut tx_open = false;
+        // New work asked for after a cancellation (an invariant broken: reported below).
+        let mut late_work: Option<String> = None;
         for _ in 0..100 {
             if p_crash > 0.0 && rng.chance(p_crash) {
                 crate::seen::count("receivers killed", 1);
@@ -215,12 +217,11 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                 ReceiptStep::Release { .. } | ReceiptStep::Rollback {} | ReceiptStep::Reply { .. }
             );
             if cancelled.is_some() && !cleanup {
-                let mut v = Violation::new(
-                    "a cancelled delivery starts no new work",
-                    format!("{} asked for {step:?} after it was cancelled", d.id),
-                );
-                v.transcript = Some(json!({"answers": answers}));
-                return Err(v);
+                late_work = Some(format!(
+                    "{} asked for {step:?} after it was cancelled",
+                    d.id
+                ));
+                break;
             }
             // The host is cancelled while this step is in flight: the step is done or not (its
             // outcome never reported), then `cancelled` is.
@@ -384,47 +385,6 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                 real.cancelled().unwrap();
             }
         }
-        if tx_open && status.is_some() {
-            let mut v = Violation::new(
-                "no transaction is left open",
-                format!("{} replied with its transaction open", d.id),
-            );
-            v.transcript = Some(json!({"answers": answers}));
-            return Err(v);
-        }
-        if let (Some(at), Some(s)) = (cancelled, status) {
-            let at_work = !matches!(at, "release" | "rollback");
-            // A plain receipt cancelled once its handler succeeded keeps its claims (the effect
-            // stands; the leases run out).
-            let keeps = !transactional && matches!(at, "commit" | "wait");
-            let held = |k: &String| {
-                if transactional {
-                    claimed.iter().any(|(ck, tk)| {
-                        ck == k && matches!(store.rows.get(k), Some(Row::Held(_, x)) if x == tk)
-                    })
-                } else {
-                    store.window.state(k, t.floor() as i64).ok() == Some(ClaimState::InProgress)
-                }
-            };
-            let problem = if at_work && s != 503 {
-                Some((
-                    "a delivery cancelled mid-work is answered 503",
-                    format!("{} answered {s}", d.id),
-                ))
-            } else if at_work && !keeps && taken.iter().any(held) {
-                Some((
-                    "a cancelled delivery leaves no claim held",
-                    format!("{} cancelled at {at} kept a claim", d.id),
-                ))
-            } else {
-                None
-            };
-            if let Some((invariant, detail)) = problem {
-                let mut v = Violation::new(invariant, detail);
-                v.transcript = Some(json!({"answers": answers, "transactional": transactional}));
-                return Err(v);
-            }
-        }
         let secrets_json: Vec<Value> = if std::ptr::eq(receiver, &old_receiver) {
             vec![json!({"secret": S1})]
         } else {
@@ -440,6 +400,49 @@ pub fn run(seed: u64) -> Result<(), Violation> {
             "input": {"namespace": NS, "secrets": secrets_json, "headers": pairs, "body": String::from_utf8_lossy(&d.body),
                       "now": ts, "answers": answers, "transactional": transactional},
         }));
+        // The receipt's own invariants, each reported with the attempt's replayable transcript.
+        let problem = if let Some(detail) = late_work {
+            Some(("a cancelled delivery starts no new work", detail))
+        } else if tx_open && status.is_some() {
+            Some((
+                "no transaction is left open",
+                format!("{} replied with its transaction open", d.id),
+            ))
+        } else if let (Some(at), Some(s)) = (cancelled, status) {
+            let at_work = !matches!(at, "release" | "rollback");
+            // A plain receipt cancelled once its handler succeeded keeps its claims (the effect
+            // stands; the leases run out).
+            let keeps = !transactional && matches!(at, "commit" | "wait");
+            let held = |k: &String| {
+                if transactional {
+                    claimed.iter().any(|(ck, tk)| {
+                        ck == k && matches!(store.rows.get(k), Some(Row::Held(_, x)) if x == tk)
+                    })
+                } else {
+                    store.window.state(k, t.floor() as i64).ok() == Some(ClaimState::InProgress)
+                }
+            };
+            if at_work && s != 503 {
+                Some((
+                    "a delivery cancelled mid-work is answered 503",
+                    format!("{} answered {s}", d.id),
+                ))
+            } else if at_work && !keeps && taken.iter().any(held) {
+                Some((
+                    "a cancelled delivery leaves no claim held",
+                    format!("{} cancelled at {at} kept a claim", d.id),
+                ))
+            } else {
+                None
+            }
+        } else {
+            None
+        };
+        if let Some((invariant, detail)) = problem {
+            let mut v = Violation::new(invariant, detail);
+            v.transcript = transcripts.get(&d.id).cloned();
+            return Err(v);
+        }
         if let Some(forger) = d.forged {
             if status.is_some_and(|s| s != 401) {
                 let mut v = Violation::new(

@@ -894,14 +894,14 @@ class WebhookReceiver private constructor(
         return receipt
     }
 
-    /**
-     * The transaction open between `Begin` and `CommitTransaction` or `Rollback`, if any; the
-     * receipt's outcome once replied, and the last handler or store exception.
-     */
     /** A cancelled coroutine (kotlinx's CancellationException is this class) or an interrupted thread. */
     private fun isCancellation(e: Exception) =
         e is java.util.concurrent.CancellationException || e is InterruptedException
 
+    /**
+     * The transaction open between `Begin` and `CommitTransaction` or `Rollback`, if any; the
+     * receipt's outcome once replied, and the last handler or store exception.
+     */
     private class Open(
         var connection: java.sql.Connection? = null,
         var outcome: String? = null,

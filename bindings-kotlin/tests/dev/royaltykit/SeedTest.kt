@@ -61,6 +61,12 @@ class SeedTest {
     }
 
     @Test
+    fun aNegativeSeedIsRefusedAsInPythonAndNode() {
+        val thrown = runCatching { run { -1L } }.exceptionOrNull()
+        assertTrue(thrown.toString(), thrown is IllegalArgumentException && "non-negative" in thrown.message!!)
+    }
+
+    @Test
     fun withoutASeedEachRunHasItsOwnKeys() {
         val a = run(null).second
         val b = run(null).second

@@ -471,8 +471,14 @@ abstract class ApiClient internal constructor(
      */
     val seed: (() -> Long)?,
 ) {
-    /** The next machine's seed: [seed]'s, or null (the OS RNG). */
-    internal fun nextSeed(): ULong? = seed?.invoke()?.toULong()
+    /**
+     * The next machine's seed: [seed]'s, or null (the OS RNG). A negative one is refused
+     * (`IllegalArgumentException`), as Python and Node refuse a seed below 0.
+     */
+    internal fun nextSeed(): ULong? = seed?.invoke()?.let {
+        require(it >= 0) { "seed must give a non-negative Long (0 to 2^63-1), not $it" }
+        it.toULong()
+    }
 
     // A wrong base URL fails here, before any request, not after a minute of retries.
     internal val base = checkBaseUrl(baseUrl, allowInsecureHttp)
