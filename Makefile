@@ -46,6 +46,8 @@ test-rust: setup
 	@# the core's modules depend on each other without a circle (and the check itself finds one)
 	python3 scripts/check_core_imports.py --self-test
 	python3 scripts/check_core_imports.py core/src
+	@# the documentation: links and anchors resolve, every marked example is run by a test, the README is a front page
+	python3 scripts/check_docs.py
 	$(T) "rust: fmt, clippy" bash -c 'cargo fmt --all --check && cargo clippy --workspace --all-targets --quiet -- -D warnings'
 	$(T) "rust: cargo test" cargo test --workspace --quiet -- --skip simulated_runs
 	@# deterministic simulation of the machines against models of both services (SIM_SEEDS seeds)

@@ -169,7 +169,7 @@ def main():
     if sizes:
         b = sizes["bytes"]
         target("wheel ≤ 400 KB (the platforms issue)", f"{b['wheel']:,} B", b["wheel"] <= 400_000,
-               "opt-level 3 kept for speed: see README, Install")
+               "opt-level 3 kept for speed: see docs/platforms.md")
 
     # Fourth round (issue 44): sizes and cold start; the end-to-end receivers and the clients.
     if sizes:

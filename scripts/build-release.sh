@@ -14,7 +14,7 @@ source "$(dirname "$0")/common.sh"
 export PATH=$ROOT/.build/venv/bin:$PATH
 cd "$ROOT/bindings-python"
 # Wheels keep the workspace's opt-level 3: "z" made them ~20% smaller (486 KB against 600 KB) and
-# verification 2.2x slower (README, "Install"); unwinding stays on, so a panic is a Python
+# verification 2.2x slower (docs/platforms.md); unwinding stays on, so a panic is a Python
 # exception, never an abort.
 rm -f "$ROOT"/dist/royaltykit-"$VERSION".tar.gz
 ls "$ROOT"/dist/royaltykit-"$VERSION"-cp310-abi3-manylinux2014_x86_64.*.whl >/dev/null \

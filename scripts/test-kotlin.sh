@@ -19,17 +19,18 @@ JDBC_CP=$(ls "$ROOT"/.build/maven/jdbc/*.jar | paste -sd: -)
 # Maven Central (.build/maven/otel)
 OTEL_CP="$ROOT/dist/royaltykit-otel-$VERSION.jar:$(ls "$ROOT"/.build/maven/otel/*.jar | paste -sd: -)"
 CP="$WORK/royaltykit-kotlin-$VERSION.jar:$J/jna.jar:$J/junit4.jar:$HAMCREST:$J/gson.jar:$KC/lib/kotlin-stdlib.jar:$OKHTTP_CP:$JDBC_CP:$OTEL_CP"
-# The README's Kotlin examples are compiled with the tests (each in package readme.<name>)
+# The documentation's Kotlin examples (README.md, docs/*.md) are compiled with the tests (each in package readme.<name>)
 # and run by ReadmeTest.
-python3 - "$ROOT/README.md" "$WORK/readme" <<'PY'
+python3 - "$WORK/readme" "$ROOT/README.md" "$ROOT"/docs/*.md <<'PY'
 import os, re, sys
-blocks = re.findall(r"<!-- example:(kotlin[\w-]*) -->\s*```kotlin\n(.*?)```", open(sys.argv[1], encoding="utf-8").read(), re.S)
+text = "\n".join(open(f, encoding="utf-8").read() for f in sys.argv[2:])
+blocks = re.findall(r"<!-- example:(kotlin[\w-]*) -->\s*```kotlin\n(.*?)```", text, re.S)
 if not blocks:
-    sys.exit("README has no Kotlin example")
+    sys.exit("the documentation has no Kotlin example")
 for name, code in blocks:
     pkg = name.replace("-", "_")
-    os.makedirs(os.path.join(sys.argv[2], pkg))
-    open(os.path.join(sys.argv[2], pkg, "Example.kt"), "w", encoding="utf-8").write(f"package readme.{pkg}\n\n{code}")
+    os.makedirs(os.path.join(sys.argv[1], pkg))
+    open(os.path.join(sys.argv[1], pkg, "Example.kt"), "w", encoding="utf-8").write(f"package readme.{pkg}\n\n{code}")
 PY
 # kotlinc with its one harmless warning filtered out; a compile error fails the suite (it must
 # never end as "OK (0 tests)").

@@ -143,7 +143,7 @@ rm -rf "$R/tmp/t" && mkdir -p "$R/tmp/t/w"
 "$PY/pip" download --quiet --only-binary=:all: --platform manylinux2014_aarch64 --python-version 3.11 \
   --implementation cp -d "$R/tmp/t/w" $(grep -E '^(pytest|httpx|requests)==' tools/requirements-test.txt)
 cp "$(whl manylinux2014_aarch64)" "$R/tmp/t/w/"
-cp -r bindings-python/tests "$R/tmp/t/tests" && cp -r tests/vectors "$R/tmp/t/vectors" && cp README.md "$R/tmp/t/"
+cp -r bindings-python/tests "$R/tmp/t/tests" && cp -r tests/vectors "$R/tmp/t/vectors" && cp -r README.md docs "$R/tmp/t/"
 mkdir -p "$R/tmp/t/tests/fakeapi" && cp tests/fakeapi/server.py "$R/tmp/t/tests/fakeapi/"  # the clients' fake API
 # pip installs the wheel and the test tools for the arm64 interpreter (here, for its platform: pip
 # under qemu would take a minute); the interpreter finds them on PYTHONPATH.

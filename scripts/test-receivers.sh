@@ -9,7 +9,7 @@
 source "$(dirname "$0")/common.sh"
 source "$(dirname "$0")/receivers-env.sh"
 cd "$WORK"  # node resolves royaltykit and the frameworks from here
-# The integrations, then the README's receiver examples as written (Bun runs the fetch one).
+# The integrations, then the documentation's receiver examples as written (Bun runs the fetch one).
 RECEIVER_WORK=$WORK BUN=$ROOT/.build/node/node_modules/.bin/bun "$WORK/venv/bin/python" -m pytest -q -p no:cacheprovider \
   "$ROOT/tests/receivers/test_receivers.py" "$ROOT/tests/receivers/test_readme_receivers.py" "$ROOT/tests/receivers/test_cross_resume.py" ${RECEIVER_TESTS_K:+-k "$RECEIVER_TESTS_K"}
 # The integration modules typed and stubbed as installed, with the frameworks present:

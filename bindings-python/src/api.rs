@@ -180,7 +180,7 @@ pub(crate) fn json_body(py: Python<'_>, body: Option<&Bound<'_, PyAny>>) -> R<Op
     Ok(Some(b.extract::<Body<'_>>()?.to_vec()))
 }
 
-/// Builds the request for an operation (see the README); raises RequestBuildError.
+/// Builds the request for an operation (see docs/clients.md); raises RequestBuildError.
 #[pyfunction]
 #[pyo3(signature = (operation_id, *, path=None, query=None, body=None, token=None, tenant_id=None, user_id=None,
                     idempotency_key=None, idempotency_header=None, request_id=None, key_namespace=None, key_random=None))]

@@ -96,7 +96,7 @@ pub fn parse_retry_after(value: Option<Text>, now: Option<Seconds>) -> Option<re
     value.and_then(|v| retry::parse_retry_after(&v, crate::args::now(now)))
 }
 
-/// What to do after a failed attempt (see the README's retry section).
+/// What to do after a failed attempt (see docs/clients.md, "Retry").
 #[pyfunction]
 #[pyo3(signature = (retry_class, *, attempt, status=None, headers=None, transport=None, elapsed_seconds=0.0,
                     token_refreshed=false, idempotency_key_sent=false, random=None, now=None, max_attempts=None,

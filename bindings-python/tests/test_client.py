@@ -22,6 +22,7 @@ import pytest
 import requests
 
 import royaltykit as rk
+from docs import doc_example
 from royaltykit.client import AsyncEnterpriseClient, AsyncReportsClient, EnterpriseClient, ReportsClient, Response
 
 ROOT = Path(os.environ.get("ROYALTYKIT_ROOT", Path(__file__).resolve().parents[2]))
@@ -360,15 +361,14 @@ def test_a_wrong_base_url_fails_at_construction_before_any_request(cls, fake):
 
 
 def test_the_readme_export_job_runs_as_written(fake, tmp_path):
-    """The README's 15-line ETL job, as users copy it: real clock, real sleep, faults on the way."""
+    """The documented 15-line ETL job, as users copy it: real clock, real sleep, faults on the way."""
     import re
 
-    m = re.search(r"<!-- example:python-client -->\s*```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
-    assert m, "README has the python-client example"
-    assert len(m.group(1).strip().splitlines()) <= 15
+    code = doc_example("python-client", "python")
+    assert len(code.strip().splitlines()) <= 15
     fake.reset(scenario="readme")
     artifact = fake.artifact()
-    (tmp_path / "job.py").write_text(m.group(1))
+    (tmp_path / "job.py").write_text(code)
     env = {**os.environ, "REPORTS_URL": fake.url, "REPORTS_CLIENT_ID": "cid", "REPORTS_CLIENT_SECRET": "csecret",
            "REPORTS_TENANT_ID": TENANT}
     out = subprocess.run([sys.executable, "job.py"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=True)
@@ -379,15 +379,14 @@ def test_the_readme_export_job_runs_as_written(fake, tmp_path):
 
 
 def test_the_readme_consumer_workflow_runs_as_written(fake, tmp_path):
-    """The README's consumer workflow: a subscription whose create answer is lost (one is made),
+    """The documented consumer workflow: a subscription whose create answer is lost (one is made),
     every page of the subscriptions, and the canonical fetch of a release."""
     import re
 
-    m = re.search(r"<!-- example:python-consumer -->\s*```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
-    assert m, "README has the python-consumer example"
-    assert len(m.group(1).strip().splitlines()) <= 20
+    code = doc_example("python-consumer", "python")
+    assert len(code.strip().splitlines()) <= 20
     fake.reset(subscriptions=23, faults=[{"op": "createEnterpriseWebhook", "nth": 1, "do": "drop_after_apply"}])
-    (tmp_path / "consumer.py").write_text(m.group(1))
+    (tmp_path / "consumer.py").write_text(code)
     env = {**os.environ, "ENTERPRISE_URL": fake.url, "ENTERPRISE_API_KEY": "key-1", "ENTERPRISE_API_SECRET": "secret-1"}
     out = subprocess.run([sys.executable, "consumer.py"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
                          check=True)
@@ -399,16 +398,15 @@ def test_the_readme_consumer_workflow_runs_as_written(fake, tmp_path):
 
 
 def test_the_readme_inbox_example_runs_as_written(fake, tmp_path):
-    """The README's inbox workflow: the subscription's revealed secret to a receiver in inbox mode
+    """The documented inbox workflow: the subscription's revealed secret to a receiver in inbox mode
     (SQLite), one delivery answered at once, the worker's drain with the canonical fetch, and
     recovery over the inbox replaying the delivery the service lost. The subscription exists
     before (the example's request_id: its create gets the same subscription and secret), with a
     lost delivery in its log."""
     import re
 
-    m = re.search(r"<!-- example:python-inbox -->\s*```python\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
-    assert m, "README has the python-inbox example"
-    assert len(m.group(1).strip().splitlines()) <= 20
+    code = doc_example("python-inbox", "python")
+    assert len(code.strip().splitlines()) <= 20
     fake.reset()
     endpoint_url = "https://hooks.example.com/royaltykit"
     with httpx.Client() as http:
@@ -416,7 +414,7 @@ def test_the_readme_inbox_example_runs_as_written(fake, tmp_path):
             "ops", endpoint_url, ["ddex.delivery.failed"], request_id="ops-hook-1")
     lost = fake.control("deliver", {"reference": hook.reference, "event": "ddex.delivery.failed", "lose": True})
     fake.control("route", {"from": endpoint_url, "to": "http://127.0.0.1:9/"})  # the replay: refused, not resolved
-    (tmp_path / "inbox.py").write_text(m.group(1))
+    (tmp_path / "inbox.py").write_text(code)
     env = {**os.environ, "ENTERPRISE_URL": fake.url, "ENTERPRISE_API_KEY": "key-1", "ENTERPRISE_API_SECRET": "secret-1"}
     out = subprocess.run([sys.executable, "inbox.py"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
                          check=True)

@@ -54,7 +54,7 @@ def export_server():
 
 
 def create_export(base, **params):
-    """The README's retry loop for a create: send, and on failure do what decide_retry says."""
+    """The documented retry loop for a create: send, and on failure do what decide_retry says."""
     op = rk.operation("createPlatformExport")
     d = rk.build_request("createPlatformExport", body={"export_class": "statements", "format": "csv"}, token=rk.BearerToken.reports("t", TENANT), tenant_id=TENANT, **params)
     attempt = 0

@@ -1,20 +1,18 @@
-"""The README's Python examples, extracted and run against the installed wheel; the HTTP example
+"""The documentation's Python examples (README.md and docs/, see docs.py), extracted and run against the installed wheel; the HTTP example
 runs against a small server on 127.0.0.1 started here."""
 
 import base64
 import json
 import os
-import re
 import subprocess
 import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(os.environ.get("ROYALTYKIT_ROOT", Path(__file__).resolve().parents[2]))
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+from docs import doc_example
+
 RETRY_LOG = "503: retry in 2 s (server_error_retry)\n429: retry in 3 s (rate_limited_retry_after)\ndone after 3 attempts\n"
 EXPORT_LOG = "created exp_1 (queued)\npoll 1: queued -> keep_polling\npoll 2: ready -> download\ndownloaded 8 bytes\n"
 HTTP_LOG = "token for 3600 s, missing scopes: exports:write\n404 not_found export_not_found declared=true\n"
@@ -83,9 +81,7 @@ def base_url():
 @pytest.mark.parametrize("name,output", [("python", "500\n200\n200 1\n"), ("python-retry", RETRY_LOG), ("python-http", HTTP_LOG), ("python-export", EXPORT_LOG),
                                           ("python-sqlite-store", "200 200\n1\n")])
 def test_readme_python_example(tmp_path, base_url, name, output):
-    m = re.search(rf"<!-- example:{name} -->\s*```python\n(.*?)```", README, re.S)
-    assert m, f"README has example {name}"
     script = tmp_path / "example.py"
-    script.write_text(m.group(1), encoding="utf-8")
+    script.write_text(doc_example(name, "python"), encoding="utf-8")
     env = {**os.environ, "ROYALTYKIT_BASE_URL": base_url, "ROYALTYKIT_TOKEN": "tok_local_1"}
     assert subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True, env=env, timeout=60).stdout == output

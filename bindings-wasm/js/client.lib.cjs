@@ -1011,7 +1011,7 @@ class EnterpriseClient extends Client {
   }
 }
 
-/** A client of the reporting API's machine surface (see the README, "Clients"). */
+/** A client of the reporting API's machine surface (see docs/clients.md, "Clients"). */
 function createReportsClient(options) {
   return new ReportsClient(options ?? {});
 }

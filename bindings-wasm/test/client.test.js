@@ -12,6 +12,7 @@ const net = require('node:net');
 const readline = require('node:readline');
 const { spawn, execFileSync } = require('node:child_process');
 const rk = require('royaltykit');
+const { docExample } = require('./docs.cjs');
 const { createReportsClient, createEnterpriseClient, Session, ReconcileRequired, CallFailedError, PaginationError } = require('royaltykit/client');
 
 const ROOT = process.env.ROYALTYKIT_ROOT ?? path.resolve(__dirname, '../..');
@@ -305,15 +306,14 @@ test('a burst of enterprise requests stays inside the spec minute', async () => 
   assert.ok(clock() - start >= 60);
 });
 
-test('the README ETL job runs as written', async () => {
-  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  const m = readme.match(/<!-- example:node-client -->\s*```js\n([\s\S]*?)```/);
-  assert.ok(m, 'README has the node-client example');
-  assert.ok(m[1].trim().split('\n').length <= 15);
+test('the documented ETL job runs as written', async () => {
+  const code = docExample('node-client');
+  assert.ok(code, 'the documentation has the node-client example');
+  assert.ok(code.trim().split('\n').length <= 15);
   await reset({ scenario: 'readme' });
   const expected = await artifact();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rk-readme-'));
-  fs.writeFileSync(path.join(dir, 'job.js'), m[1]);
+  fs.writeFileSync(path.join(dir, 'job.js'), code);
   const out = execFileSync(process.execPath, ['job.js'], {
     cwd: dir, encoding: 'utf8', timeout: 120_000, env: { ...process.env, NODE_PATH: path.join(process.cwd(), 'node_modules'),
       REPORTS_URL: url, REPORTS_CLIENT_ID: 'cid', REPORTS_CLIENT_SECRET: 'csecret', REPORTS_TENANT_ID: TENANT },
@@ -325,14 +325,13 @@ test('the README ETL job runs as written', async () => {
   assert.equal(s.retry_after_violations, 0);
 });
 
-test('the README consumer workflow runs as written: one subscription, every page, the canonical fetch', async () => {
-  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  const m = readme.match(/<!-- example:node-consumer -->\s*```js\n([\s\S]*?)```/);
-  assert.ok(m, 'README has the node-consumer example');
-  assert.ok(m[1].trim().split('\n').length <= 20);
+test('the documented consumer workflow runs as written: one subscription, every page, the canonical fetch', async () => {
+  const code = docExample('node-consumer');
+  assert.ok(code, 'the documentation has the node-consumer example');
+  assert.ok(code.trim().split('\n').length <= 20);
   await reset({ subscriptions: 23, faults: [{ op: 'createEnterpriseWebhook', nth: 1, do: 'drop_after_apply' }] });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rk-readme-'));
-  fs.writeFileSync(path.join(dir, 'consumer.js'), m[1]);
+  fs.writeFileSync(path.join(dir, 'consumer.js'), code);
   const out = execFileSync(process.execPath, ['consumer.js'], {
     cwd: dir, encoding: 'utf8', timeout: 120_000, env: { ...process.env, NODE_PATH: path.join(process.cwd(), 'node_modules'),
       ENTERPRISE_URL: url, ENTERPRISE_API_KEY: 'key-1', ENTERPRISE_API_SECRET: 'secret-1' },
@@ -345,11 +344,10 @@ test('the README consumer workflow runs as written: one subscription, every page
   assert.ok(!out.includes(s.webhooks.wh_001.secret));
 });
 
-test('the README inbox workflow runs as written: queued at once, the worker\'s canonical fetch and effect, the lost deliveries replayed', async () => {
-  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  const m = readme.match(/<!-- example:node-inbox -->\s*```js\n([\s\S]*?)```/);
-  assert.ok(m, 'README has the node-inbox example');
-  assert.ok(m[1].trim().split('\n').length <= 20);
+test('the documented inbox workflow runs as written: queued at once, the worker\'s canonical fetch and effect, the lost deliveries replayed', async () => {
+  const code = docExample('node-inbox');
+  assert.ok(code, 'the documentation has the node-inbox example');
+  assert.ok(code.trim().split('\n').length <= 20);
   // The subscription's endpoint routed to a closed port (nothing listens: the replays fail), and two
   // of its deliveries lost before the example runs: its create (the same requestId) gets this one back.
   const PUBLIC = 'https://hooks.example.com/royaltykit';
@@ -358,7 +356,7 @@ test('the README inbox workflow runs as written: queued at once, the worker\'s c
   const hook = await org.createSubscription({ name: 'ops', endpointUrl: PUBLIC, events: ['ddex.delivery.failed'] }, { requestId: 'ops-hook-1' });
   for (let i = 0; i < 2; i++) assert.equal((await control('deliver', { reference: hook.reference, lose: true })).status, 'failed');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'rk-readme-'));
-  fs.writeFileSync(path.join(dir, 'inbox.js'), m[1]);
+  fs.writeFileSync(path.join(dir, 'inbox.js'), code);
   const out = execFileSync(process.execPath, ['inbox.js'], {
     cwd: dir, encoding: 'utf8', timeout: 120_000, env: { ...process.env, NODE_PATH: path.join(process.cwd(), 'node_modules'),
       ENTERPRISE_URL: url, ENTERPRISE_API_KEY: 'key-1', ENTERPRISE_API_SECRET: 'secret-1' },

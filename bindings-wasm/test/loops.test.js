@@ -35,7 +35,7 @@ async function exportServer() {
   return { server, exports, calls: () => calls, base: `http://127.0.0.1:${server.address().port}` };
 }
 
-/** The README's retry loop for a create: send, and on failure do what decideRetry says. */
+/** The documented retry loop for a create: send, and on failure do what decideRetry says. */
 async function createExport(base, params) {
   const op = rk.operation('createPlatformExport');
   const d = rk.buildRequest('createPlatformExport', { body: { export_class: 'statements', format: 'csv' }, token: rk.BearerToken.reports('t', TENANT), tenantId: TENANT, ...params });

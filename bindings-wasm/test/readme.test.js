@@ -1,5 +1,5 @@
 'use strict';
-// The README's Node examples, extracted and run against the installed package. The HTTP example
+// The documentation's Node examples (README.md and docs/, see docs.cjs), run against the installed package. The HTTP example
 // runs against a small server on 127.0.0.1 started here.
 const test = require('node:test');
 const assert = require('node:assert/strict');
@@ -9,8 +9,7 @@ const path = require('node:path');
 const { execFile } = require('node:child_process');
 const { promisify } = require('node:util');
 
-const ROOT = process.env.ROYALTYKIT_ROOT || path.join(__dirname, '..', '..');
-const README = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+const { docExample } = require('./docs.cjs');
 const RETRY_LOG = '503: retry in 2 s (server_error_retry)\n429: retry in 3 s (rate_limited_retry_after)\ndone after 3 attempts\n';
 const HTTP_LOG = 'token for 3600 s, missing scopes: exports:write\n404 not_found export_not_found declared=true\n';
 const EXPORT_LOG = 'created exp_1 (queued)\npoll 1: queued -> keep_polling\npoll 2: ready -> download\ndownloaded 8 bytes\n';
@@ -44,11 +43,11 @@ function fakeReportsApi() {
 }
 
 for (const [name, output] of Object.entries(EXPECTED)) {
-  test(`README example ${name} runs and prints the documented outcome`, async () => {
-    const m = README.match(new RegExp(`<!-- example:${name} -->\\s*\`\`\`js\\n([\\s\\S]*?)\`\`\``));
-    assert.ok(m, `README has example ${name}`);
+  test(`documentation example ${name} runs and prints the documented outcome`, async () => {
+    const code = docExample(name);
+    assert.ok(code, `the documentation has example ${name}`);
     const file = path.join(process.cwd(), `readme-${name}.js`);
-    fs.writeFileSync(file, m[1]);
+    fs.writeFileSync(file, code);
     const server = await fakeReportsApi();
     try {
       const env = { ...process.env, ROYALTYKIT_BASE_URL: `http://127.0.0.1:${server.address().port}`, ROYALTYKIT_TOKEN: 'tok_local_1' };

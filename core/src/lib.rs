@@ -49,10 +49,10 @@ mod timestamp;
 pub mod token;
 pub mod webhook;
 
-/// The README's Rust example runs as a doctest.
+/// The Rust guide's examples run as doctests.
 #[cfg(doctest)]
-#[doc = include_str!("../../README.md")]
-struct ReadmeExamples;
+#[doc = include_str!("../../docs/rust.md")]
+struct GuideExamples;
 
 pub use argument::{integer_from_f64, seconds_from_f64, ArgumentError};
 pub use error::{Error, ErrorFamily, RoyaltyKitError};

@@ -146,7 +146,7 @@ fn export_server() -> (u16, Arc<Mutex<ExportServer>>) {
     (port, state)
 }
 
-/// The README's retry loop for a create: send, and on failure do what `decide_retry` says.
+/// The documented retry loop for a create: send, and on failure do what `decide_retry` says.
 fn create_export(port: u16, idempotency_header: Option<&str>) -> (String, Option<Reconcile>, i64) {
     let op = catalog::operation("createPlatformExport").unwrap();
     let params = RequestParams {

@@ -1,4 +1,4 @@
-"""The README's receiver examples, each run as written against a real server and a real
+"""The documentation's receiver examples (README.md and docs/*.md), each run as written against a real server and a real
 redis-server on 127.0.0.1: a delivery is processed once (the handler prints `stored <event>`),
 its redelivery acknowledged. Run by scripts/test-receivers.sh beside test_receivers.py; the
 environment (RECEIVER_WORK: the directory with node_modules and the venv; BUN) comes from it."""
@@ -17,15 +17,16 @@ import pytest
 
 from test_receivers import RedisServer, event, free_port, post, redis, sign  # redis: the module-scoped server fixture
 
-README = (Path(os.environ["ROYALTYKIT_ROOT"]) / "README.md").read_text(encoding="utf-8")
+ROOT = Path(os.environ["ROYALTYKIT_ROOT"])
+DOCS = "\n".join(p.read_text(encoding="utf-8") for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))])
 WORK = Path(os.environ["RECEIVER_WORK"])
 SECRET = "whsec_readme_example"
 PREVIOUS = "whsec_readme_previous"
 
 
 def example(name: str) -> str:
-    m = re.search(rf"<!-- example:{name} -->\s*```\w+\n(.*?)```", README, re.S)
-    assert m, f"README has no example {name}"
+    m = re.search(rf"<!-- example:{name} -->\s*```\w+\n(.*?)```", DOCS, re.S)
+    assert m, f"the documentation has no example {name}"
     return m.group(1)
 
 

@@ -85,7 +85,7 @@ def body_field(b):
 
 cases = []
 
-# The status a receiver should answer for each verification error (README "Error codes"): a
+# The status a receiver should answer for each verification error (docs/webhooks.md, "Error codes"): a
 # forgery 401, a body over the limit 413, a receiver's own configuration 500, anything else
 # about the request 400.
 HTTP_STATUS = {"no_matching_signature": 401, "payload_too_large": 413, "invalid_secret": 500, "invalid_argument": 500}

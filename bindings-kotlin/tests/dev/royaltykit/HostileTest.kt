@@ -12,7 +12,7 @@ import java.nio.charset.CharacterCodingException
  * Hostile input through the JVM API: each case gets a RoyaltyKitException with the given code or
  * the documented result, and the library keeps working. Kotlin's types rule out wrong host types;
  * a String holding a lone UTF-16 surrogate is refused by uniffi's string conversion with
- * java.nio.charset.CharacterCodingException before it reaches the core (documented in the README).
+ * java.nio.charset.CharacterCodingException before it reaches the core (documented in docs/reference.md).
  */
 class HostileTest {
     private val secret = "whsec_hostile"

@@ -53,7 +53,7 @@ class LoopsTest {
         runCatching { ex.sendResponseHeaders(201, -1); ex.close() }
     }
 
-    /** The README's retry loop for a create: send, and on failure do what decideRetry says. */
+    /** The documented retry loop for a create: send, and on failure do what decideRetry says. */
     private fun createExport(base: String, header: String?): Triple<String, Reconcile?, Int> {
         val op = operation("createPlatformExport")
         val d = buildRequest("createPlatformExport", RequestParams(body = """{"export_class":"statements","format":"csv"}""".toByteArray(),
