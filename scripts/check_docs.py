@@ -12,7 +12,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-TESTS = [ROOT / d for d in ("bindings-wasm/test", "bindings-python/tests", "bindings-kotlin/tests", "tests/receivers", "core")]
+TESTS = [ROOT / d for d in ("bindings-wasm/tests", "bindings-python/tests", "bindings-kotlin/tests", "tests/receivers", "core")]
 README_MAX_LINES = 300
 
 

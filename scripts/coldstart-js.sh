@@ -4,7 +4,7 @@
 source "$(dirname "$0")/common.sh"
 install_npm_package >/dev/null
 BIN=$ROOT/.build/node/node_modules/.bin
-cp "$ROOT"/bindings-wasm/test-runtimes/coldstart.* .
+cp "$ROOT"/bindings-wasm/tests-runtimes/coldstart.* .
 mkdir -p b
 "$BIN/esbuild" coldstart.mjs --bundle --platform=node --format=esm --outfile=b/node.mjs --log-level=warning
 "$BIN/esbuild" coldstart.mjs --bundle --platform=browser --format=iife --outfile=b/browser.js --log-level=warning

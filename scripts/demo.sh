@@ -3,9 +3,9 @@
 # one receiver over real HTTP, then two receiver processes sharing one redis-server.
 source "$(dirname "$0")/common.sh"
 install_npm_package
-cp "$ROOT"/bindings-wasm/demo/*.js "$ROOT"/bindings-wasm/demo/*.mjs "$ROOT/bindings-wasm/test-receivers/app.mjs" .
+cp "$ROOT"/bindings-wasm/demo/*.js "$ROOT"/bindings-wasm/demo/*.mjs "$ROOT/bindings-wasm/tests-receivers/app.mjs" .
 node demo.js
-npm install --no-audit --no-fund --loglevel=error $(node -e "const d = require('$ROOT/bindings-wasm/test-receivers/package.json').dependencies; console.log(['express', 'redis'].map((k) => k + '@' + d[k]).join(' '))") >/dev/null
+npm install --no-audit --no-fund --loglevel=error $(node -e "const d = require('$ROOT/bindings-wasm/tests-receivers/package.json').dependencies; console.log(['express', 'redis'].map((k) => k + '@' + d[k]).join(' '))") >/dev/null
 PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 mkdir -p redis
 # Started on its own (not as `mkdir && redis-server &`, which would make $! a subshell and leave

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Counts the hand-written binding glue (issue 25): non-test `bindings-*/src/**/*.rs`, `bindings-wasm/js/*`
+"""Counts the hand-written binding glue (issue 25): non-test `bindings-*/src/**/*.rs` and `host/src/**/*.rs`, `bindings-wasm/js/*`
 without `.d.ts`/`.json`, `bindings-python/python/**` without `.pyi`, `bindings-kotlin/kotlin/**`; physical lines and
 code lines (neither blank nor a comment). `scripts/glue_lines.py [--exclude-machines] [REV]` counts a commit instead
 of the work tree; `--exclude-machines` leaves out the protocol machines' glue and the clients' adapters, as
@@ -18,7 +18,7 @@ def files():
     for f in out:
         if exclude_machines and re.match(r"bindings-[^/]+/src/machine\.rs$|bindings-python/python/royaltykit/client\.py$|bindings-wasm/js/(client|files)\.|bindings-kotlin/kotlin/dev/royaltykit/client/", f):
             continue
-        if re.match(r"bindings-[^/]+/src/.*\.rs$", f) and not f.endswith("tests.rs") and "/tests/" not in f: yield f
+        if re.match(r"(bindings-[^/]+|host)/src/.*\.rs$", f) and not f.endswith("tests.rs") and "/tests/" not in f: yield f
         elif re.match(r"bindings-wasm/js/[^/]+$", f) and not f.endswith(".d.ts") and not f.endswith(".json"): yield f
         elif f.startswith("bindings-python/python/") and not f.endswith(".pyi") and not f.endswith("py.typed"): yield f
         elif f.startswith("bindings-kotlin/kotlin/"): yield f

