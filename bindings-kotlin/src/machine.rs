@@ -224,6 +224,62 @@ fn fail(f: CallFailure, stage: Option<String>, export_id: Option<String>) -> Cal
     }
 }
 
+/// The exception to throw for a `CallStep.Fail` or `CallStep.Reconcile`, from the core's error
+/// table: the error a failure carries (`RoyaltyKitException.Api`, …), else
+/// `RoyaltyKitException.CallFailed`, whose message names `operationId`, the host of `baseUrl`,
+/// the reason, the attempts and `cause` (the transport's last error, in words), or
+/// `RoyaltyKitException.ReconcileRequired`. Any other step is `InvalidArgument`.
+#[uniffi::export]
+pub fn call_step_error(
+    step: CallStep,
+    operation_id: String,
+    base_url: String,
+    cause: Option<String>,
+) -> Error {
+    match step {
+        CallStep::Fail { error: Some(e), .. } => e,
+        CallStep::Fail {
+            rule,
+            reason,
+            status,
+            transport,
+            retry_after_seconds,
+            error: None,
+            stage,
+            export_id,
+            attempts,
+        } => CallFailure {
+            rule,
+            reason,
+            status,
+            transport,
+            retry_after_seconds,
+            error: None,
+            attempts,
+        }
+        .into_error(
+            &operation_id,
+            &base_url,
+            stage.as_deref(),
+            export_id.as_deref(),
+            cause.as_deref(),
+        ),
+        CallStep::Reconcile {
+            reconcile,
+            reason,
+            candidates,
+            stage,
+        } => machine::reconcile_required(
+            reconcile,
+            &reason,
+            &operation_id,
+            candidates,
+            stage.as_deref(),
+        ),
+        _ => royaltykit::ArgumentError::new("step", "not a Fail or Reconcile step").into(),
+    }
+}
+
 fn params(pairs: Vec<(String, String)>) -> Vec<Param> {
     pairs
         .into_iter()

@@ -235,6 +235,66 @@ impl CallStep {
             Self::Fail { rule, reason, .. } => format!("CallStep.Fail({rule:?}: {reason})"),
         }
     }
+
+    /// The exception to raise for a ``Fail`` or ``Reconcile`` step, from the core's error table:
+    /// the error a failure carries (an ``ApiError``, …), else ``CallFailedError`` (its message
+    /// names ``operation_id``, the host of ``base_url``, the reason, the attempts and ``cause``,
+    /// the HTTP library's last error in words), or ``ReconcileRequired``. None for other steps.
+    #[pyo3(signature = (operation_id, base_url, cause=None))]
+    fn exception<'py>(
+        &self,
+        py: Python<'py>,
+        operation_id: &str,
+        base_url: &str,
+        cause: Option<&str>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let error = match self {
+            Self::Fail { error: Some(e), .. } => return Ok(Some(e.bind(py).clone())),
+            Self::Fail {
+                rule,
+                reason,
+                status,
+                transport,
+                retry_after_seconds,
+                stage,
+                export_id,
+                attempts,
+                error: None,
+            } => CallFailure {
+                rule: rule.clone(),
+                reason: reason.clone(),
+                status: *status,
+                transport: match transport {
+                    Some(t) => Some(TransportFailure::parse(t).map_err(|e| crate::error(py, e))?),
+                    None => None,
+                },
+                retry_after_seconds: *retry_after_seconds,
+                error: None,
+                attempts: *attempts,
+            }
+            .into_error(
+                operation_id,
+                base_url,
+                stage.as_deref(),
+                export_id.as_deref(),
+                cause,
+            ),
+            Self::Reconcile {
+                reconcile,
+                reason,
+                candidates,
+                stage,
+            } => machine::reconcile_required(
+                royaltykit::retry::Reconcile::parse(reconcile).map_err(|e| crate::error(py, e))?,
+                reason,
+                operation_id,
+                candidates.clone(),
+                stage.as_deref(),
+            ),
+            _ => return Ok(None),
+        };
+        crate::error_object(py, error).map(Some)
+    }
 }
 
 fn fail(

@@ -610,3 +610,24 @@ def test_only_a_list_operation_walks():
         rk.Pages("noSuchOperation")
     with pytest.raises(TypeError, match="query must be a mapping"):
         rk.Pages("listPlatformExports", query=3)
+
+
+def test_a_fail_or_reconcile_step_gives_the_core_error_of_its_family():
+    """The clients raise what ``CallStep.exception`` gives: the core's error table, the same
+    codes, members and message in every language (Node and Kotlin: ``callStepError``)."""
+    fail = rk.CallStep.Fail("attempts_exhausted", "would retry, but 3 of 3 attempts are used", None, "timeout",
+                            None, None, "poll", "exp_9", 3)
+    e = fail.exception("getPlatformExport", "https://api.example.com/base", "ReadTimeout:\nslow")
+    assert type(e) is rk.CallFailedError and e.code == "call_failed" and e.http_status == 500
+    assert str(e) == ("getPlatformExport to api.example.com: would retry, but 3 of 3 attempts are used "
+                      "(3 attempts made); last failure: ReadTimeout: slow")
+    assert (e.rule, e.transport, e.status, e.attempts, e.operation_id, e.stage, e.export_id) == (
+        "attempts_exhausted", "timeout", None, 3, "getPlatformExport", "poll", "exp_9")
+    reconcile = rk.CallStep.Reconcile("lookup_by_sent_data", "the create may have been applied", ["exp_1"], "reconcile")
+    r = reconcile.exception("createPlatformExport", "https://api.example.com")
+    assert type(r) is rk.ReconcileRequired and r.code == "reconcile_required"
+    assert (str(r), r.reconcile, r.candidates, r.stage, r.operation_id) == (
+        "the create may have been applied", "lookup_by_sent_data", ["exp_1"], "reconcile", "createPlatformExport")
+    api = rk.parse_api_error("reports", 404, [], b'{"message":"Export not found"}')
+    assert rk.CallStep.Fail("client_error", "404", 404, None, None, api, None, None, 1).exception("op", "https://h") is api
+    assert rk.CallStep.Wait(1.0).exception("op", "https://h") is None

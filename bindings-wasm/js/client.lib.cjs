@@ -529,15 +529,11 @@ class Client {
         case 'done':
           return s;
         case 'reconcile':
-          throw new ReconcileRequired('reconcile_required', s.reason, {
-            reconcile: s.reconcile, reason: s.reason, candidates: s.candidates, stage: s.stage, operationId,
-          });
-        case 'fail':
-          if (s.error) throw s.error;
-          throw new CallFailedError('call_failed', rk.callFailedMessage(operationId, this._base, s.reason, s.attempts, failed?.text ?? null), {
-            rule: s.rule, reason: s.reason, transport: s.transport, status: s.status, retryAfterSeconds: s.retryAfterSeconds, operationId,
-            stage: s.stage ?? null, exportId: s.exportId ?? null, attempts: s.attempts, ...(failed ? { cause: failed.error } : {}),
-          });
+        case 'fail': { // the core's error: ReconcileRequired, CallFailedError (the fetch's last rejection its cause), …
+          const e = rk.callStepError(s, operationId, this._base, failed?.text ?? null);
+          if (failed && e instanceof CallFailedError) e.cause = failed.error;
+          throw e;
+        }
         default:
           throw new Error(`unknown step ${s.step}`);
       }

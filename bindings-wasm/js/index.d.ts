@@ -129,35 +129,17 @@ export interface ApiError extends Omit<ApiErrorFields, 'message'>, Omit<Fields<'
   /** The message of the response body (the error's `message` is the core's whole sentence). */
   readonly serverMessage: string;
 }
-/** A request may have been applied and must not be sent again blindly (code `reconcile_required`):
- * check its effect first, as `reconcile` says. */
-export class ReconcileRequired extends RoyaltyKitError {
-  readonly reconcile: 'lookup_by_sent_data' | 'fetch_release_review_state' | 'check_checkout_state' | 'read_addon_status' | 'rotate_again';
-  readonly reason: string;
-  readonly operationId: string;
-  /** An export job's: the ids of the exports that may be its own (new since it started and
-   * matching the data sent), possibly none; always empty for a single call. */
-  readonly candidates: string[];
-  /** `reconcile` for an export job; null for a single call. */
-  readonly stage: 'reconcile' | null;
-}
-/** A call or export job stopped without an API error to show (code `call_failed`): its attempts or
- * time ran out on transport failures, or a `Retry-After` passed its budget. The message names the
- * operation, the host, the reason, the attempts made and the fetch's last error (`cause`). */
-export class CallFailedError extends RoyaltyKitError {
-  /** Stable: `attempts_exhausted`, `time_budget_exhausted`, `retry_after_exceeds_budget`, … */
-  readonly rule: string;
-  /** The machine's reason (the message without the operation, host, attempts and cause). */
-  readonly reason: string;
-  readonly transport: TransportFailure | null;
-  readonly status: number | null;
-  readonly retryAfterSeconds: number | null;
-  readonly operationId: string;
-  /** For an export job: `list`, `create`, `reconcile`, `poll` or `download`. */
-  readonly stage: string | null;
-  readonly exportId: string | null;
-  /** The requests the call sent. */
-  readonly attempts: number;
+/** A request may have been applied and must not be sent again blindly (code `reconcile_required`,
+ * the core's family): check its effect first, as `reconcile` says; an export job's `candidates`
+ * are the exports that may be its own. */
+export class ReconcileRequired extends RoyaltyKitError {}
+export interface ReconcileRequired extends Fields<'reconcile_required'> {}
+/** A call or export job stopped without an API error to show (code `call_failed`, the core's
+ * family): its attempts or time ran out on transport failures, or a `Retry-After` passed its
+ * budget. The message names the operation, the host, the reason, the attempts made and the
+ * fetch's last error (`cause`). */
+export class CallFailedError extends RoyaltyKitError {}
+export interface CallFailedError extends Fields<'call_failed'> {
   /** The HTTP library's last error (the fetch's rejection), when a transport failure ended it. */
   readonly cause?: unknown;
 }
@@ -371,6 +353,13 @@ export function checkBaseUrl(baseUrl: string, allowInsecureHttp?: boolean): stri
  * (`cause`) when there was one.
  */
 export function callFailedMessage(operation: string, baseUrl: string, reason: string, attempts: number, cause?: string | null): string;
+/** The error to throw for a Call's or an ExportJob's `fail` or `reconcile` step, from the core's
+ * error table: the error a failure carries (an ApiError, …), else a CallFailedError whose message
+ * names `operationId`, the host of `baseUrl`, the reason, the attempts and `cause` (the HTTP
+ * library's last error, in words), or a ReconcileRequired. */
+export function callStepError(
+  step: Extract<CallStep, { step: 'fail' | 'reconcile' }>, operationId: string, baseUrl: string, cause?: string | null,
+): RoyaltyKitError;
 /** Unix seconds of a time as the services send one (RFC 3339, the ISO 8601 extended and basic
  * forms, HTTP-dates): the library's one timestamp parser; null for anything else. */
 export function parseTimestamp(text: string): number | null;

@@ -106,6 +106,8 @@ const FAMILIES = {
   export_download: ExportDownloadError,
   api: ApiError,
   pagination: PaginationError,
+  call_failed: CallFailedError,
+  reconcile_required: ReconcileRequired,
   host: RoyaltyKitError,
 };
 
@@ -547,6 +549,20 @@ function checkBaseUrl(baseUrl, allowInsecureHttp = false) {
 function callFailedMessage(operation, baseUrl, reason, attempts, cause = null) {
   return call(() => native.callFailedMessage(toStr(operation, 'operation'), toStr(baseUrl, 'baseUrl'), toStr(reason, 'reason'),
     Number(attempts), cause === null || cause === undefined ? undefined : toStr(cause, 'cause')));
+}
+
+/**
+ * The error to throw for a Call's or an ExportJob's `fail` or `reconcile` step, from the core's
+ * error table: the error a failure carries (an ApiError, …), else a CallFailedError whose message
+ * names `operationId`, the host of `baseUrl`, the reason, the attempts and `cause` (the HTTP
+ * library's last error, in words), or a ReconcileRequired.
+ */
+function callStepError(step, operationId, baseUrl, cause = null) {
+  if (step === null || typeof step !== 'object') throw new TypeError('callStepError takes a fail or reconcile step');
+  if (step.error) return step.error;
+  const { request: _request, body: _body, error: _error, ...fields } = step;
+  return call(() => fromNative(native.callStepError(JSON.stringify(fields), toStr(operationId, 'operationId'), toStr(baseUrl, 'baseUrl'),
+    cause === null || cause === undefined ? undefined : toStr(cause, 'cause'))));
 }
 
 // ---- dedup ---------------------------------------------------------------------------------------
@@ -3291,7 +3307,7 @@ class RedisInbox {
 
 module.exports = {
   // webhooks and dedup
-  verifyWebhook, WebhookVerifier, WebhookSecret, signWebhook, activeSecrets, RevealedSecret, revealedSecret, resourcePath, checkBaseUrl, clientTimeouts, exportInterruptedMessage, callFailedMessage, parseTimestamp, HEADER_NAMES,
+  verifyWebhook, WebhookVerifier, WebhookSecret, signWebhook, activeSecrets, RevealedSecret, revealedSecret, resourcePath, checkBaseUrl, clientTimeouts, exportInterruptedMessage, callFailedMessage, callStepError, parseTimestamp, HEADER_NAMES,
   deliveryKey, eventKey, contentKey, idempotencyKey, DedupWindow,
   // receivers and the protocol machines
   verifyRequest, webhookHandler, WebhookReceiver, EventRouter, knownEventNames, RedisDedupStore, RedisDedupProtocol, planReceipt, decideClaims,

@@ -192,6 +192,73 @@ fn failure(f: CallFailure, stage: Option<String>, export_id: Option<String>) -> 
     )
 }
 
+/// The members of a `fail` or `reconcile` step the JS layer read (the step's JSON, as given).
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Ended {
+    step: String,
+    #[serde(default)]
+    rule: String,
+    reason: String,
+    status: Option<u16>,
+    transport: Option<TransportFailure>,
+    retry_after_seconds: Option<f64>,
+    #[serde(default)]
+    attempts: i64,
+    stage: Option<String>,
+    export_id: Option<String>,
+    reconcile: Option<royaltykit::retry::Reconcile>,
+    #[serde(default)]
+    candidates: Vec<String>,
+}
+
+/// The core's error (JSON text, for the JS layer's class table) for a `fail` step without an
+/// error of its own (`call_failed`, with the core's message naming `operationId`, the host of
+/// `baseUrl`, the reason, the attempts and `cause`) or a `reconcile` step
+/// (`reconcile_required`).
+#[wasm_bindgen(js_name = callStepError)]
+pub fn call_step_error(
+    step: &str,
+    operation_id: &str,
+    base_url: &str,
+    cause: Option<String>,
+) -> R<String> {
+    let s: Ended = serde_json::from_str(step)
+        .map_err(|e| err(royaltykit::ArgumentError::new("step", e.to_string())))?;
+    let error = match (s.step.as_str(), s.reconcile) {
+        ("reconcile", Some(reconcile)) => machine::reconcile_required(
+            reconcile,
+            &s.reason,
+            operation_id,
+            s.candidates,
+            s.stage.as_deref(),
+        ),
+        ("fail", _) => CallFailure {
+            rule: s.rule,
+            reason: s.reason,
+            status: s.status,
+            transport: s.transport,
+            retry_after_seconds: s.retry_after_seconds,
+            error: None,
+            attempts: s.attempts,
+        }
+        .into_error(
+            operation_id,
+            base_url,
+            s.stage.as_deref(),
+            s.export_id.as_deref(),
+            cause.as_deref(),
+        ),
+        _ => {
+            return Err(err(royaltykit::ArgumentError::new(
+                "step",
+                "not a fail or reconcile step of a Call or an ExportJob",
+            )))
+        }
+    };
+    Ok(crate::json(&error))
+}
+
 fn bytes(b: &[u8]) -> JsValue {
     js_sys::Uint8Array::from(b).into()
 }

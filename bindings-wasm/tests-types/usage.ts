@@ -82,9 +82,9 @@ if (jobStep.step === 'send') {
   const method: string = jobStep.request.method;
   job.response(200, {}, '[]', 0);
   void method;
-} else if (jobStep.step === 'fail') {
-  const rule: string = jobStep.rule;
-  void rule;
+} else if (jobStep.step === 'fail' || jobStep.step === 'reconcile') {
+  const error: rk.RoyaltyKitError = rk.callStepError(jobStep, 'createPlatformExport', 'https://reports.example');
+  void error;
 }
 const receiptStep = new rk.WebhookVerifier('whsec_x').receipt({}, '{}', { namespace: 'ns', now: 0 }).next();
 if (receiptStep.step === 'claim') {

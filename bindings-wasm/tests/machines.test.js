@@ -558,3 +558,21 @@ test('an export job\'s reconcile step carries its candidates and stage', () => {
     assert.ok(Array.isArray(last.candidates));
   }
 });
+
+test('a fail or reconcile step gives the core error of its family (callStepError, as Python and Kotlin)', () => {
+  const fail = { step: 'fail', rule: 'attempts_exhausted', reason: 'would retry, but 3 of 3 attempts are used', status: null,
+    transport: 'timeout', retryAfterSeconds: null, error: null, stage: 'poll', exportId: 'exp_9', attempts: 3 };
+  const e = rk.callStepError(fail, 'getPlatformExport', 'https://api.example.com/base', 'ReadTimeout:\nslow');
+  assert.ok(e instanceof rk.CallFailedError && e instanceof rk.RoyaltyKitError);
+  assert.equal(e.message, 'getPlatformExport to api.example.com: would retry, but 3 of 3 attempts are used (3 attempts made); last failure: ReadTimeout: slow');
+  assert.deepEqual([e.code, e.httpStatus, e.rule, e.transport, e.status, e.attempts, e.operationId, e.stage, e.exportId],
+    ['call_failed', 500, 'attempts_exhausted', 'timeout', null, 3, 'getPlatformExport', 'poll', 'exp_9']);
+  const r = rk.callStepError({ step: 'reconcile', reconcile: 'lookup_by_sent_data', reason: 'the create may have been applied',
+    candidates: ['exp_1'], stage: 'reconcile' }, 'createPlatformExport', 'https://api.example.com');
+  assert.ok(r instanceof rk.ReconcileRequired);
+  assert.deepEqual([r.code, r.message, r.reconcile, r.candidates, r.stage, r.operationId],
+    ['reconcile_required', 'the create may have been applied', 'lookup_by_sent_data', ['exp_1'], 'reconcile', 'createPlatformExport']);
+  const api = new rk.ApiError('api_error', '404', {});
+  assert.equal(rk.callStepError({ ...fail, error: api }, 'op', 'https://h'), api);
+  assert.throws(() => rk.callStepError({ step: 'wait', seconds: 1 }, 'op', 'https://h'), rk.InvalidArgumentError);
+});

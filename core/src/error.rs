@@ -3,6 +3,7 @@
 //! other module depends on this one.
 
 use crate::api_error::ApiError;
+use crate::retry::{Reconcile, TransportFailure};
 use crate::ArgumentError;
 
 string_enum! {
@@ -26,6 +27,11 @@ string_enum! {
         Api = "api",
         /// A list that cannot be read to its end.
         Pagination = "pagination",
+        /// A call or export job stopped without an API error to show: its attempts or time ran
+        /// out, or a `Retry-After` passed its budget.
+        CallFailed = "call_failed",
+        /// A request may have been applied: check its effect before sending it again.
+        ReconcileRequired = "reconcile_required",
         /// The host could not provide something the library needs (randomness), or the
         /// library failed internally (a bug: please report it).
         Host = "host",
@@ -157,6 +163,63 @@ pub enum RoyaltyKitError {
         /// 500.
         http_status: u16,
     },
+    /// A call or export job stopped without an API error to show (`call_failed`): its attempts
+    /// or time budget ran out on transport failures or retryable statuses, or a `Retry-After`
+    /// passed the budget. Built by [`crate::machine::CallFailure::into_error`].
+    #[error("{detail}")]
+    CallFailed {
+        /// Always `call_failed`.
+        code: String,
+        /// The operation, the host, the reason, the attempts and the host's last failure
+        /// ([`crate::machine::call_failed_message`]).
+        #[serde(rename = "message")]
+        detail: String,
+        /// 500.
+        http_status: u16,
+        /// The stable rule that stopped it (`attempts_exhausted`, `retry_after_exceeds_budget`, …).
+        rule: String,
+        /// The machine's sentence: why, and what to do.
+        reason: String,
+        /// The last transport failure, when there was no response.
+        transport: Option<TransportFailure>,
+        /// The last response's status, when there was one.
+        status: Option<u16>,
+        /// For a `retry_after_exceeds_budget` stop, the wait the server asked for, in seconds.
+        retry_after_seconds: Option<f64>,
+        /// The operation (`createPlatformExport`, …).
+        operation_id: String,
+        /// The requests sent.
+        attempts: i64,
+        /// For an export job: the stage that failed (`list`, `create`, `reconcile`, `poll`,
+        /// `download`).
+        stage: Option<String>,
+        /// For an export job: the export's id, once the service named it.
+        export_id: Option<String>,
+    },
+    /// A request may have been applied and must not be sent again blindly
+    /// (`reconcile_required`): check its effect first, as `reconcile` says. Built by
+    /// [`crate::machine::reconcile_required`].
+    #[error("{detail}")]
+    ReconcileRequired {
+        /// Always `reconcile_required`.
+        code: String,
+        /// The machine's reason.
+        #[serde(rename = "message")]
+        detail: String,
+        /// 500.
+        http_status: u16,
+        /// What to check (`lookup_by_sent_data`, `rotate_again`, …).
+        reconcile: Reconcile,
+        /// The operation.
+        operation_id: String,
+        /// The machine's sentence: why, and what to do.
+        reason: String,
+        /// For an export job: the ids of the exports that may be its own (possibly none); empty
+        /// for a single call.
+        candidates: Vec<String>,
+        /// `reconcile` for an export job; `None` for a single call.
+        stage: Option<String>,
+    },
     /// The host failed to provide randomness (`rng_unavailable`), or the library failed
     /// internally (`internal_error`, a bug).
     #[error("{detail}")]
@@ -186,6 +249,8 @@ impl RoyaltyKitError {
             Self::ExportDownload { .. } => ErrorFamily::ExportDownload,
             Self::Api { .. } => ErrorFamily::Api,
             Self::Pagination { .. } => ErrorFamily::Pagination,
+            Self::CallFailed { .. } => ErrorFamily::CallFailed,
+            Self::ReconcileRequired { .. } => ErrorFamily::ReconcileRequired,
             Self::Host { .. } => ErrorFamily::Host,
         }
     }
@@ -225,6 +290,12 @@ impl RoyaltyKitError {
                 code, http_status, ..
             }
             | Self::Pagination {
+                code, http_status, ..
+            }
+            | Self::CallFailed {
+                code, http_status, ..
+            }
+            | Self::ReconcileRequired {
                 code, http_status, ..
             }
             | Self::Host {

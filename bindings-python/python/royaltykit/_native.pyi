@@ -6,7 +6,7 @@ from typing import Any, ClassVar, Final, Literal, Protocol, final
 
 from typing_extensions import disjoint_base
 
-from .errors import ApiError, PaginationError
+from .errors import ApiError, PaginationError, RoyaltyKitError
 
 _Headers = Mapping[str, str] | Mapping[str, Sequence[str]] | Iterable[tuple[str, str]]
 _Body = bytes | bytearray | memoryview | str
@@ -850,6 +850,12 @@ class WebhookReceipt:
 class CallStep:
     """What a host does next for a ``Call`` or an ``ExportJob``; match on it."""
 
+    def exception(self, operation_id: str, base_url: str, cause: str | None = None) -> RoyaltyKitError | None:
+        """The exception to raise for a ``Fail`` or ``Reconcile`` step, from the core's error table:
+        the error a failure carries (an ``ApiError``, …), else ``CallFailedError`` (its message
+        names ``operation_id``, the host of ``base_url``, the reason, the attempts and ``cause``,
+        the HTTP library's last error in words), or ``ReconcileRequired``. None for other steps."""
+
     @final
     class Send(CallStep):
         """Send ``request``, then ``response(...)`` or ``transport_failure(...)``."""
@@ -903,6 +909,7 @@ class CallStep:
         ``candidates`` (an export job's: the exports that may be its own)."""
 
         __match_args__ = ("reconcile", "reason", "candidates", "stage")
+        def exception(self, operation_id: str, base_url: str, cause: str | None = None) -> RoyaltyKitError: ...
         def __new__(cls, reconcile: str, reason: str, candidates: list[str], stage: str | None) -> CallStep.Reconcile: ...
         @property
         def reconcile(self) -> Literal["lookup_by_sent_data", "fetch_release_review_state", "check_checkout_state", "read_addon_status", "rotate_again"]: ...
@@ -937,6 +944,7 @@ class CallStep:
 
         __match_args__ = ("rule", "reason", "status", "transport", "retry_after_seconds", "error", "stage", "export_id",
                           "attempts")
+        def exception(self, operation_id: str, base_url: str, cause: str | None = None) -> RoyaltyKitError: ...
         def __new__(
             cls, rule: str, reason: str, status: int | None, transport: str | None, retry_after_seconds: float | None,
             error: Any | None, stage: str | None, export_id: str | None, attempts: int

@@ -57,14 +57,13 @@ from ._native import (
     Session,
     build_enterprise_token_request,
     build_token_request,
-    call_failed_message,
     check_base_url,
     client_timeouts,
     parse_enterprise_token_response,
     parse_token_response,
     revealed_secret,
 )
-from .errors import CallFailedError, ExportInterrupted, ReconcileRequired, RoyaltyKitError
+from .errors import ExportInterrupted, RoyaltyKitError
 from .receiver import _text
 from .telemetry import ClientTelemetry, OperationScope
 
@@ -745,18 +744,9 @@ class _Base:
                         self._wake()
                 case CallStep.Done():
                     return step
-                case CallStep.Reconcile(reconcile=hint, reason=reason, candidates=candidates, stage=stage):
-                    raise ReconcileRequired("reconcile_required", reason, reconcile=hint, operation_id=operation_id,
-                                            reason=reason, candidates=list(candidates), stage=stage)
-                case CallStep.Fail() as f:
-                    if f.error is not None:
-                        raise f.error
-                    message = call_failed_message(operation_id or "call", self._transport.base, f.reason, f.attempts,
-                                                  None if cause is None else _describe(cause))
-                    raise CallFailedError("call_failed", message, rule=f.rule, reason=f.reason, transport=f.transport,
-                                          status=f.status, retry_after_seconds=f.retry_after_seconds,
-                                          operation_id=operation_id, stage=f.stage, export_id=f.export_id,
-                                          attempts=f.attempts) from cause
+                case CallStep.Reconcile() | CallStep.Fail():  # the core's error: ReconcileRequired, CallFailedError, …
+                    raise step.exception(operation_id or "call", self._transport.base,
+                                         None if cause is None else _describe(cause)) from cause
 
     def _exchange(self, op: _Op) -> Generator[Any, Any, Any]:
         """The client's token exchange (a ``Call.exchange`` driven to its end): the token parsed."""

@@ -213,6 +213,8 @@ _FAMILIES: dict[str, type[RoyaltyKitError]] = {
     "export_download": ExportDownloadError,
     "api": ApiError,
     "pagination": PaginationError,
+    "call_failed": CallFailedError,
+    "reconcile_required": ReconcileRequired,
     "host": RoyaltyKitError,
 }
 

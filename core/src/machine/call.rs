@@ -126,6 +126,39 @@ pub struct CallFailure {
 }
 
 impl CallFailure {
+    /// The error a client raises for this failure: the error it carries (the parsed API
+    /// error, the request that could not be built, the partial download), else a `call_failed`
+    /// [`RoyaltyKitError::CallFailed`] whose message ([`call_failed_message`]) names
+    /// `operation_id`, the host of `base_url`, the reason, the attempts and `cause` (the host's
+    /// description of its last transport error, shortened and stripped of control characters).
+    /// `stage` and `export_id` are an export job's ([`super::JobStep::Fail`]).
+    pub fn into_error(
+        self,
+        operation_id: &str,
+        base_url: &str,
+        stage: Option<&str>,
+        export_id: Option<&str>,
+        cause: Option<&str>,
+    ) -> RoyaltyKitError {
+        if let Some(error) = self.error {
+            return error;
+        }
+        RoyaltyKitError::CallFailed {
+            code: "call_failed".to_owned(),
+            detail: call_failed_message(operation_id, base_url, &self.reason, self.attempts, cause),
+            http_status: 500,
+            rule: self.rule,
+            reason: self.reason,
+            transport: self.transport,
+            status: self.status,
+            retry_after_seconds: self.retry_after_seconds,
+            operation_id: operation_id.to_owned(),
+            attempts: self.attempts,
+            stage: stage.map(str::to_owned),
+            export_id: export_id.map(str::to_owned),
+        }
+    }
+
     /// A failure of `rule` without a response or an error to show.
     pub(crate) fn new(rule: &str, reason: impl Into<String>) -> Self {
         Self {
@@ -305,6 +338,29 @@ pub fn call_failed_message(
         message.push_str(&shown);
     }
     message
+}
+
+/// The error a client raises for a [`CallStep::Reconcile`] or a [`super::JobStep::Reconcile`]
+/// (`reconcile_required`): the request of `operation_id` may have been applied, so check its
+/// effect as `reconcile` says before anything is sent again. `candidates` and `stage`
+/// (`reconcile`) are an export job's; a single call has none.
+pub fn reconcile_required(
+    reconcile: Reconcile,
+    reason: &str,
+    operation_id: &str,
+    candidates: Vec<String>,
+    stage: Option<&str>,
+) -> RoyaltyKitError {
+    RoyaltyKitError::ReconcileRequired {
+        code: "reconcile_required".to_owned(),
+        detail: reason.to_owned(),
+        http_status: 500,
+        reconcile,
+        operation_id: operation_id.to_owned(),
+        reason: reason.to_owned(),
+        candidates,
+        stage: stage.map(str::to_owned),
+    }
 }
 
 /// What the host does next for a call.
@@ -1375,5 +1431,86 @@ mod tests {
             body: Vec::new()
         }
         .is_json());
+    }
+
+    #[test]
+    fn a_failure_without_an_error_becomes_call_failed_with_the_core_message() {
+        let mut f = CallFailure::new(
+            "attempts_exhausted",
+            "would retry, but 5 of 5 attempts are used",
+        );
+        f.transport = Some(TransportFailure::ConnectFailed);
+        f.attempts = 5;
+        let e = f.into_error(
+            "createPlatformExport",
+            "https://api.example.com/base",
+            Some("create"),
+            None,
+            Some("ConnectError:\nrefused"),
+        );
+        assert_eq!((e.code(), e.http_status()), ("call_failed", 500));
+        assert_eq!(e.family(), crate::ErrorFamily::CallFailed);
+        assert_eq!(
+            e.to_string(),
+            "createPlatformExport to api.example.com: would retry, but 5 of 5 attempts are used (5 attempts made); last failure: ConnectError: refused"
+        );
+        let RoyaltyKitError::CallFailed {
+            rule,
+            transport,
+            attempts,
+            stage,
+            export_id,
+            operation_id,
+            ..
+        } = e
+        else {
+            panic!("not call_failed: {e:?}");
+        };
+        assert_eq!(rule, "attempts_exhausted");
+        assert_eq!(transport, Some(TransportFailure::ConnectFailed));
+        assert_eq!(
+            (attempts, operation_id.as_str()),
+            (5, "createPlatformExport")
+        );
+        assert_eq!((stage.as_deref(), export_id), (Some("create"), None));
+        let json = serde_json::to_value(CallFailure::new("x", "y").into_error(
+            "op",
+            "https://h",
+            None,
+            None,
+            None,
+        ))
+        .unwrap_or_default();
+        assert_eq!(json["family"], "call_failed");
+        assert_eq!(json["operationId"], "op");
+        assert_eq!(json["message"], "op to h: y (0 attempts made)");
+    }
+
+    #[test]
+    fn a_failure_carrying_an_error_is_that_error() {
+        let mut f = CallFailure::new("client_error", "404");
+        let api: RoyaltyKitError = crate::ArgumentError::new("limit", "out of range").into();
+        f.error = Some(api.clone());
+        assert_eq!(f.into_error("op", "https://h", None, None, Some("x")), api);
+    }
+
+    #[test]
+    fn reconcile_required_names_what_to_check() {
+        let e = reconcile_required(
+            Reconcile::LookupBySentData,
+            "the create may have been applied",
+            "createPlatformExport",
+            vec!["exp_1".to_owned()],
+            Some("reconcile"),
+        );
+        assert_eq!(
+            (e.code(), e.family()),
+            ("reconcile_required", crate::ErrorFamily::ReconcileRequired)
+        );
+        assert_eq!(e.to_string(), "the create may have been applied");
+        let json = serde_json::to_value(&e).unwrap_or_default();
+        assert_eq!(json["reconcile"], "lookup_by_sent_data");
+        assert_eq!(json["candidates"][0], "exp_1");
+        assert_eq!(json["stage"], "reconcile");
     }
 }

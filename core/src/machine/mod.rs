@@ -30,7 +30,8 @@ mod recovery;
 mod session;
 
 pub use call::{
-    call_failed_message, Call, CallFailure, CallOptions, CallStep, MachineEvent, Response,
+    call_failed_message, reconcile_required, Call, CallFailure, CallOptions, CallStep,
+    MachineEvent, Response,
 };
 pub use export_job::{export_interrupted_message, ExportJob, ExportJobOptions, JobStep};
 pub use fleet::{

@@ -28,6 +28,8 @@ val RoyaltyKitException.code: String
         is RoyaltyKitException.ExportDownload -> code
         is RoyaltyKitException.Api -> code
         is RoyaltyKitException.Pagination -> code
+        is RoyaltyKitException.CallFailed -> code
+        is RoyaltyKitException.ReconcileRequired -> code
         is RoyaltyKitException.Host -> code
     }
 
@@ -42,6 +44,8 @@ val RoyaltyKitException.httpStatus: UShort
         is RoyaltyKitException.ExportDownload -> httpStatus
         is RoyaltyKitException.Api -> httpStatus
         is RoyaltyKitException.Pagination -> httpStatus
+        is RoyaltyKitException.CallFailed -> httpStatus
+        is RoyaltyKitException.ReconcileRequired -> httpStatus
         is RoyaltyKitException.Host -> httpStatus
     }
 
@@ -60,6 +64,8 @@ val RoyaltyKitException.family: ErrorFamily
         is RoyaltyKitException.ExportDownload -> ErrorFamily.EXPORT_DOWNLOAD
         is RoyaltyKitException.Api -> ErrorFamily.API
         is RoyaltyKitException.Pagination -> ErrorFamily.PAGINATION
+        is RoyaltyKitException.CallFailed -> ErrorFamily.CALL_FAILED
+        is RoyaltyKitException.ReconcileRequired -> ErrorFamily.RECONCILE_REQUIRED
         is RoyaltyKitException.Host -> ErrorFamily.HOST
     }
 

@@ -68,8 +68,6 @@ fun errorType(e: Throwable): String {
     if (e is RoyaltyKitException.Api) return e.error.kind.name.lowercase()
     if (e is RoyaltyKitException) return e.code
     return when (e) {
-        is dev.royaltykit.client.CallFailedException -> e.code
-        is dev.royaltykit.client.ReconcileRequiredException -> e.code
         is dev.royaltykit.client.ExportInterruptedException -> e.code
         else -> e.javaClass.name
     }

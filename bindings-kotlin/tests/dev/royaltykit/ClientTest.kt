@@ -2,11 +2,9 @@ package dev.royaltykit
 
 import com.google.gson.JsonObject
 import com.google.gson.JsonParser
-import dev.royaltykit.client.CallFailedException
 import dev.royaltykit.client.EnterpriseClient
 import dev.royaltykit.client.HttpTransport
 import dev.royaltykit.client.JavaHttpTransport
-import dev.royaltykit.client.ReconcileRequiredException
 import dev.royaltykit.client.ReportsClient
 import dev.royaltykit.coroutines.requestAsync
 import dev.royaltykit.coroutines.runExportAsync
@@ -196,7 +194,7 @@ class ClientTest {
             try {
                 reports(t).request("createPlatformExport", RequestParams(body = BODY.toByteArray()))
                 fail("$name: a create that may have been applied was not reported")
-            } catch (e: ReconcileRequiredException) {
+            } catch (e: RoyaltyKitException.ReconcileRequired) {
                 assertEquals(name, Reconcile.LOOKUP_BY_SENT_DATA, e.reconcile)
                 assertEquals(name, "reconcile_required", e.code)
                 assertEquals(name, "createPlatformExport", e.operationId)
@@ -288,13 +286,13 @@ class ClientTest {
             try {
                 reports(t, "http://127.0.0.1:$port").request("listPlatformExports")
                 fail(name)
-            } catch (e: CallFailedException) {
+            } catch (e: RoyaltyKitException.CallFailed) {
                 assertEquals(name, TransportFailure.CONNECT_FAILED, e.transport)
                 assertEquals(name, "attempts_exhausted", e.rule)
                 assertEquals(name, "token exchange", e.operationId)
                 // The message names the operation, the host, the attempts and what the transport
                 // saw; the transport's own exception is chained.
-                val text = e.message!!
+                val text = e.detail
                 assertTrue(text, text.startsWith("token exchange to 127.0.0.1:$port: "))
                 assertEquals(name, 5L, e.attempts)
                 assertTrue(text, text.contains("(5 attempts made)"))
@@ -320,7 +318,7 @@ class ClientTest {
             val failed = { client: ReportsClient ->
                 try {
                     client.request("listPlatformExports"); fail(name); throw AssertionError()
-                } catch (e: CallFailedException) {
+                } catch (e: RoyaltyKitException.CallFailed) {
                     e
                 }
             }
@@ -523,11 +521,11 @@ class ClientTest {
                     if (op.contains("Enterprise")) EnterpriseClient(t, url, "key-1", "secret-1", clock = clock, sleep = sleep).request("listEnterpriseReleases")
                     else reports(t).request("listPlatformExports")
                     fail("$name $op: a redirect was followed")
-                } catch (e: CallFailedException) {
+                } catch (e: RoyaltyKitException.CallFailed) {
                     assertEquals("$name $op", "redirect", e.rule)
-                    assertEquals("$name $op", 307, e.status)
-                    val origin = Regex("Location points at ([^)\\s;]+)").find(e.message ?: "")?.groupValues?.get(1)
-                    assertTrue("$name $op: ${e.message}", origin != null && origin.startsWith("http://127.0.0.1:"))
+                    assertEquals("$name $op", 307.toUShort(), e.status)
+                    val origin = Regex("Location points at ([^)\\s;]+)").find(e.detail)?.groupValues?.get(1)
+                    assertTrue("$name $op: ${e.detail}", origin != null && origin.startsWith("http://127.0.0.1:"))
                     assertNotEquals("$name $op", url, origin)
                 }
                 val s = stats()
@@ -564,7 +562,7 @@ class ClientTest {
                     "ok"
                 } catch (e: RoyaltyKitException.Api) {
                     "api ${e.error.status}"
-                } catch (e: CallFailedException) {
+                } catch (e: RoyaltyKitException.CallFailed) {
                     e.rule
                 }
             }
@@ -610,7 +608,7 @@ class ClientTest {
             try {
                 reports(t).runExport(BODY, to = dir.resolve("x.csv"))
                 fail("$name: the job guessed")
-            } catch (e: ReconcileRequiredException) {
+            } catch (e: RoyaltyKitException.ReconcileRequired) {
                 val s = stats()
                 assertEquals(name, "reconcile_required", e.code)
                 assertEquals(name, Reconcile.LOOKUP_BY_SENT_DATA, e.reconcile)

@@ -591,6 +591,40 @@ class MachinesTest {
         }
     }
 
+    /** The client throws what `callStepError` gives: the core's error table, as in Python and Node. */
+    @Test
+    fun aFailOrReconcileStepGivesTheCoreErrorOfItsFamily() {
+        val fail = CallStep.Fail(
+            "attempts_exhausted", "would retry, but 3 of 3 attempts are used", null, TransportFailure.TIMEOUT,
+            null, null, "poll", "exp_9", 3L,
+        )
+        val e = callStepError(fail, "getPlatformExport", "https://api.example.com/base", "ReadTimeout:\nslow")
+        assertTrue(e is RoyaltyKitException.CallFailed)
+        e as RoyaltyKitException.CallFailed
+        assertEquals(
+            "getPlatformExport to api.example.com: would retry, but 3 of 3 attempts are used (3 attempts made); last failure: ReadTimeout: slow",
+            e.detail,
+        )
+        assertEquals(
+            listOf("call_failed", 500, "attempts_exhausted", TransportFailure.TIMEOUT, null, 3L, "getPlatformExport", "poll", "exp_9"),
+            listOf(e.code, e.httpStatus.toInt(), e.rule, e.transport, e.status, e.attempts, e.operationId, e.stage, e.exportId),
+        )
+        assertEquals(ErrorFamily.CALL_FAILED, e.family)
+        val r = callStepError(
+            CallStep.Reconcile(Reconcile.LOOKUP_BY_SENT_DATA, "the create may have been applied", listOf("exp_1"), "reconcile"),
+            "createPlatformExport", "https://api.example.com", null,
+        ) as RoyaltyKitException.ReconcileRequired
+        assertEquals(
+            listOf("reconcile_required", "the create may have been applied", Reconcile.LOOKUP_BY_SENT_DATA, listOf("exp_1"), "reconcile", "createPlatformExport"),
+            listOf(r.code, r.detail, r.reconcile, r.candidates, r.stage, r.operationId),
+        )
+        assertEquals(ErrorFamily.INVALID_ARGUMENT, callStepError(CallStep.Wait(1.0), "op", "https://h", null).family)
+        // The deprecated names still catch the core's families for one release.
+        @Suppress("DEPRECATION")
+        val caught = try { throw e } catch (x: dev.royaltykit.client.CallFailedException) { x.rule }
+        assertEquals("attempts_exhausted", caught)
+    }
+
     @Test
     fun aReceiptOnADedupWindowAsksOnlyForTheHandler() {
         val now = 1_763_784_000L

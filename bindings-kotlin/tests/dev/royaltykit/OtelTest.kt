@@ -1,6 +1,5 @@
 package dev.royaltykit
 
-import dev.royaltykit.client.CallFailedException
 import dev.royaltykit.client.ExportInterruptedException
 import dev.royaltykit.okhttp.OkHttpTransport
 import dev.royaltykit.client.ReportsClient
@@ -109,7 +108,7 @@ class OtelTest {
             try {
                 client(fake, maxAttempts = 1).request("listPlatformExports")
                 fail("no failure")
-            } catch (e: CallFailedException) {
+            } catch (e: RoyaltyKitException.CallFailed) {
             }
             fake.faults["list" to 2] = FakeReports.Fault.Status(404)
             try {

@@ -11,7 +11,7 @@ import java.io.PrintStream
 import java.net.InetSocketAddress
 import java.util.Base64
 
-/** The documentation's Kotlin examples (README.md, docs/*.md): test-kotlin.sh extracts each into package readme.<name>. */
+/** The documentation's Kotlin examples (README.md and the pages under docs/): test-kotlin.sh extracts each into package readme.<name>. */
 class ReadmeTest {
     private fun run(name: String): String {
         val main = Class.forName("readme.$name.ExampleKt").getMethod("main")

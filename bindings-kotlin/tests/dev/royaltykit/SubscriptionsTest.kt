@@ -6,7 +6,6 @@ import com.google.gson.JsonParser
 import dev.royaltykit.client.EnterpriseClient
 import dev.royaltykit.client.HttpTransport
 import dev.royaltykit.client.JavaHttpTransport
-import dev.royaltykit.client.ReconcileRequiredException
 import dev.royaltykit.coroutines.createSubscriptionAsync
 import dev.royaltykit.coroutines.fetchResourceAsync
 import dev.royaltykit.coroutines.rotateSecretAsync
@@ -266,12 +265,12 @@ class SubscriptionsTest {
             try {
                 enterprise(t, seen, traced).rotateSecret(again.reference!!)
                 fail("$name: a lost rotation returned")
-            } catch (e: ReconcileRequiredException) {
+            } catch (e: RoyaltyKitException.ReconcileRequired) {
                 assertEquals(name, Reconcile.ROTATE_AGAIN, e.reconcile)
                 assertEquals(name, "reconcile_required", e.code)
                 assertEquals(name, "rotateEnterpriseWebhookSecret", e.operationId)
-                assertTrue(name, e.message!!.contains("shown only once"))
-                assertTrue(name, e.message!!.contains("rotate again"))
+                assertTrue(name, e.detail.contains("shown only once"))
+                assertTrue(name, e.detail.contains("rotate again"))
                 val s = stats()
                 assertEquals(name, 1, s["rotations"].asInt)
                 assertEquals(name, 1, s["requests"].asJsonObject["rotateEnterpriseWebhookSecret"].asInt)

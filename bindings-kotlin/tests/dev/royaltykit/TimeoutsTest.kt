@@ -1,6 +1,5 @@
 package dev.royaltykit
 
-import dev.royaltykit.client.CallFailedException
 import dev.royaltykit.client.EnterpriseClient
 import dev.royaltykit.client.HttpTransport
 import dev.royaltykit.client.JavaHttpTransport
@@ -155,7 +154,7 @@ class TimeoutsTest {
                     try {
                         c.request("listPlatformExports")
                         fail("$what: no timeout")
-                    } catch (e: CallFailedException) {
+                    } catch (e: RoyaltyKitException.CallFailed) {
                         assertEquals(what, TransportFailure.TIMEOUT, e.transport)
                         assertEquals(what, 1L, e.attempts)
                     }

@@ -99,7 +99,7 @@ suspend fun EnterpriseClient.createSubscriptionAsync(
  * [EnterpriseClient.rotateSecret] as a suspend function, on [Dispatchers.IO] and cancellable as
  * [requestAsync] is: the new signing secret, **shown once: store it now**; `secrets(previous)` of
  * it is what the receiver takes. A rotation whose answer was lost throws
- * `ReconcileRequiredException` (`ROTATE_AGAIN`) and is never sent twice; likewise a rotation
+ * `RoyaltyKitException.ReconcileRequired` (`ROTATE_AGAIN`) and is never sent twice; likewise a rotation
  * cancelled after it was sent may have been applied and its secret is lost: rotate again at once.
  */
 suspend fun EnterpriseClient.rotateSecretAsync(reference: String): RevealedSecret =

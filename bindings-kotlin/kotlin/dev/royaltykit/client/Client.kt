@@ -32,14 +32,13 @@ import dev.royaltykit.Session
 import dev.royaltykit.awaitToken
 import dev.royaltykit.buildEnterpriseTokenRequest
 import dev.royaltykit.buildTokenRequest
-import dev.royaltykit.callFailedMessage
+import dev.royaltykit.callStepError
 import dev.royaltykit.checkBaseUrl
 import dev.royaltykit.parseEnterpriseTokenResponse
 import dev.royaltykit.parseTokenResponse
 import dev.royaltykit.wakeWaiters
 import dev.royaltykit.types.Api
 import dev.royaltykit.types.MachineEvent
-import dev.royaltykit.types.Reconcile
 import dev.royaltykit.types.RecoveryReport
 import dev.royaltykit.types.RoyaltyKitException
 import dev.royaltykit.types.TransportFailure
@@ -308,43 +307,25 @@ fun logEvent(e: MachineEvent) {
 }
 
 /**
- * A request that may have been applied must not be sent again blindly (code `reconcile_required`):
- * check its effect first, as [reconcile] says. For an export job ([stage] `reconcile`) that could
- * not tell whether its lost create was applied, or which export is its own, [candidates] are the
- * ids of the exports that may be its own (possibly none); for a single call they are empty.
+ * Deprecated name of [RoyaltyKitException.ReconcileRequired] (code `reconcile_required`), the
+ * core's error family, as in Python and Node: kept for one release.
  */
-class ReconcileRequiredException @JvmOverloads constructor(
-    val reconcile: Reconcile,
-    val reason: String,
-    val operationId: String,
-    val candidates: List<String> = emptyList(),
-    val stage: String? = null,
-) : RuntimeException(reason) {
-    val code: String get() = "reconcile_required"
-}
+@Deprecated(
+    "The core's reconcile_required family: RoyaltyKitException.ReconcileRequired",
+    ReplaceWith("RoyaltyKitException.ReconcileRequired", "dev.royaltykit.types.RoyaltyKitException"),
+)
+typealias ReconcileRequiredException = RoyaltyKitException.ReconcileRequired
 
 /**
- * A call or export job stopped without an API error to show (code `call_failed`): its attempts or
- * time ran out on transport failures, or a `Retry-After` passed its budget. [rule] is stable;
- * [reason] is the machine's; [attempts] the requests sent. The message names the operation, the
- * host, the reason, the attempts and the transport's last error, which is also [cause] when a
- * transport failure ended the call.
+ * Deprecated name of [RoyaltyKitException.CallFailed] (code `call_failed`), the core's error
+ * family, as in Python and Node: kept for one release. Its `status` is now a `UShort?`, and its
+ * text is `detail` (as on every `RoyaltyKitException`).
  */
-class CallFailedException @JvmOverloads constructor(
-    val rule: String,
-    val reason: String,
-    val transport: TransportFailure?,
-    val status: Int?,
-    val retryAfterSeconds: Double?,
-    val operationId: String,
-    val stage: String?,
-    val exportId: String?,
-    val attempts: Long = 0,
-    message: String = reason,
-    cause: Throwable? = null,
-) : RuntimeException(message, cause) {
-    val code: String get() = "call_failed"
-}
+@Deprecated(
+    "The core's call_failed family: RoyaltyKitException.CallFailed",
+    ReplaceWith("RoyaltyKitException.CallFailed", "dev.royaltykit.types.RoyaltyKitException"),
+)
+typealias CallFailedException = RoyaltyKitException.CallFailed
 
 /**
  * [ReportsClient.runExport] was interrupted (code `export_interrupted`): its thread was
@@ -732,7 +713,7 @@ abstract class ApiClient internal constructor(
     ): CallStep.Done {
         // A streamed body's progress events are delivered as the pieces arrive, not after the body.
         val target: BodyTarget = if (sink == null) Whole else Streamed(m, sink) { emit(m.events(), scope) }
-        // The last send's failure when it got no response: the cause of a CallFailedException.
+        // The last send's failure when it got no response: the cause of a RoyaltyKitException.CallFailed.
         var failed: HttpOutcome.Failed? = null
         while (true) {
             // An interrupted thread (a cancelled coroutine) ends its call, whatever its transport
@@ -767,12 +748,9 @@ abstract class ApiClient internal constructor(
                 is CallStep.RefreshToken -> exchangeToken(scope)
                 is CallStep.AwaitToken -> session.awaitToken(s.version, s.seconds)
                 is CallStep.Done -> return s
-                is CallStep.Reconcile -> throw ReconcileRequiredException(s.reconcile, s.reason, operationId, s.candidates, s.stage)
-                is CallStep.Fail -> throw s.error ?: CallFailedException(
-                    s.rule, s.reason, s.transport, s.status?.toInt(), s.retryAfterSeconds, operationId, s.stage, s.exportId,
-                    s.attempts, callFailedMessage(operationId, base, s.reason, s.attempts, failed?.cause?.let(::describeFailure)),
-                    failed?.cause,
-                )
+                // the core's error: ReconcileRequired, CallFailed (the transport's last error its cause), …
+                is CallStep.Reconcile, is CallStep.Fail -> throw callStepError(s, operationId, base, failed?.cause?.let(::describeFailure))
+                    .apply { if (this is RoyaltyKitException.CallFailed) failed?.cause?.let(::initCause) }
             }
         }
     }
@@ -781,15 +759,15 @@ abstract class ApiClient internal constructor(
      * Performs one operation with [params] (the client adds the token and, for the reporting API,
      * the tenant): the 2xx body (JSON text or an artifact's bytes; empty for none). Throws
      * `RoyaltyKitException.Api` for an error response retrying cannot fix,
-     * [ReconcileRequiredException] when a request may have been applied, [CallFailedException]
+     * [RoyaltyKitException.ReconcileRequired] when a request may have been applied, [RoyaltyKitException.CallFailed]
      * when the attempts ran out without a response (rule `redirect` for a 3xx: redirects are
      * never followed; `token_exchange_failed` when the exchange this call waited for failed).
      */
-    @Throws(RoyaltyKitException::class, ReconcileRequiredException::class, CallFailedException::class)
+    @Throws(RoyaltyKitException::class)
     fun request(operationId: String, params: RequestParams): ByteArray = done(operationId, params).body
 
     /** [request], returning the whole 2xx response: status, headers as received, body. */
-    @Throws(RoyaltyKitException::class, ReconcileRequiredException::class, CallFailedException::class)
+    @Throws(RoyaltyKitException::class)
     fun requestRaw(operationId: String, params: RequestParams): RawResponse =
         done(operationId, params).let { d -> RawResponse(d.status.toInt(), d.headers.map { it.name to it.value }, d.body) }
 
@@ -808,7 +786,7 @@ abstract class ApiClient internal constructor(
      * a null query value is left out), the body as JSON text.
      */
     @JvmOverloads
-    @Throws(RoyaltyKitException::class, ReconcileRequiredException::class, CallFailedException::class)
+    @Throws(RoyaltyKitException::class)
     fun request(
         operationId: String,
         path: Map<String, Any> = emptyMap(),
@@ -1031,7 +1009,7 @@ class ReportsClient @JvmOverloads constructor(
      * of the body (a piece read again starts from 0); `onEvent` and the telemetry get the core's
      * fewer `progress` events (each tenth of the body, and when whole). A create that may have
      * been applied is looked up through every page of the list (looking again after a grace), never
-     * sent twice; when the lookup cannot tell, [ReconcileRequiredException] carries the ids that may
+     * sent twice; when the lookup cannot tell, [RoyaltyKitException.ReconcileRequired] carries the ids that may
      * be the job's own. Polling stops after [maxPolls] reads or [maxPollSeconds] (the core's
      * defaults when null); each wait between two reads is clamped into [minPollIntervalSeconds] ..
      * [maxPollIntervalSeconds] (default: the client's).
@@ -1051,7 +1029,7 @@ class ReportsClient @JvmOverloads constructor(
      * checkpoint to resume from; the temporary file is removed.
      */
     @JvmOverloads
-    @Throws(RoyaltyKitException::class, ReconcileRequiredException::class, CallFailedException::class)
+    @Throws(RoyaltyKitException::class)
     fun runExport(
         body: String? = null,
         to: Path? = null,
@@ -1178,7 +1156,7 @@ class EnterpriseClient @JvmOverloads constructor(
      * response names no secret (the subscription exists then: rotate its secret).
      */
     @JvmOverloads
-    @Throws(RoyaltyKitException::class, ReconcileRequiredException::class, CallFailedException::class)
+    @Throws(RoyaltyKitException::class)
     fun createSubscription(name: String, endpointUrl: String, events: Collection<String>, requestId: String? = null): RevealedSecret {
         val body = "{\"name\":${jsonString(name)},\"endpoint_url\":${jsonString(endpointUrl)},\"events\":[${events.joinToString(",") { jsonString(it) }}]}"
         val params = RequestParams(body = body.toByteArray(), requestId = requestId, keyNamespace = requestId?.let { apiKey })
@@ -1194,12 +1172,12 @@ class EnterpriseClient @JvmOverloads constructor(
      *
      * A rotation is never sent twice: when it may have been applied but its answer was lost (a
      * timeout, a lost connection, a 5xx after sending) the new secret cannot be read again, so the
-     * call throws [ReconcileRequiredException] with `reconcile = Reconcile.ROTATE_AGAIN` (the core's
+     * call throws [RoyaltyKitException.ReconcileRequired] with `reconcile = Reconcile.ROTATE_AGAIN` (the core's
      * reason: rotate again at once, keep the current secret until then). Otherwise throws as
      * [request] does, and `RoyaltyKitException.Webhook` `secret_not_revealed` when the response
      * names no secret.
      */
-    @Throws(RoyaltyKitException::class, ReconcileRequiredException::class, CallFailedException::class)
+    @Throws(RoyaltyKitException::class)
     fun rotateSecret(reference: String): RevealedSecret =
         doneThen("rotateEnterpriseWebhookSecret", RequestParams(path = mapOf("reference" to reference))) { revealedSecret(it.body) }
 
@@ -1213,18 +1191,18 @@ class EnterpriseClient @JvmOverloads constructor(
      * throws as it does.
      */
     @JvmOverloads
-    @Throws(RoyaltyKitException::class, ReconcileRequiredException::class, CallFailedException::class)
+    @Throws(RoyaltyKitException::class)
     fun fetchResource(resourceUrl: String, userId: String? = null): ByteArray =
         request("fetchEnterpriseResource", RequestParams(path = mapOf("resource" to resourceUrl), userId = userId))
 
     /** [fetchResource] of [event]'s `resourceUrl`. */
     @JvmOverloads
-    @Throws(RoyaltyKitException::class, ReconcileRequiredException::class, CallFailedException::class)
+    @Throws(RoyaltyKitException::class)
     fun fetchResource(event: WebhookEvent, userId: String? = null): ByteArray = fetchResource(event.resourceUrl, userId)
 
     /** [fetchResource] of the resource a verified [delivery]'s event names. */
     @JvmOverloads
-    @Throws(RoyaltyKitException::class, ReconcileRequiredException::class, CallFailedException::class)
+    @Throws(RoyaltyKitException::class)
     fun fetchResource(delivery: VerifiedWebhook, userId: String? = null): ByteArray = fetchResource(delivery.event, userId)
 
     /**
@@ -1249,15 +1227,15 @@ class EnterpriseClient @JvmOverloads constructor(
      *
      * Each request is one [request] — the client's session (token, rate budget), retries, events
      * and telemetry — and blocking: call it off the main thread. A replay is never sent twice
-     * blindly: a replay that ended in the library's error ([ReconcileRequiredException],
-     * [CallFailedException], a `RoyaltyKitException` such as a 404's `api_error`) is reported
+     * blindly: a replay that ended in the library's error ([RoyaltyKitException.ReconcileRequired],
+     * [RoyaltyKitException.CallFailed], a `RoyaltyKitException` such as a 404's `api_error`) is reported
      * `REPLAY_FAILED` with that code and the run goes on. A failed log request throws as
      * [request] does; a log that cannot be read throws `RoyaltyKitException.Pagination` (nothing
      * replayed); wrong arguments throw `RoyaltyKitException.InvalidArgument` before any request;
      * an exception of [store] and an interrupt end the run with it.
      */
     @JvmOverloads
-    @Throws(RoyaltyKitException::class, ReconcileRequiredException::class, CallFailedException::class)
+    @Throws(RoyaltyKitException::class)
     fun recoverDeliveries(
         subscription: String,
         store: DeliveryStates,
@@ -1282,12 +1260,6 @@ class EnterpriseClient @JvmOverloads constructor(
                         val answer = try {
                             request(step.operation, RequestParams(path = path))
                         } catch (e: RoyaltyKitException) {
-                            failed = e.code
-                            null
-                        } catch (e: ReconcileRequiredException) {
-                            failed = e.code
-                            null
-                        } catch (e: CallFailedException) {
                             failed = e.code
                             null
                         }
