@@ -499,9 +499,9 @@ for kind in ("timeout", "connect_failed", "connection_lost"):
 call("a read timing out five times: stop with the transport failure", [tok()] + [transport("timeout")] * 5,
      [REFRESH] + sum([[send(*GET), wait(backoff(i + 1, r))] for i, r in zip(range(4), (lambda g: [g.next() for _ in range(4)])(SplitMix(7)))], [])
      + [send(*GET), fail("attempts_exhausted", transport="timeout")])
-call("the rate budget (2 per 60 s) holds the third send until the window frees, 61 whole seconds after the first",
+call("the rate budget (2 per 60 s) holds the third send until the window frees, 62 whole seconds after the first",
      [tok(), resp(503), resp(503), resp(200, "{}")],
-     [REFRESH, send(*GET), wait(2.0), send(*GET), wait(5.0), wait(54.0), send(*GET), done(200, "{}")],
+     [REFRESH, send(*GET), wait(2.0), send(*GET), wait(5.0), wait(55.0), send(*GET), done(200, "{}")],
      budget=[["api_client", 2, 60]])
 call("an idempotent path parameter that tries to climb: the request is refused before sending",
      [tok()], [REFRESH, fail("invalid_request", code="invalid_parameter")], params={"tenant_id": TENANT, "path": [["export", ".."]]})
@@ -1070,12 +1070,12 @@ j = Job(keyed=True)
 j.create(resp(201, CREATED))
 d = j.read()
 j.start()
-j.steps += [wait(d), wait(59.0), send(*EXP)]
+j.steps += [wait(d), wait(60.0), send(*EXP)]
 j.events.append(state("ready"))
 j.reads += 1
 j.g.next()
 j.start()
-j.steps += [wait(61.0), send(*EXPDL), {"step": "done", "export_id": "exp_9", "artifact": ART}]
+j.steps += [wait(62.0), send(*EXPDL), {"step": "done", "export_id": "exp_9", "artifact": ART}]
 j.events.append(resp(200, ART))
 job("the rate budget (1 per 60 s) spaces the requests of the job", j.events, j.steps, keyed=True, budget=[["api_client", 1, 60]])
 
@@ -1185,11 +1185,11 @@ session("a waiting call is told the lease left: 330 s from the exchange's start"
         [countries(), countries()],
         [{"next": 0}, {"advance": 30}, {"next": 1}],
         [at(0, REFRESH), at(1, await_token(LEASE - 30))], 1)
-session("one rate budget for the session (1 per 60 s): the second call waits until the window frees, 61 whole seconds on",
+session("one rate budget for the session (1 per 60 s): the second call waits until the window frees, 62 whole seconds on",
         [countries(), countries()],
-        [tok(), {"next": 0}, {"next": 1}, {"respond": 0, **OK}, {"next": 0}, {"advance": 61}, {"next": 1},
+        [tok(), {"next": 0}, {"next": 1}, {"respond": 0, **OK}, {"next": 0}, {"advance": 62}, {"next": 1},
          {"respond": 1, **OK}, {"next": 1}],
-        [at(0, send(*COUNTRIES)), at(1, wait(61.0)), at(0, done(200, "[]")), at(1, send(*COUNTRIES)),
+        [at(0, send(*COUNTRIES)), at(1, wait(62.0)), at(0, done(200, "[]")), at(1, send(*COUNTRIES)),
          at(1, done(200, "[]"))], 0, budget=[["api_client", 1, 60]])
 session("an export job and a call of one reporting client share its token: one exchange",
         [{"kind": "export_job", "options": {"tenant_id": TENANT, "body": BODY, "seed": 11,
@@ -1639,9 +1639,9 @@ fleet_session("a fleet's call: the token first, then the request reserved in Red
                {"next": 0}],
               [at(0, REFRESH), at(0, reserve(T0, member(7))), at(0, send(*COUNTRIES)), at(0, done(200, "[]"))], 1)
 fleet_session("the fleet's window is full: wait until the second it frees, then reserve again",
-              [{"next": 0}, tok(), {"next": 0}, {"reserved": f"wait {T0 + 61} 1", "machine": 0}, {"next": 0},
-               {"advance": 61}, {"next": 0}, {"reserved": "ok", "machine": 0}, {"next": 0}],
-              [at(0, REFRESH), at(0, reserve(T0, member(7))), at(0, wait(61.0)), at(0, reserve(T0 + 61, member(7, 2))),
+              [{"next": 0}, tok(), {"next": 0}, {"reserved": f"wait {T0 + 62} 1", "machine": 0}, {"next": 0},
+               {"advance": 62}, {"next": 0}, {"reserved": "ok", "machine": 0}, {"next": 0}],
+              [at(0, REFRESH), at(0, reserve(T0, member(7))), at(0, wait(62.0)), at(0, reserve(T0 + 62, member(7, 2))),
                at(0, send(*COUNTRIES))], 1)
 fleet_session("a reservation is good for its second only: answered after the second turned, it is made again",
               [{"next": 0}, tok(), {"next": 0}, {"reserved": "ok", "machine": 0}, {"advance": 1.2}, {"next": 0}],

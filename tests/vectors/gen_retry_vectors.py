@@ -278,33 +278,36 @@ for c in retry_after:
     assert c["value"] != "" or c["expected"] is None
 
 # --- rate budgets ----------------------------------------------------------------------------------------
-# Times are whole seconds, and a request at second s may have been sent as late as s + 0.999: to keep
-# every real rolling minute within the limit, it counts through second s + 60 and frees its place at
-# s + 61 (a limit of 2 per minute never lets 3 requests into any real 60 s).
+# Times are whole seconds. A request at second s may have been sent as late as s + 0.999, and may reach
+# the service up to a second later than a request sent after it (latency differs from one request to the
+# next): to keep every rolling minute the service counts within the limit, it counts through second
+# s + 61 and frees its place at s + 62 (a limit of 2 per minute never lets 3 requests into any 60 s of
+# arrivals while the latency spread stays under a second).
 rate = [
-    {"comment": "one window of 2 per minute; a place frees 61 whole seconds after its request", "windows": [["a", 2, 60]],
-     "ops": [{"now": 0, "allowed": True}, {"now": 0, "allowed": True}, {"now": 0, "allowed": False, "wait_until": 61, "limit": "a"},
-             {"now": 59, "allowed": False, "wait_until": 61, "limit": "a"},
-             {"now": 60, "allowed": False, "wait_until": 61, "limit": "a"},  # 0.999 and 60.0 are 59.001 s apart
-             {"now": 61, "allowed": True}, {"now": 61, "allowed": True},
-             {"now": 62, "allowed": False, "wait_until": 122, "limit": "a"}]},
+    {"comment": "one window of 2 per minute; a place frees 62 whole seconds after its request", "windows": [["a", 2, 60]],
+     "ops": [{"now": 0, "allowed": True}, {"now": 0, "allowed": True}, {"now": 0, "allowed": False, "wait_until": 62, "limit": "a"},
+             {"now": 59, "allowed": False, "wait_until": 62, "limit": "a"},
+             {"now": 60, "allowed": False, "wait_until": 62, "limit": "a"},  # 0.999 and 60.0 are 59.001 s apart
+             {"now": 61, "allowed": False, "wait_until": 62, "limit": "a"},  # sent 60.001 s apart, the first may arrive 1 s late
+             {"now": 62, "allowed": True}, {"now": 62, "allowed": True},
+             {"now": 63, "allowed": False, "wait_until": 124, "limit": "a"}]},
     {"comment": "the first exhausted limit is named; wait for every exhausted one", "windows": [["x", 1, 10], ["y", 1, 60]],
-     "ops": [{"now": 0, "allowed": True}, {"now": 5, "allowed": False, "wait_until": 61, "limit": "x"},
-             {"now": 11, "allowed": False, "wait_until": 61, "limit": "y"}, {"now": 61, "allowed": True}]},
+     "ops": [{"now": 0, "allowed": True}, {"now": 5, "allowed": False, "wait_until": 62, "limit": "x"},
+             {"now": 12, "allowed": False, "wait_until": 62, "limit": "y"}, {"now": 62, "allowed": True}]},
     {"comment": "a window without a length is one minute (enterprise limits are per rolling minute): the default is the core's in every language",
      "windows": [["a", 1, None]],
-     "ops": [{"now": 1000, "allowed": True}, {"now": 1060, "allowed": False, "wait_until": 1061, "limit": "a"}, {"now": 1061, "allowed": True}]},
+     "ops": [{"now": 1000, "allowed": True}, {"now": 1061, "allowed": False, "wait_until": 1062, "limit": "a"}, {"now": 1062, "allowed": True}]},
     {"comment": "a refused request is not counted", "windows": [["a", 1, 60]],
-     "ops": [{"now": 0, "allowed": True}, {"now": 30, "allowed": False, "wait_until": 61, "limit": "a"}, {"now": 61, "allowed": True}]},
+     "ops": [{"now": 0, "allowed": True}, {"now": 30, "allowed": False, "wait_until": 62, "limit": "a"}, {"now": 62, "allowed": True}]},
     {"comment": "enterprise preset: 180 per source address stops the 181st", "preset": "enterprise",
-     "ops": [{"now": 1000, "repeat": 180, "allowed": True}, {"now": 1000, "allowed": False, "wait_until": 1061, "limit": "source_address"},
-             {"now": 1061, "repeat": 180, "allowed": True}, {"now": 1062, "allowed": False, "wait_until": 1122, "limit": "source_address"}]},
+     "ops": [{"now": 1000, "repeat": 180, "allowed": True}, {"now": 1000, "allowed": False, "wait_until": 1062, "limit": "source_address"},
+             {"now": 1062, "repeat": 180, "allowed": True}, {"now": 1063, "allowed": False, "wait_until": 1124, "limit": "source_address"}]},
     {"comment": "DDEX preset: 120 per connection", "preset": "enterprise_ddex",
-     "ops": [{"now": 0, "repeat": 120, "allowed": True}, {"now": 30, "allowed": False, "wait_until": 61, "limit": "ddex_connection"}]},
+     "ops": [{"now": 0, "repeat": 120, "allowed": True}, {"now": 30, "allowed": False, "wait_until": 62, "limit": "ddex_connection"}]},
     {"comment": "audio upload preset: 10 per user", "preset": "enterprise_audio_upload",
-     "ops": [{"now": 0, "repeat": 10, "allowed": True}, {"now": 1, "allowed": False, "wait_until": 61, "limit": "user"}]},
+     "ops": [{"now": 0, "repeat": 10, "allowed": True}, {"now": 1, "allowed": False, "wait_until": 62, "limit": "user"}]},
     {"comment": "chunk upload preset: 90 per user", "preset": "enterprise_chunk_upload",
-     "ops": [{"now": 0, "repeat": 90, "allowed": True}, {"now": 0, "allowed": False, "wait_until": 61, "limit": "user"}]},
+     "ops": [{"now": 0, "repeat": 90, "allowed": True}, {"now": 0, "allowed": False, "wait_until": 62, "limit": "user"}]},
     {"comment": "unknown preset", "preset": "enterprise_turbo", "error": "invalid_argument"},
     {"comment": "zero limit", "windows": [["a", 0, 60]], "error": "invalid_argument"},
     {"comment": "no windows", "windows": [], "error": "invalid_argument"},

@@ -8,7 +8,8 @@
 //! Redis, not in the process: before each send a call asks [`super::CallStep::Reserve`], whose
 //! command runs [`RESERVE_SCRIPT`] — for every window of the budget, a sorted set of the
 //! fleet's requests by second, trimmed as [`crate::retry::RateBudget`] trims its log (a request
-//! at second `s` keeps its place through `s + length`), and the request counted in all windows
+//! at second `s` keeps its place until `s + length + 2`: the truncation to the second and a
+//! second of latency spread), and the request counted in all windows
 //! only when all have room. The call then sends at once, or waits until the first second every
 //! full window has room again. A reservation is used in the second it was made or made again,
 //! so the fleet's count never runs behind the service's. The hosts' clocks must agree to within
@@ -39,24 +40,26 @@ pub const MAX_FLEET_PREFIX_BYTES: usize = 128;
 pub const FLEET_POLL_SECONDS: f64 = 0.1;
 
 /// Reserves one request in every window (KEYS: one sorted set per window, in the budget's
-/// order; ARGV: now (whole seconds), a unique member, then each window's limit and length).
+/// order; ARGV: now (whole seconds), a unique member, then each window's limit and length). A
+/// request at second `s` keeps its place until `s + length + 2`, as in
+/// [`crate::retry::RateBudget`] ([`crate::retry::RATE_MARGIN_SECONDS`]).
 /// Replies `ok`, or `wait <second> <window>` (the first second every full window has room
 /// again, and the 1-based index of the first full window).
 pub const RESERVE_SCRIPT: &str = "local now = tonumber(ARGV[1]) \
 local wait = nil local first = nil \
 for i, key in ipairs(KEYS) do \
 local limit = tonumber(ARGV[1 + 2 * i]) local len = tonumber(ARGV[2 + 2 * i]) \
-redis.call('ZREMRANGEBYSCORE', key, '-inf', now - len - 1) \
+redis.call('ZREMRANGEBYSCORE', key, '-inf', now - len - 2) \
 if redis.call('ZCARD', key) >= limit then \
 local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES') \
-local free = tonumber(oldest[2]) + len + 1 \
+local free = tonumber(oldest[2]) + len + 2 \
 if wait == nil or free > wait then wait = free end \
 if first == nil then first = i end \
 end end \
 if wait then return 'wait ' .. wait .. ' ' .. first end \
 for i, key in ipairs(KEYS) do \
 redis.call('ZADD', key, now, ARGV[2]) \
-redis.call('EXPIRE', key, tonumber(ARGV[2 + 2 * i]) + 2) \
+redis.call('EXPIRE', key, tonumber(ARGV[2 + 2 * i]) + 3) \
 end \
 return 'ok'";
 
@@ -496,6 +499,14 @@ mod tests {
     use super::*;
     use crate::machine::{Call, CallOptions, CallStep};
     use crate::request::RequestParams;
+
+    #[test]
+    fn the_script_keeps_a_place_as_long_as_the_in_process_budget() {
+        let m = crate::retry::RATE_MARGIN_SECONDS;
+        assert!(RESERVE_SCRIPT.contains(&format!("'-inf', now - len - {m})")));
+        assert!(RESERVE_SCRIPT.contains(&format!("tonumber(oldest[2]) + len + {m} ")));
+        assert!(RESERVE_SCRIPT.contains(&format!("tonumber(ARGV[2 + 2 * i]) + {})", m + 1)));
+    }
 
     #[test]
     fn a_token_refused_with_401_is_not_adopted_again_from_redis() {

@@ -24,6 +24,7 @@ pub use decision::{
 };
 pub use rate::{
     RateBudget, RateDecision, WindowUsage, DEFAULT_WINDOW_SECONDS, MAX_LIMIT, MAX_WINDOWS,
+    RATE_MARGIN_SECONDS,
 };
 pub use retry_after::{parse_retry_after, retry_after_from_headers, RetryAfter, RetryAfterForm};
 pub use schedule::{

@@ -42,6 +42,16 @@ pub struct WindowUsage {
 /// Default length of a window: the enterprise API's limits are per rolling minute.
 pub const DEFAULT_WINDOW_SECONDS: i64 = 60;
 
+/// How many whole seconds past its window a request keeps its place, beyond the second it was
+/// counted in: one for the truncation (a request counted at second `s` may have been sent as
+/// late as `s + 0.999`) and one for the path to the service (a request may reach it up to a
+/// second later than one sent after it, so the service may see them closer together than they
+/// were sent). A request at second `s` therefore frees its place at `s + length + 2`, and no
+/// rolling window of the service's clock holds more than the limit while the spread of latency
+/// between two requests stays under a second. The fleet's Redis script
+/// ([`crate::machine::RESERVE_SCRIPT`]) keeps places for the same time.
+pub const RATE_MARGIN_SECONDS: i64 = 2;
+
 /// Rolling-window request budgets for one client process. Memory is bounded by the sum of the
 /// limits; each call is O(1) amortised.
 #[derive(Debug, Clone)]
@@ -150,9 +160,9 @@ impl RateBudget {
 
     /// Counts a request at `now` (whole seconds) if every window has room and answers
     /// `allowed`; otherwise counts nothing and answers when to try again and which limit stopped
-    /// it. Promises that no real window of a window's length holds more than its limit: a request
-    /// at second `s` may have been sent as late as `s + 0.999`, so it keeps its place through
-    /// second `s + length` and frees it at `s + length + 1`.
+    /// it. Promises that no real window of a window's length holds more than its limit, as the
+    /// service counts on arrival: a request at second `s` frees its place at
+    /// `s + length + RATE_MARGIN_SECONDS` (see [`RATE_MARGIN_SECONDS`]).
     pub fn try_acquire(&mut self, now: i64) -> RateDecision {
         self.decide(now, true)
     }
@@ -170,7 +180,7 @@ impl RateBudget {
             while w
                 .log
                 .front()
-                .is_some_and(|t| *t <= now.saturating_sub(w.seconds + 1))
+                .is_some_and(|t| *t <= now.saturating_sub(w.seconds + RATE_MARGIN_SECONDS))
             {
                 w.log.pop_front();
             }
@@ -178,7 +188,7 @@ impl RateBudget {
                 let frees_at = w
                     .log
                     .front()
-                    .map_or(now, |t| t.saturating_add(w.seconds + 1));
+                    .map_or(now, |t| t.saturating_add(w.seconds + RATE_MARGIN_SECONDS));
                 wait_until = Some(wait_until.map_or(frees_at, |x| x.max(frees_at)));
                 first_exhausted.get_or_insert_with(|| w.name.clone());
             }
@@ -218,7 +228,7 @@ impl RateBudget {
                 let live = w
                     .log
                     .iter()
-                    .filter(|t| **t > now.saturating_sub(w.seconds + 1))
+                    .filter(|t| **t > now.saturating_sub(w.seconds + RATE_MARGIN_SECONDS))
                     .count();
                 WindowUsage {
                     name: w.name.clone(),

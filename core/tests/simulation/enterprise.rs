@@ -6,7 +6,7 @@
 use crate::export::arrival;
 use crate::rng::Rng;
 use crate::transcript::{bearer_of, call_view, check_request, report, Outcome, Recorder};
-use crate::Violation;
+use crate::{ServiceCount, Violation};
 use royaltykit::machine::{Call, CallOptions, CallStep, Session};
 use royaltykit::request::RequestParams;
 use royaltykit::retry::{RateBudget, TransportFailure};
@@ -205,8 +205,8 @@ pub fn run(seed: u64) -> Result<(), Violation> {
             T0 + rng.between(0.0, 30.0)
         }));
     }
-    // The requests sent, for the per-minute limits: (whole second sent).
-    let mut sent: Vec<i64> = Vec::new();
+    // The requests as the service counts them for the per-minute limits: by arrival.
+    let mut service = ServiceCount::default();
     let mut not_before: Vec<f64> = vec![0.0; n];
     let fail = |rec: &Recorder, session: &Session, v: Violation| {
         let mut v = v;
@@ -332,26 +332,11 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                         ),
                     );
                 }
-                let second = now.floor() as i64;
-                sent.push(second);
-                for (name, limit, secs) in &windows {
-                    let window = secs.unwrap_or(60);
-                    let count = sent.iter().filter(|s| **s > second - window - 1).count() as i64;
-                    if count > *limit {
-                        return fail(
-                            &rec,
-                            &session,
-                            Violation::new(
-                                "the per-minute limits are never exceeded",
-                                format!(
-                                    "{count} requests within {window} s against {name}'s {limit}"
-                                ),
-                            ),
-                        );
-                    }
-                }
+                let there = now + ServiceCount::latency(&mut rng);
+                service.arrive(there);
                 let outcome = server.handle(&request, now);
                 let (_, back) = arrival(&mut rng, now, &outcome);
+                let back = back.max(there);
                 tasks[i] = Task::InFlight(back, outcome);
             }
             CallStep::Wait { seconds } => tasks[i] = Task::Ready(now + seconds),
@@ -404,6 +389,19 @@ pub fn run(seed: u64) -> Result<(), Violation> {
     }
     if let Some(v) = server.violations.pop() {
         return fail(&rec, &session, v);
+    }
+    for (name, limit, secs) in &windows {
+        let window = secs.unwrap_or(60);
+        if let Some((count, at)) = service.over(*limit, window) {
+            return fail(
+                &rec,
+                &session,
+                Violation::new(
+                    "the per-minute limits are never exceeded, as the service counts on arrival",
+                    format!("{count} requests arrived within {window} s from {at:.3} against {name}'s {limit}"),
+                ),
+            );
+        }
     }
     for (i, t) in tasks.iter().enumerate() {
         if let Task::Finished(how) = t {

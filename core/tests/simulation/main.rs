@@ -87,6 +87,49 @@ impl Violation {
     }
 }
 
+/// The service's count of one client's requests, as the enterprise service counts them: by
+/// the time each request *arrives*, in every rolling window of a limit's length. Requests reach
+/// it after a latency that differs from one to the next (up to 0.95 s here), so two requests
+/// may arrive closer together than they were sent.
+#[derive(Default)]
+pub struct ServiceCount {
+    arrivals: Vec<f64>,
+}
+
+impl ServiceCount {
+    /// A request's latency to the service: mostly milliseconds, now and then most of a second.
+    pub fn latency(rng: &mut rng::Rng) -> f64 {
+        if rng.chance(0.05) {
+            rng.between(0.1, 0.95)
+        } else {
+            rng.between(0.0005, 0.1)
+        }
+    }
+
+    /// Counts a request arriving at `at`.
+    pub fn arrive(&mut self, at: f64) {
+        self.arrivals.push(at);
+    }
+
+    /// The busiest rolling window of `seconds` (any `[t, t + seconds)`), as (requests, t), or
+    /// `None` when more than `limit` requests never arrived in one.
+    pub fn over(&self, limit: i64, seconds: i64) -> Option<(usize, f64)> {
+        let mut sorted = self.arrivals.clone();
+        sorted.sort_by(f64::total_cmp);
+        let mut end = 0;
+        for (start, t) in sorted.iter().enumerate() {
+            while end < sorted.len() && sorted[end] < t + seconds as f64 {
+                end += 1;
+            }
+            let count = end - start;
+            if count as i64 > limit {
+                return Some((count, *t));
+            }
+        }
+        None
+    }
+}
+
 /// How often the runs reached the paths worth reaching (printed with the summary, so a model
 /// that stopped reaching them shows).
 pub mod seen {

@@ -414,7 +414,7 @@ class FleetTest {
                     }
                     assertTrue(steps[0] is CallStep.Send)
                     assertTrue(steps[1] is CallStep.Send)
-                    assertEquals("the third waits for the window", 61.0, (steps[2] as CallStep.Wait).seconds, 0.001)
+                    assertEquals("the third waits for the window: 62 s, a minute and the margin", 62.0, (steps[2] as CallStep.Wait).seconds, 0.001)
                 }
             }
         }
