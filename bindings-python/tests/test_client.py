@@ -203,6 +203,7 @@ def test_a_dropped_create_without_a_key_is_not_sent_again(kind, fake):
         request(kind, fake, "createPlatformExport", body=BODY)
     assert e.value.code == "reconcile_required" and e.value.reconcile == "lookup_by_sent_data"
     assert e.value.operation_id == "createPlatformExport"
+    assert isinstance(e.value.__cause__, Exception), "the dropped connection is the cause, as in Node and Kotlin"
     assert fake.stats()["requests"]["createPlatformExport"] == 1
 
 

@@ -487,7 +487,7 @@ class Client {
       machine.progress(received, total);
       deliver();
     } : undefined;
-    // The last send's rejection when it got no response: the cause of a CallFailedError.
+    // The last send's rejection when it got no response: the cause of the error the call ends in.
     let failed = null;
     for (;;) {
       signal?.throwIfAborted();
@@ -529,9 +529,9 @@ class Client {
         case 'done':
           return s;
         case 'reconcile':
-        case 'fail': { // the core's error: ReconcileRequired, CallFailedError (the fetch's last rejection its cause), …
+        case 'fail': { // the core's error: ReconcileRequired, CallFailedError, … (the fetch's last rejection, if the last send ended in one, its cause)
           const e = rk.callStepError(s, operationId, this._base, failed?.text ?? null);
-          if (failed && e instanceof CallFailedError) e.cause = failed.error;
+          if (failed) e.cause = failed.error;
           throw e;
         }
         default:

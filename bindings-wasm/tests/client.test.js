@@ -129,6 +129,7 @@ test('a dropped create without a key is not sent again: ReconcileRequired', asyn
     assert.equal(e.operationId, 'createPlatformExport');
     assert.deepEqual(e.candidates, []);
     assert.equal(e.stage, null);
+    assert.ok(e.cause instanceof Error, `the dropped connection is the cause, as in Python and Kotlin: ${String(e.cause)}`);
     return true;
   });
   assert.equal((await stats()).requests.createPlatformExport, 1);

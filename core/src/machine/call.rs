@@ -344,6 +344,11 @@ pub fn call_failed_message(
 /// (`reconcile_required`): the request of `operation_id` may have been applied, so check its
 /// effect as `reconcile` says before anything is sent again. `candidates` and `stage`
 /// (`reconcile`) are an export job's; a single call has none.
+///
+/// In every language the host chains the exception of its HTTP library's last failure (when
+/// the last send ended in one, such as the timeout that made a create ambiguous) as the cause
+/// of the error a call ends in, whatever its family: Python `raise … from`, JS `cause`, Java
+/// `initCause`.
 pub fn reconcile_required(
     reconcile: Reconcile,
     reason: &str,

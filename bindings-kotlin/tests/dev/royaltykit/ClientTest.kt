@@ -17,6 +17,7 @@ import org.junit.AfterClass
 import org.junit.Assert.assertEquals
 import org.junit.Assert.assertFalse
 import org.junit.Assert.assertNotEquals
+import org.junit.Assert.assertNotNull
 import org.junit.Assert.assertTrue
 import org.junit.Assert.fail
 import org.junit.BeforeClass
@@ -198,6 +199,7 @@ class ClientTest {
                 assertEquals(name, Reconcile.LOOKUP_BY_SENT_DATA, e.reconcile)
                 assertEquals(name, "reconcile_required", e.code)
                 assertEquals(name, "createPlatformExport", e.operationId)
+                assertNotNull("$name: the dropped connection is the cause, as in Python and Node", e.cause)
             }
             assertEquals(name, 1, stats()["requests"].asJsonObject["createPlatformExport"].asInt)
         }

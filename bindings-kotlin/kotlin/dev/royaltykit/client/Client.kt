@@ -713,7 +713,7 @@ abstract class ApiClient internal constructor(
     ): CallStep.Done {
         // A streamed body's progress events are delivered as the pieces arrive, not after the body.
         val target: BodyTarget = if (sink == null) Whole else Streamed(m, sink) { emit(m.events(), scope) }
-        // The last send's failure when it got no response: the cause of a RoyaltyKitException.CallFailed.
+        // The last send's failure when it got no response: the cause of the exception the call ends in.
         var failed: HttpOutcome.Failed? = null
         while (true) {
             // An interrupted thread (a cancelled coroutine) ends its call, whatever its transport
@@ -748,9 +748,9 @@ abstract class ApiClient internal constructor(
                 is CallStep.RefreshToken -> exchangeToken(scope)
                 is CallStep.AwaitToken -> session.awaitToken(s.version, s.seconds)
                 is CallStep.Done -> return s
-                // the core's error: ReconcileRequired, CallFailed (the transport's last error its cause), …
+                // the core's error: ReconcileRequired, CallFailed, … (the transport's last error, if the last send ended in one, its cause)
                 is CallStep.Reconcile, is CallStep.Fail -> throw callStepError(s, operationId, base, failed?.cause?.let(::describeFailure))
-                    .apply { if (this is RoyaltyKitException.CallFailed) failed?.cause?.let(::initCause) }
+                    .apply { failed?.cause?.let(::initCause) }
             }
         }
     }
