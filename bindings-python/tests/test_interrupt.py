@@ -51,6 +51,13 @@ def api():
             proc.wait()
 
 
+def sigint_default() -> None:
+    """In the child before it runs: SIGINT's default disposition. A suite started as a background job
+    of a shell without job control inherits SIGINT ignored, and a Python started with SIGINT ignored
+    installs no KeyboardInterrupt handler, so the signal this test sends would do nothing."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def child(api: ExportsApi, tmp: Path, name: str, mode: str, keyed: bool, resume: Path | None = None,
           interval: float = 0.05) -> tuple[subprocess.Popen, Path]:
     work = tmp / name
@@ -58,7 +65,7 @@ def child(api: ExportsApi, tmp: Path, name: str, mode: str, keyed: bool, resume:
     cfg = {"url": api.url, "mode": mode, "keyed": keyed, "to": str(tmp / "out" / "report.csv"), "work": str(work),
            "interval": interval, "resume": str(resume) if resume else None}
     proc = subprocess.Popen([sys.executable, str(HERE / "interrupt_child.py"), json.dumps(cfg)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=sigint_default)
     CHILDREN.append(proc)
     return proc, work
 
