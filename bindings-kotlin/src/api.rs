@@ -124,6 +124,31 @@ impl RequestDescriptor {
     pub fn describe(&self) -> String {
         format!("{:?}", self.0)
     }
+    /// What to send under `base`, read in one call instead of four (`method()`, `url(base)`,
+    /// `headers()`, `body()`): the clients' transports use it. Its headers carry the
+    /// credentials, as `headers()` does: never log it.
+    pub fn wire(&self, base: String) -> WireRequest {
+        WireRequest {
+            method: self.0.method.clone(),
+            url: self.0.url(&base),
+            headers: self.headers(),
+            body: self.0.body.clone(),
+        }
+    }
+}
+
+/// A request as an HTTP client sends it ([`RequestDescriptor::wire`]). Its headers carry the
+/// credentials: never log it.
+#[derive(uniffi::Record)]
+pub struct WireRequest {
+    /// The HTTP method.
+    pub method: String,
+    /// The absolute URL.
+    pub url: String,
+    /// Headers, in order.
+    pub headers: Vec<Param>,
+    /// The body.
+    pub body: Option<Vec<u8>>,
 }
 
 pub(crate) fn descriptor(d: request::RequestDescriptor) -> Arc<RequestDescriptor> {

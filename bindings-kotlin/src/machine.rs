@@ -210,6 +210,15 @@ pub enum CallStep {
     },
 }
 
+/// A step and the events of the machine up to it (`advanceIn`).
+#[derive(uniffi::Record)]
+pub struct Advance {
+    /// The step.
+    pub step: CallStep,
+    /// What the machine did since the events were last taken, oldest first.
+    pub events: Vec<machine::MachineEvent>,
+}
+
 fn fail(f: CallFailure, stage: Option<String>, export_id: Option<String>) -> CallStep {
     CallStep::Fail {
         rule: f.rule,
@@ -388,6 +397,21 @@ macro_rules! api_machine {
                     let step = machine.next_in(clock(now), s)?;
                     Ok($step(step, s.version()))
                 })
+            }
+            /// `nextIn(now, session)` and `takeEvents()` in one call, the events taken after the
+            /// step was decided: what the clients' loops ask at each step.
+            pub fn advance_in(&self, now: f64, session: Arc<Session>) -> Result<Advance> {
+                let mut machine = lock(&self.0);
+                let step = session.with(|s| -> Result<CallStep> {
+                    let step = machine.next_in(now, s)?;
+                    Ok($step(step, s.version()))
+                })?;
+                Ok(Advance { step, events: machine.take_events() })
+            }
+            /// `response(status, headers, body, now)` then `advanceIn(now, session)`, in one call.
+            pub fn respond_in(&self, status: i64, headers: HashMap<String, String>, body: Vec<u8>, now: f64, session: Arc<Session>) -> Result<Advance> {
+                lock(&self.0).response(status, &headers, &body, now)?;
+                self.advance_in(now, session)
             }
             /// The response to the request sent.
             #[uniffi::method(default(now = None))]

@@ -117,6 +117,10 @@ class MachinesTest {
         is CallStep.Send -> {
             val r = s.request
             val auth = r.headers().firstOrNull { it.name == "Authorization" }?.value
+            // wire(base), the clients' one call, reads what the four getters read
+            val w = r.wire("https://api.example.test")
+            assertEquals(listOf(r.method(), r.url("https://api.example.test"), r.headers()), listOf(w.method, w.url, w.headers))
+            assertTrue("wire body", (w.body ?: ByteArray(0)).contentEquals(r.body() ?: ByteArray(0)) && (w.body == null) == (r.body() == null))
             linkedMapOf("step" to "send", "method" to r.method(), "target" to r.pathAndQuery(), "token" to auth?.removePrefix("Bearer "),
                 "idempotency_key" to (if (r.idempotencyKeySent()) r.idempotencyKey() else null))
         }

@@ -3,6 +3,7 @@
 // one exchange in flight); this file performs their steps.
 package dev.royaltykit.client
 
+import dev.royaltykit.Advance
 import dev.royaltykit.BearerToken
 import dev.royaltykit.Call
 import dev.royaltykit.FleetToken
@@ -268,8 +269,10 @@ private class ArtifactSink(private val to: Path?, private val onProgress: ((Long
 
 /** The inputs a [Call] or an [ExportJob] on a session takes, so one loop drives both. */
 internal class Driven(
-    val next: (Double) -> CallStep,
-    val response: (Long, Map<String, String>, ByteArray, Double) -> Unit,
+    /** The next step and the events up to it, in one call (each call into the library costs). */
+    val next: (Double) -> Advance,
+    /** The response, then the next step and the events up to it, in one call. */
+    val respond: (Long, Map<String, String>, ByteArray, Double) -> Advance,
     val streams: (Long) -> Boolean,
     val streamed: (Long, Map<String, String>, Long, Double) -> Unit,
     val failed: (TransportFailure, Double) -> Unit,
@@ -282,11 +285,11 @@ internal class Driven(
     val reserveFailed: (Double) -> Unit,
 )
 
-internal fun Call.driven(session: Session) = Driven({ now -> nextIn(now, session) }, { st, h, b, now -> response(st, h, b, now) },
+internal fun Call.driven(session: Session) = Driven({ now -> advanceIn(now, session) }, { st, h, b, now -> respondIn(st, h, b, now, session) },
     { streams(it) }, { st, h, n, now -> streamedResponse(st, h, n, now) }, { f, now -> transportFailure(f, now) }, { takeEvents() },
     { got, total -> progress(got, total) }, { reply, now -> reserved(reply, now) }, { now -> reserveFailed(now) })
 
-internal fun ExportJob.driven(session: Session) = Driven({ now -> nextIn(now, session) }, { st, h, b, now -> response(st, h, b, now) },
+internal fun ExportJob.driven(session: Session) = Driven({ now -> advanceIn(now, session) }, { st, h, b, now -> respondIn(st, h, b, now, session) },
     { streams(it) }, { st, h, n, now -> streamedResponse(st, h, n, now) }, { f, now -> transportFailure(f, now) }, { takeEvents() },
     { got, total -> progress(got, total) }, { reply, now -> reserved(reply, now) }, { now -> reserveFailed(now) })
 
@@ -715,16 +718,19 @@ abstract class ApiClient internal constructor(
         val target: BodyTarget = if (sink == null) Whole else Streamed(m, sink) { emit(m.events(), scope) }
         // The last send's failure when it got no response: the cause of the exception the call ends in.
         var failed: HttpOutcome.Failed? = null
+        // The next step when the response's report already gave it (one call into the library).
+        var given: Advance? = null
         while (true) {
             // An interrupted thread (a cancelled coroutine) ends its call, whatever its transport
             // made of the interrupt.
             if (Thread.interrupted()) throw InterruptedException("the call was interrupted")
-            val s = m.next(clock())
-            emit(m.events(), scope)
-            when (s) {
+            val advanced = given ?: m.next(clock())
+            given = null
+            emit(advanced.events, scope)
+            when (val s = advanced.step) {
                 is CallStep.Send -> {
-                    val r = s.request
-                    val request = HttpRequest(r.method(), r.url(base), r.headers().map { it.name to it.value }, r.body())
+                    val r = s.request.wire(base)
+                    val request = HttpRequest(r.method, r.url, r.headers.map { it.name to it.value }, r.body)
                     beforeSend?.invoke()
                     val o = sender.send(request, readTimeout, target)
                     // Interrupted during the send: the outcome is not given to the machine, whose
@@ -738,7 +744,7 @@ abstract class ApiClient internal constructor(
                             val headers = o.headers.toMap()
                             val length = o.streamedLength
                             if (length != null) m.streamed(o.status.toLong(), headers, length, clock())
-                            else m.response(o.status.toLong(), headers, o.body, clock())
+                            else given = m.respond(o.status.toLong(), headers, o.body, clock())
                         }
                         is HttpOutcome.Failed -> m.failed(o.failure, clock())
                     }
