@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Reintroduces the failures the simulator exists to catch (issue 39: 1, 2, 3 and 7; 8, the
-rate margin a CI run found), one at a time, in a scratch copy of the workspace, and runs the
+rate margin a CI run found; 9, the service's clock), one at a time, in a scratch copy of the workspace, and runs the
 simulator against each: every mutant must make it fail. Prints the seed and invariant that caught each; exits 1 if one was not caught.
 
 Usage: scripts/mutants.py [--seeds N] [--only TEXT]   (make mutants)
@@ -44,6 +44,9 @@ MUTANTS = {
     ],
     "8: a place in a rate window covers the truncation to the second only, not latency": [
         (RATE, "pub const RATE_MARGIN_SECONDS: i64 = 2;", "pub const RATE_MARGIN_SECONDS: i64 = 1;"),
+    ],
+    "9: a Retry-After date counted from the host's clock alone (a clock ahead of the service's retries early)": [
+        ("core/src/retry/retry_after.rs", "ra.seconds = ra.seconds.max(from_date.seconds);", "let _ = from_date;"),
     ],
     "7: the content key claimed by default (same-second twins merged)": [
         (RECEIPT, "            claim_content_key: false,\n", "            claim_content_key: true,\n"),

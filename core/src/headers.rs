@@ -4,8 +4,10 @@ use std::collections::{BTreeMap, HashMap};
 
 /// Every response header the library reads (retry decisions, error parsing, token checks,
 /// lifecycle notices, export downloads); bindings may pass only these.
-pub const RESPONSE_HEADER_NAMES: [&str; 9] = [
+pub const RESPONSE_HEADER_NAMES: [&str; 10] = [
     "Retry-After",
+    // the service's clock, against which a Retry-After date is also counted
+    "Date",
     "Content-Type",
     "Content-Length",
     "Cache-Control",

@@ -120,6 +120,25 @@ decision("429 with an HTTP-date Retry-After 90 s ahead", S_429, "read", ("retry"
          headers=[["Retry-After", email.utils.formatdate(NOW + 90, usegmt=True)]])
 decision("429 with a Retry-After date in the past retries at once", S_429, "read", ("retry", "rate_limited_retry_after", 0.0, None), status=429,
          headers=[["Retry-After", email.utils.formatdate(NOW - 90, usegmt=True)]])
+# A Retry-After date is the service's clock. The response's Date says where that clock stood: the date
+# is counted from Date as well as from now, and the longer wait kept (never shortened by a host clock
+# that runs ahead of the service's).
+S_DATE = S_429 + "; RFC 9110 §6.6.1 (Date: the moment the response was generated, on the origin's clock)"
+decision("429 with a Retry-After date 90 s after its Date, the host's clock 30 s ahead: waits 90 s, not 60", S_DATE, "read",
+         ("retry", "rate_limited_retry_after", 90.0, None), status=429,
+         headers=[["Date", email.utils.formatdate(NOW - 30, usegmt=True)], ["Retry-After", email.utils.formatdate(NOW + 60, usegmt=True)]])
+decision("429 with a Retry-After date 90 s after its Date, the host's clock 30 s behind: waits 120 s (never shorter than from now)", S_DATE, "read",
+         ("retry", "rate_limited_retry_after", 120.0, None), status=429,
+         headers=[["Date", email.utils.formatdate(NOW + 30, usegmt=True)], ["Retry-After", email.utils.formatdate(NOW + 120, usegmt=True)]])
+decision("429 with a Retry-After date and a Date that is not a date: counted from now", S_DATE, "read",
+         ("retry", "rate_limited_retry_after", 60.0, None), status=429,
+         headers=[["Date", "yesterday"], ["Retry-After", email.utils.formatdate(NOW + 60, usegmt=True)]])
+decision("429 with a Retry-After date and a Date two days old (a cached response): counted from now", S_DATE, "read",
+         ("retry", "rate_limited_retry_after", 60.0, None), status=429,
+         headers=[["Date", email.utils.formatdate(NOW - 2 * 86400, usegmt=True)], ["Retry-After", email.utils.formatdate(NOW + 60, usegmt=True)]])
+decision("429 with Retry-After in seconds: the Date does not change it", S_DATE, "read",
+         ("retry", "rate_limited_retry_after", 7.0, None), status=429,
+         headers=[["Date", email.utils.formatdate(NOW - 30, usegmt=True)], ["Retry-After", "7"]])
 # Retry-After is never shortened (enterprise: "wait at least Retry-After"); a wait past the retry
 # budget stops with the wait in the decision instead of a shorter retry.
 decision("429 with Retry-After 7200 passes the 300 s budget: stop with the full wait, never shortened", S_429, "read",

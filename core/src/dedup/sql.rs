@@ -52,7 +52,7 @@ impl SqlDialect {
     /// The dialect of a database from what its driver reports: `product` its product name
     /// (JDBC's `databaseProductName`: `PostgreSQL`, `SQLite`; any case) and `version` its
     /// version (`3.45.1`; only SQLite's is read). Promises `invalid_argument` naming `version`
-    /// for an SQLite older than [`MIN_SQLITE_VERSION`] (or a version that does not start with
+    /// for an SQLite older than 3.35 (`MIN_SQLITE_VERSION`) (or a version that does not start with
     /// `major.minor`), and naming `product` for any other database: the message says what is
     /// supported, so a caller can pass a dialect itself for a compatible database.
     pub fn detect(product: &str, version: &str) -> Result<Self, ArgumentError> {

@@ -26,7 +26,9 @@ pub use rate::{
     RateBudget, RateDecision, WindowUsage, DEFAULT_WINDOW_SECONDS, MAX_LIMIT, MAX_WINDOWS,
     RATE_MARGIN_SECONDS,
 };
-pub use retry_after::{parse_retry_after, retry_after_from_headers, RetryAfter, RetryAfterForm};
+pub use retry_after::{
+    parse_retry_after, retry_after_from_headers, RetryAfter, RetryAfterForm, MAX_DATE_SKEW_SECONDS,
+};
 pub use schedule::{
     webhook_gives_up_at, webhook_next_attempt_at, webhook_retry_schedule,
     WEBHOOK_ATTEMPT_TIMEOUT_SECONDS, WEBHOOK_RETRY_DELAYS_SECONDS,

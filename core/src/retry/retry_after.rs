@@ -39,12 +39,31 @@ pub fn parse_retry_after(value: &str, now: i64) -> Option<RetryAfter> {
     parse(value, now)
 }
 
-/// The `Retry-After` of a response, from its headers (first non-empty value).
+/// How far apart the response's `Date` and `now` may be for a `Retry-After` date to be counted
+/// from `Date` as well (a day): further apart, `Date` is not this response's moment (a cached
+/// response) and only `now` counts.
+pub const MAX_DATE_SKEW_SECONDS: i64 = 86_400;
+
+/// The `Retry-After` of a response, from its headers (first non-empty value). A date is the
+/// service's clock: it is counted from `now` and, when the response has a `Date` within
+/// [`MAX_DATE_SKEW_SECONDS`] of `now`, from that `Date` too, and the longer wait is kept — so a
+/// host whose clock runs ahead of the service's still waits the whole time the service asked
+/// for, never less.
 pub fn retry_after_from_headers<H: HeaderMap + ?Sized>(
     headers: &H,
     now: i64,
 ) -> Option<RetryAfter> {
-    first_value(headers, "Retry-After").and_then(|v| parse(v, now))
+    let value = first_value(headers, "Retry-After")?;
+    let mut ra = parse(value, now)?;
+    if ra.form == RetryAfterForm::HttpDate {
+        let date = first_value(headers, "Date")
+            .and_then(crate::parse_timestamp)
+            .filter(|d| d.abs_diff(now) <= MAX_DATE_SKEW_SECONDS.unsigned_abs());
+        if let Some(from_date) = date.and_then(|d| parse(value, d)) {
+            ra.seconds = ra.seconds.max(from_date.seconds);
+        }
+    }
+    Some(ra)
 }
 
 fn parse(value: &str, now: i64) -> Option<RetryAfter> {

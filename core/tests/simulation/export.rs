@@ -35,6 +35,9 @@ impl Export {
 /// The reporting service as the job meets it.
 pub struct Reports {
     rng: Rng,
+    /// The service's clock minus the host's, in seconds: its `Date` and `Retry-After` dates are
+    /// on its own clock (0 in most runs; up to a minute and a half either way in the others).
+    skew: f64,
     exports: Vec<Export>,
     newest_first: bool,
     echo: bool,
@@ -65,6 +68,12 @@ pub struct Reports {
     pub violations: Vec<Violation>,
 }
 
+/// A `Date` header: the moment on the service's clock, to the second (truncated, as servers do).
+fn date_header(at: f64) -> String {
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(at.max(0.0).floor() as u64);
+    httpdate::fmt_http_date(t)
+}
+
 fn http_date(at: f64) -> String {
     let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(at.max(0.0).ceil() as u64);
     httpdate::fmt_http_date(t)
@@ -74,6 +83,7 @@ impl Reports {
     pub fn new(rng: &mut Rng, body: &Map<String, Value>) -> Self {
         let mut r = Self {
             rng: Rng::new(rng.u64()),
+            skew: 0.0,
             exports: Vec::new(),
             newest_first: rng.chance(0.5),
             echo: rng.chance(0.5),
@@ -108,6 +118,9 @@ impl Reports {
                 b.insert("format".into(), json!(*rng.pick(&["pdf", "xlsx"])));
             }
             r.add(b, T0 - 1000.0, false);
+        }
+        if r.rng.chance(0.4) {
+            r.skew = r.rng.between(-90.0, 90.0);
         }
         r
     }
@@ -186,9 +199,11 @@ impl Reports {
     fn retry_after(&mut self, op: &str, at: f64) -> Vec<(String, String)> {
         let form = self.rng.range(0, 5);
         let secs = self.rng.range(1, 25) as f64;
+        // The service's clock reads `at + skew`: a date is on it, and so is the response's Date.
+        let theirs = at + self.skew;
         let value = match form {
             0 | 1 => secs.to_string(),
-            2 => http_date(at + secs),
+            2 => http_date(theirs + secs),
             3 => "soon".to_owned(),
             _ => {
                 return Vec::new();
@@ -196,11 +211,14 @@ impl Reports {
         };
         let until = match form {
             0 | 1 => at + secs,
-            2 => (at + secs).ceil(),
+            2 => (theirs + secs).ceil() - self.skew,
             _ => at,
         };
         self.not_before.insert(op.to_owned(), until);
-        vec![("Retry-After".to_owned(), value)]
+        vec![
+            ("Date".to_owned(), date_header(theirs)),
+            ("Retry-After".to_owned(), value),
+        ]
     }
 
     fn bearer_ok(&mut self, r: &RequestDescriptor, at: f64) -> bool {

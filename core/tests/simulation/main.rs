@@ -7,7 +7,8 @@
 //! - `export`: a reporting export job on a [`Session`] against the reporting model (paged lists
 //!   with a cursor, list lag, items with or without the body's members, creates dropped or timed
 //!   out after being applied, 429 with every form of `Retry-After`, 5xx, 401 mid-run, 206 and cut
-//!   downloads, redirects to another origin, short-lived tokens, other exports appearing);
+//!   downloads, redirects to another origin, short-lived tokens, other exports appearing, a
+//!   service whose clock, in its `Date` and `Retry-After` dates, runs up to 90 s ahead or behind);
 //! - `session`: 2 to 20 concurrent calls on one [`Session`] against the enterprise model (token
 //!   lifetimes from an hour down to an `expires_at` behind the client's clock, exchanges failing
 //!   or refused, 401 mid-run, 429, rate budgets);
