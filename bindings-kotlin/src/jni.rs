@@ -9,9 +9,10 @@
 #![allow(unsafe_code)]
 
 use crate::machine::WebhookReceipt;
+use crate::receiver::{RedisDedupProtocol, SqlDedupProtocol};
 use crate::{DedupWindow, WebhookVerifier};
 use jni_sys::{jbyte, jbyteArray, jclass, jint, jlong, jsize, JNIEnv};
-use royaltykit::dedup::ClaimState;
+use royaltykit::dedup::{ClaimState, SqlStatement};
 use royaltykit::machine::ReceiptStep;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
@@ -280,6 +281,178 @@ pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_windowFree(
     unsafe { free_handle::<DedupWindow>(window) }
 }
 
+// ---- The stores' protocols through JNI: `RedisDedupStore` and `JdbcDedupStore` ask the core
+// for each delivery's commands and read its replies here, so that a delivery on Redis or
+// PostgreSQL costs no JNA call either (four and five of them made the JVM receiver 0.29x and
+// 0.20x a hand-written endpoint on those stores: bench/PROFILES.md). Each operation is the
+// uniffi method of the same name on the same object, so the two paths cannot disagree; the
+// Kotlin tests run the stores through both.
+
+/// `dev.royaltykit.NativeFast.dedupCall(protocol, op, args)`: one call of a dedup store's
+/// protocol. `protocol` is the borrowed uniffi handle of a `RedisDedupProtocol` (ops 1 to 4) or
+/// a `SqlDedupProtocol` (ops 11 to 14); `args` are the operation's arguments in uniffi's
+/// serialisation:
+/// - 1 `claim(key: String)`: a new token and its claim command: `String` + `Vec<String>`;
+/// - 2 `claimReply(reply: Option<String>)`: `Option<ClaimState>`;
+/// - 3 `commitCommand(key, token: String)`, 4 `releaseCommand(key, token)`: `Vec<String>`;
+/// - 11 `claim(key: String, now: i64)`: a new token and its claim statement: `String` + `SqlStatement`;
+/// - 12 `claimReply(rows: i64)`: `Option<ClaimState>`;
+/// - 13 `markDone(key, token: String, now: i64)`: `SqlStatement`;
+/// - 14 `guardedReply(rows: i64)`: `bool`.
+///
+/// Answers `[0]` + the value or `[1] + RoyaltyKitException`, or null for an unknown operation,
+/// arguments that do not read back, when the JVM could not give or take the arrays, or on a
+/// panic (the Kotlin layer then makes the same call through JNA).
+///
+/// # Safety
+/// Called by the JVM only: `env` is the current thread's environment, `args` a live `byte[]`
+/// reference and `protocol` a live handle of the type the operation names, borrowed as in
+/// `verifyPacked`.
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_dedupCall(
+    env: *mut JNIEnv,
+    _class: jclass,
+    protocol: jlong,
+    op: jint,
+    args: jbyteArray,
+) -> jbyteArray {
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: `env` and `args` come from the JVM for this call (see above).
+        let input = unsafe { read_array(env, args) }?;
+        let mut buf = input.as_slice();
+        let mut answer = Vec::with_capacity(160);
+        match op {
+            1..=4 => {
+                // SAFETY: the caller's contract: a live `RedisDedupProtocol` handle for ops 1 to 4.
+                let p = unsafe { borrow::<RedisDedupProtocol>(protocol) }?;
+                redis_dedup_call(&p, op, &mut buf, &mut answer)?;
+            }
+            11..=14 => {
+                // SAFETY: the caller's contract: a live `SqlDedupProtocol` handle for ops 11 to 14.
+                let p = unsafe { borrow::<SqlDedupProtocol>(protocol) }?;
+                sql_dedup_call(&p, op, &mut buf, &mut answer)?;
+            }
+            _ => return None,
+        }
+        if !buf.is_empty() {
+            return None;
+        }
+        // SAFETY: `env` comes from the JVM for this call.
+        unsafe { new_array(env, &answer) }
+    }));
+    outcome.ok().flatten().unwrap_or(std::ptr::null_mut())
+}
+
+/// `dev.royaltykit.NativeFast.dedupFree(protocol, sql)`: releases a `RedisDedupProtocol`
+/// (`sql` 0) or `SqlDedupProtocol` (`sql` 1) handle a store cloned for `dedupCall`, once.
+///
+/// # Safety
+/// Called by the JVM only, once per cloned handle of that type, after its last `dedupCall`.
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_dedupFree(
+    _env: *mut JNIEnv,
+    _class: jclass,
+    protocol: jlong,
+    sql: jint,
+) {
+    // SAFETY: the caller's contract above.
+    unsafe {
+        if sql == 0 {
+            free_handle::<RedisDedupProtocol>(protocol);
+        } else {
+            free_handle::<SqlDedupProtocol>(protocol);
+        }
+    }
+}
+
+/// Reads one argument of `dedupCall`; `None` when it does not read back.
+fn arg<T: uniffi::Lift<crate::UniFfiTag>>(buf: &mut &[u8]) -> Option<T> {
+    T::try_read(buf).ok()
+}
+
+/// Writes `[0] + value` or `[1] + RoyaltyKitException` into `answer`.
+fn put<T: uniffi::Lower<royaltykit::UniFfiTag>>(answer: &mut Vec<u8>, result: crate::Result<T>) {
+    match result {
+        Ok(value) => {
+            answer.push(OK);
+            T::write(value, answer);
+        }
+        Err(error) => {
+            answer.push(ERR);
+            <royaltykit::Error as uniffi::Lower<royaltykit::UniFfiTag>>::write(error, answer);
+        }
+    }
+}
+
+/// Ops 1 to 4 of `dedupCall`.
+fn redis_dedup_call(
+    p: &RedisDedupProtocol,
+    op: jint,
+    buf: &mut &[u8],
+    answer: &mut Vec<u8>,
+) -> Option<()> {
+    match op {
+        1 => {
+            let key: String = arg(buf)?;
+            let claim = p
+                .new_token()
+                .and_then(|token| Ok((p.claim_command(key, token.clone())?, token)));
+            match claim {
+                Ok((command, token)) => {
+                    put(answer, Ok(token));
+                    <Vec<String> as uniffi::Lower<royaltykit::UniFfiTag>>::write(command, answer);
+                }
+                Err(error) => put::<String>(answer, Err(error)),
+            }
+        }
+        2 => put(answer, Ok(p.claim_reply(arg(buf)?))),
+        3 => {
+            let (key, token) = (arg(buf)?, arg(buf)?);
+            put(answer, p.commit_command(key, token));
+        }
+        4 => {
+            let (key, token) = (arg(buf)?, arg(buf)?);
+            put(answer, p.release_command(key, token));
+        }
+        _ => return None,
+    }
+    Some(())
+}
+
+/// Ops 11 to 14 of `dedupCall`.
+fn sql_dedup_call(
+    p: &SqlDedupProtocol,
+    op: jint,
+    buf: &mut &[u8],
+    answer: &mut Vec<u8>,
+) -> Option<()> {
+    match op {
+        11 => {
+            let (key, now): (String, i64) = (arg(buf)?, arg(buf)?);
+            let claim = p
+                .new_token()
+                .and_then(|token| Ok((p.claim(key, token.clone(), now)?, token)));
+            match claim {
+                Ok((statement, token)) => {
+                    put(answer, Ok(token));
+                    <SqlStatement as uniffi::Lower<royaltykit::UniFfiTag>>::write(
+                        statement, answer,
+                    );
+                }
+                Err(error) => put::<String>(answer, Err(error)),
+            }
+        }
+        12 => put(answer, Ok(p.claim_reply(arg(buf)?))),
+        13 => {
+            let (key, token, now) = (arg(buf)?, arg(buf)?, arg(buf)?);
+            put(answer, p.mark_done(key, token, now));
+        }
+        14 => put(answer, Ok(p.guarded_reply(arg(buf)?))),
+        _ => return None,
+    }
+    Some(())
+}
+
 /// The object behind a borrowed uniffi handle, with a count of its own released on every path
 /// (the caller's count keeps it alive meanwhile); `None` for 0.
 ///
@@ -318,16 +491,7 @@ unsafe fn result_answer<T: uniffi::Lower<royaltykit::UniFfiTag>>(
     result: crate::Result<T>,
 ) -> Option<jbyteArray> {
     let mut answer = Vec::with_capacity(256);
-    match result {
-        Ok(value) => {
-            answer.push(OK);
-            T::write(value, &mut answer);
-        }
-        Err(error) => {
-            answer.push(ERR);
-            <royaltykit::Error as uniffi::Lower<royaltykit::UniFfiTag>>::write(error, &mut answer);
-        }
-    }
+    put(&mut answer, result);
     // SAFETY: the caller's contract.
     unsafe { new_array(env, &answer) }
 }

@@ -6,6 +6,7 @@ import dev.royaltykit.types.ClaimState
 import dev.royaltykit.types.ParamStyle
 import dev.royaltykit.types.RoyaltyKitException
 import dev.royaltykit.types.SqlDialect
+import dev.royaltykit.types.FfiConverterTypeSqlStatement
 import dev.royaltykit.types.SqlStatement
 import java.sql.Connection
 import java.sql.PreparedStatement
@@ -93,12 +94,12 @@ class JdbcDedupStore @JvmOverloads constructor(
     /** Claims [key] (its own autocommit statement): `NEW` (this worker now holds it with a lease),
      * `IN_PROGRESS` (another worker holds it) or `DONE` (processed). */
     override fun claim(key: String): ClaimState {
-        val token = protocol.newToken()
+        val (token, claim) = claimStatement(key, now())
         return autocommit().use { c ->
-            val returned = c.prepare(protocol.claim(key, token, now())).use { ps ->
+            val returned = c.prepare(claim).use { ps ->
                 if (ps.execute()) ps.resultSet.use { rs -> var n = 0L; while (rs.next()) n++; n } else 0L
             }
-            if (protocol.claimReply(returned) == ClaimState.NEW) {
+            if (claimReply(returned) == ClaimState.NEW) {
                 tokens[key] = token
                 ClaimState.NEW
             } else {
@@ -139,9 +140,9 @@ class JdbcDedupStore @JvmOverloads constructor(
     /** Marks [key] done inside the transaction of [connection]: false when this worker's claim was
      * lost (its lease ran out and another worker took the key). */
     override fun markDone(connection: Connection, key: String): Boolean {
-        val changed = connection.prepare(protocol.markDone(key, tokens[key] ?: protocol.newToken(), now())).use { it.executeUpdate() }
+        val changed = connection.prepare(markDoneStatement(key, tokens[key] ?: protocol.newToken(), now())).use { it.executeUpdate() }
         marked.getOrPut(connection) { java.util.Collections.synchronizedList(ArrayList()) }.add(key)
-        return protocol.guardedReply(changed.toLong())
+        return guardedReply(changed.toLong())
     }
 
     /** Commits the marks and the effect together, then closes [connection]; when the commit fails it
@@ -202,7 +203,43 @@ class JdbcDedupStore @JvmOverloads constructor(
     fun purge(): Int = autocommit().use { c -> c.prepare(protocol.purge(now())).use { it.executeUpdate() } }
 
     /** Frees the protocol's native memory (the DataSource is yours to close). */
-    override fun close() = protocol.close()
+    // The per-delivery calls cross through JNI when it is in use ([FastDedup]), else through JNA.
+    private val fast = FastDedup.of(this, sql = true) { protocol.uniffiCloneHandle() }
+
+    /** A new token and its claim statement for [key] at [now]. */
+    private fun claimStatement(key: String, now: Long): Pair<String, SqlStatement> =
+        fast?.call(11, FfiConverterString.allocationSize(key) + FfiConverterLong.allocationSize(now)) {
+            FfiConverterString.write(key, it)
+            FfiConverterLong.write(now, it)
+        }?.let { FfiConverterString.read(it) to FfiConverterTypeSqlStatement.read(it) }
+            ?: protocol.newToken().let { it to protocol.claim(key, it, now) }
+
+    private fun claimReply(rows: Long): ClaimState? {
+        val answer = fast?.call(12, FfiConverterLong.allocationSize(rows)) { FfiConverterLong.write(rows, it) }
+            ?: return protocol.claimReply(rows)
+        return FfiConverterOptionalTypeClaimState.read(answer)
+    }
+
+    private fun markDoneStatement(key: String, token: String, now: Long): SqlStatement {
+        val size = FfiConverterString.allocationSize(key) + FfiConverterString.allocationSize(token) + FfiConverterLong.allocationSize(now)
+        val answer = fast?.call(13, size) {
+            FfiConverterString.write(key, it)
+            FfiConverterString.write(token, it)
+            FfiConverterLong.write(now, it)
+        } ?: return protocol.markDone(key, token, now)
+        return FfiConverterTypeSqlStatement.read(answer)
+    }
+
+    private fun guardedReply(rows: Long): Boolean {
+        val answer = fast?.call(14, FfiConverterLong.allocationSize(rows)) { FfiConverterLong.write(rows, it) }
+            ?: return protocol.guardedReply(rows)
+        return FfiConverterBoolean.read(answer)
+    }
+
+    override fun close() {
+        fast?.close()
+        protocol.close()
+    }
 
     /** The dialect and table only: never the DataSource, whose URL may hold a password. */
     override fun toString(): String = "JdbcDedupStore(dialect=${dialect.name.lowercase()}, table=$table)"

@@ -181,6 +181,18 @@ internal object NativeFast {
     @JvmStatic
     external fun windowFree(window: Long)
 
+    /**
+     * One call of a dedup store's protocol ([FastDedup]; the operations are listed in
+     * src/jni.rs): `[0] + value` or `[1] + RoyaltyKitException`, or null. [protocol] is a
+     * cloned handle of a `RedisDedupProtocol` (ops 1 to 4) or a `SqlDedupProtocol` (11 to 14).
+     */
+    @JvmStatic
+    external fun dedupCall(protocol: Long, op: Int, args: ByteArray): ByteArray?
+
+    /** Releases a protocol handle cloned for [dedupCall] (`sql` 0: Redis, 1: SQL), once. */
+    @JvmStatic
+    external fun dedupFree(protocol: Long, sql: Int)
+
     /** `[0] + handle` (8 bytes) or `[1] + RoyaltyKitException`, or null; see [newWebhookVerifier]. */
     @JvmStatic
     external fun newVerifier(args: ByteArray): ByteArray?
@@ -209,6 +221,45 @@ internal object NativeFast {
             0.toByte() -> buf.getLong()
             else -> throw FfiConverterTypeRoyaltyKitError.read(buf)
         }
+    }
+}
+
+/**
+ * A dedup store's protocol through JNI ([NativeFast.dedupCall]): [RedisDedupStore] and
+ * [JdbcDedupStore] ask it for each delivery's commands and replies, and make the generated JNA
+ * call when [call] answers null (the call did not complete). Through JNA every call allocates
+ * `Structure`s whose native memory registers in JNA's global map and cleaner: four or five per
+ * delivery made the JVM receiver several times slower than a hand-written endpoint on Redis and
+ * PostgreSQL (bench/PROFILES.md). Holds a clone of the protocol's handle, released by [close] or
+ * when its owner is collected; after [close], [call] answers null, so the JNA call reports the
+ * closed object as before.
+ */
+internal class FastDedup private constructor(clone: Long, sql: Boolean, owner: Any) {
+    @Volatile private var handle: Long = clone
+    private val release = UniffiObjectCleaner.CLEANER.register(owner) { NativeFast.dedupFree(clone, if (sql) 1 else 0) }
+
+    /** The answer of operation [op] with the arguments [write] puts in [size] bytes, read past its
+     * first byte; null when it did not complete; throws the core's error. */
+    fun call(op: Int, size: ULong, write: (ByteBuffer) -> Unit): ByteBuffer? {
+        val h = handle
+        if (h == 0L) return null
+        val args = ByteBuffer.allocate(size.toInt())
+        write(args)
+        // allocationSize is an upper bound (3 bytes per UTF-16 unit): only what was written crosses.
+        val buf = ByteBuffer.wrap(NativeFast.dedupCall(h, op, args.array().copyOf(args.position())) ?: return null)
+        if (buf.get() != 0.toByte()) throw FfiConverterTypeRoyaltyKitError.read(buf)
+        return buf
+    }
+
+    fun close() {
+        handle = 0L
+        release.clean()
+    }
+
+    companion object {
+        /** Null when JNI is not in use in this process; [clone] is the protocol's `uniffiCloneHandle`. */
+        fun of(owner: Any, sql: Boolean, clone: () -> Long): FastDedup? =
+            if (NativeFast.available) FastDedup(clone(), sql, owner) else null
     }
 }
 

@@ -648,9 +648,33 @@ class RedisDedupStore(
     private val protocol = RedisDedupProtocol(prefix, ttlSeconds, leaseSeconds)
     private val tokens = java.util.concurrent.ConcurrentHashMap<String, String>()
 
+    // The per-delivery calls cross through JNI when it is in use ([FastDedup]), else through JNA.
+    private val fast = FastDedup.of(this, sql = false) { protocol.uniffiCloneHandle() }
+
+    /** A new token and its claim command for [key]. */
+    private fun claimCommand(key: String): Pair<String, List<String>> =
+        fast?.call(1, FfiConverterString.allocationSize(key)) { FfiConverterString.write(key, it) }
+            ?.let { FfiConverterString.read(it) to FfiConverterSequenceString.read(it) }
+            ?: protocol.newToken().let { it to protocol.claimCommand(key, it) }
+
+    private fun claimReply(reply: String?): ClaimState? {
+        val answer = fast?.call(2, FfiConverterOptionalString.allocationSize(reply)) { FfiConverterOptionalString.write(reply, it) }
+            ?: return protocol.claimReply(reply)
+        return FfiConverterOptionalTypeClaimState.read(answer)
+    }
+
+    /** The guarded commit (op 3) or release (op 4) of [key] by this worker's claim. */
+    private fun guarded(op: Int, key: String): List<String> {
+        val token = tokens[key] ?: protocol.newToken()
+        val size = FfiConverterString.allocationSize(key) + FfiConverterString.allocationSize(token)
+        return fast?.call(op, size) { FfiConverterString.write(key, it); FfiConverterString.write(token, it) }
+            ?.let { FfiConverterSequenceString.read(it) }
+            ?: if (op == 3) protocol.commitCommand(key, token) else protocol.releaseCommand(key, token)
+    }
+
     override fun claim(key: String): ClaimState {
-        val token = protocol.newToken()
-        if (protocol.claimReply(redis.execute(protocol.claimCommand(key, token))) == ClaimState.NEW) {
+        val (token, command) = claimCommand(key)
+        if (claimReply(redis.execute(command)) == ClaimState.NEW) {
             tokens[key] = token
             return ClaimState.NEW
         }
@@ -660,19 +684,22 @@ class RedisDedupStore(
     /** When Redis cannot be reached it throws and keeps the claim's token, so the receiver's
      * retry commits the same claim. */
     override fun commit(key: String) {
-        redis.execute(protocol.commitCommand(key, tokens[key] ?: protocol.newToken()))
+        redis.execute(guarded(3, key))
         tokens.remove(key)
     }
 
     override fun release(key: String) {
-        redis.execute(protocol.releaseCommand(key, tokens[key] ?: protocol.newToken()))
+        redis.execute(guarded(4, key))
         tokens.remove(key)
     }
 
     /** A read-only `GET` of [key] ([RedisDedupProtocol.lookupCommand]), read by the core: never claims. */
     override fun state(key: String): ClaimState = protocol.lookupReply(redis.execute(protocol.lookupCommand(key)))
 
-    override fun close() = protocol.close()
+    override fun close() {
+        fast?.close()
+        protocol.close()
+    }
 }
 
 /** What to answer: [status] with the small JSON [body]; [delivery] once verified. */

@@ -177,6 +177,65 @@ class NativePathTest {
         try { closed.verify(headers, body, now); fail("a closed verifier verified") } catch (e: IllegalStateException) { assertFalse(e.message.isNullOrEmpty()) }
         assertTrue(RoyaltyKitNative.jni == jniWanted)
     }
+
+    /**
+     * The stores' per-delivery protocol calls cross through JNI exactly when it is in use, and
+     * answer what the generated JNA methods answer. (A store falls back to JNA silently when the
+     * JNI call does not complete: only this test sees that the fast path is taken.)
+     */
+    @Test
+    fun theStoresProtocolCallsCrossThroughJniAndAgreeWithJna() {
+        val redis = RedisDedupProtocol("rk:test:", 100, 5)
+        val sql = SqlDedupProtocol(dev.royaltykit.types.SqlDialect.POSTGRES, dev.royaltykit.types.ParamStyle.QMARK, "dedup_t", 100, 5)
+        val owner = Any()
+        val fastRedis = FastDedup.of(owner, sql = false) { redis.uniffiCloneHandle() }
+        val fastSql = FastDedup.of(owner, sql = true) { sql.uniffiCloneHandle() }
+        if (!jniWanted) {
+            assertNull(fastRedis)
+            assertNull(fastSql)
+            return
+        }
+        fun str(vararg v: String) = v.fold(java.io.ByteArrayOutputStream()) { out, s ->
+            val b = s.toByteArray(); out.write(java.nio.ByteBuffer.allocate(4).putInt(b.size).array()); out.write(b); out
+        }.toByteArray()
+        fun call(f: FastDedup?, op: Int, args: ByteArray) =
+            f!!.call(op, args.size.toULong()) { it.put(args) } ?: error("op $op did not cross through JNI")
+        val key = "dlv1:org_1:wh_é"
+        // Redis: claim (a new token and its command), its reply, the guarded commit and release.
+        val claim = call(fastRedis, 1, str(key))
+        val token = FfiConverterString.read(claim)
+        assertTrue(token, token.matches(Regex("[0-9a-f]{32}")))
+        assertEquals(redis.claimCommand(key, token), FfiConverterSequenceString.read(claim))
+        for (reply in listOf("OK", null, "claim:x")) {
+            val args = if (reply == null) byteArrayOf(0) else byteArrayOf(1) + str(reply)
+            assertEquals(redis.claimReply(reply), FfiConverterOptionalTypeClaimState.read(call(fastRedis, 2, args)))
+        }
+        assertEquals(redis.commitCommand(key, token), FfiConverterSequenceString.read(call(fastRedis, 3, str(key, token))))
+        assertEquals(redis.releaseCommand(key, token), FfiConverterSequenceString.read(call(fastRedis, 4, str(key, token))))
+        // A token the core refuses: its error, as through JNA.
+        try { call(fastRedis, 3, str(key, "bad token!")); fail("a bad token was taken") } catch (e: RoyaltyKitException) {
+            try { redis.commitCommand(key, "bad token!"); fail("JNA took it") } catch (j: RoyaltyKitException) { assertEquals(j.message, e.message) }
+        }
+        // SQL: claim at now, its reply, the mark inside the transaction, the guarded reply.
+        val now = 1_763_784_000L
+        val long = { v: Long -> java.nio.ByteBuffer.allocate(8).putLong(v).array() }
+        val sqlClaim = call(fastSql, 11, str(key) + long(now))
+        val sqlToken = FfiConverterString.read(sqlClaim)
+        assertEquals(sql.claim(key, sqlToken, now), dev.royaltykit.types.FfiConverterTypeSqlStatement.read(sqlClaim))
+        for (rows in listOf(0L, 1L)) {
+            assertEquals(sql.claimReply(rows), FfiConverterOptionalTypeClaimState.read(call(fastSql, 12, long(rows))))
+            assertEquals(sql.guardedReply(rows), FfiConverterBoolean.read(call(fastSql, 14, long(rows))))
+        }
+        assertEquals(sql.markDone(key, sqlToken, now), dev.royaltykit.types.FfiConverterTypeSqlStatement.read(call(fastSql, 13, str(key, sqlToken) + long(now))))
+        // Arguments that do not read back, an unknown operation, a closed handle: null (the store then calls through JNA).
+        assertNull(fastRedis!!.call(1, 2UL) { it.put(byteArrayOf(0, 0)) })
+        assertNull(fastRedis.call(99, 0UL) {})
+        fastRedis.close()
+        assertNull(fastRedis.call(1, 0UL) {})
+        fastSql!!.close()
+        redis.close()
+        sql.close()
+    }
 }
 
 private const val CHILD_SECRET = "whsec_child"
