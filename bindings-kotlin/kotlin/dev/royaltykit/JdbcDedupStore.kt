@@ -204,7 +204,7 @@ class JdbcDedupStore @JvmOverloads constructor(
 
     /** Frees the protocol's native memory (the DataSource is yours to close). */
     // The per-delivery calls cross through JNI when it is in use ([FastDedup]), else through JNA.
-    private val fast = FastDedup.of(this, sql = true) { protocol.uniffiCloneHandle() }
+    private val fast = FastDedup.of(sql = true) { protocol.uniffiCloneHandle() }
 
     /** A new token and its claim statement for [key] at [now]. */
     private fun claimStatement(key: String, now: Long): Pair<String, SqlStatement> =

@@ -6,11 +6,14 @@ import dev.royaltykit.types.FfiConverterTypeRoyaltyKitError
 import dev.royaltykit.types.RoyaltyKitException
 import java.io.File
 import java.io.IOException
+import java.lang.ref.Reference
 import java.nio.ByteBuffer
 import java.nio.file.Files
 import java.nio.file.StandardCopyOption
 import java.nio.charset.StandardCharsets
 import java.security.MessageDigest
+import java.util.concurrent.atomic.AtomicBoolean
+import java.util.concurrent.atomic.AtomicLong
 
 /**
  * Loads the jar's native library from a per-user cache instead of letting JNA extract a fresh
@@ -230,36 +233,49 @@ internal object NativeFast {
  * call when [call] answers null (the call did not complete). Through JNA every call allocates
  * `Structure`s whose native memory registers in JNA's global map and cleaner: four or five per
  * delivery made the JVM receiver several times slower than a hand-written endpoint on Redis and
- * PostgreSQL (bench/PROFILES.md). Holds a clone of the protocol's handle, released by [close] or
- * when its owner is collected; after [close], [call] answers null, so the JNA call reports the
- * closed object as before.
+ * PostgreSQL (bench/PROFILES.md). Holds a clone of the protocol's handle, released after [close]
+ * (once no call is in flight) or when this is collected; after [close], [call] answers null, so
+ * the JNA call reports the closed object as before.
  */
-internal class FastDedup private constructor(clone: Long, sql: Boolean, owner: Any) {
-    @Volatile private var handle: Long = clone
-    private val release = UniffiObjectCleaner.CLEANER.register(owner) { NativeFast.dedupFree(clone, if (sql) 1 else 0) }
+internal class FastDedup private constructor(clone: Long, sql: Boolean) {
+    private val handle = clone
+
+    // The calls in flight, plus one until [close]: the handle is released when the count reaches
+    // 0 (as uniffi counts its objects' calls), so a store closed while a delivery is in flight
+    // never frees it under that call; once released, [call] answers null.
+    private val calls = AtomicLong(1)
+    private val closed = AtomicBoolean(false)
+    private val release = UniffiObjectCleaner.CLEANER.register(this) { NativeFast.dedupFree(clone, if (sql) 1 else 0) }
 
     /** The answer of operation [op] with the arguments [write] puts in [size] bytes, read past its
-     * first byte; null when it did not complete; throws the core's error. */
+     * first byte; null when it did not complete or this is closed; throws the core's error. */
     fun call(op: Int, size: ULong, write: (ByteBuffer) -> Unit): ByteBuffer? {
-        val h = handle
-        if (h == 0L) return null
-        val args = ByteBuffer.allocate(size.toInt())
-        write(args)
-        // allocationSize is an upper bound (3 bytes per UTF-16 unit): only what was written crosses.
-        val buf = ByteBuffer.wrap(NativeFast.dedupCall(h, op, args.array().copyOf(args.position())) ?: return null)
-        if (buf.get() != 0.toByte()) throw FfiConverterTypeRoyaltyKitError.read(buf)
-        return buf
+        do {
+            val c = calls.get()
+            if (c == 0L) return null
+        } while (!calls.compareAndSet(c, c + 1))
+        try {
+            val args = ByteBuffer.allocate(size.toInt())
+            write(args)
+            // allocationSize is an upper bound (3 bytes per UTF-16 unit): only what was written crosses.
+            val buf = ByteBuffer.wrap(NativeFast.dedupCall(handle, op, args.array().copyOf(args.position())) ?: return null)
+            if (buf.get() != 0.toByte()) throw FfiConverterTypeRoyaltyKitError.read(buf)
+            return buf
+        } finally {
+            if (calls.decrementAndGet() == 0L) release.clean()
+            Reference.reachabilityFence(this)
+        }
     }
 
+    /** No call crosses here after this; the handle is released when the last one in flight returns. */
     fun close() {
-        handle = 0L
-        release.clean()
+        if (closed.compareAndSet(false, true) && calls.decrementAndGet() == 0L) release.clean()
     }
 
     companion object {
         /** Null when JNI is not in use in this process; [clone] is the protocol's `uniffiCloneHandle`. */
-        fun of(owner: Any, sql: Boolean, clone: () -> Long): FastDedup? =
-            if (NativeFast.available) FastDedup(clone(), sql, owner) else null
+        fun of(sql: Boolean, clone: () -> Long): FastDedup? =
+            if (NativeFast.available) FastDedup(clone(), sql) else null
     }
 }
 

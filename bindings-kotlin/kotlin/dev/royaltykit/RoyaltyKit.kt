@@ -649,7 +649,7 @@ class RedisDedupStore(
     private val tokens = java.util.concurrent.ConcurrentHashMap<String, String>()
 
     // The per-delivery calls cross through JNI when it is in use ([FastDedup]), else through JNA.
-    private val fast = FastDedup.of(this, sql = false) { protocol.uniffiCloneHandle() }
+    private val fast = FastDedup.of(sql = false) { protocol.uniffiCloneHandle() }
 
     /** A new token and its claim command for [key]. */
     private fun claimCommand(key: String): Pair<String, List<String>> =

@@ -187,9 +187,8 @@ class NativePathTest {
     fun theStoresProtocolCallsCrossThroughJniAndAgreeWithJna() {
         val redis = RedisDedupProtocol("rk:test:", 100, 5)
         val sql = SqlDedupProtocol(dev.royaltykit.types.SqlDialect.POSTGRES, dev.royaltykit.types.ParamStyle.QMARK, "dedup_t", 100, 5)
-        val owner = Any()
-        val fastRedis = FastDedup.of(owner, sql = false) { redis.uniffiCloneHandle() }
-        val fastSql = FastDedup.of(owner, sql = true) { sql.uniffiCloneHandle() }
+        val fastRedis = FastDedup.of(sql = false) { redis.uniffiCloneHandle() }
+        val fastSql = FastDedup.of(sql = true) { sql.uniffiCloneHandle() }
         if (!jniWanted) {
             assertNull(fastRedis)
             assertNull(fastSql)
@@ -230,8 +229,15 @@ class NativePathTest {
         // Arguments that do not read back, an unknown operation, a closed handle: null (the store then calls through JNA).
         assertNull(fastRedis!!.call(1, 2UL) { it.put(byteArrayOf(0, 0)) })
         assertNull(fastRedis.call(99, 0UL) {})
+        // Closed while a call is in flight: that call completes (the handle is released after it),
+        // and the calls after the close answer null.
+        val inFlight = fastRedis.call(1, FfiConverterString.allocationSize(key)) {
+            FfiConverterString.write(key, it)
+            fastRedis.close()
+        }
+        assertTrue(FfiConverterString.read(inFlight ?: error("the call in flight did not complete")).length == 32)
+        assertNull(fastRedis.call(1, FfiConverterString.allocationSize(key)) { FfiConverterString.write(key, it) })
         fastRedis.close()
-        assertNull(fastRedis.call(1, 0UL) {})
         fastSql!!.close()
         redis.close()
         sql.close()
