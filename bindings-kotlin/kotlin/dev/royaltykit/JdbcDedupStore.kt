@@ -202,7 +202,6 @@ class JdbcDedupStore @JvmOverloads constructor(
      * how many. Run it now and then; correctness never depends on it. */
     fun purge(): Int = autocommit().use { c -> c.prepare(protocol.purge(now())).use { it.executeUpdate() } }
 
-    /** Frees the protocol's native memory (the DataSource is yours to close). */
     // The per-delivery calls cross through JNI when it is in use ([FastDedup]), else through JNA.
     private val fast = FastDedup.of(sql = true) { protocol.uniffiCloneHandle() }
 
@@ -236,6 +235,7 @@ class JdbcDedupStore @JvmOverloads constructor(
         return FfiConverterBoolean.read(answer)
     }
 
+    /** Frees the protocol's native memory (the DataSource is yours to close). */
     override fun close() {
         fast?.close()
         protocol.close()

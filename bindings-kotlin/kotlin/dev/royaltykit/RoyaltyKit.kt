@@ -696,6 +696,7 @@ class RedisDedupStore(
     /** A read-only `GET` of [key] ([RedisDedupProtocol.lookupCommand]), read by the core: never claims. */
     override fun state(key: String): ClaimState = protocol.lookupReply(redis.execute(protocol.lookupCommand(key)))
 
+    /** Frees the protocol's native memory (the Redis client is yours to close). */
     override fun close() {
         fast?.close()
         protocol.close()
