@@ -301,68 +301,47 @@ fn version_of(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
 
-fn call_step(s: machine::CallStep, version: u64) -> CallStep {
+/// The core's step of a `Call` or an `ExportJob` as this module's `CallStep` (`version`: the
+/// session's, for `AwaitToken`).
+fn step(s: machine::Step, version: u64) -> CallStep {
     match s {
-        machine::CallStep::Send { request } => CallStep::Send {
+        machine::Step::Send { request } => CallStep::Send {
             request: descriptor(request),
         },
-        machine::CallStep::Wait { seconds } => CallStep::Wait { seconds },
-        machine::CallStep::RefreshToken { reason } => CallStep::RefreshToken { reason },
-        machine::CallStep::Reserve { command } => CallStep::Reserve { command },
-        machine::CallStep::AwaitToken { seconds } => CallStep::AwaitToken {
+        machine::Step::Wait { seconds } => CallStep::Wait { seconds },
+        machine::Step::RefreshToken { reason } => CallStep::RefreshToken { reason },
+        machine::Step::Reserve { command } => CallStep::Reserve { command },
+        machine::Step::AwaitToken { seconds } => CallStep::AwaitToken {
             seconds,
             version: version_of(version),
         },
-        machine::CallStep::Reconcile { reconcile, reason } => CallStep::Reconcile {
+        machine::Step::Reconcile {
             reconcile,
             reason,
-            candidates: Vec::new(),
-            stage: None,
+            candidates,
+            stage,
+        } => CallStep::Reconcile {
+            reconcile,
+            reason,
+            candidates,
+            stage,
         },
-        machine::CallStep::Done { response } => CallStep::Done {
-            json: response.is_json(),
+        machine::Step::Done {
+            response,
+            json,
+            export_id,
+        } => CallStep::Done {
+            json,
             status: response.status,
             headers: params(response.headers),
             body: response.body,
-            export_id: None,
-        },
-        machine::CallStep::Fail { failure } => fail(failure, None, None),
-    }
-}
-
-fn job_step(s: machine::JobStep, version: u64) -> CallStep {
-    match s {
-        machine::JobStep::Send { request } => CallStep::Send {
-            request: descriptor(request),
-        },
-        machine::JobStep::Wait { seconds } => CallStep::Wait { seconds },
-        machine::JobStep::RefreshToken { reason } => CallStep::RefreshToken { reason },
-        machine::JobStep::Reserve { command } => CallStep::Reserve { command },
-        machine::JobStep::AwaitToken { seconds } => CallStep::AwaitToken {
-            seconds,
-            version: version_of(version),
-        },
-        machine::JobStep::Reconcile { reason, candidates } => CallStep::Reconcile {
-            reconcile: Reconcile::LookupBySentData,
-            reason,
-            candidates,
-            stage: Some("reconcile".to_owned()),
-        },
-        machine::JobStep::Done {
             export_id,
-            artifact,
-        } => CallStep::Done {
-            status: 200,
-            headers: Vec::new(),
-            body: artifact,
-            export_id: Some(export_id),
-            json: false,
         },
-        machine::JobStep::Fail {
+        machine::Step::Fail {
+            failure,
             stage,
             export_id,
-            failure,
-        } => fail(failure, Some(stage), export_id),
+        } => fail(failure, stage, export_id),
     }
 }
 
@@ -485,7 +464,7 @@ macro_rules! api_machine {
 #[derive(uniffi::Object)]
 pub struct Call(Mutex<machine::Call>);
 
-api_machine!(Call, machine::Call, call_step, {
+api_machine!(Call, machine::Call, step, {
     /// A call of `operationId` with `params` (its `token`, if any, is the first one used;
     /// `keyRandom` is ignored: the key comes from `seed`, default the OS RNG).
     #[uniffi::constructor(default(max_attempts = None, max_elapsed_seconds = None, seed = None))]
@@ -580,7 +559,7 @@ pub struct ExportJobParams {
 #[derive(uniffi::Object)]
 pub struct ExportJob(Mutex<machine::ExportJob>);
 
-api_machine!(ExportJob, machine::ExportJob, job_step, {
+api_machine!(ExportJob, machine::ExportJob, step, {
     /// A job for `params`.
     #[uniffi::constructor]
     pub fn new(params: ExportJobParams) -> Result<Arc<Self>> {

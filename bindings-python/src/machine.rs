@@ -346,60 +346,41 @@ fn send(py: Python<'_>, request: royaltykit::request::RequestDescriptor) -> PyRe
     })
 }
 
-fn call_step(py: Python<'_>, step: machine::CallStep) -> PyResult<CallStep> {
+/// The core's step of a `Call` or an `ExportJob` as this module's `CallStep`.
+fn step(py: Python<'_>, step: machine::Step) -> PyResult<CallStep> {
     Ok(match step {
-        machine::CallStep::Send { request } => send(py, request)?,
-        machine::CallStep::Wait { seconds } => CallStep::Wait { seconds },
-        machine::CallStep::RefreshToken { reason } => CallStep::RefreshToken { reason },
-        machine::CallStep::Reserve { command } => CallStep::Reserve { command },
-        machine::CallStep::AwaitToken { seconds } => CallStep::AwaitToken { seconds },
-        machine::CallStep::Reconcile { reconcile, reason } => CallStep::Reconcile {
+        machine::Step::Send { request } => send(py, request)?,
+        machine::Step::Wait { seconds } => CallStep::Wait { seconds },
+        machine::Step::RefreshToken { reason } => CallStep::RefreshToken { reason },
+        machine::Step::Reserve { command } => CallStep::Reserve { command },
+        machine::Step::AwaitToken { seconds } => CallStep::AwaitToken { seconds },
+        machine::Step::Reconcile {
+            reconcile,
+            reason,
+            candidates,
+            stage,
+        } => CallStep::Reconcile {
             reconcile: reconcile.as_str().to_owned(),
             reason,
-            candidates: Vec::new(),
-            stage: None,
+            candidates,
+            stage,
         },
-        machine::CallStep::Done { response } => CallStep::Done {
-            json: response.is_json(),
+        machine::Step::Done {
+            response,
+            json,
+            export_id,
+        } => CallStep::Done {
+            json,
             status: response.status,
             headers: response.headers,
             body: PyBytes::new(py, &response.body).unbind(),
-            export_id: None,
-        },
-        machine::CallStep::Fail { failure } => fail(py, failure, None, None),
-    })
-}
-
-fn job_step(py: Python<'_>, step: machine::JobStep) -> PyResult<CallStep> {
-    Ok(match step {
-        machine::JobStep::Send { request } => send(py, request)?,
-        machine::JobStep::Wait { seconds } => CallStep::Wait { seconds },
-        machine::JobStep::RefreshToken { reason } => CallStep::RefreshToken { reason },
-        machine::JobStep::Reserve { command } => CallStep::Reserve { command },
-        machine::JobStep::AwaitToken { seconds } => CallStep::AwaitToken { seconds },
-        machine::JobStep::Reconcile { reason, candidates } => CallStep::Reconcile {
-            reconcile: royaltykit::retry::Reconcile::LookupBySentData
-                .as_str()
-                .to_owned(),
-            reason,
-            candidates,
-            stage: Some("reconcile".to_owned()),
-        },
-        machine::JobStep::Done {
             export_id,
-            artifact,
-        } => CallStep::Done {
-            status: 200,
-            headers: Vec::new(),
-            body: PyBytes::new(py, &artifact).unbind(),
-            export_id: Some(export_id),
-            json: false,
         },
-        machine::JobStep::Fail {
+        machine::Step::Fail {
+            failure,
             stage,
             export_id,
-            failure,
-        } => fail(py, failure, Some(stage), export_id),
+        } => fail(py, failure, stage, export_id),
     })
 }
 
@@ -644,7 +625,7 @@ macro_rules! api_machine {
 #[pyclass(frozen, module = "royaltykit")]
 pub struct Call(Mutex<machine::Call>);
 
-api_machine!(Call, machine::Call, call_step, {
+api_machine!(Call, machine::Call, step, {
     #[new]
     #[pyo3(signature = (operation_id, *, path=None, query=None, body=None, token=None, tenant_id=None, user_id=None,
                         idempotency_key=None, idempotency_header=None, request_id=None, key_namespace=None,
@@ -724,7 +705,7 @@ api_machine!(Call, machine::Call, call_step, {
 #[pyclass(frozen, module = "royaltykit")]
 pub struct ExportJob(Mutex<machine::ExportJob>);
 
-api_machine!(ExportJob, machine::ExportJob, job_step, {
+api_machine!(ExportJob, machine::ExportJob, step, {
     #[new]
     #[pyo3(signature = (*, tenant_id, body, token=None, idempotency_header=None, request_id=None, max_polls=None,
                         max_attempts=None, max_elapsed_seconds=None, seed=None, id_field=None, state_field=None,

@@ -263,73 +263,49 @@ fn bytes(b: &[u8]) -> JsValue {
     js_sys::Uint8Array::from(b).into()
 }
 
-fn call_step(s: machine::CallStep) -> js_sys::Array {
+/// The core's step of a `Call` or an `ExportJob` as `[kind, fields JSON, request?, body?]`.
+fn call_step(s: machine::Step) -> js_sys::Array {
     match s {
-        machine::CallStep::Send { request } => {
+        machine::Step::Send { request } => {
             let a = step("send", serde_json::Value::Null);
             a.push(&descriptor(request));
             a
         }
-        machine::CallStep::Wait { seconds } => step("wait", json!({ "seconds": seconds })),
-        machine::CallStep::RefreshToken { reason } => {
+        machine::Step::Wait { seconds } => step("wait", json!({ "seconds": seconds })),
+        machine::Step::RefreshToken { reason } => {
             step("refresh_token", json!({ "reason": reason }))
         }
-        machine::CallStep::AwaitToken { seconds } => {
-            step("await_token", json!({ "seconds": seconds }))
-        }
-        machine::CallStep::Reconcile { reconcile, reason } => step(
+        machine::Step::AwaitToken { seconds } => step("await_token", json!({ "seconds": seconds })),
+        machine::Step::Reconcile {
+            reconcile,
+            reason,
+            candidates,
+            stage,
+        } => step(
             "reconcile",
-            json!({ "reconcile": reconcile, "reason": reason, "candidates": [], "stage": null }),
+            json!({ "reconcile": reconcile, "reason": reason, "candidates": candidates, "stage": stage }),
         ),
-        machine::CallStep::Done { response } => {
-            let a = step(
-                "done",
-                json!({ "status": response.status, "headers": response.headers, "json": response.is_json() }),
-            );
+        machine::Step::Done {
+            response,
+            json,
+            export_id,
+        } => {
+            let mut fields =
+                json!({ "status": response.status, "headers": response.headers, "json": json });
+            if let Some(id) = export_id {
+                fields["exportId"] = id.into(); // a call's has none (`exportId?` in index.d.ts)
+            }
+            let a = step("done", fields);
             a.push(&JsValue::UNDEFINED);
             a.push(&bytes(&response.body));
             a
         }
-        machine::CallStep::Fail { failure: f } => failure(f, None, None),
-        machine::CallStep::Reserve { command } => step("reserve", json!({ "command": command })),
-    }
-}
-
-fn job_step(s: machine::JobStep) -> js_sys::Array {
-    match s {
-        machine::JobStep::Send { request } => call_step(machine::CallStep::Send { request }),
-        machine::JobStep::Wait { seconds } => call_step(machine::CallStep::Wait { seconds }),
-        machine::JobStep::RefreshToken { reason } => {
-            call_step(machine::CallStep::RefreshToken { reason })
-        }
-        machine::JobStep::AwaitToken { seconds } => {
-            call_step(machine::CallStep::AwaitToken { seconds })
-        }
-        machine::JobStep::Reserve { command } => call_step(machine::CallStep::Reserve { command }),
-        machine::JobStep::Reconcile { reason, candidates } => step(
-            "reconcile",
-            json!({
-                "reconcile": royaltykit::retry::Reconcile::LookupBySentData, "reason": reason,
-                "candidates": candidates, "stage": "reconcile",
-            }),
-        ),
-        machine::JobStep::Done {
-            export_id,
-            artifact,
-        } => {
-            let a = step(
-                "done",
-                json!({ "status": 200, "headers": [], "json": false, "exportId": export_id }),
-            );
-            a.push(&JsValue::UNDEFINED);
-            a.push(&bytes(&artifact));
-            a
-        }
-        machine::JobStep::Fail {
+        machine::Step::Fail {
+            failure: f,
             stage,
             export_id,
-            failure: f,
-        } => failure(f, Some(stage), export_id),
+        } => failure(f, stage, export_id),
+        machine::Step::Reserve { command } => step("reserve", json!({ "command": command })),
     }
 }
 
@@ -735,7 +711,7 @@ api_machine!(Call, machine::Call, call_step, {
 #[wasm_bindgen]
 pub struct ExportJob(machine::ExportJob);
 
-api_machine!(ExportJob, machine::ExportJob, job_step, {
+api_machine!(ExportJob, machine::ExportJob, call_step, {
     /// `options` is the core's `ExportJobOptions` record as JSON (snake_case; the body crosses
     /// apart, as bytes).
     #[wasm_bindgen(constructor)]

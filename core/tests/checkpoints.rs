@@ -12,7 +12,7 @@
     clippy::indexing_slicing
 )]
 
-use royaltykit::machine::{CallOptions, ExportJob, ExportJobOptions, JobStep};
+use royaltykit::machine::{CallOptions, ExportJob, ExportJobOptions, Step};
 use royaltykit::token::BearerToken;
 use serde_json::{json, Value};
 
@@ -46,9 +46,9 @@ fn job(keyed: bool) -> ExportJob {
 fn next_send(job: &mut ExportJob, mut now: f64) -> (royaltykit::request::RequestDescriptor, f64) {
     loop {
         match job.next(now, None).unwrap() {
-            JobStep::Send { request } => return (request, now),
-            JobStep::Wait { seconds } => now += seconds,
-            JobStep::RefreshToken { .. } => {
+            Step::Send { request } => return (request, now),
+            Step::Wait { seconds } => now += seconds,
+            Step::RefreshToken { .. } => {
                 job.token(BearerToken::reports("tok_checkpoint", TENANT), None)
             }
             other => panic!("unexpected step {other:?}"),

@@ -7,7 +7,7 @@
     clippy::indexing_slicing
 )]
 
-use royaltykit::machine::{Call, CallOptions, CallStep, MachineEvent, Session};
+use royaltykit::machine::{Call, CallOptions, MachineEvent, Session, Step};
 use royaltykit::request::RequestParams;
 use royaltykit::retry::TransportFailure;
 use royaltykit::token;
@@ -36,24 +36,24 @@ fn a_call_reports_each_send_response_retry_and_its_end() {
     let mut events = Vec::new();
     // the token first: the exchange is a call of its own, with its own events
     let step = call.next_in(now, &mut session).unwrap();
-    assert!(matches!(step, CallStep::RefreshToken { .. }), "{step:?}");
+    assert!(matches!(step, Step::RefreshToken { .. }), "{step:?}");
     let request = token::build_token_request("cli", CLIENT_SECRET, TENANT, &[] as &[&str]).unwrap();
     let mut exchange = Call::exchange(request, options).unwrap();
     assert!(matches!(
         exchange.next(now, None).unwrap(),
-        CallStep::Send { .. }
+        Step::Send { .. }
     ));
     exchange
         .transport_failure(TransportFailure::ConnectFailed, now)
         .unwrap();
     let wait = match exchange.next(now, None).unwrap() {
-        CallStep::Wait { seconds } => seconds,
+        Step::Wait { seconds } => seconds,
         other => panic!("{other:?}"),
     };
     now += wait;
     assert!(matches!(
         exchange.next(now, None).unwrap(),
-        CallStep::Send { .. }
+        Step::Send { .. }
     ));
     let body = format!(r#"{{"access_token":"{TOKEN}","token_type":"Bearer","expires_in":3600}}"#);
     exchange
@@ -61,7 +61,7 @@ fn a_call_reports_each_send_response_retry_and_its_end() {
         .unwrap();
     assert!(matches!(
         exchange.next(now, None).unwrap(),
-        CallStep::Done { .. }
+        Step::Done { .. }
     ));
     let x = exchange.take_events();
     assert_eq!(
@@ -95,18 +95,18 @@ fn a_call_reports_each_send_response_retry_and_its_end() {
     // the call: a 503, a retry after its wait, then the page
     assert!(matches!(
         call.next_in(now, &mut session).unwrap(),
-        CallStep::Send { .. }
+        Step::Send { .. }
     ));
     call.response(503, &[("Retry-After", "3")], b"", now)
         .unwrap();
     let wait = match call.next_in(now, &mut session).unwrap() {
-        CallStep::Wait { seconds } => seconds,
+        Step::Wait { seconds } => seconds,
         other => panic!("{other:?}"),
     };
     now += wait;
     assert!(matches!(
         call.next_in(now, &mut session).unwrap(),
-        CallStep::Send { .. }
+        Step::Send { .. }
     ));
     call.response(
         200,
@@ -117,7 +117,7 @@ fn a_call_reports_each_send_response_retry_and_its_end() {
     .unwrap();
     assert!(matches!(
         call.next_in(now, &mut session).unwrap(),
-        CallStep::Done { .. }
+        Step::Done { .. }
     ));
     let c = call.take_events();
     assert_eq!(
@@ -160,20 +160,14 @@ fn a_deprecated_operation_is_noticed_once_per_call() {
         ("Sunset", "Wed, 01 Sep 2027 00:00:00 GMT"),
     ];
     let mut now = 1_000.0;
-    assert!(matches!(
-        call.next(now, None).unwrap(),
-        CallStep::Send { .. }
-    ));
+    assert!(matches!(call.next(now, None).unwrap(), Step::Send { .. }));
     call.response(503, &notices, b"", now).unwrap();
     let wait = match call.next(now, None).unwrap() {
-        CallStep::Wait { seconds } => seconds,
+        Step::Wait { seconds } => seconds,
         other => panic!("{other:?}"),
     };
     now += wait;
-    assert!(matches!(
-        call.next(now, None).unwrap(),
-        CallStep::Send { .. }
-    ));
+    assert!(matches!(call.next(now, None).unwrap(), Step::Send { .. }));
     call.response(200, &notices, br#"{"data":[]}"#, now)
         .unwrap();
     let events = call.take_events();
@@ -215,12 +209,12 @@ fn on_a_session_a_deprecated_operation_is_noticed_once_not_on_every_call() {
         let mut call = Call::new(operation, params, CallOptions::default()).unwrap();
         assert!(matches!(
             call.next_in(1_000.0, &mut session).unwrap(),
-            CallStep::Send { .. }
+            Step::Send { .. }
         ));
         call.response(200, &notices, b"{}", 1_000.0).unwrap();
         assert!(matches!(
             call.next_in(1_000.0, &mut session).unwrap(),
-            CallStep::Done { .. }
+            Step::Done { .. }
         ));
         noticed.extend(
             call.take_events()
@@ -263,26 +257,17 @@ fn download() -> Call {
 fn each_event_has_its_log_level_and_one_line_the_same_in_every_language() {
     let mut call = with_token("listPlatformExports");
     let mut now = 1_000.0;
-    assert!(matches!(
-        call.next(now, None).unwrap(),
-        CallStep::Send { .. }
-    ));
+    assert!(matches!(call.next(now, None).unwrap(), Step::Send { .. }));
     call.response(503, &[("Retry-After", "7")], b"", now)
         .unwrap();
-    let CallStep::Wait { seconds } = call.next(now, None).unwrap() else {
+    let Step::Wait { seconds } = call.next(now, None).unwrap() else {
         panic!("a 503 is retried")
     };
     now += seconds;
-    assert!(matches!(
-        call.next(now, None).unwrap(),
-        CallStep::Send { .. }
-    ));
+    assert!(matches!(call.next(now, None).unwrap(), Step::Send { .. }));
     call.response(200, &[("Deprecation", "@1798761600")], b"{}", now)
         .unwrap();
-    assert!(matches!(
-        call.next(now, None).unwrap(),
-        CallStep::Done { .. }
-    ));
+    assert!(matches!(call.next(now, None).unwrap(), Step::Done { .. }));
     let lines: Vec<(String, String)> = call
         .take_events()
         .into_iter()
@@ -314,7 +299,7 @@ fn a_download_reports_its_progress_at_each_tenth_and_when_whole_not_per_piece() 
     call.progress(10, Some(100));
     assert!(matches!(
         call.next(1_000.0, None).unwrap(),
-        CallStep::Send { .. }
+        Step::Send { .. }
     ));
     call.take_events();
     // 1,000 pieces of 10 bytes: one event per tenth (100, 200, … 1,000 bytes... of 10,000)
@@ -342,7 +327,7 @@ fn a_download_reports_its_progress_at_each_tenth_and_when_whole_not_per_piece() 
     let mut unknown = download();
     assert!(matches!(
         unknown.next(1_000.0, None).unwrap(),
-        CallStep::Send { .. }
+        Step::Send { .. }
     ));
     for piece in 1..=40u64 {
         unknown.progress(piece * 65_536, None); // 2.5 MiB in 64 KiB pieces

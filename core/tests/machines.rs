@@ -12,10 +12,10 @@
 use royaltykit::catalog;
 use royaltykit::dedup::ClaimState;
 use royaltykit::machine::{
-    Call, CallFailure, CallOptions, CallStep, ExportJob, ExportJobOptions, Fleet, FleetToken,
-    FleetTokenStep, InboxEntry, InboxOptions, InboxStep, InboxWorker, JobStep, Pages, PagesOptions,
-    PagesStep, ReceiptStep, Receiver, Recovery, RecoveryOptions, RecoveryStep, Session,
-    PUBLISH_SCRIPT, RESERVE_SCRIPT, UNLOCK_SCRIPT,
+    Call, CallFailure, CallOptions, ExportJob, ExportJobOptions, Fleet, FleetToken, FleetTokenStep,
+    InboxEntry, InboxOptions, InboxStep, InboxWorker, Pages, PagesOptions, PagesStep, ReceiptStep,
+    Receiver, Recovery, RecoveryOptions, RecoveryStep, Session, Step, PUBLISH_SCRIPT,
+    RESERVE_SCRIPT, UNLOCK_SCRIPT,
 };
 use royaltykit::request::{RequestDescriptor, RequestParams};
 use royaltykit::retry::{RateBudget, TransportFailure};
@@ -338,56 +338,66 @@ fn reserve_view(command: &[String]) -> Value {
     json!({"step": "reserve", "command": command.get(2..).unwrap_or_default()})
 }
 
-fn call_view(step: CallStep) -> (Value, Kind) {
+fn call_view(step: Step) -> (Value, Kind) {
     match step {
-        CallStep::Send { request } => (send_view(&request), Kind::Send),
-        CallStep::Wait { seconds } => (
+        Step::Send { request } => (send_view(&request), Kind::Send),
+        Step::Wait { seconds } => (
             json!({"step": "wait", "seconds": seconds}),
             Kind::Wait(seconds),
         ),
-        CallStep::RefreshToken { .. } => (json!({"step": "refresh_token"}), Kind::Token),
-        CallStep::Reserve { command } => (reserve_view(&command), Kind::End),
-        CallStep::AwaitToken { seconds } => (
+        Step::RefreshToken { .. } => (json!({"step": "refresh_token"}), Kind::Token),
+        Step::Reserve { command } => (reserve_view(&command), Kind::End),
+        Step::AwaitToken { seconds } => (
             json!({"step": "await_token", "seconds": seconds}),
             Kind::End,
         ),
-        CallStep::Reconcile { reconcile, .. } => (
+        Step::Reconcile { reconcile, .. } => (
             json!({"step": "reconcile", "reconcile": reconcile.as_str()}),
             Kind::End,
         ),
-        CallStep::Done { response } => (
+        Step::Done { response, .. } => (
             json!({"step": "done", "status": response.status, "body": String::from_utf8_lossy(&response.body)}),
             Kind::End,
         ),
-        CallStep::Fail { failure } => (failure_view(&failure), Kind::End),
+        Step::Fail { failure, .. } => (failure_view(&failure), Kind::End),
     }
 }
 
-fn job_view(step: JobStep) -> (Value, Kind) {
+fn job_view(step: Step) -> (Value, Kind) {
     match step {
-        JobStep::Send { request } => (send_view(&request), Kind::Send),
-        JobStep::Wait { seconds } => (
+        Step::Send { request } => (send_view(&request), Kind::Send),
+        Step::Wait { seconds } => (
             json!({"step": "wait", "seconds": seconds}),
             Kind::Wait(seconds),
         ),
-        JobStep::RefreshToken { .. } => (json!({"step": "refresh_token"}), Kind::Token),
-        JobStep::Reserve { command } => (reserve_view(&command), Kind::End),
-        JobStep::AwaitToken { seconds } => (
+        Step::RefreshToken { .. } => (json!({"step": "refresh_token"}), Kind::Token),
+        Step::Reserve { command } => (reserve_view(&command), Kind::End),
+        Step::AwaitToken { seconds } => (
             json!({"step": "await_token", "seconds": seconds}),
             Kind::End,
         ),
-        JobStep::Done {
+        Step::Done {
             export_id,
-            artifact,
+            response,
+            json,
+        } => {
+            // an artifact is bytes, never parsed
+            assert!(!json, "an export job's artifact is marked JSON");
+            (
+                json!({"step": "done", "export_id": export_id, "artifact": String::from_utf8_lossy(&response.body)}),
+                Kind::End,
+            )
+        }
+        Step::Reconcile {
+            reconcile,
+            candidates,
+            stage,
+            ..
         } => (
-            json!({"step": "done", "export_id": export_id, "artifact": String::from_utf8_lossy(&artifact)}),
+            json!({"step": "reconcile", "reconcile": reconcile.as_str(), "stage": stage, "candidates": candidates}),
             Kind::End,
         ),
-        JobStep::Reconcile { candidates, .. } => (
-            json!({"step": "reconcile", "reconcile": "lookup_by_sent_data", "stage": "reconcile", "candidates": candidates}),
-            Kind::End,
-        ),
-        JobStep::Fail {
+        Step::Fail {
             stage,
             export_id,
             failure,
@@ -775,10 +785,7 @@ fn a_token_exchange_is_never_saved_with_its_credentials() {
         &json!({"api": "enterprise", "api_key": "key-1", "api_secret": "secret-1"}),
     );
     let mut call = Call::exchange(request, CallOptions::default()).unwrap();
-    assert!(matches!(
-        call.next(1.0e9, None).unwrap(),
-        CallStep::Send { .. }
-    ));
+    assert!(matches!(call.next(1.0e9, None).unwrap(), Step::Send { .. }));
     let saved = call.save();
     assert!(
         !saved.contains("secret-1") && !saved.contains("key-1"),
@@ -787,11 +794,11 @@ fn a_token_exchange_is_never_saved_with_its_credentials() {
     let mut resumed = Call::resume(&saved).unwrap();
     // the request in flight counts as lost, and it cannot be built again without the credentials
     let mut step = resumed.next(1.0e9, None).unwrap();
-    if let CallStep::Wait { seconds } = step {
+    if let Step::Wait { seconds } = step {
         step = resumed.next(1.0e9 + seconds, None).unwrap();
     }
     match step {
-        CallStep::Fail { failure } => assert_eq!(failure.rule, "invalid_request"),
+        Step::Fail { failure, .. } => assert_eq!(failure.rule, "invalid_request"),
         other => panic!("{other:?}"),
     }
 }
@@ -814,4 +821,75 @@ fn only_a_token_exchange_is_a_call_exchange() {
         CallOptions::default()
     )
     .is_err());
+}
+
+#[test]
+fn a_final_step_gives_the_error_a_client_raises() {
+    // a call that runs out of attempts on a refused connection
+    let params = RequestParams {
+        token: Some(BearerToken::enterprise("t")),
+        ..RequestParams::default()
+    };
+    let options = CallOptions {
+        max_attempts: Some(1),
+        ..CallOptions::default()
+    };
+    let mut call = Call::new("listEnterpriseReleases", params, options).unwrap();
+    let send = call.next(1.0e9, None).unwrap();
+    assert!(!send.is_final());
+    assert!(send
+        .error("listEnterpriseReleases", "https://h", None)
+        .is_none());
+    call.transport_failure(TransportFailure::ConnectFailed, 1.0e9)
+        .unwrap();
+    let end = call.next(1.0e9, None).unwrap();
+    assert!(end.is_final(), "{end:?}");
+    match end.error(
+        "listEnterpriseReleases",
+        "https://api.example.com/v1",
+        Some("ConnectError: refused"),
+    ) {
+        Some(royaltykit::Error::CallFailed {
+            code,
+            detail,
+            attempts,
+            stage,
+            transport,
+            ..
+        }) => {
+            assert_eq!(code, "call_failed");
+            assert!(
+                detail.starts_with("listEnterpriseReleases to api.example.com: ")
+                    && detail.ends_with("(1 attempt made); last failure: ConnectError: refused"),
+                "{detail}"
+            );
+            assert_eq!((attempts, stage), (1, None));
+            assert_eq!(transport, Some(TransportFailure::ConnectFailed));
+        }
+        other => panic!("{other:?}"),
+    }
+    // an export job's reconcile names its stage and candidates
+    let reconcile = Step::Reconcile {
+        reconcile: royaltykit::retry::Reconcile::LookupBySentData,
+        reason: "two exports match".to_owned(),
+        candidates: vec!["exp_1".to_owned(), "exp_2".to_owned()],
+        stage: Some("reconcile".to_owned()),
+    };
+    match reconcile.error("createPlatformExport", "https://h", None) {
+        Some(royaltykit::Error::ReconcileRequired {
+            code,
+            detail,
+            operation_id,
+            candidates,
+            stage,
+            ..
+        }) => {
+            assert_eq!(code, "reconcile_required");
+            assert_eq!(detail, "two exports match");
+            assert_eq!(operation_id, "createPlatformExport");
+            assert_eq!(candidates, ["exp_1", "exp_2"]);
+            assert_eq!(stage.as_deref(), Some("reconcile"));
+        }
+        other => panic!("{other:?}"),
+    }
 }

@@ -9,15 +9,14 @@
 //! ```text
 //! loop {
 //!     match call.next(now(), Some(&mut budget))? {
-//!         CallStep::Send { request } => match http.send(&request) {
+//!         Step::Send { request } => match http.send(&request) {
 //!             Ok(r) => call.response(r.status, &r.headers, &r.body, now())?,
 //!             Err(e) => call.transport_failure(kind_of(e), now())?,
 //!         },
-//!         CallStep::Wait { seconds } => sleep(seconds),
-//!         CallStep::RefreshToken { .. } => { let t = exchange()?; call.token(t.bearer(), Some(t.refresh_at as f64)) }
-//!         CallStep::Done { response } => return Ok(response),
-//!         CallStep::Reconcile { reconcile, reason } => return Err(reconcile_required(reconcile, reason)),
-//!         CallStep::Fail { failure } => return Err(failure),
+//!         Step::Wait { seconds } => sleep(seconds),
+//!         Step::RefreshToken { .. } => { let t = exchange()?; call.token(t.bearer(), Some(t.refresh_at as f64)) }
+//!         Step::Done { response, .. } => return Ok(response),
+//!         ended => return Err(ended.error(operation_id, base_url, cause)), // Fail, Reconcile
 //!     }
 //! }
 //! ```
@@ -131,7 +130,7 @@ impl CallFailure {
     /// [`RoyaltyKitError::CallFailed`] whose message ([`call_failed_message`]) names
     /// `operation_id`, the host of `base_url`, the reason, the attempts and `cause` (the host's
     /// description of its last transport error, shortened and stripped of control characters).
-    /// `stage` and `export_id` are an export job's ([`super::JobStep::Fail`]).
+    /// `stage` and `export_id` are an export job's ([`Step::Fail`]).
     pub fn into_error(
         self,
         operation_id: &str,
@@ -340,7 +339,7 @@ pub fn call_failed_message(
     message
 }
 
-/// The error a client raises for a [`CallStep::Reconcile`] or a [`super::JobStep::Reconcile`]
+/// The error a client raises for a [`Step::Reconcile`] (of a call or an export job)
 /// (`reconcile_required`): the request of `operation_id` may have been applied, so check its
 /// effect as `reconcile` says before anything is sent again. `candidates` and `stage`
 /// (`reconcile`) are an export job's; a single call has none.
@@ -368,60 +367,131 @@ pub fn reconcile_required(
     }
 }
 
-/// What the host does next for a call.
+/// What the host does next for a [`Call`] or an [`super::ExportJob`]: the one step type of the
+/// two machines, so a host drives both with one loop.
 #[derive(Debug, Clone, PartialEq)]
-pub enum CallStep {
-    /// Send `request`, then report [`Call::response`] or [`Call::transport_failure`].
+pub enum Step {
+    /// Send `request`, then report the machine's `response` or `transport_failure`.
     Send {
         /// The request (its headers carry the token: never log them).
         request: RequestDescriptor,
     },
-    /// Ask again after `seconds` (a backoff, a `Retry-After`, or the rate budget).
+    /// Ask again after `seconds` (a backoff, a `Retry-After`, the rate budget, or an export's
+    /// poll delay).
     Wait {
         /// How long, in seconds.
         seconds: f64,
     },
     /// Obtain a token (a new one: the one given expires, or was refused), then report
-    /// [`Call::token`] (or, for a call on a [`Session`], [`Session::store_token`], or
+    /// [`Call::token`] (or, for a machine on a [`Session`], [`Session::store_token`], or
     /// [`Session::exchange_failed`] when the exchange fails).
     RefreshToken {
         /// Why.
         reason: String,
     },
-    /// (A call on a fleet's [`Session`]: [`super::Fleet::session`].) Reserve this request in the
-    /// fleet's rate budget: send `command` to Redis, then report [`Call::reserved`] with its
+    /// (A machine on a fleet's [`Session`]: [`super::Fleet::session`].) Reserve this request in
+    /// the fleet's rate budget: send `command` to Redis, then report [`Call::reserved`] with its
     /// reply (or [`Call::reserve_failed`]). The request is sent at the next step when the
     /// reservation holds, in the same second.
     Reserve {
         /// The Redis command ([`super::RESERVE_SCRIPT`] with its keys and arguments).
         command: Vec<String>,
     },
-    /// (A call on a [`Session`].) Another call is obtaining the session's token: ask again when
-    /// the session's [`Session::version`] changes, at the latest after `seconds`.
+    /// (A machine on a [`Session`].) Another call is obtaining the session's token: ask again
+    /// when the session's [`Session::version`] changes, at the latest after `seconds`.
     AwaitToken {
         /// The longest wait, in seconds.
         seconds: f64,
     },
     /// The request may have been applied and must not be repeated blindly: check its effect
-    /// first, as `reconcile` says. The call is over.
+    /// first, as `reconcile` says. The machine is over; [`Step::error`] is what a client raises.
     Reconcile {
-        /// What to check.
+        /// What to check (an export job: always [`Reconcile::LookupBySentData`]).
         reconcile: Reconcile,
         /// Why, in words.
         reason: String,
+        /// (An export job.) The ids of the exports that may be the job's own (new since it
+        /// started and matching the data sent), possibly none; a call's are empty.
+        candidates: Vec<String>,
+        /// (An export job.) `reconcile`; `None` for a call.
+        stage: Option<String>,
     },
-    /// The operation succeeded: `response` is its 2xx response (for an export download, the
-    /// complete artifact). The call is over.
+    /// The operation succeeded: `response` is its 2xx response (an export job's: the
+    /// download's, its body the complete artifact, or empty when the body was streamed to the
+    /// host's sink). The machine is over.
     Done {
         /// The response.
         response: Response,
+        /// Whether a client parses `response.body` as JSON: a call's JSON response
+        /// ([`Response::is_json`]); an export's artifact is always bytes.
+        json: bool,
+        /// (An export job.) The export's id; `None` for a call.
+        export_id: Option<String>,
     },
-    /// The operation failed for a reason that retrying cannot fix, or its budget ran out.
+    /// The operation failed for a reason that retrying cannot fix, or its budget ran out. The
+    /// machine is over; [`Step::error`] is what a client raises.
     Fail {
         /// Why.
         failure: CallFailure,
+        /// (An export job.) The stage that failed: `list`, `create`, `reconcile`, `poll` or
+        /// `download`; `None` for a call.
+        stage: Option<String>,
+        /// (An export job.) The export's id, once known.
+        export_id: Option<String>,
     },
 }
+
+impl Step {
+    /// Whether the machine is over (`Done`, `Reconcile` or `Fail`).
+    pub fn is_final(&self) -> bool {
+        matches!(
+            self,
+            Self::Done { .. } | Self::Reconcile { .. } | Self::Fail { .. }
+        )
+    }
+
+    /// The error a client raises for a `Fail` ([`CallFailure::into_error`]: the error it
+    /// carries, else `call_failed` naming `operation_id`, the host of `base_url`, the stage and
+    /// export of a job, and `cause`, the host's description of its last transport error) or a
+    /// `Reconcile` ([`reconcile_required`]); `None` for any other step.
+    pub fn error(
+        &self,
+        operation_id: &str,
+        base_url: &str,
+        cause: Option<&str>,
+    ) -> Option<RoyaltyKitError> {
+        match self {
+            Self::Fail {
+                failure,
+                stage,
+                export_id,
+            } => Some(failure.clone().into_error(
+                operation_id,
+                base_url,
+                stage.as_deref(),
+                export_id.as_deref(),
+                cause,
+            )),
+            Self::Reconcile {
+                reconcile,
+                reason,
+                candidates,
+                stage,
+            } => Some(reconcile_required(
+                *reconcile,
+                reason,
+                operation_id,
+                candidates.clone(),
+                stage.as_deref(),
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// The step type of a [`Call`]: [`Step`], under its former name.
+#[deprecated(since = "0.1.0", note = "renamed `Step`, shared with `ExportJob`")]
+pub type CallStep = Step;
 
 /// The bounds and randomness of a call.
 #[derive(Debug, Clone, Copy, PartialEq, Default, serde::Serialize, serde::Deserialize)]
@@ -739,7 +809,7 @@ impl Call {
         &mut self,
         now: f64,
         budget: Option<&mut crate::retry::RateBudget>,
-    ) -> Result<CallStep, ArgumentError> {
+    ) -> Result<Step, ArgumentError> {
         let mut own = std::mem::take(&mut self.own);
         let step = self.step(now, &mut own, budget, None);
         self.own = own;
@@ -751,7 +821,7 @@ impl Call {
     /// and: `AwaitToken` while another call of the session obtains the token (one exchange in
     /// flight per session); `Fail` with rule `token_exchange_failed` when that exchange failed,
     /// and `token_refresh_exhausted` after as many exchanges as the call has attempts.
-    pub fn next_in(&mut self, now: f64, session: &mut Session) -> Result<CallStep, ArgumentError> {
+    pub fn next_in(&mut self, now: f64, session: &mut Session) -> Result<Step, ArgumentError> {
         let step = self.step(
             now,
             &mut session.slot,
@@ -768,7 +838,7 @@ impl Call {
         slot: &mut TokenSlot,
         budget: Option<&mut crate::retry::RateBudget>,
         fleet: Option<&super::Fleet>,
-    ) -> Result<CallStep, ArgumentError> {
+    ) -> Result<Step, ArgumentError> {
         let (now, seconds) = check_now(now)?;
         if let Some(ended) = &self.ended {
             return Ok(self.final_step(ended));
@@ -783,14 +853,14 @@ impl Call {
             return self.step(now, slot, budget, fleet);
         }
         if let (true, Some(request)) = (self.awaiting, &self.in_flight) {
-            return Ok(CallStep::Send {
+            return Ok(Step::Send {
                 request: request.clone(),
             });
         }
         let (from, delay) = self.hold;
         // Within a millisecond is on time: a clock of large timestamps cannot do better.
         if delay - (now - from) > 0.001 {
-            return Ok(CallStep::Wait {
+            return Ok(Step::Wait {
                 seconds: delay - (now - from),
             });
         }
@@ -803,7 +873,7 @@ impl Call {
                 let until = decision.wait_until.map_or(now + 1.0, |u| u as f64);
                 let seconds = (until - now).max(0.001);
                 self.event("rate_limited", |e| e.wait_seconds = Some(seconds));
-                return Ok(CallStep::Wait { seconds });
+                return Ok(Step::Wait { seconds });
             }
         }
         let mut generation = None;
@@ -821,9 +891,9 @@ impl Call {
                 }
                 Acquire::Refresh(reason) => {
                     self.event("refresh_token", |e| e.reason = Some(reason.clone()));
-                    return Ok(CallStep::RefreshToken { reason });
+                    return Ok(Step::RefreshToken { reason });
                 }
-                Acquire::Await(seconds) => return Ok(CallStep::AwaitToken { seconds }),
+                Acquire::Await(seconds) => return Ok(Step::AwaitToken { seconds }),
                 Acquire::Failed(rule, reason) => {
                     return Ok(self.finish(Ended::Fail {
                         rule: rule.to_owned(),
@@ -842,7 +912,7 @@ impl Call {
                 let member = self.jitter.fork();
                 let names = budget.windows().into_iter().map(|w| w.0).collect();
                 self.reserving = Some((seconds, names));
-                return Ok(CallStep::Reserve {
+                return Ok(Step::Reserve {
                     command: fleet.reserve_command(budget, seconds, member),
                 });
             }
@@ -852,7 +922,7 @@ impl Call {
                 let until = decision.wait_until.map_or(now + 1.0, |u| u as f64);
                 let seconds = (until - now).max(0.001);
                 self.event("rate_limited", |e| e.wait_seconds = Some(seconds));
-                return Ok(CallStep::Wait { seconds });
+                return Ok(Step::Wait { seconds });
             }
         }
         let request = match self.request() {
@@ -875,7 +945,7 @@ impl Call {
             e.path = Some(request.path.clone());
         });
         self.in_flight = Some(request.clone());
-        Ok(CallStep::Send { request })
+        Ok(Step::Send { request })
     }
 
     fn request(&self) -> Result<RequestDescriptor, crate::request::RequestError> {
@@ -892,7 +962,7 @@ impl Call {
         }
     }
 
-    fn finish_request_error(&mut self, e: crate::request::RequestError) -> CallStep {
+    fn finish_request_error(&mut self, e: crate::request::RequestError) -> Step {
         self.finish(Ended::Fail {
             rule: "invalid_request".to_owned(),
             reason: format!("the request cannot be built: {e}"),
@@ -907,7 +977,7 @@ impl Call {
         })
     }
 
-    fn finish(&mut self, ended: Ended) -> CallStep {
+    fn finish(&mut self, ended: Ended) -> Step {
         match &ended {
             Ended::Done(response) => self.event("done", |e| e.status = Some(response.status)),
             Ended::Reconcile { reconcile, reason } => self.event("reconcile", |e| {
@@ -935,14 +1005,18 @@ impl Call {
     }
 
     /// The final step of an ended call, its error rebuilt from what was saved.
-    fn final_step(&self, ended: &Ended) -> CallStep {
+    fn final_step(&self, ended: &Ended) -> Step {
         match ended {
-            Ended::Done(response) => CallStep::Done {
+            Ended::Done(response) => Step::Done {
+                json: response.is_json(),
                 response: response.clone(),
+                export_id: None,
             },
-            Ended::Reconcile { reconcile, reason } => CallStep::Reconcile {
+            Ended::Reconcile { reconcile, reason } => Step::Reconcile {
                 reconcile: *reconcile,
                 reason: reason.clone(),
+                candidates: Vec::new(),
+                stage: None,
             },
             Ended::Fail {
                 rule,
@@ -951,7 +1025,7 @@ impl Call {
                 transport,
                 retry_after_seconds,
                 cause,
-            } => CallStep::Fail {
+            } => Step::Fail {
                 failure: CallFailure {
                     rule: rule.clone(),
                     reason: reason.clone(),
@@ -989,6 +1063,8 @@ impl Call {
                         ),
                     },
                 },
+                stage: None,
+                export_id: None,
             },
         }
     }

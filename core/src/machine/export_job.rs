@@ -37,11 +37,11 @@
 
 use super::pages::{items_of, After, PageCursor, PagesEnd, PagesOptions, Paging};
 use super::session::TokenSlot;
-use super::{Call, CallFailure, CallOptions, CallStep, Jitter, MachineEvent, Response, Session};
+use super::{Call, CallFailure, CallOptions, Jitter, MachineEvent, Response, Session, Step};
 use crate::bearer::BearerToken;
 use crate::export::{export_poll_decision, ExportState, PollAction};
-use crate::request::{RequestDescriptor, RequestParams};
-use crate::retry::{BackoffPolicy, RateBudget, TransportFailure};
+use crate::request::RequestParams;
+use crate::retry::{BackoffPolicy, RateBudget, Reconcile, TransportFailure};
 use crate::ArgumentError;
 use serde_json::Value;
 
@@ -118,66 +118,9 @@ pub struct ExportJobOptions {
     pub state_field: Option<String>,
 }
 
-/// What the host does next for an export job.
-#[derive(Debug, Clone, PartialEq)]
-pub enum JobStep {
-    /// Send `request`, then report [`ExportJob::response`] or [`ExportJob::transport_failure`].
-    Send {
-        /// The request.
-        request: RequestDescriptor,
-    },
-    /// Ask again after `seconds`.
-    Wait {
-        /// How long, in seconds.
-        seconds: f64,
-    },
-    /// Obtain a token, then report [`ExportJob::token`] (or, for a job on a [`Session`],
-    /// [`Session::store_token`]).
-    RefreshToken {
-        /// Why.
-        reason: String,
-    },
-    /// (A job on a fleet's [`Session`].) Reserve the request in the fleet's rate budget: send
-    /// `command` to Redis, then report [`ExportJob::reserved`] (or
-    /// [`ExportJob::reserve_failed`]).
-    Reserve {
-        /// The Redis command.
-        command: Vec<String>,
-    },
-    /// (A job on a [`Session`].) Another call is obtaining the session's token: ask again when
-    /// the session's version changes, at the latest after `seconds`.
-    AwaitToken {
-        /// The longest wait, in seconds.
-        seconds: f64,
-    },
-    /// The export's complete artifact. The job is over.
-    Done {
-        /// The export's id.
-        export_id: String,
-        /// The artifact, whole; empty when its body was streamed to the host's sink
-        /// ([`ExportJob::streamed_response`]).
-        artifact: Vec<u8>,
-    },
-    /// A create may have been applied and the job cannot tell whether, or which export is its
-    /// own: check the tenant's exports before creating again. The job is over; it never sends
-    /// a create on a guess.
-    Reconcile {
-        /// Why, in words.
-        reason: String,
-        /// The ids of the exports that may be the job's own (new since it started and matching
-        /// the data sent), possibly none.
-        candidates: Vec<String>,
-    },
-    /// The job stopped. The job is over.
-    Fail {
-        /// The stage that failed: `list`, `create`, `reconcile`, `poll` or `download`.
-        stage: String,
-        /// The export's id, once known.
-        export_id: Option<String>,
-        /// Why.
-        failure: CallFailure,
-    },
-}
+/// The step type of an [`ExportJob`]: [`Step`], under its former name.
+#[deprecated(since = "0.1.0", note = "renamed `Step`, shared with `Call`")]
+pub type JobStep = Step;
 
 /// Where a job is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -242,7 +185,7 @@ pub struct ExportJob {
     #[serde(default)]
     create_not_before: Option<f64>,
     #[serde(skip)]
-    finished: Option<JobStep>,
+    finished: Option<Step>,
     /// The events of the job's finished calls and its own ([`ExportJob::take_events`]); not saved.
     #[serde(skip)]
     events: Vec<MachineEvent>,
@@ -433,23 +376,28 @@ impl ExportJob {
         Ok(())
     }
 
-    fn finish(&mut self, step: JobStep) -> JobStep {
+    fn finish(&mut self, step: Step) -> Step {
         self.finished = Some(step.clone());
         step
     }
 
-    fn fail(&mut self, failure: CallFailure) -> JobStep {
-        let step = JobStep::Fail {
-            stage: self.stage.name().to_owned(),
+    fn fail(&mut self, failure: CallFailure) -> Step {
+        let step = Step::Fail {
+            stage: Some(self.stage.name().to_owned()),
             export_id: self.export_id.clone(),
             failure,
         };
         self.finish(step)
     }
 
-    fn reconcile(&mut self, reason: String, candidates: Vec<String>) -> JobStep {
+    fn reconcile(&mut self, reason: String, candidates: Vec<String>) -> Step {
         self.stage = Stage::Reconcile;
-        self.finish(JobStep::Reconcile { reason, candidates })
+        self.finish(Step::Reconcile {
+            reconcile: Reconcile::LookupBySentData,
+            reason,
+            candidates,
+            stage: Some(Stage::Reconcile.name().to_owned()),
+        })
     }
 
     /// The step to perform at `now` for a job standing alone (its token from
@@ -465,7 +413,7 @@ impl ExportJob {
         &mut self,
         now: f64,
         budget: Option<&mut RateBudget>,
-    ) -> Result<JobStep, ArgumentError> {
+    ) -> Result<Step, ArgumentError> {
         let mut own = std::mem::take(&mut self.own);
         let step = self.step(now, &mut own, budget, None);
         self.own = own;
@@ -475,7 +423,7 @@ impl ExportJob {
     /// The step to perform at `now` for a job on `session` (its token and budget are the
     /// session's). Promises what [`ExportJob::next`] promises, and `AwaitToken` as
     /// [`Call::next_in`] does.
-    pub fn next_in(&mut self, now: f64, session: &mut Session) -> Result<JobStep, ArgumentError> {
+    pub fn next_in(&mut self, now: f64, session: &mut Session) -> Result<Step, ArgumentError> {
         let step = self.step(
             now,
             &mut session.slot,
@@ -494,7 +442,7 @@ impl ExportJob {
         slot: &mut TokenSlot,
         mut budget: Option<&mut RateBudget>,
         fleet: Option<&super::Fleet>,
-    ) -> Result<JobStep, ArgumentError> {
+    ) -> Result<Step, ArgumentError> {
         if std::mem::take(&mut self.resumed) && self.poll_started.is_some() && now.is_finite() {
             self.poll_started = Some(now);
         }
@@ -504,20 +452,20 @@ impl ExportJob {
             }
             let step = self.call.step(now, slot, budget.as_deref_mut(), fleet)?;
             match step {
-                CallStep::Send { request } => return Ok(JobStep::Send { request }),
-                CallStep::Reserve { command } => return Ok(JobStep::Reserve { command }),
-                CallStep::Wait { seconds } => return Ok(JobStep::Wait { seconds }),
-                CallStep::RefreshToken { reason } => return Ok(JobStep::RefreshToken { reason }),
-                CallStep::AwaitToken { seconds } => return Ok(JobStep::AwaitToken { seconds }),
-                CallStep::Fail { failure } if self.stage == Stage::Reconcile => {
+                Step::Send { .. }
+                | Step::Reserve { .. }
+                | Step::Wait { .. }
+                | Step::RefreshToken { .. }
+                | Step::AwaitToken { .. } => return Ok(step),
+                Step::Fail { failure, .. } if self.stage == Stage::Reconcile => {
                     let candidates = self.candidates();
                     return Ok(self.reconcile(
                         format!("the create may have been applied, and the list that would tell could not be read ({}); check the tenant's exports before creating again", failure.reason),
                         candidates,
                     ));
                 }
-                CallStep::Fail { failure } => return Ok(self.fail(failure)),
-                CallStep::Reconcile { .. } if self.stage == Stage::Create => {
+                Step::Fail { failure, .. } => return Ok(self.fail(failure)),
+                Step::Reconcile { .. } if self.stage == Stage::Create => {
                     if self.idempotency_key.is_none() {
                         self.idempotency_key = self.call.idempotency_key().map(str::to_owned);
                     }
@@ -528,10 +476,10 @@ impl ExportJob {
                     self.listing = Listing::default();
                     self.start(Stage::Reconcile, now, 0.0)?;
                 }
-                CallStep::Reconcile { reason, .. } => {
+                Step::Reconcile { reason, .. } => {
                     return Ok(self.reconcile(reason, Vec::new()));
                 }
-                CallStep::Done { response } => {
+                Step::Done { response, .. } => {
                     if let Some(step) = self.advance(&response, now)? {
                         return Ok(step);
                     }
@@ -627,7 +575,7 @@ impl ExportJob {
 
     /// The job's own step after a request of the current stage succeeded; `None` when a new
     /// request was started.
-    fn advance(&mut self, response: &Response, now: f64) -> Result<Option<JobStep>, ArgumentError> {
+    fn advance(&mut self, response: &Response, now: f64) -> Result<Option<Step>, ArgumentError> {
         let body = json(response);
         let id_field = self.field(&self.options.id_field, "id").to_owned();
         let state_field = self.field(&self.options.state_field, "status").to_owned();
@@ -726,9 +674,10 @@ impl ExportJob {
                 return self.polled(&state, now);
             }
             Stage::Download => {
-                let step = JobStep::Done {
-                    export_id: self.export_id.clone().unwrap_or_default(),
-                    artifact: response.body.clone(),
+                let step = Step::Done {
+                    response: response.clone(),
+                    json: false,
+                    export_id: Some(self.export_id.clone().unwrap_or_default()),
                 };
                 return Ok(Some(self.finish(step)));
             }
@@ -737,7 +686,7 @@ impl ExportJob {
     }
 
     /// After a read (the create's response counts as the first): poll again, download, or stop.
-    fn polled(&mut self, state: &str, now: f64) -> Result<Option<JobStep>, ArgumentError> {
+    fn polled(&mut self, state: &str, now: f64) -> Result<Option<Step>, ArgumentError> {
         self.polls += 1;
         // after the read's own events, in order
         let mut events = self.call.take_events();
@@ -885,9 +834,9 @@ mod tests {
         job
     }
 
-    fn sent(step: JobStep) -> String {
+    fn sent(step: Step) -> String {
         match step {
-            JobStep::Send { request } => format!("{} {}", request.method, request.path_and_query()),
+            Step::Send { request } => format!("{} {}", request.method, request.path_and_query()),
             other => panic!("expected a send, got {other:?}"),
         }
     }
@@ -925,7 +874,7 @@ mod tests {
             1.0,
         )
         .unwrap();
-        assert!(matches!(job.next(1.0, None).unwrap(), JobStep::Wait { .. }));
+        assert!(matches!(job.next(1.0, None).unwrap(), Step::Wait { .. }));
         assert_eq!(job.export_id(), Some("e1"), "adopted, not created again");
     }
 

@@ -5,7 +5,7 @@
 //! replies mean; each language sends them with its Redis client.
 //!
 //! **The rate budget.** A [`Session`] made with [`Fleet::session`] counts its calls' requests in
-//! Redis, not in the process: before each send a call asks [`super::CallStep::Reserve`], whose
+//! Redis, not in the process: before each send a call asks [`super::Step::Reserve`], whose
 //! command runs [`RESERVE_SCRIPT`] — for every window of the budget, a sorted set of the
 //! fleet's requests by second, trimmed as [`crate::retry::RateBudget`] trims its log (a request
 //! at second `s` keeps its place until `s + length + 2`: the truncation to the second and a
@@ -497,7 +497,7 @@ impl FleetToken {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::machine::{Call, CallOptions, CallStep};
+    use crate::machine::{Call, CallOptions, Step};
     use crate::request::RequestParams;
 
     #[test]
@@ -521,13 +521,13 @@ mod tests {
         .unwrap();
         assert!(matches!(
             call.next_in(1000.0, &mut session).unwrap(),
-            CallStep::Send { .. }
+            Step::Send { .. }
         ));
         let no_headers: &[(String, String)] = &[];
         call.response(401, no_headers, b"{}", 1000.5).unwrap();
         assert!(matches!(
             call.next_in(1000.5, &mut session).unwrap(),
-            CallStep::RefreshToken { .. }
+            Step::RefreshToken { .. }
         ));
         let mut ft = FleetToken::new(&session, Api::Enterprise, None, 1, 1000.5).unwrap();
         // Redis still holds the refused token, not yet due: it must not come back.

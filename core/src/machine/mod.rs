@@ -29,11 +29,15 @@ mod receipt;
 mod recovery;
 mod session;
 
+#[allow(deprecated)]
+pub use call::CallStep;
 pub use call::{
-    call_failed_message, reconcile_required, Call, CallFailure, CallOptions, CallStep,
-    MachineEvent, Response,
+    call_failed_message, reconcile_required, Call, CallFailure, CallOptions, MachineEvent,
+    Response, Step,
 };
-pub use export_job::{export_interrupted_message, ExportJob, ExportJobOptions, JobStep};
+#[allow(deprecated)]
+pub use export_job::JobStep;
+pub use export_job::{export_interrupted_message, ExportJob, ExportJobOptions};
 pub use fleet::{
     Fleet, FleetToken, FleetTokenStep, DEFAULT_FLEET_PREFIX, FLEET_POLL_SECONDS,
     MAX_FLEET_PREFIX_BYTES, PUBLISH_SCRIPT, RESERVE_SCRIPT, UNLOCK_SCRIPT,

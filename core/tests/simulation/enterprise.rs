@@ -7,7 +7,7 @@ use crate::export::arrival;
 use crate::rng::Rng;
 use crate::transcript::{bearer_of, call_view, check_request, report, Outcome, Recorder};
 use crate::{ServiceCount, Violation};
-use royaltykit::machine::{Call, CallOptions, CallStep, Session};
+use royaltykit::machine::{Call, CallOptions, Session, Step};
 use royaltykit::request::RequestParams;
 use royaltykit::retry::{RateBudget, TransportFailure};
 use serde_json::{json, Value};
@@ -257,7 +257,7 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                     continue;
                 }
                 let ended = match x.next(now, None).unwrap() {
-                    CallStep::Send { request } => {
+                    Step::Send { request } => {
                         if let Err(v) = check_request(&request) {
                             return fail(&rec, &session, v);
                         }
@@ -266,11 +266,11 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                         tasks[i] = Task::Leading(back, x, Some(outcome));
                         continue;
                     }
-                    CallStep::Wait { seconds } => {
+                    Step::Wait { seconds } => {
                         tasks[i] = Task::Leading(now + seconds, x, None);
                         continue;
                     }
-                    CallStep::Done { response } => {
+                    Step::Done { response, .. } => {
                         match royaltykit::token::parse_enterprise_token_response(
                             i64::from(response.status),
                             &response.headers,
@@ -283,7 +283,7 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                             Err(e) => Err(e.to_string()),
                         }
                     }
-                    CallStep::Fail { failure } => Err(failure.reason),
+                    Step::Fail { failure, .. } => Err(failure.reason),
                     other => {
                         return fail(
                             &rec,
@@ -318,7 +318,7 @@ pub fn run(seed: u64) -> Result<(), Violation> {
         let step = calls[i].next_in(now, &mut session).unwrap();
         rec.next(i, now, call_view(&step));
         match step {
-            CallStep::Send { request } => {
+            Step::Send { request } => {
                 if let Err(v) = check_request(&request) {
                     return fail(&rec, &session, v);
                 }
@@ -339,19 +339,19 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                 let back = back.max(there);
                 tasks[i] = Task::InFlight(back, outcome);
             }
-            CallStep::Wait { seconds } => tasks[i] = Task::Ready(now + seconds),
-            CallStep::Reserve { .. } => {
+            Step::Wait { seconds } => tasks[i] = Task::Ready(now + seconds),
+            Step::Reserve { .. } => {
                 return fail(
                     &rec,
                     &session,
                     Violation::new("only a fleet's call reserves", format!("call {i}")),
                 )
             }
-            CallStep::AwaitToken { seconds } => {
+            Step::AwaitToken { seconds } => {
                 crate::seen::count("await_token steps", 1);
                 tasks[i] = Task::Awaiting(now + seconds);
             }
-            CallStep::RefreshToken { .. } => {
+            Step::RefreshToken { .. } => {
                 let leading = tasks
                     .iter()
                     .filter(|t| matches!(t, Task::Leading(..)))
@@ -371,7 +371,7 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                 .unwrap();
                 tasks[i] = Task::Leading(now, Box::new(x), None);
             }
-            end @ (CallStep::Done { .. } | CallStep::Fail { .. } | CallStep::Reconcile { .. }) => {
+            end @ (Step::Done { .. } | Step::Fail { .. } | Step::Reconcile { .. }) => {
                 tasks[i] = Task::Finished(call_view(&end).to_string());
             }
         }

@@ -4,9 +4,7 @@
 use crate::rng::Rng;
 use crate::transcript::{bearer_of, check_request, job_view, report, Outcome, Recorder};
 use crate::Violation;
-use royaltykit::machine::{
-    Call, CallOptions, CallStep, ExportJob, ExportJobOptions, JobStep, Session,
-};
+use royaltykit::machine::{Call, CallOptions, ExportJob, ExportJobOptions, Session, Step};
 use royaltykit::request::RequestDescriptor;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
@@ -498,20 +496,20 @@ pub fn exchange<F: FnMut(&RequestDescriptor, f64) -> (Outcome, f64)>(
     .unwrap();
     for _ in 0..100 {
         match call.next(now, None).unwrap() {
-            CallStep::Send { request } => {
+            Step::Send { request } => {
                 check_request(&request)?;
                 let (outcome, at) = send(&request, now);
                 now = at;
                 report(&mut call, &outcome, now);
             }
-            CallStep::Wait { seconds } => now += seconds,
-            CallStep::Done { response } => {
+            Step::Wait { seconds } => now += seconds,
+            Step::Done { response, .. } => {
                 return Ok((
                     now,
                     parse(response.status, &response.headers, &response.body, now),
                 ))
             }
-            CallStep::Fail { failure } => return Ok((now, Err(failure.reason))),
+            Step::Fail { failure, .. } => return Ok((now, Err(failure.reason))),
             other => {
                 return Err(Violation::new(
                     "a token exchange ends",
@@ -589,13 +587,13 @@ pub fn run(seed: u64) -> Result<(), Violation> {
             }
         }
         let step = job.next_in(now, &mut session).unwrap();
-        if let JobStep::Send { .. } = &step {
+        if let Step::Send { .. } = &step {
             checkpoint = Some(job.save());
         }
         if crashy && crashes < 3 && rng.chance(0.06) {
             crashes += 1;
             crate::seen::count("processes killed mid-job and resumed", 1);
-            if let JobStep::Send { request } = &step {
+            if let Step::Send { request } = &step {
                 if rng.chance(0.5) {
                     // it reached the service; its answer is lost with the process
                     crate::seen::count("requests applied by a killed process", 1);
@@ -612,7 +610,7 @@ pub fn run(seed: u64) -> Result<(), Violation> {
             continue;
         }
         let view = job_view(&step);
-        if let JobStep::Send { request } = &step {
+        if let Step::Send { request } = &step {
             if request.operation_id == "listPlatformExports" && request.query.contains("cursor=") {
                 pages_seen = true;
             }
@@ -624,14 +622,14 @@ pub fn run(seed: u64) -> Result<(), Violation> {
             }
             last_was_list = request.operation_id == "listPlatformExports";
         }
-        if let JobStep::Wait { .. } = &step {
+        if let Step::Wait { .. } = &step {
             if last_was_list && creates_seen > 0 && job.export_id().is_none() {
                 crate::seen::count("grace looks", 1);
             }
         }
         rec.next(0, now, view);
         match step {
-            JobStep::Send { request } => {
+            Step::Send { request } => {
                 check_request(&request)?;
                 let streamed = false;
                 let probe = server.handle(&request, now);
@@ -656,14 +654,14 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                 }
                 report(&mut job, &probe, now);
             }
-            JobStep::Wait { seconds } => now += seconds,
-            JobStep::Reserve { .. } => {
+            Step::Wait { seconds } => now += seconds,
+            Step::Reserve { .. } => {
                 return Err(Violation::new(
                     "only a fleet's job reserves",
                     "a job on a plain session",
                 ))
             }
-            JobStep::RefreshToken { .. } => {
+            Step::RefreshToken { .. } => {
                 let request =
                     royaltykit::token::build_token_request::<&str>("cid", "csecret", TENANT, &[])
                         .unwrap();
@@ -707,25 +705,29 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                     }
                 }
             }
-            JobStep::AwaitToken { .. } => {
+            Step::AwaitToken { .. } => {
                 return Err(Violation::new(
                     "a machine alone on its session never waits for another's exchange",
                     "AwaitToken",
                 ))
             }
-            end @ (JobStep::Done { .. } | JobStep::Reconcile { .. } | JobStep::Fail { .. }) => {
+            end @ (Step::Done { .. } | Step::Reconcile { .. } | Step::Fail { .. }) => {
                 let mine = server.mine();
                 crate::seen::count(
                     match &end {
-                        JobStep::Done { .. } => "jobs done",
-                        JobStep::Reconcile { .. } => "jobs reconcile",
+                        Step::Done { .. } => "jobs done",
+                        Step::Reconcile { .. } => "jobs reconcile",
                         _ => "jobs failed",
                     },
                     1,
                 );
                 crate::seen::count("listings of 2+ pages", u64::from(pages_seen));
                 crate::seen::count("token exchanges", session.exchanges());
-                if let JobStep::Done { export_id, .. } = &end {
+                if let Step::Done {
+                    export_id: Some(export_id),
+                    ..
+                } = &end
+                {
                     if mine.contains(&export_id.as_str()) && !answered.contains(export_id) {
                         crate::seen::count("lost creates adopted", 1);
                     }
@@ -735,11 +737,14 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                         "at most one export per job",
                         format!("{} exports created: {mine:?}", mine.len()),
                     )),
-                    JobStep::Done {
+                    Step::Done {
                         export_id,
-                        artifact,
+                        response,
+                        ..
                     } => {
-                        let e = server.exports.iter().find(|e| e.id == *export_id);
+                        let export_id = export_id.as_deref().unwrap_or_default();
+                        let artifact = &response.body;
+                        let e = server.exports.iter().find(|e| e.id == export_id);
                         match e {
                             None => Some(("a job ends with an export of its own", format!("done with unknown export {export_id}"))),
                             // Another process's export the list cannot tell from the job's own
@@ -751,7 +756,7 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                             _ => None,
                         }
                     }
-                    JobStep::Fail { failure, .. }
+                    Step::Fail { failure, .. }
                         if failure.rule == "creates_exhausted" && !mine.is_empty() =>
                     {
                         Some((

@@ -13,7 +13,7 @@ use crate::rng::Rng;
 use crate::{seen, ServiceCount, Violation};
 use royaltykit::catalog::Api;
 use royaltykit::machine::{
-    Call, CallOptions, CallStep, Fleet, FleetToken, FleetTokenStep, Session, PUBLISH_SCRIPT,
+    Call, CallOptions, Fleet, FleetToken, FleetTokenStep, Session, Step, PUBLISH_SCRIPT,
     RESERVE_SCRIPT, UNLOCK_SCRIPT,
 };
 use royaltykit::request::RequestParams;
@@ -217,7 +217,7 @@ pub fn run(seed: u64) -> Result<(), Violation> {
         }
         let step = calls[i].1.next_in(now, &mut sessions[p]).unwrap();
         match step {
-            CallStep::Reserve { command } => {
+            Step::Reserve { command } => {
                 if rng.chance(redis_down_p) {
                     calls[i].1.reserve_failed(now).unwrap();
                 } else {
@@ -235,7 +235,7 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                 }
                 tasks[i] = Task::Ready(now);
             }
-            CallStep::Send { request } => {
+            Step::Send { request } => {
                 let there = now + ServiceCount::latency(&mut rng);
                 service.arrive(there);
                 let token = crate::transcript::bearer_of(&request);
@@ -260,15 +260,15 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                     .unwrap();
                 tasks[i] = Task::Ready(back);
             }
-            CallStep::Wait { seconds } => tasks[i] = Task::Ready(now + seconds),
-            CallStep::AwaitToken { seconds } => tasks[i] = Task::Awaiting(now + seconds),
-            CallStep::RefreshToken { .. } => {
+            Step::Wait { seconds } => tasks[i] = Task::Ready(now + seconds),
+            Step::AwaitToken { seconds } => tasks[i] = Task::Awaiting(now + seconds),
+            Step::RefreshToken { .. } => {
                 let ft =
                     FleetToken::new(&sessions[p], Api::Enterprise, None, rng.u64(), now).unwrap();
                 tasks[i] = Task::Refreshing(now, Box::new(ft));
             }
-            CallStep::Done { .. } => tasks[i] = Task::Finished(true),
-            CallStep::Fail { .. } | CallStep::Reconcile { .. } => tasks[i] = Task::Finished(false),
+            Step::Done { .. } => tasks[i] = Task::Finished(true),
+            Step::Fail { .. } | Step::Reconcile { .. } => tasks[i] = Task::Finished(false),
         }
     }
     if tasks.iter().any(|t| !matches!(t, Task::Finished(_))) {

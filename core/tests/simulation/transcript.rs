@@ -3,7 +3,7 @@
 //! group, so a failing seed replays in every language.
 
 use crate::Violation;
-use royaltykit::machine::{CallFailure, CallStep, JobStep};
+use royaltykit::machine::{CallFailure, Step};
 use royaltykit::request::RequestDescriptor;
 use royaltykit::retry::TransportFailure;
 use serde_json::{json, Value};
@@ -137,46 +137,51 @@ fn fail_view(f: &CallFailure) -> Value {
            "transport": f.transport.map(|t| t.as_str()), "retry_after_seconds": f.retry_after_seconds})
 }
 
-pub fn call_view(step: &CallStep) -> Value {
+pub fn call_view(step: &Step) -> Value {
     match step {
-        CallStep::Send { request } => send_view(request),
-        CallStep::Wait { seconds } => json!({"step": "wait", "seconds": seconds}),
-        CallStep::RefreshToken { .. } => json!({"step": "refresh_token"}),
-        CallStep::AwaitToken { seconds } => json!({"step": "await_token", "seconds": seconds}),
-        CallStep::Reserve { command } => json!({"step": "reserve", "keys": command.get(2)}),
-        CallStep::Reconcile { reconcile, .. } => {
+        Step::Send { request } => send_view(request),
+        Step::Wait { seconds } => json!({"step": "wait", "seconds": seconds}),
+        Step::RefreshToken { .. } => json!({"step": "refresh_token"}),
+        Step::AwaitToken { seconds } => json!({"step": "await_token", "seconds": seconds}),
+        Step::Reserve { command } => json!({"step": "reserve", "keys": command.get(2)}),
+        Step::Reconcile { reconcile, .. } => {
             json!({"step": "reconcile", "reconcile": reconcile.as_str()})
         }
-        CallStep::Done { response } => {
+        Step::Done { response, .. } => {
             json!({"step": "done", "status": response.status, "body": String::from_utf8_lossy(&response.body)})
         }
-        CallStep::Fail { failure } => fail_view(failure),
+        Step::Fail { failure, .. } => fail_view(failure),
     }
 }
 
-pub fn job_view(step: &JobStep) -> Value {
+pub fn job_view(step: &Step) -> Value {
     match step {
-        JobStep::Send { request } => send_view(request),
-        JobStep::Wait { seconds } => json!({"step": "wait", "seconds": seconds}),
-        JobStep::RefreshToken { .. } => json!({"step": "refresh_token"}),
-        JobStep::AwaitToken { seconds } => json!({"step": "await_token", "seconds": seconds}),
-        JobStep::Reserve { command } => json!({"step": "reserve", "keys": command.get(2)}),
-        JobStep::Done {
+        Step::Send { request } => send_view(request),
+        Step::Wait { seconds } => json!({"step": "wait", "seconds": seconds}),
+        Step::RefreshToken { .. } => json!({"step": "refresh_token"}),
+        Step::AwaitToken { seconds } => json!({"step": "await_token", "seconds": seconds}),
+        Step::Reserve { command } => json!({"step": "reserve", "keys": command.get(2)}),
+        Step::Done {
             export_id,
-            artifact,
+            response,
+            ..
         } => {
-            json!({"step": "done", "export_id": export_id, "artifact": String::from_utf8_lossy(artifact)})
+            json!({"step": "done", "export_id": export_id.as_deref().unwrap_or_default(), "artifact": String::from_utf8_lossy(&response.body)})
         }
-        JobStep::Reconcile { candidates, .. } => {
-            json!({"step": "reconcile", "reconcile": "lookup_by_sent_data", "candidates": candidates})
+        Step::Reconcile {
+            reconcile,
+            candidates,
+            ..
+        } => {
+            json!({"step": "reconcile", "reconcile": reconcile.as_str(), "candidates": candidates})
         }
-        JobStep::Fail {
+        Step::Fail {
             stage,
             export_id,
             failure,
         } => {
             let mut v = fail_view(failure);
-            v["stage"] = stage.as_str().into();
+            v["stage"] = stage.as_deref().unwrap_or_default().into();
             v["export_id"] = export_id.clone().into();
             v
         }
