@@ -399,6 +399,8 @@ class WebhookVerifier {
   receipt(headers, body, opts) {
     const o = options(opts);
     const flat = flattenHeaders(headers);
+    const joined = joinHeaders(flat);
+    const whole = joined === null ? flat : undefined;
     const bytes = toBytes(body);
     const mac = bytes.length >= this._macThreshold ? hostMac(this._keys, bytes) : undefined;
     const namespace = toStr(o.namespace, 'namespace');
@@ -407,13 +409,13 @@ class WebhookVerifier {
     const claimContent = toBool(o.claimContentKey, 'claimContentKey');
     const inbox = toBool(o.inbox, 'inbox');
     if (w === undefined || w === null) {
-      return new WebhookReceipt(call(() => this._inner.receipt(flat, bytes, nowSeconds(o.now), namespace, mac, transactional, claimContent, inbox)));
+      return new WebhookReceipt(call(() => this._inner.receipt(joined ?? '', whole, bytes, nowSeconds(o.now), namespace, mac, transactional, claimContent, inbox)));
     }
     if (!(w instanceof DedupWindow)) throw new TypeError('window must be a DedupWindow');
     if (transactional) throw new TypeError('window and transactional exclude each other: a DedupWindow is not a table in your database');
     if (inbox) throw new TypeError('window and inbox exclude each other: an inbox is a table in your database');
     const now = toNumber(o.now, 'now', undefined);
-    return new WebhookReceipt(call(() => this._inner.receiptOn(w._inner, flat, bytes, now, namespace, mac, claimContent)));
+    return new WebhookReceipt(call(() => this._inner.receiptOn(w._inner, joined ?? '', whole, bytes, now, namespace, mac, claimContent)));
   }
   /** Releases the wasm memory now instead of at garbage collection. */
   free() {
@@ -989,7 +991,7 @@ class WebhookReceipt {
   /** The verified delivery, or null when verification failed. */
   get delivery() {
     const d = this.#inner.delivery();
-    return d === undefined ? null : JSON.parse(d);
+    return d === undefined ? null : verifiedFrom(d);
   }
   /** Whether the receipt has reached its reply. */
   get finished() {

@@ -129,7 +129,7 @@ impl webhook::HeaderMap for HotHeaders<'_> {
 /// cheaper in V8 than `JSON.parse` of the same record); the three flags as `0`/`1` (is_known,
 /// is_test, replay_of present), an absent `occurred_at` empty. JSON text (starting with `{`)
 /// when any string holds a NUL itself.
-fn verified_text(v: &webhook::VerifiedWebhook) -> String {
+pub(crate) fn verified_text(v: &webhook::VerifiedWebhook) -> String {
     let e = &v.event;
     let flag = |b: bool| if b { "1" } else { "0" };
     let occurred_at = e.occurred_at.map(|t| t.to_string()).unwrap_or_default();
@@ -284,7 +284,7 @@ impl WebhookVerifier {
     #[allow(clippy::too_many_arguments)] // the JS arguments, forwarded one by one
     fn receipt_with(
         &self,
-        headers: Vec<String>,
+        headers: HotHeaders<'_>,
         body: &[u8],
         now: Option<f64>,
         namespace: &str,
@@ -295,7 +295,6 @@ impl WebhookVerifier {
         inbox: bool,
     ) -> R<machine::WebhookReceipt> {
         let now = now.map_or_else(|| Ok(machine::clock()), now_arg)?;
-        let headers = FlatHeaders(headers);
         let verified = match mac {
             Some(f) => {
                 verified_with_host_mac(&f, |m| self.0.verify_with_mac(&headers, body, now, m))?
@@ -349,10 +348,12 @@ impl WebhookVerifier {
     /// `claim_content_key`: the content key is claimed after the delivery key (the core's
     /// opt-in, `receiver::plan_receipt`). `inbox`: the verified delivery is persisted in an
     /// inbox (`Enqueue`) and answered at once (`machine::Receipt::inbox`).
+    /// The headers are the hot path's (`HotHeaders`: `joined`, else `flat` when given).
     #[allow(clippy::too_many_arguments)] // the JS arguments, forwarded one by one
     pub fn receipt(
         &self,
-        headers: Vec<String>,
+        joined: &str,
+        flat: Option<Vec<String>>,
         body: &[u8],
         now: f64,
         namespace: &str,
@@ -362,7 +363,7 @@ impl WebhookVerifier {
         inbox: bool,
     ) -> R<machine::WebhookReceipt> {
         self.receipt_with(
-            headers,
+            HotHeaders::new(joined, flat),
             body,
             Some(now),
             namespace,
@@ -381,7 +382,8 @@ impl WebhookVerifier {
     pub fn receipt_on(
         &self,
         window: &DedupWindow,
-        headers: Vec<String>,
+        joined: &str,
+        flat: Option<Vec<String>>,
         body: &[u8],
         now: Option<f64>,
         namespace: &str,
@@ -391,7 +393,7 @@ impl WebhookVerifier {
         let fixed = now.map(now_arg).transpose()?;
         let on = Some((Rc::clone(&window.0), fixed));
         self.receipt_with(
-            headers,
+            HotHeaders::new(joined, flat),
             body,
             now,
             namespace,

@@ -88,9 +88,10 @@ impl WebhookReceipt {
     pub fn next(&self) -> String {
         self.step.clone()
     }
-    /// The verified delivery as JSON, when verification passed.
+    /// The verified delivery as `verified_text` (what `verify` answers), when verification
+    /// passed.
     pub fn delivery(&self) -> Option<String> {
-        self.receipt.delivery().map(json)
+        self.receipt.delivery().map(crate::verified_text)
     }
     /// Once replied, what happened (`processed`, `duplicate`, `in_progress`, `rejected`,
     /// `acknowledged`, `queued`, `handler_failed`, `store_unavailable`, `claim_lost`); undefined
