@@ -12,7 +12,7 @@ use crate::machine::WebhookReceipt;
 use crate::receiver::{RedisDedupProtocol, SqlDedupProtocol};
 use crate::{DedupWindow, WebhookVerifier};
 use jni_sys::{jbyte, jbyteArray, jclass, jint, jlong, jsize, JNIEnv};
-use royaltykit::dedup::{ClaimState, SqlStatement};
+use royaltykit::dedup::ClaimState;
 use royaltykit::machine::ReceiptStep;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
@@ -384,6 +384,21 @@ fn put<T: uniffi::Lower<royaltykit::UniFfiTag>>(answer: &mut Vec<u8>, result: cr
     }
 }
 
+/// Writes a claim's answer, `[0] + token + command` (the command a Redis command or an SQL
+/// statement), or `[1] + RoyaltyKitException`.
+fn put_claim<C: uniffi::Lower<royaltykit::UniFfiTag>>(
+    answer: &mut Vec<u8>,
+    claim: crate::Result<(C, String)>,
+) {
+    match claim {
+        Ok((command, token)) => {
+            put(answer, Ok(token));
+            C::write(command, answer);
+        }
+        Err(error) => put::<String>(answer, Err(error)),
+    }
+}
+
 /// Ops 1 to 4 of `dedupCall`.
 fn redis_dedup_call(
     p: &RedisDedupProtocol,
@@ -397,13 +412,7 @@ fn redis_dedup_call(
             let claim = p
                 .new_token()
                 .and_then(|token| Ok((p.claim_command(key, token.clone())?, token)));
-            match claim {
-                Ok((command, token)) => {
-                    put(answer, Ok(token));
-                    <Vec<String> as uniffi::Lower<royaltykit::UniFfiTag>>::write(command, answer);
-                }
-                Err(error) => put::<String>(answer, Err(error)),
-            }
+            put_claim(answer, claim);
         }
         2 => put(answer, Ok(p.claim_reply(arg(buf)?))),
         3 => {
@@ -432,15 +441,7 @@ fn sql_dedup_call(
             let claim = p
                 .new_token()
                 .and_then(|token| Ok((p.claim(key, token.clone(), now)?, token)));
-            match claim {
-                Ok((statement, token)) => {
-                    put(answer, Ok(token));
-                    <SqlStatement as uniffi::Lower<royaltykit::UniFfiTag>>::write(
-                        statement, answer,
-                    );
-                }
-                Err(error) => put::<String>(answer, Err(error)),
-            }
+            put_claim(answer, claim);
         }
         12 => put(answer, Ok(p.claim_reply(arg(buf)?))),
         13 => {

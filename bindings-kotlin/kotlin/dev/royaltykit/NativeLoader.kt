@@ -219,12 +219,19 @@ internal object NativeFast {
         FfiConverterOptionalLong.write(maxBodyBytes, args)
         FfiConverterSequenceOptionalLong.write(validUntil, args)
         val answer = newVerifier(args.array().copyOf(args.position())) ?: return null
-        val buf = ByteBuffer.wrap(answer)
-        return when (buf.get()) {
-            0.toByte() -> buf.getLong()
-            else -> throw FfiConverterTypeRoyaltyKitError.read(buf)
-        }
+        return jniAnswer(answer).getLong()
     }
+}
+
+/**
+ * The value of a JNI answer: `[0] + value` gives the buffer positioned at the value, `[1] +
+ * RoyaltyKitException` throws that exception (the layout `put` writes in `src/jni.rs`).
+ */
+@Throws(RoyaltyKitException::class)
+internal fun jniAnswer(answer: ByteArray): ByteBuffer {
+    val buf = ByteBuffer.wrap(answer)
+    if (buf.get() != 0.toByte()) throw FfiConverterTypeRoyaltyKitError.read(buf)
+    return buf
 }
 
 /**
@@ -258,9 +265,7 @@ internal class FastDedup private constructor(clone: Long, sql: Boolean) {
             val args = ByteBuffer.allocate(size.toInt())
             write(args)
             // allocationSize is an upper bound (3 bytes per UTF-16 unit): only what was written crosses.
-            val buf = ByteBuffer.wrap(NativeFast.dedupCall(handle, op, args.array().copyOf(args.position())) ?: return null)
-            if (buf.get() != 0.toByte()) throw FfiConverterTypeRoyaltyKitError.read(buf)
-            return buf
+            return jniAnswer(NativeFast.dedupCall(handle, op, args.array().copyOf(args.position())) ?: return null)
         } finally {
             if (calls.decrementAndGet() == 0L) release.clean()
             Reference.reachabilityFence(this)

@@ -295,11 +295,7 @@ fun WebhookVerifier.verifyMulti(headers: Map<String, List<String>>, body: ByteAr
 internal fun WebhookVerifier.verifyDelivery(packed: ByteArray): VerifiedWebhook {
     if (!NativeFast.available) return verifyPacked(packed)
     val answer = callWithBorrowedHandle { NativeFast.verifyPacked(it, packed) } ?: return verifyPacked(packed)
-    val buf = ByteBuffer.wrap(answer)
-    return when (buf.get()) {
-        0.toByte() -> FfiConverterTypeVerifiedWebhook.read(buf)
-        else -> throw FfiConverterTypeRoyaltyKitError.read(buf)
-    }
+    return FfiConverterTypeVerifiedWebhook.read(jniAnswer(answer))
 }
 
 /**
@@ -401,11 +397,7 @@ internal class JniReceipt private constructor(private val handle: Long, private 
         check(!closed) { "royaltykit: the receipt is closed" }
         val answer = NativeFast.receiptReport(handle, input, arg)
             ?: throw IllegalStateException("royaltykit: the receipt's native call did not complete (see the log for a panic)")
-        val buf = ByteBuffer.wrap(answer)
-        return when (buf.get()) {
-            0.toByte() -> FfiConverterTypeReceiptStep.read(buf).also { pending = it }
-            else -> throw FfiConverterTypeRoyaltyKitError.read(buf)
-        }
+        return FfiConverterTypeReceiptStep.read(jniAnswer(answer)).also { pending = it }
     }
 
     private fun state(): ByteBuffer {
@@ -451,20 +443,15 @@ internal class JniReceipt private constructor(private val handle: Long, private 
             if (!NativeFast.available) return null
             val ns = utf8(namespace)
             val answer = verifier.callWithBorrowedHandle { NativeFast.receiptOpen(it, window, packed, ns, flags) } ?: return null
-            val buf = ByteBuffer.wrap(answer)
-            return when (buf.get()) {
-                0.toByte() -> {
-                    val handle = buf.getLong()
-                    val first = try {
-                        FfiConverterTypeReceiptStep.read(buf)
-                    } catch (e: Throwable) {
-                        NativeFast.receiptFree(handle)
-                        throw e
-                    }
-                    JniReceipt(handle, first)
-                }
-                else -> throw FfiConverterTypeRoyaltyKitError.read(buf)
+            val buf = jniAnswer(answer)
+            val handle = buf.getLong()
+            val first = try {
+                FfiConverterTypeReceiptStep.read(buf)
+            } catch (e: Throwable) {
+                NativeFast.receiptFree(handle)
+                throw e
             }
+            return JniReceipt(handle, first)
         }
 
         /** The flags of [open]. */
