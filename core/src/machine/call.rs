@@ -4,21 +4,55 @@
 //! rules of both specs ([`crate::retry::decide_retry`]), `Retry-After` (never shortened), and
 //! a complete artifact for an export download (a 206 is retried, never accepted).
 //!
-//! A host's loop:
+//! A host's loop (here over a stand-in `send` that is refused once, then answers 200; a host
+//! sends with its own HTTP client and sleeps for real):
 //!
-//! ```text
-//! loop {
-//!     match call.next(now(), Some(&mut budget))? {
-//!         Step::Send { request } => match http.send(&request) {
-//!             Ok(r) => call.response(r.status, &r.headers, &r.body, now())?,
-//!             Err(e) => call.transport_failure(kind_of(e), now())?,
-//!         },
-//!         Step::Wait { seconds } => sleep(seconds),
-//!         Step::RefreshToken { .. } => { let t = exchange()?; call.token(t.bearer(), Some(t.refresh_at as f64)) }
-//!         Step::Done { response, .. } => return Ok(response),
-//!         ended => return Err(ended.error(operation_id, base_url, cause)), // Fail, Reconcile
+//! ```
+//! use royaltykit::machine::{Call, CallOptions, Step};
+//! use royaltykit::request::RequestParams;
+//! use royaltykit::retry::TransportFailure;
+//! use royaltykit::token::BearerToken;
+//!
+//! # fn main() -> Result<(), royaltykit::Error> {
+//! let params = RequestParams { token: Some(BearerToken::enterprise("t")), ..RequestParams::default() };
+//! let mut call = Call::new("listEnterpriseReleases", params, CallOptions::default())?;
+//! let mut now = 1.0e9;
+//! // the host's HTTP client: the status, headers and body, or the failure and its words
+//! let mut sent = 0;
+//! let mut send = |_request: &royaltykit::request::RequestDescriptor| {
+//!     sent += 1;
+//!     if sent == 1 {
+//!         Err((TransportFailure::ConnectFailed, "ConnectError: refused"))
+//!     } else {
+//!         Ok((200, vec![("content-type".to_owned(), "application/json".to_owned())], b"{}".to_vec()))
 //!     }
-//! }
+//! };
+//! let mut cause = None;
+//! let response = loop {
+//!     match call.next(now, None)? {
+//!         Step::Send { request } => match send(&request) {
+//!             Ok((status, headers, body)) => {
+//!                 cause = None;
+//!                 call.response(status, &headers, &body, now)?
+//!             }
+//!             Err((failure, words)) => {
+//!                 cause = Some(words);
+//!                 call.transport_failure(failure, now)?
+//!             }
+//!         },
+//!         Step::Wait { seconds } => now += seconds, // sleep
+//!         Step::RefreshToken { .. } => unreachable!("the token does not expire here"),
+//!         Step::Done { response, .. } => break response,
+//!         // Fail or Reconcile: the machine is over and the core says what to raise
+//!         ended => match ended.error("listEnterpriseReleases", "https://api.example.com", cause) {
+//!             Some(error) => return Err(error),
+//!             None => unreachable!("{ended:?} is not final"),
+//!         },
+//!     }
+//! };
+//! assert_eq!((response.status, sent), (200, 2));
+//! # Ok(())
+//! # }
 //! ```
 
 use super::session::{Acquire, TokenSlot, TokenUse};

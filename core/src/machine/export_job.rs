@@ -677,7 +677,8 @@ impl ExportJob {
                 let step = Step::Done {
                     response: response.clone(),
                     json: false,
-                    export_id: Some(self.export_id.clone().unwrap_or_default()),
+                    // the download is reached only once the export's id is known
+                    export_id: self.export_id.clone(),
                 };
                 return Ok(Some(self.finish(step)));
             }
