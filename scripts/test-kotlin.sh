@@ -66,11 +66,12 @@ classes=$(test_classes "$WORK/test-classes")
 # InterruptTest starts child JVMs (dev.royaltykit.InterruptChild) with this JVM's class path and
 # native cache, and sends them SIGINT.
 java -Droyaltykit.native.dir="$WORK/native-cache" -cp "$CP:$WORK/test-classes" org.junit.runner.JUnitCore $classes
-# Every verification suite and the in-process receivers again on the JNA path only, so both
-# crossings answer the same (MachinesTest runs each receipt transcript through both itself)
+# Every verification suite, the in-process receivers and the clients' calls again on the JNA
+# path only, so both crossings answer the same (MachinesTest runs each receipt transcript through
+# both itself)
 java -Droyaltykit.jni=false -cp "$CP:$WORK/test-classes" org.junit.runner.JUnitCore \
   dev.royaltykit.NativePathTest dev.royaltykit.VectorsTest dev.royaltykit.HostileTest dev.royaltykit.ApiTest \
-  dev.royaltykit.RouterTest dev.royaltykit.UseSecretsTest
+  dev.royaltykit.RouterTest dev.royaltykit.UseSecretsTest dev.royaltykit.ClientTest dev.royaltykit.SeedTest
 # The jar from plain Java: javac against it, then run.
 javac -d "$WORK/java-classes" -cp "$CP" "$ROOT/bindings-kotlin/tests-java/JavaUse.java"
 java -cp "$CP:$WORK/java-classes" JavaUse

@@ -8,7 +8,8 @@
 //! so the two cannot disagree; the Kotlin tests run the vectors through both.
 #![allow(unsafe_code)]
 
-use crate::machine::WebhookReceipt;
+use crate::api::WireRequest;
+use crate::machine::{Advance, Call, CallStep, Session, WebhookReceipt};
 use crate::receiver::{RedisDedupProtocol, SqlDedupProtocol};
 use crate::{DedupWindow, WebhookVerifier};
 use jni_sys::{jbyte, jbyteArray, jclass, jint, jlong, jsize, JNIEnv};
@@ -343,25 +344,206 @@ pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_dedupCall(
     outcome.ok().flatten().unwrap_or(std::ptr::null_mut())
 }
 
-/// `dev.royaltykit.NativeFast.dedupFree(protocol, sql)`: releases a `RedisDedupProtocol`
-/// (`sql` 0) or `SqlDedupProtocol` (`sql` 1) handle a store cloned for `dedupCall`, once.
+/// `dev.royaltykit.NativeFast.release(handle, kind)`: releases a handle cloned for JNI, once:
+/// `kind` 0 a `RedisDedupProtocol` and 1 a `SqlDedupProtocol` (cloned for `dedupCall`), 2 a
+/// `Session` (cloned by a client for `callStep`), 3 a `Call` made by `callOpen`.
 ///
 /// # Safety
-/// Called by the JVM only, once per cloned handle of that type, after its last `dedupCall`.
+/// Called by the JVM only, once per handle of that kind, after its last use.
 #[unsafe(no_mangle)]
-pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_dedupFree(
+pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_release(
     _env: *mut JNIEnv,
     _class: jclass,
-    protocol: jlong,
-    sql: jint,
+    handle: jlong,
+    kind: jint,
 ) {
     // SAFETY: the caller's contract above.
     unsafe {
-        if sql == 0 {
-            free_handle::<RedisDedupProtocol>(protocol);
-        } else {
-            free_handle::<SqlDedupProtocol>(protocol);
+        match kind {
+            0 => free_handle::<RedisDedupProtocol>(handle),
+            1 => free_handle::<SqlDedupProtocol>(handle),
+            2 => free_handle::<Session>(handle),
+            3 => free_handle::<Call>(handle),
+            _ => {}
         }
+    }
+}
+
+// ---- The clients' calls through JNI: `ApiClient.request` (client/Client.kt) drives each call's
+// `Call` with these. Through JNA, the five crossings of a GET (the constructor, two steps, the
+// request's wire form, the release) allocate `Structure`s registered in JNA's global map and
+// cleaner: about 300-500 us per call, several times a loopback round trip (bench/clients/
+// PROFILE.md). The machine is the binding's `Call`, made by the same constructor and driven by
+// the same methods the JNA path calls, so the two cannot disagree; the Kotlin client tests run
+// through both.
+
+/// `dev.royaltykit.NativeFast.callOpen(args)`: `Call::new` through JNI. `args` holds the
+/// constructor's arguments in uniffi's serialisation (`operationId`, `params`, `maxAttempts`,
+/// `maxElapsedSeconds`, `seed`). Returns `[0]` + the call's uniffi handle (8 bytes, big-endian;
+/// released by `release(handle, 3)`, once) or `[1] + RoyaltyKitException`, or null when the
+/// arguments do not read back, the JVM could not give or take the arrays, or on a panic (the
+/// client then makes the call through JNA).
+///
+/// # Safety
+/// Called by the JVM only: `env` is the current thread's environment and `args` a live `byte[]`
+/// reference.
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_callOpen(
+    env: *mut JNIEnv,
+    _class: jclass,
+    args: jbyteArray,
+) -> jbyteArray {
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: `env` and `args` come from the JVM for this call (see above).
+        let input = unsafe { read_array(env, args) }?;
+        let mut buf = input.as_slice();
+        let (operation_id, params) = (arg(&mut buf)?, arg(&mut buf)?);
+        let (max_attempts, max_elapsed_seconds, seed) =
+            (arg(&mut buf)?, arg(&mut buf)?, arg(&mut buf)?);
+        if !buf.is_empty() {
+            return None;
+        }
+        let made = Call::new(
+            operation_id,
+            params,
+            max_attempts,
+            max_elapsed_seconds,
+            seed,
+        );
+        // SAFETY: as above.
+        unsafe { handle_answer(env, made, |_, _| {}) }
+    }));
+    outcome.ok().flatten().unwrap_or(std::ptr::null_mut())
+}
+
+/// `dev.royaltykit.NativeFast.callStep(call, session, op, args)`: one input of a call made by
+/// `callOpen`, on `session` (a handle the client cloned), both borrowed as in `verifyPacked`.
+/// `op` and its arguments (uniffi's serialisation), each the `Call` method of that name:
+///
+/// - 0 `advanceIn(now: f64, base: String)` and 1 `respondIn(status: i64, headers: Map<String,
+///   String>, body: bytes, now: f64, base: String)`: the next step, written as `[0]` + an
+///   `Advance`, or, for a `Send`, `[1]` + its `WireRequest` under `base` + the events (so the
+///   request's own object never crosses);
+/// - 2 `streams(status: i64)`: `bool`;
+/// - 3 `streamedResponse(status: i64, headers: Map<String, String>, length: i64, now: f64)`;
+/// - 4 `transportFailure(failure: TransportFailure, now: f64)`;
+/// - 5 `takeEvents()`: the events;
+/// - 6 `progress(received: i64, total: Option<i64>)`;
+/// - 7 `reserved(reply: Option<String>, now: f64)`;
+/// - 8 `reserveFailed(now: f64)`.
+///
+/// Answers `[0]` + the value (nothing for the inputs that return none) or `[1] +
+/// RoyaltyKitException`, or null for an unknown operation, arguments that do not read back, when
+/// the JVM could not give or take the arrays, or on a panic.
+///
+/// # Safety
+/// Called by the JVM only: `env` is the current thread's environment, `args` a live `byte[]`
+/// reference, `call` a live handle made by `callOpen` and `session` a live `Session` handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_callStep(
+    env: *mut JNIEnv,
+    _class: jclass,
+    call: jlong,
+    session: jlong,
+    op: jint,
+    args: jbyteArray,
+) -> jbyteArray {
+    // SAFETY: the caller's contract: live handles of these types, borrowed for this call.
+    let (Some(call), Some(session)) = (unsafe { borrow::<Call>(call) }, unsafe {
+        borrow::<Session>(session)
+    }) else {
+        return std::ptr::null_mut();
+    };
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: `env` and `args` come from the JVM for this call (see above).
+        let input = unsafe { read_array(env, args) }?;
+        let mut buf = input.as_slice();
+        let mut answer = Vec::with_capacity(512);
+        call_step(&call, session, op, &mut buf, &mut answer)?;
+        if !buf.is_empty() {
+            return None;
+        }
+        // SAFETY: `env` comes from the JVM for this call.
+        unsafe { new_array(env, &answer) }
+    }));
+    outcome.ok().flatten().unwrap_or(std::ptr::null_mut())
+}
+
+/// The operations of `callStep`; `None` for an unknown one or arguments that do not read back.
+fn call_step(
+    call: &Call,
+    session: Arc<Session>,
+    op: jint,
+    buf: &mut &[u8],
+    answer: &mut Vec<u8>,
+) -> Option<()> {
+    match op {
+        0 => {
+            let now = arg(buf)?;
+            put_advance(answer, call.advance_in(now, session), arg(buf)?);
+        }
+        1 => {
+            let (status, headers, body, now) = (arg(buf)?, arg(buf)?, arg(buf)?, arg(buf)?);
+            put_advance(
+                answer,
+                call.respond_in(status, headers, body, now, session),
+                arg(buf)?,
+            );
+        }
+        2 => put(answer, Ok(call.streams(arg(buf)?))),
+        3 => {
+            let (status, headers, length, now) = (arg(buf)?, arg(buf)?, arg(buf)?, arg(buf)?);
+            put_unit(
+                answer,
+                call.streamed_response(status, headers, length, Some(now)),
+            );
+        }
+        4 => {
+            let failure = arg::<royaltykit::retry::TransportFailure>(buf)?;
+            put_unit(answer, call.transport_failure(failure, Some(arg(buf)?)));
+        }
+        5 => put(answer, Ok(call.take_events())),
+        6 => {
+            call.progress(arg(buf)?, arg(buf)?);
+            answer.push(OK);
+        }
+        7 => {
+            let reply = arg(buf)?;
+            put_unit(answer, call.reserved(reply, Some(arg(buf)?)));
+        }
+        8 => put_unit(answer, call.reserve_failed(Some(arg(buf)?))),
+        _ => return None,
+    }
+    Some(())
+}
+
+/// Writes `[0]` or `[1] + RoyaltyKitException`.
+fn put_unit(answer: &mut Vec<u8>, result: crate::Result<()>) {
+    match result {
+        Ok(()) => answer.push(OK),
+        Err(error) => put::<bool>(answer, Err(error)),
+    }
+}
+
+/// Writes a step of `callStep` (ops 0 and 1): `[0, 0] + Advance`, `[0, 1] + WireRequest under
+/// `base` + the events` for a `Send`, or `[1] + RoyaltyKitException`.
+fn put_advance(answer: &mut Vec<u8>, result: crate::Result<Advance>, base: String) {
+    match result {
+        Ok(Advance {
+            step: CallStep::Send { request },
+            events,
+        }) => {
+            answer.extend([OK, 1]);
+            <WireRequest as uniffi::Lower<crate::UniFfiTag>>::write(request.wire(base), answer);
+            <Vec<royaltykit::machine::MachineEvent> as uniffi::Lower<crate::UniFfiTag>>::write(
+                events, answer,
+            );
+        }
+        Ok(advance) => {
+            answer.extend([OK, 0]);
+            <Advance as uniffi::Lower<crate::UniFfiTag>>::write(advance, answer);
+        }
+        Err(error) => put::<bool>(answer, Err(error)),
     }
 }
 

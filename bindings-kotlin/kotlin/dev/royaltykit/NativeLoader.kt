@@ -192,9 +192,27 @@ internal object NativeFast {
     @JvmStatic
     external fun dedupCall(protocol: Long, op: Int, args: ByteArray): ByteArray?
 
-    /** Releases a protocol handle cloned for [dedupCall] (`sql` 0: Redis, 1: SQL), once. */
+    /**
+     * Releases a handle cloned or made for JNI, once: [kind] 0 a `RedisDedupProtocol` and 1 a
+     * `SqlDedupProtocol` ([dedupCall]), 2 a `Session` ([callStep]), 3 a call ([callOpen]).
+     */
     @JvmStatic
-    external fun dedupFree(protocol: Long, sql: Int)
+    external fun release(handle: Long, kind: Int)
+
+    /**
+     * `Call(operationId, params, maxAttempts, maxElapsedSeconds, seed)` through JNI ([JniCall]),
+     * the arguments in uniffi's serialisation: `[0] + handle` (8 bytes) or `[1] +
+     * RoyaltyKitException`, or null.
+     */
+    @JvmStatic
+    external fun callOpen(args: ByteArray): ByteArray?
+
+    /**
+     * One input of a call made by [callOpen] on a cloned `Session` handle (the operations are
+     * listed in src/jni.rs): `[0] + answer` or `[1] + RoyaltyKitException`, or null.
+     */
+    @JvmStatic
+    external fun callStep(call: Long, session: Long, op: Int, args: ByteArray): ByteArray?
 
     /** `[0] + handle` (8 bytes) or `[1] + RoyaltyKitException`, or null; see [newWebhookVerifier]. */
     @JvmStatic
@@ -235,37 +253,27 @@ internal fun jniAnswer(answer: ByteArray): ByteBuffer {
 }
 
 /**
- * A dedup store's protocol through JNI ([NativeFast.dedupCall]): [RedisDedupStore] and
- * [JdbcDedupStore] ask it for each delivery's commands and replies, and make the generated JNA
- * call when [call] answers null (the call did not complete). Through JNA every call allocates
- * `Structure`s whose native memory registers in JNA's global map and cleaner: four or five per
- * delivery made the JVM receiver several times slower than a hand-written endpoint on Redis and
- * PostgreSQL (bench/PROFILES.md). Holds a clone of the protocol's handle, released after [close]
- * (once no call is in flight) or when this is collected; after [close], [call] answers null, so
- * the JNA call reports the closed object as before.
+ * A handle cloned (or made) for JNI and released through [NativeFast.release] after [close], once
+ * no call is in flight, or when this is collected: as uniffi counts its objects' calls, so an
+ * object closed while a call is in flight is never freed under that call; once released,
+ * [borrowing] answers null.
  */
-internal class FastDedup private constructor(clone: Long, sql: Boolean) {
+internal open class ClonedHandle(clone: Long, kind: Int) {
     private val handle = clone
 
-    // The calls in flight, plus one until [close]: the handle is released when the count reaches
-    // 0 (as uniffi counts its objects' calls), so a store closed while a delivery is in flight
-    // never frees it under that call; once released, [call] answers null.
+    // The calls in flight, plus one until [close].
     private val calls = AtomicLong(1)
     private val closed = AtomicBoolean(false)
-    private val release = UniffiObjectCleaner.CLEANER.register(this) { NativeFast.dedupFree(clone, if (sql) 1 else 0) }
+    private val release = UniffiObjectCleaner.CLEANER.register(this) { NativeFast.release(clone, kind) }
 
-    /** The answer of operation [op] with the arguments [write] puts in [size] bytes, read past its
-     * first byte; null when it did not complete or this is closed; throws the core's error. */
-    fun call(op: Int, size: ULong, write: (ByteBuffer) -> Unit): ByteBuffer? {
+    /** [block] with the handle, or null when this is closed. */
+    fun <T> borrowing(block: (Long) -> T): T? {
         do {
             val c = calls.get()
             if (c == 0L) return null
         } while (!calls.compareAndSet(c, c + 1))
         try {
-            val args = ByteBuffer.allocate(size.toInt())
-            write(args)
-            // allocationSize is an upper bound (3 bytes per UTF-16 unit): only what was written crosses.
-            return jniAnswer(NativeFast.dedupCall(handle, op, args.array().copyOf(args.position())) ?: return null)
+            return block(handle)
         } finally {
             if (calls.decrementAndGet() == 0L) release.clean()
             Reference.reachabilityFence(this)
@@ -276,6 +284,26 @@ internal class FastDedup private constructor(clone: Long, sql: Boolean) {
     fun close() {
         if (closed.compareAndSet(false, true) && calls.decrementAndGet() == 0L) release.clean()
     }
+}
+
+/**
+ * A dedup store's protocol through JNI ([NativeFast.dedupCall]): [RedisDedupStore] and
+ * [JdbcDedupStore] ask it for each delivery's commands and replies, and make the generated JNA
+ * call when [call] answers null (the call did not complete). Through JNA every call allocates
+ * `Structure`s whose native memory registers in JNA's global map and cleaner: four or five per
+ * delivery made the JVM receiver several times slower than a hand-written endpoint on Redis and
+ * PostgreSQL (bench/PROFILES.md). Holds a clone of the protocol's handle; after [close], [call]
+ * answers null, so the JNA call reports the closed object as before.
+ */
+internal class FastDedup private constructor(clone: Long, sql: Boolean) : ClonedHandle(clone, if (sql) 1 else 0) {
+    /** The answer of operation [op] with the arguments [write] puts in [size] bytes, read past its
+     * first byte; null when it did not complete or this is closed; throws the core's error. */
+    fun call(op: Int, size: ULong, write: (ByteBuffer) -> Unit): ByteBuffer? = borrowing { handle ->
+        val args = ByteBuffer.allocate(size.toInt())
+        write(args)
+        // allocationSize is an upper bound (3 bytes per UTF-16 unit): only what was written crosses.
+        NativeFast.dedupCall(handle, op, args.array().copyOf(args.position()))
+    }?.let(::jniAnswer)
 
     companion object {
         /** Null when JNI is not in use in this process; [clone] is the protocol's `uniffiCloneHandle`. */

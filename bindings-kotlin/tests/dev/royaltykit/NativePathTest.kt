@@ -1,5 +1,6 @@
 package dev.royaltykit
 
+import dev.royaltykit.client.driven
 import dev.royaltykit.types.ReceiptStep
 import dev.royaltykit.types.RoyaltyKitException
 import org.junit.Assert.assertArrayEquals
@@ -86,6 +87,60 @@ class NativePathTest {
             }
         } finally {
             log.delete()
+        }
+    }
+
+    /**
+     * A client's call through JNI (`JniCall`, src/jni.rs `callOpen`/`callStep`) answers as the
+     * same call through JNA, input for input: a refresh, a send, a 503 with `Retry-After`, the
+     * wait, a timeout, a 200, each step's events, and an input the machine refuses.
+     */
+    @Test
+    fun aClientCallThroughJniAnswersAsThroughJna() {
+        val base = "https://api.example.com/v1"
+        fun transcript(m: dev.royaltykit.client.Driven): List<String> {
+            val seen = mutableListOf<String>()
+            var now = 1_763_900_000.0
+            fun note(a: dev.royaltykit.client.Advanced): CallStep? {
+                val w = a.wire ?: (a.step as? CallStep.Send)?.request?.wire(base)
+                seen += if (w != null) "send ${w.method} ${w.url} ${w.headers} ${w.body?.decodeToString()}" else "${a.step}"
+                seen += a.events.map { "event $it" }
+                return a.step
+            }
+            note(m.next(now))
+            seen += "streams ${m.streams(200)}"
+            val wait = note(m.respond(503, mapOf("Retry-After" to "7"), "{}".toByteArray(), now)) as CallStep.Wait
+            now += wait.seconds
+            note(m.next(now))
+            m.failed(dev.royaltykit.types.TransportFailure.TIMEOUT, now)
+            seen += m.events().map { "event $it" }
+            val wait2 = note(m.next(now)) as CallStep.Wait
+            now += wait2.seconds
+            note(m.next(now))
+            note(m.respond(200, mapOf("content-type" to "application/json"), """{"data":[]}""".toByteArray(), now))
+            // inputs the machine refuses once over, the same way
+            seen += try { m.reserved("ok", now); "accepted" } catch (e: RoyaltyKitException) { "refused ${e.javaClass.simpleName}: ${e.message}" }
+            seen += try { m.reserveFailed(now); "accepted" } catch (e: RoyaltyKitException) { "refused ${e.javaClass.simpleName}: ${e.message}" }
+            return seen
+        }
+        Session().use { session ->
+            session.storeToken(BearerToken.enterprise("tok-1"), 1_763_990_000.0)
+            val params = RequestParams()
+            val jna = Call("listEnterpriseCountries", params, seed = 42uL).use { transcript(it.driven(session)) }
+            if (jniWanted) {
+                val cloned = ClonedHandle(session.uniffiCloneHandle(), 2)
+                try {
+                    val jni = dev.royaltykit.client.JniCall.open(cloned, base, "listEnterpriseCountries", params, null, null, 42uL)
+                    assertTrue("the call did not open through JNI", jni != null)
+                    jni!!.use { assertEquals(jna, transcript(it.driven)) }
+                } finally {
+                    cloned.close()
+                }
+            } else {
+                assertFalse(NativeFast.available)
+            }
+            assertTrue(jna.toString(), jna.count { it.startsWith("send GET https://api.example.com/v1/") } == 3 && jna.any { it.startsWith("Done") })
+            assertEquals(jna.toString(), 2, jna.count { it.startsWith("refused ") })
         }
     }
 

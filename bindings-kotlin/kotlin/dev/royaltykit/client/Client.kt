@@ -4,6 +4,21 @@
 package dev.royaltykit.client
 
 import dev.royaltykit.Advance
+import dev.royaltykit.ClonedHandle
+import dev.royaltykit.FfiConverterMapStringString
+import dev.royaltykit.FfiConverterOptionalDouble
+import dev.royaltykit.FfiConverterOptionalLong
+import dev.royaltykit.FfiConverterOptionalString
+import dev.royaltykit.FfiConverterOptionalULong
+import dev.royaltykit.FfiConverterSequenceTypeMachineEvent
+import dev.royaltykit.FfiConverterString
+import dev.royaltykit.FfiConverterTypeAdvance
+import dev.royaltykit.FfiConverterTypeRequestParams
+import dev.royaltykit.FfiConverterTypeWireRequest
+import dev.royaltykit.NativeFast
+import dev.royaltykit.WireRequest
+import dev.royaltykit.jniAnswer
+import dev.royaltykit.types.FfiConverterTypeTransportFailure
 import dev.royaltykit.BearerToken
 import dev.royaltykit.Call
 import dev.royaltykit.FleetToken
@@ -45,6 +60,7 @@ import dev.royaltykit.types.RoyaltyKitException
 import dev.royaltykit.types.TransportFailure
 import dev.royaltykit.types.VerifiedWebhook
 import dev.royaltykit.types.WebhookEvent
+import java.nio.ByteBuffer
 import java.nio.file.Files
 import java.nio.file.Path
 import java.nio.file.StandardCopyOption
@@ -270,9 +286,9 @@ private class ArtifactSink(private val to: Path?, private val onProgress: ((Long
 /** The inputs a [Call] or an [ExportJob] on a session takes, so one loop drives both. */
 internal class Driven(
     /** The next step and the events up to it, in one call (each call into the library costs). */
-    val next: (Double) -> Advance,
+    val next: (Double) -> Advanced,
     /** The response, then the next step and the events up to it, in one call. */
-    val respond: (Long, Map<String, String>, ByteArray, Double) -> Advance,
+    val respond: (Long, Map<String, String>, ByteArray, Double) -> Advanced,
     val streams: (Long) -> Boolean,
     val streamed: (Long, Map<String, String>, Long, Double) -> Unit,
     val failed: (TransportFailure, Double) -> Unit,
@@ -285,13 +301,103 @@ internal class Driven(
     val reserveFailed: (Double) -> Unit,
 )
 
-internal fun Call.driven(session: Session) = Driven({ now -> advanceIn(now, session) }, { st, h, b, now -> respondIn(st, h, b, now, session) },
+/**
+ * A step and the events up to it: the machine's [step], or, when [step] is null, a `Send` whose
+ * request is already in its wire form [wire] (a call through JNI: the request's object never
+ * crosses).
+ */
+internal class Advanced(val step: CallStep?, val wire: WireRequest?, val events: List<MachineEvent>) {
+    constructor(a: Advance) : this(a.step, null, a.events)
+}
+
+internal fun Call.driven(session: Session) = Driven({ now -> Advanced(advanceIn(now, session)) }, { st, h, b, now -> Advanced(respondIn(st, h, b, now, session)) },
     { streams(it) }, { st, h, n, now -> streamedResponse(st, h, n, now) }, { f, now -> transportFailure(f, now) }, { takeEvents() },
     { got, total -> progress(got, total) }, { reply, now -> reserved(reply, now) }, { now -> reserveFailed(now) })
 
-internal fun ExportJob.driven(session: Session) = Driven({ now -> advanceIn(now, session) }, { st, h, b, now -> respondIn(st, h, b, now, session) },
+internal fun ExportJob.driven(session: Session) = Driven({ now -> Advanced(advanceIn(now, session)) }, { st, h, b, now -> Advanced(respondIn(st, h, b, now, session)) },
     { streams(it) }, { st, h, n, now -> streamedResponse(st, h, n, now) }, { f, now -> transportFailure(f, now) }, { takeEvents() },
     { got, total -> progress(got, total) }, { reply, now -> reserved(reply, now) }, { now -> reserveFailed(now) })
+
+/**
+ * A [Call] through JNI (src/jni.rs, `callOpen` and `callStep`): the same machine, made by the same
+ * constructor and driven by the same methods, with no JNA `Structure` allocated per crossing
+ * (bench/clients/PROFILE.md). [session] is the client's cloned session handle. One call, one
+ * thread; [close] releases it, once.
+ */
+internal class JniCall private constructor(private val handle: Long, private val session: ClonedHandle, baseUrl: String) : AutoCloseable {
+    private var closed = false
+
+    // the base URL as uniffi serialises a String, written into each step's arguments
+    private val base = baseUrl.toByteArray(Charsets.UTF_8)
+
+    private fun step(op: Int, size: ULong, write: (ByteBuffer) -> Unit): ByteBuffer {
+        check(!closed) { "royaltykit: the call is closed" }
+        val args = ByteBuffer.allocate(size.toInt())
+        write(args)
+        val answer = session.borrowing { s -> NativeFast.callStep(handle, s, op, args.array().copyOf(args.position())) }
+            ?: throw IllegalStateException("royaltykit: the call's native step did not complete (see the log for a panic)")
+        return jniAnswer(answer)
+    }
+
+    private fun ByteBuffer.putBase(): ByteBuffer = putInt(base.size).put(base)
+
+    private fun advanced(buf: ByteBuffer): Advanced =
+        if (buf.get() == 1.toByte()) Advanced(null, FfiConverterTypeWireRequest.read(buf), FfiConverterSequenceTypeMachineEvent.read(buf))
+        else Advanced(FfiConverterTypeAdvance.read(buf))
+
+    val driven = Driven(
+        { now -> advanced(step(0, 12uL + base.size.toULong()) { it.putDouble(now).putBase() }) },
+        { status, headers, body, now ->
+            advanced(step(1, 24uL + FfiConverterMapStringString.allocationSize(headers) + body.size.toULong() + base.size.toULong()) {
+                it.putLong(status)
+                FfiConverterMapStringString.write(headers, it)
+                it.putInt(body.size).put(body).putDouble(now).putBase()
+            })
+        },
+        { status -> step(2, 8uL) { it.putLong(status) }.get() != 0.toByte() },
+        { status, headers, length, now ->
+            step(3, 24uL + FfiConverterMapStringString.allocationSize(headers)) {
+                it.putLong(status)
+                FfiConverterMapStringString.write(headers, it)
+                it.putLong(length).putDouble(now)
+            }
+        },
+        { failure, now -> step(4, 12uL) { FfiConverterTypeTransportFailure.write(failure, it); it.putDouble(now) } },
+        { FfiConverterSequenceTypeMachineEvent.read(step(5, 0uL) {}) },
+        { received, total -> step(6, 17uL) { it.putLong(received); FfiConverterOptionalLong.write(total, it) } },
+        { reply, now -> step(7, FfiConverterOptionalString.allocationSize(reply) + 8uL) { FfiConverterOptionalString.write(reply, it); it.putDouble(now) } },
+        { now -> step(8, 8uL) { it.putDouble(now) } },
+    )
+
+    override fun close() {
+        if (!closed) {
+            closed = true
+            NativeFast.release(handle, 3)
+        }
+    }
+
+    companion object {
+        /**
+         * The call through JNI, or null when the constructor's native call did not complete (the
+         * caller then makes it through JNA); throws the core's [RoyaltyKitException] as the JNA
+         * constructor does.
+         */
+        fun open(session: ClonedHandle, base: String, operationId: String, params: RequestParams, maxAttempts: Long?, maxElapsedSeconds: Double?, seed: ULong?): JniCall? {
+            val args = ByteBuffer.allocate(
+                (FfiConverterString.allocationSize(operationId) + FfiConverterTypeRequestParams.allocationSize(params) +
+                    FfiConverterOptionalLong.allocationSize(maxAttempts) + FfiConverterOptionalDouble.allocationSize(maxElapsedSeconds) +
+                    FfiConverterOptionalULong.allocationSize(seed)).toInt(),
+            )
+            FfiConverterString.write(operationId, args)
+            FfiConverterTypeRequestParams.write(params, args)
+            FfiConverterOptionalLong.write(maxAttempts, args)
+            FfiConverterOptionalDouble.write(maxElapsedSeconds, args)
+            FfiConverterOptionalULong.write(seed, args)
+            val answer = NativeFast.callOpen(args.array().copyOf(args.position())) ?: return null
+            return JniCall(jniAnswer(answer).getLong(), session, base)
+        }
+    }
+}
 
 /** Where the clients' events go by default: `java.util.logging`, logger `dev.royaltykit`, at the
  * event's own level (the core's: `debug` → FINER for the sends, responses and ends, `info` → FINE
@@ -466,6 +572,18 @@ abstract class ApiClient internal constructor(
 
     // A wrong base URL fails here, before any request, not after a minute of retries.
     internal val base = checkBaseUrl(baseUrl, allowInsecureHttp)
+
+    // The session's handle for the calls made through JNI ([JniCall]), cloned once (one JNA call)
+    // and released when the client is collected; null when JNI is not in use (Android,
+    // `-Droyaltykit.jni=false`): each call is then a [Call] through JNA, with the same results.
+    private val fastSession: ClonedHandle? = if (NativeFast.available) ClonedHandle(session.uniffiCloneHandle(), 2) else null
+
+    /** [use] with a new call's machine: through JNI when it is in use, else a [Call] (JNA). */
+    private inline fun <T> withCall(operationId: String, params: RequestParams, use: (Driven) -> T): T {
+        val seed = nextSeed()
+        fastSession?.let { s -> JniCall.open(s, base, operationId, params, maxAttempts, maxElapsedSeconds, seed)?.use { return use(it.driven) } }
+        return Call(operationId, params, maxAttempts, maxElapsedSeconds, seed).use { use(it.driven(session)) }
+    }
 
     init {
         require(timeout == null || readTimeout == null) {
@@ -719,7 +837,7 @@ abstract class ApiClient internal constructor(
         // The last send's failure when it got no response: the cause of the exception the call ends in.
         var failed: HttpOutcome.Failed? = null
         // The next step when the response's report already gave it (one call into the library).
-        var given: Advance? = null
+        var given: Advanced? = null
         while (true) {
             // An interrupted thread (a cancelled coroutine) ends its call, whatever its transport
             // made of the interrupt.
@@ -728,8 +846,8 @@ abstract class ApiClient internal constructor(
             given = null
             emit(advanced.events, scope)
             when (val s = advanced.step) {
-                is CallStep.Send -> {
-                    val r = s.request.wire(base)
+                null, is CallStep.Send -> {
+                    val r = advanced.wire ?: (s as CallStep.Send).request.wire(base)
                     val request = HttpRequest(r.method, r.url, r.headers.map { it.name to it.value }, r.body)
                     beforeSend?.invoke()
                     val o = sender.send(request, readTimeout, target)
@@ -784,7 +902,7 @@ abstract class ApiClient internal constructor(
      * operation's trace: a refusal of [then] ends the operation with that error.
      */
     internal fun <T> doneThen(operationId: String, params: RequestParams, then: (CallStep.Done) -> T): T = traced(operationId) { scope ->
-        then(Call(operationId, defaults(params), maxAttempts, maxElapsedSeconds, nextSeed()).use { c -> drive(c.driven(session), operationId, null, scope) })
+        then(withCall(operationId, defaults(params)) { m -> drive(m, operationId, null, scope) })
     }
 
     /**
