@@ -80,6 +80,31 @@ class ClientTest {
     private fun reports(t: HttpTransport, base: String = url) =
         ReportsClient(t, base, "cid", "csecret", TENANT, timeout = Duration.ofSeconds(1), clock = clock, sleep = sleep)
 
+    /**
+     * A transport's body read whole by `readResponse`: exactly its announced length, and a body
+     * shorter or longer than announced refused (the transport reports `CONNECTION_LOST`), with
+     * or without a length, small or past the size read into one array.
+     */
+    @Test
+    fun readResponseTakesExactlyTheAnnouncedBody() {
+        val whole = dev.royaltykit.client.BodyTarget { _, _ -> null }
+        for (size in listOf(0, 1, 4096, 70_000, (1 shl 20) + 3)) {
+            val body = ByteArray(size) { (it * 31 + 7).toByte() }
+            for (total in listOf(size.toLong(), null)) {
+                val r = dev.royaltykit.client.readResponse(200, listOf("a" to "b"), body.inputStream(), total, whole)
+                assertTrue("size $size, total $total", r.body.contentEquals(body) && r.status == 200 && r.streamedLength == null)
+            }
+            for (wrong in listOf(size + 1L, size - 1L).filter { it >= 0 }) {
+                try {
+                    dev.royaltykit.client.readResponse(200, emptyList(), body.inputStream(), wrong, whole)
+                    fail("size $size announced as $wrong was accepted")
+                } catch (e: java.io.IOException) {
+                    assertEquals("body ended at $size of $wrong bytes", e.message)
+                }
+            }
+        }
+    }
+
     @Test
     fun theEtlJobSurvivesEveryFaultAndCreatesOneExport() {
         for ((name, t) in transports) {
