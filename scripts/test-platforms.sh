@@ -94,7 +94,8 @@ for lib in linux-x86-64/libroyaltykit_kotlin.so:elf:x86_64 linux-aarch64/libroya
     darwin-x86-64/libroyaltykit_kotlin.dylib:macho:x86_64 darwin-aarch64/libroyaltykit_kotlin.dylib:macho:arm64 \
     win32-x86-64/royaltykit_kotlin.dll:pe:x86_64; do
   IFS=: read -r f fmt arch <<<"$lib"
-  for entry in verifyPacked newVerifier freeVerifier receiptOpen receiptReport receiptState receiptFree windowFree; do
+  for entry in verifyPacked newVerifier freeVerifier receiptOpen receiptReport receiptState receiptFree windowFree \
+      dedupCall release callOpen callStep; do
     python3 scripts/check_binaries.py "$J/$f" "$fmt" "$arch" "Java_dev_royaltykit_NativeFast_$entry"
   done
   [ "$(cat "$J/$f.sha256")" = "$(sha256sum < "$J/$f" | cut -d' ' -f1) $(stat -c %s "$J/$f")" ] || fail "$f.sha256 does not match $f"

@@ -316,8 +316,9 @@ internal class FastDedup private constructor(clone: Long, sql: Boolean) : Cloned
  * Which native path this process uses, for diagnostics (like Netty's `Epoll.isAvailable()`):
  * [jni] is true when `WebhookVerifier` is built and verifies through JNI (the JVM, with the
  * library loaded from the per-user cache, see [NativeLoader]), so a JVM that only verifies never
- * starts JNA, and a `WebhookReceiver` drives each delivery's receipt through JNI too; its other
- * methods and every other call cross through JNA. False on Android, with
+ * starts JNA, a `WebhookReceiver` drives each delivery's receipt and its store's protocol through
+ * JNI too, and so do the clients each request's `Call`; every other call crosses through JNA.
+ * False on Android, with
  * `-Droyaltykit.jni=false`, or when the cache could not be written: everything then goes through
  * JNA, with the same results.
  */
