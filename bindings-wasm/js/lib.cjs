@@ -1078,9 +1078,20 @@ function machineStep([kind, text, request, bytes]) {
   return s;
 }
 
+// The platform's RNG is asked for 128 seeds at a time: one `getRandomValues` per call was 5 % of
+// a client request's own time (bench/clients/PROFILE.md). A seed is cleared once taken.
+const seedPool = new Uint32Array(256);
+let seedNext = seedPool.length;
+
 /** A 53-bit seed from the platform's RNG (jitter, idempotency keys). */
 function randomSeed() {
-  const [hi, lo] = webCrypto.getRandomValues(new Uint32Array(2));
+  if (seedNext >= seedPool.length) {
+    webCrypto.getRandomValues(seedPool);
+    seedNext = 0;
+  }
+  const hi = seedPool[seedNext], lo = seedPool[seedNext + 1];
+  seedPool.fill(0, seedNext, seedNext + 2);
+  seedNext += 2;
   return (hi & 0x1fffff) * 2 ** 32 + lo;
 }
 

@@ -461,6 +461,29 @@ test('a saved export job resumes without a second create', () => {
   assert.equal(s.request.method, 'GET', 'reconciled, never created twice');
 });
 
+test('a call without a seed draws its own from the platform RNG: every key differs, past the seed pool', () => {
+  const keys = new Set();
+  const n = 300; // more than the 128 seeds the package draws at a time
+  for (let i = 0; i < n; i++) {
+    const c = new rk.Call('createPlatformExport', {
+      tenantId: '0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e', body: '{"export_class":"statements","format":"csv"}',
+      token: rk.BearerToken.reports('tok-1', '0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e'),
+    });
+    const s = c.next(1763900000);
+    assert.equal(s.step, 'send', JSON.stringify(s));
+    assert.match(c.idempotencyKey, /\S{16,}/);
+    keys.add(c.idempotencyKey);
+  }
+  assert.equal(keys.size, n);
+  // a given seed still makes the same key
+  const seeded = () => {
+    const c = new rk.Call('createPlatformExport', { tenantId: '0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e', body: '{}', seed: 7, token: rk.BearerToken.reports('t', '0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e') });
+    c.next(1763900000);
+    return c.idempotencyKey;
+  };
+  assert.equal(seeded(), seeded());
+});
+
 test('an input out of turn is refused with a reason', () => {
   const c = new rk.Call('listEnterpriseCountries', { seed: 1 });
   assert.throws(() => c.response(200, {}, '{}'), (e) => e instanceof rk.InvalidArgumentError && /no request is in flight/.test(e.message));
