@@ -73,23 +73,18 @@ pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_newVerifier(
     _class: jclass,
     args: jbyteArray,
 ) -> jbyteArray {
-    let outcome = catch_unwind(AssertUnwindSafe(|| {
-        // SAFETY: `env` and `args` come from the JVM for this call (see above).
-        let input = unsafe { read_array(env, args) }?;
-        let mut buf = input.as_slice();
-        let secrets = <Vec<String> as uniffi::Lift<crate::UniFfiTag>>::try_read(&mut buf).ok()?;
-        let tolerance = <Option<i64> as uniffi::Lift<crate::UniFfiTag>>::try_read(&mut buf).ok()?;
-        let max_body = <Option<i64> as uniffi::Lift<crate::UniFfiTag>>::try_read(&mut buf).ok()?;
-        let valid_until =
-            <Vec<Option<i64>> as uniffi::Lift<crate::UniFfiTag>>::try_read(&mut buf).ok()?;
-        if !buf.is_empty() {
-            return None;
-        }
-        let made = WebhookVerifier::new(secrets, tolerance, max_body, valid_until);
-        // SAFETY: as above.
-        unsafe { handle_answer(env, made, |_, _| {}) }
-    }));
-    outcome.ok().flatten().unwrap_or(std::ptr::null_mut())
+    // SAFETY: `env` and `args` come from the JVM for this call (see above).
+    unsafe {
+        with_args(
+            env,
+            args,
+            |buf| Some((arg(buf)?, arg(buf)?, arg(buf)?, arg(buf)?)),
+            |(secrets, tolerance, max_body, valid_until)| {
+                let made = WebhookVerifier::new(secrets, tolerance, max_body, valid_until);
+                handle_answer(env, made, |_, _| {})
+            },
+        )
+    }
 }
 
 /// `dev.royaltykit.NativeFast.freeVerifier(handle)`: releases the Kotlin object's handle, as
@@ -317,31 +312,25 @@ pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_dedupCall(
     op: jint,
     args: jbyteArray,
 ) -> jbyteArray {
-    let outcome = catch_unwind(AssertUnwindSafe(|| {
-        // SAFETY: `env` and `args` come from the JVM for this call (see above).
-        let input = unsafe { read_array(env, args) }?;
-        let mut buf = input.as_slice();
+    let call = |buf: &mut &[u8]| {
         let mut answer = Vec::with_capacity(160);
         match op {
             1..=4 => {
                 // SAFETY: the caller's contract: a live `RedisDedupProtocol` handle for ops 1 to 4.
                 let p = unsafe { borrow::<RedisDedupProtocol>(protocol) }?;
-                redis_dedup_call(&p, op, &mut buf, &mut answer)?;
+                redis_dedup_call(&p, op, buf, &mut answer)?;
             }
             11..=14 => {
                 // SAFETY: the caller's contract: a live `SqlDedupProtocol` handle for ops 11 to 14.
                 let p = unsafe { borrow::<SqlDedupProtocol>(protocol) }?;
-                sql_dedup_call(&p, op, &mut buf, &mut answer)?;
+                sql_dedup_call(&p, op, buf, &mut answer)?;
             }
             _ => return None,
         }
-        if !buf.is_empty() {
-            return None;
-        }
-        // SAFETY: `env` comes from the JVM for this call.
-        unsafe { new_array(env, &answer) }
-    }));
-    outcome.ok().flatten().unwrap_or(std::ptr::null_mut())
+        Some(answer)
+    };
+    // SAFETY: `env` and `args` come from the JVM for this call (see above).
+    unsafe { with_args(env, args, call, |answer| new_array(env, &answer)) }
 }
 
 /// `dev.royaltykit.NativeFast.release(handle, kind)`: releases a handle cloned for JNI, once:
@@ -393,27 +382,18 @@ pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_callOpen(
     _class: jclass,
     args: jbyteArray,
 ) -> jbyteArray {
-    let outcome = catch_unwind(AssertUnwindSafe(|| {
-        // SAFETY: `env` and `args` come from the JVM for this call (see above).
-        let input = unsafe { read_array(env, args) }?;
-        let mut buf = input.as_slice();
-        let (operation_id, params) = (arg(&mut buf)?, arg(&mut buf)?);
-        let (max_attempts, max_elapsed_seconds, seed) =
-            (arg(&mut buf)?, arg(&mut buf)?, arg(&mut buf)?);
-        if !buf.is_empty() {
-            return None;
-        }
-        let made = Call::new(
-            operation_id,
-            params,
-            max_attempts,
-            max_elapsed_seconds,
-            seed,
-        );
-        // SAFETY: as above.
-        unsafe { handle_answer(env, made, |_, _| {}) }
-    }));
-    outcome.ok().flatten().unwrap_or(std::ptr::null_mut())
+    // SAFETY: `env` and `args` come from the JVM for this call (see above).
+    unsafe {
+        with_args(
+            env,
+            args,
+            |buf| Some((arg(buf)?, arg(buf)?, arg(buf)?, arg(buf)?, arg(buf)?)),
+            |(operation_id, params, max_attempts, max_elapsed, seed)| {
+                let made = Call::new(operation_id, params, max_attempts, max_elapsed, seed);
+                handle_answer(env, made, |_, _| {})
+            },
+        )
+    }
 }
 
 /// `dev.royaltykit.NativeFast.callStep(call, session, op, args)`: one input of a call made by
@@ -454,19 +434,13 @@ pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_callStep(
     }) else {
         return std::ptr::null_mut();
     };
-    let outcome = catch_unwind(AssertUnwindSafe(|| {
-        // SAFETY: `env` and `args` come from the JVM for this call (see above).
-        let input = unsafe { read_array(env, args) }?;
-        let mut buf = input.as_slice();
+    let step = |buf: &mut &[u8]| {
         let mut answer = Vec::with_capacity(512);
-        call_step(&call, session, op, &mut buf, &mut answer)?;
-        if !buf.is_empty() {
-            return None;
-        }
-        // SAFETY: `env` comes from the JVM for this call.
-        unsafe { new_array(env, &answer) }
-    }));
-    outcome.ok().flatten().unwrap_or(std::ptr::null_mut())
+        call_step(&call, session, op, buf, &mut answer)?;
+        Some(answer)
+    };
+    // SAFETY: `env` and `args` come from the JVM for this call (see above).
+    unsafe { with_args(env, args, step, |answer| new_array(env, &answer)) }
 }
 
 /// The operations of `callStep`; `None` for an unknown one or arguments that do not read back.
@@ -547,7 +521,34 @@ fn put_advance(answer: &mut Vec<u8>, result: crate::Result<Advance>, base: Strin
     }
 }
 
-/// Reads one argument of `dedupCall`; `None` when it does not read back.
+/// A JNI call's arguments `args` (uniffi's serialisation) given to `read` (which may act on them),
+/// then what it read to `then`, which makes the answer: null when the JVM could not give the
+/// array, `read` or `then` answers `None`, `read` left bytes unread, or on a panic (which does
+/// not unwind into the JVM).
+///
+/// # Safety
+/// `env` is the current thread's environment and `args` a live `byte[]` reference; `then` is
+/// called with the same `env`, for this call.
+unsafe fn with_args<A>(
+    env: *mut JNIEnv,
+    args: jbyteArray,
+    read: impl FnOnce(&mut &[u8]) -> Option<A>,
+    then: impl FnOnce(A) -> Option<jbyteArray>,
+) -> jbyteArray {
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: the caller's contract.
+        let input = unsafe { read_array(env, args) }?;
+        let mut buf = input.as_slice();
+        let read = read(&mut buf)?;
+        if !buf.is_empty() {
+            return None;
+        }
+        then(read)
+    }));
+    outcome.ok().flatten().unwrap_or(std::ptr::null_mut())
+}
+
+/// Reads one argument of a JNI call; `None` when it does not read back.
 fn arg<T: uniffi::Lift<crate::UniFfiTag>>(buf: &mut &[u8]) -> Option<T> {
     T::try_read(buf).ok()
 }
