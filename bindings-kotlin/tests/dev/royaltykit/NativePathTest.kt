@@ -121,6 +121,11 @@ class NativePathTest {
             // inputs the machine refuses once over, the same way
             seen += try { m.reserved("ok", now); "accepted" } catch (e: RoyaltyKitException) { "refused ${e.javaClass.simpleName}: ${e.message}" }
             seen += try { m.reserveFailed(now); "accepted" } catch (e: RoyaltyKitException) { "refused ${e.javaClass.simpleName}: ${e.message}" }
+            seen += try { m.streamed(200, mapOf("content-length" to "3"), 3, now); "accepted" } catch (e: RoyaltyKitException) { "refused ${e.javaClass.simpleName}: ${e.message}" }
+            // a download's progress, given to a call that is not one: the same events either way
+            m.progress(3, 10)
+            m.progress(10, null)
+            seen += m.events().map { "event $it" }
             return seen
         }
         Session().use { session ->
@@ -140,7 +145,7 @@ class NativePathTest {
                 assertFalse(NativeFast.available)
             }
             assertTrue(jna.toString(), jna.count { it.startsWith("send GET https://api.example.com/v1/") } == 3 && jna.any { it.startsWith("Done") })
-            assertEquals(jna.toString(), 2, jna.count { it.startsWith("refused ") })
+            assertEquals(jna.toString(), 3, jna.count { it.startsWith("refused ") })
         }
     }
 
