@@ -259,15 +259,15 @@ def test_an_interrupted_worker_never_settles_the_interruption(client: Any) -> No
 def test_a_claim_past_its_lease_is_taken_again_and_the_first_mark_is_refused(client: Any) -> None:
     inbox = RedisInbox(client, prefix=prefix(), lease_seconds=1)
     key, resource = enqueue_one(inbox, "lease", now=int(time.time()))
-    first = inbox._claim(int(time.time()))
+    first = inbox._run(inbox._claim(int(time.time())))
     assert first is not None and (first.key, first.attempts) == (key, 1)
-    assert inbox._claim(int(time.time())) is None, "held for the lease"
+    assert inbox._run(inbox._claim(int(time.time()))) is None, "held for the lease"
     time.sleep(1.2)
-    second = inbox._claim(int(time.time()))
+    second = inbox._run(inbox._claim(int(time.time())))
     assert second is not None and (second.key, second.attempts) == (key, 2), "claimed again, one more attempt"
-    assert inbox._mark(None, key, first.attempts, int(time.time())) is False, "the first claim's mark is refused"
-    assert inbox._settle(key, first.attempts, False, 0, "late") is False, "and so is its settle"
-    assert inbox._mark(None, key, second.attempts, int(time.time())) is True
+    assert inbox._run(inbox._mark(None, key, first.attempts, int(time.time()))) is False, "the first claim's mark is refused"
+    assert inbox._run(inbox._settle(key, first.attempts, False, 0, "late")) is False, "and so is its settle"
+    assert inbox._run(inbox._mark(None, key, second.attempts, int(time.time()))) is True
     assert inbox.state(key) == "done" and inbox.counts() == {"done": 1}
 
 

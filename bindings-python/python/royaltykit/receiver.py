@@ -34,6 +34,7 @@ from ._native import (
     ReceiptStep,
     WebhookReceipt,
 )
+from ._ops import Command, Ops, aperform, perform
 from .telemetry import ReceiptScope, ReceiverTelemetry
 
 __all__ = ["AsyncDedupStore", "AsyncDeliveryStates", "AsyncRedisDedupStore", "DedupStore", "DeliveryStates", "EventName",
@@ -172,63 +173,66 @@ class RedisDedupStore:
         self._protocol = RedisDedupProtocol(prefix=prefix, ttl_seconds=ttl_seconds, lease_seconds=lease_seconds)
         self._tokens = _Tokens()
 
-    def _send(self, command: list[str]) -> str | None:
-        return _text(self._client.execute_command(*command))
+    # Each operation once, for this store and the asyncio one (royaltykit._ops).
+
+    def _claim(self, key: str) -> Ops[str]:
+        token = RedisDedupProtocol.new_token()
+        if RedisDedupProtocol.claim_reply((yield Command(self._protocol.claim_command(key, token)))) == "new":
+            self._tokens.hold(key, token)
+            return "new"
+        return RedisDedupProtocol.state_reply((yield Command(self._protocol.state_command(key))))
+
+    def _state(self, key: str) -> Ops[str]:
+        return RedisDedupProtocol.lookup_reply((yield Command(self._protocol.lookup_command(key))))
+
+    def _end(self, command: list[str], key: str) -> Ops[bool]:
+        # a reply is the claim's end: its token is dropped; a failure raises and keeps it
+        reply = yield Command(command)
+        self._tokens.drop(key)
+        return RedisDedupProtocol.guarded_reply(reply)
+
+    def _run(self, ops: Ops[T]) -> T:
+        return perform(ops, lambda action: _text(self._client.execute_command(*action.command)))
 
     def claim(self, key: str) -> str:
         """``"new"``, ``"in_progress"`` or ``"done"``."""
-        token = RedisDedupProtocol.new_token()
-        if RedisDedupProtocol.claim_reply(self._send(self._protocol.claim_command(key, token))) == "new":
-            self._tokens.hold(key, token)
-            return "new"
-        return RedisDedupProtocol.state_reply(self._send(self._protocol.state_command(key)))
+        return self._run(self._claim(key))
 
     def state(self, key: str) -> str:
         """What Redis holds of ``key``, without claiming it (:class:`DeliveryStates`): ``"new"``,
         ``"in_progress"`` or ``"done"``."""
-        return RedisDedupProtocol.lookup_reply(self._send(self._protocol.lookup_command(key)))
+        return self._run(self._state(key))
 
     def commit(self, key: str) -> bool:
         """True when done; False when another worker claimed the key after this claim's lease ran
         out. When Redis cannot be reached it raises and keeps the claim's token, so the
         receiver's retry commits the same claim."""
-        reply = self._send(self._protocol.commit_command(key, self._tokens.get(key)))
-        self._tokens.drop(key)
-        return RedisDedupProtocol.guarded_reply(reply)
+        return self._run(self._end(self._protocol.commit_command(key, self._tokens.get(key)), key))
 
     def release(self, key: str) -> bool:
         """True when this worker's claim was released."""
-        reply = self._send(self._protocol.release_command(key, self._tokens.get(key)))
-        self._tokens.drop(key)
-        return RedisDedupProtocol.guarded_reply(reply)
+        return self._run(self._end(self._protocol.release_command(key, self._tokens.get(key)), key))
 
 
 class AsyncRedisDedupStore(RedisDedupStore):
-    """:class:`RedisDedupStore` with redis-py's asyncio client (``redis.asyncio.Redis``)."""
+    """:class:`RedisDedupStore` with redis-py's asyncio client (``redis.asyncio.Redis``): the same
+    operations, awaited."""
 
-    async def _asend(self, command: list[str]) -> str | None:
-        return _text(await self._client.execute_command(*command))
+    async def _send(self, action: Command) -> str | None:
+        return _text(await self._client.execute_command(*action.command))
 
     async def claim(self, key: str) -> str:  # type: ignore[override]
-        token = RedisDedupProtocol.new_token()
-        if RedisDedupProtocol.claim_reply(await self._asend(self._protocol.claim_command(key, token))) == "new":
-            self._tokens.hold(key, token)
-            return "new"
-        return RedisDedupProtocol.state_reply(await self._asend(self._protocol.state_command(key)))
+        return await aperform(self._claim(key), self._send)
 
     async def state(self, key: str) -> str:  # type: ignore[override]
         """What Redis holds of ``key``, without claiming it (:class:`AsyncDeliveryStates`)."""
-        return RedisDedupProtocol.lookup_reply(await self._asend(self._protocol.lookup_command(key)))
+        return await aperform(self._state(key), self._send)
 
     async def commit(self, key: str) -> bool:  # type: ignore[override]
-        reply = await self._asend(self._protocol.commit_command(key, self._tokens.get(key)))
-        self._tokens.drop(key)
-        return RedisDedupProtocol.guarded_reply(reply)
+        return await aperform(self._end(self._protocol.commit_command(key, self._tokens.get(key)), key), self._send)
 
     async def release(self, key: str) -> bool:  # type: ignore[override]
-        reply = await self._asend(self._protocol.release_command(key, self._tokens.get(key)))
-        self._tokens.drop(key)
-        return RedisDedupProtocol.guarded_reply(reply)
+        return await aperform(self._end(self._protocol.release_command(key, self._tokens.get(key)), key), self._send)
 
 
 async def _maybe(value: T | Awaitable[T]) -> T:

@@ -61,6 +61,11 @@ from ._native import (
     handler_error_text,
     parse_webhook_event,
 )
+from ._ops import Command as _Command
+from ._ops import Ops as _Ops
+from ._ops import T as _T
+from ._ops import aperform as _aperform
+from ._ops import perform as _perform
 from .receiver import EventRouter, _close, _maybe, _text, _Tokens
 
 __all__ = ["AsyncPostgresDedupStore", "AsyncPostgresInbox", "AsyncRedisInbox", "PoisonedEntry", "PostgresDedupStore",
@@ -69,10 +74,58 @@ __all__ = ["AsyncPostgresDedupStore", "AsyncPostgresInbox", "AsyncRedisInbox", "
 _log = logging.getLogger("royaltykit")
 
 
+# ---- the operations, written once for the blocking and the asyncio stores -------------------------
+#
+# Each store operation is one generator of the I/O it needs (royaltykit._ops): the SQL actions
+# below, or a Redis `_Command`. A blocking store performs them in the calling thread (`_perform`),
+# an asyncio store awaits them (`_aperform`). The statements, and what their results mean, are the
+# core's; a driver only runs statements and keeps connections.
+
+
+@dataclass(frozen=True)
+class _Auto:
+    """A statement on a connection of its own, outside any transaction: its rows (``want``
+    ``"rows"``) or its count of changed rows (``"count"``). ``schema``: one of the table's
+    creation statements (an asyncio store creates the table before any other statement)."""
+
+    statement: SqlStatement | str
+    want: str
+    schema: bool = False
+
+
+@dataclass(frozen=True)
+class _Begin:
+    """A transaction opened with ``statement`` (the core's) on a connection it keeps until it
+    ends: that connection."""
+
+    statement: str
+
+
+@dataclass(frozen=True)
+class _Exec:
+    """A statement inside the transaction of ``connection``: its count of changed rows."""
+
+    connection: Any
+    statement: SqlStatement
+
+
+@dataclass(frozen=True)
+class _End:
+    """The transaction of ``connection`` ended with ``statement`` (the core's COMMIT or ROLLBACK),
+    then its connection kept for the next operations; a connection whose statement failed is
+    closed instead (the database rolls back a transaction whose connection is gone), and the
+    failure raised unless ``quiet`` (an interrupted run's rollback)."""
+
+    connection: Any
+    statement: str
+    quiet: bool = False
+
+
 class _Pool:
     """A few idle connections of one database, each used by one delivery (or one worker step) at a
     time: a transaction keeps its connection from ``begin`` to the commit or rollback, so work in
-    other threads or coroutines never runs a statement inside it."""
+    other threads or coroutines never runs a statement inside it. Performs the operations' actions
+    in the calling thread."""
 
     _IDLE = 8
 
@@ -80,9 +133,6 @@ class _Pool:
         self._clock = clock
         self._idle: list[Any] = []
         self._lock = threading.Lock()
-
-    def _now(self) -> int:
-        return int(self._clock())
 
     def _open(self) -> Any:
         raise NotImplementedError
@@ -106,23 +156,43 @@ class _Pool:
                 return
         connection.close()
 
-    def _drop(self, connection: Any) -> None:
+    @staticmethod
+    def _drop(connection: Any) -> None:
         try:
             connection.close()
         except Exception:  # already broken
             pass
 
     @staticmethod
-    def _run(connection: Any, statement: SqlStatement) -> Any:
+    def _execute(connection: Any, statement: SqlStatement | str) -> Any:
+        if isinstance(statement, str):
+            return connection.execute(statement)
         return connection.execute(statement.sql, statement.args)
 
-    def _autocommit(self, work: Callable[[Any], Any]) -> Any:
-        """``work`` on a connection of its own outside any transaction; a connection that failed
-        is dropped."""
+    def _run(self, ops: _Ops[_T]) -> _T:
+        return _perform(ops, self._do)
+
+    def _do(self, action: Any) -> Any:
+        if isinstance(action, _Exec):
+            return max(self._execute(action.connection, action.statement).rowcount, 0)
+        if isinstance(action, _End):
+            try:
+                action.connection.execute(action.statement)
+            except BaseException:
+                self._drop(action.connection)
+                if action.quiet:
+                    return None
+                raise
+            self._give(action.connection)
+            return None
         c = self._take()
         try:
-            result = work(c)
-        except Exception:
+            if isinstance(action, _Begin):
+                c.execute(action.statement)
+                return c
+            cursor = self._execute(c, action.statement)
+            result = cursor.fetchall() if action.want == "rows" else max(cursor.rowcount, 0)
+        except BaseException:
             self._drop(c)
             raise
         self._give(c)
@@ -136,111 +206,218 @@ class _Pool:
             self._drop(c)
 
 
-class _SqlStore(_Pool):
-    """What the two dedup stores share: the protocol, claim tokens, a clock, and a few idle
-    connections (:class:`_Pool`)."""
+class _AsyncPool:
+    """:class:`_Pool` with psycopg 3's ``AsyncConnection``: the actions awaited, and the table
+    created when missing before the first statement (unless ``create_table`` was False)."""
+
+    _IDLE = 8
+
+    def __init__(self, conninfo: str, clock: Callable[[], float], create_table: bool) -> None:
+        import psycopg  # noqa: F401 (the extra royaltykit[postgres]: missing, this fails here, not later)
+
+        self._conninfo, self._clock = conninfo, clock
+        self._idle: list[Any] = []
+        # Whether the table is known to exist (one creation at a time: concurrent CREATE TABLE IF
+        # NOT EXISTS can collide in PostgreSQL; a failure is tried again by the next statement).
+        self._table_ready = not create_table
+        self._table_lock: asyncio.Lock | None = None
+
+    async def _take(self) -> Any:
+        while self._idle:
+            c = self._idle.pop()
+            if not (c.closed or c.broken):
+                return c
+        import psycopg
+
+        return await psycopg.AsyncConnection.connect(self._conninfo, autocommit=True)
+
+    async def _give(self, connection: Any) -> None:
+        if len(self._idle) < self._IDLE:
+            self._idle.append(connection)
+        else:
+            await connection.close()
+
+    @staticmethod
+    async def _drop(connection: Any) -> None:
+        try:
+            await connection.close()
+        except Exception:  # already broken
+            pass
+
+    def _create(self) -> _Ops[None]:
+        raise NotImplementedError
+
+    async def create_table(self) -> None:
+        """Creates the table and its index when missing (idempotent)."""
+        await self._run(self._create())
+
+    async def _ready(self) -> None:
+        if not self._table_ready:
+            if self._table_lock is None:
+                self._table_lock = asyncio.Lock()
+            async with self._table_lock:
+                if not self._table_ready:
+                    await self.create_table()
+                    self._table_ready = True
+
+    async def _run(self, ops: _Ops[_T]) -> _T:
+        return await _aperform(ops, self._do)
+
+    async def _do(self, action: Any) -> Any:
+        if isinstance(action, _Exec):
+            st = action.statement
+            return max((await action.connection.execute(st.sql, st.args)).rowcount, 0)
+        if isinstance(action, _End):
+            try:
+                await action.connection.execute(action.statement)
+            except BaseException:
+                await self._drop(action.connection)
+                if action.quiet:
+                    return None
+                raise
+            await self._give(action.connection)
+            return None
+        if not (isinstance(action, _Auto) and action.schema):
+            await self._ready()
+        c = await self._take()
+        try:
+            if isinstance(action, _Begin):
+                await c.execute(action.statement)
+                return c
+            st = action.statement
+            cursor = await (c.execute(st) if isinstance(st, str) else c.execute(st.sql, st.args))
+            result = await cursor.fetchall() if action.want == "rows" else max(cursor.rowcount, 0)
+        except BaseException:
+            await self._drop(c)
+            raise
+        await self._give(c)
+        return result
+
+    async def close(self) -> None:
+        """Closes the idle connections."""
+        idle, self._idle = self._idle, []
+        for c in idle:
+            await self._drop(c)
+
+
+class _DedupOps:
+    """The transactional dedup store's operations, once for both drivers: the core's statements
+    (:class:`~royaltykit.SqlDedupProtocol`), this process's claim tokens, and the keys marked in
+    each open transaction (their tokens dropped once it commits)."""
 
     transactional = True
+    _clock: Callable[[], float]
 
-    def __init__(self, protocol: SqlDedupProtocol, clock: Callable[[], float]) -> None:
-        super().__init__(clock)
+    def __init__(self, protocol: SqlDedupProtocol) -> None:
         self.protocol = protocol
         self._tokens = _Tokens()
         self._marked: dict[int, list[str]] = {}  # keys marked in each open transaction (by connection)
+        self._marked_lock = threading.Lock()
+
+    def _now(self) -> int:
+        return int(self._clock())
+
+    def _create(self) -> _Ops[None]:
+        for sql in self.protocol.schema():
+            yield _Auto(sql, "count", schema=True)
+
+    def _claim(self, key: str) -> _Ops[str]:
+        token = SqlDedupProtocol.new_token()
+        rows = yield _Auto(self.protocol.claim(key, token, self._now()), "rows")
+        if SqlDedupProtocol.claim_reply(len(rows)) == "new":
+            self._tokens.hold(key, token)
+            return "new"
+        rows = yield _Auto(self.protocol.state(key), "rows")
+        return SqlDedupProtocol.state_reply(rows[0][0] if rows else None)
+
+    def _state(self, key: str) -> _Ops[str]:
+        rows = yield _Auto(self.protocol.lookup(key, self._now()), "rows")
+        return SqlDedupProtocol.lookup_reply(rows[0][0] if rows else None)
+
+    def _begin(self) -> _Ops[Any]:
+        return (yield _Begin(self.protocol.begin()))
+
+    def _mark_done(self, connection: Any, key: str) -> _Ops[bool]:
+        changed = yield _Exec(connection, self.protocol.mark_done(key, self._tokens.get(key), self._now()))
+        with self._marked_lock:
+            self._marked.setdefault(id(connection), []).append(key)
+        return SqlDedupProtocol.guarded_reply(changed)
+
+    def _marked_in(self, connection: Any) -> list[str]:
+        with self._marked_lock:
+            return self._marked.pop(id(connection), [])
+
+    def _commit(self, connection: Any) -> _Ops[None]:
+        marked = self._marked_in(connection)
+        yield _End(connection, self.protocol.commit())
+        for key in marked:  # done: the claim tokens are no longer needed
+            self._tokens.drop(key)
+
+    def _rollback(self, connection: Any) -> _Ops[None]:
+        self._marked_in(connection)  # the releases that follow still need their tokens
+        yield _End(connection, self.protocol.rollback())
+
+    def _release(self, key: str) -> _Ops[bool]:
+        try:
+            changed = yield _Auto(self.protocol.release(key, self._tokens.get(key)), "count")
+            return SqlDedupProtocol.guarded_reply(changed)
+        finally:
+            self._tokens.drop(key)
+
+    def _purge(self) -> _Ops[int]:
+        return cast(int, (yield _Auto(self.protocol.purge(self._now()), "count")))
+
+
+class _SqlStore(_DedupOps, _Pool):
+    """What the two blocking dedup stores share: :class:`_DedupOps` on a :class:`_Pool`."""
+
+    def __init__(self, protocol: SqlDedupProtocol, clock: Callable[[], float]) -> None:
+        _Pool.__init__(self, clock)
+        _DedupOps.__init__(self, protocol)
 
     def create_table(self) -> None:
         """Creates the table and its index when missing (idempotent)."""
-        def create(c: Any) -> None:
-            for sql in self.protocol.schema():
-                c.execute(sql)
-        self._autocommit(create)
+        self._run(self._create())
 
     def claim(self, key: str) -> str:
         """``"new"``, ``"in_progress"`` or ``"done"`` (its own statement, outside any transaction)."""
-        token = SqlDedupProtocol.new_token()
-
-        def claim(c: Any) -> str:
-            rows = self._run(c, self.protocol.claim(key, token, self._now())).fetchall()
-            if SqlDedupProtocol.claim_reply(len(rows)) == "new":
-                self._tokens.hold(key, token)
-                return "new"
-            row = self._run(c, self.protocol.state(key)).fetchone()
-            return SqlDedupProtocol.state_reply(row[0] if row else None)
-        return cast(str, self._autocommit(claim))
+        return self._run(self._claim(key))
 
     def state(self, key: str) -> str:
         """What the table holds of ``key``, without claiming it (its own statement, outside any
         transaction; :class:`~royaltykit.DeliveryStates`): ``"new"``, ``"in_progress"`` or
         ``"done"``."""
-        statement = self.protocol.lookup(key, self._now())
-
-        def state(c: Any) -> str:
-            row = self._run(c, statement).fetchone()
-            return SqlDedupProtocol.lookup_reply(row[0] if row else None)
-        return cast(str, self._autocommit(state))
+        return self._run(self._state(key))
 
     def begin(self) -> Any:
         """Opens the handler's transaction on a connection it keeps until the commit or rollback;
         returns that connection."""
-        c = self._take()
-        try:
-            c.execute(self.protocol.begin())
-        except Exception:
-            self._drop(c)
-            raise
-        return c
+        return self._run(self._begin())
 
     def mark_done(self, connection: Any, key: str) -> bool:
         """Marks ``key`` done inside the transaction: False when the claim was lost (its lease ran
         out and another worker took the key)."""
-        cursor = self._run(connection, self.protocol.mark_done(key, self._tokens.get(key), self._now()))
-        with self._lock:
-            self._marked.setdefault(id(connection), []).append(key)
-        return SqlDedupProtocol.guarded_reply(max(cursor.rowcount, 0))
-
-    def _marked_in(self, connection: Any) -> list[str]:
-        with self._lock:
-            return self._marked.pop(id(connection), [])
+        return self._run(self._mark_done(connection, key))
 
     def commit_transaction(self, connection: Any) -> None:
         """Commits the mark and the effect together. A connection whose commit failed is closed
         (the database rolls back what did not commit)."""
-        marked = self._marked_in(connection)
-        try:
-            connection.execute(self.protocol.commit())
-        except Exception:
-            self._drop(connection)
-            raise
-        for key in marked:  # done: the claim tokens are no longer needed
-            self._tokens.drop(key)
-        self._give(connection)
+        self._run(self._commit(connection))
 
     def rollback(self, connection: Any) -> None:
         """Rolls the transaction back (a broken connection is closed: the database rolls back a
         transaction whose connection is gone)."""
-        self._marked_in(connection)  # the releases that follow still need their tokens
-        try:
-            connection.execute(self.protocol.rollback())
-        except Exception:
-            self._drop(connection)
-            raise
-        self._give(connection)
+        self._run(self._rollback(connection))
 
     def release(self, key: str) -> bool:
         """Gives up this worker's claim (never another worker's, never a committed row)."""
-        statement = self.protocol.release(key, self._tokens.get(key))
-        try:
-            rows: int = self._autocommit(lambda c: self._run(c, statement).rowcount)
-            return SqlDedupProtocol.guarded_reply(max(rows, 0))
-        finally:
-            self._tokens.drop(key)
+        return self._run(self._release(key))
 
     def purge(self) -> int:
         """Deletes the rows expired now (claims whose lease ran out, deliveries past the TTL);
         returns how many. Run it now and then; correctness never depends on it."""
-        statement = self.protocol.purge(self._now())
-        rows: int = self._autocommit(lambda c: self._run(c, statement).rowcount)
-        return max(rows, 0)
+        return self._run(self._purge())
+
 
 class SqliteDedupStore(_SqlStore):
     """The transactional dedup store on an SQLite file (``sqlite3``, SQLite 3.35 or later): the
@@ -296,173 +473,59 @@ class PostgresDedupStore(_SqlStore):
         return f"PostgresDedupStore(table={self.protocol.table!r})"
 
 
-class AsyncPostgresDedupStore:
+class AsyncPostgresDedupStore(_DedupOps, _AsyncPool):
     """:class:`PostgresDedupStore` with psycopg 3's ``AsyncConnection``, for
     :meth:`~royaltykit.WebhookReceiver.areceive` (ASGI, async Django): the handler gets the
     transaction's ``psycopg.AsyncConnection``. The table and its index are created when missing
-    (idempotent DDL) before the first claim, unless ``create_table=False`` (then call ``await
+    (idempotent DDL) before the first statement, unless ``create_table=False`` (then call ``await
     store.create_table()``). A transaction keeps its connection from ``begin`` to the commit or
-    rollback; a few idle connections are kept for the next deliveries."""
-
-    transactional = True
-    _IDLE = 8
+    rollback; a few idle connections are kept for the next deliveries. The same operations as
+    :class:`PostgresDedupStore`, awaited."""
 
     def __init__(self, conninfo: str, *, table: str | None = None, ttl_seconds: int | None = None,
                  lease_seconds: int | None = None, clock: Callable[[], float] = time.time,
                  create_table: bool = True) -> None:
-        import psycopg  # noqa: F401 (the extra royaltykit[postgres])
-
-        # Whether the table is known to exist: the first claim creates it when missing (one
-        # creation at a time: concurrent CREATE TABLE IF NOT EXISTS can collide in PostgreSQL).
-        self._table_ready = not create_table
-        self._table_lock: Any = None
-        self.protocol = SqlDedupProtocol("postgres", param_style="format", table=table, ttl_seconds=ttl_seconds,
-                                         lease_seconds=lease_seconds)
-        self._conninfo, self._clock = conninfo, clock
-        self._tokens = _Tokens()
-        self._idle: list[Any] = []
-        self._marked: dict[int, list[str]] = {}
-
-    def _now(self) -> int:
-        return int(self._clock())
-
-    async def _take(self) -> Any:
-        while self._idle:
-            c = self._idle.pop()
-            if not (c.closed or c.broken):
-                return c
-        import psycopg
-
-        return await psycopg.AsyncConnection.connect(self._conninfo, autocommit=True)
-
-    async def _give(self, connection: Any) -> None:
-        if len(self._idle) < self._IDLE:
-            self._idle.append(connection)
-        else:
-            await connection.close()
-
-    @staticmethod
-    async def _drop(connection: Any) -> None:
-        try:
-            await connection.close()
-        except Exception:  # already broken
-            pass
-
-    async def _autocommit(self, sql: str, args: list[str], fetch: bool) -> Any:
-        """The statement on a connection of its own outside any transaction: its rows, or its
-        count of changed rows. A connection that failed is closed."""
-        c = await self._take()
-        try:
-            cursor = await c.execute(sql, args)
-            result = await cursor.fetchall() if fetch else cursor.rowcount
-        except Exception:
-            await self._drop(c)
-            raise
-        await self._give(c)
-        return result
-
-    async def create_table(self) -> None:
-        """Creates the table and its index when missing (idempotent)."""
-        for sql in self.protocol.schema():
-            await self._autocommit(sql, [], False)
-
-    async def _ready(self) -> None:
-        """The table exists: created when missing by the first claim or lookup (a failure is
-        tried again on the next one)."""
-        if not self._table_ready:
-            import asyncio
-
-            if self._table_lock is None:
-                self._table_lock = asyncio.Lock()
-            async with self._table_lock:
-                if not self._table_ready:
-                    await self.create_table()
-                    self._table_ready = True
+        _AsyncPool.__init__(self, conninfo, clock, create_table)
+        _DedupOps.__init__(self, SqlDedupProtocol("postgres", param_style="format", table=table,
+                                                  ttl_seconds=ttl_seconds, lease_seconds=lease_seconds))
 
     async def claim(self, key: str) -> str:
-        """``"new"``, ``"in_progress"`` or ``"done"`` (outside any transaction). The first claim
-        creates the table when missing; a failure is tried again on the next one."""
-        await self._ready()
-        token = SqlDedupProtocol.new_token()
-        st = self.protocol.claim(key, token, self._now())
-        rows = await self._autocommit(st.sql, st.args, True)
-        if SqlDedupProtocol.claim_reply(len(rows)) == "new":
-            self._tokens.hold(key, token)
-            return "new"
-        st = self.protocol.state(key)
-        state = await self._autocommit(st.sql, st.args, True)
-        return SqlDedupProtocol.state_reply(state[0][0] if state else None)
+        """``"new"``, ``"in_progress"`` or ``"done"`` (outside any transaction). The first
+        statement creates the table when missing; a failure is tried again on the next one."""
+        return await self._run(self._claim(key))
 
     async def state(self, key: str) -> str:
         """What the table holds of ``key``, without claiming it (outside any transaction;
         :class:`~royaltykit.AsyncDeliveryStates`): ``"new"``, ``"in_progress"`` or ``"done"``."""
-        await self._ready()
-        st = self.protocol.lookup(key, self._now())
-        rows = await self._autocommit(st.sql, st.args, True)
-        return SqlDedupProtocol.lookup_reply(rows[0][0] if rows else None)
+        return await self._run(self._state(key))
 
     async def begin(self) -> Any:
         """Opens the handler's transaction on a connection of its own; returns it."""
-        c = await self._take()
-        try:
-            await c.execute(self.protocol.begin())
-        except Exception:
-            await self._drop(c)
-            raise
-        return c
+        return await self._run(self._begin())
 
     async def mark_done(self, connection: Any, key: str) -> bool:
         """Marks ``key`` done inside the transaction: False when the claim was lost."""
-        st = self.protocol.mark_done(key, self._tokens.get(key), self._now())
-        cursor = await connection.execute(st.sql, st.args)
-        self._marked.setdefault(id(connection), []).append(key)
-        return SqlDedupProtocol.guarded_reply(max(cursor.rowcount, 0))
+        return await self._run(self._mark_done(connection, key))
 
     async def commit_transaction(self, connection: Any) -> None:
         """Commits the mark and the effect together (a connection whose commit failed is closed)."""
-        marked = self._marked.pop(id(connection), [])
-        try:
-            await connection.execute(self.protocol.commit())
-        except Exception:
-            await self._drop(connection)
-            raise
-        for key in marked:
-            self._tokens.drop(key)
-        await self._give(connection)
+        await self._run(self._commit(connection))
 
     async def rollback(self, connection: Any) -> None:
         """Rolls the transaction back (a broken connection is closed)."""
-        self._marked.pop(id(connection), None)
-        try:
-            await connection.execute(self.protocol.rollback())
-        except Exception:
-            await self._drop(connection)
-            raise
-        await self._give(connection)
+        await self._run(self._rollback(connection))
 
     async def release(self, key: str) -> bool:
         """Gives up this worker's claim (never another worker's, never a committed row)."""
-        try:
-            st = self.protocol.release(key, self._tokens.get(key))
-            rows: int = await self._autocommit(st.sql, st.args, False)
-            return SqlDedupProtocol.guarded_reply(max(rows, 0))
-        finally:
-            self._tokens.drop(key)
+        return await self._run(self._release(key))
 
     async def purge(self) -> int:
         """Deletes the rows expired now; returns how many."""
-        st = self.protocol.purge(self._now())
-        rows: int = await self._autocommit(st.sql, st.args, False)
-        return max(rows, 0)
-
-    async def close(self) -> None:
-        """Closes the idle connections."""
-        idle, self._idle = self._idle, []
-        for c in idle:
-            await self._drop(c)
+        return await self._run(self._purge())
 
     def __repr__(self) -> str:
         return f"AsyncPostgresDedupStore(table={self.protocol.table!r})"
+
 
 
 # ---- the inbox ----------------------------------------------------------------------------------
@@ -568,7 +631,7 @@ def _worker_steps(inbox: Any, worker: InboxWorker, run: _Run, handler: Callable[
                 if stopped():
                     break
                 now = clock()
-                ok, row = yield lambda: inbox._claim(int(now))
+                ok, row = yield lambda: inbox._run(inbox._claim(int(now)))
                 if ok:
                     worker.claimed(row, now)
                 else:
@@ -581,7 +644,7 @@ def _worker_steps(inbox: Any, worker: InboxWorker, run: _Run, handler: Callable[
             case InboxStep.Drained():
                 break
             case InboxStep.Begin():
-                ok, tx = yield inbox._begin
+                ok, tx = yield lambda: inbox._run(inbox._begin())
                 if ok:
                     run.tx = tx
                     worker.began()
@@ -599,14 +662,14 @@ def _worker_steps(inbox: Any, worker: InboxWorker, run: _Run, handler: Callable[
                     worker.handler_failed(_entry_error(e), clock())
             case InboxStep.MarkDone(key=key, attempts=attempts):
                 connection = run.tx
-                ok, changed = yield lambda: inbox._mark(connection, key, attempts, int(clock()))
+                ok, changed = yield lambda: inbox._run(inbox._mark(connection, key, attempts, int(clock())))
                 if ok:
                     worker.marked(bool(changed))
                 else:
                     store_failed("mark_done", changed)
             case InboxStep.Commit():
                 connection = run.tx
-                ok, e = yield lambda: inbox._commit(connection)
+                ok, e = yield lambda: inbox._run(inbox._commit(connection))
                 run.tx = None  # committed, or its connection closed (the database rolled it back)
                 if ok:
                     worker.committed()
@@ -615,10 +678,10 @@ def _worker_steps(inbox: Any, worker: InboxWorker, run: _Run, handler: Callable[
             case InboxStep.Rollback():  # a failed rollback is fine: the database rolls back
                 connection, run.tx = run.tx, None
                 if connection is not None:
-                    yield lambda: inbox._rollback(connection)
+                    yield lambda: inbox._run(inbox._rollback(connection))
                 worker.rolled_back()
             case InboxStep.Settle(key=key, attempts=attempts, poison=poison, retry_at=retry_at, error=error):
-                ok, e = yield lambda: inbox._settle(key, attempts, poison, retry_at, error)
+                ok, e = yield lambda: inbox._run(inbox._settle(key, attempts, poison, retry_at, error))
                 if ok:
                     worker.settled()
                 else:
@@ -653,7 +716,7 @@ def _drive(inbox: Any, handler: Callable[..., object], stop: StopSignal | None, 
     except BaseException:
         # interrupted (KeyboardInterrupt, SystemExit): never settled as a failure
         if run.tx is not None:
-            inbox._discard(run.tx)
+            inbox._run(inbox._discard(run.tx))
         raise
 
 
@@ -687,7 +750,7 @@ async def _adrive(inbox: Any, handler: Callable[..., object], stop: asyncio.Even
     except BaseException:
         # cancelled (CancelledError), interrupted: never settled as a failure
         if run.tx is not None:
-            await inbox._discard(run.tx)
+            await inbox._run(inbox._discard(run.tx))
         raise
 
 
@@ -701,117 +764,117 @@ def _not_awaitable(value: Any) -> Any:
     return value
 
 
-class _SqlInbox(_Pool):
-    """What the two synchronous inboxes share: the core's statements, run on a few connections
-    (:class:`_Pool`), and the synchronous worker loop."""
+class _InboxOps:
+    """The SQL inbox's operations, once for both drivers: the core's statements
+    (:class:`~royaltykit.SqlInboxProtocol`). The worker's (``_claim`` to ``_settle``) are run by
+    :func:`_worker_steps` through the store's ``_run``."""
+
+    _clock: Callable[[], float]
+
+    def __init__(self, protocol: SqlInboxProtocol) -> None:
+        self.protocol = protocol
+
+    def _now(self) -> int:
+        return int(self._clock())
+
+    def _create(self) -> _Ops[None]:
+        for sql in self.protocol.schema():
+            yield _Auto(sql, "count", schema=True)
+
+    def _enqueue(self, key: str, delivery_id: str, event: str, body: str) -> _Ops[bool]:
+        rows = yield _Auto(self.protocol.enqueue(key, delivery_id, event, body, self._now()), "count")
+        return SqlInboxProtocol.enqueue_reply(rows)
+
+    def _state(self, key: str) -> _Ops[str]:
+        rows = yield _Auto(self.protocol.lookup(key), "rows")
+        return SqlInboxProtocol.lookup_reply(rows[0][0] if rows else None)
+
+    def _poisoned(self, limit: int) -> _Ops[list[PoisonedEntry]]:
+        rows = yield _Auto(self.protocol.poisoned(limit), "rows")
+        return [PoisonedEntry(r[0], r[1], r[2], int(r[3]), r[4], int(r[5])) for r in rows]
+
+    def _retry(self, key: str) -> _Ops[bool]:
+        rows = yield _Auto(self.protocol.retry(key, self._now()), "count")
+        return SqlInboxProtocol.guarded_reply(rows)
+
+    def _counts(self) -> _Ops[dict[str, int]]:
+        rows = yield _Auto(self.protocol.counts(), "rows")
+        return {str(state): int(n) for state, n in rows}
+
+    def _purge(self) -> _Ops[int]:
+        return cast(int, (yield _Auto(self.protocol.purge(self._now()), "count")))
+
+    # ---- the worker's statements --------------------------------------------------------------
+
+    def _claim(self, now: int) -> _Ops[tuple[Any, ...] | None]:
+        rows = yield _Auto(self.protocol.claim(now), "rows")
+        return tuple(rows[0]) if rows else None
+
+    def _begin(self) -> _Ops[Any]:
+        return (yield _Begin(self.protocol.begin()))
+
+    def _mark(self, connection: Any, key: str, attempts: int, now: int) -> _Ops[bool]:
+        rows = yield _Exec(connection, self.protocol.mark_done(key, attempts, now))
+        return SqlInboxProtocol.guarded_reply(rows)
+
+    def _commit(self, connection: Any) -> _Ops[None]:
+        yield _End(connection, self.protocol.commit())
+
+    def _rollback(self, connection: Any) -> _Ops[None]:
+        yield _End(connection, self.protocol.rollback())
+
+    def _discard(self, connection: Any) -> _Ops[None]:
+        """An interrupted run's transaction: rolled back, or its connection closed."""
+        yield _End(connection, self.protocol.rollback(), quiet=True)
+
+    def _settle(self, key: str, attempts: int, poison: bool, retry_at: int, error: str) -> _Ops[None]:
+        yield _Auto(self.protocol.settle(key, attempts, poison, retry_at, error), "count")
+
+
+class _SqlInbox(_InboxOps, _Pool):
+    """What the two synchronous inboxes share: :class:`_InboxOps` on a :class:`_Pool`, and the
+    synchronous worker loop."""
 
     def __init__(self, protocol: SqlInboxProtocol, clock: Callable[[], float]) -> None:
-        super().__init__(clock)
-        self.protocol = protocol
+        _Pool.__init__(self, clock)
+        _InboxOps.__init__(self, protocol)
 
     def create_table(self) -> None:
         """Creates the inbox table and its index when missing (idempotent)."""
-        def create(c: Any) -> None:
-            for sql in self.protocol.schema():
-                c.execute(sql)
-        self._autocommit(create)
+        self._run(self._create())
 
     def enqueue(self, key: str, delivery_id: str, event: str, body: str) -> bool:
         """Persists a verified delivery (its own statement, autocommit): ``key`` its delivery key,
         ``delivery_id`` its ``Service-Webhook-Id``, ``event`` its event name, ``body`` its raw
         JSON body as text. True for a new entry, False for one already in the inbox (a
         redelivery). The receiver calls it (``WebhookReceiver(..., inbox=)``)."""
-        statement = self.protocol.enqueue(key, delivery_id, event, body, self._now())
-        rows: int = self._autocommit(lambda c: self._run(c, statement).rowcount)
-        return SqlInboxProtocol.enqueue_reply(max(rows, 0))
+        return self._run(self._enqueue(key, delivery_id, event, body))
 
     def state(self, key: str) -> str:
         """What the inbox holds of ``key``, without claiming it (:class:`~royaltykit.DeliveryStates`,
         for ``recover_deliveries``): ``"new"`` (never received), ``"in_progress"`` (received, not
         yet processed, or poison) or ``"done"``."""
-        statement = self.protocol.lookup(key)
-
-        def state(c: Any) -> str:
-            row = self._run(c, statement).fetchone()
-            return SqlInboxProtocol.lookup_reply(row[0] if row else None)
-        return cast(str, self._autocommit(state))
+        return self._run(self._state(key))
 
     def poisoned(self, limit: int = DEFAULT_POISON_LISTED) -> list[PoisonedEntry]:
         """The entries set aside as poison, oldest first, at most ``limit`` (1 to
         ``SqlInboxProtocol.MAX_POISON_LISTED``; default the core's ``DEFAULT_POISON_LISTED``)."""
-        statement = self.protocol.poisoned(limit)
-        rows = self._autocommit(lambda c: self._run(c, statement).fetchall())
-        return [PoisonedEntry(r[0], r[1], r[2], int(r[3]), r[4], int(r[5])) for r in rows]
+        return self._run(self._poisoned(limit))
 
     def retry(self, key: str) -> bool:
         """Puts the poison entry ``key`` back to pending, due now, with no attempts counted (once
         its cause is fixed): True when it was a poison entry, False otherwise."""
-        statement = self.protocol.retry(key, self._now())
-        rows: int = self._autocommit(lambda c: self._run(c, statement).rowcount)
-        return SqlInboxProtocol.guarded_reply(max(rows, 0))
+        return self._run(self._retry(key))
 
     def counts(self) -> dict[str, int]:
         """The number of entries in each state (``pending``, ``done``, ``poison``); a state with
         none is absent."""
-        statement = self.protocol.counts()
-        rows = self._autocommit(lambda c: self._run(c, statement).fetchall())
-        return {str(state): int(n) for state, n in rows}
+        return self._run(self._counts())
 
     def purge(self) -> int:
         """Deletes the done entries past their time-to-live; returns how many. Run it now and
         then; correctness never depends on it."""
-        statement = self.protocol.purge(self._now())
-        rows: int = self._autocommit(lambda c: self._run(c, statement).rowcount)
-        return max(rows, 0)
-
-    # ---- the worker's statements --------------------------------------------------------------
-
-    def _claim(self, now: int) -> tuple[Any, ...] | None:
-        statement = self.protocol.claim(now)
-        rows = self._autocommit(lambda c: self._run(c, statement).fetchall())
-        return tuple(rows[0]) if rows else None
-
-    def _begin(self) -> Any:
-        c = self._take()
-        try:
-            c.execute(self.protocol.begin())
-        except Exception:
-            self._drop(c)
-            raise
-        return c
-
-    def _mark(self, connection: Any, key: str, attempts: int, now: int) -> bool:
-        cursor = self._run(connection, self.protocol.mark_done(key, attempts, now))
-        return SqlInboxProtocol.guarded_reply(max(cursor.rowcount, 0))
-
-    def _commit(self, connection: Any) -> None:
-        try:
-            connection.execute(self.protocol.commit())
-        except BaseException:
-            self._drop(connection)
-            raise
-        self._give(connection)
-
-    def _rollback(self, connection: Any) -> None:
-        try:
-            connection.execute(self.protocol.rollback())
-        except BaseException:
-            self._drop(connection)
-            raise
-        self._give(connection)
-
-    def _discard(self, connection: Any) -> None:
-        """An interrupted run's transaction: rolled back, or its connection closed."""
-        try:
-            connection.execute(self.protocol.rollback())
-        except BaseException:
-            self._drop(connection)
-            return
-        self._give(connection)
-
-    def _settle(self, key: str, attempts: int, poison: bool, retry_at: int, error: str) -> None:
-        statement = self.protocol.settle(key, attempts, poison, retry_at, error)
-        self._autocommit(lambda c: self._run(c, statement))
+        return self._run(self._purge())
 
     # ---- the worker ---------------------------------------------------------------------------
 
@@ -904,173 +967,45 @@ class PostgresInbox(_SqlInbox):
         return f"PostgresInbox(table={self.protocol.table!r})"
 
 
-class AsyncPostgresInbox:
+class AsyncPostgresInbox(_InboxOps, _AsyncPool):
     """:class:`PostgresInbox` with psycopg 3's ``AsyncConnection``, for receivers that ``await``
     (:meth:`~royaltykit.WebhookReceiver.areceive`, ASGI) and an async worker (``await
     inbox.run_worker(handler)``, whose handler may be a coroutine function and gets the
     transaction's ``psycopg.AsyncConnection``). The table is created when missing before the
     first statement, unless ``create_table=False``. Cancelling the worker's task rolls back the
-    open transaction and raises ``CancelledError``."""
-
-    _IDLE = 8
+    open transaction and raises ``CancelledError``. The same operations as
+    :class:`PostgresInbox`, awaited."""
 
     def __init__(self, conninfo: str, *, table: str | None = None, ttl_seconds: int | None = None,
                  lease_seconds: int | None = None, create_table: bool = True,
                  clock: Callable[[], float] = time.time) -> None:
-        import psycopg  # noqa: F401 (the extra royaltykit[postgres])
-
-        self.protocol = SqlInboxProtocol("postgres", param_style="format", table=table, ttl_seconds=ttl_seconds,
-                                         lease_seconds=lease_seconds)
-        self._conninfo, self._clock = conninfo, clock
-        self._table_ready = not create_table
-        self._table_lock: asyncio.Lock | None = None
-        self._idle: list[Any] = []
-
-    def _now(self) -> int:
-        return int(self._clock())
-
-    async def _take(self) -> Any:
-        while self._idle:
-            c = self._idle.pop()
-            if not (c.closed or c.broken):
-                return c
-        import psycopg
-
-        return await psycopg.AsyncConnection.connect(self._conninfo, autocommit=True)
-
-    async def _give(self, connection: Any) -> None:
-        if len(self._idle) < self._IDLE:
-            self._idle.append(connection)
-        else:
-            await connection.close()
-
-    @staticmethod
-    async def _drop(connection: Any) -> None:
-        try:
-            await connection.close()
-        except Exception:  # already broken
-            pass
-
-    async def _autocommit(self, statement: SqlStatement | str, fetch: bool, ready: bool = True) -> Any:
-        """The statement on a connection of its own outside any transaction (the table created
-        first when missing, unless ``ready`` is False): its rows, or its count of changed rows. A
-        connection that failed is closed."""
-        if ready:
-            await self._ready()
-        c = await self._take()
-        try:
-            if isinstance(statement, str):
-                cursor = await c.execute(statement)
-            else:
-                cursor = await c.execute(statement.sql, statement.args)
-            result = await cursor.fetchall() if fetch else cursor.rowcount
-        except BaseException:
-            await self._drop(c)
-            raise
-        await self._give(c)
-        return result
-
-    async def create_table(self) -> None:
-        """Creates the inbox table and its index when missing (idempotent)."""
-        for sql in self.protocol.schema():
-            await self._autocommit(sql, False, ready=False)
-
-    async def _ready(self) -> None:
-        """The table exists: created when missing by the first statement (one creation at a time:
-        concurrent CREATE TABLE IF NOT EXISTS can collide in PostgreSQL; a failure is tried again
-        by the next statement)."""
-        if not self._table_ready:
-            if self._table_lock is None:
-                self._table_lock = asyncio.Lock()
-            async with self._table_lock:
-                if not self._table_ready:
-                    await self.create_table()
-                    self._table_ready = True
+        _AsyncPool.__init__(self, conninfo, clock, create_table)
+        _InboxOps.__init__(self, SqlInboxProtocol("postgres", param_style="format", table=table,
+                                                  ttl_seconds=ttl_seconds, lease_seconds=lease_seconds))
 
     async def enqueue(self, key: str, delivery_id: str, event: str, body: str) -> bool:
         """See :meth:`PostgresInbox.enqueue`."""
-        rows: int = await self._autocommit(self.protocol.enqueue(key, delivery_id, event, body, self._now()), False)
-        return SqlInboxProtocol.enqueue_reply(max(rows, 0))
+        return await self._run(self._enqueue(key, delivery_id, event, body))
 
     async def state(self, key: str) -> str:
         """See :meth:`PostgresInbox.state` (:class:`~royaltykit.AsyncDeliveryStates`)."""
-        rows = await self._autocommit(self.protocol.lookup(key), True)
-        return SqlInboxProtocol.lookup_reply(rows[0][0] if rows else None)
+        return await self._run(self._state(key))
 
     async def poisoned(self, limit: int = DEFAULT_POISON_LISTED) -> list[PoisonedEntry]:
         """See :meth:`PostgresInbox.poisoned`."""
-        rows = await self._autocommit(self.protocol.poisoned(limit), True)
-        return [PoisonedEntry(r[0], r[1], r[2], int(r[3]), r[4], int(r[5])) for r in rows]
+        return await self._run(self._poisoned(limit))
 
     async def retry(self, key: str) -> bool:
         """See :meth:`PostgresInbox.retry`."""
-        rows: int = await self._autocommit(self.protocol.retry(key, self._now()), False)
-        return SqlInboxProtocol.guarded_reply(max(rows, 0))
+        return await self._run(self._retry(key))
 
     async def counts(self) -> dict[str, int]:
         """See :meth:`PostgresInbox.counts`."""
-        rows = await self._autocommit(self.protocol.counts(), True)
-        return {str(state): int(n) for state, n in rows}
+        return await self._run(self._counts())
 
     async def purge(self) -> int:
         """See :meth:`PostgresInbox.purge`."""
-        rows: int = await self._autocommit(self.protocol.purge(self._now()), False)
-        return max(rows, 0)
-
-    async def close(self) -> None:
-        """Closes the idle connections."""
-        idle, self._idle = self._idle, []
-        for c in idle:
-            await self._drop(c)
-
-    # ---- the worker's statements --------------------------------------------------------------
-
-    async def _claim(self, now: int) -> tuple[Any, ...] | None:
-        rows = await self._autocommit(self.protocol.claim(now), True)
-        return tuple(rows[0]) if rows else None
-
-    async def _begin(self) -> Any:
-        await self._ready()
-        c = await self._take()
-        try:
-            await c.execute(self.protocol.begin())
-        except BaseException:
-            await self._drop(c)
-            raise
-        return c
-
-    async def _mark(self, connection: Any, key: str, attempts: int, now: int) -> bool:
-        st = self.protocol.mark_done(key, attempts, now)
-        cursor = await connection.execute(st.sql, st.args)
-        return SqlInboxProtocol.guarded_reply(max(cursor.rowcount, 0))
-
-    async def _commit(self, connection: Any) -> None:
-        try:
-            await connection.execute(self.protocol.commit())
-        except BaseException:
-            await self._drop(connection)
-            raise
-        await self._give(connection)
-
-    async def _rollback(self, connection: Any) -> None:
-        try:
-            await connection.execute(self.protocol.rollback())
-        except BaseException:
-            await self._drop(connection)
-            raise
-        await self._give(connection)
-
-    async def _discard(self, connection: Any) -> None:
-        try:
-            await connection.execute(self.protocol.rollback())
-        except BaseException:
-            await self._drop(connection)
-            return
-        await self._give(connection)
-
-    async def _settle(self, key: str, attempts: int, poison: bool, retry_at: int, error: str) -> None:
-        await self._autocommit(self.protocol.settle(key, attempts, poison, retry_at, error), False)
-
+        return await self._run(self._purge())
     # ---- the worker ---------------------------------------------------------------------------
 
     async def run_worker(self, handler: Callable[[WebhookEvent, Any], object | Awaitable[object]], *,
@@ -1112,7 +1047,8 @@ def _counts(reply: str | None) -> dict[str, int]:
 
 
 class _RedisInboxBase:
-    """What the two Redis inboxes share: the client, the core's commands and a clock."""
+    """What the two Redis inboxes share: the client, the core's commands (each operation once, as
+    for the SQL inboxes: :class:`_InboxOps`) and a clock."""
 
     def __init__(self, client: Any, *, prefix: str | None = None, ttl_seconds: int | None = None,
                  lease_seconds: int | None = None, clock: Callable[[], float] = time.time) -> None:
@@ -1127,6 +1063,38 @@ class _RedisInboxBase:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(prefix={self.protocol.prefix!r})"
+
+    def _enqueue(self, key: str, delivery_id: str, event: str, body: str) -> _Ops[bool]:
+        reply = yield _Command(self.protocol.enqueue_command(key, delivery_id, event, body, self._now()))
+        return RedisInboxProtocol.added_reply(reply)
+
+    def _state(self, key: str) -> _Ops[str]:
+        return RedisInboxProtocol.lookup_reply((yield _Command(self.protocol.lookup_command(key))))
+
+    def _poisoned(self, limit: int) -> _Ops[list[PoisonedEntry]]:
+        reply = yield _Command(self.protocol.poisoned_command(limit))
+        return [_poisoned_entry(e) for e in RedisInboxProtocol.poisoned_reply(reply)]
+
+    def _retry(self, key: str) -> _Ops[bool]:
+        return RedisInboxProtocol.added_reply((yield _Command(self.protocol.retry_command(key))))
+
+    def _counts(self) -> _Ops[dict[str, int]]:
+        return _counts((yield _Command(self.protocol.counts_command(self._now()))))
+
+    def _purge(self) -> _Ops[int]:
+        return int((yield _Command(self.protocol.purge_command(self._now()))) or 0)
+
+    # ---- the worker's commands ----------------------------------------------------------------
+
+    def _claim(self, now: int) -> _Ops[InboxEntry | None]:
+        return RedisInboxProtocol.claim_reply((yield _Command(self.protocol.claim_command(now))))
+
+    def _mark(self, connection: Any, key: str, attempts: int, now: int) -> _Ops[bool]:
+        return RedisInboxProtocol.added_reply((yield _Command(self.protocol.mark_done_command(key, attempts, now))))
+
+    def _settle(self, key: str, attempts: int, poison: bool, retry_at: int, error: str) -> _Ops[bool]:
+        command = self.protocol.settle_command(key, attempts, poison, retry_at, error)
+        return RedisInboxProtocol.added_reply((yield _Command(command)))
 
 
 class RedisInbox(_RedisInboxBase):
@@ -1149,56 +1117,41 @@ class RedisInbox(_RedisInboxBase):
     handler again; make the handler idempotent, or use a SQL inbox (:class:`PostgresInbox`) for
     exactly once. The client is yours: the inbox never closes it."""
 
-    def _send(self, command: list[str]) -> str | None:
-        return _text(self.client.execute_command(*command))
+    def _run(self, ops: _Ops[_T]) -> _T:
+        return _perform(ops, lambda action: _text(self.client.execute_command(*action.command)))
 
     def enqueue(self, key: str, delivery_id: str, event: str, body: str) -> bool:
         """Persists a verified delivery (one atomic script): ``key`` its delivery key,
         ``delivery_id`` its ``Service-Webhook-Id``, ``event`` its event name, ``body`` its raw JSON
         body as text. True for a new entry, False for one already in the inbox (a redelivery).
         The receiver calls it (``WebhookReceiver(..., inbox=)``)."""
-        command = self.protocol.enqueue_command(key, delivery_id, event, body, self._now())
-        return RedisInboxProtocol.added_reply(self._send(command))
+        return self._run(self._enqueue(key, delivery_id, event, body))
 
     def state(self, key: str) -> str:
         """What the inbox holds of ``key``, without claiming it (:class:`~royaltykit.DeliveryStates`,
         for ``recover_deliveries``): ``"new"`` (never received, or done and past its TTL),
         ``"in_progress"`` (received, not yet processed, or poison) or ``"done"``."""
-        return RedisInboxProtocol.lookup_reply(self._send(self.protocol.lookup_command(key)))
+        return self._run(self._state(key))
 
     def poisoned(self, limit: int = DEFAULT_POISON_LISTED) -> list[PoisonedEntry]:
         """The entries set aside as poison, oldest first, at most ``limit`` (1 to
         ``RedisInboxProtocol.MAX_POISON_LISTED``; default the core's ``DEFAULT_POISON_LISTED``)."""
-        reply = self._send(self.protocol.poisoned_command(limit))
-        return [_poisoned_entry(e) for e in RedisInboxProtocol.poisoned_reply(reply)]
+        return self._run(self._poisoned(limit))
 
     def retry(self, key: str) -> bool:
         """Puts the poison entry ``key`` back to pending, due now, with no attempts counted (once
         its cause is fixed): True when it was a poison entry, False otherwise."""
-        return RedisInboxProtocol.added_reply(self._send(self.protocol.retry_command(key)))
+        return self._run(self._retry(key))
 
     def counts(self) -> dict[str, int]:
         """The number of entries in each state (``pending``, ``done``, ``poison``); a state with
         none is absent (as the SQL inboxes' counts)."""
-        return _counts(self._send(self.protocol.counts_command(self._now())))
+        return self._run(self._counts())
 
     def purge(self) -> int:
         """Forgets the done entries past their time-to-live (their hashes expire by themselves);
         returns how many. Run it now and then; correctness never depends on it."""
-        return int(self._send(self.protocol.purge_command(self._now())) or 0)
-
-    # ---- the worker's commands ----------------------------------------------------------------
-
-    def _claim(self, now: int) -> InboxEntry | None:
-        return RedisInboxProtocol.claim_reply(self._send(self.protocol.claim_command(now)))
-
-    def _mark(self, connection: Any, key: str, attempts: int, now: int) -> bool:
-        return RedisInboxProtocol.added_reply(self._send(self.protocol.mark_done_command(key, attempts, now)))
-
-    def _settle(self, key: str, attempts: int, poison: bool, retry_at: int, error: str) -> bool:
-        command = self.protocol.settle_command(key, attempts, poison, retry_at, error)
-        return RedisInboxProtocol.added_reply(self._send(command))
-
+        return self._run(self._purge())
     # ---- the worker ---------------------------------------------------------------------------
 
     def run_worker(self, handler: Callable[[WebhookEvent, Any], object], *, stop: StopSignal | None = None,
@@ -1235,48 +1188,38 @@ class AsyncRedisInbox(_RedisInboxBase):
     the async Flask and Django views) and an async worker (``await inbox.run_worker(handler)``,
     whose handler may be a coroutine function and gets the asyncio client). Effects are at least
     once, as on :class:`RedisInbox`. Cancelling the worker's task raises ``CancelledError`` and
-    never settles the entry (claimed again once its lease runs out)."""
+    never settles the entry (claimed again once its lease runs out). The same operations as
+    :class:`RedisInbox`, awaited."""
 
-    async def _asend(self, command: list[str]) -> str | None:
-        return _text(await self.client.execute_command(*command))
+    async def _run(self, ops: _Ops[_T]) -> _T:
+        return await _aperform(ops, self._send)
+
+    async def _send(self, action: _Command) -> str | None:
+        return _text(await self.client.execute_command(*action.command))
 
     async def enqueue(self, key: str, delivery_id: str, event: str, body: str) -> bool:
         """See :meth:`RedisInbox.enqueue`."""
-        command = self.protocol.enqueue_command(key, delivery_id, event, body, self._now())
-        return RedisInboxProtocol.added_reply(await self._asend(command))
+        return await self._run(self._enqueue(key, delivery_id, event, body))
 
     async def state(self, key: str) -> str:
         """See :meth:`RedisInbox.state` (:class:`~royaltykit.AsyncDeliveryStates`)."""
-        return RedisInboxProtocol.lookup_reply(await self._asend(self.protocol.lookup_command(key)))
+        return await self._run(self._state(key))
 
     async def poisoned(self, limit: int = DEFAULT_POISON_LISTED) -> list[PoisonedEntry]:
         """See :meth:`RedisInbox.poisoned`."""
-        reply = await self._asend(self.protocol.poisoned_command(limit))
-        return [_poisoned_entry(e) for e in RedisInboxProtocol.poisoned_reply(reply)]
+        return await self._run(self._poisoned(limit))
 
     async def retry(self, key: str) -> bool:
         """See :meth:`RedisInbox.retry`."""
-        return RedisInboxProtocol.added_reply(await self._asend(self.protocol.retry_command(key)))
+        return await self._run(self._retry(key))
 
     async def counts(self) -> dict[str, int]:
         """See :meth:`RedisInbox.counts`."""
-        return _counts(await self._asend(self.protocol.counts_command(self._now())))
+        return await self._run(self._counts())
 
     async def purge(self) -> int:
         """See :meth:`RedisInbox.purge`."""
-        return int(await self._asend(self.protocol.purge_command(self._now())) or 0)
-
-    async def _claim(self, now: int) -> InboxEntry | None:
-        return RedisInboxProtocol.claim_reply(await self._asend(self.protocol.claim_command(now)))
-
-    async def _mark(self, connection: Any, key: str, attempts: int, now: int) -> bool:
-        return RedisInboxProtocol.added_reply(await self._asend(self.protocol.mark_done_command(key, attempts, now)))
-
-    async def _settle(self, key: str, attempts: int, poison: bool, retry_at: int,
-                      error: str) -> bool:
-        command = self.protocol.settle_command(key, attempts, poison, retry_at, error)
-        return RedisInboxProtocol.added_reply(await self._asend(command))
-
+        return await self._run(self._purge())
     async def run_worker(self, handler: Callable[[WebhookEvent, Any], object | Awaitable[object]], *,
                          stop: asyncio.Event | None = None, max_attempts: int | None = None,
                          poll_seconds: float | None = None, seed: int | None = None,
