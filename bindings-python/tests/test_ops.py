@@ -6,6 +6,8 @@ dedup stores run the same operations: the same commands, the same token bookkeep
 from __future__ import annotations
 
 import asyncio
+import gc
+import weakref
 from collections.abc import Generator
 from typing import Any
 
@@ -47,6 +49,25 @@ def test_a_failed_action_is_thrown_into_the_operation_then_raised() -> None:
     with pytest.raises(ConnectionError, match="redis down"):
         perform(two_reads(log), do)
     assert log == ["finally"], "the operation's finally ran before the failure was raised"
+
+
+def test_a_failure_raised_through_the_driver_is_freed_without_the_garbage_collector() -> None:
+    class Down(Exception):
+        pass
+
+    def down(action: Command) -> str:
+        raise Down("redis down")
+
+    gc.disable()  # a cycle through the driver's frame would keep the failure alive
+    try:
+        ref = None
+        try:
+            perform(two_reads([]), down)
+        except Down as e:
+            ref = weakref.ref(e)
+        assert ref is not None and ref() is None, "the failure outlived its handling: held by a cycle"
+    finally:
+        gc.enable()
 
 
 def test_an_operation_may_answer_a_failed_action_itself() -> None:

@@ -29,28 +29,36 @@ def perform(ops: Ops[T], do: Callable[[Any], Any]) -> T:
     sent back (or its exception thrown in, so the operation's ``finally`` runs before it is
     raised); the operation's result."""
     value: Any = None
-    failed = False
+    failed: list[BaseException] = []  # the failure to throw in next (emptied as it is thrown)
     while True:
         try:
-            action = ops.throw(value) if failed else ops.send(value)
+            action = _throw(ops, failed) if failed else ops.send(value)
         except StopIteration as done:
             return cast(T, done.value)
         try:
-            value, failed = do(action), False
+            value = do(action)
         except BaseException as e:
-            value, failed = e, True
+            failed.append(e)
 
 
 async def aperform(ops: Ops[T], do: Callable[[Any], Awaitable[Any]]) -> T:
     """:func:`perform` with each action awaited (a cancellation is thrown in likewise)."""
     value: Any = None
-    failed = False
+    failed: list[BaseException] = []  # the failure to throw in next (emptied as it is thrown)
     while True:
         try:
-            action = ops.throw(value) if failed else ops.send(value)
+            action = _throw(ops, failed) if failed else ops.send(value)
         except StopIteration as done:
             return cast(T, done.value)
         try:
-            value, failed = await do(action), False
+            value = await do(action)
         except BaseException as e:
-            value, failed = e, True
+            failed.append(e)
+
+
+def _throw(ops: Ops[Any], failed: list[BaseException]) -> Any:
+    """The failure in ``failed`` thrown into ``ops`` (and taken out of the list): its next
+    action. No local of the driver's loop still holds the failure once it propagates, so the
+    failure's traceback, which holds the loop's frame, makes no cycle that only the garbage
+    collector would free."""
+    return ops.throw(failed.pop())

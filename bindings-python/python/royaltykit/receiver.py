@@ -221,18 +221,21 @@ class AsyncRedisDedupStore(RedisDedupStore):
     async def _send(self, action: Command) -> str | None:
         return _text(await self._client.execute_command(*action.command))
 
+    async def _run(self, ops: Ops[T]) -> T:  # type: ignore[override]
+        return await aperform(ops, self._send)
+
     async def claim(self, key: str) -> str:  # type: ignore[override]
-        return await aperform(self._claim(key), self._send)
+        return await self._run(self._claim(key))
 
     async def state(self, key: str) -> str:  # type: ignore[override]
         """What Redis holds of ``key``, without claiming it (:class:`AsyncDeliveryStates`)."""
-        return await aperform(self._state(key), self._send)
+        return await self._run(self._state(key))
 
     async def commit(self, key: str) -> bool:  # type: ignore[override]
-        return await aperform(self._end(self._protocol.commit_command(key, self._tokens.get(key)), key), self._send)
+        return await self._run(self._end(self._protocol.commit_command(key, self._tokens.get(key)), key))
 
     async def release(self, key: str) -> bool:  # type: ignore[override]
-        return await aperform(self._end(self._protocol.release_command(key, self._tokens.get(key)), key), self._send)
+        return await self._run(self._end(self._protocol.release_command(key, self._tokens.get(key)), key))
 
 
 async def _maybe(value: T | Awaitable[T]) -> T:
