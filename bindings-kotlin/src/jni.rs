@@ -476,7 +476,7 @@ fn call_step(
             let failure = arg::<royaltykit::retry::TransportFailure>(buf)?;
             put_unit(answer, call.transport_failure(failure, Some(arg(buf)?)));
         }
-        5 => put(answer, Ok(call.take_events())),
+        5 => put(answer, Ok(call.take_events(None))),
         6 => {
             call.progress(arg(buf)?, arg(buf)?);
             answer.push(OK);

@@ -450,9 +450,11 @@ macro_rules! api_machine {
                 lock(&self.0).save()
             }
             /// What the machine did since the events were last taken, oldest first (never a
-            /// token, a header or a body).
-            pub fn take_events(&self) -> Vec<machine::MachineEvent> {
-                lock(&self.0).take_events()
+            /// token, a header or a body); with `minLevel`, only those at that level or above
+            /// (the others are dropped without being built).
+            #[uniffi::method(default(min_level = None))]
+            pub fn take_events(&self, min_level: Option<machine::EventLevel>) -> Vec<machine::MachineEvent> {
+                lock(&self.0).take_events_from(min_level.unwrap_or(machine::EventLevel::Debug))
             }
         }
     };

@@ -605,8 +605,20 @@ macro_rules! api_machine {
             /// ``method``, ``path``, ``status``, ``transport``, ``rule``, ``reason``,
             /// ``wait_seconds``, ``state``, ``received_bytes``, ``total_bytes``, and ``level`` and ``message``: the log level and the
             /// one line, the same in every language). Never a token, a header or a body.
-            fn take_events<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
-                let events = lock(&self.0).take_events();
+            /// ``min_level`` (``debug``, ``info`` or ``warning``): only the events at that level
+            /// or above; the others are dropped without being built (a log that shows only
+            /// warnings pays nothing for each request's ``debug`` events).
+            #[pyo3(signature = (min_level=None))]
+            fn take_events<'py>(
+                &self,
+                py: Python<'py>,
+                min_level: Option<&str>,
+            ) -> PyResult<Vec<Bound<'py, PyDict>>> {
+                let min = match min_level {
+                    Some(level) => machine::EventLevel::parse(level).map_err(|e| crate::error(py, e))?,
+                    None => machine::EventLevel::Debug,
+                };
+                let events = lock(&self.0).take_events_from(min);
                 events.iter().map(|e| event_dict(py, e)).collect()
             }
 

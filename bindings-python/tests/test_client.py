@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import socket
 import subprocess
@@ -123,6 +124,30 @@ def test_the_etl_job_survives_every_fault_and_creates_one_export(kind, fake, tmp
     umask = os.umask(0o022)
     os.umask(umask)
     assert (tmp_path / "out.csv").stat().st_mode & 0o777 == 0o644 & ~umask
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("level", ["INFO", "WARNING"])
+def test_without_on_event_the_log_gets_every_event_at_its_level_and_none_below(kind, level, fake, tmp_path, caplog):
+    """No ``on_event`` and no telemetry: the client takes from the core only the events its
+    logger shows (the others are dropped unbuilt), and the log is what it was: every ``info``
+    line of the faulty run at INFO (its retries, refresh and polls), none at WARNING."""
+    fake.reset(scenario="etl")
+    with caplog.at_level(level, logger="royaltykit"):
+        run_export(kind, fake, tmp_path / "o") if kind != "async" else asyncio.run(_async_export(fake, tmp_path / "o"))
+    lines = [r for r in caplog.records if r.name == "royaltykit"]
+    assert not [r for r in lines if r.levelno < getattr(logging, level)], lines
+    infos = [r.getMessage().split(" ")[0] for r in lines if r.levelname == "INFO"]
+    if level == "INFO":
+        assert {"retry", "refresh_token", "poll"} <= set(infos), infos
+        assert "retry listPlatformExports" in caplog.text
+    else:
+        assert infos == []
+
+
+async def _async_export(fake: Fake, to):
+    async with httpx.AsyncClient() as http:
+        return await reports("async", http, fake).run_export(BODY, to=to)
 
 
 @pytest.mark.parametrize("kind", KINDS)

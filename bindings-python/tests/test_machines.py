@@ -631,3 +631,34 @@ def test_a_fail_or_reconcile_step_gives_the_core_error_of_its_family():
     api = rk.parse_api_error("reports", 404, [], b'{"message":"Export not found"}')
     assert rk.CallStep.Fail("client_error", "404", 404, None, None, api, None, None, 1).exception("op", "https://h") is api
     assert rk.CallStep.Wait(1.0).exception("op", "https://h") is None
+
+
+def _failing_call():
+    """A call whose two attempts get a 503: its events carry every level (a send is ``debug``,
+    a retry ``info``, the failure ``warning``)."""
+    tenant = "0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e"
+    call = rk.Call("listPlatformExports", seed=7, max_attempts=2, tenant_id=tenant)
+    session = rk.Session()
+    session.store_token(rk.BearerToken.reports("tok_events", tenant))
+    now = 1_000.0
+    for _ in range(10):
+        match call.next(now, session=session):
+            case rk.CallStep.Send():
+                call.response(503, [("Retry-After", "1")], b"", now)
+            case rk.CallStep.Wait(seconds=seconds):
+                now += seconds
+            case rk.CallStep.Fail():
+                return call
+    raise AssertionError("the call did not end")
+
+
+def test_events_below_the_hosts_level_are_dropped_and_the_rest_kept_in_order():
+    everything = _failing_call().take_events()
+    assert {e["level"] for e in everything} == {"debug", "info", "warning"}
+    for min_level, kept in [(None, {"debug", "info", "warning"}), ("debug", {"debug", "info", "warning"}),
+                            ("info", {"info", "warning"}), ("warning", {"warning"})]:
+        call = _failing_call()
+        assert call.take_events(min_level) == [e for e in everything if e["level"] in kept], min_level
+        assert call.take_events() == [], f"{min_level}: the dropped events are gone too"
+    with pytest.raises(rk.InvalidArgumentError, match="min_level"):
+        _failing_call().take_events("error")  # type: ignore[arg-type]

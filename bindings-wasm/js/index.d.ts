@@ -8,6 +8,7 @@ import type {
   ApiSession,
   ApiErrorKind,
   ClaimState,
+  EventLevel,
   ExportCommand,
   ExportStateInfo,
   InboxCounts,
@@ -49,6 +50,7 @@ export type {
   BodyRule,
   ClaimState,
   ErrorFamily,
+  EventLevel,
   ExportCommand,
   ExportStateInfo,
   Idempotency,
@@ -1447,7 +1449,7 @@ declare class Machine {
   /** The state as JSON text, to resume after a crash (never the token). */
   save(): string;
   /** What the machine did since the events were last taken, oldest first. */
-  takeEvents(): MachineEvent[];
+  takeEvents(minLevel?: EventLevel | null): MachineEvent[];
   /** Frees the wasm memory now (otherwise freed when garbage-collected); the machine is unusable after. */
   free(): void;
 }

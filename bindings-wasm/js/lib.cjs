@@ -1466,10 +1466,12 @@ class Machine {
   /**
    * What the machine did since the events were last taken, oldest first: the core's
    * `MachineEvent` (`kind`, `operation`, `attempt`, `method`, `path`, `status`, `transport`,
-   * `rule`, `reason`, `waitSeconds`, `state`). Never a token, a header or a body.
+   * `rule`, `reason`, `waitSeconds`, `state`). Never a token, a header or a body. With
+   * `minLevel` ('debug', 'info' or 'warning'), only those at that level or above: the others
+   * are dropped without being built.
    */
-  takeEvents() {
-    return JSON.parse(this._inner.takeEvents());
+  takeEvents(minLevel) {
+    return JSON.parse(call(() => this._inner.takeEvents(minLevel === undefined || minLevel === null ? undefined : toStr(minLevel, 'minLevel'))));
   }
   /** A machine saved by `save()`; give it a token again. */
   static resume(saved) {

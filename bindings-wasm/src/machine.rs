@@ -405,10 +405,15 @@ macro_rules! api_machine {
                 self.0.save()
             }
             /// What the machine did since the events were last taken, oldest first, as a JSON
-            /// array of the core's `MachineEvent` in JS names (never a token, a header or a body).
+            /// array of the core's `MachineEvent` in JS names (never a token, a header or a body);
+            /// with `min_level` (`debug`, `info`, `warning`) only those at that level or above.
             #[wasm_bindgen(js_name = takeEvents)]
-            pub fn take_events(&mut self) -> String {
-                events_json(self.0.take_events())
+            pub fn take_events(&mut self, min_level: Option<String>) -> R<String> {
+                let min = match min_level {
+                    Some(level) => parse(machine::EventLevel::parse, &level)?,
+                    None => machine::EventLevel::Debug,
+                };
+                Ok(events_json(self.0.take_events_from(min)))
             }
             /// A machine saved by `save`.
             pub fn resume(saved: &str) -> R<$ty> {

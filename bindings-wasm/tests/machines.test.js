@@ -484,6 +484,34 @@ test('a call without a seed draws its own from the platform RNG: every key diffe
   assert.equal(seeded(), seeded());
 });
 
+// A call whose two attempts get a 503: its events carry every level (a send is debug, a retry
+// info, the failure warning).
+function failingCall() {
+  const tenantId = '0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e';
+  const c = new rk.Call('listPlatformExports', { tenantId, seed: 7, maxAttempts: 2, token: rk.BearerToken.reports('tok-events', tenantId) });
+  let now = 1763900000;
+  for (let i = 0; i < 10; i++) {
+    const s = c.next(now);
+    if (s.step === 'send') c.response(503, { 'Retry-After': '1' }, '', now);
+    else if (s.step === 'wait') now += s.seconds;
+    else if (s.step === 'fail') return c;
+    else throw new Error(JSON.stringify(s));
+  }
+  throw new Error('the call did not end');
+}
+
+test('events below the host\'s level are dropped and the rest kept in order', () => {
+  const everything = failingCall().takeEvents();
+  assert.deepEqual(new Set(everything.map((e) => e.level)), new Set(['debug', 'info', 'warning']));
+  for (const [minLevel, kept] of [[undefined, ['debug', 'info', 'warning']], ['debug', ['debug', 'info', 'warning']],
+    ['info', ['info', 'warning']], ['warning', ['warning']]]) {
+    const c = failingCall();
+    assert.deepEqual(c.takeEvents(minLevel), everything.filter((e) => kept.includes(e.level)), String(minLevel));
+    assert.deepEqual(c.takeEvents(), [], `${minLevel}: the dropped events are gone too`);
+  }
+  assert.throws(() => failingCall().takeEvents('error'), (e) => e instanceof rk.InvalidArgumentError && /min_level/.test(e.message));
+});
+
 test('an input out of turn is refused with a reason', () => {
   const c = new rk.Call('listEnterpriseCountries', { seed: 1 });
   assert.throws(() => c.response(200, {}, '{}'), (e) => e instanceof rk.InvalidArgumentError && /no request is in flight/.test(e.message));

@@ -340,3 +340,61 @@ fn a_download_reports_its_progress_at_each_tenth_and_when_whole_not_per_piece() 
         .collect();
     assert_eq!(got, [1 << 20, 2 << 20]);
 }
+
+/// A call with a 503, its retry and a final 500 after the attempts run out: every kind of level.
+fn a_failing_call() -> Call {
+    let mut session = Session::new(None);
+    session.store_token(token::BearerToken::reports(TOKEN, TENANT), None);
+    let params = RequestParams {
+        tenant_id: Some(TENANT.into()),
+        ..RequestParams::default()
+    };
+    let options = CallOptions {
+        seed: 7,
+        max_attempts: Some(2),
+        ..CallOptions::default()
+    };
+    let mut call = Call::new("listPlatformExports", params, options).unwrap();
+    let mut now = 1_000.0;
+    for _ in 0..10 {
+        match call.next_in(now, &mut session).unwrap() {
+            Step::Send { .. } => call
+                .response(503, &[("Retry-After", "1")], b"", now)
+                .unwrap(),
+            Step::Wait { seconds } => now += seconds,
+            Step::Fail { .. } => return call,
+            other => panic!("{other:?}"),
+        }
+    }
+    panic!("the call did not end");
+}
+
+#[test]
+fn events_below_the_hosts_level_are_dropped_and_the_rest_kept_in_order() {
+    use royaltykit::machine::EventLevel;
+    let all = a_failing_call().take_events();
+    let levels: Vec<&str> = all.iter().map(|e| e.level.as_str()).collect();
+    // the call's events carry every level, so each filter below has something to drop
+    for level in ["debug", "info", "warning"] {
+        assert!(levels.contains(&level), "{levels:?}");
+    }
+    for (min, kept) in [
+        (EventLevel::Debug, vec!["debug", "info", "warning"]),
+        (EventLevel::Info, vec!["info", "warning"]),
+        (EventLevel::Warning, vec!["warning"]),
+    ] {
+        let expected: Vec<&MachineEvent> = all
+            .iter()
+            .filter(|e| kept.contains(&e.level.as_str()))
+            .collect();
+        let mut call = a_failing_call();
+        let got = call.take_events_from(min);
+        assert_eq!(got.iter().collect::<Vec<_>>(), expected, "{min}");
+        assert!(
+            call.take_events().is_empty(),
+            "{min}: the dropped ones are gone too"
+        );
+    }
+    assert_eq!(EventLevel::parse("warning").unwrap(), EventLevel::Warning);
+    assert_eq!(EventLevel::parse("error").unwrap_err().name, "min_level");
+}

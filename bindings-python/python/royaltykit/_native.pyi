@@ -1011,9 +1011,10 @@ class Call:
     @property
     def idempotency_key(self) -> str | None: ...
     def save(self) -> str: ...
-    def take_events(self) -> list[dict[str, Any]]:
+    def take_events(self, min_level: Literal["debug", "info", "warning"] | None = None) -> list[dict[str, Any]]:
         """What the call did since the events were last taken, oldest first (the core's
-        ``MachineEvent`` as dicts)."""
+        ``MachineEvent`` as dicts); with ``min_level``, only those at that level or above (the
+        others are dropped)."""
     @staticmethod
     def resume(saved: str) -> Call: ...
 
@@ -1161,8 +1162,9 @@ class ExportJob:
     @property
     def export_id(self) -> str | None: ...
     def save(self) -> str: ...
-    def take_events(self) -> list[dict[str, Any]]:
-        """What the job did since the events were last taken, oldest first."""
+    def take_events(self, min_level: Literal["debug", "info", "warning"] | None = None) -> list[dict[str, Any]]:
+        """What the job did since the events were last taken, oldest first; with ``min_level``,
+        only those at that level or above."""
     @staticmethod
     def resume(saved: str) -> ExportJob: ...
 

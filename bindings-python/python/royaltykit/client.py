@@ -263,7 +263,7 @@ class _Transport:
 
 
 class _Httpx(_Transport):
-    def _stream(self, r: RequestDescriptor) -> Any:
+    def _args(self, r: RequestDescriptor) -> dict[str, Any]:
         # follow_redirects=False on every request: a client built to follow them would carry the
         # API key and secret (or the bearer token) to another origin.
         import httpx
@@ -271,8 +271,11 @@ class _Httpx(_Transport):
         # The write of the request is bounded like a read, and waiting for a pooled connection
         # like making one.
         timeout = httpx.Timeout(connect=self.connect, read=self.read, write=self.read, pool=self.connect)
-        return self.http.stream(r.method, r.url(self.base), headers=r.headers, content=r.body, follow_redirects=False,
-                                timeout=timeout)
+        return {"method": r.method, "url": r.url(self.base), "headers": r.headers, "content": r.body,
+                "follow_redirects": False, "timeout": timeout}
+
+    def _stream(self, r: RequestDescriptor) -> Any:
+        return self.http.stream(**self._args(r))
 
     @staticmethod
     def failure(e: Exception) -> str | None:
@@ -289,9 +292,12 @@ class _Httpx(_Transport):
 
     def send(self, r: RequestDescriptor, stream: Stream | None) -> Any:
         try:
+            if stream is None:  # nothing to stream: the whole body, read as httpx reads it
+                resp = self.http.request(**self._args(r))
+                return resp.status_code, list(resp.headers.multi_items()), resp.content
             with self._stream(r) as resp:
                 headers = list(resp.headers.multi_items())
-                sink = stream(resp.status_code) if stream else None
+                sink = stream(resp.status_code)
                 if sink is None:
                     return resp.status_code, headers, resp.read()
                 sink.start(resp.headers.get("Content-Length"))
@@ -305,9 +311,12 @@ class _Httpx(_Transport):
 class _AsyncHttpx(_Httpx):
     async def send(self, r: RequestDescriptor, stream: Stream | None) -> Any:
         try:
+            if stream is None:  # nothing to stream: the whole body, read as httpx reads it
+                resp = await self.http.request(**self._args(r))
+                return resp.status_code, list(resp.headers.multi_items()), resp.content
             async with self._stream(r) as resp:
                 headers = list(resp.headers.multi_items())
-                sink = stream(resp.status_code) if stream else None
+                sink = stream(resp.status_code)
                 if sink is None:
                     return resp.status_code, headers, await resp.aread()
                 sink.start(resp.headers.get("Content-Length"))
@@ -340,8 +349,10 @@ class _Requests(_Transport):
 
     def send(self, r: RequestDescriptor, stream: Stream | None) -> Any:
         try:
+            # Streamed only when there is a sink: otherwise requests reads the whole body itself.
             with self.http.request(r.method, r.url(self.base), headers=dict(r.headers), data=r.body,
-                                   timeout=(self.connect, self.read), stream=True, allow_redirects=False) as resp:
+                                   timeout=(self.connect, self.read), stream=stream is not None,
+                                   allow_redirects=False) as resp:
                 headers = list(resp.headers.items())
                 sink = stream(resp.status_code) if stream else None
                 if sink is None:
@@ -653,8 +664,13 @@ class _Base:
 
     def _emit(self, machine: Any, op: _Op) -> None:
         """The machine's events since the last step: to the ``royaltykit`` logger, ``on_event``
-        and the operation's telemetry."""
-        for e in machine.take_events():
+        and the operation's telemetry. With neither ``on_event`` nor telemetry, only the events
+        the logger shows are taken: the core drops the others unbuilt."""
+        if op.scope is not None or self._on_event is not None or _log.isEnabledFor(logging.DEBUG):
+            events = machine.take_events()
+        else:
+            events = machine.take_events("info" if _log.isEnabledFor(logging.INFO) else "warning")
+        for e in events:
             level = _LEVELS.get(e["level"], logging.INFO)
             if _log.isEnabledFor(level):
                 _log.log(level, "%s", e["message"])
@@ -704,7 +720,7 @@ class _Base:
             match step:
                 case CallStep.Send(request=request):
                     op.checkpoint(machine)
-                    outcome = yield ("send", request, stream)
+                    outcome = yield ("send", request, None if sink is None else stream)
                     cause = outcome.error if isinstance(outcome, _Failed) else None
                     if cause is not None:
                         machine.transport_failure(outcome.kind, self._clock())

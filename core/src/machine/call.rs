@@ -259,6 +259,47 @@ pub struct MachineEvent {
     pub message: String,
 }
 
+string_enum! {
+    /// The level a log shows a [`MachineEvent`] at, lowest first: `debug` for `send`,
+    /// `response` and `done` (the requests themselves), `info` for waits, retries, token
+    /// refreshes, polls and progress, `warning` for `fail` and `notice`. A host that listens only
+    /// from some level takes the events with [`Call::take_events_from`], and those below it are
+    /// dropped without being described.
+    pub enum EventLevel as "min_level" {
+        /// The requests themselves: `send`, `response`, `done`.
+        Debug = "debug",
+        /// What a person running a job wants to see: waits, retries, refreshes, polls.
+        Info = "info",
+        /// A call that failed, and an operation's deprecation or sunset notice.
+        Warning = "warning",
+    }
+}
+
+impl EventLevel {
+    /// The level of an event of `kind` (see [`EventLevel`]).
+    pub fn of(kind: &str) -> Self {
+        match kind {
+            "send" | "response" | "done" => Self::Debug,
+            "fail" | "notice" => Self::Warning,
+            _ => Self::Info,
+        }
+    }
+
+    /// Whether an event at this level is shown to a host listening from `min`.
+    fn reaches(self, min: Self) -> bool {
+        self as u8 >= min as u8
+    }
+}
+
+/// `events` at `min` or above, described, oldest first.
+pub(crate) fn described_from(events: Vec<MachineEvent>, min: EventLevel) -> Vec<MachineEvent> {
+    events
+        .into_iter()
+        .filter(|e| EventLevel::of(&e.kind).reaches(min))
+        .map(MachineEvent::described)
+        .collect()
+}
+
 /// The events a machine keeps for a host that never takes them: the newest this many.
 pub(crate) const MAX_EVENTS: usize = 256;
 
@@ -285,12 +326,7 @@ impl MachineEvent {
 
     /// The event with its `level` and `message` filled from its members.
     pub(crate) fn described(mut self) -> Self {
-        self.level = match self.kind.as_str() {
-            "send" | "response" | "done" => "debug",
-            "fail" | "notice" => "warning",
-            _ => "info",
-        }
-        .to_owned();
+        self.level = EventLevel::of(&self.kind).as_str().to_owned();
         let mut details: Vec<String> = [&self.method, &self.path]
             .into_iter()
             .flatten()
@@ -718,10 +754,14 @@ impl Call {
     /// What the call did since the last time they were taken, oldest first (see
     /// [`MachineEvent`]): take them after each step and each reported outcome, to log them.
     pub fn take_events(&mut self) -> Vec<MachineEvent> {
-        std::mem::take(&mut self.events)
-            .into_iter()
-            .map(MachineEvent::described)
-            .collect()
+        self.take_events_from(EventLevel::Debug)
+    }
+
+    /// The events of [`Call::take_events`] at `min` or above (see [`EventLevel`]); the others
+    /// are taken too, and dropped without being described: a host whose log shows only
+    /// warnings, with no other listener, pays nothing for the requests' `debug` events.
+    pub fn take_events_from(&mut self, min: EventLevel) -> Vec<MachineEvent> {
+        described_from(std::mem::take(&mut self.events), min)
     }
 
     /// A `notice` event, once per call, when a response says the operation is deprecated or

@@ -37,7 +37,9 @@
 
 use super::pages::{items_of, After, PageCursor, PagesEnd, PagesOptions, Paging};
 use super::session::TokenSlot;
-use super::{Call, CallFailure, CallOptions, Jitter, MachineEvent, Response, Session, Step};
+use super::{
+    Call, CallFailure, CallOptions, EventLevel, Jitter, MachineEvent, Response, Session, Step,
+};
 use crate::bearer::BearerToken;
 use crate::export::{export_poll_decision, ExportState, PollAction};
 use crate::request::RequestParams;
@@ -765,11 +767,14 @@ impl ExportJob {
     /// What the job did since the last time they were taken, oldest first: its requests' events
     /// (see [`MachineEvent`]) and a `poll` for each state read (`attempt` is the poll's number).
     pub fn take_events(&mut self) -> Vec<MachineEvent> {
-        let mut events: Vec<MachineEvent> = std::mem::take(&mut self.events)
-            .into_iter()
-            .map(MachineEvent::described)
-            .collect();
-        events.extend(self.call.take_events());
+        self.take_events_from(EventLevel::Debug)
+    }
+
+    /// The events of [`ExportJob::take_events`] at `min` or above (see
+    /// [`Call::take_events_from`]); the others are dropped without being described.
+    pub fn take_events_from(&mut self, min: EventLevel) -> Vec<MachineEvent> {
+        let mut events = super::call::described_from(std::mem::take(&mut self.events), min);
+        events.extend(self.call.take_events_from(min));
         events
     }
 

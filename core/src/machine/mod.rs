@@ -32,8 +32,8 @@ mod session;
 #[allow(deprecated)]
 pub use call::CallStep;
 pub use call::{
-    call_failed_message, reconcile_required, Call, CallFailure, CallOptions, MachineEvent,
-    Response, Step,
+    call_failed_message, reconcile_required, Call, CallFailure, CallOptions, EventLevel,
+    MachineEvent, Response, Step,
 };
 #[allow(deprecated)]
 pub use export_job::JobStep;

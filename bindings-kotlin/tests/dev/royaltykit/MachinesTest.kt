@@ -595,6 +595,38 @@ class MachinesTest {
         }
     }
 
+    /** A call whose two attempts get a 503: its events carry every level (a send is debug, a
+     * retry info, the failure warning). */
+    private fun failingCall(): Call {
+        val tenant = "0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e"
+        val c = Call("listPlatformExports", RequestParams(tenantId = tenant), 2L, null, 7uL)
+        c.token(BearerToken.reports("tok-events", tenant), null)
+        var now = 1_763_900_000.0
+        repeat(10) {
+            when (val s = c.next(now, null)) {
+                is CallStep.Send -> c.response(503, mapOf("Retry-After" to "1"), ByteArray(0), now)
+                is CallStep.Wait -> now += s.seconds
+                is CallStep.Fail -> return c
+                else -> fail("unexpected $s")
+            }
+        }
+        fail("the call did not end")
+        return c
+    }
+
+    @Test
+    fun eventsBelowTheHostsLevelAreDroppedAndTheRestKeptInOrder() {
+        val everything = failingCall().use { it.takeEvents() }
+        assertEquals(setOf("debug", "info", "warning"), everything.map { it.level }.toSet())
+        for ((min, kept) in listOf(null to setOf("debug", "info", "warning"), EventLevel.DEBUG to setOf("debug", "info", "warning"),
+            EventLevel.INFO to setOf("info", "warning"), EventLevel.WARNING to setOf("warning"))) {
+            failingCall().use { c ->
+                assertEquals("$min", everything.filter { it.level in kept }, c.takeEvents(min))
+                assertEquals("$min: the dropped events are gone too", emptyList<MachineEvent>(), c.takeEvents())
+            }
+        }
+    }
+
     /** The client throws what `callStepError` gives: the core's error table, as in Python and Node. */
     @Test
     fun aFailOrReconcileStepGivesTheCoreErrorOfItsFamily() {
