@@ -400,14 +400,15 @@ pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_callOpen(
 /// `callOpen`, on `session` (a handle the client cloned), both borrowed as in `verifyPacked`.
 /// `op` and its arguments (uniffi's serialisation), each the `Call` method of that name:
 ///
-/// - 0 `advanceIn(now: f64, base: String)` and 1 `respondIn(status: i64, headers: Map<String,
-///   String>, body: bytes, now: f64, base: String)`: the next step, written as `[0]` + an
-///   `Advance`, or, for a `Send`, `[1]` + its `WireRequest` under `base` + the events (so the
-///   request's own object never crosses);
+/// - 0 `advanceIn(now: f64, minLevel: Option<EventLevel>, base: String)` and 1
+///   `respondIn(status: i64, headers: Map<String, String>, body: bytes, now: f64, minLevel:
+///   Option<EventLevel>, base: String)`: the next step, written as `[0]` + an `Advance`, or, for
+///   a `Send`, `[1]` + its `WireRequest` under `base` + the events (so the request's own object
+///   never crosses);
 /// - 2 `streams(status: i64)`: `bool`;
 /// - 3 `streamedResponse(status: i64, headers: Map<String, String>, length: i64, now: f64)`;
 /// - 4 `transportFailure(failure: TransportFailure, now: f64)`;
-/// - 5 `takeEvents()`: the events;
+/// - 5 `takeEvents(minLevel: Option<EventLevel>)`: the events;
 /// - 6 `progress(received: i64, total: Option<i64>)`;
 /// - 7 `reserved(reply: Option<String>, now: f64)`;
 /// - 8 `reserveFailed(now: f64)`.
@@ -453,14 +454,14 @@ fn call_step(
 ) -> Option<()> {
     match op {
         0 => {
-            let now = arg(buf)?;
-            put_advance(answer, call.advance_in(now, session), arg(buf)?);
+            let (now, min_level) = (arg(buf)?, arg(buf)?);
+            put_advance(answer, call.advance_in(now, session, min_level), arg(buf)?);
         }
         1 => {
             let (status, headers, body, now) = (arg(buf)?, arg(buf)?, arg(buf)?, arg(buf)?);
             put_advance(
                 answer,
-                call.respond_in(status, headers, body, now, session),
+                call.respond_in(status, headers, body, now, session, arg(buf)?),
                 arg(buf)?,
             );
         }
@@ -476,7 +477,7 @@ fn call_step(
             let failure = arg::<royaltykit::retry::TransportFailure>(buf)?;
             put_unit(answer, call.transport_failure(failure, Some(arg(buf)?)));
         }
-        5 => put(answer, Ok(call.take_events(None))),
+        5 => put(answer, Ok(call.take_events(arg(buf)?))),
         6 => {
             call.progress(arg(buf)?, arg(buf)?);
             answer.push(OK);

@@ -377,20 +377,24 @@ macro_rules! api_machine {
                     Ok($step(step, s.version()))
                 })
             }
-            /// `nextIn(now, session)` and `takeEvents()` in one call, the events taken after the
-            /// step was decided: what the clients' loops ask at each step.
-            pub fn advance_in(&self, now: f64, session: Arc<Session>) -> Result<Advance> {
+            /// `nextIn(now, session)` and `takeEvents(minLevel)` in one call, the events taken
+            /// after the step was decided: what the clients' loops ask at each step.
+            #[uniffi::method(default(min_level = None))]
+            pub fn advance_in(&self, now: f64, session: Arc<Session>, min_level: Option<machine::EventLevel>) -> Result<Advance> {
                 let mut machine = lock(&self.0);
                 let step = session.with(|s| -> Result<CallStep> {
                     let step = machine.next_in(now, s)?;
                     Ok($step(step, s.version()))
                 })?;
-                Ok(Advance { step, events: machine.take_events() })
+                let events = machine.take_events_from(min_level.unwrap_or(machine::EventLevel::Debug));
+                Ok(Advance { step, events })
             }
-            /// `response(status, headers, body, now)` then `advanceIn(now, session)`, in one call.
-            pub fn respond_in(&self, status: i64, headers: HashMap<String, String>, body: Vec<u8>, now: f64, session: Arc<Session>) -> Result<Advance> {
+            /// `response(status, headers, body, now)` then `advanceIn(now, session, minLevel)`, in
+            /// one call.
+            #[uniffi::method(default(min_level = None))]
+            pub fn respond_in(&self, status: i64, headers: HashMap<String, String>, body: Vec<u8>, now: f64, session: Arc<Session>, min_level: Option<machine::EventLevel>) -> Result<Advance> {
                 lock(&self.0).response(status, &headers, &body, now)?;
-                self.advance_in(now, session)
+                self.advance_in(now, session, min_level)
             }
             /// The response to the request sent.
             #[uniffi::method(default(now = None))]

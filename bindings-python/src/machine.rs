@@ -320,6 +320,13 @@ fn fail(
 }
 
 /// A `MachineEvent` as a dict (every member, None when absent).
+/// The core's level of ``min_level`` (``None``: every event).
+fn event_level(py: Python<'_>, min_level: Option<&str>) -> PyResult<machine::EventLevel> {
+    min_level.map_or(Ok(machine::EventLevel::Debug), |level| {
+        machine::EventLevel::parse(level).map_err(|e| crate::error(py, e))
+    })
+}
+
 fn event_dict<'py>(py: Python<'py>, e: &machine::MachineEvent) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("kind", &e.kind)?;
@@ -521,6 +528,45 @@ macro_rules! api_machine {
                 $step(py, step)
             }
 
+            /// ``next(now, session=session)`` and ``take_events(min_level)`` in one call:
+            /// ``(step, events)``, the events taken after the step was decided. What the
+            /// clients' loops ask at each step (each call into the library costs).
+            #[pyo3(signature = (now, *, session, min_level=None))]
+            fn advance<'py>(
+                &self,
+                py: Python<'py>,
+                now: f64,
+                session: PyRef<'_, Session>,
+                min_level: Option<&str>,
+            ) -> PyResult<(CallStep, Vec<Bound<'py, PyDict>>)> {
+                let min = event_level(py, min_level)?;
+                let (step, events) = guard(|| {
+                    let mut machine = lock(&self.0);
+                    let step = machine.next_in(now, &mut lock(&session.0))?;
+                    Ok((step, machine.take_events_from(min)))
+                })?;
+                let events = events.iter().map(|e| event_dict(py, e)).collect::<PyResult<_>>()?;
+                Ok(($step(py, step)?, events))
+            }
+
+            /// ``response(status, headers, body, now)`` then ``advance(now, session=session,
+            /// min_level=min_level)``, in one call: the step after the response, with the events.
+            #[pyo3(signature = (status, headers, body, now, *, session, min_level=None))]
+            #[allow(clippy::too_many_arguments)]
+            fn respond<'py>(
+                &self,
+                py: Python<'py>,
+                status: i64,
+                headers: Headers,
+                body: Body<'_>,
+                now: f64,
+                session: PyRef<'_, Session>,
+                min_level: Option<&str>,
+            ) -> PyResult<(CallStep, Vec<Bound<'py, PyDict>>)> {
+                guard(|| Ok(lock(&self.0).response(status, &headers, &body, now)?))?;
+                self.advance(py, now, session, min_level)
+            }
+
             /// The response to the request sent.
             #[pyo3(signature = (status, headers, body, now=None))]
             fn response(
@@ -614,10 +660,7 @@ macro_rules! api_machine {
                 py: Python<'py>,
                 min_level: Option<&str>,
             ) -> PyResult<Vec<Bound<'py, PyDict>>> {
-                let min = match min_level {
-                    Some(level) => machine::EventLevel::parse(level).map_err(|e| crate::error(py, e))?,
-                    None => machine::EventLevel::Debug,
-                };
+                let min = event_level(py, min_level)?;
                 let events = lock(&self.0).take_events_from(min);
                 events.iter().map(|e| event_dict(py, e)).collect()
             }

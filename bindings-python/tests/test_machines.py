@@ -662,3 +662,32 @@ def test_events_below_the_hosts_level_are_dropped_and_the_rest_kept_in_order():
         assert call.take_events() == [], f"{min_level}: the dropped events are gone too"
     with pytest.raises(rk.InvalidArgumentError, match="min_level"):
         _failing_call().take_events("error")  # type: ignore[arg-type]
+
+
+def test_advance_and_respond_answer_as_next_response_and_take_events():
+    """The clients' one-call inputs: ``advance`` is ``next`` + ``take_events``, ``respond`` is
+    ``response`` + ``advance``, step for step and event for event, on twin calls."""
+    tenant = "0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e"
+
+    def twins():
+        session = rk.Session()
+        session.store_token(rk.BearerToken.reports("tok_twins", tenant))
+        return session, rk.Call("listPlatformExports", seed=3, max_attempts=2, tenant_id=tenant)
+
+    (s1, one), (s2, other) = twins(), twins()
+    now, answers = 1_000.0, [(503, [("Retry-After", "2")]), (200, [("Content-Type", "application/json")])]
+    for min_level in [None, "info", None, "warning"]:
+        step = one.next(now, session=s1)
+        advanced = other.advance(now, session=s2, min_level=min_level)
+        assert (repr(advanced[0]), advanced[1]) == (repr(step), one.take_events(min_level))
+        match step:
+            case rk.CallStep.Send():
+                status, headers = answers.pop(0)
+                one.response(status, headers, b'{"data":[]}', now)
+                given = other.respond(status, headers, b'{"data":[]}', now, session=s2, min_level=min_level)
+                assert (repr(given[0]), given[1]) == (repr(one.next(now, session=s1)), one.take_events(min_level))
+                if isinstance(given[0], rk.CallStep.Wait):
+                    now += given[0].seconds
+            case rk.CallStep.Done():
+                break
+    assert answers == [] and isinstance(one.next(now, session=s1), rk.CallStep.Done)

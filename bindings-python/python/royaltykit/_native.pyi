@@ -995,6 +995,12 @@ class Call:
         request: RequestDescriptor, *, max_attempts: int | None = None, max_elapsed_seconds: float | None = None, seed: int | None = None
     ) -> Call: ...
     def next(self, now: float | None = None, budget: RateBudget | None = None, *, session: Session | None = None) -> CallStep: ...
+    def advance(self, now: float, *, session: Session, min_level: Literal["debug", "info", "warning"] | None = None
+                ) -> tuple[CallStep, list[dict[str, Any]]]:
+        """``next(now, session=session)`` and ``take_events(min_level)`` in one call."""
+    def respond(self, status: int, headers: _Headers, body: _Body, now: float, *, session: Session,
+                min_level: Literal["debug", "info", "warning"] | None = None) -> tuple[CallStep, list[dict[str, Any]]]:
+        """``response(status, headers, body, now)`` then ``advance(now, session=session, min_level=min_level)``."""
     def response(self, status: int, headers: _Headers, body: _Body, now: float | None = None) -> None: ...
     def streams(self, status: int) -> bool:
         """Whether a response with ``status`` is streamed to your sink: only a 2xx to a download."""
@@ -1146,6 +1152,12 @@ class ExportJob:
         max_poll_interval_seconds: float | None = None,
     ) -> ExportJob: ...
     def next(self, now: float | None = None, budget: RateBudget | None = None, *, session: Session | None = None) -> CallStep: ...
+    def advance(self, now: float, *, session: Session, min_level: Literal["debug", "info", "warning"] | None = None
+                ) -> tuple[CallStep, list[dict[str, Any]]]:
+        """``next(now, session=session)`` and ``take_events(min_level)`` in one call."""
+    def respond(self, status: int, headers: _Headers, body: _Body, now: float, *, session: Session,
+                min_level: Literal["debug", "info", "warning"] | None = None) -> tuple[CallStep, list[dict[str, Any]]]:
+        """``response(status, headers, body, now)`` then ``advance(now, session=session, min_level=min_level)``."""
     def response(self, status: int, headers: _Headers, body: _Body, now: float | None = None) -> None: ...
     def streams(self, status: int) -> bool:
         """Whether a response with ``status`` is streamed to your sink: only a 2xx to a download."""

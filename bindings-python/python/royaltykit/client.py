@@ -662,14 +662,19 @@ class _Base:
                 _log.warning("telemetry failed to open an operation", exc_info=True)
         return _Op(scope, job, on_checkpoint, last)
 
-    def _emit(self, machine: Any, op: _Op) -> None:
-        """The machine's events since the last step: to the ``royaltykit`` logger, ``on_event``
-        and the operation's telemetry. With neither ``on_event`` nor telemetry, only the events
-        the logger shows are taken: the core drops the others unbuilt."""
+    def _level(self, op: _Op) -> str | None:
+        """The lowest level of event anyone listens to: all (None) for ``on_event`` or telemetry,
+        else what the ``royaltykit`` logger shows now (the core drops the others unbuilt)."""
         if op.scope is not None or self._on_event is not None or _log.isEnabledFor(logging.DEBUG):
-            events = machine.take_events()
-        else:
-            events = machine.take_events("info" if _log.isEnabledFor(logging.INFO) else "warning")
+            return None
+        return "info" if _log.isEnabledFor(logging.INFO) else "warning"
+
+    def _emit(self, machine: Any, op: _Op) -> None:
+        """The machine's events since the last step (those anyone listens to, ``_level``)."""
+        self._deliver(machine.take_events(self._level(op)), op)
+
+    def _deliver(self, events: list[dict[str, Any]], op: _Op) -> None:
+        """Events to the ``royaltykit`` logger, ``on_event`` and the operation's telemetry."""
         for e in events:
             level = _LEVELS.get(e["level"], logging.INFO)
             if _log.isEnabledFor(level):
@@ -713,10 +718,15 @@ class _Base:
         # The HTTP library's error of the last send when it got no response: the cause of a
         # CallFailedError.
         cause: BaseException | None = None
+        # The step and its events a response's report gave (one call into the library).
+        given: tuple[Any, list[dict[str, Any]]] | None = None
         while True:
-            version = session.version
-            step = machine.next(self._clock(), session=session)
-            self._emit(machine, op)
+            if given is None:
+                version = session.version
+                step, events = machine.advance(self._clock(), session=session, min_level=self._level(op))
+            else:
+                (step, events), given = given, None
+            self._deliver(events, op)
             match step:
                 case CallStep.Send(request=request):
                     op.checkpoint(machine)
@@ -727,7 +737,8 @@ class _Base:
                     elif isinstance(outcome[2], int):
                         machine.streamed_response(*outcome, self._clock())
                     else:
-                        machine.response(*outcome, self._clock())
+                        version = session.version
+                        given = machine.respond(*outcome, self._clock(), session=session, min_level=self._level(op))
                 case CallStep.Wait(seconds=seconds):
                     yield ("sleep", seconds)
                 case CallStep.AwaitToken(seconds=seconds):

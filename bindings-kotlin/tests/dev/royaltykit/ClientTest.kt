@@ -716,6 +716,33 @@ class ClientTest {
         }
     }
 
+    /** With the default onEvent, the client takes from the core only the events the log shows now
+     * (the others are dropped unbuilt): at FINE every info line (the retry), no debug line. */
+    @Test
+    fun theDefaultLogGetsEveryEventAtItsLevelAndNoneBelow() {
+        reset("""{"faults":[{"op":"listPlatformExports","nth":1,"do":"status","status":503}]}""")
+        val logger = java.util.logging.Logger.getLogger("dev.royaltykit")
+        val records = java.util.Collections.synchronizedList(ArrayList<java.util.logging.LogRecord>())
+        val handler = object : java.util.logging.Handler() {
+            override fun publish(r: java.util.logging.LogRecord) { records.add(r) }
+            override fun flush() {}
+            override fun close() {}
+        }.apply { level = java.util.logging.Level.ALL }
+        val before = logger.level
+        logger.addHandler(handler)
+        logger.level = java.util.logging.Level.FINE
+        try {
+            ReportsClient(JavaHttpTransport(), url, "cid", "csecret", TENANT, timeout = Duration.ofSeconds(1), clock = clock, sleep = sleep)
+                .request("listPlatformExports")
+        } finally {
+            logger.removeHandler(handler)
+            logger.level = before
+        }
+        val shown = records.map { "${it.level} ${it.message}" }
+        assertTrue("$shown", records.any { it.level == java.util.logging.Level.FINE && it.message.startsWith("retry listPlatformExports") })
+        assertTrue("$shown", records.none { it.level.intValue() < java.util.logging.Level.FINE.intValue() })
+    }
+
     @Test
     fun aDeprecatedOperationGivesOneNoticePerSessionAtWarning() {
         reset("""{"deprecated":["listPlatformExports"]}""")

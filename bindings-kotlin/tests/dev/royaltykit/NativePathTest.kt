@@ -107,17 +107,19 @@ class NativePathTest {
                 seen += a.events.map { "event $it" }
                 return a.step
             }
-            note(m.next(now))
+            // the events at each level the clients ask (null: all), the same through both paths
+            val (info, warning) = dev.royaltykit.types.EventLevel.INFO to dev.royaltykit.types.EventLevel.WARNING
+            note(m.next(now, null))
             seen += "streams ${m.streams(200)}"
-            val wait = note(m.respond(503, mapOf("Retry-After" to "7"), "{}".toByteArray(), now)) as CallStep.Wait
+            val wait = note(m.respond(503, mapOf("Retry-After" to "7"), "{}".toByteArray(), now, info)) as CallStep.Wait
             now += wait.seconds
-            note(m.next(now))
+            note(m.next(now, warning))
             m.failed(dev.royaltykit.types.TransportFailure.TIMEOUT, now)
-            seen += m.events().map { "event $it" }
-            val wait2 = note(m.next(now)) as CallStep.Wait
+            seen += m.events(info).map { "event $it" }
+            val wait2 = note(m.next(now, null)) as CallStep.Wait
             now += wait2.seconds
-            note(m.next(now))
-            note(m.respond(200, mapOf("content-type" to "application/json"), """{"data":[]}""".toByteArray(), now))
+            note(m.next(now, null))
+            note(m.respond(200, mapOf("content-type" to "application/json"), """{"data":[]}""".toByteArray(), now, null))
             // inputs the machine refuses once over, the same way
             seen += try { m.reserved("ok", now); "accepted" } catch (e: RoyaltyKitException) { "refused ${e.javaClass.simpleName}: ${e.message}" }
             seen += try { m.reserveFailed(now); "accepted" } catch (e: RoyaltyKitException) { "refused ${e.javaClass.simpleName}: ${e.message}" }
@@ -125,7 +127,7 @@ class NativePathTest {
             // a download's progress, given to a call that is not one: the same events either way
             m.progress(3, 10)
             m.progress(10, null)
-            seen += m.events().map { "event $it" }
+            seen += m.events(null).map { "event $it" }
             return seen
         }
         Session().use { session ->
@@ -146,6 +148,8 @@ class NativePathTest {
             }
             assertTrue(jna.toString(), jna.count { it.startsWith("send GET https://api.example.com/v1/") } == 3 && jna.any { it.startsWith("Done") })
             assertEquals(jna.toString(), 3, jna.count { it.startsWith("refused ") })
+            // the 503's `response` (debug) was asked from `info`: only the 200's is there
+            assertEquals(jna.toString(), 1, jna.count { it.startsWith("event MachineEvent(kind=response") })
         }
     }
 

@@ -19,6 +19,8 @@ import dev.royaltykit.NativeFast
 import dev.royaltykit.WireRequest
 import dev.royaltykit.jniAnswer
 import dev.royaltykit.types.FfiConverterTypeTransportFailure
+import dev.royaltykit.types.EventLevel
+import dev.royaltykit.FfiConverterOptionalTypeEventLevel
 import dev.royaltykit.BearerToken
 import dev.royaltykit.Call
 import dev.royaltykit.FleetToken
@@ -307,16 +309,19 @@ private class ArtifactSink(private val to: Path?, private val onProgress: ((Long
     }
 }
 
-/** The inputs a [Call] or an [ExportJob] on a session takes, so one loop drives both. */
+/**
+ * The inputs a [Call] or an [ExportJob] on a session takes, so one loop drives both. The events
+ * are those at the given level or above (null: all); the core drops the others unbuilt.
+ */
 internal class Driven(
     /** The next step and the events up to it, in one call (each call into the library costs). */
-    val next: (Double) -> Advanced,
+    val next: (Double, EventLevel?) -> Advanced,
     /** The response, then the next step and the events up to it, in one call. */
-    val respond: (Long, Map<String, String>, ByteArray, Double) -> Advanced,
+    val respond: (Long, Map<String, String>, ByteArray, Double, EventLevel?) -> Advanced,
     val streams: (Long) -> Boolean,
     val streamed: (Long, Map<String, String>, Long, Double) -> Unit,
     val failed: (TransportFailure, Double) -> Unit,
-    val events: () -> List<MachineEvent>,
+    val events: (EventLevel?) -> List<MachineEvent>,
     /** The streamed body's bytes so far, of its announced length (a `progress` event now and then). */
     val progress: (Long, Long?) -> Unit,
     /** (Fleet.) The reply of the pending `Reserve` (nil: null). */
@@ -334,12 +339,14 @@ internal class Advanced(val step: CallStep?, val wire: WireRequest?, val events:
     constructor(a: Advance) : this(a.step, null, a.events)
 }
 
-internal fun Call.driven(session: Session) = Driven({ now -> Advanced(advanceIn(now, session)) }, { st, h, b, now -> Advanced(respondIn(st, h, b, now, session)) },
-    { streams(it) }, { st, h, n, now -> streamedResponse(st, h, n, now) }, { f, now -> transportFailure(f, now) }, { takeEvents() },
+internal fun Call.driven(session: Session) = Driven({ now, level -> Advanced(advanceIn(now, session, level)) },
+    { st, h, b, now, level -> Advanced(respondIn(st, h, b, now, session, level)) },
+    { streams(it) }, { st, h, n, now -> streamedResponse(st, h, n, now) }, { f, now -> transportFailure(f, now) }, { takeEvents(it) },
     { got, total -> progress(got, total) }, { reply, now -> reserved(reply, now) }, { now -> reserveFailed(now) })
 
-internal fun ExportJob.driven(session: Session) = Driven({ now -> Advanced(advanceIn(now, session)) }, { st, h, b, now -> Advanced(respondIn(st, h, b, now, session)) },
-    { streams(it) }, { st, h, n, now -> streamedResponse(st, h, n, now) }, { f, now -> transportFailure(f, now) }, { takeEvents() },
+internal fun ExportJob.driven(session: Session) = Driven({ now, level -> Advanced(advanceIn(now, session, level)) },
+    { st, h, b, now, level -> Advanced(respondIn(st, h, b, now, session, level)) },
+    { streams(it) }, { st, h, n, now -> streamedResponse(st, h, n, now) }, { f, now -> transportFailure(f, now) }, { takeEvents(it) },
     { got, total -> progress(got, total) }, { reply, now -> reserved(reply, now) }, { now -> reserveFailed(now) })
 
 /**
@@ -369,13 +376,15 @@ internal class JniCall private constructor(private val handle: Long, private val
         if (buf.get() == 1.toByte()) Advanced(null, FfiConverterTypeWireRequest.read(buf), FfiConverterSequenceTypeMachineEvent.read(buf))
         else Advanced(FfiConverterTypeAdvance.read(buf))
 
+    private fun ByteBuffer.putLevel(level: EventLevel?): ByteBuffer = apply { FfiConverterOptionalTypeEventLevel.write(level, this) }
+
     val driven = Driven(
-        { now -> advanced(step(0, 12uL + base.size.toULong()) { it.putDouble(now).putBase() }) },
-        { status, headers, body, now ->
-            advanced(step(1, 24uL + FfiConverterMapStringString.allocationSize(headers) + body.size.toULong() + base.size.toULong()) {
+        { now, level -> advanced(step(0, 17uL + base.size.toULong()) { it.putDouble(now).putLevel(level).putBase() }) },
+        { status, headers, body, now, level ->
+            advanced(step(1, 29uL + FfiConverterMapStringString.allocationSize(headers) + body.size.toULong() + base.size.toULong()) {
                 it.putLong(status)
                 FfiConverterMapStringString.write(headers, it)
-                it.putInt(body.size).put(body).putDouble(now).putBase()
+                it.putInt(body.size).put(body).putDouble(now).putLevel(level).putBase()
             })
         },
         { status -> step(2, 8uL) { it.putLong(status) }.get() != 0.toByte() },
@@ -387,7 +396,7 @@ internal class JniCall private constructor(private val handle: Long, private val
             }
         },
         { failure, now -> step(4, 12uL) { FfiConverterTypeTransportFailure.write(failure, it); it.putDouble(now) } },
-        { FfiConverterSequenceTypeMachineEvent.read(step(5, 0uL) {}) },
+        { level -> FfiConverterSequenceTypeMachineEvent.read(step(5, 5uL) { it.putLevel(level) }) },
         { received, total -> step(6, 17uL) { it.putLong(received); FfiConverterOptionalLong.write(total, it) } },
         { reply, now -> step(7, FfiConverterOptionalString.allocationSize(reply) + 8uL) { FfiConverterOptionalString.write(reply, it); it.putDouble(now) } },
         { now -> step(8, 8uL) { it.putDouble(now) } },
@@ -428,6 +437,11 @@ internal class JniCall private constructor(private val handle: Long, private val
  * for waits, retries, token refreshes, polls and a download's `progress`, `warning` → WARNING
  * for a failed call and a deprecated operation's `notice`). */
 private val clientLog: java.util.logging.Logger = java.util.logging.Logger.getLogger("dev.royaltykit")
+
+/** The default `onEvent` ([logEvent]), one object, so a client knows when only the log listens. */
+internal object LogEvents : (MachineEvent) -> Unit {
+    override fun invoke(e: MachineEvent) = logEvent(e)
+}
 
 /** The default `onEvent`: one log line per event. */
 fun logEvent(e: MachineEvent) {
@@ -837,6 +851,18 @@ abstract class ApiClient internal constructor(
         return result
     }
 
+    /**
+     * The lowest level of event anyone listens to: all (null) for the caller's own `onEvent` or a
+     * telemetry [scope]; for the default `onEvent` ([logEvent]), what the `dev.royaltykit`
+     * logger shows now.
+     */
+    private fun eventLevel(scope: OperationScope?): EventLevel? = when {
+        scope != null || onEvent !== LogEvents -> null
+        clientLog.isLoggable(java.util.logging.Level.FINER) -> null
+        clientLog.isLoggable(java.util.logging.Level.FINE) -> EventLevel.INFO
+        else -> EventLevel.WARNING
+    }
+
     /** The machine's events to [onEvent] and to the operation's [scope]. */
     private fun emit(events: List<MachineEvent>, scope: OperationScope?) {
         for (e in events) {
@@ -856,8 +882,11 @@ abstract class ApiClient internal constructor(
         scope: OperationScope?,
         beforeSend: (() -> Unit)? = null,
     ): CallStep.Done {
+        // The events this call's listeners see: all for an onEvent or telemetry of the caller's,
+        // else those the default log shows (the core drops the others unbuilt).
+        val level = eventLevel(scope)
         // A streamed body's progress events are delivered as the pieces arrive, not after the body.
-        val target: BodyTarget = if (sink == null) Whole else Streamed(m, sink) { emit(m.events(), scope) }
+        val target: BodyTarget = if (sink == null) Whole else Streamed(m, sink) { emit(m.events(level), scope) }
         // The last send's failure when it got no response: the cause of the exception the call ends in.
         var failed: HttpOutcome.Failed? = null
         // The next step when the response's report already gave it (one call into the library).
@@ -866,7 +895,7 @@ abstract class ApiClient internal constructor(
             // An interrupted thread (a cancelled coroutine) ends its call, whatever its transport
             // made of the interrupt.
             if (Thread.interrupted()) throw InterruptedException("the call was interrupted")
-            val advanced = given ?: m.next(clock())
+            val advanced = given ?: m.next(clock(), level)
             given = null
             emit(advanced.events, scope)
             when (val s = advanced.step) {
@@ -886,7 +915,7 @@ abstract class ApiClient internal constructor(
                             val headers = o.headers.toMap()
                             val length = o.streamedLength
                             if (length != null) m.streamed(o.status.toLong(), headers, length, clock())
-                            else given = m.respond(o.status.toLong(), headers, o.body, clock())
+                            else given = m.respond(o.status.toLong(), headers, o.body, clock(), level)
                         }
                         is HttpOutcome.Failed -> m.failed(o.failure, clock())
                     }
@@ -1110,7 +1139,7 @@ class ReportsClient @JvmOverloads constructor(
     allowInsecureHttp: Boolean = false,
     maxAttempts: Long? = null,
     maxElapsedSeconds: Double? = null,
-    onEvent: (MachineEvent) -> Unit = ::logEvent,
+    onEvent: (MachineEvent) -> Unit = LogEvents,
     connectTimeout: Duration? = null,
     readTimeout: Duration? = null,
     minPollIntervalSeconds: Double? = null,
@@ -1252,7 +1281,7 @@ class EnterpriseClient @JvmOverloads constructor(
     allowInsecureHttp: Boolean = false,
     maxAttempts: Long? = null,
     maxElapsedSeconds: Double? = null,
-    onEvent: (MachineEvent) -> Unit = ::logEvent,
+    onEvent: (MachineEvent) -> Unit = LogEvents,
     connectTimeout: Duration? = null,
     readTimeout: Duration? = null,
     telemetry: Telemetry? = null,
