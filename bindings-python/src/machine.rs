@@ -319,7 +319,6 @@ fn fail(
     }
 }
 
-/// A `MachineEvent` as a dict (every member, None when absent).
 /// The core's level of ``min_level`` (``None``: every event).
 fn event_level(py: Python<'_>, min_level: Option<&str>) -> PyResult<machine::EventLevel> {
     min_level.map_or(Ok(machine::EventLevel::Debug), |level| {
@@ -327,6 +326,7 @@ fn event_level(py: Python<'_>, min_level: Option<&str>) -> PyResult<machine::Eve
     })
 }
 
+/// A `MachineEvent` as a dict (every member, None when absent).
 fn event_dict<'py>(py: Python<'py>, e: &machine::MachineEvent) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("kind", &e.kind)?;

@@ -127,22 +127,27 @@ def test_the_etl_job_survives_every_fault_and_creates_one_export(kind, fake, tmp
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("level", ["INFO", "WARNING"])
+@pytest.mark.parametrize("level", ["DEBUG", "INFO", "WARNING"])
 def test_without_on_event_the_log_gets_every_event_at_its_level_and_none_below(kind, level, fake, tmp_path, caplog):
     """No ``on_event`` and no telemetry: the client takes from the core only the events its
-    logger shows (the others are dropped unbuilt), and the log is what it was: every ``info``
-    line of the faulty run at INFO (its retries, refresh and polls), none at WARNING."""
+    logger shows (the others are dropped unbuilt), and the log is what it was: every ``debug``
+    line (each send, response and done) at DEBUG, every ``info`` line of the faulty run at INFO
+    and above (its retries, refresh and polls), none of them at WARNING."""
     fake.reset(scenario="etl")
     with caplog.at_level(level, logger="royaltykit"):
         run_export(kind, fake, tmp_path / "o") if kind != "async" else asyncio.run(_async_export(fake, tmp_path / "o"))
     lines = [r for r in caplog.records if r.name == "royaltykit"]
     assert not [r for r in lines if r.levelno < getattr(logging, level)], lines
     infos = [r.getMessage().split(" ")[0] for r in lines if r.levelname == "INFO"]
-    if level == "INFO":
+    debugs = [r.getMessage().split(" ")[0] for r in lines if r.levelname == "DEBUG"]
+    if level == "WARNING":
+        assert infos == [] and debugs == []
+    else:
         assert {"retry", "refresh_token", "poll"} <= set(infos), infos
         assert "retry listPlatformExports" in caplog.text
-    else:
-        assert infos == []
+    if level == "DEBUG":
+        assert {"send", "response", "done"} <= set(debugs), debugs
+        assert debugs.count("send") == sum(fake.stats()["requests"].values()), debugs
 
 
 async def _async_export(fake: Fake, to):

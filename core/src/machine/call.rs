@@ -757,11 +757,19 @@ impl Call {
         self.take_events_from(EventLevel::Debug)
     }
 
+    /// The events as recorded, not yet described: a job keeps its calls' events this way and
+    /// describes only those its host takes ([`ExportJob::take_events_from`]).
+    ///
+    /// [`ExportJob::take_events_from`]: super::ExportJob::take_events_from
+    pub(crate) fn take_raw_events(&mut self) -> Vec<MachineEvent> {
+        std::mem::take(&mut self.events)
+    }
+
     /// The events of [`Call::take_events`] at `min` or above (see [`EventLevel`]); the others
     /// are taken too, and dropped without being described: a host whose log shows only
     /// warnings, with no other listener, pays nothing for the requests' `debug` events.
     pub fn take_events_from(&mut self, min: EventLevel) -> Vec<MachineEvent> {
-        described_from(std::mem::take(&mut self.events), min)
+        described_from(self.take_raw_events(), min)
     }
 
     /// A `notice` event, once per call, when a response says the operation is deprecated or

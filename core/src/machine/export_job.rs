@@ -372,7 +372,7 @@ impl ExportJob {
         };
         let mut call = Call::new(operation, params, options)?;
         call.hold(now, delay);
-        let done = std::mem::replace(&mut self.call, call).take_events();
+        let done = std::mem::replace(&mut self.call, call).take_raw_events();
         self.keep_events(done);
         self.stage = stage;
         Ok(())
@@ -432,7 +432,7 @@ impl ExportJob {
             session.budget.as_mut(),
             session.fleet.as_ref(),
         );
-        let current = self.call.take_events();
+        let current = self.call.take_raw_events();
         self.keep_events(current);
         session.notice_once(&mut self.events);
         step
@@ -692,7 +692,7 @@ impl ExportJob {
     fn polled(&mut self, state: &str, now: f64) -> Result<Option<Step>, ArgumentError> {
         self.polls += 1;
         // after the read's own events, in order
-        let mut events = self.call.take_events();
+        let mut events = self.call.take_raw_events();
         let mut event = MachineEvent::new("poll", "getPlatformExport", self.polls);
         event.state = Some(state.chars().take(64).collect());
         events.push(event);
@@ -771,7 +771,8 @@ impl ExportJob {
     }
 
     /// The events of [`ExportJob::take_events`] at `min` or above (see
-    /// [`Call::take_events_from`]); the others are dropped without being described.
+    /// [`Call::take_events_from`]); the others are dropped without being described (the job
+    /// keeps its calls' events as recorded until then).
     pub fn take_events_from(&mut self, min: EventLevel) -> Vec<MachineEvent> {
         let mut events = super::call::described_from(std::mem::take(&mut self.events), min);
         events.extend(self.call.take_events_from(min));

@@ -716,45 +716,53 @@ class ClientTest {
         }
     }
 
-    /** With the default onEvent, the client takes from the core only the events the log shows now
-     * (the others are dropped unbuilt): at FINE every info line (the retry), no debug line. */
-    @Test
-    fun theDefaultLogGetsEveryEventAtItsLevelAndNoneBelow() {
-        reset("""{"faults":[{"op":"listPlatformExports","nth":1,"do":"status","status":503}]}""")
+    /**
+     * The records the `dev.royaltykit` logger publishes while [block] runs, with the logger at
+     * [level] (null: as it is).
+     */
+    private fun logged(level: java.util.logging.Level? = null, block: (MutableList<java.util.logging.LogRecord>) -> Unit): List<java.util.logging.LogRecord> {
         val logger = java.util.logging.Logger.getLogger("dev.royaltykit")
         val records = java.util.Collections.synchronizedList(ArrayList<java.util.logging.LogRecord>())
         val handler = object : java.util.logging.Handler() {
             override fun publish(r: java.util.logging.LogRecord) { records.add(r) }
             override fun flush() {}
             override fun close() {}
-        }.apply { level = java.util.logging.Level.ALL }
+        }.apply { this.level = java.util.logging.Level.ALL }
         val before = logger.level
         logger.addHandler(handler)
-        logger.level = java.util.logging.Level.FINE
+        if (level != null) logger.level = level
         try {
-            ReportsClient(JavaHttpTransport(), url, "cid", "csecret", TENANT, timeout = Duration.ofSeconds(1), clock = clock, sleep = sleep)
-                .request("listPlatformExports")
+            block(records)
         } finally {
             logger.removeHandler(handler)
             logger.level = before
         }
-        val shown = records.map { "${it.level} ${it.message}" }
-        assertTrue("$shown", records.any { it.level == java.util.logging.Level.FINE && it.message.startsWith("retry listPlatformExports") })
-        assertTrue("$shown", records.none { it.level.intValue() < java.util.logging.Level.FINE.intValue() })
+        return records
+    }
+
+    /** With the default onEvent, the client takes from the core only the events the log shows now
+     * (the others are dropped unbuilt): at FINE every info line (the retry) and no debug line; at
+     * FINER the debug lines too (each send, response and the done). */
+    @Test
+    fun theDefaultLogGetsEveryEventAtItsLevelAndNoneBelow() {
+        for (level in listOf(java.util.logging.Level.FINE, java.util.logging.Level.FINER)) {
+            reset("""{"faults":[{"op":"listPlatformExports","nth":1,"do":"status","status":503}]}""")
+            val records = logged(level) {
+                ReportsClient(JavaHttpTransport(), url, "cid", "csecret", TENANT, timeout = Duration.ofSeconds(1), clock = clock, sleep = sleep)
+                    .request("listPlatformExports")
+            }
+            val shown = "$level ${records.map { "${it.level} ${it.message}" }}"
+            assertTrue(shown, records.any { it.level == java.util.logging.Level.FINE && it.message.startsWith("retry listPlatformExports") })
+            val debug = records.filter { it.level == java.util.logging.Level.FINER }.map { it.message.substringBefore(' ') }
+            if (level == java.util.logging.Level.FINE) assertEquals(shown, emptyList<String>(), debug)
+            else assertTrue(shown, debug.count { it == "send" } >= 2 && "response" in debug && "done" in debug)
+        }
     }
 
     @Test
     fun aDeprecatedOperationGivesOneNoticePerSessionAtWarning() {
         reset("""{"deprecated":["listPlatformExports"]}""")
-        val logger = java.util.logging.Logger.getLogger("dev.royaltykit")
-        val records = java.util.Collections.synchronizedList(ArrayList<java.util.logging.LogRecord>())
-        val handler = object : java.util.logging.Handler() {
-            override fun publish(r: java.util.logging.LogRecord) { records.add(r) }
-            override fun flush() {}
-            override fun close() {}
-        }.apply { level = java.util.logging.Level.ALL }
-        logger.addHandler(handler)
-        try {
+        logged { records ->
             fun client(events: MutableList<dev.royaltykit.types.MachineEvent>) =
                 ReportsClient(JavaHttpTransport(), url, "cid", "csecret", TENANT, timeout = Duration.ofSeconds(1), clock = clock,
                     sleep = sleep, onEvent = { e -> events.add(e); dev.royaltykit.client.logEvent(e) })
@@ -783,8 +791,6 @@ class ClientTest {
             // a copy shares its client's session: no new notice
             repeat(2) { b.withOptions(maxAttempts = 2).request("listPlatformExports") }
             assertEquals(1, second.count { it.kind == "notice" })
-        } finally {
-            logger.removeHandler(handler)
         }
     }
 

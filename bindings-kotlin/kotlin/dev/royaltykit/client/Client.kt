@@ -882,11 +882,9 @@ abstract class ApiClient internal constructor(
         scope: OperationScope?,
         beforeSend: (() -> Unit)? = null,
     ): CallStep.Done {
-        // The events this call's listeners see: all for an onEvent or telemetry of the caller's,
-        // else those the default log shows (the core drops the others unbuilt).
-        val level = eventLevel(scope)
         // A streamed body's progress events are delivered as the pieces arrive, not after the body.
-        val target: BodyTarget = if (sink == null) Whole else Streamed(m, sink) { emit(m.events(level), scope) }
+        // The events asked at each step are those anyone listens to then ([eventLevel]).
+        val target: BodyTarget = if (sink == null) Whole else Streamed(m, sink) { emit(m.events(eventLevel(scope)), scope) }
         // The last send's failure when it got no response: the cause of the exception the call ends in.
         var failed: HttpOutcome.Failed? = null
         // The next step when the response's report already gave it (one call into the library).
@@ -895,7 +893,7 @@ abstract class ApiClient internal constructor(
             // An interrupted thread (a cancelled coroutine) ends its call, whatever its transport
             // made of the interrupt.
             if (Thread.interrupted()) throw InterruptedException("the call was interrupted")
-            val advanced = given ?: m.next(clock(), level)
+            val advanced = given ?: m.next(clock(), eventLevel(scope))
             given = null
             emit(advanced.events, scope)
             when (val s = advanced.step) {
@@ -915,7 +913,7 @@ abstract class ApiClient internal constructor(
                             val headers = o.headers.toMap()
                             val length = o.streamedLength
                             if (length != null) m.streamed(o.status.toLong(), headers, length, clock())
-                            else given = m.respond(o.status.toLong(), headers, o.body, clock(), level)
+                            else given = m.respond(o.status.toLong(), headers, o.body, clock(), eventLevel(scope))
                         }
                         is HttpOutcome.Failed -> m.failed(o.failure, clock())
                     }
