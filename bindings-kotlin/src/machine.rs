@@ -382,12 +382,10 @@ macro_rules! api_machine {
             #[uniffi::method(default(min_level = None))]
             pub fn advance_in(&self, now: f64, session: Arc<Session>, min_level: Option<machine::EventLevel>) -> Result<Advance> {
                 let mut machine = lock(&self.0);
-                let step = session.with(|s| -> Result<CallStep> {
-                    let step = machine.next_in(now, s)?;
-                    Ok($step(step, s.version()))
-                })?;
-                let events = machine.take_events_from(min_level.unwrap_or(machine::EventLevel::Debug));
-                Ok(Advance { step, events })
+                session.with(|s| {
+                    let (step, events) = machine.advance_in(now, s, min_level)?;
+                    Ok(Advance { step: $step(step, s.version()), events })
+                })
             }
             /// `response(status, headers, body, now)` then `advanceIn(now, session, minLevel)`, in
             /// one call.
@@ -458,7 +456,7 @@ macro_rules! api_machine {
             /// (the others are dropped without being built).
             #[uniffi::method(default(min_level = None))]
             pub fn take_events(&self, min_level: Option<machine::EventLevel>) -> Vec<machine::MachineEvent> {
-                lock(&self.0).take_events_from(min_level.unwrap_or(machine::EventLevel::Debug))
+                lock(&self.0).take_events_from(min_level)
             }
         }
     };

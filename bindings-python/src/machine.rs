@@ -319,11 +319,12 @@ fn fail(
     }
 }
 
-/// The core's level of ``min_level`` (``None``: every event).
-fn event_level(py: Python<'_>, min_level: Option<&str>) -> PyResult<machine::EventLevel> {
-    min_level.map_or(Ok(machine::EventLevel::Debug), |level| {
-        machine::EventLevel::parse(level).map_err(|e| crate::error(py, e))
-    })
+/// The core's level of ``min_level`` (``None`` stays ``None``: every event).
+fn event_level(py: Python<'_>, min_level: Option<&str>) -> PyResult<Option<machine::EventLevel>> {
+    min_level
+        .map(machine::EventLevel::parse)
+        .transpose()
+        .map_err(|e| crate::error(py, e))
 }
 
 /// A `MachineEvent` as a dict (every member, None when absent).
@@ -540,11 +541,8 @@ macro_rules! api_machine {
                 min_level: Option<&str>,
             ) -> PyResult<(CallStep, Vec<Bound<'py, PyDict>>)> {
                 let min = event_level(py, min_level)?;
-                let (step, events) = guard(|| {
-                    let mut machine = lock(&self.0);
-                    let step = machine.next_in(now, &mut lock(&session.0))?;
-                    Ok((step, machine.take_events_from(min)))
-                })?;
+                let (step, events) =
+                    guard(|| Ok(lock(&self.0).advance_in(now, &mut lock(&session.0), min)?))?;
                 let events = events.iter().map(|e| event_dict(py, e)).collect::<PyResult<_>>()?;
                 Ok(($step(py, step)?, events))
             }

@@ -409,10 +409,7 @@ macro_rules! api_machine {
             /// with `min_level` (`debug`, `info`, `warning`) only those at that level or above.
             #[wasm_bindgen(js_name = takeEvents)]
             pub fn take_events(&mut self, min_level: Option<String>) -> R<String> {
-                let min = match min_level {
-                    Some(level) => parse(machine::EventLevel::parse, &level)?,
-                    None => machine::EventLevel::Debug,
-                };
+                let min = min_level.map(|l| parse(machine::EventLevel::parse, &l)).transpose()?;
                 Ok(events_json(self.0.take_events_from(min)))
             }
             /// A machine saved by `save`.

@@ -388,7 +388,7 @@ fn events_below_the_hosts_level_are_dropped_and_the_rest_kept_in_order() {
             .filter(|e| kept.contains(&e.level.as_str()))
             .collect();
         let mut call = a_failing_call();
-        let got = call.take_events_from(min);
+        let got = call.take_events_from(Some(min));
         assert_eq!(got.iter().collect::<Vec<_>>(), expected, "{min}");
         assert!(
             call.take_events().is_empty(),
@@ -397,4 +397,50 @@ fn events_below_the_hosts_level_are_dropped_and_the_rest_kept_in_order() {
     }
     assert_eq!(EventLevel::parse("warning").unwrap(), EventLevel::Warning);
     assert_eq!(EventLevel::parse("error").unwrap_err().name, "min_level");
+}
+
+#[test]
+fn advance_in_is_next_in_then_the_events_from_its_level() {
+    use royaltykit::machine::EventLevel;
+    let twin = || {
+        let mut session = Session::new(None);
+        session.store_token(token::BearerToken::reports(TOKEN, TENANT), None);
+        let params = RequestParams {
+            tenant_id: Some(TENANT.into()),
+            ..RequestParams::default()
+        };
+        let options = CallOptions {
+            seed: 11,
+            max_attempts: Some(2),
+            ..CallOptions::default()
+        };
+        (
+            session,
+            Call::new("listPlatformExports", params, options).unwrap(),
+        )
+    };
+    let ((mut s1, mut one), (mut s2, mut other)) = (twin(), twin());
+    let mut now = 1_000.0;
+    for min in [
+        None,
+        Some(EventLevel::Info),
+        None,
+        Some(EventLevel::Warning),
+    ] {
+        let step = one.next_in(now, &mut s1).unwrap();
+        let expected = (format!("{step:?}"), one.take_events_from(min));
+        let (got, events) = other.advance_in(now, &mut s2, min).unwrap();
+        assert_eq!((format!("{got:?}"), events), expected, "{min:?}");
+        match step {
+            Step::Send { .. } => {
+                one.response(503, &[("Retry-After", "1")], b"", now)
+                    .unwrap();
+                other
+                    .response(503, &[("Retry-After", "1")], b"", now)
+                    .unwrap();
+            }
+            Step::Wait { seconds } => now += seconds,
+            _ => {}
+        }
+    }
 }

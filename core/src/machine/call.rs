@@ -291,8 +291,12 @@ impl EventLevel {
     }
 }
 
-/// `events` at `min` or above, described, oldest first.
-pub(crate) fn described_from(events: Vec<MachineEvent>, min: EventLevel) -> Vec<MachineEvent> {
+/// `events` at `min` or above (`None`: every one), described, oldest first.
+pub(crate) fn described_from(
+    events: Vec<MachineEvent>,
+    min: Option<EventLevel>,
+) -> Vec<MachineEvent> {
+    let min = min.unwrap_or(EventLevel::Debug);
     events
         .into_iter()
         .filter(|e| EventLevel::of(&e.kind).reaches(min))
@@ -754,7 +758,7 @@ impl Call {
     /// What the call did since the last time they were taken, oldest first (see
     /// [`MachineEvent`]): take them after each step and each reported outcome, to log them.
     pub fn take_events(&mut self) -> Vec<MachineEvent> {
-        self.take_events_from(EventLevel::Debug)
+        self.take_events_from(None)
     }
 
     /// The events as recorded, not yet described: a job keeps its calls' events this way and
@@ -765,10 +769,11 @@ impl Call {
         std::mem::take(&mut self.events)
     }
 
-    /// The events of [`Call::take_events`] at `min` or above (see [`EventLevel`]); the others
-    /// are taken too, and dropped without being described: a host whose log shows only
-    /// warnings, with no other listener, pays nothing for the requests' `debug` events.
-    pub fn take_events_from(&mut self, min: EventLevel) -> Vec<MachineEvent> {
+    /// The events of [`Call::take_events`] at `min` or above (see [`EventLevel`]; `None`: every
+    /// one); the others are taken too, and dropped without being described: a host whose log
+    /// shows only warnings, with no other listener, pays nothing for the requests' `debug`
+    /// events.
+    pub fn take_events_from(&mut self, min: Option<EventLevel>) -> Vec<MachineEvent> {
         described_from(self.take_raw_events(), min)
     }
 
@@ -896,6 +901,18 @@ impl Call {
         let step = self.step(now, &mut own, budget, None);
         self.own = own;
         step
+    }
+
+    /// [`Call::next_in`], then [`Call::take_events_from`] (`min`): the step and the events up to
+    /// it, in one input, as a client's loop asks at each step.
+    pub fn advance_in(
+        &mut self,
+        now: f64,
+        session: &mut Session,
+        min: Option<EventLevel>,
+    ) -> Result<(Step, Vec<MachineEvent>), ArgumentError> {
+        let step = self.next_in(now, session)?;
+        Ok((step, self.take_events_from(min)))
     }
 
     /// The step to perform at `now` for a call on `session`: its token and rate budget are the

@@ -422,6 +422,18 @@ impl ExportJob {
         step
     }
 
+    /// [`ExportJob::next_in`], then [`ExportJob::take_events_from`] (`min`): the step and the
+    /// events up to it, in one input (see [`Call::advance_in`]).
+    pub fn advance_in(
+        &mut self,
+        now: f64,
+        session: &mut Session,
+        min: Option<EventLevel>,
+    ) -> Result<(Step, Vec<MachineEvent>), ArgumentError> {
+        let step = self.next_in(now, session)?;
+        Ok((step, self.take_events_from(min)))
+    }
+
     /// The step to perform at `now` for a job on `session` (its token and budget are the
     /// session's). Promises what [`ExportJob::next`] promises, and `AwaitToken` as
     /// [`Call::next_in`] does.
@@ -767,13 +779,13 @@ impl ExportJob {
     /// What the job did since the last time they were taken, oldest first: its requests' events
     /// (see [`MachineEvent`]) and a `poll` for each state read (`attempt` is the poll's number).
     pub fn take_events(&mut self) -> Vec<MachineEvent> {
-        self.take_events_from(EventLevel::Debug)
+        self.take_events_from(None)
     }
 
     /// The events of [`ExportJob::take_events`] at `min` or above (see
     /// [`Call::take_events_from`]); the others are dropped without being described (the job
     /// keeps its calls' events as recorded until then).
-    pub fn take_events_from(&mut self, min: EventLevel) -> Vec<MachineEvent> {
+    pub fn take_events_from(&mut self, min: Option<EventLevel>) -> Vec<MachineEvent> {
         let mut events = super::call::described_from(std::mem::take(&mut self.events), min);
         events.extend(self.call.take_events_from(min));
         events
