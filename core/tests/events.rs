@@ -341,8 +341,8 @@ fn a_download_reports_its_progress_at_each_tenth_and_when_whole_not_per_piece() 
     assert_eq!(got, [1 << 20, 2 << 20]);
 }
 
-/// A call with a 503, its retry and a final 500 after the attempts run out: every kind of level.
-fn a_failing_call() -> Call {
+/// A session holding a token, and a two-attempt list call of `seed` on it.
+fn session_and_call(seed: u64) -> (Session, Call) {
     let mut session = Session::new(None);
     session.store_token(token::BearerToken::reports(TOKEN, TENANT), None);
     let params = RequestParams {
@@ -350,11 +350,17 @@ fn a_failing_call() -> Call {
         ..RequestParams::default()
     };
     let options = CallOptions {
-        seed: 7,
+        seed,
         max_attempts: Some(2),
         ..CallOptions::default()
     };
-    let mut call = Call::new("listPlatformExports", params, options).unwrap();
+    let call = Call::new("listPlatformExports", params, options).unwrap();
+    (session, call)
+}
+
+/// A call with a 503, its retry and a final 503 after the attempts run out: every kind of level.
+fn a_failing_call() -> Call {
+    let (mut session, mut call) = session_and_call(7);
     let mut now = 1_000.0;
     for _ in 0..10 {
         match call.next_in(now, &mut session).unwrap() {
@@ -402,23 +408,7 @@ fn events_below_the_hosts_level_are_dropped_and_the_rest_kept_in_order() {
 #[test]
 fn advance_in_is_next_in_then_the_events_from_its_level() {
     use royaltykit::machine::EventLevel;
-    let twin = || {
-        let mut session = Session::new(None);
-        session.store_token(token::BearerToken::reports(TOKEN, TENANT), None);
-        let params = RequestParams {
-            tenant_id: Some(TENANT.into()),
-            ..RequestParams::default()
-        };
-        let options = CallOptions {
-            seed: 11,
-            max_attempts: Some(2),
-            ..CallOptions::default()
-        };
-        (
-            session,
-            Call::new("listPlatformExports", params, options).unwrap(),
-        )
-    };
+    let twin = || session_and_call(11);
     let ((mut s1, mut one), (mut s2, mut other)) = (twin(), twin());
     let mut now = 1_000.0;
     for min in [
