@@ -979,9 +979,15 @@ function stepUpSatisfies(requirement, kind, at, opts) {
 class WebhookReceipt {
   #inner;
   #step;
+  #outcome = null;
+  #delivery = null;
   constructor(inner) {
     this.#inner = inner;
-    this.#step = JSON.parse(inner.next());
+    // One crossing: the step, a reply's outcome after U+0001, the delivery after U+0002.
+    const text = inner.opening();
+    const at = text.indexOf('\u0002');
+    if (at >= 0) this.#delivery = verifiedFrom(text.slice(at + 1));
+    this.#read(at >= 0 ? text.slice(0, at) : text);
   }
   /** The step pending: `{ step: 'claim' | 'release' | 'run_handler' | 'commit' | 'begin' |
    * 'commit_transaction' | 'rollback' | 'enqueue' | 'wait' | 'reply', ... }`. */
@@ -990,8 +996,7 @@ class WebhookReceipt {
   }
   /** The verified delivery, or null when verification failed. */
   get delivery() {
-    const d = this.#inner.delivery();
-    return d === undefined ? null : verifiedFrom(d);
+    return this.#delivery;
   }
   /** Whether the receipt has reached its reply. */
   get finished() {
@@ -1000,16 +1005,21 @@ class WebhookReceipt {
   /** Once replied, what happened (`processed`, `duplicate`, `in_progress`, `rejected`,
    * `acknowledged`, `queued`, `handler_failed`, `store_unavailable`, `cancelled`, `claim_lost`); null before. */
   get outcome() {
-    return this.#inner.outcome() ?? null;
+    return this.#outcome;
   }
   /** Frees the wasm memory now (otherwise freed when garbage-collected); the receipt is unusable after. */
   free() {
     this.#inner?.free();
     this.#inner = undefined;
   }
-  #then(f) {
-    this.#step = JSON.parse(call(f));
+  #read(text) {
+    const at = text.indexOf('\u0001');
+    if (at >= 0) this.#outcome = text.slice(at + 1);
+    this.#step = JSON.parse(at >= 0 ? text.slice(0, at) : text);
     return this.#step;
+  }
+  #then(f) {
+    return this.#read(call(f));
   }
   /** The claim's state (`new`, `in_progress`, `done`); returns the next step. */
   claimed(state) {

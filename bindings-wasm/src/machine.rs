@@ -1,7 +1,9 @@
 //! The protocol machines for JS: conversions only. A step crosses as `[kind, json, request,
 //! bytes]`: its members as JSON text, a request as the descriptor pair, bytes (a response body,
 //! an artifact) as a `Uint8Array`. Each input returns the step that follows, so a step costs one
-//! crossing.
+//! crossing. A webhook receipt's step is text (its JSON, a reply's outcome after U+0001), and the
+//! first one crosses with the verified delivery (`WebhookReceipt::opening`): a delivery on an
+//! in-process window costs three crossings (made, handler reported, freed).
 
 use crate::api::descriptor;
 use crate::retry::RateBudget;
@@ -31,7 +33,8 @@ pub(crate) fn clock() -> i64 {
 pub struct WebhookReceipt {
     receipt: machine::Receipt,
     window: Option<Window>,
-    step: String,
+    /// The step pending once the receipt was made (what `opening` answers).
+    first: String,
 }
 
 impl WebhookReceipt {
@@ -53,9 +56,9 @@ impl WebhookReceipt {
         let mut r = Self {
             receipt,
             window,
-            step: String::new(),
+            first: String::new(),
         };
-        r.step = r.settled();
+        r.first = r.settled();
         Ok(r)
     }
 
@@ -72,32 +75,40 @@ impl WebhookReceipt {
         json(&step)
     }
 
+    /// The step as the JS layer reads it: its JSON, then for a reply U+0001 and the outcome
+    /// (the reply's outcome crosses with it, not in a call of its own).
     fn then(
         &mut self,
         input: impl FnOnce(&mut machine::Receipt) -> Result<(), royaltykit::ArgumentError>,
     ) -> R<String> {
         input(&mut self.receipt).map_err(err)?;
-        self.step = self.settled();
-        Ok(self.step.clone())
+        let step = self.settled();
+        Ok(self.with_outcome(step))
+    }
+
+    fn with_outcome(&self, mut step: String) -> String {
+        if let Some(outcome) = self.receipt.outcome() {
+            step.push('\u{1}');
+            step.push_str(outcome);
+        }
+        step
     }
 }
 
 #[wasm_bindgen]
 impl WebhookReceipt {
-    /// The step pending, as JSON (`{"step": "claim", "key": …}`, …).
-    pub fn next(&self) -> String {
-        self.step.clone()
-    }
-    /// The verified delivery as `verified_text` (what `verify` answers), when verification
-    /// passed.
-    pub fn delivery(&self) -> Option<String> {
-        self.receipt.delivery().map(crate::verified_text)
-    }
-    /// Once replied, what happened (`processed`, `duplicate`, `in_progress`, `rejected`,
-    /// `acknowledged`, `queued`, `handler_failed`, `store_unavailable`, `claim_lost`); undefined
-    /// before.
-    pub fn outcome(&self) -> Option<String> {
-        self.receipt.outcome().map(str::to_owned)
+    /// What the JS layer reads once a receipt is made, in one crossing: the pending step as the
+    /// inputs return it (its JSON, and for a reply U+0001 and the outcome), then, when
+    /// verification passed, U+0002 and the delivery as `verified_text`. Neither JSON (whose
+    /// control characters are escaped) nor an outcome holds U+0001 or U+0002, so the first of
+    /// each is the separator.
+    pub fn opening(&self) -> String {
+        let mut out = self.with_outcome(self.first.clone());
+        if let Some(d) = self.receipt.delivery() {
+            out.push('\u{2}');
+            out.push_str(&crate::verified_text(d));
+        }
+        out
     }
     /// The claim's state; returns the next step.
     pub fn claimed(&mut self, state: &str) -> R<String> {

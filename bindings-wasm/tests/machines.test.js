@@ -554,6 +554,35 @@ test('a receipt on a DedupWindow claims and commits inside the core: it asks onl
   assert.throws(() => verifier.receipt(h2, b2, { namespace: 'org_1', window: {} }), TypeError);
 });
 
+test('a receipt gives the delivery verify gives and, once replied, its outcome (null before)', () => {
+  const verifier = new rk.WebhookVerifier('whsec_window');
+  const window = new rk.DedupWindow(100);
+  // Control characters in a field: the delivery crosses with the step, whatever its text holds.
+  for (const ref of ['m1', 'm\u0001\u0002x', 'm\u0000\u0001\u0002x']) {
+    const [headers, body] = signedDelivery(`dlv_${ref.length}_${ref.charCodeAt(1)}`, ref);
+    const r = verifier.receipt(headers, body, { namespace: 'org_1', now: NOW, window });
+    assert.deepEqual(r.next(), { step: 'run_handler' });
+    assert.equal(r.outcome, null, 'no outcome before the reply');
+    assert.deepEqual(r.delivery, verifier.verify(headers, body, NOW));
+    assert.equal(r.delivery.event.resourceReference, ref);
+    assert.equal(r.handlerSucceeded().status, 200);
+    assert.equal(r.outcome, 'processed');
+    const twin = verifier.receipt(headers, body, { namespace: 'org_1', now: NOW, window });
+    assert.equal(twin.next().step, 'reply', 'a duplicate replies at once');
+    assert.equal(twin.outcome, 'duplicate');
+    assert.deepEqual(twin.delivery, r.delivery);
+  }
+  const held = signedDelivery('dlv_held', 'm9');
+  assert.equal(verifier.receipt(...held, { namespace: 'org_1', now: NOW, window }).outcome, null);
+  const busy = verifier.receipt(...held, { namespace: 'org_1', now: NOW, window });
+  assert.deepEqual([busy.next().status, busy.outcome], [503, 'in_progress']);
+  const failing = verifier.receipt(...signedDelivery('dlv_fails', 'm8'), { namespace: 'org_1', now: NOW, window });
+  assert.equal(failing.handlerFailed().status, 500);
+  assert.equal(failing.outcome, 'handler_failed');
+  const forged = verifier.receipt(held[0], Buffer.from('{}'), { namespace: 'org_1', now: NOW, window });
+  assert.deepEqual([forged.next().step, forged.delivery, forged.outcome], ['reply', null, 'rejected']);
+});
+
 test('a Session: calls on it share one exchange; waitForChange wakes the waiters, honours the seconds and an AbortSignal', async () => {
   const session = new rk.Session('enterprise');
   const [a, b] = [new rk.Call('listEnterpriseCountries', { seed: 1 }), new rk.Call('listEnterpriseCountries', { seed: 2 })];
