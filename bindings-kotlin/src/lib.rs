@@ -120,10 +120,10 @@ impl WebhookVerifier {
 
     /// One delivery, packed as for `verify_packed`, as a `WebhookReceipt` machine under
     /// `namespace`: a rejected delivery's receipt replies at once. `transactional`: the keys are
-    /// marked done inside the handler's database transaction (`machine::Receipt::transactional`).
+    /// marked done inside the handler's database transaction (`machine::WebhookReceipt::transactional`).
     /// `claimContentKey`: also claim the content key (opt-in; the trade-off is `planReceipt`'s).
     /// `inbox`: a verified delivery is persisted in an inbox (`Enqueue`) and answered at once;
-    /// the handler runs later in the inbox's worker (`machine::Receipt::inbox`).
+    /// the handler runs later in the inbox's worker (`machine::WebhookReceipt::inbox`).
     #[uniffi::method(default(transactional = false, claim_content_key = false, inbox = false))]
     pub fn receipt_packed(
         &self,

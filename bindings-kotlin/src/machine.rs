@@ -31,7 +31,7 @@ pub(crate) fn clock(now: Option<f64>) -> f64 {
 /// (`receiptOn`) it claims, releases and commits there itself. Thread-safe.
 #[derive(uniffi::Object)]
 pub struct WebhookReceipt {
-    receipt: Mutex<machine::Receipt>,
+    receipt: Mutex<machine::WebhookReceipt>,
     /// The window it settles its store steps on, and the caller's fixed clock (None: the clock).
     window: Option<(Arc<DedupWindow>, Option<i64>)>,
 }
@@ -45,7 +45,7 @@ impl WebhookReceipt {
         claim_content_key: bool,
         inbox: bool,
     ) -> Result<Arc<Self>> {
-        let mut receipt = machine::Receipt::new(namespace, verified, claim_content_key)?;
+        let mut receipt = machine::WebhookReceipt::new(namespace, verified, claim_content_key)?;
         if transactional {
             receipt = receipt.transactional();
         }
@@ -61,7 +61,7 @@ impl WebhookReceipt {
     }
 
     /// The pending step, after the window's steps when it has one.
-    fn settled(&self, r: &mut machine::Receipt) -> ReceiptStep {
+    fn settled(&self, r: &mut machine::WebhookReceipt) -> ReceiptStep {
         match &self.window {
             Some((w, now)) => r.settle(&mut w.lock(), royaltykit_host::now_or_clock(*now)),
             None => r.next(),
@@ -70,7 +70,7 @@ impl WebhookReceipt {
 
     fn then(
         &self,
-        input: impl FnOnce(&mut machine::Receipt) -> std::result::Result<(), ArgumentError>,
+        input: impl FnOnce(&mut machine::WebhookReceipt) -> std::result::Result<(), ArgumentError>,
     ) -> Result<ReceiptStep> {
         let mut r = lock(&self.receipt);
         input(&mut r)?;
@@ -104,48 +104,48 @@ impl WebhookReceipt {
     }
     /// The store could not be reached for the pending claim or commit; returns the next step.
     pub fn store_failed(&self) -> Result<ReceiptStep> {
-        self.then(machine::Receipt::store_failed)
+        self.then(machine::WebhookReceipt::store_failed)
     }
     /// The pending release is done (or failed); returns the next step.
     pub fn released(&self) -> Result<ReceiptStep> {
-        self.then(machine::Receipt::released)
+        self.then(machine::WebhookReceipt::released)
     }
     /// The handler stored its effect; returns the next step.
     pub fn handler_succeeded(&self) -> Result<ReceiptStep> {
-        self.then(machine::Receipt::handler_succeeded)
+        self.then(machine::WebhookReceipt::handler_succeeded)
     }
     /// The handler threw; returns the next step.
     pub fn handler_failed(&self) -> Result<ReceiptStep> {
-        self.then(machine::Receipt::handler_failed)
+        self.then(machine::WebhookReceipt::handler_failed)
     }
     /// The pending commit is done; returns the next step.
     pub fn committed(&self) -> Result<ReceiptStep> {
-        self.then(machine::Receipt::committed)
+        self.then(machine::WebhookReceipt::committed)
     }
     /// The pause is over; returns the next step.
     pub fn waited(&self) -> Result<ReceiptStep> {
-        self.then(machine::Receipt::waited)
+        self.then(machine::WebhookReceipt::waited)
     }
     /// (Transactional.) The mark inside the transaction changed no row: the claim was lost.
     pub fn claim_lost(&self) -> Result<ReceiptStep> {
-        self.then(machine::Receipt::claim_lost)
+        self.then(machine::WebhookReceipt::claim_lost)
     }
     /// (Transactional.) The transaction is open.
     pub fn began(&self) -> Result<ReceiptStep> {
-        self.then(machine::Receipt::began)
+        self.then(machine::WebhookReceipt::began)
     }
     /// (Transactional.) The transaction committed.
     pub fn transaction_committed(&self) -> Result<ReceiptStep> {
-        self.then(machine::Receipt::transaction_committed)
+        self.then(machine::WebhookReceipt::transaction_committed)
     }
     /// (Transactional.) The rollback is done (or failed).
     pub fn rolled_back(&self) -> Result<ReceiptStep> {
-        self.then(machine::Receipt::rolled_back)
+        self.then(machine::WebhookReceipt::rolled_back)
     }
     /// The host was cancelled (a cancelled coroutine or thread) while the pending step was in
     /// flight; returns the next step: only rollbacks and releases follow, then the 503 reply.
     pub fn cancelled(&self) -> Result<ReceiptStep> {
-        self.then(machine::Receipt::cancelled)
+        self.then(machine::WebhookReceipt::cancelled)
     }
     /// (Inbox.) The pending `Enqueue` is done: `new` when the delivery was added, false when it
     /// was in the inbox already; returns the `Reply` (200 `queued` or `duplicate`).

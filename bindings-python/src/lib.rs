@@ -247,7 +247,7 @@ impl WebhookVerifier {
         };
         guard(|| {
             let receipt =
-                royaltykit::machine::Receipt::new(&namespace, verified, claim_content_key)?;
+                royaltykit::machine::WebhookReceipt::new(&namespace, verified, claim_content_key)?;
             let receipt = if inbox {
                 receipt.inbox()
             } else if transactional {

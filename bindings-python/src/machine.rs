@@ -29,7 +29,7 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// outcome, until it says ``Reply``. Thread-safe.
 #[pyclass(frozen, module = "royaltykit")]
 pub struct WebhookReceipt {
-    receipt: Mutex<machine::Receipt>,
+    receipt: Mutex<machine::WebhookReceipt>,
     /// The in-process window the receipt performs its store steps on, and the caller's fixed
     /// clock (None: the system clock at each step).
     window: Option<(Py<DedupWindow>, Option<i64>)>,
@@ -37,7 +37,10 @@ pub struct WebhookReceipt {
 
 impl WebhookReceipt {
     /// A receipt; with a `window`, its store steps are performed there at once.
-    pub(crate) fn new(r: machine::Receipt, window: Option<(Py<DedupWindow>, Option<i64>)>) -> Self {
+    pub(crate) fn new(
+        r: machine::WebhookReceipt,
+        window: Option<(Py<DedupWindow>, Option<i64>)>,
+    ) -> Self {
         let receipt = Self {
             receipt: Mutex::new(r),
             window,
@@ -47,7 +50,7 @@ impl WebhookReceipt {
     }
 
     /// The pending step, after the window's steps (with a window).
-    fn settled(&self, r: &mut machine::Receipt) -> ReceiptStep {
+    fn settled(&self, r: &mut machine::WebhookReceipt) -> ReceiptStep {
         match &self.window {
             Some((w, now)) => r.settle(&mut w.get().lock(), royaltykit_host::now_or_clock(*now)),
             None => r.next(),
@@ -56,7 +59,7 @@ impl WebhookReceipt {
 
     fn then(
         &self,
-        input: impl FnOnce(&mut machine::Receipt) -> Result<(), royaltykit::ArgumentError>,
+        input: impl FnOnce(&mut machine::WebhookReceipt) -> Result<(), royaltykit::ArgumentError>,
     ) -> PyResult<ReceiptStep> {
         let mut r = lock(&self.receipt);
         guard(|| Ok(input(&mut r)?))?;
@@ -100,51 +103,51 @@ impl WebhookReceipt {
     /// The store could not be reached for the pending ``Claim``, ``Commit``, ``Begin``,
     /// ``CommitTransaction`` or ``Enqueue``. Returns the next step.
     fn store_failed(&self) -> PyResult<ReceiptStep> {
-        self.then(machine::Receipt::store_failed)
+        self.then(machine::WebhookReceipt::store_failed)
     }
     /// The pending ``Release`` is done (or failed: the claim's lease runs out). Returns the next
     /// step.
     fn released(&self) -> PyResult<ReceiptStep> {
-        self.then(machine::Receipt::released)
+        self.then(machine::WebhookReceipt::released)
     }
     /// The handler stored its effect. Returns the next step.
     fn handler_succeeded(&self) -> PyResult<ReceiptStep> {
-        self.then(machine::Receipt::handler_succeeded)
+        self.then(machine::WebhookReceipt::handler_succeeded)
     }
     /// The handler raised. Returns the next step.
     fn handler_failed(&self) -> PyResult<ReceiptStep> {
-        self.then(machine::Receipt::handler_failed)
+        self.then(machine::WebhookReceipt::handler_failed)
     }
     /// The pending ``Commit`` is done. Returns the next step.
     fn committed(&self) -> PyResult<ReceiptStep> {
-        self.then(machine::Receipt::committed)
+        self.then(machine::WebhookReceipt::committed)
     }
     /// The pending ``Wait`` is over. Returns the next step.
     fn waited(&self) -> PyResult<ReceiptStep> {
-        self.then(machine::Receipt::waited)
+        self.then(machine::WebhookReceipt::waited)
     }
     /// (Transactional.) The pending ``Commit`` (mark) changed no row: the claim's lease ran out
     /// and another worker took the key. Returns the next step (``Rollback``).
     fn claim_lost(&self) -> PyResult<ReceiptStep> {
-        self.then(machine::Receipt::claim_lost)
+        self.then(machine::WebhookReceipt::claim_lost)
     }
     /// (Transactional.) The transaction is open. Returns the next step.
     fn began(&self) -> PyResult<ReceiptStep> {
-        self.then(machine::Receipt::began)
+        self.then(machine::WebhookReceipt::began)
     }
     /// (Transactional.) The transaction committed. Returns the next step (``Reply``).
     fn transaction_committed(&self) -> PyResult<ReceiptStep> {
-        self.then(machine::Receipt::transaction_committed)
+        self.then(machine::WebhookReceipt::transaction_committed)
     }
     /// (Transactional.) The pending ``Rollback`` is done (or failed). Returns the next step.
     fn rolled_back(&self) -> PyResult<ReceiptStep> {
-        self.then(machine::Receipt::rolled_back)
+        self.then(machine::WebhookReceipt::rolled_back)
     }
     /// The host was cancelled while the pending step was in flight (a cancelled task, an
     /// interrupt): report this instead of its outcome. Returns the next step; only
     /// ``Rollback`` and ``Release`` follow, then ``Reply`` 503 (outcome ``cancelled``).
     fn cancelled(&self) -> PyResult<ReceiptStep> {
-        self.then(machine::Receipt::cancelled)
+        self.then(machine::WebhookReceipt::cancelled)
     }
     /// (Inbox.) The pending ``Enqueue`` is done: ``new`` True when the delivery was added, False
     /// when it was in the inbox already. Returns the next step (``Reply`` 200, ``queued`` or

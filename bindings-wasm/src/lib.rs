@@ -342,12 +342,12 @@ impl WebhookVerifier {
         v.map(|v| verified_text(&v)).map_err(err)
     }
 
-    /// One delivery as a `machine::Receipt` under `namespace` (the host's HMAC when `mac` is
+    /// One delivery as a `machine::WebhookReceipt` under `namespace` (the host's HMAC when `mac` is
     /// given): a rejected delivery's receipt replies at once. `transactional`: the keys are
-    /// marked done inside the handler's database transaction (`machine::Receipt::transactional`).
+    /// marked done inside the handler's database transaction (`machine::WebhookReceipt::transactional`).
     /// `claim_content_key`: the content key is claimed after the delivery key (the core's
     /// opt-in, `receiver::plan_receipt`). `inbox`: the verified delivery is persisted in an
-    /// inbox (`Enqueue`) and answered at once (`machine::Receipt::inbox`).
+    /// inbox (`Enqueue`) and answered at once (`machine::WebhookReceipt::inbox`).
     /// The headers are the hot path's (`HotHeaders`: `joined`, else `flat` when given).
     #[allow(clippy::too_many_arguments)] // the JS arguments, forwarded one by one
     pub fn receipt(

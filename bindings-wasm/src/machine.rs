@@ -28,10 +28,10 @@ pub(crate) fn clock() -> i64 {
     (js_sys::Date::now() / 1000.0).floor() as i64
 }
 
-/// One webhook delivery (`machine::Receipt`), on an in-process window when it has one.
+/// One webhook delivery (`machine::WebhookReceipt`), on an in-process window when it has one.
 #[wasm_bindgen]
 pub struct WebhookReceipt {
-    receipt: machine::Receipt,
+    receipt: machine::WebhookReceipt,
     window: Option<Window>,
     /// The step pending once the receipt was made (what `opening` answers).
     first: String,
@@ -46,7 +46,8 @@ impl WebhookReceipt {
         claim_content_key: bool,
         inbox: bool,
     ) -> R<Self> {
-        let receipt = machine::Receipt::new(namespace, verified, claim_content_key).map_err(err)?;
+        let receipt =
+            machine::WebhookReceipt::new(namespace, verified, claim_content_key).map_err(err)?;
         let receipt = if transactional {
             receipt.transactional()
         } else {
@@ -79,7 +80,7 @@ impl WebhookReceipt {
     /// (the reply's outcome crosses with it, not in a call of its own).
     fn then(
         &mut self,
-        input: impl FnOnce(&mut machine::Receipt) -> Result<(), royaltykit::ArgumentError>,
+        input: impl FnOnce(&mut machine::WebhookReceipt) -> Result<(), royaltykit::ArgumentError>,
     ) -> R<String> {
         input(&mut self.receipt).map_err(err)?;
         let step = self.settled();
@@ -118,53 +119,53 @@ impl WebhookReceipt {
     /// The store could not be reached; returns the next step.
     #[wasm_bindgen(js_name = storeFailed)]
     pub fn store_failed(&mut self) -> R<String> {
-        self.then(machine::Receipt::store_failed)
+        self.then(machine::WebhookReceipt::store_failed)
     }
     /// The release is done (or failed); returns the next step.
     pub fn released(&mut self) -> R<String> {
-        self.then(machine::Receipt::released)
+        self.then(machine::WebhookReceipt::released)
     }
     /// The handler succeeded; returns the next step.
     #[wasm_bindgen(js_name = handlerSucceeded)]
     pub fn handler_succeeded(&mut self) -> R<String> {
-        self.then(machine::Receipt::handler_succeeded)
+        self.then(machine::WebhookReceipt::handler_succeeded)
     }
     /// The handler failed; returns the next step.
     #[wasm_bindgen(js_name = handlerFailed)]
     pub fn handler_failed(&mut self) -> R<String> {
-        self.then(machine::Receipt::handler_failed)
+        self.then(machine::WebhookReceipt::handler_failed)
     }
     /// The commit is done; returns the next step.
     pub fn committed(&mut self) -> R<String> {
-        self.then(machine::Receipt::committed)
+        self.then(machine::WebhookReceipt::committed)
     }
     /// The pause is over; returns the next step.
     pub fn waited(&mut self) -> R<String> {
-        self.then(machine::Receipt::waited)
+        self.then(machine::WebhookReceipt::waited)
     }
     /// (Transactional.) The mark changed no row; returns the next step.
     #[wasm_bindgen(js_name = claimLost)]
     pub fn claim_lost(&mut self) -> R<String> {
-        self.then(machine::Receipt::claim_lost)
+        self.then(machine::WebhookReceipt::claim_lost)
     }
     /// (Transactional.) The transaction is open; returns the next step.
     pub fn began(&mut self) -> R<String> {
-        self.then(machine::Receipt::began)
+        self.then(machine::WebhookReceipt::began)
     }
     /// (Transactional.) The transaction committed; returns the next step.
     #[wasm_bindgen(js_name = transactionCommitted)]
     pub fn transaction_committed(&mut self) -> R<String> {
-        self.then(machine::Receipt::transaction_committed)
+        self.then(machine::WebhookReceipt::transaction_committed)
     }
     /// (Transactional.) The rollback is done (or failed); returns the next step.
     #[wasm_bindgen(js_name = rolledBack)]
     pub fn rolled_back(&mut self) -> R<String> {
-        self.then(machine::Receipt::rolled_back)
+        self.then(machine::WebhookReceipt::rolled_back)
     }
     /// The host was cancelled (an aborted request) while the pending step was in flight;
     /// returns the next step: only rollbacks and releases follow, then the 503 reply.
     pub fn cancelled(&mut self) -> R<String> {
-        self.then(machine::Receipt::cancelled)
+        self.then(machine::WebhookReceipt::cancelled)
     }
     /// (Inbox.) The delivery is persisted: `new` false for one already in the inbox; returns
     /// the next step (the reply).

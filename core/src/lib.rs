@@ -13,7 +13,7 @@
 //!   [`dedup::DedupWindow`].
 //! - [`receiver`]: a webhook receiver's rules (keys to claim, what claims mean, statuses),
 //!   shared by every framework integration.
-//! - [`machine`]: protocol machines (sans-I/O): a webhook [`machine::Receipt`], an API
+//! - [`machine`]: protocol machines (sans-I/O): a webhook [`machine::WebhookReceipt`], an API
 //!   [`machine::Call`] and a reporting [`machine::ExportJob`].
 //! - [`retry`]: the server's webhook delivery schedule, client backoff, `Retry-After`, retry
 //!   decisions from both specs' rules, and request-rate budgets.

@@ -102,7 +102,7 @@ string_enum! {
         StoreUnavailable = "store_unavailable",
         /// The host was cancelled mid-delivery (a cancelled task, an interrupt, an aborted
         /// request): any transaction rolled back and the claims taken released, unless a plain
-        /// receipt's effect already stands (see `machine::Receipt::cancelled`)
+        /// receipt's effect already stands (see `machine::WebhookReceipt::cancelled`)
         /// ([`STATUS_STORE_UNAVAILABLE`], so the service redelivers).
         Cancelled = "cancelled",
     }

@@ -14,7 +14,7 @@ use royaltykit::dedup::ClaimState;
 use royaltykit::machine::{
     Call, CallFailure, CallOptions, ExportJob, ExportJobOptions, Fleet, FleetToken, FleetTokenStep,
     InboxEntry, InboxOptions, InboxStep, InboxWorker, Pages, PagesOptions, PagesStep, ReceiptStep,
-    Receiver, Recovery, RecoveryOptions, RecoveryStep, Session, Step, PUBLISH_SCRIPT,
+    Recovery, RecoveryOptions, RecoveryStep, Session, Step, WebhookReceiver, PUBLISH_SCRIPT,
     RESERVE_SCRIPT, UNLOCK_SCRIPT,
 };
 use royaltykit::request::{RequestDescriptor, RequestParams};
@@ -41,7 +41,7 @@ fn receipt(i: &Value) -> Outcome {
         .iter()
         .map(|s| WebhookSecret::new(s["secret"].as_str().unwrap(), s["valid_until"].as_i64()))
         .collect();
-    let receiver = Receiver::new(
+    let receiver = WebhookReceiver::new(
         &secrets,
         VerifyOptions::default(),
         i["namespace"].as_str().unwrap(),
@@ -891,5 +891,29 @@ fn a_final_step_gives_the_error_a_client_raises() {
             assert_eq!(stage.as_deref(), Some("reconcile"));
         }
         other => panic!("{other:?}"),
+    }
+}
+
+/// The names the receipt and the receiver had before they were given their name in every
+/// language (`WebhookReceipt`, `WebhookReceiver`) still build and drive the same machine.
+#[test]
+#[allow(deprecated)]
+fn the_old_names_of_the_receipt_and_the_receiver_still_work() {
+    use royaltykit::machine::{Receipt, Receiver};
+    let body = br#"{"event":"ddex.import.completed","resource":{"type":"ddex_message","reference":"m1","url":"/api/v1/ddex/messages/m1"},"occurred_at":"2026-11-22T04:00:00Z"}"#;
+    let signed = royaltykit::webhook::sign(&["whsec_old"], body, 1_763_784_000, "dlv_old").unwrap();
+    let receiver: Receiver = Receiver::new(
+        &[WebhookSecret::new("whsec_old", None)],
+        VerifyOptions::default(),
+        "ns",
+    )
+    .unwrap();
+    let r: Receipt = receiver.receive(&signed.pairs(), body, 1_763_784_000);
+    let again = Receipt::new("ns", Ok(r.delivery().unwrap().clone()), false).unwrap();
+    for mut r in [r, again] {
+        assert!(matches!(r.next(), ReceiptStep::Claim { .. }));
+        r.claimed(ClaimState::Done).unwrap();
+        assert!(matches!(r.next(), ReceiptStep::Reply { status: 200, .. }));
+        assert_eq!(r.outcome(), Some("duplicate"));
     }
 }

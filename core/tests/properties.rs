@@ -151,7 +151,7 @@ proptest! {
 mod receipts {
     use super::*;
     use royaltykit::dedup::ClaimState;
-    use royaltykit::machine::{Receipt, ReceiptStep};
+    use royaltykit::machine::{ReceiptStep, WebhookReceipt};
     use royaltykit::webhook::{VerifiedWebhook, WebhookEvent};
     use std::collections::HashMap;
 
@@ -206,7 +206,7 @@ mod receipts {
             let mut failing = failures.into_iter();
             let mut handled = false;
             let mut release_failed = false;
-            let mut r = Receipt::new("ns", Ok(d), true).unwrap();
+            let mut r = WebhookReceipt::new("ns", Ok(d), true).unwrap();
             for _ in 0..64 {
                 match r.next() {
                     ReceiptStep::Claim { key } => {
@@ -295,7 +295,7 @@ mod receipts {
             let (mut open, mut marked, mut staged_effect) = (false, Vec::<String>::new(), false);
             let mut failing = failures.into_iter();
             let mut release_failed = false;
-            let mut r = Receipt::new("ns", Ok(delivery("cnt_1")), true).unwrap().transactional();
+            let mut r = WebhookReceipt::new("ns", Ok(delivery("cnt_1")), true).unwrap().transactional();
             for _ in 0..64 {
                 let fail = failing.next().unwrap_or(0);
                 match r.next() {
@@ -363,7 +363,7 @@ mod receipts {
             prop_assert!(false, "no reply after 64 steps");
         }
 
-        /// `Receipt::settle` on an in-process window takes exactly the steps a host driving a
+        /// `WebhookReceipt::settle` on an in-process window takes exactly the steps a host driving a
         /// copy of that window by hand takes, and stops only where the host is needed: several
         /// deliveries (some repeated, some of the same content, some handlers failing) end with
         /// the same replies and the same window either way.
@@ -373,12 +373,12 @@ mod receipts {
         ) {
             let mut settled = DedupWindow::new(64, 3600, [7; 16]).unwrap();
             let mut by_hand = settled.clone();
-            let mut held: Vec<(Receipt, Receipt)> = Vec::new();
+            let mut held: Vec<(WebhookReceipt, WebhookReceipt)> = Vec::new();
             for (t, (id, content, handler_ok, finish_now)) in deliveries.into_iter().enumerate() {
                 let now = 1_000 + i64::try_from(t).unwrap();
                 let mut d = delivery(&format!("cnt_{content}"));
                 d.delivery_id = format!("dlv_{id}");
-                let (mut a, mut b) = (Receipt::new("ns", Ok(d.clone()), true).unwrap(), Receipt::new("ns", Ok(d), true).unwrap());
+                let (mut a, mut b) = (WebhookReceipt::new("ns", Ok(d.clone()), true).unwrap(), WebhookReceipt::new("ns", Ok(d), true).unwrap());
                 let step = a.settle(&mut settled, now);
                 let hand = drive_by_hand(&mut b, &mut by_hand, now);
                 prop_assert_eq!(&step, &hand);
@@ -409,7 +409,7 @@ mod receipts {
     }
 
     /// The host's loop over a window, written out: what `settle` must equal.
-    fn drive_by_hand(r: &mut Receipt, window: &mut DedupWindow, now: i64) -> ReceiptStep {
+    fn drive_by_hand(r: &mut WebhookReceipt, window: &mut DedupWindow, now: i64) -> ReceiptStep {
         loop {
             match r.next() {
                 ReceiptStep::Claim { key } => r.claimed(window.claim(&key, now).unwrap()).unwrap(),

@@ -7,7 +7,7 @@
 //! allowed) and so is randomness (a seed the host draws from its RNG), so a transcript of
 //! inputs gives the same steps in every language.
 //!
-//! - [`Receipt`] (built by a [`Receiver`]): one webhook delivery.
+//! - [`WebhookReceipt`] (built by a [`WebhookReceiver`]): one webhook delivery.
 //! - [`Call`]: one API operation with its retries, `Retry-After`, token refresh, idempotency
 //!   key and rate budget.
 //! - [`ExportJob`]: a reporting export, create → poll → download, reconciling a create that may
@@ -46,7 +46,20 @@ pub use inbox::{
     InboxEntry, InboxOptions, InboxStep, InboxWorker, DEFAULT_POLL_SECONDS, MAX_INBOX_ATTEMPTS,
 };
 pub use pages::{PageItems, Pages, PagesEnd, PagesOptions, PagesStep};
-pub use receipt::{Receipt, ReceiptStep, Receiver};
+pub use receipt::{ReceiptStep, WebhookReceipt, WebhookReceiver};
+
+/// Deprecated name of [`WebhookReceipt`], the name it has in Python, Node and Kotlin; kept for
+/// one release.
+#[deprecated(
+    since = "0.1.0",
+    note = "renamed `WebhookReceipt`, its name in every language"
+)]
+pub type Receipt = WebhookReceipt;
+
+/// Deprecated name of [`WebhookReceiver`], the receiver's fixed part (verifier and namespace);
+/// kept for one release.
+#[deprecated(since = "0.1.0", note = "renamed `WebhookReceiver`")]
+pub type Receiver = WebhookReceiver;
 pub use recovery::{
     RecoveredDelivery, Recovery, RecoveryAction, RecoveryOptions, RecoveryReport, RecoveryStep,
     DEFAULT_MAX_ENTRIES, DEFAULT_MAX_REPLAYS, DEFAULT_MAX_REPLAYS_PER_DELIVERY, LIST_DELIVERIES,

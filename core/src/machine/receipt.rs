@@ -1,4 +1,4 @@
-//! [`Receipt`]: one webhook delivery, from the verification result to the reply, as a machine
+//! [`WebhookReceipt`]: one webhook delivery, from the verification result to the reply, as a machine
 //! that performs no I/O. The host claims, releases and commits keys in its dedup store and runs
 //! its handler when the receipt says so, and reports each outcome back; every rule (which keys,
 //! in which order, what a claim's state means, how often a commit is tried, which status to
@@ -30,14 +30,14 @@
 //! ```
 //!
 //! **Cancellation.** A host whose work is cancelled while a step is in flight (a cancelled task,
-//! an interrupt, an aborted request) reports [`Receipt::cancelled`] instead of the step's
+//! an interrupt, an aborted request) reports [`WebhookReceipt::cancelled`] instead of the step's
 //! outcome, then performs what follows — only `Rollback` and `Release` steps, never new work —
 //! up to the `Reply`, and lets the cancellation go on. The claims taken are released and an open
 //! transaction is rolled back, so the service's redelivery is processed (a claim in flight, if
 //! the store took it, runs out with its lease: releasing a key this receipt may not hold could
 //! free another worker's claim in a store that does not check).
 //!
-//! A **transactional** receipt ([`Receipt::transactional`]) is for a dedup table in the
+//! A **transactional** receipt ([`WebhookReceipt::transactional`]) is for a dedup table in the
 //! handler's own database ([`crate::dedup::SqlDedup`]): after the claims it asks the host to
 //! `Begin` a transaction, `RunHandler` with that transaction, `Commit` (mark done) each key
 //! **inside** it, then `CommitTransaction`; a failure anywhere is a `Rollback`, then the claims
@@ -62,48 +62,48 @@ use crate::{ArgumentError, HeaderMap};
 #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
 #[cfg_attr(feature = "uniffi", derive(uniffi::Enum))]
 pub enum ReceiptStep {
-    /// Claim `key` in the dedup store, then report [`Receipt::claimed`] with its state, or
-    /// [`Receipt::store_failed`] when the store could not be reached.
+    /// Claim `key` in the dedup store, then report [`WebhookReceipt::claimed`] with its state, or
+    /// [`WebhookReceipt::store_failed`] when the store could not be reached.
     Claim {
         /// The key to claim.
         key: String,
     },
-    /// Give up this worker's claim on `key`, then report [`Receipt::released`] (a failed
+    /// Give up this worker's claim on `key`, then report [`WebhookReceipt::released`] (a failed
     /// release is reported the same way: the claim's lease runs out on its own).
     Release {
         /// The key to release.
         key: String,
     },
-    /// Run the handler with [`Receipt::delivery`], then report
-    /// [`Receipt::handler_succeeded`] or [`Receipt::handler_failed`].
+    /// Run the handler with [`WebhookReceipt::delivery`], then report
+    /// [`WebhookReceipt::handler_succeeded`] or [`WebhookReceipt::handler_failed`].
     RunHandler {},
-    /// Mark `key` processed, then report [`Receipt::committed`] or [`Receipt::store_failed`]
+    /// Mark `key` processed, then report [`WebhookReceipt::committed`] or [`WebhookReceipt::store_failed`]
     /// (in a transactional receipt: inside the open transaction, and
-    /// [`Receipt::claim_lost`] when the row no longer holds this claim).
+    /// [`WebhookReceipt::claim_lost`] when the row no longer holds this claim).
     Commit {
         /// The key to commit.
         key: String,
         /// Which attempt of this commit it is (1 to [`crate::receiver::COMMIT_ATTEMPTS`]).
         attempt: u32,
     },
-    /// Pause `seconds` before the next attempt of a commit, then report [`Receipt::waited`].
+    /// Pause `seconds` before the next attempt of a commit, then report [`WebhookReceipt::waited`].
     Wait {
         /// How long, in seconds.
         seconds: f64,
     },
     /// (Transactional receipts.) Open the transaction the marks and the handler's effect
-    /// share, then report [`Receipt::began`] or [`Receipt::store_failed`].
+    /// share, then report [`WebhookReceipt::began`] or [`WebhookReceipt::store_failed`].
     Begin {},
     /// (Transactional receipts.) Commit the transaction, then report
-    /// [`Receipt::transaction_committed`] or [`Receipt::store_failed`].
+    /// [`WebhookReceipt::transaction_committed`] or [`WebhookReceipt::store_failed`].
     CommitTransaction {},
     /// (Transactional receipts.) Roll the transaction back, then report
-    /// [`Receipt::rolled_back`] (a failed rollback too: the database rolls back a transaction
+    /// [`WebhookReceipt::rolled_back`] (a failed rollback too: the database rolls back a transaction
     /// whose connection is gone).
     Rollback {},
     /// (Inbox receipts.) Persist the verified delivery under `key` in the inbox — its
     /// `Service-Webhook-Id`, event name and the raw body as received — then report
-    /// [`Receipt::enqueued`] or [`Receipt::store_failed`].
+    /// [`WebhookReceipt::enqueued`] or [`WebhookReceipt::store_failed`].
     Enqueue {
         /// The delivery key.
         key: String,
@@ -157,10 +157,10 @@ enum Phase {
 }
 
 /// One webhook delivery in progress (see the module documentation). Built by
-/// [`Receiver::receive`] or [`Receipt::new`]; it is not serialisable (a delivery lasts one
+/// [`WebhookReceiver::receive`] or [`WebhookReceipt::new`]; it is not serialisable (a delivery lasts one
 /// request: a crash is answered by the service's redelivery).
 #[derive(Debug, Clone)]
-pub struct Receipt {
+pub struct WebhookReceipt {
     delivery: Option<VerifiedWebhook>,
     keys: Vec<String>,
     claimed: usize,
@@ -169,11 +169,11 @@ pub struct Receipt {
     success: (u16, String),
     transactional: bool,
     phase: Phase,
-    /// What the reply says happened (see [`Receipt::outcome`]), set with the reply.
+    /// What the reply says happened (see [`WebhookReceipt::outcome`]), set with the reply.
     outcome: &'static str,
 }
 
-impl Receipt {
+impl WebhookReceipt {
     /// A receipt for a delivery that was verified (or was not: it is then answered with the
     /// error's `http_status` and `{"error": code, "message": …}` at once, the message saying
     /// nothing of the receiver's configuration). Promises the first step: `Reply` for a
@@ -238,7 +238,7 @@ impl Receipt {
     /// handler ran and its effect is marked done), `duplicate` (already processed),
     /// `in_progress` (another worker holds it: 503), `rejected` (not verified), `acknowledged`
     /// (nothing to process: a test event), `queued` (inbox: persisted for the worker),
-    /// `handler_failed`, `store_unavailable`, `cancelled` (see [`Receipt::cancelled`]), or
+    /// `handler_failed`, `store_unavailable`, `cancelled` (see [`WebhookReceipt::cancelled`]), or
     /// `claim_lost` (transactional: another worker took the key; rolled back, 503). `None`
     /// before the reply.
     pub fn outcome(&self) -> Option<&'static str> {
@@ -577,7 +577,7 @@ impl Receipt {
     /// plain receipt, every claim released while the handler runs, none once a commit started
     /// (the effect stands and a committed key stays done: the leases run out); an inbox
     /// `Enqueue` answered at once (the redelivery finds it queued or not). During a `Rollback`
-    /// or `Release`, the same as [`Receipt::rolled_back`] or [`Receipt::released`] (a cancelled
+    /// or `Release`, the same as [`WebhookReceipt::rolled_back`] or [`WebhookReceipt::released`] (a cancelled
     /// one is a failed one): the cleanup goes on and the reply is unchanged. Once replied,
     /// nothing changes.
     pub fn cancelled(&mut self) -> Result<(), ArgumentError> {
@@ -644,15 +644,15 @@ impl Receipt {
 }
 
 /// A webhook receiver's fixed part, built once: the verifier (secrets and options) and the
-/// namespace its keys are scoped to. Each delivery becomes a [`Receipt`].
+/// namespace its keys are scoped to. Each delivery becomes a [`WebhookReceipt`].
 #[derive(Debug, Clone)]
-pub struct Receiver {
+pub struct WebhookReceiver {
     verifier: WebhookVerifier,
     namespace: String,
     claim_content_key: bool,
 }
 
-impl Receiver {
+impl WebhookReceiver {
     /// A receiver for `secrets` (current first) under `namespace`. Promises `invalid_secret`
     /// for unusable secrets and `invalid_argument` for an empty or over-long namespace.
     pub fn new(
@@ -683,12 +683,17 @@ impl Receiver {
     /// Verifies one delivery (`headers` as received, `body` the raw bytes, `now` Unix seconds)
     /// and returns its receipt. Promises a receipt whose first step is `Reply` for a rejected
     /// delivery.
-    pub fn receive<H: HeaderMap + ?Sized>(&self, headers: &H, body: &[u8], now: i64) -> Receipt {
+    pub fn receive<H: HeaderMap + ?Sized>(
+        &self,
+        headers: &H,
+        body: &[u8],
+        now: i64,
+    ) -> WebhookReceipt {
         let verified = self.verifier.verify(headers, body, now);
         // The namespace was checked when the receiver was built.
-        Receipt::new(&self.namespace, verified, self.claim_content_key).unwrap_or_else(|e| {
+        WebhookReceipt::new(&self.namespace, verified, self.claim_content_key).unwrap_or_else(|e| {
             let reply = failure_reply(ReceiverFailure::HandlerFailed);
-            Receipt::finished(
+            WebhookReceipt::finished(
                 None,
                 (
                     reply.status,
@@ -712,7 +717,7 @@ mod tests {
             WebhookSecret::new("whsec_b", Some(10)),
             WebhookSecret::new("whsec_c", None),
         ];
-        let receiver = Receiver::new(&secrets, VerifyOptions::default(), "ns").unwrap();
+        let receiver = WebhookReceiver::new(&secrets, VerifyOptions::default(), "ns").unwrap();
         let body = br#"{"event":"x","resource":{"type":"t","reference":"r","url":"/api/v1/x"},"occurred_at":"2026-11-22T04:05:06Z"}"#;
         let forged = sign(&["whsec_attacker"], body, 1_000, "d").unwrap();
         let ReceiptStep::Reply { status, body } =
@@ -730,11 +735,11 @@ mod tests {
     #[test]
     fn the_outcome_names_what_the_reply_says() {
         let secrets = [WebhookSecret::new("whsec_a", None)];
-        let receiver = Receiver::new(&secrets, VerifyOptions::default(), "ns").unwrap();
+        let receiver = WebhookReceiver::new(&secrets, VerifyOptions::default(), "ns").unwrap();
         let body = br#"{"event":"x","resource":{"type":"t","reference":"r","url":"/api/v1/x"},"occurred_at":"2026-11-22T04:05:06Z"}"#;
         let signed = sign(&["whsec_a"], body, 1_000, "d1").unwrap();
         let mut window = DedupWindow::new(100, 3_600, [7; 16]).unwrap();
-        let settle = |r: &mut Receipt, w: &mut DedupWindow, ok: bool| {
+        let settle = |r: &mut WebhookReceipt, w: &mut DedupWindow, ok: bool| {
             let mut step = r.settle(w, 1_000);
             if matches!(step, ReceiptStep::RunHandler {}) {
                 assert_eq!(r.outcome(), None, "not before the reply");

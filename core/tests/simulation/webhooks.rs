@@ -9,7 +9,7 @@
 use crate::rng::Rng;
 use crate::Violation;
 use royaltykit::dedup::{ClaimState, DedupWindow};
-use royaltykit::machine::{ReceiptStep, Receiver};
+use royaltykit::machine::{ReceiptStep, WebhookReceiver};
 use royaltykit::webhook::{active_secrets, sign, VerifyOptions, WebhookSecret};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -133,7 +133,7 @@ pub fn run(seed: u64) -> Result<(), Violation> {
         outages,
         next_token: 0,
     };
-    let old_receiver = Receiver::new(
+    let old_receiver = WebhookReceiver::new(
         &[WebhookSecret::new(S1, None)],
         VerifyOptions::default(),
         NS,
@@ -149,7 +149,7 @@ pub fn run(seed: u64) -> Result<(), Violation> {
             (r + config_lag).floor() as i64,
         )
         .unwrap();
-        Receiver::new(&secrets, VerifyOptions::default(), NS).unwrap()
+        WebhookReceiver::new(&secrets, VerifyOptions::default(), NS).unwrap()
     });
     let mut effects: BTreeMap<String, u32> = BTreeMap::new();
     let mut acked: BTreeMap<String, u16> = BTreeMap::new();
