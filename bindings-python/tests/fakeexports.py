@@ -3,7 +3,8 @@ interrupt/resume, timeout and telemetry tests: token exchange, list, create (rep
 idempotency key), read (``pending`` reads say ``queued``, then ``ready``), download. It logs every
 request, can hold the k-th one (its effect applied, its response not sent, half of a download's
 body sent) until the test releases it, and can answer a request by its number with a fault
-(``503``, ``401`` and the token dead, ``drop``: the connection closed without a response)."""
+(``503``, ``401`` and the token dead, ``drop``: the connection closed without a response,
+``429``: rate limited with ``Retry-After: 2``)."""
 
 from __future__ import annotations
 
@@ -94,6 +95,8 @@ class ExportsApi:
             return
         if fault == "503":
             return self.send(h, 503, {"message": "try again"})
+        if fault == "429":
+            return self.send(h, 429, {"message": "slow down"}, headers=[("Retry-After", "2")])
         token = (h.headers.get("Authorization") or "").removeprefix("Bearer ")
         if fault == "401":
             self.dead.add(token)
@@ -152,9 +155,12 @@ class ExportsApi:
         return {k: v for k, v in e.items() if not k.startswith("_")}
 
     @staticmethod
-    def send(h: BaseHTTPRequestHandler, status: int, payload=None, raw: bytes | None = None) -> None:
+    def send(h: BaseHTTPRequestHandler, status: int, payload=None, raw: bytes | None = None,
+             headers: list[tuple[str, str]] = []) -> None:  # noqa: B006 (never mutated)
         data = raw if raw is not None else json.dumps(payload).encode()
         h.send_response(status)
+        for name, value in headers:
+            h.send_header(name, value)
         h.send_header("Content-Type", "text/csv" if raw is not None else "application/json")
         h.send_header("Content-Length", str(len(data)))
         h.end_headers()

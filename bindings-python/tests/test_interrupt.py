@@ -206,8 +206,8 @@ class Clock:
         self.sleep(seconds)
 
 
-def run(kind: str, api: ExportsApi, tenant: str, **kw) -> rk.client.ExportResult:
-    clock = Clock()
+def run(kind: str, api: ExportsApi, tenant: str, clock: Clock | None = None, **kw) -> rk.client.ExportResult:
+    clock = clock or Clock()
     common = dict(base_url=api.url, client_id="cid", client_secret="csecret", tenant_id=tenant, clock=clock,
                   sleep=clock.asleep if kind == "async" else clock.sleep)
     if kind in ("httpx", "requests"):
@@ -249,7 +249,7 @@ def test_the_core_s_checkpoints_resume_to_one_export(api, tmp_path, kind, vector
 
 
 @pytest.mark.parametrize("keyed", [True, False])
-def test_the_checkpoint_is_given_before_each_send_of_the_job_and_only_when_it_changed(api, tmp_path, keyed):
+def test_the_checkpoint_is_given_before_each_send_and_pause_of_the_job_and_only_when_it_changed(api, tmp_path, keyed):
     given: list[str] = []
     at_arrival: list[tuple[str, int]] = []
     api.on_request = lambda entry: at_arrival.append((entry["op"], len(given)))
@@ -260,15 +260,41 @@ def test_the_checkpoint_is_given_before_each_send_of_the_job_and_only_when_it_ch
         client.run_export(BODY, to=tmp_path / "out.csv", on_checkpoint=given.append)
     job_requests = [(op, n) for op, n in at_arrival if op != "token"]
     assert [op for op, _ in job_requests] == RUNS[keyed][1:]
-    # Each of the job's requests arrived after a new checkpoint was given, none before the first.
+    # Each of the job's requests arrived after a new checkpoint was given, none before the first;
+    # between the reads one more: before each poll interval (a pause).
     counts = [n for _, n in job_requests]
-    assert counts == list(range(1, len(job_requests) + 1)), at_arrival
+    assert counts[0] == 1 and all(b > a for a, b in zip(counts, counts[1:])), at_arrival
+    reads = [n for op, n in job_requests if op == "read"]
+    assert reads[1] - reads[0] == 2, at_arrival
     assert all(a != b for a, b in zip(given, given[1:]))
     # Each checkpoint is the job with that request in flight: resumed, it knows what it knew then.
     create = [op for op, _ in job_requests].index("create")
     assert rk.ExportJob.resume(given[create]).export_id is None
     assert rk.ExportJob.resume(given[-1]).export_id == next(iter(api.exports))
     assert api.tokens and not [t for t in [*api.tokens, "csecret"] if t in "".join(given)]  # no credential, no token
+
+
+@pytest.mark.parametrize("kind", ["httpx", "async", "requests"])
+def test_a_job_killed_during_a_retry_after_resumes_the_wait_and_never_sends_early(api, tmp_path, kind):
+    # The first read is answered 429 with Retry-After: 2. The checkpoint is given before the
+    # pause too, so a process killed during it resumes a job that still waits, not one that sends.
+    first_read = RUNS[False].index("read") + 1  # the client sends no idempotency key: it lists first
+    api.faults[first_read] = "429"
+    clock = Clock()
+    given: list[tuple[str, float, int]] = []
+    run(kind, api, TENANT, clock=clock, body=BODY, to=tmp_path / "out.csv",
+        on_checkpoint=lambda text: given.append((text, clock(), len(api.log))))
+    assert [e["op"] for e in api.log] == RUNS[False][:first_read] + ["read", "read", "download"]
+    # Given once the 429 had arrived: before its pause, then before the next read goes out.
+    (text, at), (then, _) = [(text, at) for text, at, seen in given if seen == first_read]
+    step, _ = rk.ExportJob.resume(text).advance(at, session=rk.Session())
+    assert isinstance(step, rk.CallStep.Wait) and step.seconds == pytest.approx(2.0, abs=0.05), step
+    # Resumed a second later, it waits the rest; once the Retry-After has passed, it reads at once.
+    step, _ = rk.ExportJob.resume(text).advance(at + 1.0, session=rk.Session())
+    assert isinstance(step, rk.CallStep.Wait) and step.seconds == pytest.approx(1.0, abs=0.05), step
+    step, _ = rk.ExportJob.resume(text).advance(at + 2.5, session=rk.Session())
+    assert not isinstance(step, rk.CallStep.Wait), step
+    assert then != text
 
 
 def test_body_or_resume_exactly_one_and_a_resumed_job_keeps_its_options(api):

@@ -200,8 +200,10 @@ export interface RunExportOptions {
    * events too, at each tenth of the body and when it is whole. */
   onProgress?: (received: number, total: number | null) => void;
   /**
-   * Called (and awaited) with the job's checkpoint before each of its requests goes out, when it
-   * changed since the last call: persist it; `runExport(null, { resume })` finishes the job.
+   * Called (and awaited) with the job's checkpoint before each of its requests goes out and
+   * before each of its pauses (a poll interval, a backoff, a Retry-After), when it changed since
+   * the last call: persist it; `runExport(null, { resume })` finishes the job, and a job resumed
+   * during a pause waits out the rest of it.
    */
   onCheckpoint?: (checkpoint: string) => void | Promise<void>;
   /**

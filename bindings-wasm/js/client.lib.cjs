@@ -465,9 +465,10 @@ class Client {
   /**
    * Drives `machine` on the client's session to `done` (returned); throws for reconcile and fail.
    * A body the machine streams goes into `sink`; `scope` (telemetry) gets every event;
-   * `beforeSend(request)` is awaited after the machine says send, before the request goes out.
+   * `checkpoint()` is awaited after the machine says send or wait, before the request goes out
+   * and before the pause (so a Retry-After or backoff the job holds survives the process).
    */
-  async _drive(machine, operationId, { signal, sink, scope, beforeSend } = {}) {
+  async _drive(machine, operationId, { signal, sink, scope, checkpoint } = {}) {
     const stream = sink ? (status) => (machine.streams(status) ? sink : null) : null;
     const session = this.session;
     // The machine's events so far, to the diagnostics channel, onEvent and the telemetry scope.
@@ -496,7 +497,7 @@ class Client {
       deliver();
       switch (s.step) {
         case 'send': {
-          if (beforeSend) await beforeSend(s.request);
+          if (checkpoint) await checkpoint();
           const r = await this._send(s.request, signal, stream, progress);
           failed = r.failure ? r : null;
           if (r.failure) machine.transportFailure(r.failure, this._clock());
@@ -505,6 +506,7 @@ class Client {
           break;
         }
         case 'wait':
+          if (checkpoint) await checkpoint();
           await this._sleep(s.seconds, signal);
           break;
         case 'reserve': { // a fleet's session: this request reserved in the fleet's budget in Redis
@@ -780,7 +782,8 @@ class ReportsClient extends Client {
    * carries the ids of the exports that may be this job's (`candidates`).
    *
    * `onCheckpoint(text)` is called (and awaited) with the job's state before each of its requests
-   * goes out, when it changed; `runExport(null, { resume: text, to })` finishes that job (the
+   * goes out and before each of its pauses, when it changed (so a job killed during a
+   * Retry-After resumes the wait, never sends early); `runExport(null, { resume: text, to })` finishes that job (the
    * body, requestId and the job's bounds come from the checkpoint; giving a body too is a
    * TypeError). When `signal` aborts, the request in flight is aborted, the temporary file
    * removed and ExportInterruptedError thrown with the export id and the checkpoint.
@@ -816,7 +819,7 @@ class ReportsClient extends Client {
       let last = null;
       // (A checkpoint of another tenant is refused by the core before its first request:
       // RequestBuildError, the session's token being this client's tenant's.)
-      const beforeSend = onCheckpoint === null ? undefined : async () => {
+      const checkpoint = onCheckpoint === null ? undefined : async () => {
         const text = job.save();
         if (text === last) return;
         last = text;
@@ -826,7 +829,7 @@ class ReportsClient extends Client {
       const signal = opts.signal;
       try {
         await sink.open();
-        const done = await this._drive(job, 'export job', { signal, sink, scope, beforeSend });
+        const done = await this._drive(job, 'export job', { signal, sink, scope, checkpoint });
         const data = await sink.finish();
         const result = { exportId: done.exportId, size: sink.length, path: null, data: null };
         if (typeof to === 'string') {

@@ -166,7 +166,7 @@ test('the shared checkpoints (saved by the core) resume through this client: the
   }
 });
 
-test('onCheckpoint is awaited before each send of the job, only when the state changed; the checkpoint resumes', async () => {
+test('onCheckpoint is awaited before each send and pause of the job, only when the state changed; the checkpoint resumes', async () => {
   const api = await fakeReports({ tenant: TENANT, readsUntilReady: 3 });
   const order = [];
   const fetchSeen = (url, init) => {
@@ -192,13 +192,50 @@ test('onCheckpoint is awaited before each send of the job, only when the state c
       if (k === 'send') assert.equal(order[i - 1]?.[0], 'checkpoint', JSON.stringify(order));
     });
     for (let i = 1; i < texts.length; i++) assert.notEqual(texts[i], texts[i - 1]);
-    // A checkpoint names no token or credential, and the one before the first read resumes to read that export.
+    // A checkpoint names no token or credential, and the one after the create (before the first
+    // poll's pause) resumes to read that export.
     for (const t of texts) for (const secret of ['csecret', ...api.tokens]) assert.ok(!t.includes(secret));
     const before = api.requests.length;
     const again = await client.runExport(null, { resume: texts[1] });
     assert.equal(again.exportId, result.exportId);
     assert.equal(api.creates, 1);
     assert.equal(api.requests[before].op, 'read');
+  } finally {
+    await api.close();
+  }
+});
+
+test('a job killed during a Retry-After resumes the wait and never sends early: onCheckpoint is awaited before each pause too', async () => {
+  const api = await fakeReports({ tenant: TENANT });
+  const time = testTime();
+  let sent = 0;
+  let reads = 0;
+  let at429 = null;
+  // The first read is answered 429 with Retry-After: 2 (the API never sees it).
+  const fetch429 = (url, init) => {
+    sent += 1;
+    if (init.method === 'GET' && /\/exports\/[0-9a-f-]+$/.test(new URL(url).pathname) && ++reads === 1) {
+      at429 = sent;
+      return Promise.resolve(new Response('{"message":"slow down"}', { status: 429, headers: { 'content-type': 'application/json', 'retry-after': '2' } }));
+    }
+    return fetch(url, init);
+  };
+  try {
+    const client = createReportsClient({ baseUrl: api.url, credentials: { clientId: 'cid', clientSecret: 'csecret' }, tenantId: TENANT,
+      idempotencyHeader: 'Idempotency-Key', fetch: fetch429, ...time });
+    const given = [];
+    await client.runExport(BODY, { onCheckpoint: (text) => { given.push({ text, at: time.clock(), sent }); } });
+    assert.equal(reads, 3); // the 429, then queued, then ready
+    // Given once the 429 had arrived: before its pause, then before the next read goes out.
+    const [pause, next] = given.filter((g) => g.sent === at429);
+    assert.ok(pause && next && pause.text !== next.text, JSON.stringify(given.map((g) => g.sent)));
+    const resumed = (dt) => rk.ExportJob.resume(pause.text).next(pause.at + dt, new rk.Session());
+    for (const [dt, left] of [[0, 2], [1, 1]]) {
+      const s = resumed(dt);
+      assert.equal(s.step, 'wait', JSON.stringify(s));
+      assert.ok(Math.abs(s.seconds - left) < 0.05, JSON.stringify(s));
+    }
+    assert.notEqual(resumed(2.5).step, 'wait'); // the Retry-After has passed: it goes on at once
   } finally {
     await api.close();
   }

@@ -519,7 +519,8 @@ class _Op:
                 _log.warning("telemetry failed at the end of an operation", exc_info=True)
 
     def checkpoint(self, machine: Any) -> None:
-        """Before the job's request goes out: its checkpoint, when it changed."""
+        """Before the job's request goes out or its pause starts: its checkpoint, when it
+        changed (a pause's Retry-After or backoff is in it, so a resumed job waits it out)."""
         if self.on_checkpoint is not None and self.job is not None and machine is self.job:
             text = self.job.save()
             if text != self.last:
@@ -740,6 +741,7 @@ class _Base:
                         version = session.version
                         given = machine.respond(*outcome, self._clock(), session=session, min_level=self._level(op))
                 case CallStep.Wait(seconds=seconds):
+                    op.checkpoint(machine)
                     yield ("sleep", seconds)
                 case CallStep.AwaitToken(seconds=seconds):
                     yield ("await", seconds, version)
@@ -1222,8 +1224,10 @@ class ReportsClient(_Reports):
         reads (each one given replaces the client's).
 
         Interrupt and resume: ``on_checkpoint(text)`` is given the job's checkpoint (portable
-        JSON, no token) before each of its requests goes out, when it changed; persist it (an
-        exception it raises stops the job before that request, and is raised). A
+        JSON, no token) before each of its requests goes out and before each of its pauses (a
+        poll interval, a backoff, a Retry-After), when it changed; persist it (an exception it
+        raises stops the job before that request or pause, and is raised). A job resumed during
+        a pause waits out the rest of it. A
         ``KeyboardInterrupt`` (Ctrl-C) removes the temporary file and raises
         :class:`ExportInterrupted` (a ``KeyboardInterrupt``) with the ``export_id`` (None before
         the service named it) and the ``checkpoint`` at that moment. ``resume=checkpoint``, in

@@ -565,7 +565,7 @@ pub fn run(seed: u64) -> Result<(), Violation> {
     let mut job = ExportJob::new(options.clone()).unwrap();
     let mut session = Session::new(None);
     // The process dies now and then (Ctrl-C, a deploy, the OOM killer): the host resumes the job
-    // from its last checkpoint (`save()` before each send) in a new process, on a new session,
+    // from its last checkpoint (`save()` before each send and wait) in a new process, on a new session,
     // after a gap. The request in flight may or may not have reached the service.
     let crashy = rng.chance(0.35);
     let mut crashes = 0u32;
@@ -587,7 +587,9 @@ pub fn run(seed: u64) -> Result<(), Violation> {
             }
         }
         let step = job.next_in(now, &mut session).unwrap();
-        if let Step::Send { .. } = &step {
+        // As the clients do: before each send, and before each wait (so a Retry-After, a
+        // backoff or a poll interval the job holds survives the process).
+        if let Step::Send { .. } | Step::Wait { .. } = &step {
             checkpoint = Some(job.save());
         }
         if crashy && crashes < 3 && rng.chance(0.06) {
@@ -598,10 +600,13 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                     // it reached the service; its answer is lost with the process
                     crate::seen::count("requests applied by a killed process", 1);
                     let _ = server.handle(request, now);
+                    // Its answer died with the process: a Retry-After in it reached no one, so
+                    // the resumed job cannot be held to it.
+                    server.not_before.remove(&request.operation_id);
                 }
             }
             now += rng.between(1.0, 7200.0);
-            // the last checkpoint (saved before the last send), else the job from the start
+            // the last checkpoint (saved before the last send or wait), else the job from the start
             job = match &checkpoint {
                 Some(saved) => ExportJob::resume(saved).unwrap(),
                 None => ExportJob::new(options.clone()).unwrap(),

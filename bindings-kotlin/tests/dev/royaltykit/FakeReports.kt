@@ -25,7 +25,7 @@ class FakeReports(val tenant: String = "0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e") :
 
     /** What the [n]-th request of an operation gets instead of its answer. */
     sealed class Fault {
-        class Status(val status: Int) : Fault()
+        class Status(val status: Int, val headers: Map<String, String> = emptyMap()) : Fault()
         object Drop : Fault()
         object ExpireToken : Fault()
     }
@@ -116,7 +116,10 @@ class FakeReports(val tenant: String = "0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e") :
         onArrival?.invoke(s)
         val fault = faults[op to nth]
         if (fault is Fault.Drop) return // closed without an answer
-        if (fault is Fault.Status) return send(ex, fault.status, """{"message":"scripted ${fault.status}"}""")
+        if (fault is Fault.Status) {
+            fault.headers.forEach { (name, value) -> ex.responseHeaders.add(name, value) }
+            return send(ex, fault.status, """{"message":"scripted ${fault.status}"}""")
+        }
         if (op != "token") {
             val token = s.authorization?.removePrefix("Bearer ")
             val known = synchronized(this) { token in tokens }

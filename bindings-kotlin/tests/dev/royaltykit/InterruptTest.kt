@@ -208,7 +208,7 @@ class InterruptTest {
     }
 
     @Test
-    fun theCheckpointIsGivenBeforeEachSendAndOnlyWhenItChanged() {
+    fun theCheckpointIsGivenBeforeEachSendAndPauseAndOnlyWhenItChanged() {
         for (keyed in listOf(true, false)) {
             FakeReports().use { fake ->
                 fake.states = listOf("queued", "running", "ready")
@@ -221,10 +221,34 @@ class InterruptTest {
                 assertTrue(atSend.zipWithNext().all { (a, b) -> a != b })
                 // ...and only then: never the same text twice in a row
                 assertTrue(given.zipWithNext().all { (a, b) -> a != b })
-                assertEquals(atSend.size, given.size)
+                // ...and before each pause too (the poll intervals between the reads)
+                assertTrue("${given.size} ${atSend.size}", given.size > atSend.size)
                 // never a token or a credential
                 assertTrue(given.none { Regex("rt_[0-9a-f]{8}").containsMatchIn(it) || it.contains("csecret") || it.contains("Bearer") })
             }
+        }
+    }
+
+    @Test
+    fun aJobKilledDuringARetryAfterResumesTheWaitAndNeverSendsEarly() {
+        FakeReports().use { fake ->
+            // The first read is answered 429 with Retry-After: 2.
+            fake.faults["get" to 1] = FakeReports.Fault.Status(429, mapOf("Retry-After" to "2"))
+            val time = VirtualTime()
+            val given = ArrayList<Triple<String, Double, Int>>()
+            client(fake, keyed = true, time = time).runExport(body, onCheckpoint = { synchronized(given) { given.add(Triple(it, time.clock(), fake.seen.size)) } })
+            val at429 = fake.seen.indexOfFirst { it.op == "get" } + 1
+            assertEquals(listOf("get", "get", "get"), fake.seen.map { it.op }.filter { it == "get" })
+            // Given once the 429 had arrived: before its pause, then before the next read goes out.
+            val (pause, next) = given.filter { it.third == at429 }
+            assertTrue(pause.first != next.first)
+            for ((dt, left) in listOf(0.0 to 2.0, 1.0 to 1.0)) {
+                val s = ExportJob.resume(pause.first).use { job -> Session().use { job.nextIn(pause.second + dt, it) } }
+                assertTrue("$s", s is CallStep.Wait && Math.abs(s.seconds - left) < 0.05)
+            }
+            // Once the Retry-After has passed, it goes on at once.
+            val s = ExportJob.resume(pause.first).use { job -> Session().use { job.nextIn(pause.second + 2.5, it) } }
+            assertTrue("$s", s !is CallStep.Wait)
         }
     }
 

@@ -872,15 +872,16 @@ abstract class ApiClient internal constructor(
     }
 
     /**
-     * Performs [m]'s steps to its end; a body the machine streams goes into [sink]; [beforeSend]
-     * runs after the machine said Send, before the request goes out.
+     * Performs [m]'s steps to its end; a body the machine streams goes into [sink]; [checkpoint]
+     * runs after the machine said Send or Wait, before the request goes out and before the pause
+     * (so a Retry-After or backoff the job holds survives the process).
      */
     private fun drive(
         m: Driven,
         operationId: String,
         sink: ArtifactSink?,
         scope: OperationScope?,
-        beforeSend: (() -> Unit)? = null,
+        checkpoint: (() -> Unit)? = null,
     ): CallStep.Done {
         // A streamed body's progress events are delivered as the pieces arrive, not after the body.
         // The events asked at each step are those anyone listens to then ([eventLevel]).
@@ -900,7 +901,7 @@ abstract class ApiClient internal constructor(
                 null, is CallStep.Send -> {
                     val r = advanced.wire ?: (s as CallStep.Send).request.wire(base)
                     val request = HttpRequest(r.method, r.url, r.headers.map { it.name to it.value }, r.body)
-                    beforeSend?.invoke()
+                    checkpoint?.invoke()
                     val o = sender.send(request, readTimeout, target)
                     // Interrupted during the send: the outcome is not given to the machine, whose
                     // request stays in flight (a lost connection, if the job is resumed).
@@ -918,7 +919,10 @@ abstract class ApiClient internal constructor(
                         is HttpOutcome.Failed -> m.failed(o.failure, clock())
                     }
                 }
-                is CallStep.Wait -> sleep(s.seconds)
+                is CallStep.Wait -> {
+                    checkpoint?.invoke()
+                    sleep(s.seconds)
+                }
                 is CallStep.Reserve -> reserve(m, s.command)
                 is CallStep.RefreshToken -> exchangeToken(scope)
                 is CallStep.AwaitToken -> session.awaitToken(s.version, s.seconds)
@@ -1042,7 +1046,7 @@ abstract class ApiClient internal constructor(
 
     /**
      * Runs [job] on the client's session; its artifact goes to [to] (or memory). [onCheckpoint]
-     * gets `job.save()` before each of the job's sends when it changed; an interruption is an
+     * gets `job.save()` before each of the job's sends and pauses when it changed; an interruption is an
      * [ExportInterruptedException] (the temporary file removed, the interrupt flag set again).
      */
     internal fun runJob(
@@ -1053,7 +1057,7 @@ abstract class ApiClient internal constructor(
         scope: OperationScope?,
     ): ExportResult {
         var last: String? = null
-        val beforeSend = onCheckpoint?.let { give ->
+        val checkpoint = onCheckpoint?.let { give ->
             {
                 val text = job.save()
                 if (text != last) {
@@ -1064,7 +1068,7 @@ abstract class ApiClient internal constructor(
         }
         try {
             return ArtifactSink(to, onProgress).use { sink ->
-                val done = drive(job.driven(session), "export job", sink, scope, beforeSend)
+                val done = drive(job.driven(session), "export job", sink, scope, checkpoint)
                 val data = sink.finish()
                 ExportResult(done.exportId ?: "", sink.length, to, data.takeIf { to == null })
             }
@@ -1190,8 +1194,9 @@ class ReportsClient @JvmOverloads constructor(
      * [maxPollIntervalSeconds] (default: the client's).
      *
      * Checkpoints: [onCheckpoint] is called with the job saved as portable JSON text (no token)
-     * before each of the job's requests goes out, whenever it changed since the last call; persist
-     * it. [resume] finishes the job of such a checkpoint (from any language's client) instead of
+     * before each of the job's requests goes out and before each of its pauses (a poll interval,
+     * a backoff, a Retry-After), whenever it changed since the last call; persist it. A job
+     * resumed during a pause waits out the rest of it. [resume] finishes the job of such a checkpoint (from any language's client) instead of
      * starting one: give exactly one of [body] and [resume] (else `IllegalArgumentException`). A
      * resumed job keeps what it was saved with (body, request id, poll and attempt bounds), so
      * giving [requestId], [maxPolls], [maxPollSeconds], [minPollIntervalSeconds] or
