@@ -251,24 +251,33 @@ def test_the_core_s_checkpoints_resume_to_one_export(api, tmp_path, kind, vector
 @pytest.mark.parametrize("keyed", [True, False])
 def test_the_checkpoint_is_given_before_each_send_and_pause_of_the_job_and_only_when_it_changed(api, tmp_path, keyed):
     given: list[str] = []
-    at_arrival: list[tuple[str, int]] = []
-    api.on_request = lambda entry: at_arrival.append((entry["op"], len(given)))
+    order: list[str] = []  # the job's requests as they arrive, its checkpoints and its pauses
+    api.on_request = lambda entry: order.append(entry["op"])
+    clock = Clock()
+
+    def checkpoint(text: str) -> None:
+        given.append(text)
+        order.append("checkpoint")
+
+    def pause(seconds: float) -> None:
+        order.append("pause")
+        clock.sleep(seconds)
+
     with httpx.Client() as http:
         client = ReportsClient(http, base_url=api.url, client_id="cid", client_secret="csecret", tenant_id=TENANT,
-                               idempotency_header="Idempotency-Key" if keyed else None,
+                               idempotency_header="Idempotency-Key" if keyed else None, clock=clock, sleep=pause,
                                min_poll_interval_seconds=0.01, max_poll_interval_seconds=0.01)
-        client.run_export(BODY, to=tmp_path / "out.csv", on_checkpoint=given.append)
-    job_requests = [(op, n) for op, n in at_arrival if op != "token"]
-    assert [op for op, _ in job_requests] == RUNS[keyed][1:]
-    # Each of the job's requests arrived after a new checkpoint was given, none before the first;
-    # between the reads one more: before each poll interval (a pause).
-    counts = [n for _, n in job_requests]
-    assert counts[0] == 1 and all(b > a for a, b in zip(counts, counts[1:])), at_arrival
-    reads = [n for op, n in job_requests if op == "read"]
-    assert reads[1] - reads[0] == 2, at_arrival
+        client.run_export(BODY, to=tmp_path / "out.csv", on_checkpoint=checkpoint)
+    job = [o for o in order if o != "token"]
+    assert [o for o in job if o not in ("checkpoint", "pause")] == RUNS[keyed][1:]
+    # A new checkpoint right before each of the job's requests and each of its pauses (the poll
+    # intervals), and none besides.
+    assert job.count("pause") >= 2, job
+    assert all(job[i - 1] == "checkpoint" for i, o in enumerate(job) if o != "checkpoint"), job
+    assert job.count("checkpoint") == len(job) - job.count("checkpoint"), job
     assert all(a != b for a, b in zip(given, given[1:]))
-    # Each checkpoint is the job with that request in flight: resumed, it knows what it knew then.
-    create = [op for op, _ in job_requests].index("create")
+    # Each checkpoint is the job at that moment: resumed, it knows what it knew then.
+    create = job[: job.index("create")].count("checkpoint") - 1
     assert rk.ExportJob.resume(given[create]).export_id is None
     assert rk.ExportJob.resume(given[-1]).export_id == next(iter(api.exports))
     assert api.tokens and not [t for t in [*api.tokens, "csecret"] if t in "".join(given)]  # no credential, no token

@@ -981,12 +981,14 @@ class WebhookReceipt {
   #step;
   #outcome = null;
   #delivery = null;
+  #deliveryText = null;
   constructor(inner) {
     this.#inner = inner;
-    // One crossing: the step, a reply's outcome after U+0001, the delivery after U+0002.
+    // One crossing: the step, a reply's outcome after U+0001, the delivery after U+0002 (read
+    // into an object when first asked for).
     const text = inner.opening();
     const at = text.indexOf('\u0002');
-    if (at >= 0) this.#delivery = verifiedFrom(text.slice(at + 1));
+    if (at >= 0) this.#deliveryText = text.slice(at + 1);
     this.#read(at >= 0 ? text.slice(0, at) : text);
   }
   /** The step pending: `{ step: 'claim' | 'release' | 'run_handler' | 'commit' | 'begin' |
@@ -994,8 +996,13 @@ class WebhookReceipt {
   next() {
     return this.#step;
   }
-  /** The verified delivery, or null when verification failed. */
+  /** The verified delivery, or null when verification failed: the same object at every read
+   * (still readable after `free()`). */
   get delivery() {
+    if (this.#delivery === null && this.#deliveryText !== null) {
+      this.#delivery = verifiedFrom(this.#deliveryText);
+      this.#deliveryText = null;
+    }
     return this.#delivery;
   }
   /** Whether the receipt has reached its reply. */

@@ -3,7 +3,7 @@
 //! an artifact) as a `Uint8Array`. Each input returns the step that follows, so a step costs one
 //! crossing. A webhook receipt's step is text (its JSON, a reply's outcome after U+0001), and the
 //! first one crosses with the verified delivery (`WebhookReceipt::opening`): a delivery on an
-//! in-process window costs three crossings (made, handler reported, freed).
+//! in-process window costs four crossings (made, opened, handler reported, freed).
 
 use crate::api::descriptor;
 use crate::retry::RateBudget;

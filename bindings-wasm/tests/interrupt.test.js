@@ -229,7 +229,15 @@ test('a job killed during a Retry-After resumes the wait and never sends early: 
     // Given once the 429 had arrived: before its pause, then before the next read goes out.
     const [pause, next] = given.filter((g) => g.sent === at429);
     assert.ok(pause && next && pause.text !== next.text, JSON.stringify(given.map((g) => g.sent)));
-    const resumed = (dt) => rk.ExportJob.resume(pause.text).next(pause.at + dt, new rk.Session());
+    const resumed = (dt) => {
+      const [job, session] = [rk.ExportJob.resume(pause.text), new rk.Session()];
+      try {
+        return job.next(pause.at + dt, session);
+      } finally {
+        job.free();
+        session.free();
+      }
+    };
     for (const [dt, left] of [[0, 2], [1, 1]]) {
       const s = resumed(dt);
       assert.equal(s.step, 'wait', JSON.stringify(s));

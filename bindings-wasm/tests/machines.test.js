@@ -571,6 +571,10 @@ test('a receipt gives the delivery verify gives and, once replied, its outcome (
     assert.equal(twin.next().step, 'reply', 'a duplicate replies at once');
     assert.equal(twin.outcome, 'duplicate');
     assert.deepEqual(twin.delivery, r.delivery);
+    assert.equal(r.delivery, r.delivery, 'the same object at every read');
+    r.free();
+    twin.free();
+    assert.equal(r.delivery.event.resourceReference, ref, 'readable after free()');
   }
   const held = signedDelivery('dlv_held', 'm9');
   assert.equal(verifier.receipt(...held, { namespace: 'org_1', now: NOW, window }).outcome, null);

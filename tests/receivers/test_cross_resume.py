@@ -1,7 +1,8 @@
 """An export started by one language's worker is finished by another's (issue 42, point 6).
 
 A worker process of one language starts a reporting export job against the shared fake API
-(tests/fakeapi/server.py). It saves each checkpoint to a file before each of its requests. The
+(tests/fakeapi/server.py). It saves each checkpoint to a file before each of its requests and
+pauses. The
 worker is killed with SIGKILL while a request is in flight: either the create (which the
 service applied) or a read of the export. Then a worker of another language resumes the job
 from that file. The run must end with the artifact complete at the target, and with exactly one

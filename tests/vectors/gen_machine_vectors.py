@@ -1731,9 +1731,9 @@ fleet_token("a reporting token of this tenant is adopted",
 fleet_token("a wait reported while a command is pending: invalid_argument", [{"waited": True}], None, None,
             error="invalid_argument")
 
-shape.write("machines.json", "Transcripts of the protocol machines: Receipt, Call, ExportJob, Session, Pages, Recovery, InboxWorker, FleetToken (see gen_machine_vectors.py)",
+shape.write("machines.json", "Transcripts of the protocol machines: WebhookReceipt, Call, ExportJob, Session, Pages, Recovery, InboxWorker, FleetToken (see gen_machine_vectors.py)",
             "tests/vectors/gen_machine_vectors.py (stdlib only)", [
-                shape.group("receipt", receipts, "Receiver(secrets, namespace).receive(headers, body, now), driven by `answers`"),
+                shape.group("receipt", receipts, "WebhookReceiver(secrets, namespace).receive(headers, body, now), driven by `answers`"),
                 shape.group("call", calls, "Call(operation, params, options) driven by `events` from `start`"),
                 shape.group("export_job", jobs, "ExportJob(options) driven by `events` from `start`"),
                 shape.group("session", sessions, "machines on one Session, driven by `script` from `start`"),

@@ -81,7 +81,8 @@ Progress = Callable[[int, "int | None"], None]
 # progress events carry received_bytes and total_bytes)
 OnEvent = Callable[[dict[str, Any]], None]
 # on_checkpoint(text): the export job saved (ExportJob.save(), portable JSON without the token),
-# given before each of the job's requests goes out, when it changed: persist it to resume the job.
+# given before each of the job's requests goes out and before each of its pauses, when it changed:
+# persist it to resume the job.
 OnCheckpoint = Callable[[str], object]
 
 _log = logging.getLogger("royaltykit")

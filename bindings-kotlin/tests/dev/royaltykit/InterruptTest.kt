@@ -25,7 +25,7 @@ import java.util.concurrent.LinkedBlockingQueue
 import java.util.concurrent.TimeUnit
 
 /**
- * Point 6 of issue 42: checkpoints before each send, resume from a checkpoint (this client's and
+ * Point 6 of issue 42: checkpoints before each send and pause, resume from a checkpoint (this client's and
  * the core's shared ones), and interruption — a thread interrupt, a coroutine's cancellation and
  * SIGINT to a child JVM at every step of a run — ending in one export and no temporary file.
  */
@@ -215,14 +215,16 @@ class InterruptTest {
                 val given = ArrayList<String>()
                 val atSend = ArrayList<String?>()
                 fake.onArrival = { s -> if (s.op != "token") synchronized(given) { atSend.add(given.lastOrNull()) } }
-                client(fake, keyed).runExport(body, onCheckpoint = { synchronized(given) { given.add(it) } })
+                val time = VirtualTime()
+                client(fake, keyed, time = time).runExport(body, onCheckpoint = { synchronized(given) { given.add(it) } })
                 assertTrue("$atSend", atSend.isNotEmpty() && atSend.none { it == null })
                 // a new checkpoint before each of the job's requests (each changes the job)...
                 assertTrue(atSend.zipWithNext().all { (a, b) -> a != b })
                 // ...and only then: never the same text twice in a row
                 assertTrue(given.zipWithNext().all { (a, b) -> a != b })
-                // ...and before each pause too (the poll intervals between the reads)
-                assertTrue("${given.size} ${atSend.size}", given.size > atSend.size)
+                // ...and before each pause too (the poll intervals), and never besides
+                assertTrue("${time.waits}", time.waits.size >= 2)
+                assertEquals(atSend.size + time.waits.size, given.size)
                 // never a token or a credential
                 assertTrue(given.none { Regex("rt_[0-9a-f]{8}").containsMatchIn(it) || it.contains("csecret") || it.contains("Bearer") })
             }
