@@ -591,6 +591,12 @@ api_machine!(ExportJob, machine::ExportJob, step, {
     pub fn export_id(&self) -> Option<String> {
         lock(&self.0).export_id().map(str::to_owned)
     }
+    /// The checkpoint to keep before performing the step just given, or null: the saved state
+    /// when that step is a `Send` or a `Wait` and it changed since the last one given (or
+    /// resumed from), once per step.
+    pub fn checkpoint(&self) -> Option<String> {
+        lock(&self.0).checkpoint()
+    }
 });
 
 /// What the calls of one API client share (the core's `machine::Session`): the token, when to

@@ -814,6 +814,13 @@ api_machine!(ExportJob, machine::ExportJob, step, {
     fn export_id(&self) -> Option<String> {
         lock(&self.0).export_id().map(str::to_owned)
     }
+
+    /// The checkpoint to keep before performing the step just given, or ``None``: the saved
+    /// state when that step is a ``Send`` or a ``Wait`` and it changed since the last one given
+    /// (or resumed from), once per step.
+    fn checkpoint(&self) -> Option<String> {
+        lock(&self.0).checkpoint()
+    }
 });
 
 /// What a ``Pages`` walk says to do next. Match on the variant: ``Fetch(query)``,

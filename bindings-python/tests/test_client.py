@@ -128,14 +128,28 @@ def test_the_etl_job_survives_every_fault_and_creates_one_export(kind, fake, tmp
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("level", ["DEBUG", "INFO", "WARNING"])
-def test_without_on_event_the_log_gets_every_event_at_its_level_and_none_below(kind, level, fake, tmp_path, caplog):
+def test_without_on_event_the_log_gets_every_event_at_its_level_and_none_below(kind, level, fake, tmp_path, caplog,
+                                                                              monkeypatch):
     """No ``on_event`` and no telemetry: the client takes from the core only the events its
-    logger shows (the others are dropped unbuilt), and the log is what it was: every ``debug``
-    line (each send, response and done) at DEBUG, every ``info`` line of the faulty run at INFO
-    and above (its retries, refresh and polls), none of them at WARNING."""
+    logger shows (the others are dropped unbuilt: the level it asks the core for is the logger's),
+    and the log is what it was: every ``debug`` line (each send, response and done) at DEBUG,
+    every ``info`` line of the faulty run at INFO and above (its retries, refresh and polls), none
+    of them at WARNING."""
+    import royaltykit.client as client_module
+
+    asked: list[str | None] = []
+    choose = client_module._Base._level
+
+    def spy(self, op):
+        asked.append(choose(self, op))
+        return asked[-1]
+
+    monkeypatch.setattr(client_module._Base, "_level", spy)
     fake.reset(scenario="etl")
     with caplog.at_level(level, logger="royaltykit"):
         run_export(kind, fake, tmp_path / "o") if kind != "async" else asyncio.run(_async_export(fake, tmp_path / "o"))
+    # the core is asked for the events at and above what the logger shows, never for more
+    assert asked and set(asked) == {{"DEBUG": None, "INFO": "info", "WARNING": "warning"}[level]}, asked
     lines = [r for r in caplog.records if r.name == "royaltykit"]
     assert not [r for r in lines if r.levelno < getattr(logging, level)], lines
     infos = [r.getMessage().split(" ")[0] for r in lines if r.levelname == "INFO"]

@@ -156,6 +156,9 @@ def drive(machine, i, api, tenant=None):
     for _ in range(200):
         step = machine.next(now, budget)
         v, over = view(step)
+        # the host keeps the checkpoint an export job gives before performing the step
+        if isinstance(machine, rk.ExportJob) and machine.checkpoint() is not None:
+            v["checkpoint"] = True
         steps.append(v)
         if over:
             return {"steps": steps}

@@ -465,10 +465,11 @@ class Client {
   /**
    * Drives `machine` on the client's session to `done` (returned); throws for reconcile and fail.
    * A body the machine streams goes into `sink`; `scope` (telemetry) gets every event;
-   * `checkpoint()` is awaited after the machine says send or wait, before the request goes out
-   * and before the pause (so a Retry-After or backoff the job holds survives the process).
+   * `onCheckpoint(text)` (an export job's) is awaited with each checkpoint the job gives, before
+   * the step is performed (the core's rule: before each request and each pause, so a Retry-After
+   * or backoff the job holds survives the process).
    */
-  async _drive(machine, operationId, { signal, sink, scope, checkpoint } = {}) {
+  async _drive(machine, operationId, { signal, sink, scope, onCheckpoint } = {}) {
     const stream = sink ? (status) => (machine.streams(status) ? sink : null) : null;
     const session = this.session;
     // The machine's events so far, to the diagnostics channel, onEvent and the telemetry scope.
@@ -495,9 +496,12 @@ class Client {
       const version = session.version;
       const s = machine.next(this._clock(), session);
       deliver();
+      if (onCheckpoint) {
+        const text = machine.checkpoint();
+        if (text !== null) await onCheckpoint(text);
+      }
       switch (s.step) {
         case 'send': {
-          if (checkpoint) await checkpoint();
           const r = await this._send(s.request, signal, stream, progress);
           failed = r.failure ? r : null;
           if (r.failure) machine.transportFailure(r.failure, this._clock());
@@ -506,7 +510,6 @@ class Client {
           break;
         }
         case 'wait':
-          if (checkpoint) await checkpoint();
           await this._sleep(s.seconds, signal);
           break;
         case 'reserve': { // a fleet's session: this request reserved in the fleet's budget in Redis
@@ -816,20 +819,13 @@ class ReportsClient extends Client {
         : new ExportJob({ tenantId: this.tenantId, body, requestId: opts.requestId, idempotencyHeader: this._idempotencyHeader,
           maxPolls: opts.maxPolls, maxPollSeconds: opts.maxPollSeconds, reconcileGraceSeconds: opts.reconcileGraceSeconds,
           ...this._pollBounds, ...pollBounds(opts), ...this._limits, seed: this._seed?.() });
-      let last = null;
       // (A checkpoint of another tenant is refused by the core before its first request:
       // RequestBuildError, the session's token being this client's tenant's.)
-      const checkpoint = onCheckpoint === null ? undefined : async () => {
-        const text = job.save();
-        if (text === last) return;
-        last = text;
-        await onCheckpoint(text);
-      };
       const sink = new Sink(typeof to === 'string' ? to : null, opts.onProgress);
       const signal = opts.signal;
       try {
         await sink.open();
-        const done = await this._drive(job, 'export job', { signal, sink, scope, checkpoint });
+        const done = await this._drive(job, 'export job', { signal, sink, scope, onCheckpoint: onCheckpoint ?? undefined });
         const data = await sink.finish();
         const result = { exportId: done.exportId, size: sink.length, path: null, data: null };
         if (typeof to === 'string') {

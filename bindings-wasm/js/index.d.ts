@@ -1488,6 +1488,12 @@ export class ExportJob extends Machine {
     stateField?: string;
   } & MachineLimits);
   readonly exportId: string | null;
+  /**
+   * The checkpoint to keep before performing the step just given, or null: the saved state when
+   * that step is a send or a wait and it changed since the last one given (or resumed from),
+   * once per step.
+   */
+  checkpoint(): string | null;
   static resume(saved: string): ExportJob;
 }
 

@@ -1551,6 +1551,14 @@ class ExportJob extends Machine {
   get exportId() {
     return this._inner.exportId() ?? null;
   }
+  /**
+   * The checkpoint to keep before performing the step just given, or null: the saved state when
+   * that step is a send or a wait and it changed since the last one given (or resumed from),
+   * once per step.
+   */
+  checkpoint() {
+    return this._inner.checkpoint() ?? null;
+  }
 }
 
 /**

@@ -740,6 +740,11 @@ api_machine!(ExportJob, machine::ExportJob, call_step, {
     pub fn export_id(&self) -> Option<String> {
         self.0.export_id().map(str::to_owned)
     }
+    /// The checkpoint to keep before performing the step just given, or undefined (the core's
+    /// `ExportJob::checkpoint`: before each send and wait, when the state changed).
+    pub fn checkpoint(&mut self) -> Option<String> {
+        self.0.checkpoint()
+    }
 });
 
 /// A host number that must be a whole number from 1 (the core then checks its range), as `T`.

@@ -142,6 +142,8 @@ function drive(machine, i, api, tenant) {
   const steps = [];
   for (let n = 0; n < 200; n++) {
     const [v, kind] = view(machine.next(now, budget));
+    // the host keeps the checkpoint an export job gives before performing the step
+    if (machine instanceof rk.ExportJob && machine.checkpoint() !== null) v.checkpoint = true;
     steps.push(v);
     if (kind === 'end') return steps;
     if (kind === 'wait') now += v.seconds;

@@ -137,3 +137,108 @@ fn saved_checkpoints_resume_and_go_on_without_a_second_create() {
         assert!(!c["checkpoint"].as_str().unwrap().contains("tok_checkpoint"));
     }
 }
+
+/// `ExportJob::checkpoint`: a text before each send and each wait, once per step, none at a
+/// token refresh or an end, none when the state is the one last given or resumed from.
+#[test]
+fn the_job_gives_a_checkpoint_before_each_send_and_wait_once() {
+    let mut j = ExportJob::new(ExportJobOptions {
+        tenant_id: TENANT.into(),
+        body: BODY.as_bytes().to_vec(),
+        idempotency_header: Some("Idempotency-Key".into()),
+        request_id: Some("etl-2026-11".into()),
+        call: CallOptions {
+            seed: 11,
+            ..CallOptions::default()
+        },
+        ..ExportJobOptions::default()
+    })
+    .unwrap();
+    assert_eq!(j.checkpoint(), None, "no step given yet");
+    assert!(matches!(
+        j.next(T0, None).unwrap(),
+        Step::RefreshToken { .. }
+    ));
+    assert_eq!(j.checkpoint(), None, "a token refresh is not a send");
+    j.token(BearerToken::reports("tok_checkpoint", TENANT), None);
+    let Step::Send { request } = j.next(T0, None).unwrap() else {
+        panic!("the create is sent");
+    };
+    assert_eq!(request.operation_id, "createPlatformExport");
+    let before_create = j.checkpoint().expect("a checkpoint before the create");
+    assert_eq!(before_create, j.save());
+    assert!(!before_create.contains("tok_checkpoint"), "no token in it");
+    assert_eq!(j.checkpoint(), None, "once per step");
+    // The create rate limited: the pause is a step a checkpoint is kept before.
+    j.response(429, &[("Retry-After", "5")], b"", T0).unwrap();
+    assert_eq!(j.next(T0, None).unwrap(), Step::Wait { seconds: 5.0 });
+    let before_pause = j.checkpoint().expect("a checkpoint before the pause");
+    assert_ne!(before_pause, before_create);
+    // Asked for the step again at the same moment: the same state, no new checkpoint.
+    assert_eq!(j.next(T0, None).unwrap(), Step::Wait { seconds: 5.0 });
+    assert_eq!(j.checkpoint(), None, "unchanged since the last one given");
+    // Resumed from the pause's checkpoint at once: the same state, not given again.
+    let mut same = ExportJob::resume(&before_pause).unwrap();
+    assert_eq!(same.checkpoint(), None, "no step given yet");
+    assert_eq!(same.next(T0, None).unwrap(), Step::Wait { seconds: 5.0 });
+    assert_eq!(
+        same.checkpoint(),
+        None,
+        "the text resumed from is not given again"
+    );
+    // Resumed 2 s later: the rest of the pause; its time budget starts again, a new state.
+    let mut r = ExportJob::resume(&before_pause).unwrap();
+    assert_eq!(r.next(T0 + 2.0, None).unwrap(), Step::Wait { seconds: 3.0 });
+    let resumed = r.checkpoint().expect("the restarted time budget is kept");
+    assert_eq!(
+        ExportJob::resume(&resumed)
+            .unwrap()
+            .next(T0 + 2.0, None)
+            .unwrap(),
+        Step::Wait { seconds: 3.0 }
+    );
+    r.token(BearerToken::reports("tok_checkpoint", TENANT), None);
+    let Step::Send { .. } = r.next(T0 + 5.0, None).unwrap() else {
+        panic!("the create is sent again after the pause");
+    };
+    assert!(
+        r.checkpoint().is_some(),
+        "a checkpoint before the second create"
+    );
+    r.response(
+        201,
+        &JSON,
+        br#"{"id":"exp_9","status":"ready","download_url":"https://example.test/a"}"#,
+        T0 + 5.0,
+    )
+    .unwrap();
+    let mut now = T0 + 5.0;
+    for _ in 0..20 {
+        let step = r.next(now, None).unwrap();
+        let given = r.checkpoint();
+        match step {
+            Step::Send { .. } | Step::Wait { .. } => {}
+            Step::RefreshToken { .. } => {
+                assert_eq!(given, None);
+                r.token(BearerToken::reports("tok_checkpoint", TENANT), None);
+                continue;
+            }
+            end => {
+                assert_eq!(given, None, "no checkpoint at the end: {end:?}");
+                return;
+            }
+        }
+        match step {
+            Step::Wait { seconds } => now += seconds,
+            _ => r
+                .response(
+                    200,
+                    &JSON,
+                    br#"{"id":"exp_9","status":"ready","download_url":"https://example.test/a"}"#,
+                    now,
+                )
+                .unwrap(),
+        }
+    }
+    panic!("the job did not end");
+}

@@ -432,7 +432,12 @@ fn export_job(i: &Value) -> Outcome {
     let mut job = ExportJob::new(job_options(o))?;
     let mut budget = budget(&i["budget"]);
     drive(&mut job, i, o["tenant_id"].as_str(), |j, now| {
-        job_view(j.next(now, budget.as_mut()).unwrap())
+        let (mut view, kind) = job_view(j.next(now, budget.as_mut()).unwrap());
+        // the host keeps the checkpoint the job gives before performing the step
+        if j.checkpoint().is_some() {
+            view["checkpoint"] = true.into();
+        }
+        (view, kind)
     })
 }
 

@@ -398,6 +398,11 @@ def wait(s):
 REFRESH = {"step": "refresh_token"}
 
 
+def budget_wait(s):
+    """A wait for the host's rate budget, after the job's own pause: the job's state is unchanged."""
+    return {**wait(s), "budget_only": True}
+
+
 def done(status, body=""):
     return {"step": "done", "status": status, "body": body}
 
@@ -669,6 +674,12 @@ def page(*items, shape="data", bare=False, **extra):
 
 
 def job(comment, events, steps, keyed=False, options=None, budget=None, body=BODY):
+    # The host keeps the checkpoint the job gives before each send and each wait (so a create in
+    # flight is reconciled and a pause waited out after a resume), and at no other step.
+    # A wait for the host's rate budget alone (`budget_wait`) changes nothing the job keeps: the
+    # budget is the process's, so no new checkpoint.
+    steps = [{k: v for k, v in s.items() if k != "budget_only"} if s.get("budget_only") else
+             {**s, "checkpoint": True} if s["step"] in ("send", "wait") else s for s in steps]
     o = {"tenant_id": TENANT, "body": body, "seed": 11, **(options or {})}
     if keyed:
         o.update({"idempotency_header": "Idempotency-Key", "request_id": "etl-2026-11"})
@@ -1070,7 +1081,7 @@ j = Job(keyed=True)
 j.create(resp(201, CREATED))
 d = j.read()
 j.start()
-j.steps += [wait(d), wait(60.0), send(*EXP)]
+j.steps += [wait(d), budget_wait(60.0), send(*EXP)]
 j.events.append(state("ready"))
 j.reads += 1
 j.g.next()
@@ -1735,7 +1746,7 @@ shape.write("machines.json", "Transcripts of the protocol machines: WebhookRecei
             "tests/vectors/gen_machine_vectors.py (stdlib only)", [
                 shape.group("receipt", receipts, "WebhookReceiver(secrets, namespace).receive(headers, body, now), driven by `answers`"),
                 shape.group("call", calls, "Call(operation, params, options) driven by `events` from `start`"),
-                shape.group("export_job", jobs, "ExportJob(options) driven by `events` from `start`"),
+                shape.group("export_job", jobs, "ExportJob(options) driven by `events` from `start`; `checkpoint`: the job gives one (ExportJob::checkpoint) before the step"),
                 shape.group("session", sessions, "machines on one Session, driven by `script` from `start`"),
                 shape.group("pages", pages_tests, "Pages(operation, query, options) driven by `pages`"),
                 shape.group("inbox", inbox_tests, "InboxWorker(options, seed) driven by `events`"),

@@ -1174,6 +1174,10 @@ class ExportJob:
     @property
     def export_id(self) -> str | None: ...
     def save(self) -> str: ...
+    def checkpoint(self) -> str | None:
+        """The checkpoint to keep before performing the step just given, or ``None``: the saved
+        state when that step is a ``Send`` or a ``Wait`` and it changed since the last one given
+        (or resumed from), once per step."""
     def take_events(self, min_level: Literal["debug", "info", "warning"] | None = None) -> list[dict[str, Any]]:
         """What the job did since the events were last taken, oldest first; with ``min_level``,
         only those at that level or above."""

@@ -492,14 +492,14 @@ def _poll_bounds(min_poll_interval_seconds: float | None, max_poll_interval_seco
 
 
 class _Op:
-    """One logical operation as it runs: its telemetry scope, and for an export job the job (its
-    checkpoints: ``on_checkpoint`` and the last text given)."""
+    """One logical operation as it runs: its telemetry scope, and for an export job the job and
+    where its checkpoints go (``on_checkpoint``)."""
 
-    __slots__ = ("scope", "job", "on_checkpoint", "last", "abandoned")
+    __slots__ = ("scope", "job", "on_checkpoint", "abandoned")
 
     def __init__(self, scope: OperationScope | None, job: ExportJob | None = None,
-                 on_checkpoint: OnCheckpoint | None = None, last: str | None = None) -> None:
-        self.scope, self.job, self.on_checkpoint, self.last = scope, job, on_checkpoint, last
+                 on_checkpoint: OnCheckpoint | None = None) -> None:
+        self.scope, self.job, self.on_checkpoint = scope, job, on_checkpoint
         # The fleet's commands releasing the exchange lock of a refresh cancelled mid-exchange:
         # sent once the steps are closed (a generator being closed cannot yield them).
         self.abandoned: list[list[str]] = []
@@ -520,12 +520,11 @@ class _Op:
                 _log.warning("telemetry failed at the end of an operation", exc_info=True)
 
     def checkpoint(self, machine: Any) -> None:
-        """Before the job's request goes out or its pause starts: its checkpoint, when it
-        changed (a pause's Retry-After or backoff is in it, so a resumed job waits it out)."""
-        if self.on_checkpoint is not None and self.job is not None and machine is self.job:
-            text = self.job.save()
-            if text != self.last:
-                self.last = text
+        """Before the step just given is performed: the checkpoint the job gives, if any (the
+        core's rule: before each send and pause, when the state changed)."""
+        if self.on_checkpoint is not None and machine is self.job:
+            text = machine.checkpoint()
+            if text is not None:
                 self.on_checkpoint(text)
 
     def failed(self, e: BaseException) -> BaseException:
@@ -653,8 +652,7 @@ class _Base:
             other._poll = _poll_bounds(poll.get("min_poll_interval_seconds"), poll.get("max_poll_interval_seconds"))
         return other
 
-    def _op(self, name: str, job: ExportJob | None = None, on_checkpoint: OnCheckpoint | None = None,
-            last: str | None = None) -> _Op:
+    def _op(self, name: str, job: ExportJob | None = None, on_checkpoint: OnCheckpoint | None = None) -> _Op:
         """A new operation: its telemetry scope opened (when the client has telemetry)."""
         scope = None
         if self._telemetry is not None:
@@ -662,7 +660,7 @@ class _Base:
                 scope = self._telemetry.operation(name, self._transport.base)
             except Exception:  # noqa: BLE001 (telemetry never changes what a call does)
                 _log.warning("telemetry failed to open an operation", exc_info=True)
-        return _Op(scope, job, on_checkpoint, last)
+        return _Op(scope, job, on_checkpoint)
 
     def _level(self, op: _Op) -> str | None:
         """The lowest level of event anyone listens to: all (None) for ``on_event`` or telemetry,
@@ -729,9 +727,9 @@ class _Base:
             else:
                 (step, events), given = given, None
             self._deliver(events, op)
+            op.checkpoint(machine)
             match step:
                 case CallStep.Send(request=request):
-                    op.checkpoint(machine)
                     outcome = yield ("send", request, None if sink is None else stream)
                     cause = outcome.error if isinstance(outcome, _Failed) else None
                     if cause is not None:
@@ -742,7 +740,6 @@ class _Base:
                         version = session.version
                         given = machine.respond(*outcome, self._clock(), session=session, min_level=self._level(op))
                 case CallStep.Wait(seconds=seconds):
-                    op.checkpoint(machine)
                     yield ("sleep", seconds)
                 case CallStep.AwaitToken(seconds=seconds):
                     yield ("await", seconds, version)
@@ -1132,7 +1129,7 @@ class _Reports(_Base):
                     poll[name] = value
             job = ExportJob(tenant_id=self.tenant_id, body=cast(Any, body), idempotency_header=self._idempotency_header,
                             seed=self._seed(), **self._limits, **poll, **options)
-        op = self._op("runExport", job, on_checkpoint, resume)
+        op = self._op("runExport", job, on_checkpoint)
         return op, self._export_steps(job, op, to, progress)
 
     def _export_steps(self, job: ExportJob, op: _Op, to: Any, progress: Progress | bool | None

@@ -194,6 +194,13 @@ pub struct ExportJob {
     /// Resumed and not stepped since: the polling budget starts again at the next step.
     #[serde(skip)]
     resumed: bool,
+    /// The last step given is a send or a wait, and [`ExportJob::checkpoint`] has not been
+    /// asked since.
+    #[serde(skip)]
+    checkpoint_due: bool,
+    /// The last checkpoint given (or the text resumed from); not saved.
+    #[serde(skip)]
+    checkpoint_given: Option<String>,
 }
 
 /// The JSON of a response body, when it is JSON.
@@ -288,6 +295,8 @@ impl ExportJob {
             finished: None,
             events: Vec::new(),
             resumed: false,
+            checkpoint_due: false,
+            checkpoint_given: None,
         };
         if list_first {
             job.start(Stage::List, 0.0, 0.0)?;
@@ -314,7 +323,27 @@ impl ExportJob {
             .map_err(|e| ArgumentError::new("saved", format!("is not a saved export job: {e}")))?;
         job.call.mark_resumed();
         job.resumed = true;
+        job.checkpoint_given = Some(saved.to_owned());
         Ok(job)
+    }
+
+    /// The checkpoint to keep before performing the step just given, or `None`. Promises the
+    /// rule every host follows: a text ([`ExportJob::save`]) when the last step given is a
+    /// `Send` or a `Wait` and the state differs from the last text given (or resumed from),
+    /// once per step; `None` for any other step, when asked again, or when nothing changed.
+    /// Kept before each request, a create in flight is reconciled on resume; kept before each
+    /// pause, a `Retry-After`, backoff or poll interval is waited out by the resumed job
+    /// instead of being cut short.
+    pub fn checkpoint(&mut self) -> Option<String> {
+        if !std::mem::take(&mut self.checkpoint_due) {
+            return None;
+        }
+        let text = self.save();
+        if self.checkpoint_given.as_deref() == Some(text.as_str()) {
+            return None;
+        }
+        self.checkpoint_given = Some(text.clone());
+        Some(text)
     }
 
     /// The export's id, once the create's response (or the reconciling list) named it.
@@ -450,7 +479,20 @@ impl ExportJob {
         step
     }
 
+    /// [`ExportJob::step_inner`], noting whether its step is one a checkpoint is kept before.
     fn step(
+        &mut self,
+        now: f64,
+        slot: &mut TokenSlot,
+        budget: Option<&mut RateBudget>,
+        fleet: Option<&super::Fleet>,
+    ) -> Result<Step, ArgumentError> {
+        let step = self.step_inner(now, slot, budget, fleet);
+        self.checkpoint_due = matches!(step, Ok(Step::Send { .. } | Step::Wait { .. }));
+        step
+    }
+
+    fn step_inner(
         &mut self,
         now: f64,
         slot: &mut TokenSlot,

@@ -565,7 +565,7 @@ pub fn run(seed: u64) -> Result<(), Violation> {
     let mut job = ExportJob::new(options.clone()).unwrap();
     let mut session = Session::new(None);
     // The process dies now and then (Ctrl-C, a deploy, the OOM killer): the host resumes the job
-    // from its last checkpoint (`save()` before each send and wait) in a new process, on a new session,
+    // from its last checkpoint (`checkpoint()`: before each send and wait) in a new process, on a new session,
     // after a gap. The request in flight may or may not have reached the service.
     let crashy = rng.chance(0.35);
     let mut crashes = 0u32;
@@ -587,10 +587,21 @@ pub fn run(seed: u64) -> Result<(), Violation> {
             }
         }
         let step = job.next_in(now, &mut session).unwrap();
-        // As the clients do: before each send, and before each wait (so a Retry-After, a
-        // backoff or a poll interval the job holds survives the process).
-        if let Step::Send { .. } | Step::Wait { .. } = &step {
-            checkpoint = Some(job.save());
+        // As the clients do: the checkpoint the job gives (before each send and each wait, so a
+        // Retry-After, a backoff or a poll interval the job holds survives the process).
+        if let Some(text) = job.checkpoint() {
+            checkpoint = Some(text);
+        }
+        if matches!(step, Step::Send { .. } | Step::Wait { .. })
+            && checkpoint.as_deref() != Some(job.save().as_str())
+        {
+            return Err(Violation::new(
+                "a checkpoint is kept before each send and each wait",
+                format!(
+                    "the job's state at {} was not given as a checkpoint",
+                    job_view(&step)
+                ),
+            ));
         }
         if crashy && crashes < 3 && rng.chance(0.06) {
             crashes += 1;

@@ -10,6 +10,7 @@ import dev.royaltykit.coroutines.requestAsync
 import dev.royaltykit.coroutines.runExportAsync
 import kotlinx.coroutines.launch
 import dev.royaltykit.okhttp.OkHttpTransport
+import dev.royaltykit.types.EventLevel
 import dev.royaltykit.types.Reconcile
 import dev.royaltykit.types.RoyaltyKitException
 import dev.royaltykit.types.TransportFailure
@@ -741,15 +742,24 @@ class ClientTest {
     }
 
     /** With the default onEvent, the client takes from the core only the events the log shows now
-     * (the others are dropped unbuilt): at FINE every info line (the retry) and no debug line; at
-     * FINER the debug lines too (each send, response and the done). */
+     * (the others are dropped unbuilt: the level it asks the core for is the log's): at FINE every
+     * info line (the retry) and no debug line; at FINER the debug lines too (each send, response
+     * and the done); at INFO only warnings are asked for. */
     @Test
     fun theDefaultLogGetsEveryEventAtItsLevelAndNoneBelow() {
-        for (level in listOf(java.util.logging.Level.FINE, java.util.logging.Level.FINER)) {
+        val asked = mapOf(java.util.logging.Level.INFO to EventLevel.WARNING, java.util.logging.Level.FINE to EventLevel.INFO,
+            java.util.logging.Level.FINER to null)
+        for ((level, expected) in asked) {
             reset("""{"faults":[{"op":"listPlatformExports","nth":1,"do":"status","status":503}]}""")
             val records = logged(level) {
-                ReportsClient(JavaHttpTransport(), url, "cid", "csecret", TENANT, timeout = Duration.ofSeconds(1), clock = clock, sleep = sleep)
-                    .request("listPlatformExports")
+                val client = ReportsClient(JavaHttpTransport(), url, "cid", "csecret", TENANT, timeout = Duration.ofSeconds(1), clock = clock, sleep = sleep)
+                // the level of events the client takes from the core at this log level
+                assertEquals("$level", expected, client.eventLevel(null))
+                client.request("listPlatformExports")
+            }
+            if (level == java.util.logging.Level.INFO) {
+                assertEquals("$level $records", emptyList<String>(), records.map { it.message })
+                continue
             }
             val shown = "$level ${records.map { "${it.level} ${it.message}" }}"
             assertTrue(shown, records.any { it.level == java.util.logging.Level.FINE && it.message.startsWith("retry listPlatformExports") })

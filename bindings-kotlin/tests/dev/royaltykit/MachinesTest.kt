@@ -178,14 +178,16 @@ class MachinesTest {
     }
 
     /** The host loop of a Call or an ExportJob standing alone over a scripted transport and clock. */
-    private fun drive(i: JsonObject, api: Api, tenant: String?, next: (Double, RateBudget?) -> CallStep, m: Inputs): Map<String, Any?> {
+    private fun drive(i: JsonObject, api: Api, tenant: String?, next: (Double, RateBudget?) -> CallStep, m: Inputs,
+                      checkpoint: () -> String? = { null }): Map<String, Any?> {
         var now = i["start"].asDouble
         val events = ArrayDeque(i["events"].asJsonArray.map { it.asJsonObject })
         val budget = budget(i["budget"])
         val steps = ArrayList<Map<String, Any?>>()
         repeat(200) {
             val s = next(now, budget)
-            steps.add(view(s))
+            // the host keeps the checkpoint an export job gives before performing the step
+            steps.add(if (checkpoint() != null) view(s) + ("checkpoint" to true) else view(s))
             when (s) {
                 is CallStep.Send -> {
                     val e = events.removeFirst()
@@ -245,7 +247,7 @@ class MachinesTest {
 
     private fun exportJob(i: JsonObject): Map<String, Any?> {
         val o = i["options"].asJsonObject
-        return ExportJob(jobParams(o)).use { j -> drive(i, Api.REPORTS, o.str("tenant_id"), { now, b -> j.next(now, b) }, j.inputs()) }
+        return ExportJob(jobParams(o)).use { j -> drive(i, Api.REPORTS, o.str("tenant_id"), { now, b -> j.next(now, b) }, j.inputs(), j::checkpoint) }
     }
 
     /**

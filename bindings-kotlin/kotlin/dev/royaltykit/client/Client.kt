@@ -856,7 +856,7 @@ abstract class ApiClient internal constructor(
      * telemetry [scope]; for the default `onEvent` ([logEvent]), what the `dev.royaltykit`
      * logger shows now.
      */
-    private fun eventLevel(scope: OperationScope?): EventLevel? = when {
+    internal fun eventLevel(scope: OperationScope?): EventLevel? = when {
         scope != null || onEvent !== LogEvents -> null
         clientLog.isLoggable(java.util.logging.Level.FINER) -> null
         clientLog.isLoggable(java.util.logging.Level.FINE) -> EventLevel.INFO
@@ -873,8 +873,9 @@ abstract class ApiClient internal constructor(
 
     /**
      * Performs [m]'s steps to its end; a body the machine streams goes into [sink]; [checkpoint]
-     * runs after the machine said Send or Wait, before the request goes out and before the pause
-     * (so a Retry-After or backoff the job holds survives the process).
+     * runs after each step is given, before it is performed (an export job's gives the
+     * checkpoint the job has: the core's rule, before each request and each pause, so a
+     * Retry-After or backoff the job holds survives the process).
      */
     private fun drive(
         m: Driven,
@@ -897,11 +898,11 @@ abstract class ApiClient internal constructor(
             val advanced = given ?: m.next(clock(), eventLevel(scope))
             given = null
             emit(advanced.events, scope)
+            checkpoint?.invoke()
             when (val s = advanced.step) {
                 null, is CallStep.Send -> {
                     val r = advanced.wire ?: (s as CallStep.Send).request.wire(base)
                     val request = HttpRequest(r.method, r.url, r.headers.map { it.name to it.value }, r.body)
-                    checkpoint?.invoke()
                     val o = sender.send(request, readTimeout, target)
                     // Interrupted during the send: the outcome is not given to the machine, whose
                     // request stays in flight (a lost connection, if the job is resumed).
@@ -919,10 +920,7 @@ abstract class ApiClient internal constructor(
                         is HttpOutcome.Failed -> m.failed(o.failure, clock())
                     }
                 }
-                is CallStep.Wait -> {
-                    checkpoint?.invoke()
-                    sleep(s.seconds)
-                }
+                is CallStep.Wait -> sleep(s.seconds)
                 is CallStep.Reserve -> reserve(m, s.command)
                 is CallStep.RefreshToken -> exchangeToken(scope)
                 is CallStep.AwaitToken -> session.awaitToken(s.version, s.seconds)
@@ -1056,16 +1054,7 @@ abstract class ApiClient internal constructor(
         onCheckpoint: ((String) -> Unit)?,
         scope: OperationScope?,
     ): ExportResult {
-        var last: String? = null
-        val checkpoint = onCheckpoint?.let { give ->
-            {
-                val text = job.save()
-                if (text != last) {
-                    last = text
-                    give(text)
-                }
-            }
-        }
+        val checkpoint = onCheckpoint?.let { give -> { job.checkpoint()?.let(give); Unit } }
         try {
             return ArtifactSink(to, onProgress).use { sink ->
                 val done = drive(job.driven(session), "export job", sink, scope, checkpoint)
