@@ -220,6 +220,13 @@ pub fn api_error_message(error: ApiError) -> String {
     error.to_string()
 }
 
+/// [error] as the exception to throw: `RoyaltyKitException.Api`, built by the core's error table
+/// (its code, HTTP status and message, the same in every language).
+#[uniffi::export]
+pub fn api_error_exception(error: ApiError) -> royaltykit::Error {
+    error.into()
+}
+
 /// A bearer token and the API that issued it: `buildRequest` refuses one API's token on the
 /// other's routes. An object so that its `toString` never prints it.
 #[derive(Debug, PartialEq, Eq, uniffi::Object)]

@@ -202,7 +202,7 @@ export interface RunExportOptions {
   /**
    * Called (and awaited) with the job's checkpoint before each of its requests goes out and
    * before each of its pauses (a poll interval, a backoff, a Retry-After), when it changed since
-   * the last call: persist it; `runExport(null, { resume })` finishes the job, and a job resumed
+   * the last one given (or the one resumed from; the core's `ExportJob.checkpoint()` rule): persist it; `runExport(null, { resume })` finishes the job, and a job resumed
    * during a pause waits out the rest of it.
    */
   onCheckpoint?: (checkpoint: string) => void | Promise<void>;

@@ -1,7 +1,8 @@
 //! Checkpoints an export job saved (`ExportJob::save`), kept in `tests/vectors/checkpoints.json`
 //! as an earlier build wrote them: every language's client resumes them (`resume=`), so an export
 //! started in one language is finished in another. Here: each still resumes, keeps its export id,
-//! and goes on with the request the file names, never a second create on a guess.
+//! and goes on with the request the file names, never a second create on a guess. Also: when a
+//! job gives its checkpoint (`ExportJob::checkpoint`).
 //!
 //! `ROYALTYKIT_WRITE_CHECKPOINTS=1 cargo test -p royaltykit --test checkpoints` writes the file
 //! again (only when the saved format changes on purpose: old checkpoints must keep resuming).
@@ -217,7 +218,9 @@ fn the_job_gives_a_checkpoint_before_each_send_and_wait_once() {
         let step = r.next(now, None).unwrap();
         let given = r.checkpoint();
         match step {
-            Step::Send { .. } | Step::Wait { .. } => {}
+            Step::Send { .. } | Step::Wait { .. } => {
+                assert_eq!(given.as_deref(), Some(r.save().as_str()), "before {step:?}")
+            }
             Step::RefreshToken { .. } => {
                 assert_eq!(given, None);
                 r.token(BearerToken::reports("tok_checkpoint", TENANT), None);

@@ -81,8 +81,8 @@ Progress = Callable[[int, "int | None"], None]
 # progress events carry received_bytes and total_bytes)
 OnEvent = Callable[[dict[str, Any]], None]
 # on_checkpoint(text): the export job saved (ExportJob.save(), portable JSON without the token),
-# given before each of the job's requests goes out and before each of its pauses, when it changed:
-# persist it to resume the job.
+# given before each of the job's requests goes out and before each of its pauses, when it changed
+# since the last one given or the one resumed from (ExportJob.checkpoint()): persist it to resume the job.
 OnCheckpoint = Callable[[str], object]
 
 _log = logging.getLogger("royaltykit")
@@ -1223,7 +1223,8 @@ class ReportsClient(_Reports):
 
         Interrupt and resume: ``on_checkpoint(text)`` is given the job's checkpoint (portable
         JSON, no token) before each of its requests goes out and before each of its pauses (a
-        poll interval, a backoff, a Retry-After), when it changed; persist it (an exception it
+        poll interval, a backoff, a Retry-After), when it changed since the last one given (or
+        the one resumed from); persist it (an exception it
         raises stops the job before that request or pause, and is raised). A job resumed during
         a pause waits out the rest of it. A
         ``KeyboardInterrupt`` (Ctrl-C) removes the temporary file and raises

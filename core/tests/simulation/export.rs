@@ -589,19 +589,26 @@ pub fn run(seed: u64) -> Result<(), Violation> {
         let step = job.next_in(now, &mut session).unwrap();
         // As the clients do: the checkpoint the job gives (before each send and each wait, so a
         // Retry-After, a backoff or a poll interval the job holds survives the process).
-        if let Some(text) = job.checkpoint() {
-            checkpoint = Some(text);
-        }
-        if matches!(step, Step::Send { .. } | Step::Wait { .. })
-            && checkpoint.as_deref() != Some(job.save().as_str())
+        let given = job.checkpoint();
+        let pending = matches!(step, Step::Send { .. } | Step::Wait { .. });
+        // Before a send or a wait the host holds the job's state as it is (given now, or given
+        // before and unchanged); at any other step nothing is given, and never the same text twice.
+        if (pending && given.as_ref().or(checkpoint.as_ref()) != Some(&job.save()))
+            || (!pending && given.is_some())
+            || (given.is_some() && given == checkpoint)
         {
             return Err(Violation::new(
-                "a checkpoint is kept before each send and each wait",
+                "a checkpoint is kept before each send and each wait, and only then",
                 format!(
-                    "the job's state at {} was not given as a checkpoint",
-                    job_view(&step)
+                    "at {}: given {}, the same text as the last {}",
+                    job_view(&step),
+                    given.is_some(),
+                    given.is_some() && given == checkpoint
                 ),
             ));
+        }
+        if let Some(text) = given {
+            checkpoint = Some(text);
         }
         if crashy && crashes < 3 && rng.chance(0.06) {
             crashes += 1;

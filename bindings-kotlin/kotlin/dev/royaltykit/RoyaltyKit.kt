@@ -70,8 +70,7 @@ val RoyaltyKitException.family: ErrorFamily
     }
 
 /** This parsed error as a throwable `RoyaltyKitException.Api`, with the core's message. */
-fun ApiError.toException(): RoyaltyKitException.Api =
-    RoyaltyKitException.Api("api_error", apiErrorMessage(this), 500u, this)
+fun ApiError.toException(): RoyaltyKitException.Api = apiErrorException(this) as RoyaltyKitException.Api
 
 /** [verifyWebhook] with one value per header name (most HTTP libraries' maps). */
 @JvmName("verifyWebhookSingle")

@@ -267,6 +267,6 @@ class ApiTest {
         assertEquals(15, ops.count { it.api == Api.ENTERPRISE })
         assertEquals("exports:write", operation("getPlatformExport").scope)
         val e = parseApiError(Api.REPORTS, 503, mapOf("Retry-After" to "7"), ByteArray(0))
-        try { throw e.toException() } catch (x: RoyaltyKitException) { assertEquals("api_error", x.code); assertTrue(x.message!!.contains("503")) }
+        try { throw e.toException() } catch (x: RoyaltyKitException) { assertEquals("api_error", x.code); assertTrue(x.message!!.contains("503")); assertEquals(500, (x as RoyaltyKitException.Api).httpStatus.toInt()) }
     }
 }

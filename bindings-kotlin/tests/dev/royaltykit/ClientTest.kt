@@ -753,7 +753,8 @@ class ClientTest {
             reset("""{"faults":[{"op":"listPlatformExports","nth":1,"do":"status","status":503}]}""")
             val records = logged(level) {
                 val client = ReportsClient(JavaHttpTransport(), url, "cid", "csecret", TENANT, timeout = Duration.ofSeconds(1), clock = clock, sleep = sleep)
-                // the level of events the client takes from the core at this log level
+                // the level of events the client asks the core for at this log level (what its
+                // loop passes to each step; the log itself would hide any extra events)
                 assertEquals("$level", expected, client.eventLevel(null))
                 client.request("listPlatformExports")
             }

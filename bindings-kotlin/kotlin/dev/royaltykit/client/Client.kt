@@ -1184,7 +1184,8 @@ class ReportsClient @JvmOverloads constructor(
      *
      * Checkpoints: [onCheckpoint] is called with the job saved as portable JSON text (no token)
      * before each of the job's requests goes out and before each of its pauses (a poll interval,
-     * a backoff, a Retry-After), whenever it changed since the last call; persist it. A job
+     * a backoff, a Retry-After), whenever it changed since the last one given (or the one resumed
+     * from; the core's `ExportJob.checkpoint()` rule); persist it. A job
      * resumed during a pause waits out the rest of it. [resume] finishes the job of such a checkpoint (from any language's client) instead of
      * starting one: give exactly one of [body] and [resume] (else `IllegalArgumentException`). A
      * resumed job keeps what it was saved with (body, request id, poll and attempt bounds), so
