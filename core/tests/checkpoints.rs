@@ -26,8 +26,9 @@ fn path() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/vectors/checkpoints.json")
 }
 
-fn job(keyed: bool) -> ExportJob {
-    let mut job = ExportJob::new(ExportJobOptions {
+/// A new job, without its token.
+fn untokened(keyed: bool) -> ExportJob {
+    ExportJob::new(ExportJobOptions {
         tenant_id: TENANT.into(),
         body: BODY.as_bytes().to_vec(),
         idempotency_header: keyed.then(|| "Idempotency-Key".into()),
@@ -38,7 +39,11 @@ fn job(keyed: bool) -> ExportJob {
         },
         ..ExportJobOptions::default()
     })
-    .unwrap();
+    .unwrap()
+}
+
+fn job(keyed: bool) -> ExportJob {
+    let mut job = untokened(keyed);
     job.token(BearerToken::reports("tok_checkpoint", TENANT), None);
     job
 }
@@ -143,18 +148,7 @@ fn saved_checkpoints_resume_and_go_on_without_a_second_create() {
 /// token refresh or an end, none when the state is the one last given or resumed from.
 #[test]
 fn the_job_gives_a_checkpoint_before_each_send_and_wait_once() {
-    let mut j = ExportJob::new(ExportJobOptions {
-        tenant_id: TENANT.into(),
-        body: BODY.as_bytes().to_vec(),
-        idempotency_header: Some("Idempotency-Key".into()),
-        request_id: Some("etl-2026-11".into()),
-        call: CallOptions {
-            seed: 11,
-            ..CallOptions::default()
-        },
-        ..ExportJobOptions::default()
-    })
-    .unwrap();
+    let mut j = untokened(true);
     assert_eq!(j.checkpoint(), None, "no step given yet");
     assert!(matches!(
         j.next(T0, None).unwrap(),
