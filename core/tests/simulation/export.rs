@@ -534,6 +534,11 @@ pub fn arrival(rng: &mut Rng, now: f64, outcome: &Outcome) -> (f64, f64) {
     (there, back)
 }
 
+/// The longest wait a job is ever asked for here: a `Retry-After` of the model (at most 25 s,
+/// a date rounded up), a backoff, a poll interval, the reconciling grace. A wait of longer is a
+/// clock's step taken for time to wait.
+const LONGEST_WAIT: f64 = 600.0;
+
 pub fn run(seed: u64) -> Result<(), Violation> {
     let mut rng = Rng::new(seed);
     let body: Map<String, Value> = match rng.range(0, 3) {
@@ -575,18 +580,44 @@ pub fn run(seed: u64) -> Result<(), Violation> {
     let mut foreign_done = false;
     let mut now = T0;
     let healthy = server.fault_p == 0.0;
+    // Processes killed with a create out: each is a create that may have been applied, so it
+    // counts against the job's MAX_CREATES (the job then fails safe, `creates_exhausted`, rather
+    // than risk a second export).
+    let mut creates_killed = 0u32;
     let mut outcome_step = None;
     let (mut pages_seen, mut creates_seen, mut last_was_list) = (false, 0u32, false);
     // The export ids creates answered with (an adopted export is one no create answered with).
     let mut answered: Vec<String> = Vec::new();
+    // The host's clock, `offset` seconds from the real time the service keeps: now and then
+    // set back (NTP correcting a fast clock, a VM resumed from a snapshot). The host sleeps in
+    // real time; the job reads the host's clock.
+    // (Drawn apart, so a seed's other draws stay what they were before this fault existed.)
+    let mut clock_rng = Rng::new(seed ^ 0x0C10_C5E7_BAC4_0000);
+    let clocky = clock_rng.chance(0.2);
+    let mut offset = 0.0;
     for _ in 0..5000 {
+        if clocky && clock_rng.chance(0.03) {
+            crate::seen::count("host clocks set back", 1);
+            offset -= clock_rng.between(600.0, 7200.0);
+        }
         if let (Some(at), false) = (foreign_at, foreign_done) {
             if now >= at {
                 server.foreign(&body, at, foreign_same);
                 foreign_done = true;
             }
         }
-        let step = job.next_in(now, &mut session).unwrap();
+        let step = job.next_in(now + offset, &mut session).unwrap();
+        if let Step::Wait { seconds } = step {
+            if seconds > LONGEST_WAIT {
+                return Err(Violation::new(
+                    "no wait is longer than the service or the job's bounds ask",
+                    format!(
+                        "a wait of {seconds:.1} s (the host's clock set back {:.0} s)",
+                        -offset
+                    ),
+                ));
+            }
+        }
         // As the clients do: the checkpoint the job gives (before each send and each wait, so a
         // Retry-After, a backoff or a poll interval the job holds survives the process).
         let given = job.checkpoint();
@@ -614,6 +645,9 @@ pub fn run(seed: u64) -> Result<(), Violation> {
             crashes += 1;
             crate::seen::count("processes killed mid-job and resumed", 1);
             if let Step::Send { request } = &step {
+                if request.operation_id == "createPlatformExport" {
+                    creates_killed += 1;
+                }
                 if rng.chance(0.5) {
                     // it reached the service; its answer is lost with the process
                     crate::seen::count("requests applied by a killed process", 1);
@@ -675,7 +709,7 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                         answered.push(id);
                     }
                 }
-                report(&mut job, &probe, now);
+                report(&mut job, &probe, now + offset);
             }
             Step::Wait { seconds } => now += seconds,
             Step::Reserve { .. } => {
@@ -706,7 +740,7 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                         body,
                         &[],
                         TENANT,
-                        t.floor() as i64,
+                        (t + offset).floor() as i64,
                     )
                     .unwrap()
                     {
@@ -787,10 +821,16 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                             format!("creates_exhausted although {mine:?} exists"),
                         ))
                     }
-                    _ if healthy && !server.foreign_same && !server.undecidable => Some((
-                        "a run with no fault injected succeeds",
-                        format!("{}", job_view(&end)),
-                    )),
+                    _ if healthy
+                        && !server.foreign_same
+                        && !server.undecidable
+                        && creates_killed < royaltykit::machine::MAX_CREATES =>
+                    {
+                        Some((
+                            "a run with no fault injected succeeds",
+                            format!("{}", job_view(&end)),
+                        ))
+                    }
                     _ => None,
                 };
                 if let Some((invariant, detail)) = problem {
@@ -799,7 +839,8 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                         format!("{detail} (process restarts from a checkpoint: {crashes})"),
                     );
                     // a transcript replays one process; a resumed run is not one
-                    v.transcript = (crashes == 0).then(|| {
+                    // (a transcript keeps one clock: not of a run whose clock was set back)
+                    v.transcript = (crashes == 0 && offset == 0.0).then(|| {
                         rec.transcript(&format!("simulated seed {seed}"), session.exchanges())
                     });
                     return Err(v);
