@@ -23,8 +23,7 @@ each scenario:
 How a runner drives a transcript (the same in every language): `now` starts at `start`; it asks
 the machine for its next step at `now` and records it; a step that needs an answer takes the
 next event of `events`: a Send takes {"response": {status, headers, body}} or {"transport": kind}
-(with "after": seconds that pass before it arrives, by the host's clock: negative when that clock
-was set back meanwhile; with "streamed": true the runner asserts the
+(with "after": seconds that pass before it arrives; with "streamed": true the runner asserts the
 machine streams that status and reports the body by its length only, as a host writing the
 artifact to a file does; with "streamed": false it asserts the machine does not and reports
 the body whole), a RefreshToken takes {"token": value,
@@ -996,26 +995,6 @@ def after_retry_after(j):
 
 reconciled(page(("exp_old", "csv")), after_retry_after,
            "an unkeyed create answered 503 with Retry-After 20 and not found: the next create waits out the Retry-After",
-           kind=resp(503, "", [["Retry-After", "20"]]))
-
-
-def after_retry_after_clock_set_back(j):
-    """As `after_retry_after`, but the host's clock is set back 1000 s while the last look is out (its
-    response arrives at a reading 1000 s earlier): the next create waits the same 13 s, not 1013."""
-    listing = page(("exp_old", "csv"))
-    look_again(j, listing, delays=GRACE[:1])
-    j.start()
-    j.steps += [wait(GRACE[1]), send(*LIST)]
-    j.events.append({**listing, "after": -1000})
-    j.start()
-    j.steps += [wait(13.0), send(*CREATE)]
-    j.events.append(resp(201, CREATED))
-    adopt(j)
-
-
-reconciled(page(("exp_old", "csv")), after_retry_after_clock_set_back,
-           "an unkeyed create answered 503 with Retry-After 20 and not found, the host's clock set back 1000 s during "
-           "the last look: the next create waits out the rest of the Retry-After, not 1000 s more",
            kind=resp(503, "", [["Retry-After", "20"]]))
 
 j, st, ev = flow(True, ["ready"])

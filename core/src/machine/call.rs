@@ -622,10 +622,6 @@ pub struct Call {
     /// Until when the last response's `Retry-After` holds the operation back (Unix seconds).
     #[serde(default)]
     retry_after_until: Option<f64>,
-    /// The latest reading of the host's clock given to the call: a later input with an
-    /// earlier reading is the clock stepping back (NTP, a VM resumed, a hand-set clock).
-    #[serde(default)]
-    clock: f64,
     /// What happened since the host last took the events ([`Call::take_events`]); not saved.
     #[serde(skip)]
     events: Vec<MachineEvent>,
@@ -747,7 +743,6 @@ impl Call {
             exchange,
             ended: None,
             retry_after_until: None,
-            clock: 0.0,
             own,
             token_use: TokenUse::default(),
             sent_generation: None,
@@ -885,32 +880,9 @@ impl Call {
         self.ended.is_some()
     }
 
-    /// `now` checked (finite Unix seconds), and noted: when the host's clock stepped back since
-    /// the last input, the call's own times (its pause, its start, its `Retry-After`) move back
-    /// as far, so the step neither stretches a wait (an hour back is not an hour more to wait)
-    /// nor shortens one, and the time budgets count only the time that passed.
-    fn read_clock(&mut self, now: f64) -> Result<(f64, i64), ArgumentError> {
-        let checked = check_now(now)?;
-        let back = self.clock - checked.0;
-        if back > 0.0 {
-            self.hold.0 -= back;
-            if let Some(at) = &mut self.started_at {
-                *at -= back;
-            }
-            if let Some(until) = &mut self.retry_after_until {
-                *until -= back;
-            }
-        }
-        self.clock = checked.0;
-        Ok(checked)
-    }
-
     /// Sends nothing for `seconds` after `now`: a poll's delay.
     pub fn hold(&mut self, now: f64, seconds: f64) {
         self.hold = (now, seconds);
-        if now.is_finite() {
-            self.clock = now; // a reading of the host's clock, as any input's
-        }
     }
 
     /// The step to perform at `now` for a call standing alone (its token from [`Call::token`]),
@@ -966,7 +938,7 @@ impl Call {
         budget: Option<&mut crate::retry::RateBudget>,
         fleet: Option<&super::Fleet>,
     ) -> Result<Step, ArgumentError> {
-        let (now, seconds) = self.read_clock(now)?;
+        let (now, seconds) = check_now(now)?;
         if let Some(ended) = &self.ended {
             return Ok(self.final_step(ended));
         }
@@ -1201,7 +1173,7 @@ impl Call {
     /// call until that second (a `rate_limited` event; never sent uncounted). Promises
     /// `invalid_argument` when no reservation is pending.
     pub fn reserved(&mut self, reply: Option<&str>, now: f64) -> Result<(), ArgumentError> {
-        let (now, _) = self.read_clock(now)?;
+        let (now, _) = check_now(now)?;
         let Some((second, names)) = self.reserving.take() else {
             return Err(super::unexpected("a reservation", "another input"));
         };
@@ -1223,7 +1195,7 @@ impl Call {
     /// and asks again (it never sends uncounted). Promises `invalid_argument` when no
     /// reservation is pending.
     pub fn reserve_failed(&mut self, now: f64) -> Result<(), ArgumentError> {
-        let (now, _) = self.read_clock(now)?;
+        let (now, _) = check_now(now)?;
         if self.reserving.take().is_none() {
             return Err(super::unexpected("a reservation failure", "another input"));
         }
@@ -1365,7 +1337,7 @@ impl Call {
         streamed: Option<u64>,
         now: f64,
     ) -> Result<(), ArgumentError> {
-        let (now, seconds) = self.read_clock(now)?;
+        let (now, seconds) = check_now(now)?;
         let code = u16::try_from(status)
             .ok()
             .filter(|s| (100..=599).contains(s))
@@ -1452,7 +1424,7 @@ impl Call {
         failure: TransportFailure,
         now: f64,
     ) -> Result<(), ArgumentError> {
-        let (now, _) = self.read_clock(now)?;
+        let (now, _) = check_now(now)?;
         let key_sent = self.in_flight_key_sent;
         let elapsed = self.arrived("transport_failure", now)?;
         self.event("transport_failure", |e| {

@@ -186,10 +186,6 @@ pub struct ExportJob {
     /// Until when a lost create's `Retry-After` holds the next create back.
     #[serde(default)]
     create_not_before: Option<f64>,
-    /// The latest reading of the host's clock at a step (see [`Call`]'s: a clock that steps
-    /// back moves the job's own times back as far).
-    #[serde(default)]
-    clock: f64,
     #[serde(skip)]
     finished: Option<Step>,
     /// The events of the job's finished calls and its own ([`ExportJob::take_events`]); not saved.
@@ -296,7 +292,6 @@ impl ExportJob {
             polls: 0,
             poll_started: None,
             create_not_before: None,
-            clock: 0.0,
             finished: None,
             events: Vec::new(),
             resumed: false,
@@ -492,20 +487,6 @@ impl ExportJob {
         budget: Option<&mut RateBudget>,
         fleet: Option<&super::Fleet>,
     ) -> Result<Step, ArgumentError> {
-        // The host's clock stepped back since the last step: the job's own times move back as
-        // far (its calls move theirs), so no wait is stretched and no budget cut by the step.
-        let back = self.clock - now;
-        if back > 0.0 && now.is_finite() {
-            if let Some(until) = &mut self.create_not_before {
-                *until -= back;
-            }
-            if let Some(at) = &mut self.poll_started {
-                *at -= back;
-            }
-        }
-        if now.is_finite() {
-            self.clock = now;
-        }
         let step = self.step_inner(now, slot, budget, fleet);
         self.checkpoint_due = matches!(step, Ok(Step::Send { .. } | Step::Wait { .. }));
         step

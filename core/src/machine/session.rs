@@ -134,13 +134,7 @@ impl TokenSlot {
                 return Acquire::Token(token.clone(), *generation);
             }
         }
-        if let Some(mut since) = self.exchange_since {
-            if now < since {
-                // The host's clock was set back since the exchange began: its lease counts
-                // from now, whole (never an hour more for an hour's step, never less).
-                since = now;
-                self.exchange_since = Some(now);
-            }
+        if let Some(since) = self.exchange_since {
             let left = since + EXCHANGE_LEASE_SECONDS - now;
             if left > 0.0 {
                 if use_.waited.is_none() {
@@ -316,19 +310,6 @@ mod tests {
 
     fn token(slot: &mut TokenSlot, now: f64, use_: &mut TokenUse) -> Acquire {
         slot.acquire(now, use_, 5)
-    }
-
-    #[test]
-    fn a_clock_set_back_never_stretches_the_wait_for_the_exchange() {
-        let mut slot = TokenSlot::default();
-        let (mut a, mut b) = Default::default();
-        let t = 1_798_761_600.0;
-        assert!(matches!(token(&mut slot, t, &mut a), Acquire::Refresh(_)));
-        let Acquire::Await(left) = token(&mut slot, t - 3_600.0, &mut b) else {
-            panic!("the second call waits for the exchange");
-        };
-        assert!(left <= EXCHANGE_LEASE_SECONDS, "{left}");
-        assert!(left > EXCHANGE_LEASE_SECONDS - 1.0, "{left}");
     }
 
     #[test]

@@ -177,15 +177,6 @@ impl RateBudget {
         let mut first_exhausted = None;
         let mut wait_until: Option<i64> = None;
         for w in &mut self.windows {
-            // Requests counted at a reading later than `now`: the host's clock stepped back
-            // since. They count as made now (a place frees one window from now at the latest,
-            // never an hour later for an hour's step, and never earlier than the service's).
-            for t in w.log.iter_mut().rev() {
-                if *t <= now {
-                    break;
-                }
-                *t = now;
-            }
             while w
                 .log
                 .front()

@@ -129,11 +129,6 @@ impl Task {
     }
 }
 
-/// The longest wait a call is ever asked for here: a `Retry-After` (under 20 s), a backoff, a
-/// rate window and its margin, the exchange's lease (330 s). A longer one is a clock's step
-/// taken for time to wait.
-const LONGEST_WAIT: f64 = 600.0;
-
 pub fn run(seed: u64) -> Result<(), Violation> {
     let mut rng = Rng::new(seed);
     let n = rng.range(2, 21) as usize;
@@ -213,16 +208,9 @@ pub fn run(seed: u64) -> Result<(), Violation> {
     // The requests as the service counts them for the per-minute limits: by arrival.
     let mut service = ServiceCount::default();
     let mut not_before: Vec<f64> = vec![0.0; n];
-    // The host's clock, `offset` seconds from the real time the service keeps, set back now
-    // and then (drawn apart, so a seed's other draws stay what they were before this fault).
-    let mut clock_rng = Rng::new(seed ^ 0x0C10_C5E7_BAC4_0000);
-    let clocky = clock_rng.chance(0.2);
-    let mut offset = 0.0f64;
-    let fail = |rec: &Recorder, session: &Session, v: Violation, offset: f64| {
+    let fail = |rec: &Recorder, session: &Session, v: Violation| {
         let mut v = v;
-        // (a transcript keeps one clock: not of a run whose clock was set back)
-        v.transcript = (offset == 0.0)
-            .then(|| rec.transcript(&format!("simulated seed {seed}"), session.exchanges()));
+        v.transcript = Some(rec.transcript(&format!("simulated seed {seed}"), session.exchanges()));
         Err(v)
     };
     for _ in 0..20_000 {
@@ -236,18 +224,12 @@ pub fn run(seed: u64) -> Result<(), Violation> {
             break;
         };
         let now = at;
-        if clocky && clock_rng.chance(0.01) {
-            crate::seen::count("host clocks set back", 1);
-            offset -= clock_rng.between(600.0, 7200.0);
-        }
-        // the host's reading of its clock now
-        let host = now + offset;
         match std::mem::replace(&mut tasks[i], Task::Ready(now)) {
             Task::InFlight(_, outcome) => {
                 rec.respond(i, now, &outcome, false);
                 match &outcome {
                     Outcome::Transport(kind) => calls[i]
-                        .transport_failure(TransportFailure::parse(kind).unwrap(), host)
+                        .transport_failure(TransportFailure::parse(kind).unwrap(), now)
                         .unwrap(),
                     Outcome::Response {
                         status,
@@ -262,7 +244,7 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                             not_before[i] = now + secs;
                         }
                         calls[i]
-                            .response(i64::from(*status), headers, body, host)
+                            .response(i64::from(*status), headers, body, now)
                             .unwrap();
                     }
                 }
@@ -270,14 +252,14 @@ pub fn run(seed: u64) -> Result<(), Violation> {
             }
             Task::Leading(_, mut x, in_flight) => {
                 if let Some(outcome) = in_flight {
-                    report(x.as_mut(), &outcome, host);
+                    report(x.as_mut(), &outcome, now);
                     tasks[i] = Task::Leading(now, x, None);
                     continue;
                 }
-                let ended = match x.next(host, None).unwrap() {
+                let ended = match x.next(now, None).unwrap() {
                     Step::Send { request } => {
                         if let Err(v) = check_request(&request) {
-                            return fail(&rec, &session, v, offset);
+                            return fail(&rec, &session, v);
                         }
                         let outcome = server.handle(&request, now);
                         let (_, back) = arrival(&mut rng, now, &outcome);
@@ -293,7 +275,7 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                             i64::from(response.status),
                             &response.headers,
                             &response.body,
-                            host.floor() as i64,
+                            now.floor() as i64,
                         )
                         .unwrap()
                         {
@@ -307,7 +289,6 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                             &rec,
                             &session,
                             Violation::new("a token exchange ends", format!("{other:?}")),
-                            offset,
                         )
                     }
                 };
@@ -334,25 +315,12 @@ pub fn run(seed: u64) -> Result<(), Violation> {
             Task::Awaiting(..) | Task::Ready(_) => {}
             Task::Finished(_) => unreachable!(),
         }
-        let step = calls[i].next_in(host, &mut session).unwrap();
-        if let Step::Wait { seconds } | Step::AwaitToken { seconds } = step {
-            if seconds > LONGEST_WAIT {
-                return fail(
-                    &rec,
-                    &session,
-                    Violation::new(
-                        "no wait is longer than the service or the budget asks",
-                        format!("call {i} told to wait {seconds:.1} s (the host's clock set back {:.0} s)", -offset),
-                    ),
-                    offset,
-                );
-            }
-        }
+        let step = calls[i].next_in(now, &mut session).unwrap();
         rec.next(i, now, call_view(&step));
         match step {
             Step::Send { request } => {
                 if let Err(v) = check_request(&request) {
-                    return fail(&rec, &session, v, offset);
+                    return fail(&rec, &session, v);
                 }
                 if now < not_before[i] - 1e-6 {
                     return fail(
@@ -362,7 +330,6 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                             "Retry-After is never shortened",
                             format!("call {i} sent {:.3} s early", not_before[i] - now),
                         ),
-                        offset,
                     );
                 }
                 let there = now + ServiceCount::latency(&mut rng);
@@ -378,7 +345,6 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                     &rec,
                     &session,
                     Violation::new("only a fleet's call reserves", format!("call {i}")),
-                    offset,
                 )
             }
             Step::AwaitToken { seconds } => {
@@ -391,7 +357,7 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                     .filter(|t| matches!(t, Task::Leading(..)))
                     .count();
                 if leading > 0 {
-                    return fail(&rec, &session, Violation::new("one token exchange in flight per session", format!("call {i} told to refresh while {leading} exchange(s) are in flight")), offset);
+                    return fail(&rec, &session, Violation::new("one token exchange in flight per session", format!("call {i} told to refresh while {leading} exchange(s) are in flight")));
                 }
                 let request =
                     royaltykit::token::build_enterprise_token_request("key-1", "secret-1").unwrap();
@@ -419,11 +385,10 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                 "every run ends within its budget",
                 format!("call {i} never ended"),
             ),
-            offset,
         );
     }
     if let Some(v) = server.violations.pop() {
-        return fail(&rec, &session, v, offset);
+        return fail(&rec, &session, v);
     }
     for (name, limit, secs) in &windows {
         let window = secs.unwrap_or(60);
@@ -435,8 +400,7 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                     "the per-minute limits are never exceeded, as the service counts on arrival",
                     format!("{count} requests arrived within {window} s from {at:.3} against {name}'s {limit}"),
                 ),
-            offset,
-        );
+            );
         }
     }
     for (i, t) in tasks.iter().enumerate() {
@@ -449,7 +413,6 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                         "a run with no fault injected succeeds",
                         format!("call {i} of {n} ({tokens:?} tokens, budget {windows:?}): {how}"),
                     ),
-                    offset,
                 );
             }
         }
@@ -465,7 +428,6 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                     session.exchanges()
                 ),
             ),
-            offset,
         );
     }
     if tokens == Tokens::Refused && session.exchanges() as usize > n {
@@ -476,7 +438,6 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                 "a refused exchange is not repeated by every waiting call",
                 format!("{} exchanges", session.exchanges()),
             ),
-            offset,
         );
     }
     Ok(())

@@ -137,7 +137,7 @@ pub mod seen {
     use std::sync::atomic::{AtomicU64, Ordering};
 
     /// Counters by name.
-    pub static COUNTERS: [(&str, AtomicU64); 27] = [
+    pub static COUNTERS: [(&str, AtomicU64); 26] = [
         ("jobs done", AtomicU64::new(0)),
         ("jobs reconcile", AtomicU64::new(0)),
         ("jobs failed", AtomicU64::new(0)),
@@ -152,7 +152,6 @@ pub mod seen {
         ("hosts cancelled mid-step", AtomicU64::new(0)),
         ("forgeries refused", AtomicU64::new(0)),
         ("processes killed mid-job and resumed", AtomicU64::new(0)),
-        ("host clocks set back", AtomicU64::new(0)),
         ("requests applied by a killed process", AtomicU64::new(0)),
         ("walks read to the end", AtomicU64::new(0)),
         ("walks of 2+ pages", AtomicU64::new(0)),
