@@ -522,8 +522,8 @@ class _Op:
     def checkpoint(self, machine: Any) -> None:
         """Before the step just given is performed: the checkpoint the job gives, if any (the
         core's rule: before each send and pause, when the state changed)."""
-        if self.on_checkpoint is not None and machine is self.job:
-            text = machine.checkpoint()
+        if self.on_checkpoint is not None and self.job is not None and machine is self.job:
+            text = self.job.checkpoint()
             if text is not None:
                 self.on_checkpoint(text)
 
