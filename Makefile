@@ -48,6 +48,8 @@ test-rust: setup
 	python3 scripts/check_core_imports.py core/src
 	@# the documentation: links and anchors resolve, every marked example is run by a test, the README is a front page
 	python3 scripts/check_docs.py
+	@# the generated surface (forwarders, Node wrappers, .pyi and .d.ts regions) is what surface/functions.toml gives
+	python3 scripts/gen_surface.py --check
 	$(T) "rust: fmt, clippy" bash -c 'cargo fmt --all --check && cargo clippy --workspace --all-targets --quiet -- -D warnings'
 	$(T) "rust: cargo test" cargo test --workspace --quiet -- --skip simulated_runs
 	@# deterministic simulation of the machines against models of both services (SIM_SEEDS seeds)

@@ -176,14 +176,6 @@ impl SqlInboxProtocol {
     }
 }
 
-/// The `lastError` every inbox keeps for a failed handler run, the same in every language:
-/// `Kind: message` (the exception's class and its message; the kind alone when the message is
-/// empty), cut to 1024 bytes.
-#[uniffi::export]
-pub fn handler_error_text(kind: String, message: String) -> String {
-    dedup::handler_error_text(&kind, &message)
-}
-
 /// How many poison entries an inbox's `poisoned()` lists when no limit is given (the core's).
 #[uniffi::export]
 pub fn default_poison_listed() -> i64 {

@@ -21,6 +21,7 @@ uniffi::setup_scaffolding!();
 mod api;
 mod export;
 mod fleet;
+mod generated;
 mod inbox;
 mod jni;
 mod machine;
@@ -378,14 +379,6 @@ pub fn parse_webhook_event(body: Vec<u8>) -> Result<WebhookEvent> {
     Ok(WebhookEvent::parse(&body)?)
 }
 
-/// Unix seconds of a time as either service sends one (RFC 3339, the ISO 8601 extended and basic
-/// forms with `Z`, `±hh:mm`, `±hhmm` or `±hh`, and the HTTP-date forms); null for anything else.
-/// The core's one timestamp parser.
-#[uniffi::export]
-pub fn parse_timestamp(text: String) -> Option<i64> {
-    royaltykit::parse_timestamp(&text)
-}
-
 /// A webhook secret's `validUntil` as Unix seconds, from exactly one of `seconds` (a finite
 /// number, its fraction dropped) or `text` (ISO 8601, read by `parseTimestamp`). Anything else
 /// (NaN, an infinity, unreadable text, neither or both) is `invalid_argument` naming the forms
@@ -415,33 +408,6 @@ pub fn resource_path(url: String) -> Result<String> {
     Ok(webhook::resource_path(&url)?.to_owned())
 }
 
-/// The one message of a failed call (`CallFailedException`), the same in every language: the
-/// operation, the host of [baseUrl], the machine's [reason], the [attempts] made and the HTTP
-/// library's last error ([cause]) when there was one.
-#[uniffi::export]
-pub fn call_failed_message(
-    operation: String,
-    base_url: String,
-    reason: String,
-    attempts: i64,
-    cause: Option<String>,
-) -> String {
-    royaltykit::machine::call_failed_message(
-        &operation,
-        &base_url,
-        &reason,
-        attempts,
-        cause.as_deref(),
-    )
-}
-
-/// The one message of an interrupted export job: whether the service named the export
-/// ([exportId]) and what resuming from the checkpoint does.
-#[uniffi::export(default(export_id = None))]
-pub fn export_interrupted_message(export_id: Option<String>) -> String {
-    royaltykit::machine::export_interrupted_message(export_id.as_deref())
-}
-
 /// A client's timeouts: each one given checked (seconds more than 0, at most a day), each one
 /// not given the library's default (10 s to connect, 30 s to read). Otherwise
 /// `RoyaltyKitException.InvalidArgument` naming `connect_timeout` or `read_timeout`.
@@ -456,50 +422,11 @@ pub fn client_timeouts(
     )?)
 }
 
-/// The client's base URL without its trailing `/` when requests may be sent to it: `https`
-/// (plain `http` only to a loopback host, or anywhere when [allowInsecureHttp], since the
-/// credentials would travel in clear), a host, no user-info, query, fragment or API prefix
-/// (`/api/…`, which the client adds). Otherwise `RoyaltyKitException.InvalidArgument` saying
-/// what is wrong and what is accepted. The clients call it when they are built.
-#[uniffi::export]
-pub fn check_base_url(base_url: String, allow_insecure_http: bool) -> Result<String> {
-    Ok(royaltykit::request::check_base_url(
-        &base_url,
-        allow_insecure_http,
-    )?)
-}
-
-/// The namespaced delivery key of a `Service-Webhook-Id`.
-#[uniffi::export]
-pub fn delivery_key(namespace: String, delivery_id: String) -> Result<String> {
-    Ok(dedup::delivery_key(&namespace, &delivery_id)?)
-}
-
 /// The event key of an event: the same for an original and its replay (a hint for hosts that
 /// collapse replays; receivers never claim it).
 #[uniffi::export]
 pub fn event_key(namespace: String, event: WebhookEvent) -> Result<String> {
     Ok(dedup::event_key(&namespace, &event)?)
-}
-
-/// The content key of signed content (timestamp as sent, raw body) under a secret.
-#[uniffi::export]
-pub fn content_key(secret: String, timestamp: String, body: Vec<u8>) -> Result<String> {
-    Ok(dedup::content_key(&secret, &timestamp, &body)?)
-}
-
-/// The deterministic idempotency key of one logical request, from the id the caller gave it.
-#[uniffi::export]
-pub fn idempotency_key(
-    namespace: String,
-    operation_id: String,
-    request_id: String,
-) -> Result<String> {
-    Ok(dedup::idempotency_key(
-        &namespace,
-        &operation_id,
-        &request_id,
-    )?)
 }
 
 /// A bounded in-memory dedup window; thread-safe.

@@ -5,27 +5,6 @@ use royaltykit::retry::{self, Jitter, RateDecision, RetryAfter, RetryDecision};
 use royaltykit_host::now_or_clock;
 use std::sync::{Arc, Mutex};
 
-/// The service's delays between webhook delivery attempts, in seconds.
-#[uniffi::export]
-pub fn webhook_retry_schedule() -> Vec<u64> {
-    retry::webhook_retry_schedule().to_vec()
-}
-
-/// When the next delivery attempt is due (null: given up).
-#[uniffi::export]
-pub fn webhook_next_attempt_at(first_attempt_at: i64, attempts_made: i64) -> Result<Option<i64>> {
-    Ok(retry::webhook_next_attempt_at(
-        first_attempt_at,
-        attempts_made,
-    )?)
-}
-
-/// When the service gives a delivery up.
-#[uniffi::export]
-pub fn webhook_gives_up_at(first_attempt_at: i64) -> i64 {
-    retry::webhook_gives_up_at(first_attempt_at)
-}
-
 /// A backoff policy: steps (s), an optional band (both bounds or neither), jitter and a cap.
 #[derive(Debug, Clone, PartialEq, uniffi::Record)]
 pub struct BackoffPolicy {

@@ -2,7 +2,7 @@
 //! The native module is `royaltykit._native`; the Python package `royaltykit` re-exports it.
 #![forbid(unsafe_code)]
 
-use args::{Body, Headers, Seconds, SigningSecrets, Text, TextOrInt};
+use args::{Body, Headers, Seconds, SigningSecrets, Text};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
@@ -23,6 +23,7 @@ mod api;
 mod args;
 mod export;
 mod fleet;
+mod generated;
 mod machine;
 mod receiver;
 mod retry;
@@ -412,14 +413,6 @@ fn parse_webhook_event(body: Body<'_>) -> PyResult<webhook::WebhookEvent> {
     guard(|| Ok(webhook::WebhookEvent::parse(&body)?))
 }
 
-/// The one message of an interrupted export job: whether the service named the export
-/// (``export_id``) and what resuming from the checkpoint does.
-#[pyfunction]
-#[pyo3(signature = (export_id = None))]
-fn export_interrupted_message(export_id: Option<Text>) -> String {
-    royaltykit::machine::export_interrupted_message(export_id.as_deref())
-}
-
 /// A client's timeouts as ``(connect_seconds, read_seconds)``: each one given checked (seconds
 /// more than 0, at most a day), each one not given the library's default (10 s to connect, 30 s
 /// to read). Otherwise ``InvalidArgumentError`` naming ``connect_timeout`` or ``read_timeout``.
@@ -435,56 +428,7 @@ fn client_timeouts(
     })
 }
 
-/// ``base_url`` as a client sends its requests to, checked when the client is built: ``https``
-/// (plain ``http`` only to a loopback host, unless ``allow_insecure_http``), a host, no user-info,
-/// query or fragment, no API prefix (``/api/…``); returned without its trailing ``/``. Otherwise
-/// ``InvalidArgumentError`` saying what is wrong and what is accepted.
-#[pyfunction]
-#[pyo3(signature = (base_url, allow_insecure_http = false))]
-fn check_base_url(base_url: Text, allow_insecure_http: bool) -> PyResult<String> {
-    guard(|| {
-        Ok(royaltykit::request::check_base_url(
-            &base_url,
-            allow_insecure_http,
-        )?)
-    })
-}
-
-/// The one message of a failed call (``CallFailedError``), the same in every language: the
-/// operation, the host of ``base_url``, the machine's ``reason``, the ``attempts`` made and the
-/// HTTP library's last error (``cause``) when there was one.
-#[pyfunction]
-#[pyo3(signature = (operation, base_url, reason, attempts, cause = None))]
-fn call_failed_message(
-    operation: Text,
-    base_url: Text,
-    reason: Text,
-    attempts: i64,
-    cause: Option<Text>,
-) -> String {
-    royaltykit::machine::call_failed_message(
-        &operation,
-        &base_url,
-        &reason,
-        attempts,
-        cause.as_deref(),
-    )
-}
-
-/// Unix seconds of a time as the services send one (RFC 3339, the ISO 8601 forms, HTTP-dates):
-/// the library's one timestamp parser; None for anything else.
-#[pyfunction]
-fn parse_timestamp(text: Text) -> Option<i64> {
-    royaltykit::parse_timestamp(&text)
-}
-
 // ---- dedup ----------------------------------------------------------------------------------------
-
-/// The namespaced delivery key of a `Service-Webhook-Id`.
-#[pyfunction]
-fn delivery_key(namespace: Text, delivery_id: Text) -> PyResult<String> {
-    guard(|| Ok(dedup::delivery_key(&namespace, &delivery_id)?))
-}
 
 /// The event key of an event (a WebhookEvent, or any object with `name`, `resource_type`,
 /// `resource_reference` and `occurred_at_text`).
@@ -508,24 +452,6 @@ fn event_key(namespace: Text, event: &Bound<'_, PyAny>) -> PyResult<String> {
         ];
         Ok(dedup::event_key_parts(
             &namespace, &parts[0], &parts[1], &parts[2], &parts[3],
-        )?)
-    })
-}
-
-/// The content key of signed content (timestamp as sent, raw body) under a secret.
-#[pyfunction]
-fn content_key(secret: Text, timestamp: TextOrInt, body: Body<'_>) -> PyResult<String> {
-    guard(|| Ok(dedup::content_key(&secret, &timestamp.0, &body)?))
-}
-
-/// The deterministic idempotency key of one logical request, from the id the caller gave it.
-#[pyfunction]
-fn idempotency_key(namespace: Text, operation_id: Text, request_id: Text) -> PyResult<String> {
-    guard(|| {
-        Ok(dedup::idempotency_key(
-            &namespace,
-            &operation_id,
-            &request_id,
         )?)
     })
 }
@@ -612,13 +538,13 @@ impl DedupWindow {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::py_export!(m;
-        fn verify_webhook, parse_webhook_event, sign_webhook, active_secrets, revealed_secret, resource_path, check_base_url, client_timeouts, export_interrupted_message, call_failed_message, parse_timestamp, delivery_key, event_key, content_key,
-            idempotency_key;
+        fn verify_webhook, parse_webhook_event, sign_webhook, active_secrets, revealed_secret, resource_path, client_timeouts, event_key;
         class WebhookVerifier, args::PyWebhookSecret, RevealedSecret, webhook::VerifiedWebhook,
             webhook::WebhookEvent, DedupWindow
     );
     #[cfg(feature = "test-hooks")]
     m.add_function(wrap_pyfunction!(panic_for_tests, m)?)?;
+    generated::register(m)?;
     retry::register(m)?;
     api::register(m)?;
     export::register(m)?;

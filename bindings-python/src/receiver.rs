@@ -629,14 +629,6 @@ impl RedisInboxProtocol {
     }
 }
 
-/// The ``last_error`` an inbox keeps for a failed handler run, the same in every language:
-/// ``"Kind: message"`` (``kind`` the exception's class name), the kind alone when the message is
-/// empty, the message alone when the kind is; cut to 1024 bytes.
-#[pyfunction]
-fn handler_error_text(kind: Text, message: Text) -> String {
-    dedup::handler_error_text(&kind, &message)
-}
-
 /// The SQL dialect of a database from its driver's product name (``PostgreSQL``, ``SQLite``) and
 /// version (``sqlite3.sqlite_version``): ``"postgres"`` or ``"sqlite"``. Raises
 /// ``InvalidArgumentError`` for an SQLite older than 3.35 (no ``RETURNING``) or another database.
@@ -647,7 +639,7 @@ fn detect_sql_dialect(product: Text, version: Text) -> PyResult<&'static str> {
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::py_export!(m;
-        fn plan_receipt, decide_claims, failure_reply, rejection_body, handler_error_text, detect_sql_dialect;
+        fn plan_receipt, decide_claims, failure_reply, rejection_body, detect_sql_dialect;
         class RedisDedupProtocol, SqlDedupProtocol, SqlInboxProtocol, RedisInboxProtocol, SqlStatement,
             ReceiverDecision, ReceiverReply, InboxPoisonEntry, InboxCounts
     );

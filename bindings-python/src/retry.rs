@@ -6,29 +6,6 @@ use pyo3::prelude::*;
 use royaltykit::retry;
 use std::sync::Mutex;
 
-/// The service's delays between webhook delivery attempts, in seconds.
-#[pyfunction]
-pub fn webhook_retry_schedule() -> Vec<u64> {
-    retry::webhook_retry_schedule().to_vec()
-}
-
-/// When the next delivery attempt is due, or None once all attempts are made.
-#[pyfunction]
-pub fn webhook_next_attempt_at(first_attempt_at: i64, attempts_made: i64) -> PyResult<Option<i64>> {
-    guard(|| {
-        Ok(retry::webhook_next_attempt_at(
-            first_attempt_at,
-            attempts_made,
-        )?)
-    })
-}
-
-/// The latest time at which the service gives a delivery up.
-#[pyfunction]
-pub fn webhook_gives_up_at(first_attempt_at: i64) -> i64 {
-    retry::webhook_gives_up_at(first_attempt_at)
-}
-
 /// A backoff policy (steps, optional band, jitter, cap).
 #[pyclass(frozen, module = "royaltykit")]
 pub struct BackoffPolicy(retry::BackoffPolicy);
@@ -165,8 +142,7 @@ impl RateBudget {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::py_export!(m;
-        fn webhook_retry_schedule, webhook_next_attempt_at, webhook_gives_up_at, backoff_delay,
-            parse_retry_after, decide_retry;
+        fn backoff_delay, parse_retry_after, decide_retry;
         class BackoffPolicy, retry::RetryAfter, retry::RetryDecision, retry::RateDecision,
             RateBudget
     );

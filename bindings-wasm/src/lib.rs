@@ -17,6 +17,7 @@ use wasm_bindgen::prelude::*;
 
 mod api;
 mod export;
+mod generated;
 mod machine;
 mod receiver;
 mod retry;
@@ -560,13 +561,6 @@ pub fn valid_until(value: JsValue, name: &str) -> R<Option<f64>> {
         .map_err(err)
 }
 
-/// `royaltykit::parse_timestamp`: Unix seconds of a time as the services send one, or
-/// `undefined`.
-#[wasm_bindgen(js_name = parseTimestamp)]
-pub fn parse_timestamp(text: &str) -> Option<f64> {
-    royaltykit::parse_timestamp(text).map(|t| t as f64)
-}
-
 /// `webhook::WebhookEvent::parse`: the event of a delivery's raw body (an inbox entry's, already
 /// verified when it was received) as JSON of the core's record, else `invalid_payload` naming
 /// the member.
@@ -584,12 +578,6 @@ pub fn resource_path(url: &str) -> R<String> {
     webhook::resource_path(url).map(str::to_owned).map_err(err)
 }
 
-/// `machine::export_interrupted_message`: the one message of an interrupted export job.
-#[wasm_bindgen(js_name = exportInterruptedMessage)]
-pub fn export_interrupted_message(export_id: Option<String>) -> String {
-    royaltykit::machine::export_interrupted_message(export_id.as_deref())
-}
-
 /// `request::client_timeouts`: `[connectSeconds, readSeconds]`, each given one checked, each
 /// missing one the core's default; else `invalid_argument` (`connect_timeout`, `read_timeout`).
 #[wasm_bindgen(js_name = clientTimeouts)]
@@ -597,38 +585,6 @@ pub fn client_timeouts(connect_seconds: Option<f64>, read_seconds: Option<f64>) 
     royaltykit::request::client_timeouts(connect_seconds, read_seconds)
         .map(|t| vec![t.connect_seconds, t.read_seconds])
         .map_err(err)
-}
-
-/// `request::check_base_url`: the client's base URL without its trailing `/` when requests may be
-/// sent to it, else `invalid_argument` (`base_url`).
-#[wasm_bindgen(js_name = checkBaseUrl)]
-pub fn check_base_url(base_url: &str, allow_insecure_http: bool) -> R<String> {
-    royaltykit::request::check_base_url(base_url, allow_insecure_http).map_err(err)
-}
-
-/// `machine::call_failed_message`: the one message of a failed call.
-#[wasm_bindgen(js_name = callFailedMessage)]
-pub fn call_failed_message(
-    operation: &str,
-    base_url: &str,
-    reason: &str,
-    attempts: f64,
-    cause: Option<String>,
-) -> R<String> {
-    let attempts = royaltykit::integer_from_f64("attempts", attempts).map_err(err)?;
-    Ok(royaltykit::machine::call_failed_message(
-        operation,
-        base_url,
-        reason,
-        attempts,
-        cause.as_deref(),
-    ))
-}
-
-/// `dedup::delivery_key`.
-#[wasm_bindgen(js_name = deliveryKey)]
-pub fn delivery_key(namespace: &str, delivery_id: &str) -> R<String> {
-    dedup::delivery_key(namespace, delivery_id).map_err(err)
 }
 
 /// `dedup::event_key_parts`.
@@ -648,18 +604,6 @@ pub fn event_key(
         occurred_at,
     )
     .map_err(err)
-}
-
-/// `dedup::content_key`.
-#[wasm_bindgen(js_name = contentKey)]
-pub fn content_key(secret: &str, timestamp: &str, body: &[u8]) -> R<String> {
-    dedup::content_key(secret, timestamp, body).map_err(err)
-}
-
-/// `dedup::idempotency_key`.
-#[wasm_bindgen(js_name = idempotencyKey)]
-pub fn idempotency_key(namespace: &str, operation_id: &str, request_id: &str) -> R<String> {
-    dedup::idempotency_key(namespace, operation_id, request_id).map_err(err)
 }
 
 /// `dedup::DedupWindow`, seeded by the JS layer from `crypto.getRandomValues`. Shared with the

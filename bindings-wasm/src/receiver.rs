@@ -560,13 +560,6 @@ impl RedisInboxProtocol {
     }
 }
 
-/// `dedup::handler_error_text`: the `last_error` every inbox keeps for a failed handler run
-/// (`Kind: message`, cut to 1024 bytes).
-#[wasm_bindgen(js_name = handlerErrorText)]
-pub fn handler_error_text(kind: &str, message: &str) -> String {
-    royaltykit::dedup::handler_error_text(kind, message)
-}
-
 /// `SqlDialect::detect`: `postgres` or `sqlite` from a driver's product name and version.
 #[wasm_bindgen(js_name = detectSqlDialect)]
 pub fn detect_sql_dialect(product: &str, version: &str) -> R<String> {

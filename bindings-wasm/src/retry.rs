@@ -4,32 +4,6 @@ use crate::{err, int, json, now_arg, opt_int, parse, FlatHeaders, R};
 use royaltykit::retry;
 use wasm_bindgen::prelude::*;
 
-/// `retry::webhook_retry_schedule`.
-#[wasm_bindgen(js_name = webhookRetrySchedule)]
-pub fn webhook_retry_schedule() -> Vec<f64> {
-    retry::webhook_retry_schedule()
-        .iter()
-        .map(|d| *d as f64)
-        .collect()
-}
-
-/// `retry::webhook_next_attempt_at`.
-#[wasm_bindgen(js_name = webhookNextAttemptAt)]
-pub fn webhook_next_attempt_at(first_attempt_at: f64, attempts_made: f64) -> R<Option<f64>> {
-    let (first, made) = (
-        int("first_attempt_at", first_attempt_at)?,
-        int("attempts_made", attempts_made)?,
-    );
-    let next = retry::webhook_next_attempt_at(first, made).map_err(err)?;
-    Ok(next.map(|t| t as f64))
-}
-
-/// `retry::webhook_gives_up_at`.
-#[wasm_bindgen(js_name = webhookGivesUpAt)]
-pub fn webhook_gives_up_at(first_attempt_at: f64) -> R<f64> {
-    Ok(retry::webhook_gives_up_at(int("first_attempt_at", first_attempt_at)?) as f64)
-}
-
 /// `retry::backoff_delay`, or `BackoffPolicy::delay` when `steps` is given.
 #[wasm_bindgen(js_name = backoffDelay)]
 pub fn backoff_delay(
