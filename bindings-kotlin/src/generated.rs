@@ -12,8 +12,8 @@ pub fn parse_timestamp(text: String) -> Option<i64> {
 /// `baseUrl` without its trailing `/` when a client may send its requests to it: `https` (plain
 /// `http` only to a loopback host, or anywhere with `allowInsecureHttp`, since the credentials
 /// would travel in clear), a host, no user-info, query, fragment or API prefix (`/api/…`, which the
-/// client adds); otherwise `invalid_argument` (argument `base_url`) saying what is wrong and what
-/// is accepted. The clients call it when they are built.
+/// client adds); otherwise `RoyaltyKitException.InvalidArgument` (`invalid_argument`), naming
+/// `base_url`, saying what is wrong and what is accepted. The clients call it when they are built.
 #[uniffi::export]
 pub fn check_base_url(base_url: String, allow_insecure_http: bool) -> Result<String> {
     Ok(royaltykit::request::check_base_url(
@@ -50,7 +50,8 @@ pub fn export_interrupted_message(export_id: Option<String>) -> String {
 }
 
 /// The namespaced dedup key of a delivery (its `Service-Webhook-Id`, `deliveryId`): what receivers
-/// claim; `invalid_argument` for an empty or over-long namespace or id.
+/// claim; `RoyaltyKitException.InvalidArgument` (`invalid_argument`) for an empty or over-long
+/// namespace or id.
 #[uniffi::export]
 pub fn delivery_key(namespace: String, delivery_id: String) -> Result<String> {
     Ok(royaltykit::dedup::delivery_key(&namespace, &delivery_id)?)
@@ -66,8 +67,8 @@ pub fn content_key(secret: String, timestamp: String, body: Vec<u8>) -> Result<S
 }
 
 /// The deterministic idempotency key of one logical request (a retry computes the same one), from
-/// the id the caller gave it (`requestId`); `invalid_argument` for an empty or over-long namespace,
-/// operation id or request id.
+/// the id the caller gave it (`requestId`); `RoyaltyKitException.InvalidArgument`
+/// (`invalid_argument`) for an empty or over-long namespace, operation id or request id.
 #[uniffi::export]
 pub fn idempotency_key(
     namespace: String,
@@ -81,7 +82,7 @@ pub fn idempotency_key(
     )?)
 }
 
-/// The `last_error` every inbox keeps for a failed handler run, the same in every language: `Kind:
+/// The `lastError` every inbox keeps for a failed handler run, the same in every language: `Kind:
 /// message` (`kind`: the error's class name), the kind alone when the message is empty, the message
 /// alone when the kind is; cut to 1024 bytes.
 #[uniffi::export]
@@ -98,7 +99,7 @@ pub fn webhook_retry_schedule() -> Vec<u64> {
 /// When the service makes a delivery's next attempt (Unix seconds), from its first attempt
 /// (`firstAttemptAt`) and the attempts made so far, the first included (`attemptsMade`), each
 /// attempt made when it was due: the first attempt's time for 0, null once all eight are made;
-/// `invalid_argument` for a negative count.
+/// `RoyaltyKitException.InvalidArgument` (`invalid_argument`) for a negative count.
 #[uniffi::export]
 pub fn webhook_next_attempt_at(first_attempt_at: i64, attempts_made: i64) -> Result<Option<i64>> {
     Ok(royaltykit::retry::webhook_next_attempt_at(

@@ -15,8 +15,9 @@ fn parse_timestamp(text: Text) -> Option<i64> {
 /// ``base_url`` without its trailing ``/`` when a client may send its requests to it: ``https``
 /// (plain ``http`` only to a loopback host, or anywhere with ``allow_insecure_http``, since the
 /// credentials would travel in clear), a host, no user-info, query, fragment or API prefix
-/// (``/api/…``, which the client adds); otherwise ``invalid_argument`` (argument ``base_url``)
-/// saying what is wrong and what is accepted. The clients call it when they are built.
+/// (``/api/…``, which the client adds); otherwise ``InvalidArgumentError`` (``invalid_argument``),
+/// naming ``base_url``, saying what is wrong and what is accepted. The clients call it when they
+/// are built.
 #[pyfunction]
 #[pyo3(signature = (base_url, allow_insecure_http = false))]
 fn check_base_url(base_url: Text, allow_insecure_http: bool) -> PyResult<String> {
@@ -58,7 +59,8 @@ fn export_interrupted_message(export_id: Option<Text>) -> String {
 }
 
 /// The namespaced dedup key of a delivery (its ``Service-Webhook-Id``, ``delivery_id``): what
-/// receivers claim; ``invalid_argument`` for an empty or over-long namespace or id.
+/// receivers claim; ``InvalidArgumentError`` (``invalid_argument``) for an empty or over-long
+/// namespace or id.
 #[pyfunction]
 #[pyo3(signature = (namespace, delivery_id))]
 fn delivery_key(namespace: Text, delivery_id: Text) -> PyResult<String> {
@@ -82,8 +84,8 @@ fn content_key(secret: Text, timestamp: TextOrInt, body: Body<'_>) -> PyResult<S
 }
 
 /// The deterministic idempotency key of one logical request (a retry computes the same one), from
-/// the id the caller gave it (``request_id``); ``invalid_argument`` for an empty or over-long
-/// namespace, operation id or request id.
+/// the id the caller gave it (``request_id``); ``InvalidArgumentError`` (``invalid_argument``) for
+/// an empty or over-long namespace, operation id or request id.
 #[pyfunction]
 #[pyo3(signature = (namespace, operation_id, request_id))]
 fn idempotency_key(namespace: Text, operation_id: Text, request_id: Text) -> PyResult<String> {
@@ -115,7 +117,7 @@ fn webhook_retry_schedule() -> Vec<u64> {
 /// When the service makes a delivery's next attempt (Unix seconds), from its first attempt
 /// (``first_attempt_at``) and the attempts made so far, the first included (``attempts_made``),
 /// each attempt made when it was due: the first attempt's time for 0, None once all eight are made;
-/// ``invalid_argument`` for a negative count.
+/// ``InvalidArgumentError`` (``invalid_argument``) for a negative count.
 #[pyfunction]
 #[pyo3(signature = (first_attempt_at, attempts_made))]
 fn webhook_next_attempt_at(first_attempt_at: i64, attempts_made: i64) -> PyResult<Option<i64>> {

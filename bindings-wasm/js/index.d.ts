@@ -357,8 +357,8 @@ export function parseTimestamp(text: string): number | null;
  * `baseUrl` without its trailing `/` when a client may send its requests to it: `https` (plain
  * `http` only to a loopback host, or anywhere with `allowInsecureHttp`, since the credentials would
  * travel in clear), a host, no user-info, query, fragment or API prefix (`/api/…`, which the client
- * adds); otherwise `invalid_argument` (argument `base_url`) saying what is wrong and what is
- * accepted. The clients call it when they are built.
+ * adds); otherwise `InvalidArgumentError` (`invalid_argument`), naming `base_url`, saying what is
+ * wrong and what is accepted. The clients call it when they are built.
  */
 export function checkBaseUrl(baseUrl: string, allowInsecureHttp?: boolean): string;
 /**
@@ -374,7 +374,7 @@ export function callFailedMessage(operation: string, baseUrl: string, reason: st
 export function exportInterruptedMessage(exportId?: string | null): string;
 /**
  * The namespaced dedup key of a delivery (its `Service-Webhook-Id`, `deliveryId`): what receivers
- * claim; `invalid_argument` for an empty or over-long namespace or id.
+ * claim; `InvalidArgumentError` (`invalid_argument`) for an empty or over-long namespace or id.
  */
 export function deliveryKey(namespace: string, deliveryId: string): string;
 /**
@@ -386,12 +386,12 @@ export function deliveryKey(namespace: string, deliveryId: string): string;
 export function contentKey(secret: string, timestamp: string | number, body: BodyLike): string;
 /**
  * The deterministic idempotency key of one logical request (a retry computes the same one), from
- * the id the caller gave it (`requestId`); `invalid_argument` for an empty or over-long namespace,
- * operation id or request id.
+ * the id the caller gave it (`requestId`); `InvalidArgumentError` (`invalid_argument`) for an empty
+ * or over-long namespace, operation id or request id.
  */
 export function idempotencyKey(namespace: string, operationId: string, requestId: string): string;
 /**
- * The `last_error` every inbox keeps for a failed handler run, the same in every language: `Kind:
+ * The `lastError` every inbox keeps for a failed handler run, the same in every language: `Kind:
  * message` (`kind`: the error's class name), the kind alone when the message is empty, the message
  * alone when the kind is; cut to 1024 bytes.
  */
@@ -404,7 +404,7 @@ export function webhookRetrySchedule(): number[];
  * When the service makes a delivery's next attempt (Unix seconds), from its first attempt
  * (`firstAttemptAt`) and the attempts made so far, the first included (`attemptsMade`), each
  * attempt made when it was due: the first attempt's time for 0, null once all eight are made;
- * `invalid_argument` for a negative count.
+ * `InvalidArgumentError` (`invalid_argument`) for a negative count.
  */
 export function webhookNextAttemptAt(firstAttemptAt: number, attemptsMade: number): number | null;
 /**
@@ -1067,7 +1067,6 @@ export function planReceipt(namespace: string, delivery: VerifiedWebhook, option
 export function decideClaims(states: readonly ClaimState[]): ReceiverDecision;
 
 // ---- retry -----------------------------------------------------------------------------------------
-
 
 export interface BackoffPolicy {
   /** Delays (s) before retries 1, 2, …. */

@@ -14,8 +14,8 @@ pub fn parse_timestamp(text: &str) -> Option<f64> {
 /// `baseUrl` without its trailing `/` when a client may send its requests to it: `https` (plain
 /// `http` only to a loopback host, or anywhere with `allowInsecureHttp`, since the credentials
 /// would travel in clear), a host, no user-info, query, fragment or API prefix (`/api/…`, which the
-/// client adds); otherwise `invalid_argument` (argument `base_url`) saying what is wrong and what
-/// is accepted. The clients call it when they are built.
+/// client adds); otherwise `InvalidArgumentError` (`invalid_argument`), naming `base_url`, saying
+/// what is wrong and what is accepted. The clients call it when they are built.
 #[wasm_bindgen(js_name = checkBaseUrl)]
 pub fn check_base_url(base_url: &str, allow_insecure_http: bool) -> R<String> {
     attempt(|| {
@@ -57,7 +57,7 @@ pub fn export_interrupted_message(export_id: Option<String>) -> String {
 }
 
 /// The namespaced dedup key of a delivery (its `Service-Webhook-Id`, `deliveryId`): what receivers
-/// claim; `invalid_argument` for an empty or over-long namespace or id.
+/// claim; `InvalidArgumentError` (`invalid_argument`) for an empty or over-long namespace or id.
 #[wasm_bindgen(js_name = deliveryKey)]
 pub fn delivery_key(namespace: &str, delivery_id: &str) -> R<String> {
     attempt(|| Ok(royaltykit::dedup::delivery_key(namespace, delivery_id)?))
@@ -73,8 +73,8 @@ pub fn content_key(secret: &str, timestamp: &str, body: &[u8]) -> R<String> {
 }
 
 /// The deterministic idempotency key of one logical request (a retry computes the same one), from
-/// the id the caller gave it (`requestId`); `invalid_argument` for an empty or over-long namespace,
-/// operation id or request id.
+/// the id the caller gave it (`requestId`); `InvalidArgumentError` (`invalid_argument`) for an
+/// empty or over-long namespace, operation id or request id.
 #[wasm_bindgen(js_name = idempotencyKey)]
 pub fn idempotency_key(namespace: &str, operation_id: &str, request_id: &str) -> R<String> {
     attempt(|| {
@@ -86,7 +86,7 @@ pub fn idempotency_key(namespace: &str, operation_id: &str, request_id: &str) ->
     })
 }
 
-/// The `last_error` every inbox keeps for a failed handler run, the same in every language: `Kind:
+/// The `lastError` every inbox keeps for a failed handler run, the same in every language: `Kind:
 /// message` (`kind`: the error's class name), the kind alone when the message is empty, the message
 /// alone when the kind is; cut to 1024 bytes.
 #[wasm_bindgen(js_name = handlerErrorText)]
@@ -98,16 +98,15 @@ pub fn handler_error_text(kind: &str, message: &str) -> String {
 #[wasm_bindgen(js_name = webhookRetrySchedule)]
 pub fn webhook_retry_schedule() -> Vec<f64> {
     royaltykit::retry::webhook_retry_schedule()
-        .to_vec()
-        .into_iter()
-        .map(|d| d as f64)
+        .iter()
+        .map(|d| *d as f64)
         .collect()
 }
 
 /// When the service makes a delivery's next attempt (Unix seconds), from its first attempt
 /// (`firstAttemptAt`) and the attempts made so far, the first included (`attemptsMade`), each
 /// attempt made when it was due: the first attempt's time for 0, null once all eight are made;
-/// `invalid_argument` for a negative count.
+/// `InvalidArgumentError` (`invalid_argument`) for a negative count.
 #[wasm_bindgen(js_name = webhookNextAttemptAt)]
 pub fn webhook_next_attempt_at(first_attempt_at: f64, attempts_made: f64) -> R<Option<f64>> {
     attempt(|| {

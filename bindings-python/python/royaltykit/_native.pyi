@@ -227,8 +227,9 @@ def check_base_url(base_url: str, allow_insecure_http: bool = False) -> str:
     """``base_url`` without its trailing ``/`` when a client may send its requests to it: ``https``
     (plain ``http`` only to a loopback host, or anywhere with ``allow_insecure_http``, since the
     credentials would travel in clear), a host, no user-info, query, fragment or API prefix
-    (``/api/…``, which the client adds); otherwise ``invalid_argument`` (argument ``base_url``)
-    saying what is wrong and what is accepted. The clients call it when they are built."""
+    (``/api/…``, which the client adds); otherwise ``InvalidArgumentError`` (``invalid_argument``),
+    naming ``base_url``, saying what is wrong and what is accepted. The clients call it when they
+    are built."""
 def call_failed_message(operation: str, base_url: str, reason: str, attempts: int, cause: str | None = None) -> str:
     """The one message of a failed call (``call_failed``), the same in every language: the operation,
     the host of ``base_url``, the machine's ``reason``, the ``attempts`` made and the HTTP library's
@@ -238,7 +239,8 @@ def export_interrupted_message(export_id: str | None = None) -> str:
     (``export_id``) and what resuming from the checkpoint does."""
 def delivery_key(namespace: str, delivery_id: str) -> str:
     """The namespaced dedup key of a delivery (its ``Service-Webhook-Id``, ``delivery_id``): what
-    receivers claim; ``invalid_argument`` for an empty or over-long namespace or id."""
+    receivers claim; ``InvalidArgumentError`` (``invalid_argument``) for an empty or over-long
+    namespace or id."""
 def content_key(secret: str, timestamp: str | int, body: _Body) -> str:
     """The content key of signed content under a secret: the timestamp as sent (``timestamp``) and the
     raw ``body``, the key a verification under ``secret`` as its first secret carries. It depends
@@ -246,8 +248,8 @@ def content_key(secret: str, timestamp: str | int, body: _Body) -> str:
     ``invalid_secret`` for an unusable secret."""
 def idempotency_key(namespace: str, operation_id: str, request_id: str) -> str:
     """The deterministic idempotency key of one logical request (a retry computes the same one), from
-    the id the caller gave it (``request_id``); ``invalid_argument`` for an empty or over-long
-    namespace, operation id or request id."""
+    the id the caller gave it (``request_id``); ``InvalidArgumentError`` (``invalid_argument``) for
+    an empty or over-long namespace, operation id or request id."""
 def handler_error_text(kind: str, message: str) -> str:
     """The ``last_error`` every inbox keeps for a failed handler run, the same in every language:
     ``Kind: message`` (``kind``: the error's class name), the kind alone when the message is empty,
@@ -258,7 +260,7 @@ def webhook_next_attempt_at(first_attempt_at: int, attempts_made: int) -> int | 
     """When the service makes a delivery's next attempt (Unix seconds), from its first attempt
     (``first_attempt_at``) and the attempts made so far, the first included (``attempts_made``),
     each attempt made when it was due: the first attempt's time for 0, None once all eight are made;
-    ``invalid_argument`` for a negative count."""
+    ``InvalidArgumentError`` (``invalid_argument``) for a negative count."""
 def webhook_gives_up_at(first_attempt_at: int) -> int:
     """The latest time (Unix seconds) the service gives a delivery up, from its first attempt
     (``first_attempt_at``): the final attempt's due time plus its 10 s limit."""
