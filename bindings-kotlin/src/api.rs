@@ -409,12 +409,6 @@ pub fn parse_enterprise_token_response(
     Ok(Arc::new(EnterpriseToken(t)))
 }
 
-/// Scopes an operation needs that `granted` lacks.
-#[uniffi::export]
-pub fn missing_scopes(granted: Vec<String>, operation_id: String) -> Result<Vec<String>> {
-    Ok(token::missing_scopes(&granted, &operation_id)?)
-}
-
 /// `Deprecation`, `Sunset` and `Link` of a response, from its headers as a list (a name may
 /// repeat: two `Link` lines). Kotlin also takes `List<Pair<String, String>>` and maps.
 #[uniffi::export]

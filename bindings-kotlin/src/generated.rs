@@ -114,3 +114,171 @@ pub fn webhook_next_attempt_at(first_attempt_at: i64, attempts_made: i64) -> Res
 pub fn webhook_gives_up_at(first_attempt_at: i64) -> i64 {
     royaltykit::retry::webhook_gives_up_at(first_attempt_at)
 }
+
+/// The scopes the operation `operationId` needs that `granted` lacks, in the catalog's order (empty
+/// when it may be called); `RoyaltyKitException.InvalidArgument` (`invalid_argument`) for an
+/// operation the catalog does not know.
+#[uniffi::export]
+pub fn missing_scopes(granted: Vec<String>, operation_id: String) -> Result<Vec<String>> {
+    Ok(royaltykit::token::missing_scopes(&granted, &operation_id)?)
+}
+
+/// What an export's state as the server sent it (`value`) means: its canonical name (an unknown
+/// value kept as sent, up to 200 characters), whether the spec shows it, whether it is an end
+/// state, and the commands it allows. Never refuses: an unknown state allows only `get`.
+#[uniffi::export]
+pub fn export_state(value: String) -> royaltykit::export::ExportStateInfo {
+    royaltykit::export::export_state_info(&value)
+}
+
+/// The state expected after `command` on an export in `state` (`cancel` gives cancelled, `revoke`
+/// revoked, `get` and `download` leave it); `RoyaltyKitException.ExportState`
+/// (`invalid_export_transition`) naming the state, the command and the commands allowed, and only
+/// `get` allowed in a state the spec does not show.
+#[uniffi::export]
+pub fn validate_export_command(
+    state: String,
+    command: royaltykit::export::ExportCommand,
+) -> Result<String> {
+    Ok(royaltykit::export::validate_export_command(
+        &royaltykit::export::ExportState::parse(&state),
+        command,
+    )?
+    .as_str()
+    .to_owned())
+}
+
+/// The next step of a create, poll and download loop after the `attempt`-th read of an export in
+/// `state` (1 after the first): `download` once ready, `stop` when cancelled or revoked, and
+/// `keep_polling` with the delay of the default backoff (2, 5, 15, then 30 to 60 s, where `random`
+/// in [0, 1) places it, the host's randomness when left out) in queued and every state the spec
+/// does not show, until `maxPolls` reads (100 when left out), where it is `stop` with a reason
+/// naming the state and the budget. `RoyaltyKitException.InvalidArgument` (`invalid_argument`) for
+/// an attempt below 1, a random value outside [0, 1) or a bound below 1.
+#[uniffi::export(default(random = None, max_polls = None))]
+pub fn export_poll_decision(
+    state: String,
+    attempt: i64,
+    random: Option<f64>,
+    max_polls: Option<i64>,
+) -> Result<royaltykit::export::PollDecision> {
+    Ok(royaltykit::export::export_poll_decision(
+        &royaltykit::export::ExportState::parse(&state),
+        attempt,
+        royaltykit_host::random_or_os(random)?,
+        max_polls,
+    )?)
+}
+
+/// Checks a download response before its body is used (`status`, `headers`, `body`; `now` the time
+/// of the check, the host's clock when left out): a 2xx other than 206, without `Content-Range`,
+/// whose body is as long as its `Content-Length` says, is the whole artifact.
+/// `RoyaltyKitException.ExportDownload` (`partial_content_unsupported`) for a 206, any
+/// `Content-Range`, or a body shorter or longer than its `Content-Length`;
+/// `RoyaltyKitException.Api` (`api_error`) for any other status (409 not ready, 422, …), parsed;
+/// `RoyaltyKitException.InvalidArgument` (`invalid_argument`) for a status outside 100 to 599.
+#[uniffi::export(default(now = None))]
+pub fn check_export_download(
+    status: i64,
+    headers: std::collections::HashMap<String, String>,
+    body: Vec<u8>,
+    now: Option<i64>,
+) -> Result<()> {
+    Ok(royaltykit::export::check_export_download(
+        status,
+        &headers,
+        &body,
+        royaltykit_host::now_or_clock(now),
+    )??)
+}
+
+/// Whether a step-up of `kind` made at `at` satisfies a route's `requirement` at `now` (the host's
+/// clock when left out), a step-up counting as recent for `maxAgeSeconds` (the spec does not give
+/// it, so the caller says). A recovery-code step-up never satisfies `recent_mfa` or
+/// `recent_non_recovery`; one from the future or older than the age satisfies only `none`.
+/// `RoyaltyKitException.InvalidArgument` (`invalid_argument`) for a negative age.
+#[uniffi::export(default(now = None))]
+pub fn step_up_satisfies(
+    requirement: royaltykit::catalog::StepUp,
+    kind: royaltykit::export::StepUpKind,
+    at: i64,
+    max_age_seconds: i64,
+    now: Option<i64>,
+) -> Result<bool> {
+    Ok(royaltykit::export::step_up_satisfies(
+        requirement,
+        kind,
+        at,
+        royaltykit_host::now_or_clock(now),
+        max_age_seconds,
+    )?)
+}
+
+/// The wait a `Retry-After` value (`value`, as the response sent it) asks for, relative to `now`
+/// (the host's clock when left out): its seconds and its form (delta seconds, or a date: an
+/// HTTP-date, ISO 8601 accepted too), the whole wait, never shortened (0 for a date in the past);
+/// null when it is absent or garbage (empty, negative, fractional, an unreadable date).
+#[uniffi::export(default(now = None))]
+pub fn parse_retry_after(
+    value: Option<String>,
+    now: Option<i64>,
+) -> Option<royaltykit::retry::RetryAfter> {
+    value
+        .as_deref()
+        .and_then(|v| royaltykit::retry::parse_retry_after(v, royaltykit_host::now_or_clock(now)))
+}
+
+/// A webhook payload (a verified delivery's raw JSON `body`, such as an inbox entry's) parsed as
+/// the verifier parses one; checks no signature. `RoyaltyKitException.Webhook` (`invalid_payload`),
+/// naming the member, for a body that is not UTF-8 JSON or lacks a required member.
+#[uniffi::export]
+pub fn parse_webhook_event(body: Vec<u8>) -> Result<royaltykit::webhook::WebhookEvent> {
+    Ok(royaltykit::webhook::WebhookEvent::parse(&body)?)
+}
+
+/// The SQL dialect of a database from what its driver reports: its `product` name (`PostgreSQL`,
+/// `SQLite`) and `version` (Python's `sqlite3.sqlite_version`, JDBC's `databaseProductVersion`);
+/// `RoyaltyKitException.InvalidArgument` (`invalid_argument`) for an SQLite older than 3.35 (no
+/// `RETURNING`) or another database.
+#[uniffi::export]
+pub fn detect_sql_dialect(
+    product: String,
+    version: String,
+) -> Result<royaltykit::dedup::SqlDialect> {
+    Ok(royaltykit::dedup::SqlDialect::detect(&product, &version)?)
+}
+
+/// The status and JSON body to answer when a verified delivery cannot be finished (`failure`): 500
+/// when the handler failed, 503 when the store could not be reached or the host was cancelled, so
+/// the service delivers it again.
+#[uniffi::export]
+pub fn failure_reply(
+    failure: royaltykit::receiver::ReceiverFailure,
+) -> royaltykit::receiver::ReceiverReply {
+    royaltykit::receiver::failure_reply(failure)
+}
+
+/// The JSON body answering a delivery that failed verification: the error's `code` and `message`.
+#[uniffi::export]
+pub fn rejection_body(code: String, message: String) -> String {
+    royaltykit::receiver::rejection_body(&code, &message)
+}
+
+/// How many keys a receiver's default in-memory store holds (what `DedupWindow` takes as its
+/// capacity).
+#[uniffi::export]
+pub fn default_store_capacity() -> i64 {
+    i64::from(royaltykit::receiver::DEFAULT_STORE_CAPACITY)
+}
+
+/// What the `states` of a delivery's claims mean: the states of the keys claimed so far, in the
+/// order of `planReceipt`'s keys, up to and including the first that is not `new`. `process` with
+/// 200 when every state is `new` (or there are none); otherwise `retry_later` with 503 when any is
+/// `in_progress`, else `acknowledge` with 200, and in both the positions of the `new` ones to
+/// release.
+#[uniffi::export]
+pub fn decide_claims(
+    states: Vec<royaltykit::dedup::ClaimState>,
+) -> royaltykit::receiver::ReceiverDecision {
+    royaltykit::receiver::decide_claims(&states)
+}

@@ -371,14 +371,6 @@ pub fn active_webhook_secrets(
         .collect())
 }
 
-/// The event of a delivery's raw JSON `body` (an inbox entry's, verified when it was received),
-/// parsed by the core as verification parses it: `RoyaltyKitException.Webhook` with code
-/// `invalid_payload` naming the member for a body that is not an event.
-#[uniffi::export]
-pub fn parse_webhook_event(body: Vec<u8>) -> Result<WebhookEvent> {
-    Ok(WebhookEvent::parse(&body)?)
-}
-
 /// A webhook secret's `validUntil` as Unix seconds, from exactly one of `seconds` (a finite
 /// number, its fraction dropped) or `text` (ISO 8601, read by `parseTimestamp`). Anything else
 /// (NaN, an infinity, unreadable text, neither or both) is `invalid_argument` naming the forms

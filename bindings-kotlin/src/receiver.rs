@@ -2,7 +2,7 @@
 
 use crate::Result;
 use royaltykit::dedup::{ClaimState, ParamStyle, RedisDedup, SqlDedup, SqlDialect, SqlStatement};
-use royaltykit::receiver::{self, ReceiverDecision, ReceiverFailure, ReceiverReply};
+use royaltykit::receiver::{self, ReceiverDecision};
 use royaltykit::webhook::VerifiedWebhook;
 use std::sync::Arc;
 
@@ -23,38 +23,6 @@ pub fn plan_receipt(
         &delivery,
         claim_content_key,
     )?)
-}
-
-/// What the states of a delivery's claims mean (process, acknowledge or retry later).
-/// The SQL dialect of a database from what its JDBC driver reports (`databaseProductName`,
-/// `databaseProductVersion`); `InvalidArgument` for an SQLite older than 3.35 (no `RETURNING`)
-/// or another database.
-#[uniffi::export]
-pub fn detect_sql_dialect(product: String, version: String) -> Result<SqlDialect> {
-    Ok(SqlDialect::detect(&product, &version)?)
-}
-
-#[uniffi::export]
-pub fn decide_claims(states: Vec<ClaimState>) -> ReceiverDecision {
-    receiver::decide_claims(&states)
-}
-
-/// The status and JSON body when a verified delivery cannot be finished.
-#[uniffi::export]
-pub fn failure_reply(failure: ReceiverFailure) -> ReceiverReply {
-    receiver::failure_reply(failure)
-}
-
-/// The JSON body answering a delivery that failed verification.
-#[uniffi::export]
-pub fn rejection_body(code: String, message: String) -> String {
-    receiver::rejection_body(&code, &message)
-}
-
-/// The capacity of a receiver's default in-memory store (a `Long`, as `DedupWindow` takes it).
-#[uniffi::export]
-pub fn default_store_capacity() -> i64 {
-    receiver::DEFAULT_STORE_CAPACITY.into()
 }
 
 /// The dedup contract on Redis: the commands to send (as argument lists) and what their

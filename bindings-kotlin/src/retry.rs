@@ -1,7 +1,7 @@
 //! Retry functions for Kotlin: conversions only.
 
 use crate::Result;
-use royaltykit::retry::{self, Jitter, RateDecision, RetryAfter, RetryDecision};
+use royaltykit::retry::{self, Jitter, RateDecision, RetryDecision};
 use royaltykit_host::now_or_clock;
 use std::sync::{Arc, Mutex};
 
@@ -43,13 +43,6 @@ pub fn backoff_delay(
         )?
         .delay(attempt, r)?,
     })
-}
-
-/// Parses a Retry-After value relative to `now` (the whole wait, never shortened); null when
-/// absent or garbage.
-#[uniffi::export(default(now = None))]
-pub fn parse_retry_after(value: String, now: Option<i64>) -> Option<RetryAfter> {
-    retry::parse_retry_after(&value, now_or_clock(now))
 }
 
 /// What to do after a failed attempt.

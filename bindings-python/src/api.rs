@@ -376,12 +376,6 @@ pub fn parse_enterprise_token_response(
     })
 }
 
-/// Scopes an operation needs that ``granted`` lacks.
-#[pyfunction]
-pub fn missing_scopes(granted: Texts, operation_id: &str) -> PyResult<Vec<String>> {
-    guard(|| Ok(token::missing_scopes(&granted.0, operation_id)?))
-}
-
 /// Reads the lifecycle headers of a response.
 #[pyfunction]
 pub fn response_notices(headers: Headers) -> token::ResponseNotices {
@@ -392,7 +386,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::py_export!(m;
         fn operations, operation, build_request, parse_api_error, build_token_request,
             parse_token_response, parse_api_session, build_enterprise_token_request,
-            parse_enterprise_token_response, missing_scopes, response_notices;
+            parse_enterprise_token_response, response_notices;
         class catalog::Operation, catalog::QueryParam, RequestDescriptor, token::Token,
             token::EnterpriseToken, PyBearerToken, token::ResponseNotices, token::ApiSession
     );

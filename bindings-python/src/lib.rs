@@ -404,15 +404,6 @@ fn resource_path(url: &Bound<'_, PyAny>) -> PyResult<String> {
     guard(|| Ok(webhook::resource_path(&text)?.to_owned()))
 }
 
-/// A webhook payload (a delivery's raw JSON body, bytes or text) parsed as the verifier parses
-/// a verified delivery's: a ``WebhookEvent``. For a body already verified, such as an inbox
-/// entry's; it checks no signature. ``WebhookVerificationError`` with code ``invalid_payload``
-/// (naming the member) for a body that is not UTF-8 JSON or lacks a required member.
-#[pyfunction]
-fn parse_webhook_event(body: Body<'_>) -> PyResult<webhook::WebhookEvent> {
-    guard(|| Ok(webhook::WebhookEvent::parse(&body)?))
-}
-
 /// A client's timeouts as ``(connect_seconds, read_seconds)``: each one given checked (seconds
 /// more than 0, at most a day), each one not given the library's default (10 s to connect, 30 s
 /// to read). Otherwise ``InvalidArgumentError`` naming ``connect_timeout`` or ``read_timeout``.
@@ -538,7 +529,7 @@ impl DedupWindow {
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::py_export!(m;
-        fn verify_webhook, parse_webhook_event, sign_webhook, active_secrets, revealed_secret, resource_path, client_timeouts, event_key;
+        fn verify_webhook, sign_webhook, active_secrets, revealed_secret, resource_path, client_timeouts, event_key;
         class WebhookVerifier, args::PyWebhookSecret, RevealedSecret, webhook::VerifiedWebhook,
             webhook::WebhookEvent, DedupWindow
     );

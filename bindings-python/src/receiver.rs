@@ -9,7 +9,7 @@ use royaltykit::dedup::{
     RedisInbox, SqlDedup, SqlDialect, SqlInbox, SqlStatement,
 };
 use royaltykit::machine::InboxEntry;
-use royaltykit::receiver::{self, ReceiverDecision, ReceiverFailure, ReceiverReply};
+use royaltykit::receiver::{self, ReceiverDecision, ReceiverReply};
 use royaltykit::webhook::VerifiedWebhook;
 
 /// What to do with a verified delivery: acknowledge a test event, or the keys to claim (the
@@ -29,31 +29,6 @@ fn plan_receipt(
             claim_content_key,
         )?)
     })
-}
-
-/// What the states of a delivery's claims mean (process, acknowledge or retry later).
-#[pyfunction]
-fn decide_claims(states: Vec<Text>) -> PyResult<ReceiverDecision> {
-    guard(|| {
-        let states = states
-            .iter()
-            .map(|s| ClaimState::parse(s))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(receiver::decide_claims(&states))
-    })
-}
-
-/// The status and JSON body when a verified delivery cannot be finished: ``"handler_failed"``
-/// or ``"store_unavailable"``.
-#[pyfunction]
-fn failure_reply(failure: Text) -> PyResult<ReceiverReply> {
-    guard(|| Ok(receiver::failure_reply(ReceiverFailure::parse(&failure)?)))
-}
-
-/// The JSON body answering a delivery that failed verification.
-#[pyfunction]
-fn rejection_body(code: Text, message: Text) -> String {
-    receiver::rejection_body(&code, &message)
 }
 
 /// The dedup contract on Redis as commands (lists of str) and the meaning of their replies.
@@ -629,17 +604,9 @@ impl RedisInboxProtocol {
     }
 }
 
-/// The SQL dialect of a database from its driver's product name (``PostgreSQL``, ``SQLite``) and
-/// version (``sqlite3.sqlite_version``): ``"postgres"`` or ``"sqlite"``. Raises
-/// ``InvalidArgumentError`` for an SQLite older than 3.35 (no ``RETURNING``) or another database.
-#[pyfunction]
-fn detect_sql_dialect(product: Text, version: Text) -> PyResult<&'static str> {
-    guard(|| Ok(SqlDialect::detect(&product, &version)?.as_str()))
-}
-
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::py_export!(m;
-        fn plan_receipt, decide_claims, failure_reply, rejection_body, detect_sql_dialect;
+        fn plan_receipt;
         class RedisDedupProtocol, SqlDedupProtocol, SqlInboxProtocol, RedisInboxProtocol, SqlStatement,
             ReceiverDecision, ReceiverReply, InboxPoisonEntry, InboxCounts
     );

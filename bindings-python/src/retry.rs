@@ -1,6 +1,6 @@
 //! Retry functions for Python: conversions only.
 
-use crate::args::{headers_or_none, Headers, Seconds, Text};
+use crate::args::{headers_or_none, Headers, Seconds};
 use crate::guard;
 use pyo3::prelude::*;
 use royaltykit::retry;
@@ -63,14 +63,6 @@ pub fn backoff_delay(
             |p| p.0.delay(attempt, r),
         )?)
     })
-}
-
-/// Parses a Retry-After value relative to `now` (the whole wait, never shortened); None when
-/// absent or garbage.
-#[pyfunction]
-#[pyo3(signature = (value, now=None))]
-pub fn parse_retry_after(value: Option<Text>, now: Option<Seconds>) -> Option<retry::RetryAfter> {
-    value.and_then(|v| retry::parse_retry_after(&v, crate::args::now(now)))
 }
 
 /// What to do after a failed attempt (see docs/clients.md, "Retry").
@@ -142,7 +134,7 @@ impl RateBudget {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::py_export!(m;
-        fn backoff_delay, parse_retry_after, decide_retry;
+        fn backoff_delay, decide_retry;
         class BackoffPolicy, retry::RetryAfter, retry::RetryDecision, retry::RateDecision,
             RateBudget
     );

@@ -412,6 +412,75 @@ export function webhookNextAttemptAt(firstAttemptAt: number, attemptsMade: numbe
  * (`firstAttemptAt`): the final attempt's due time plus its 10 s limit.
  */
 export function webhookGivesUpAt(firstAttemptAt: number): number;
+/**
+ * The scopes the operation `operationId` needs that `granted` lacks, in the catalog's order (empty
+ * when it may be called); `InvalidArgumentError` (`invalid_argument`) for an operation the catalog
+ * does not know.
+ */
+export function missingScopes(granted: string[], operationId: string): string[];
+/**
+ * What an export's state as the server sent it (`value`) means: its canonical name (an unknown
+ * value kept as sent, up to 200 characters), whether the spec shows it, whether it is an end state,
+ * and the commands it allows. Never refuses: an unknown state allows only `get`.
+ */
+export function exportState(value: string): ExportStateInfo;
+/**
+ * The state expected after `command` on an export in `state` (`cancel` gives cancelled, `revoke`
+ * revoked, `get` and `download` leave it); `ExportStateError` (`invalid_export_transition`) naming
+ * the state, the command and the commands allowed, and only `get` allowed in a state the spec does
+ * not show. `InvalidArgumentError` (`invalid_argument`) for a command that is none of `get`,
+ * `cancel`, `revoke` and `download`.
+ */
+export function validateExportCommand(state: string, command: ExportCommand): string;
+/**
+ * The next step of a create, poll and download loop after the `attempt`-th read of an export in
+ * `state` (1 after the first): `download` once ready, `stop` when cancelled or revoked, and
+ * `keep_polling` with the delay of the default backoff (2, 5, 15, then 30 to 60 s, where `random`
+ * in [0, 1) places it, the host's randomness when left out) in queued and every state the spec does
+ * not show, until `maxPolls` reads (100 when left out), where it is `stop` with a reason naming the
+ * state and the budget. `InvalidArgumentError` (`invalid_argument`) for an attempt below 1, a
+ * random value outside [0, 1) or a bound below 1.
+ */
+export function exportPollDecision(state: string, attempt: number, options?: { random?: number; maxPolls?: number | null }): PollDecision;
+/**
+ * Checks a download response before its body is used (`status`, `headers`, `body`; `now` the time
+ * of the check, the host's clock when left out): a 2xx other than 206, without `Content-Range`,
+ * whose body is as long as its `Content-Length` says, is the whole artifact. `ExportDownloadError`
+ * (`partial_content_unsupported`) for a 206, any `Content-Range`, or a body shorter or longer than
+ * its `Content-Length`; `ApiError` (`api_error`) for any other status (409 not ready, 422, …),
+ * parsed; `InvalidArgumentError` (`invalid_argument`) for a status outside 100 to 599.
+ */
+export function checkExportDownload(status: number, headers?: HeadersLike | null | undefined, body?: BodyLike | null, options?: { now?: Time }): true;
+/**
+ * Whether a step-up of `kind` made at `at` satisfies a route's `requirement` at `now` (the host's
+ * clock when left out), a step-up counting as recent for `maxAgeSeconds` (the spec does not give
+ * it, so the caller says). A recovery-code step-up never satisfies `recent_mfa` or
+ * `recent_non_recovery`; one from the future or older than the age satisfies only `none`.
+ * `InvalidArgumentError` (`invalid_argument`) for a negative age or an unknown requirement or kind.
+ */
+export function stepUpSatisfies(requirement: StepUp, kind: StepUpKind, at: Time, options: { maxAgeSeconds: number; now?: Time }): boolean;
+/**
+ * The wait a `Retry-After` value (`value`, as the response sent it) asks for, relative to `now`
+ * (the host's clock when left out): its seconds and its form (delta seconds, or a date: an
+ * HTTP-date, ISO 8601 accepted too), the whole wait, never shortened (0 for a date in the past);
+ * null when it is absent or garbage (empty, negative, fractional, an unreadable date).
+ */
+export function parseRetryAfter(value: string | null | undefined, now?: Time): RetryAfter | null;
+/**
+ * The SQL dialect of a database from what its driver reports: its `product` name (`PostgreSQL`,
+ * `SQLite`) and `version` (Python's `sqlite3.sqlite_version`, JDBC's `databaseProductVersion`);
+ * `InvalidArgumentError` (`invalid_argument`) for an SQLite older than 3.35 (no `RETURNING`) or
+ * another database.
+ */
+export function detectSqlDialect(product: string, version: string): SqlDialect;
+/**
+ * What the `states` of a delivery's claims mean: the states of the keys claimed so far, in the
+ * order of `planReceipt`'s keys, up to and including the first that is not `new`. `process` with
+ * 200 when every state is `new` (or there are none); otherwise `retry_later` with 503 when any is
+ * `in_progress`, else `acknowledge` with 200, and in both the positions of the `new` ones to
+ * release. `InvalidArgumentError` (`invalid_argument`) for a state the core does not know.
+ */
+export function decideClaims(states: readonly ClaimState[]): ReceiverDecision;
 // generated: end
 export function eventKey(namespace: string, event: Pick<WebhookEvent, 'name' | 'resourceType' | 'resourceReference' | 'occurredAtText'>): string;
 
@@ -929,9 +998,6 @@ export class SqlInboxProtocol {
 /** Poison entries an inbox's `poisoned()` lists when given no limit (the core's, 100). */
 export const DEFAULT_POISON_LISTED: number;
 
-/** The SQL dialect of a database from its driver's product name (`PostgreSQL`, `SQLite`) and
- * version; InvalidArgumentError for an SQLite older than 3.35 (no `RETURNING`) or another database. */
-export function detectSqlDialect(product: string, version: string): SqlDialect;
 
 export interface RedisInboxOptions {
   /** The key prefix (default `{royaltykit:inbox}:`, a Redis Cluster hash tag: give a prefix of
@@ -1063,8 +1129,6 @@ export class InboxWorker {
 /** What to do with a verified delivery: acknowledge a test event, or the keys to claim (the
  * delivery key; the content key too with `claimContentKey`, see `ReceiverOptions`). */
 export function planReceipt(namespace: string, delivery: VerifiedWebhook, options?: { claimContentKey?: boolean }): ReceiverDecision;
-/** What the states of a delivery's claims mean (process, acknowledge or retry later). */
-export function decideClaims(states: readonly ClaimState[]): ReceiverDecision;
 
 // ---- retry -----------------------------------------------------------------------------------------
 
@@ -1078,8 +1142,6 @@ export interface BackoffPolicy {
   capSeconds: number;
 }
 export function backoffDelay(attempt: number, options?: { random?: number; policy?: BackoffPolicy }): number;
-/** The whole wait the server asked for (never shortened), or null when absent or garbage. */
-export function parseRetryAfter(value: string | null | undefined, now?: Time): RetryAfter | null;
 
 export interface RetryInput {
   retryClass: RetryClass;
@@ -1202,25 +1264,11 @@ export function parseTokenResponse(status: number, headers: HeadersLike, body: B
 export function parseApiSession(status: number, headers: HeadersLike | null | undefined, body: BodyLike | null | undefined, options?: { now?: Time }): ApiSession;
 export function buildEnterpriseTokenRequest(params: { apiKey: string; apiSecret: string }): RequestDescriptor;
 export function parseEnterpriseTokenResponse(status: number, headers: HeadersLike, body: BodyLike, options?: { now?: Time }): EnterpriseToken;
-export function missingScopes(granted: string[], operationId: string): string[];
 export function responseNotices(headers: HeadersLike): ResponseNotices;
 
 // ---- exports -----------------------------------------------------------------------------------------
 
-export function exportState(value: string): ExportStateInfo;
-/** The state expected after `command`; throws ExportStateError. */
-export function validateExportCommand(state: string, command: ExportCommand): string;
-/** After the `attempt`-th read: queued and every state the spec does not show keep polling until
- * `maxPolls` reads (default 100). */
-export function exportPollDecision(
-  state: string,
-  attempt: number,
-  options?: { random?: number; maxPolls?: number },
-): PollDecision;
-/** Throws ExportDownloadError for partial content and ApiError for an error status; true when whole. */
-export function checkExportDownload(status: number, headers: HeadersLike | null | undefined, body?: BodyLike | null, options?: { now?: Time }): true;
 export function validateExportListQuery(query: { limit?: number | string; cursor?: string; exportClass?: string; status?: string; format?: string }): string;
-export function stepUpSatisfies(requirement: StepUp, kind: StepUpKind, at: Time, options: { maxAgeSeconds: number; now?: Time }): boolean;
 
 // ---- protocol machines ---------------------------------------------------------------------------
 

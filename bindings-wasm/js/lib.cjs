@@ -635,6 +635,105 @@ function webhookNextAttemptAt(firstAttemptAt, attemptsMade) {
 function webhookGivesUpAt(firstAttemptAt) {
   return call(() => native.webhookGivesUpAt(toNumber(firstAttemptAt, 'firstAttemptAt')));
 }
+
+/**
+ * The scopes the operation `operationId` needs that `granted` lacks, in the catalog's order (empty
+ * when it may be called); `InvalidArgumentError` (`invalid_argument`) for an operation the catalog
+ * does not know.
+ */
+function missingScopes(granted, operationId) {
+  return call(() => native.missingScopes(strings(granted, 'granted'), toStr(operationId, 'operationId')));
+}
+
+/**
+ * What an export's state as the server sent it (`value`) means: its canonical name (an unknown
+ * value kept as sent, up to 200 characters), whether the spec shows it, whether it is an end state,
+ * and the commands it allows. Never refuses: an unknown state allows only `get`.
+ */
+function exportState(value) {
+  return JSON.parse(native.exportState(toStr(value, 'value')));
+}
+
+/**
+ * The state expected after `command` on an export in `state` (`cancel` gives cancelled, `revoke`
+ * revoked, `get` and `download` leave it); `ExportStateError` (`invalid_export_transition`) naming
+ * the state, the command and the commands allowed, and only `get` allowed in a state the spec does
+ * not show. `InvalidArgumentError` (`invalid_argument`) for a command that is none of `get`,
+ * `cancel`, `revoke` and `download`.
+ */
+function validateExportCommand(state, command) {
+  return call(() => native.validateExportCommand(toStr(state, 'state'), toStr(command, 'command')));
+}
+
+/**
+ * The next step of a create, poll and download loop after the `attempt`-th read of an export in
+ * `state` (1 after the first): `download` once ready, `stop` when cancelled or revoked, and
+ * `keep_polling` with the delay of the default backoff (2, 5, 15, then 30 to 60 s, where `random`
+ * in [0, 1) places it, the host's randomness when left out) in queued and every state the spec does
+ * not show, until `maxPolls` reads (100 when left out), where it is `stop` with a reason naming the
+ * state and the budget. `InvalidArgumentError` (`invalid_argument`) for an attempt below 1, a
+ * random value outside [0, 1) or a bound below 1.
+ */
+function exportPollDecision(state, attempt, opts) {
+  const o = options(opts);
+  return JSON.parse(call(() => native.exportPollDecision(toStr(state, 'state'), toNumber(attempt, 'attempt'), randomArg(o.random), toNumber(o.maxPolls, 'maxPolls'))));
+}
+
+/**
+ * Checks a download response before its body is used (`status`, `headers`, `body`; `now` the time
+ * of the check, the host's clock when left out): a 2xx other than 206, without `Content-Range`,
+ * whose body is as long as its `Content-Length` says, is the whole artifact. `ExportDownloadError`
+ * (`partial_content_unsupported`) for a 206, any `Content-Range`, or a body shorter or longer than
+ * its `Content-Length`; `ApiError` (`api_error`) for any other status (409 not ready, 422, …),
+ * parsed; `InvalidArgumentError` (`invalid_argument`) for a status outside 100 to 599.
+ */
+function checkExportDownload(status, headers = null, body = null, opts) {
+  const o = options(opts);
+  return (call(() => native.checkExportDownload(toNumber(status, 'status'), flattenHeaders(headers ?? [], RESPONSE_HEADERS), body == null ? new Uint8Array(0) : toBytes(body), nowSeconds(o.now))), true);
+}
+
+/**
+ * Whether a step-up of `kind` made at `at` satisfies a route's `requirement` at `now` (the host's
+ * clock when left out), a step-up counting as recent for `maxAgeSeconds` (the spec does not give
+ * it, so the caller says). A recovery-code step-up never satisfies `recent_mfa` or
+ * `recent_non_recovery`; one from the future or older than the age satisfies only `none`.
+ * `InvalidArgumentError` (`invalid_argument`) for a negative age or an unknown requirement or kind.
+ */
+function stepUpSatisfies(requirement, kind, at, opts) {
+  const o = options(opts);
+  return call(() => native.stepUpSatisfies(toStr(requirement, 'requirement'), toStr(kind, 'kind'), toNumber(at, 'at'), toNumber(o.maxAgeSeconds, 'maxAgeSeconds'), nowSeconds(o.now)));
+}
+
+/**
+ * The wait a `Retry-After` value (`value`, as the response sent it) asks for, relative to `now`
+ * (the host's clock when left out): its seconds and its form (delta seconds, or a date: an
+ * HTTP-date, ISO 8601 accepted too), the whole wait, never shortened (0 for a date in the past);
+ * null when it is absent or garbage (empty, negative, fractional, an unreadable date).
+ */
+function parseRetryAfter(value, now = null) {
+  return JSON.parse(call(() => native.parseRetryAfter(optStr(value, 'value'), nowSeconds(now))));
+}
+
+/**
+ * The SQL dialect of a database from what its driver reports: its `product` name (`PostgreSQL`,
+ * `SQLite`) and `version` (Python's `sqlite3.sqlite_version`, JDBC's `databaseProductVersion`);
+ * `InvalidArgumentError` (`invalid_argument`) for an SQLite older than 3.35 (no `RETURNING`) or
+ * another database.
+ */
+function detectSqlDialect(product, version) {
+  return call(() => native.detectSqlDialect(toStr(product, 'product'), toStr(version, 'version')));
+}
+
+/**
+ * What the `states` of a delivery's claims mean: the states of the keys claimed so far, in the
+ * order of `planReceipt`'s keys, up to and including the first that is not `new`. `process` with
+ * 200 when every state is `new` (or there are none); otherwise `retry_later` with 503 when any is
+ * `in_progress`, else `acknowledge` with 200, and in both the positions of the `new` ones to
+ * release. `InvalidArgumentError` (`invalid_argument`) for a state the core does not know.
+ */
+function decideClaims(states) {
+  return JSON.parse(call(() => native.decideClaims(strings(states, 'states'))));
+}
 // generated: end
 
 // ---- dedup ---------------------------------------------------------------------------------------
@@ -722,13 +821,6 @@ function backoffDelay(attempt, opts) {
   return call(() => native.backoffDelay(a, r, steps, lo, hi, jitter, cap));
 }
 
-/** Parses a Retry-After value relative to `now`: `{ seconds, form }` (the whole wait, never
- * shortened) or null. */
-function parseRetryAfter(value, now) {
-  if (value === undefined || value === null) return null;
-  const v = toStr(value, 'value');
-  return JSON.parse(call(() => native.parseRetryAfter(v, nowSeconds(now))));
-}
 
 /**
  * What to do after a failed attempt: `{ action, delaySeconds, rule, reason, reconcile }`, action
@@ -957,42 +1049,12 @@ function parseEnterpriseTokenResponse(status, headers, body, opts) {
   return new EnterpriseToken(JSON.parse(call(() => native.parseEnterpriseTokenResponse(toNumber(status, 'status'), flat, toBytes(body ?? ''), nowSeconds(o.now)))));
 }
 
-/** Scopes an operation needs that `granted` lacks. */
-function missingScopes(granted, operationId) {
-  return call(() => native.missingScopes(strings(granted, 'granted'), toStr(operationId, 'operationId')));
-}
-
 /** `Deprecation`, `Sunset` and `Link` of a response. */
 function responseNotices(headers) {
   return JSON.parse(native.responseNotices(flattenHeaders(headers ?? [], RESPONSE_HEADERS)));
 }
 
 // ---- exports -------------------------------------------------------------------------------------
-
-/** `{ name, known, terminal, allowedCommands }` of an export state as the server sent it. */
-function exportState(value) {
-  return JSON.parse(native.exportState(toStr(value, 'state')));
-}
-
-/** The state expected after `command` ('get', 'cancel', 'revoke', 'download'); throws ExportStateError. */
-function validateExportCommand(state, command) {
-  return call(() => native.validateExportCommand(toStr(state, 'state'), toStr(command, 'command')));
-}
-
-/** `{ action: 'keep_polling' | 'download' | 'stop', delaySeconds, reason }` after reading an export. */
-function exportPollDecision(state, attempt, opts) {
-  const o = options(opts);
-  const args = [toStr(state, 'state'), toNumber(attempt, 'attempt'), randomArg(o.random), toNumber(o.maxPolls, 'maxPolls', undefined)];
-  return JSON.parse(call(() => native.exportPollDecision(...args)));
-}
-
-/** Throws ExportDownloadError for partial content and ApiError for an error status; true when whole. */
-function checkExportDownload(status, headers, body, opts) {
-  const o = options(opts);
-  const flat = flattenHeaders(headers ?? [], RESPONSE_HEADERS);
-  call(() => native.checkExportDownload(toNumber(status, 'status'), flat, body == null ? new Uint8Array(0) : toBytes(body), nowSeconds(o.now)));
-  return true;
-}
 
 const LIST_NAMES = { exportClass: 'export_class' }; // JS spelling -> wire name
 
@@ -1004,12 +1066,6 @@ function validateExportListQuery(query) {
     flat.push(LIST_NAMES[k] ?? k, typeof v === 'number' ? String(v) : toStr(v, k));
   }
   return call(() => native.validateExportListQuery(flat));
-}
-
-/** Whether a step-up (`kind` 'mfa' or 'recovery_code', made at `at`) satisfies a route's requirement. */
-function stepUpSatisfies(requirement, kind, at, opts) {
-  const o = options(opts);
-  return call(() => native.stepUpSatisfies(toStr(requirement, 'requirement'), toStr(kind, 'kind'), toNumber(at, 'at'), nowSeconds(o.now), toNumber(o.maxAgeSeconds, 'maxAgeSeconds', NaN)));
 }
 
 // ---- protocol machines ---------------------------------------------------------------------------
@@ -1905,10 +1961,6 @@ function planReceipt(namespace, delivery, opts) {
   return JSON.parse(call(() => native.planReceipt(toStr(namespace, 'namespace'), JSON.stringify(delivery), claimContent)));
 }
 
-/** What the states of a delivery's claims mean: `{ step, status, release, reason }`. */
-function decideClaims(states) {
-  return JSON.parse(call(() => native.decideClaims(strings(states, 'states'))));
-}
 
 
 function storeArg(store) {
@@ -2552,12 +2604,6 @@ class RedisInboxProtocol {
   }
 }
 
-/** The SQL dialect of a database from its driver's product name (`PostgreSQL`, `SQLite`) and
- * version: `'postgres'` or `'sqlite'`; InvalidArgumentError for an SQLite older than 3.35 (no
- * `RETURNING`) or another database. */
-function detectSqlDialect(product, version) {
-  return call(() => native.detectSqlDialect(toStr(product, 'product'), toStr(version, 'version')));
-}
 
 /** Poison entries `poisoned()` lists when given no limit (the core's). */
 const DEFAULT_POISON_LISTED = SqlInboxProtocol.limits.defaultPoisonListed;

@@ -198,12 +198,6 @@ pub fn parse_enterprise_token_response(
     Ok(json!({"token": t.token, "expiresAt": t.expires_at, "refreshAt": t.refresh_at}).to_string())
 }
 
-/// `token::missing_scopes`.
-#[wasm_bindgen(js_name = missingScopes)]
-pub fn missing_scopes(granted: Vec<String>, operation_id: &str) -> R<Vec<String>> {
-    token::missing_scopes(&granted, operation_id).map_err(err)
-}
-
 /// `token::response_notices`, as JSON.
 #[wasm_bindgen(js_name = responseNotices)]
 pub fn response_notices(headers: Vec<String>) -> String {

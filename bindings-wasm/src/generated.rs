@@ -18,7 +18,7 @@ pub fn parse_timestamp(text: &str) -> Option<f64> {
 /// what is wrong and what is accepted. The clients call it when they are built.
 #[wasm_bindgen(js_name = checkBaseUrl)]
 pub fn check_base_url(base_url: &str, allow_insecure_http: bool) -> R<String> {
-    attempt(|| {
+    js_result(|| {
         Ok(royaltykit::request::check_base_url(
             base_url,
             allow_insecure_http,
@@ -37,7 +37,7 @@ pub fn call_failed_message(
     attempts: f64,
     cause: Option<String>,
 ) -> R<String> {
-    attempt(|| {
+    js_result(|| {
         let attempts = royaltykit::integer_from_f64("attempts", attempts)?;
         Ok(royaltykit::machine::call_failed_message(
             operation,
@@ -60,7 +60,7 @@ pub fn export_interrupted_message(export_id: Option<String>) -> String {
 /// claim; `InvalidArgumentError` (`invalid_argument`) for an empty or over-long namespace or id.
 #[wasm_bindgen(js_name = deliveryKey)]
 pub fn delivery_key(namespace: &str, delivery_id: &str) -> R<String> {
-    attempt(|| Ok(royaltykit::dedup::delivery_key(namespace, delivery_id)?))
+    js_result(|| Ok(royaltykit::dedup::delivery_key(namespace, delivery_id)?))
 }
 
 /// The content key of signed content under a secret: the timestamp as sent (`timestamp`) and the
@@ -69,7 +69,7 @@ pub fn delivery_key(namespace: &str, delivery_id: &str) -> R<String> {
 /// `invalid_secret` for an unusable secret.
 #[wasm_bindgen(js_name = contentKey)]
 pub fn content_key(secret: &str, timestamp: &str, body: &[u8]) -> R<String> {
-    attempt(|| Ok(royaltykit::dedup::content_key(secret, timestamp, body)?))
+    js_result(|| Ok(royaltykit::dedup::content_key(secret, timestamp, body)?))
 }
 
 /// The deterministic idempotency key of one logical request (a retry computes the same one), from
@@ -77,7 +77,7 @@ pub fn content_key(secret: &str, timestamp: &str, body: &[u8]) -> R<String> {
 /// empty or over-long namespace, operation id or request id.
 #[wasm_bindgen(js_name = idempotencyKey)]
 pub fn idempotency_key(namespace: &str, operation_id: &str, request_id: &str) -> R<String> {
-    attempt(|| {
+    js_result(|| {
         Ok(royaltykit::dedup::idempotency_key(
             namespace,
             operation_id,
@@ -109,7 +109,7 @@ pub fn webhook_retry_schedule() -> Vec<f64> {
 /// `InvalidArgumentError` (`invalid_argument`) for a negative count.
 #[wasm_bindgen(js_name = webhookNextAttemptAt)]
 pub fn webhook_next_attempt_at(first_attempt_at: f64, attempts_made: f64) -> R<Option<f64>> {
-    attempt(|| {
+    js_result(|| {
         let first_attempt_at = royaltykit::integer_from_f64("first_attempt_at", first_attempt_at)?;
         let attempts_made = royaltykit::integer_from_f64("attempts_made", attempts_made)?;
         Ok(
@@ -123,13 +123,185 @@ pub fn webhook_next_attempt_at(first_attempt_at: f64, attempts_made: f64) -> R<O
 /// (`firstAttemptAt`): the final attempt's due time plus its 10 s limit.
 #[wasm_bindgen(js_name = webhookGivesUpAt)]
 pub fn webhook_gives_up_at(first_attempt_at: f64) -> R<f64> {
-    attempt(|| {
+    js_result(|| {
         let first_attempt_at = royaltykit::integer_from_f64("first_attempt_at", first_attempt_at)?;
         Ok(royaltykit::retry::webhook_gives_up_at(first_attempt_at) as f64)
     })
 }
 
+/// The scopes the operation `operationId` needs that `granted` lacks, in the catalog's order (empty
+/// when it may be called); `InvalidArgumentError` (`invalid_argument`) for an operation the catalog
+/// does not know.
+#[wasm_bindgen(js_name = missingScopes)]
+pub fn missing_scopes(granted: Vec<String>, operation_id: &str) -> R<Vec<String>> {
+    js_result(|| Ok(royaltykit::token::missing_scopes(&granted, operation_id)?))
+}
+
+/// What an export's state as the server sent it (`value`) means: its canonical name (an unknown
+/// value kept as sent, up to 200 characters), whether the spec shows it, whether it is an end
+/// state, and the commands it allows. Never refuses: an unknown state allows only `get`.
+#[wasm_bindgen(js_name = exportState)]
+pub fn export_state(value: &str) -> String {
+    crate::json(&royaltykit::export::export_state_info(value))
+}
+
+/// The state expected after `command` on an export in `state` (`cancel` gives cancelled, `revoke`
+/// revoked, `get` and `download` leave it); `ExportStateError` (`invalid_export_transition`) naming
+/// the state, the command and the commands allowed, and only `get` allowed in a state the spec does
+/// not show. `InvalidArgumentError` (`invalid_argument`) for a command that is none of `get`,
+/// `cancel`, `revoke` and `download`.
+#[wasm_bindgen(js_name = validateExportCommand)]
+pub fn validate_export_command(state: &str, command: &str) -> R<String> {
+    js_result(|| {
+        Ok(royaltykit::export::validate_export_command(
+            &royaltykit::export::ExportState::parse(state),
+            royaltykit::export::ExportCommand::parse(command)?,
+        )?
+        .as_str()
+        .to_owned())
+    })
+}
+
+/// The next step of a create, poll and download loop after the `attempt`-th read of an export in
+/// `state` (1 after the first): `download` once ready, `stop` when cancelled or revoked, and
+/// `keep_polling` with the delay of the default backoff (2, 5, 15, then 30 to 60 s, where `random`
+/// in [0, 1) places it, the host's randomness when left out) in queued and every state the spec
+/// does not show, until `maxPolls` reads (100 when left out), where it is `stop` with a reason
+/// naming the state and the budget. `InvalidArgumentError` (`invalid_argument`) for an attempt
+/// below 1, a random value outside [0, 1) or a bound below 1.
+#[wasm_bindgen(js_name = exportPollDecision)]
+pub fn export_poll_decision(
+    state: &str,
+    attempt: f64,
+    random: f64,
+    max_polls: Option<f64>,
+) -> R<String> {
+    js_result(|| {
+        let attempt = royaltykit::integer_from_f64("attempt", attempt)?;
+        let max_polls = max_polls
+            .map(|v| royaltykit::integer_from_f64("max_polls", v))
+            .transpose()?;
+        Ok(crate::json(&royaltykit::export::export_poll_decision(
+            &royaltykit::export::ExportState::parse(state),
+            attempt,
+            random,
+            max_polls,
+        )?))
+    })
+}
+
+/// Checks a download response before its body is used (`status`, `headers`, `body`; `now` the time
+/// of the check, the host's clock when left out): a 2xx other than 206, without `Content-Range`,
+/// whose body is as long as its `Content-Length` says, is the whole artifact. `ExportDownloadError`
+/// (`partial_content_unsupported`) for a 206, any `Content-Range`, or a body shorter or longer than
+/// its `Content-Length`; `ApiError` (`api_error`) for any other status (409 not ready, 422, …),
+/// parsed; `InvalidArgumentError` (`invalid_argument`) for a status outside 100 to 599.
+#[wasm_bindgen(js_name = checkExportDownload)]
+pub fn check_export_download(status: f64, headers: Vec<String>, body: &[u8], now: f64) -> R<()> {
+    js_result(|| {
+        let status = royaltykit::integer_from_f64("status", status)?;
+        let now = royaltykit::seconds_from_f64("now", now)?;
+        Ok(royaltykit::export::check_export_download(
+            status,
+            &crate::FlatHeaders(headers),
+            body,
+            now,
+        )??)
+    })
+}
+
+/// Whether a step-up of `kind` made at `at` satisfies a route's `requirement` at `now` (the host's
+/// clock when left out), a step-up counting as recent for `maxAgeSeconds` (the spec does not give
+/// it, so the caller says). A recovery-code step-up never satisfies `recent_mfa` or
+/// `recent_non_recovery`; one from the future or older than the age satisfies only `none`.
+/// `InvalidArgumentError` (`invalid_argument`) for a negative age or an unknown requirement or
+/// kind.
+#[wasm_bindgen(js_name = stepUpSatisfies)]
+pub fn step_up_satisfies(
+    requirement: &str,
+    kind: &str,
+    at: f64,
+    max_age_seconds: f64,
+    now: f64,
+) -> R<bool> {
+    js_result(|| {
+        let at = royaltykit::integer_from_f64("at", at)?;
+        let max_age_seconds = royaltykit::integer_from_f64("max_age_seconds", max_age_seconds)?;
+        let now = royaltykit::seconds_from_f64("now", now)?;
+        Ok(royaltykit::export::step_up_satisfies(
+            royaltykit::catalog::StepUp::parse(requirement)?,
+            royaltykit::export::StepUpKind::parse(kind)?,
+            at,
+            now,
+            max_age_seconds,
+        )?)
+    })
+}
+
+/// The wait a `Retry-After` value (`value`, as the response sent it) asks for, relative to `now`
+/// (the host's clock when left out): its seconds and its form (delta seconds, or a date: an
+/// HTTP-date, ISO 8601 accepted too), the whole wait, never shortened (0 for a date in the past);
+/// null when it is absent or garbage (empty, negative, fractional, an unreadable date).
+#[wasm_bindgen(js_name = parseRetryAfter)]
+pub fn parse_retry_after(value: Option<String>, now: f64) -> R<String> {
+    js_result(|| {
+        let now = royaltykit::seconds_from_f64("now", now)?;
+        Ok(crate::json(&value.as_deref().and_then(|v| {
+            royaltykit::retry::parse_retry_after(v, now)
+        })))
+    })
+}
+
+/// A webhook payload (a verified delivery's raw JSON `body`, such as an inbox entry's) parsed as
+/// the verifier parses one; checks no signature. `WebhookVerificationError` (`invalid_payload`),
+/// naming the member, for a body that is not UTF-8 JSON or lacks a required member.
+#[wasm_bindgen(js_name = parseWebhookEvent)]
+pub fn parse_webhook_event(body: &[u8]) -> R<String> {
+    js_result(|| {
+        Ok(crate::json(&royaltykit::webhook::WebhookEvent::parse(
+            body,
+        )?))
+    })
+}
+
+/// The SQL dialect of a database from what its driver reports: its `product` name (`PostgreSQL`,
+/// `SQLite`) and `version` (Python's `sqlite3.sqlite_version`, JDBC's `databaseProductVersion`);
+/// `InvalidArgumentError` (`invalid_argument`) for an SQLite older than 3.35 (no `RETURNING`) or
+/// another database.
+#[wasm_bindgen(js_name = detectSqlDialect)]
+pub fn detect_sql_dialect(product: &str, version: &str) -> R<String> {
+    js_result(|| {
+        Ok(royaltykit::dedup::SqlDialect::detect(product, version)?
+            .as_str()
+            .to_owned())
+    })
+}
+
+/// How many keys a receiver's default in-memory store holds (what `DedupWindow` takes as its
+/// capacity).
+#[wasm_bindgen(js_name = defaultStoreCapacity)]
+pub fn default_store_capacity() -> f64 {
+    i64::from(royaltykit::receiver::DEFAULT_STORE_CAPACITY) as f64
+}
+
+/// What the `states` of a delivery's claims mean: the states of the keys claimed so far, in the
+/// order of `planReceipt`'s keys, up to and including the first that is not `new`. `process` with
+/// 200 when every state is `new` (or there are none); otherwise `retry_later` with 503 when any is
+/// `in_progress`, else `acknowledge` with 200, and in both the positions of the `new` ones to
+/// release. `InvalidArgumentError` (`invalid_argument`) for a state the core does not know.
+#[wasm_bindgen(js_name = decideClaims)]
+pub fn decide_claims(states: Vec<String>) -> R<String> {
+    js_result(|| {
+        Ok(crate::json(&royaltykit::receiver::decide_claims(
+            &states
+                .iter()
+                .map(|s| royaltykit::dedup::ClaimState::parse(s))
+                .collect::<Result<Vec<_>, _>>()?,
+        )))
+    })
+}
+
 /// Runs a forwarder's body, the core's refusal turned into the error JavaScript receives.
-fn attempt<T>(f: impl FnOnce() -> Result<T, royaltykit::Error>) -> R<T> {
+fn js_result<T>(f: impl FnOnce() -> Result<T, royaltykit::Error>) -> R<T> {
     f().map_err(err)
 }

@@ -561,16 +561,6 @@ pub fn valid_until(value: JsValue, name: &str) -> R<Option<f64>> {
         .map_err(err)
 }
 
-/// `webhook::WebhookEvent::parse`: the event of a delivery's raw body (an inbox entry's, already
-/// verified when it was received) as JSON of the core's record, else `invalid_payload` naming
-/// the member.
-#[wasm_bindgen(js_name = parseWebhookEvent)]
-pub fn parse_webhook_event(body: &[u8]) -> R<String> {
-    webhook::WebhookEvent::parse(body)
-        .map(|e| json(&e))
-        .map_err(err)
-}
-
 /// `webhook::resource_path`: the event's `resource.url` when it is a path under the enterprise
 /// API, else `invalid_resource_url`.
 #[wasm_bindgen(js_name = resourcePath)]

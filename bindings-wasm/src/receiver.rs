@@ -1,9 +1,7 @@
 //! The receiver rules, the dedup and inbox protocols (SQL, Redis) for JS: conversions only.
 
 use crate::{err, json, parse, R};
-use royaltykit::dedup::{
-    ClaimState, ParamStyle, RedisDedup, RedisInbox, SqlDedup, SqlDialect, SqlInbox,
-};
+use royaltykit::dedup::{ParamStyle, RedisDedup, RedisInbox, SqlDedup, SqlDialect, SqlInbox};
 use royaltykit::receiver;
 use royaltykit::webhook::{self, VerifiedWebhook};
 use wasm_bindgen::prelude::*;
@@ -21,16 +19,6 @@ pub fn plan_receipt(namespace: &str, delivery_json: &str, claim_content_key: boo
     receiver::plan_receipt(namespace, &delivery, claim_content_key)
         .map(|d| json(&d))
         .map_err(err)
-}
-
-/// `receiver::decide_claims`, as JSON.
-#[wasm_bindgen(js_name = decideClaims)]
-pub fn decide_claims(states: Vec<String>) -> R<String> {
-    let states = states
-        .iter()
-        .map(|s| parse(ClaimState::parse, s))
-        .collect::<R<Vec<_>>>()?;
-    Ok(json(&receiver::decide_claims(&states)))
 }
 
 /// `dedup::RedisDedup`: the commands of the dedup contract on Redis and their replies.
@@ -560,15 +548,6 @@ impl RedisInboxProtocol {
     }
 }
 
-/// `SqlDialect::detect`: `postgres` or `sqlite` from a driver's product name and version.
-#[wasm_bindgen(js_name = detectSqlDialect)]
-pub fn detect_sql_dialect(product: &str, version: &str) -> R<String> {
-    Ok(royaltykit::dedup::SqlDialect::detect(product, version)
-        .map_err(err)?
-        .as_str()
-        .to_owned())
-}
-
 /// The inbox's constants as JSON: `defaultTable` (`dedup::DEFAULT_INBOX_TABLE`),
 /// `defaultMaxAttempts`, `maxAttempts` (`machine::MAX_INBOX_ATTEMPTS`), `defaultPollSeconds`,
 /// `maxBodyBytes`, `maxErrorBytes`, `maxPoisonListed`, `defaultPoisonListed`
@@ -586,12 +565,6 @@ pub fn inbox_limits() -> String {
         "maxPoisonListed": dedup::MAX_POISON_LISTED,
         "defaultPoisonListed": dedup::DEFAULT_POISON_LISTED,
     }))
-}
-
-/// `receiver::DEFAULT_STORE_CAPACITY`.
-#[wasm_bindgen(js_name = defaultStoreCapacity)]
-pub fn default_store_capacity() -> u32 {
-    receiver::DEFAULT_STORE_CAPACITY
 }
 
 /// `webhook::EventRouter`: a router's registrations (names only). The JS `EventRouter` keeps

@@ -29,12 +29,6 @@ pub fn backoff_delay(
     policy.delay(attempt, random).map_err(err)
 }
 
-/// `retry::parse_retry_after`, as JSON (`null` when absent or garbage).
-#[wasm_bindgen(js_name = parseRetryAfter)]
-pub fn parse_retry_after(value: &str, now: f64) -> R<String> {
-    Ok(json(&retry::parse_retry_after(value, now_arg(now)?)))
-}
-
 /// `retry::RetryInput::decide`, as JSON.
 #[wasm_bindgen(js_name = decideRetry)]
 #[allow(clippy::too_many_arguments)]

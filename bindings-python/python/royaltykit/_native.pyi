@@ -206,10 +206,6 @@ def active_secrets(
 ) -> list[WebhookSecret]:
     """The secrets in force at ``now``, each carrying its expiry (the previous one keeps
     ``previous_valid_until``)."""
-def parse_webhook_event(body: _Body) -> WebhookEvent:
-    """A webhook payload (a verified delivery's raw JSON body, such as an inbox entry's) parsed as
-    the verifier parses one; checks no signature. ``WebhookVerificationError`` (``invalid_payload``)
-    for a body that is not UTF-8 JSON or lacks a required member."""
 def resource_path(url: str | WebhookEvent) -> str:
     """``resource.url`` when it is a path under ``/api/v1/``; else ``WebhookVerificationError``
     (``invalid_resource_url``)."""
@@ -264,6 +260,73 @@ def webhook_next_attempt_at(first_attempt_at: int, attempts_made: int) -> int | 
 def webhook_gives_up_at(first_attempt_at: int) -> int:
     """The latest time (Unix seconds) the service gives a delivery up, from its first attempt
     (``first_attempt_at``): the final attempt's due time plus its 10 s limit."""
+def missing_scopes(granted: list[str] | tuple[str, ...], operation_id: str) -> list[str]:
+    """The scopes the operation ``operation_id`` needs that ``granted`` lacks, in the catalog's order
+    (empty when it may be called); ``InvalidArgumentError`` (``invalid_argument``) for an operation
+    the catalog does not know."""
+def export_state(value: str) -> ExportStateInfo:
+    """What an export's state as the server sent it (``value``) means: its canonical name (an unknown
+    value kept as sent, up to 200 characters), whether the spec shows it, whether it is an end
+    state, and the commands it allows. Never refuses: an unknown state allows only ``get``."""
+def validate_export_command(state: str, command: Literal["get", "cancel", "revoke", "download"] | str) -> str:
+    """The state expected after ``command`` on an export in ``state`` (``cancel`` gives cancelled,
+    ``revoke`` revoked, ``get`` and ``download`` leave it); ``ExportStateError``
+    (``invalid_export_transition``) naming the state, the command and the commands allowed, and only
+    ``get`` allowed in a state the spec does not show. ``InvalidArgumentError``
+    (``invalid_argument``) for a command that is none of ``get``, ``cancel``, ``revoke`` and
+    ``download``."""
+def export_poll_decision(state: str, attempt: int, *, random: float | None = None, max_polls: int | None = None) -> PollDecision:
+    """The next step of a create, poll and download loop after the ``attempt``-th read of an export in
+    ``state`` (1 after the first): ``download`` once ready, ``stop`` when cancelled or revoked, and
+    ``keep_polling`` with the delay of the default backoff (2, 5, 15, then 30 to 60 s, where
+    ``random`` in [0, 1) places it, the host's randomness when left out) in queued and every state
+    the spec does not show, until ``max_polls`` reads (100 when left out), where it is ``stop`` with
+    a reason naming the state and the budget. ``InvalidArgumentError`` (``invalid_argument``) for an
+    attempt below 1, a random value outside [0, 1) or a bound below 1."""
+def check_export_download(status: int, headers: _Headers | None = None, body: _Body | None = None, *, now: _Seconds | None = None) -> None:
+    """Checks a download response before its body is used (``status``, ``headers``, ``body``; ``now``
+    the time of the check, the host's clock when left out): a 2xx other than 206, without
+    ``Content-Range``, whose body is as long as its ``Content-Length`` says, is the whole artifact.
+    ``ExportDownloadError`` (``partial_content_unsupported``) for a 206, any ``Content-Range``, or a
+    body shorter or longer than its ``Content-Length``; ``ApiError`` (``api_error``) for any other
+    status (409 not ready, 422, …), parsed; ``InvalidArgumentError`` (``invalid_argument``) for a
+    status outside 100 to 599."""
+def step_up_satisfies(requirement: Literal["none", "recent", "recent_mfa", "recent_non_recovery"] | str, kind: Literal["mfa", "recovery_code"] | str, at: int, *, max_age_seconds: int, now: _Seconds | None = None) -> bool:
+    """Whether a step-up of ``kind`` made at ``at`` satisfies a route's ``requirement`` at ``now`` (the
+    host's clock when left out), a step-up counting as recent for ``max_age_seconds`` (the spec does
+    not give it, so the caller says). A recovery-code step-up never satisfies ``recent_mfa`` or
+    ``recent_non_recovery``; one from the future or older than the age satisfies only ``none``.
+    ``InvalidArgumentError`` (``invalid_argument``) for a negative age or an unknown requirement or
+    kind."""
+def parse_retry_after(value: str | None, now: _Seconds | None = None) -> RetryAfter | None:
+    """The wait a ``Retry-After`` value (``value``, as the response sent it) asks for, relative to
+    ``now`` (the host's clock when left out): its seconds and its form (delta seconds, or a date: an
+    HTTP-date, ISO 8601 accepted too), the whole wait, never shortened (0 for a date in the past);
+    None when it is absent or garbage (empty, negative, fractional, an unreadable date)."""
+def parse_webhook_event(body: _Body) -> WebhookEvent:
+    """A webhook payload (a verified delivery's raw JSON ``body``, such as an inbox entry's) parsed as
+    the verifier parses one; checks no signature. ``WebhookVerificationError``
+    (``invalid_payload``), naming the member, for a body that is not UTF-8 JSON or lacks a required
+    member."""
+def detect_sql_dialect(product: str, version: str) -> Literal["postgres", "sqlite"]:
+    """The SQL dialect of a database from what its driver reports: its ``product`` name
+    (``PostgreSQL``, ``SQLite``) and ``version`` (Python's ``sqlite3.sqlite_version``, JDBC's
+    ``databaseProductVersion``); ``InvalidArgumentError`` (``invalid_argument``) for an SQLite older
+    than 3.35 (no ``RETURNING``) or another database."""
+def failure_reply(failure: Literal["handler_failed", "store_unavailable", "cancelled"] | str) -> ReceiverReply:
+    """The status and JSON body to answer when a verified delivery cannot be finished (``failure``):
+    500 when the handler failed, 503 when the store could not be reached or the host was cancelled,
+    so the service delivers it again."""
+def rejection_body(code: str, message: str) -> str:
+    """The JSON body answering a delivery that failed verification: the error's ``code`` and
+    ``message``."""
+def decide_claims(states: Sequence[Literal["new", "in_progress", "done"] | str]) -> ReceiverDecision:
+    """What the ``states`` of a delivery's claims mean: the states of the keys claimed so far, in the
+    order of ``plan_receipt``'s keys, up to and including the first that is not ``new``. ``process``
+    with 200 when every state is ``new`` (or there are none); otherwise ``retry_later`` with 503
+    when any is ``in_progress``, else ``acknowledge`` with 200, and in both the positions of the
+    ``new`` ones to release. ``InvalidArgumentError`` (``invalid_argument``) for a state the core
+    does not know."""
 # generated: end
 def event_key(namespace: str, event: _EventIdentity) -> str: ...
 @final
@@ -305,7 +368,6 @@ class RetryAfter:
     seconds: Final[int]
     form: Final[Literal["delta_seconds", "http_date"]]
 
-def parse_retry_after(value: str | None, now: _Seconds | None = None) -> RetryAfter | None: ...
 
 _RetryClass = Literal[
     "read", "token_exchange", "idempotent_write", "safe_update", "unsafe_create", "submit", "checkout", "addon_action", "upload", "secret_rotation"
@@ -479,7 +541,6 @@ class ApiSession:
 def parse_api_session(status: int, headers: _Headers | None, body: _Body | None, *, now: _Seconds | None = None) -> ApiSession: ...
 def build_enterprise_token_request(api_key: str, api_secret: str) -> RequestDescriptor: ...
 def parse_enterprise_token_response(status: int, headers: _Headers | None, body: _Body | None, *, now: _Seconds | None = None) -> EnterpriseToken: ...
-def missing_scopes(granted: Sequence[str], operation_id: str) -> list[str]: ...
 @final
 class ResponseNotices:
     deprecated: Final[bool]
@@ -499,33 +560,15 @@ class ExportStateInfo:
     terminal: Final[bool]
     allowed_commands: Final[list[str]]
 
-def export_state(value: str) -> ExportStateInfo: ...
-def validate_export_command(state: str, command: Literal["get", "cancel", "revoke", "download"] | str) -> str: ...
 @final
 class PollDecision:
     action: Final[Literal["keep_polling", "download", "stop"]]
     delay_seconds: Final[float]
     reason: Final[str]
 
-def export_poll_decision(
-    state: str,
-    attempt: int,
-    *,
-    random: float | None = None,
-    max_polls: int | None = None,
-) -> PollDecision: ...
-def check_export_download(status: int, headers: _Headers | None = None, body: _Body | None = None, *, now: _Seconds | None = None) -> None: ...
 def validate_export_list_query(
     *, limit: int | str | None = None, cursor: str | None = None, export_class: str | None = None, status: str | None = None, format: str | None = None
 ) -> str: ...
-def step_up_satisfies(
-    requirement: Literal["none", "recent", "recent_mfa", "recent_non_recovery"] | str,
-    kind: Literal["mfa", "recovery_code"] | str,
-    at: int,
-    *,
-    max_age_seconds: int,
-    now: _Seconds | None = None,
-) -> bool: ...
 
 # ---- receivers -------------------------------------------------------------------------------------
 
@@ -555,17 +598,9 @@ class ReceiverReply:
     status: Final[int]
     body: Final[str]
 
-def failure_reply(failure: Literal["handler_failed", "store_unavailable", "cancelled"]) -> ReceiverReply:
-    """The status and JSON body when a verified delivery cannot be finished."""
-
-def rejection_body(code: str, message: str) -> str:
-    """The JSON body answering a delivery that failed verification."""
-
 def plan_receipt(namespace: str, delivery: VerifiedWebhook, *, claim_content_key: bool = False) -> ReceiverDecision:
     """What to do with a verified delivery: acknowledge a test event, or the keys to claim."""
 
-def decide_claims(states: list[str]) -> ReceiverDecision:
-    """What the states of a delivery's claims mean (process, acknowledge or retry later)."""
 
 @final
 class RedisDedupProtocol:
@@ -678,9 +713,6 @@ class SqlInboxProtocol:
 DEFAULT_POISON_LISTED: int
 """Poison entries an inbox's ``poisoned()`` lists when no limit is given (the core's)."""
 
-def detect_sql_dialect(product: str, version: str) -> Literal["postgres", "sqlite"]:
-    """The SQL dialect of a database from its driver's product name and version; raises
-    ``InvalidArgumentError`` for an SQLite older than 3.35 (no ``RETURNING``) or another database."""
 
 @final
 class InboxPoisonEntry:
