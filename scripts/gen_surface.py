@@ -37,10 +37,10 @@ TYPES = {
                        "toStr(String({a}), '{n}')", "string | number"),
     "str_list": kind("Texts", "&{a}.0", "Vec<String>", "&{a}", "Vec<String>", "&{a}", "list[str] | tuple[str, ...]",
                      "strings({a}, '{n}')", "string[]"),
-    "int": kind("i64", "{a}", "f64", "{a}", "i64", "{a}", "int", "toNumber({a}, '{n}')", "number", INT_LET),
+    "int": kind("i64", "{a}", "f64", "{a}", "i64", "{a}", "int", "toInteger({a}, '{n}')", "number", INT_LET),
     "time": kind("i64", "{a}", "f64", "{a}", "i64", "{a}", "int", "toNumber({a}, '{n}')", "Time", INT_LET),
     "opt_int": kind("Option<i64>", "{a}", "Option<f64>", "{a}", "Option<i64>", "{a}", "int | None",
-                    "toNumber({a}, '{n}')", "number | null",
+                    "toInteger({a}, '{n}')", "number | null",
                     '{a}.map(|v| royaltykit::integer_from_f64("{a}", v)).transpose()?'),
     "now": kind("Option<Seconds>", "crate::args::now({a})", "f64", "{a}", "Option<i64>",
                 "royaltykit_host::now_or_clock({a})", "_Seconds | None", "nowSeconds({a})", "Time",
@@ -340,7 +340,7 @@ def rustfmt(text):
 TARGETS = {"py", "wasm", "node", "kt"}
 # Names the generated code uses beside the arguments (the Rust helpers, the Node wrappers' own).
 RESERVED = {"err", "guard", "js_result", "R", "o", "opts", "options", "native", "call", "m", "self", "toStr", "optStr",
-            "toNumber", "strings", "nowSeconds", "randomArg", "toBytes", "flattenHeaders", "RESPONSE_HEADERS", "JSON",
+            "toNumber", "toInteger", "strings", "nowSeconds", "randomArg", "toBytes", "flattenHeaders", "RESPONSE_HEADERS", "JSON",
             "String", "Array", "Uint8Array"}
 
 

@@ -406,12 +406,12 @@ export function webhookRetrySchedule(): number[];
  * attempt made when it was due: the first attempt's time for 0, null once all eight are made;
  * `InvalidArgumentError` (`invalid_argument`) for a negative count.
  */
-export function webhookNextAttemptAt(firstAttemptAt: number, attemptsMade: number): number | null;
+export function webhookNextAttemptAt(firstAttemptAt: Time, attemptsMade: number): number | null;
 /**
  * The latest time (Unix seconds) the service gives a delivery up, from its first attempt
  * (`firstAttemptAt`): the final attempt's due time plus its 10 s limit.
  */
-export function webhookGivesUpAt(firstAttemptAt: number): number;
+export function webhookGivesUpAt(firstAttemptAt: Time): number;
 /**
  * The scopes the operation `operationId` needs that `granted` lacks, in the catalog's order (empty
  * when it may be called); `InvalidArgumentError` (`invalid_argument`) for an operation the catalog

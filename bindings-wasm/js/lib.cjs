@@ -252,6 +252,13 @@ function toNumber(value, what, fallback) {
   return value;
 }
 
+/** A whole-number argument that is a count, a status or a length: a number, never a Date (a Date is
+ * a time, which `toNumber` reads as seconds). */
+function toInteger(value, what) {
+  if (value instanceof Date) throw new TypeError(`${what} must be a number, not a Date`);
+  return toNumber(value, what);
+}
+
 function nowSeconds(now) {
   return toNumber(now, 'now', undefined) ?? Date.now() / 1000;
 }
@@ -564,7 +571,7 @@ function checkBaseUrl(baseUrl, allowInsecureHttp = false) {
  * (`cause`) when there was one.
  */
 function callFailedMessage(operation, baseUrl, reason, attempts, cause = null) {
-  return call(() => native.callFailedMessage(toStr(operation, 'operation'), toStr(baseUrl, 'baseUrl'), toStr(reason, 'reason'), toNumber(attempts, 'attempts'), optStr(cause, 'cause')));
+  return call(() => native.callFailedMessage(toStr(operation, 'operation'), toStr(baseUrl, 'baseUrl'), toStr(reason, 'reason'), toInteger(attempts, 'attempts'), optStr(cause, 'cause')));
 }
 
 /**
@@ -625,7 +632,7 @@ function webhookRetrySchedule() {
  * `InvalidArgumentError` (`invalid_argument`) for a negative count.
  */
 function webhookNextAttemptAt(firstAttemptAt, attemptsMade) {
-  return call(() => native.webhookNextAttemptAt(toNumber(firstAttemptAt, 'firstAttemptAt'), toNumber(attemptsMade, 'attemptsMade'))) ?? null;
+  return call(() => native.webhookNextAttemptAt(toNumber(firstAttemptAt, 'firstAttemptAt'), toInteger(attemptsMade, 'attemptsMade'))) ?? null;
 }
 
 /**
@@ -676,7 +683,7 @@ function validateExportCommand(state, command) {
  */
 function exportPollDecision(state, attempt, opts) {
   const o = options(opts);
-  return JSON.parse(call(() => native.exportPollDecision(toStr(state, 'state'), toNumber(attempt, 'attempt'), randomArg(o.random), toNumber(o.maxPolls, 'maxPolls'))));
+  return JSON.parse(call(() => native.exportPollDecision(toStr(state, 'state'), toInteger(attempt, 'attempt'), randomArg(o.random), toInteger(o.maxPolls, 'maxPolls'))));
 }
 
 /**
@@ -689,7 +696,7 @@ function exportPollDecision(state, attempt, opts) {
  */
 function checkExportDownload(status, headers = null, body = null, opts) {
   const o = options(opts);
-  return (call(() => native.checkExportDownload(toNumber(status, 'status'), flattenHeaders(headers ?? [], RESPONSE_HEADERS), body == null ? new Uint8Array(0) : toBytes(body), nowSeconds(o.now))), true);
+  return (call(() => native.checkExportDownload(toInteger(status, 'status'), flattenHeaders(headers ?? [], RESPONSE_HEADERS), body == null ? new Uint8Array(0) : toBytes(body), nowSeconds(o.now))), true);
 }
 
 /**
@@ -701,7 +708,7 @@ function checkExportDownload(status, headers = null, body = null, opts) {
  */
 function stepUpSatisfies(requirement, kind, at, opts) {
   const o = options(opts);
-  return call(() => native.stepUpSatisfies(toStr(requirement, 'requirement'), toStr(kind, 'kind'), toNumber(at, 'at'), toNumber(o.maxAgeSeconds, 'maxAgeSeconds'), nowSeconds(o.now)));
+  return call(() => native.stepUpSatisfies(toStr(requirement, 'requirement'), toStr(kind, 'kind'), toNumber(at, 'at'), toInteger(o.maxAgeSeconds, 'maxAgeSeconds'), nowSeconds(o.now)));
 }
 
 /**

@@ -54,6 +54,9 @@ const CASES = [
   ['parseApiError with a 10 MB body keeps 4 KiB', () => rk.parseApiError('reports', 500, {}, big).rawBody.length <= 4 * 1024 + 1, true],
   ['parseTokenResponse with an array body', () => rk.parseTokenResponse(200, {}, '[]', { tenantId: '0f8fad5b-d9cb-469f-a165-70867728950e' }), 'invalid_token_response'],
   ['exportPollDecision with attempt Infinity', () => rk.exportPollDecision('queued', Infinity), 'invalid_argument'],
+  ['a Date as a count', () => rk.callFailedMessage('op', 'https://api.example.com', 'attempts_exhausted', new Date()), TypeError],
+  ['a Date as a status', () => rk.checkExportDownload(new Date(200000)), TypeError],
+  ['a Date as a time', () => rk.webhookGivesUpAt(new Date(1795320306000)) === rk.webhookGivesUpAt(1795320306), true],
 ];
 
 test(`hostile host input: ${CASES.length} cases, then a valid call`, () => {
