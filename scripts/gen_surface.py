@@ -59,20 +59,25 @@ TYPES = {
 }
 
 
+def literal(e):
+    """Python's `Literal` of an enum's wire names."""
+    return "Literal[" + ", ".join(f'"{v}"' for v in e["values"]) + "]"
+
+
 def enum_kind(name, e):
     """A string enum of the core (`enum:Name`, from the table's `[enums]`): its wire name in Python
     and JS, parsed by the core (`invalid_argument` naming the accepted values); Kotlin's enum class."""
-    path, literal = e["path"], "Literal[" + ", ".join(f'"{v}"' for v in e["values"]) + "] | str"
-    return kind("Text", f"{path}::parse(&{{a}})?", "&str", f"{path}::parse({{a}})?", path, "{a}", literal,
+    path = e["path"]
+    return kind("Text", f"{path}::parse(&{{a}})?", "&str", f"{path}::parse({{a}})?", path, "{a}", f"{literal(e)} | str",
                 "toStr({a}, '{n}')", name, fails=("py", "wasm"))
 
 
 def enum_list_kind(name, e):
     """Wire names of a core string enum (`enum_list:Name`): texts in Python and Node, each parsed by
     the core; a list of Kotlin's enum class."""
-    path, literal = e["path"], "Literal[" + ", ".join(f'"{v}"' for v in e["values"]) + "] | str"
+    path = e["path"]
     parse = f"&{{a}}.iter().map(|s| {path}::parse(s)).collect::<Result<Vec<_>, _>>()?"
-    return kind("Vec<Text>", parse, "Vec<String>", parse, f"Vec<{path}>", "&{a}", f"Sequence[{literal}]",
+    return kind("Vec<Text>", parse, "Vec<String>", parse, f"Vec<{path}>", "&{a}", f"Sequence[{literal(e)} | str]",
                 "strings({a}, '{n}')", f"readonly {name}[]", fails=("py", "wasm"))
 
 
@@ -109,8 +114,7 @@ def record_result(path, optional=False):
 def enum_result(name, e):
     """A string enum of the core as an answer (`enum:Name`): its wire name in Python and Node,
     Kotlin's enum class."""
-    literal = "Literal[" + ", ".join(f'"{v}"' for v in e["values"]) + "]"
-    return result("&'static str", "String", "{v}.as_str().to_owned()", literal, "{e}", name, "{v}.as_str()",
+    return result("&'static str", "String", "{v}.as_str().to_owned()", literal(e), "{e}", name, "{v}.as_str()",
                   kt=e["path"], kt_conv="{v}")
 
 
