@@ -49,6 +49,9 @@ TYPES = {
                    "royaltykit_host::random_or_os({a})?", "float | None", "randomArg({a})", "number",
                    fails=("py", "kt")),
     "bool": kind("bool", "{a}", "bool", "{a}", "bool", "{a}", "bool", "{a} === true", "boolean"),
+    "flag": kind("bool", "{a}", "bool", "{a}", "bool", "{a}", "bool", "toFlag({a}, '{n}')", "boolean"),
+    "clock": kind("Option<f64>", "{a}.unwrap_or_else(royaltykit_host::now_unix_f64)", "f64", "{a}", "Option<f64>",
+                  "{a}.unwrap_or_else(royaltykit_host::now_unix_f64)", "float | None", "nowSeconds({a})", "Time"),
     "bytes": kind("Body<'_>", "&{a}", "&[u8]", "{a}", "Vec<u8>", "&{a}", "_Body", "toBytes({a})", "BodyLike"),
     "opt_bytes": kind("Option<Body<'_>>", "&crate::args::body_or_empty({a})", "&[u8]", "{a}", "Vec<u8>", "&{a}",
                       "_Body | None", "{a} == null ? new Uint8Array(0) : toBytes({a})", "BodyLike | null"),
@@ -137,12 +140,13 @@ ERRORS = {
 
 
 def doc(f, lang):
-    """The entry's doc in `lang`'s words (`py`, `js`, `kt`): `{arg}` the argument's name, `{null}`,
+    """The entry's doc in `lang`'s words (`py`, `js`, `kt`): `{arg}` the argument's name, `{null}`
+    (`{true}`, `{false}`) in its spelling,
     `{error:code}` the class raised with its code, `{field:name}` a record field's name and
     `{fn:name}` a function's in that language's case, `{py,js|text}` text for some languages only;
     Python's double backticks."""
     cased = (lambda n: n) if lang == "py" else camel
-    names = {a["name"] for a in f["args"]}
+    names = {a["name"]: a.get("js", camel(a["name"])) if lang == "js" else cased(a["name"]) for a in f["args"]}
     tick = "``" if lang == "py" else "`"
     text = re.sub(r"`([^`]+)`", r"``\1``", f["doc"]) if lang == "py" else f["doc"]
 
@@ -154,10 +158,12 @@ def doc(f, lang):
         kind, _, name = m[1].rpartition(":")
         if kind == "error" and name in ERRORS:
             return f"{tick}{ERRORS[name][('py', 'js', 'kt').index(lang)]}{tick} ({tick}{name}{tick})"
-        if kind in ("field", "fn") or (not kind and name in names):
+        if not kind and name in names:
+            return f"{tick}{names[name]}{tick}"
+        if kind in ("field", "fn"):
             return f"{tick}{cased(name)}{tick}"
-        if not kind and name == "null":
-            return "None" if lang == "py" else "null"
+        if not kind and name in ("null", "true", "false"):
+            return {"null": "None", "true": "True", "false": "False"}[name] if lang == "py" else name
         sys.exit(f"gen_surface: {f['name']}: unknown placeholder {{{m[1]}}} in its doc")
     return re.sub(r" +", " ", re.sub(r"\{([\w:]+)\}", placeholder, text)).strip()
 
@@ -302,6 +308,14 @@ def dts(fns):
     return out
 
 
+def docstring(text, indent):
+    """A Python docstring of `text`, wrapped at 100 columns."""
+    lines = wrap(text, 100, indent)
+    lines[0] = indent + '"""' + lines[0].lstrip()
+    lines[-1] += '"""'
+    return lines
+
+
 def pyi(fns):
     out = []
     for f in fns:
@@ -312,20 +326,105 @@ def pyi(fns):
                 star = True
             params.append(a["name"] + ": " + a["type"]["pyi"] + (f" = {DEFAULTS[a['default']][0]}" if a["default"] else ""))
         out.append(f"def {f['name']}({', '.join(params)}) -> {f['ret']['pyi']}:")
-        lines = wrap(doc(f, "py"), 100, "    ")
-        lines[0] = '    """' + lines[0].lstrip()
-        lines[-1] += '"""'
-        out += lines
+        out += docstring(doc(f, "py"), "    ")
     return out
 
 
-def region(path, comment, lines):
-    """`path` with the lines between its markers replaced by `lines`."""
-    text = (ROOT / path).read_text(encoding="utf-8").split("\n")
-    begin = [i for i, l in enumerate(text) if l == f"{comment} {BEGIN}"]
-    end = [i for i, l in enumerate(text) if l == f"{comment} {END}"]
+def snake(name):
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def input_body(i, lang):
+    """The body of a machine's input in `lang`: the core's method of its name on the machine `m`,
+    under the class's `then` (Python's takes `py`)."""
+    call = f"m.{i['name']}({', '.join(a['type'][lang + '_pass'].format(a=a['name']) for a in i['args'])})"
+    return f"self.then({'py, ' if lang == 'py' else ''}|m| Ok({call}?))"
+
+
+def machine_rust(m, lang):
+    """The macro of a machine's inputs in a Rust binding (`py`, `wasm`, `kt`); see the table's
+    `[[machine]]`."""
+    step, docs = m["step"][lang], {"py": "py", "wasm": "js", "kt": "kt"}[lang]
+    name = snake(m["name"]) + ("_methods" if lang == "py" else "_inputs")
+    body = []
+    for i in m["input"]:
+        body += wrap(doc(i, docs), 100, "/// ")
+        params = "".join(f", {a['name']}: {a['type'][lang]}" for a in i["args"])
+        if lang == "py":
+            if any(a["default"] for a in i["args"]):
+                sig = ", ".join(a["name"] + (f" = {DEFAULTS[a['default']][3]}" if a["default"] else "") for a in i["args"])
+                body.append(f"#[pyo3(signature = ({sig}))]")
+            body.append(f"fn {i['name']}(&self, py: pyo3::Python<'_>{params}) -> pyo3::PyResult<{step}> {{")
+        elif lang == "wasm":
+            if camel(i["name"]) != i["name"]:
+                body.append(f"#[wasm_bindgen(js_name = {camel(i['name'])})]")
+            body.append(f"pub fn {i['name']}(&mut self{params}) -> crate::R<{step}> {{")
+        else:
+            defaults = [f"{a['name']} = {kt_default(a)}" for a in i["args"] if kt_default(a)]
+            if defaults:
+                body.append(f"#[uniffi::method(default({', '.join(defaults)}))]")
+            body.append(f"pub fn {i['name']}(&self{params}) -> crate::Result<{step}> {{")
+        body += [f"    {input_body(i, lang)}", "}"]
+    attr = {"py": "#[pyo3::pymethods]", "wasm": "#[wasm_bindgen]", "kt": "#[uniffi::export]"}[lang]
+    hand = "$($hand:tt)*" if lang == "py" else ""
+    what = ("its methods written by hand (the macro's input), then its inputs, in one `#[pymethods]` block (pyo3 takes one)"
+            if lang == "py" else "its inputs, in a block of their own")
+    out = [f"/// `{m['name']}`: {what}. Each input reports the pending step's outcome and returns the step that follows.",
+           f"macro_rules! {name} {{", f"    ({hand}) => {{", f"        {attr}", f"        impl {m['name']} {{"]
+    if lang == "py":
+        out.append("            $($hand)*")
+    out += ["            " + l for l in body] + ["        }", "    };", "}", f"pub(crate) use {name};", ""]
+    return out
+
+
+def jsdoc(text, indent):
+    """A JSDoc comment of `text`, on one line when it fits in 100 columns."""
+    if len(indent) + len(text) + 7 <= 100:
+        return [f"{indent}/** {text} */"]
+    return [f"{indent}/**", *wrap(text, 100, indent + " * "), f"{indent} */"]
+
+
+def machine_js(m):
+    """A machine's inputs in its `lib.cjs` class: each converts its arguments and runs the native
+    input under the class's `#then`."""
+    out = []
+    for i in m["input"]:
+        out += jsdoc(doc(i, "js"), "  ")
+        params = [a["js"] + (f" = {DEFAULTS[a['default']][1]}" if a["default"] else "") for a in i["args"]]
+        conv = [a["type"]["js"].format(a=a["js"], n=a["js"]) for a in i["args"]]
+        out += [f"  {camel(i['name'])}({', '.join(params)}) {{",
+                f"    return this.#then(() => this.#inner.{camel(i['name'])}({', '.join(conv)}));", "  }"]
+    return out
+
+
+def machine_dts(m):
+    out = []
+    for i in m["input"]:
+        params = [(a["js"] + ("?" if a["default"] else "") + ": " + a["type"]["dts"]) for a in i["args"]]
+        out += [*jsdoc(doc(i, "js"), "  "),
+                f"  {camel(i['name'])}({', '.join(params)}): {m['step']['hint']};"]
+    return out
+
+
+def machine_pyi(m):
+    out = []
+    for i in m["input"]:
+        params = "".join(f", {a['name']}: {a['type']['pyi']}" + (f" = {DEFAULTS[a['default']][0]}" if a["default"] else "")
+                         for a in i["args"])
+        out.append(f"    def {i['name']}(self{params}) -> {m['step']['hint']}:")
+        out += docstring(doc(i, "py"), "        ")
+    return out
+
+
+def region(path, text, comment, lines, tag=None):
+    """`text` (of `path`) with the lines between its markers replaced by `lines`: the surface's
+    functions, or with a `tag` a machine's inputs inside its class (markers indented as its body)."""
+    suffix = f" ({tag})" if tag else ""
+    text = text.split("\n")
+    begin = [i for i, l in enumerate(text) if l.strip() == f"{comment} {BEGIN}{suffix}"]
+    end = [i for i, l in enumerate(text) if l.strip() == f"{comment} {END}{suffix}"]
     if len(begin) != 1 or len(end) != 1 or end[0] < begin[0]:
-        sys.exit(f"gen_surface: {path} must hold the markers '{comment} {BEGIN}' and '{comment} {END}' once each")
+        sys.exit(f"gen_surface: {path} must hold the markers '{comment} {BEGIN}{suffix}' and '{comment} {END}{suffix}' once each")
     return "\n".join(text[: begin[0] + 1] + lines + text[end[0]:])
 
 
@@ -343,16 +442,39 @@ def rustfmt(text):
 # wasm module too), Kotlin.
 TARGETS = {"py", "wasm", "node", "kt"}
 # Names the generated code uses beside the arguments (the Rust helpers, the Node wrappers' own).
-RESERVED = {"err", "guard", "js_result", "R", "o", "opts", "options", "native", "call", "m", "self", "toStr", "optStr",
-            "toNumber", "toInteger", "strings", "nowSeconds", "randomArg", "toBytes", "flattenHeaders", "RESPONSE_HEADERS", "JSON",
+RESERVED = {"py", "then", "err", "guard", "js_result", "R", "o", "opts", "options", "native", "call", "m", "self", "toStr", "optStr",
+            "toNumber", "toInteger", "toFlag", "strings", "nowSeconds", "randomArg", "toBytes", "flattenHeaders", "RESPONSE_HEADERS", "JSON",
             "String", "Array", "Uint8Array"}
 
 
+def parse_args(owner, raw, types):
+    """An entry's arguments as {name, type (a `kind`), default, option}; anything the vocabulary
+    does not know is refused, naming `owner`."""
+    args, option = [], False
+    for a in raw:
+        if a == "*":
+            if option:
+                sys.exit(f"gen_surface: {owner}: one \"*\" at most")
+            option = True
+            continue
+        if a[1] in ("now", "random", "clock") and (len(a) < 3 or a[2] != "none"):
+            sys.exit(f"gen_surface: {owner}: {a[0]} ({a[1]}) is left out to use the host's; give it the default \"none\"")
+        if a[0] in RESERVED or camel(a[0]) in RESERVED:
+            sys.exit(f"gen_surface: {owner}: the argument name {a[0]} is taken by the generated code")
+        if a[1] not in types or (len(a) > 2 and a[2] not in DEFAULTS):
+            sys.exit(f"gen_surface: {owner}: unknown type or default in {a}")
+        if not option and args and args[-1]["default"] and len(a) < 3:
+            sys.exit(f"gen_surface: {owner}: {a[0]} has no default but follows one that has")
+        args.append(dict(name=a[0], type=types[a[1]], default=a[2] if len(a) > 2 else None, option=option))
+    return args
+
+
 def load():
-    """The table's functions, each argument as {name, type (a `kind`), default, option} and the
-    answer as a `result`; anything the vocabulary does not know is refused, naming it."""
+    """The table's functions, each argument as `parse_args` gives it and the answer as a `result`,
+    and its machines, each input's arguments likewise; anything the vocabulary does not know is
+    refused, naming it."""
     table = tomllib.loads((ROOT / "surface/functions.toml").read_text(encoding="utf-8"))
-    enums, fns = table.get("enums", {}), table.get("function", [])
+    enums, fns, machines = table.get("enums", {}), table.get("function", []), table.get("machine", [])
     if not fns:
         sys.exit("gen_surface: surface/functions.toml describes no function")
     names = [f["name"] for f in fns]
@@ -361,23 +483,7 @@ def load():
     types = dict(TYPES, **{f"enum:{n}": enum_kind(n, e) for n, e in enums.items()},
                  **{f"enum_list:{n}": enum_list_kind(n, e) for n, e in enums.items()})
     for f in fns:
-        args, option = [], False
-        for a in f["args"]:
-            if a == "*":
-                if option:
-                    sys.exit(f"gen_surface: {f['name']}: one \"*\" at most")
-                option = True
-                continue
-            if a[1] in ("now", "random") and (len(a) < 3 or a[2] != "none"):
-                sys.exit(f"gen_surface: {f['name']}: {a[0]} ({a[1]}) is left out to use the host's; give it the default \"none\"")
-            if a[0] in RESERVED or camel(a[0]) in RESERVED:
-                sys.exit(f"gen_surface: {f['name']}: the argument name {a[0]} is taken by the generated code")
-            if a[1] not in types or (len(a) > 2 and a[2] not in DEFAULTS):
-                sys.exit(f"gen_surface: {f['name']}: unknown type or default in {a}")
-            if not option and args and args[-1]["default"] and len(a) < 3:
-                sys.exit(f"gen_surface: {f['name']}: {a[0]} has no default but follows one that has")
-            args.append(dict(name=a[0], type=types[a[1]], default=a[2] if len(a) > 2 else None, option=option))
-        f["args"] = args
+        f["args"] = parse_args(f["name"], f["args"], types)
         kind_, _, what = f["returns"].partition(":")
         if kind_ in ("record", "opt_record") and what:
             f["ret"] = record_result(what, optional=kind_ == "opt_record")
@@ -392,7 +498,26 @@ def load():
             sys.exit(f"gen_surface: {f['name']}: targets are some of {sorted(TARGETS)}, not {sorted(f['targets'])}")
         if "node" in f["targets"]:
             f["targets"].add("wasm")
-    return fns
+    classes = [m["name"] for m in machines]
+    if len(set(classes)) != len(classes):
+        sys.exit(f"gen_surface: a machine described twice: {sorted({n for n in classes if classes.count(n) > 1})}")
+    for m in machines:
+        if set(m.get("step", {})) != {"py", "wasm", "kt", "hint"} or not m.get("input"):
+            sys.exit(f"gen_surface: machine {m['name']}: give its step (py, wasm, kt, hint) and its inputs")
+        inputs = [i["name"] for i in m["input"]]
+        if len(set(inputs)) != len(inputs):
+            sys.exit(f"gen_surface: machine {m['name']}: an input described twice")
+        for i in m["input"]:
+            owner = f"{m['name']}.{i['name']}"
+            i["args"] = parse_args(owner, i.get("args", []), types)
+            renames = i.get("js_names", {})
+            if set(renames) - {a["name"] for a in i["args"]}:
+                sys.exit(f"gen_surface: {owner}: js_names renames no argument of it: {sorted(renames)}")
+            for a in i["args"]:
+                a["js"] = renames.get(a["name"], camel(a["name"]))
+                if a["option"]:
+                    sys.exit(f"gen_surface: {owner}: an input takes no options")
+    return fns, machines
 
 
 def outside(path, comment):
@@ -401,9 +526,25 @@ def outside(path, comment):
     return re.sub(rf"{re.escape(comment)} {re.escape(BEGIN)}.*?{re.escape(comment)} {re.escape(END)}", "", text, flags=re.S)
 
 
-def written_by_hand(fns):
-    """Generated functions that a binding also defines by hand (Python would keep the one
-    registered last, Node the one declared last, without a word)."""
+def regions(path, comment, fns, machines, functions, inputs):
+    """`path` with its functions' region (`functions`) and each machine's (`inputs`) written."""
+    text = region(path, (ROOT / path).read_text(encoding="utf-8"), comment, functions(fns))
+    for m in machines:
+        text = region(path, text, comment, inputs(m), m["name"])
+    return text
+
+
+def class_body(path, comment, name, opener):
+    """The body of the class `name` in `path` outside its generated regions (up to the first line
+    that is `}` alone)."""
+    found = re.search(rf"^{opener}{name} {{\n(.*?)^}}$", outside(path, comment), re.M | re.S)
+    return found[1] if found else ""
+
+
+def written_by_hand(fns, machines):
+    """Generated functions and machine inputs that a binding also defines by hand (Python would keep
+    the one registered last, Node the one declared last, without a word; Rust refuses a method
+    defined twice itself)."""
     rust = {lang: "\n".join(f.read_text(encoding="utf-8") for f in sorted((ROOT / f"bindings-{lang}/src").glob("*.rs"))
                             if f.name != "generated.rs") for lang in ("python", "wasm", "kotlin")}
     places = [
@@ -414,27 +555,36 @@ def written_by_hand(fns):
         ("node", lambda f: rf"^export function {camel(f['name'])}\(", outside("bindings-wasm/js/index.d.ts", "//")),
         ("py", lambda f: rf"^def {f['name']}\(", outside("bindings-python/python/royaltykit/_native.pyi", "#")),
     ]
-    return sorted({f"{f['name']} ({target})" for target, pattern, text in places for f in fns
-                   if target in f["targets"] and re.search(pattern(f), text, re.M)})
+    hand = {f"{f['name']} ({target})" for target, pattern, text in places for f in fns
+            if target in f["targets"] and re.search(pattern(f), text, re.M)}
+    for m in machines:
+        bodies = [class_body("bindings-wasm/js/lib.cjs", "//", m["name"], "class "),
+                  class_body("bindings-wasm/js/index.d.ts", "//", m["name"], "export class ")]
+        hand |= {f"{m['name']}.{camel(i['name'])} (node)" for i in m["input"] for body in bodies
+                 if re.search(rf"^\s+{camel(i['name'])}\(", body, re.M)}
+    return sorted(hand)
 
 
 def main():
     if sys.argv[1:] not in ([], ["--check"]):
         sys.exit("usage: gen_surface.py [--check]")
     check = sys.argv[1:] == ["--check"]
-    fns = load()
-    twice = written_by_hand(fns)
+    fns, machines = load()
+    twice = written_by_hand(fns, machines)
     if twice:
         sys.exit("gen_surface: generated, and written by hand too (remove the hand-written one): " + ", ".join(twice))
     def to(target):
         return [f for f in fns if target in f["targets"]]
+    def rust(emit, lang):
+        return rustfmt(emit(to(lang)) + "\n" + "\n".join(l for m in machines for l in machine_rust(m, lang)))
     outputs = {
-        "bindings-python/src/generated.rs": rustfmt(rust_python(to("py"))),
-        "bindings-wasm/src/generated.rs": rustfmt(rust_wasm(to("wasm"))),
-        "bindings-kotlin/src/generated.rs": rustfmt(rust_kotlin(to("kt"))),
-        "bindings-wasm/js/lib.cjs": region("bindings-wasm/js/lib.cjs", "//", js(to("node"))),
-        "bindings-wasm/js/index.d.ts": region("bindings-wasm/js/index.d.ts", "//", dts(to("node"))),
-        "bindings-python/python/royaltykit/_native.pyi": region("bindings-python/python/royaltykit/_native.pyi", "#", pyi(to("py"))),
+        "bindings-python/src/generated.rs": rust(rust_python, "py"),
+        "bindings-wasm/src/generated.rs": rust(rust_wasm, "wasm"),
+        "bindings-kotlin/src/generated.rs": rust(rust_kotlin, "kt"),
+        "bindings-wasm/js/lib.cjs": regions("bindings-wasm/js/lib.cjs", "//", to("node"), machines, js, machine_js),
+        "bindings-wasm/js/index.d.ts": regions("bindings-wasm/js/index.d.ts", "//", to("node"), machines, dts, machine_dts),
+        "bindings-python/python/royaltykit/_native.pyi": regions("bindings-python/python/royaltykit/_native.pyi", "#", to("py"),
+                                                                 machines, pyi, machine_pyi),
     }
     stale = []
     for path, text in outputs.items():
@@ -445,7 +595,7 @@ def main():
                 target.write_text(text, encoding="utf-8")
     if check and stale:
         sys.exit("gen_surface: not what surface/functions.toml gives (run python3 scripts/gen_surface.py): " + ", ".join(stale))
-    print(f"gen_surface: {len(fns)} functions; " + (f"wrote {', '.join(stale)}" if stale and not check else "up to date"))
+    print(f"gen_surface: {len(fns)} functions, {sum(len(m['input']) for m in machines)} machine inputs; " + (f"wrote {', '.join(stale)}" if stale and not check else "up to date"))
 
 
 if __name__ == "__main__":

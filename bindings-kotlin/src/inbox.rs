@@ -399,7 +399,7 @@ pub struct InboxWorker(Mutex<machine::InboxWorker>);
 impl InboxWorker {
     fn then(
         &self,
-        input: impl FnOnce(&mut machine::InboxWorker) -> std::result::Result<(), ArgumentError>,
+        input: impl FnOnce(&mut machine::InboxWorker) -> std::result::Result<(), royaltykit::Error>,
     ) -> Result<InboxStep> {
         let mut w = lock(&self.0);
         input(&mut w)?;
@@ -454,56 +454,7 @@ impl InboxWorker {
     /// nothing is due. Returns the next step.
     #[uniffi::method(default(now = None))]
     pub fn claimed(&self, entry: Option<InboxEntry>, now: Option<f64>) -> Result<InboxStep> {
-        self.then(|w| w.claimed(entry, clock(now)))
-    }
-
-    /// The idle wait is over; returns the next step.
-    pub fn waited(&self) -> Result<InboxStep> {
-        self.then(machine::InboxWorker::waited)
-    }
-
-    /// The transaction is open; returns the next step.
-    pub fn began(&self) -> Result<InboxStep> {
-        self.then(machine::InboxWorker::began)
-    }
-
-    /// The handler finished; returns the next step.
-    pub fn handler_succeeded(&self) -> Result<InboxStep> {
-        self.then(machine::InboxWorker::handler_succeeded)
-    }
-
-    /// The handler failed with `error` (a message for operators; never a secret) at `now` (null:
-    /// the system clock); returns the next step.
-    #[uniffi::method(default(now = None))]
-    pub fn handler_failed(&self, error: String, now: Option<f64>) -> Result<InboxStep> {
-        self.then(|w| w.handler_failed(&error, clock(now)))
-    }
-
-    /// Whether the mark changed a row (false: another worker claimed the entry since); returns
-    /// the next step.
-    pub fn marked(&self, changed: bool) -> Result<InboxStep> {
-        self.then(|w| w.marked(changed))
-    }
-
-    /// The transaction committed; returns the next step.
-    pub fn committed(&self) -> Result<InboxStep> {
-        self.then(machine::InboxWorker::committed)
-    }
-
-    /// The transaction was rolled back (or its connection is gone); returns the next step.
-    pub fn rolled_back(&self) -> Result<InboxStep> {
-        self.then(machine::InboxWorker::rolled_back)
-    }
-
-    /// The failed attempt is recorded; returns the next step.
-    pub fn settled(&self) -> Result<InboxStep> {
-        self.then(machine::InboxWorker::settled)
-    }
-
-    /// The store could not be reached at the pending store step; returns the next step (a
-    /// rollback when a transaction is open, then a wait).
-    pub fn store_failed(&self) -> Result<InboxStep> {
-        self.then(machine::InboxWorker::store_failed)
+        self.then(|w| Ok(w.claimed(entry, clock(now))?))
     }
 
     /// Entries processed (committed) so far (a signed `Long`, callable from Java).
@@ -521,3 +472,5 @@ impl InboxWorker {
         i64::try_from(lock(&self.0).poisoned()).unwrap_or(i64::MAX)
     }
 }
+
+crate::generated::inbox_worker_inputs!();

@@ -8,7 +8,6 @@ use crate::api::{
 };
 use crate::retry::RateBudget;
 use crate::{DedupWindow, Result};
-use royaltykit::dedup::ClaimState;
 use royaltykit::machine::{
     self, CallFailure, PageItems, PagesEnd, ReceiptStep, RecoveryOptions, RecoveryReport,
 };
@@ -68,9 +67,10 @@ impl WebhookReceipt {
         }
     }
 
+    /// Runs a generated input (`webhook_receipt_inputs!`) under the lock; the next step.
     fn then(
         &self,
-        input: impl FnOnce(&mut machine::WebhookReceipt) -> std::result::Result<(), ArgumentError>,
+        input: impl FnOnce(&mut machine::WebhookReceipt) -> std::result::Result<(), royaltykit::Error>,
     ) -> Result<ReceiptStep> {
         let mut r = lock(&self.receipt);
         input(&mut r)?;
@@ -98,61 +98,9 @@ impl WebhookReceipt {
     pub fn is_finished(&self) -> bool {
         lock(&self.receipt).is_finished()
     }
-    /// The state the store gave the pending claim; returns the next step.
-    pub fn claimed(&self, state: ClaimState) -> Result<ReceiptStep> {
-        self.then(|r| r.claimed(state))
-    }
-    /// The store could not be reached for the pending claim or commit; returns the next step.
-    pub fn store_failed(&self) -> Result<ReceiptStep> {
-        self.then(machine::WebhookReceipt::store_failed)
-    }
-    /// The pending release is done (or failed); returns the next step.
-    pub fn released(&self) -> Result<ReceiptStep> {
-        self.then(machine::WebhookReceipt::released)
-    }
-    /// The handler stored its effect; returns the next step.
-    pub fn handler_succeeded(&self) -> Result<ReceiptStep> {
-        self.then(machine::WebhookReceipt::handler_succeeded)
-    }
-    /// The handler threw; returns the next step.
-    pub fn handler_failed(&self) -> Result<ReceiptStep> {
-        self.then(machine::WebhookReceipt::handler_failed)
-    }
-    /// The pending commit is done; returns the next step.
-    pub fn committed(&self) -> Result<ReceiptStep> {
-        self.then(machine::WebhookReceipt::committed)
-    }
-    /// The pause is over; returns the next step.
-    pub fn waited(&self) -> Result<ReceiptStep> {
-        self.then(machine::WebhookReceipt::waited)
-    }
-    /// (Transactional.) The mark inside the transaction changed no row: the claim was lost.
-    pub fn claim_lost(&self) -> Result<ReceiptStep> {
-        self.then(machine::WebhookReceipt::claim_lost)
-    }
-    /// (Transactional.) The transaction is open.
-    pub fn began(&self) -> Result<ReceiptStep> {
-        self.then(machine::WebhookReceipt::began)
-    }
-    /// (Transactional.) The transaction committed.
-    pub fn transaction_committed(&self) -> Result<ReceiptStep> {
-        self.then(machine::WebhookReceipt::transaction_committed)
-    }
-    /// (Transactional.) The rollback is done (or failed).
-    pub fn rolled_back(&self) -> Result<ReceiptStep> {
-        self.then(machine::WebhookReceipt::rolled_back)
-    }
-    /// The host was cancelled (a cancelled coroutine or thread) while the pending step was in
-    /// flight; returns the next step: only rollbacks and releases follow, then the 503 reply.
-    pub fn cancelled(&self) -> Result<ReceiptStep> {
-        self.then(machine::WebhookReceipt::cancelled)
-    }
-    /// (Inbox.) The pending `Enqueue` is done: `new` when the delivery was added, false when it
-    /// was in the inbox already; returns the `Reply` (200 `queued` or `duplicate`).
-    pub fn enqueued(&self, new: bool) -> Result<ReceiptStep> {
-        self.then(|r| r.enqueued(new))
-    }
 }
+
+crate::generated::webhook_receipt_inputs!();
 
 /// What a host does next for a `Call` or an `ExportJob`.
 // Lowered across the FFI by value once per step: the size of `Fail` on the Rust stack does not matter.
@@ -870,6 +818,35 @@ pub enum RecoveryStep {
 #[derive(uniffi::Object)]
 pub struct Recovery(Mutex<machine::Recovery>);
 
+impl Recovery {
+    /// The step `s` as Kotlin's `RecoveryStep`.
+    fn step(s: machine::RecoveryStep) -> RecoveryStep {
+        match s {
+            machine::RecoveryStep::Fetch { query } => RecoveryStep::Fetch {
+                operation: machine::LIST_DELIVERIES.to_owned(),
+                query: params(query),
+            },
+            machine::RecoveryStep::Check { keys } => RecoveryStep::Check { keys },
+            machine::RecoveryStep::Replay { delivery } => RecoveryStep::Replay {
+                operation: machine::REPLAY_DELIVERY.to_owned(),
+                delivery,
+            },
+            machine::RecoveryStep::Done { report } => RecoveryStep::Done { report },
+            machine::RecoveryStep::Fail { error } => RecoveryStep::Fail { error: *error },
+        }
+    }
+
+    /// Runs a generated input (`recovery_inputs!`) under the lock; the next step.
+    fn then(
+        &self,
+        input: impl FnOnce(&mut machine::Recovery) -> std::result::Result<(), royaltykit::Error>,
+    ) -> Result<RecoveryStep> {
+        let mut run = lock(&self.0);
+        input(&mut run)?;
+        Ok(Self::step(run.next()))
+    }
+}
+
 #[uniffi::export]
 impl Recovery {
     /// A run over `subscription`'s delivery log, checking the delivery keys of `namespace` (the
@@ -904,43 +881,8 @@ impl Recovery {
 
     /// The step pending; the same until its outcome is reported.
     pub fn next(&self) -> RecoveryStep {
-        match lock(&self.0).next() {
-            machine::RecoveryStep::Fetch { query } => RecoveryStep::Fetch {
-                operation: machine::LIST_DELIVERIES.to_owned(),
-                query: params(query),
-            },
-            machine::RecoveryStep::Check { keys } => RecoveryStep::Check { keys },
-            machine::RecoveryStep::Replay { delivery } => RecoveryStep::Replay {
-                operation: machine::REPLAY_DELIVERY.to_owned(),
-                delivery,
-            },
-            machine::RecoveryStep::Done { report } => RecoveryStep::Done { report },
-            machine::RecoveryStep::Fail { error } => RecoveryStep::Fail { error: *error },
-        }
-    }
-
-    /// Reports the 2xx body of the log page fetched. `InvalidArgument` when no fetch is pending;
-    /// a page that cannot be read makes the next step `Fail`.
-    pub fn page(&self, body: Vec<u8>) -> Result<()> {
-        Ok(lock(&self.0).page(&body)?)
-    }
-
-    /// Reports the store's state of each key the `Check` step named, in order. `InvalidArgument`
-    /// when no check is pending or the count differs from the keys'.
-    pub fn checked(&self, states: Vec<ClaimState>) -> Result<()> {
-        Ok(lock(&self.0).checked(&states)?)
-    }
-
-    /// Reports the 2xx body of the replay requested: the service accepted it. `InvalidArgument`
-    /// when no replay is pending.
-    pub fn replayed(&self, body: Vec<u8>) -> Result<()> {
-        Ok(lock(&self.0).replayed(&body)?)
-    }
-
-    /// Reports that the replay request ended in the library's error with `code`
-    /// (`call_failed`, `reconcile_required`, `api_error`, …): the run goes on, and the next run
-    /// looks at that delivery again. `InvalidArgument` when no replay is pending.
-    pub fn replay_failed(&self, code: String) -> Result<()> {
-        Ok(lock(&self.0).replay_failed(&code)?)
+        Self::step(lock(&self.0).next())
     }
 }
+
+crate::generated::recovery_inputs!();

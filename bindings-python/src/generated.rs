@@ -335,3 +335,158 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     crate::py_export!(m; fn parse_timestamp, check_base_url, call_failed_message, export_interrupted_message, delivery_key, content_key, idempotency_key, handler_error_text, webhook_retry_schedule, webhook_next_attempt_at, webhook_gives_up_at, missing_scopes, export_state, validate_export_command, export_poll_decision, check_export_download, step_up_satisfies, parse_retry_after, parse_webhook_event, detect_sql_dialect, failure_reply, rejection_body, decide_claims;);
     Ok(())
 }
+
+/// `WebhookReceipt`: its methods written by hand (the macro's input), then its inputs, in one `#[pymethods]` block (pyo3 takes one). Each input reports the pending step's outcome and returns the step that follows.
+macro_rules! webhook_receipt_methods {
+    ($($hand:tt)*) => {
+        #[pyo3::pymethods]
+        impl WebhookReceipt {
+            $($hand)*
+            /// The state the store gave the key of the pending claim: ``new``, ``in_progress`` or ``done``.
+            /// Returns the next step. ``InvalidArgumentError`` (``invalid_argument``) for another state.
+            fn claimed(&self, py: pyo3::Python<'_>, state: Text) -> pyo3::PyResult<ReceiptStep> {
+                self.then(py, |m| Ok(m.claimed(royaltykit::dedup::ClaimState::parse(&state)?)?))
+            }
+            /// The store could not be reached for the pending claim, commit, begin, transaction commit or
+            /// enqueue. Returns the next step.
+            fn store_failed(&self, py: pyo3::Python<'_>) -> pyo3::PyResult<ReceiptStep> {
+                self.then(py, |m| Ok(m.store_failed()?))
+            }
+            /// The pending release is done (or failed: the claim's lease runs out). Returns the next step.
+            fn released(&self, py: pyo3::Python<'_>) -> pyo3::PyResult<ReceiptStep> {
+                self.then(py, |m| Ok(m.released()?))
+            }
+            /// The handler stored its effect. Returns the next step.
+            fn handler_succeeded(&self, py: pyo3::Python<'_>) -> pyo3::PyResult<ReceiptStep> {
+                self.then(py, |m| Ok(m.handler_succeeded()?))
+            }
+            /// The handler raised. Returns the next step.
+            fn handler_failed(&self, py: pyo3::Python<'_>) -> pyo3::PyResult<ReceiptStep> {
+                self.then(py, |m| Ok(m.handler_failed()?))
+            }
+            /// The pending commit is done. Returns the next step.
+            fn committed(&self, py: pyo3::Python<'_>) -> pyo3::PyResult<ReceiptStep> {
+                self.then(py, |m| Ok(m.committed()?))
+            }
+            /// The pending wait is over. Returns the next step.
+            fn waited(&self, py: pyo3::Python<'_>) -> pyo3::PyResult<ReceiptStep> {
+                self.then(py, |m| Ok(m.waited()?))
+            }
+            /// (Transactional.) The pending commit (the mark inside the transaction) changed no row: the
+            /// claim's lease ran out and another worker took the key. Returns the next step, a rollback.
+            fn claim_lost(&self, py: pyo3::Python<'_>) -> pyo3::PyResult<ReceiptStep> {
+                self.then(py, |m| Ok(m.claim_lost()?))
+            }
+            /// (Transactional.) The transaction is open. Returns the next step.
+            fn began(&self, py: pyo3::Python<'_>) -> pyo3::PyResult<ReceiptStep> {
+                self.then(py, |m| Ok(m.began()?))
+            }
+            /// (Transactional.) The transaction committed. Returns the next step, the reply.
+            fn transaction_committed(&self, py: pyo3::Python<'_>) -> pyo3::PyResult<ReceiptStep> {
+                self.then(py, |m| Ok(m.transaction_committed()?))
+            }
+            /// (Transactional.) The pending rollback is done (or failed). Returns the next step.
+            fn rolled_back(&self, py: pyo3::Python<'_>) -> pyo3::PyResult<ReceiptStep> {
+                self.then(py, |m| Ok(m.rolled_back()?))
+            }
+            /// The host was cancelled while the pending step was in flight (a cancelled task, an interrupt):
+            /// report this instead of its outcome. Returns the next step: only rollbacks and releases follow,
+            /// then the 503 reply (outcome ``cancelled``).
+            fn cancelled(&self, py: pyo3::Python<'_>) -> pyo3::PyResult<ReceiptStep> {
+                self.then(py, |m| Ok(m.cancelled()?))
+            }
+            /// (Inbox.) The pending enqueue is done: ``new`` True when the delivery was added, False when it
+            /// was in the inbox already. Returns the next step, the reply: 200, outcome ``queued`` or
+            /// ``duplicate``.
+            fn enqueued(&self, py: pyo3::Python<'_>, new: bool) -> pyo3::PyResult<ReceiptStep> {
+                self.then(py, |m| Ok(m.enqueued(new)?))
+            }
+        }
+    };
+}
+pub(crate) use webhook_receipt_methods;
+
+/// `InboxWorker`: its methods written by hand (the macro's input), then its inputs, in one `#[pymethods]` block (pyo3 takes one). Each input reports the pending step's outcome and returns the step that follows.
+macro_rules! inbox_worker_methods {
+    ($($hand:tt)*) => {
+        #[pyo3::pymethods]
+        impl InboxWorker {
+            $($hand)*
+            /// The idle wait is over. Returns the next step.
+            fn waited(&self, py: pyo3::Python<'_>) -> pyo3::PyResult<InboxStep> {
+                self.then(py, |m| Ok(m.waited()?))
+            }
+            /// The transaction is open. Returns the next step.
+            fn began(&self, py: pyo3::Python<'_>) -> pyo3::PyResult<InboxStep> {
+                self.then(py, |m| Ok(m.began()?))
+            }
+            /// The handler finished. Returns the next step.
+            fn handler_succeeded(&self, py: pyo3::Python<'_>) -> pyo3::PyResult<InboxStep> {
+                self.then(py, |m| Ok(m.handler_succeeded()?))
+            }
+            /// The handler failed with ``error`` at ``now`` (None or left out: the host's clock): a message for
+            /// operators, kept as the entry's ``last_error`` (never include a secret). Returns the next step.
+            #[pyo3(signature = (error, now = None))]
+            fn handler_failed(&self, py: pyo3::Python<'_>, error: Text, now: Option<f64>) -> pyo3::PyResult<InboxStep> {
+                self.then(py, |m| Ok(m.handler_failed(&error, now.unwrap_or_else(royaltykit_host::now_unix_f64))?))
+            }
+            /// Whether the mark changed a row (``changed`` False: another worker claimed the entry since).
+            /// Returns the next step.
+            fn marked(&self, py: pyo3::Python<'_>, changed: bool) -> pyo3::PyResult<InboxStep> {
+                self.then(py, |m| Ok(m.marked(changed)?))
+            }
+            /// The transaction committed: the entry is done. Returns the next step.
+            fn committed(&self, py: pyo3::Python<'_>) -> pyo3::PyResult<InboxStep> {
+                self.then(py, |m| Ok(m.committed()?))
+            }
+            /// The transaction was rolled back (or its connection is gone). Returns the next step.
+            fn rolled_back(&self, py: pyo3::Python<'_>) -> pyo3::PyResult<InboxStep> {
+                self.then(py, |m| Ok(m.rolled_back()?))
+            }
+            /// The failed attempt is recorded. Returns the next step.
+            fn settled(&self, py: pyo3::Python<'_>) -> pyo3::PyResult<InboxStep> {
+                self.then(py, |m| Ok(m.settled()?))
+            }
+            /// The store could not be reached at the pending store step. Returns the next step: a rollback when
+            /// a transaction is open, then a wait.
+            fn store_failed(&self, py: pyo3::Python<'_>) -> pyo3::PyResult<InboxStep> {
+                self.then(py, |m| Ok(m.store_failed()?))
+            }
+        }
+    };
+}
+pub(crate) use inbox_worker_methods;
+
+/// `Recovery`: its methods written by hand (the macro's input), then its inputs, in one `#[pymethods]` block (pyo3 takes one). Each input reports the pending step's outcome and returns the step that follows.
+macro_rules! recovery_methods {
+    ($($hand:tt)*) => {
+        #[pyo3::pymethods]
+        impl Recovery {
+            $($hand)*
+            /// The 2xx body of the log page fetched. Returns the next step; a page that cannot be read makes it
+            /// the failure. ``InvalidArgumentError`` (``invalid_argument``) when no fetch is pending.
+            fn page(&self, py: pyo3::Python<'_>, body: Body<'_>) -> pyo3::PyResult<RecoveryStep> {
+                self.then(py, |m| Ok(m.page(&body)?))
+            }
+            /// The store's state of each key the pending check named, in order: ``new``, ``in_progress`` or
+            /// ``done``. Returns the next step. ``InvalidArgumentError`` (``invalid_argument``) when no check
+            /// is pending or the count differs from the keys', or for a state that is none of those.
+            fn checked(&self, py: pyo3::Python<'_>, states: Vec<Text>) -> pyo3::PyResult<RecoveryStep> {
+                self.then(py, |m| Ok(m.checked(&states.iter().map(|s| royaltykit::dedup::ClaimState::parse(s)).collect::<Result<Vec<_>, _>>()?)?))
+            }
+            /// The 2xx body of the pending replay's request: the service accepted the replay. Returns the next
+            /// step. ``InvalidArgumentError`` (``invalid_argument``) when no replay is pending.
+            fn replayed(&self, py: pyo3::Python<'_>, body: Body<'_>) -> pyo3::PyResult<RecoveryStep> {
+                self.then(py, |m| Ok(m.replayed(&body)?))
+            }
+            /// The pending replay's request ended in the library's error of ``code`` (``call_failed``,
+            /// ``reconcile_required``, an API error's code, …): the delivery is ``replay_failed``, the run goes
+            /// on and the next run looks at it again. Returns the next step. ``InvalidArgumentError``
+            /// (``invalid_argument``) when no replay is pending.
+            fn replay_failed(&self, py: pyo3::Python<'_>, code: Text) -> pyo3::PyResult<RecoveryStep> {
+                self.then(py, |m| Ok(m.replay_failed(&code)?))
+            }
+        }
+    };
+}
+pub(crate) use recovery_methods;

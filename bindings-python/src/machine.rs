@@ -7,7 +7,6 @@ use crate::args::{Body, Headers, Text};
 use crate::{guard, DedupWindow};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
-use royaltykit::dedup::ClaimState;
 use royaltykit::machine::{
     self, CallFailure, InboxEntry, PageItems, ReceiptStep, RecoveredDelivery, RecoveryReport,
 };
@@ -57,18 +56,19 @@ impl WebhookReceipt {
         }
     }
 
+    /// Runs a generated input (`webhook_receipt_methods!`) under the lock; the next step.
     fn then(
         &self,
-        input: impl FnOnce(&mut machine::WebhookReceipt) -> Result<(), royaltykit::ArgumentError>,
+        _py: Python<'_>,
+        input: impl FnOnce(&mut machine::WebhookReceipt) -> crate::R<()>,
     ) -> PyResult<ReceiptStep> {
         let mut r = lock(&self.receipt);
-        guard(|| Ok(input(&mut r)?))?;
+        guard(|| input(&mut r))?;
         Ok(self.settled(&mut r))
     }
 }
 
-#[pymethods]
-impl WebhookReceipt {
+crate::generated::webhook_receipt_methods! {
     /// The step pending (``ReceiptStep.Claim``, ``.Release``, ``.RunHandler``, ``.Commit``,
     /// ``.Wait``, ``.Begin``, ``.CommitTransaction``, ``.Rollback``, ``.Enqueue``, ``.Reply``);
     /// the same until an outcome is reported. A receipt on a
@@ -93,67 +93,6 @@ impl WebhookReceipt {
     #[getter]
     fn finished(&self) -> bool {
         lock(&self.receipt).is_finished()
-    }
-    /// The state the store gave the key of the pending ``Claim``: "new", "in_progress", "done".
-    /// Returns the next step.
-    fn claimed(&self, state: Text) -> PyResult<ReceiptStep> {
-        let state = guard(|| Ok(ClaimState::parse(&state)?))?;
-        self.then(|r| r.claimed(state))
-    }
-    /// The store could not be reached for the pending ``Claim``, ``Commit``, ``Begin``,
-    /// ``CommitTransaction`` or ``Enqueue``. Returns the next step.
-    fn store_failed(&self) -> PyResult<ReceiptStep> {
-        self.then(machine::WebhookReceipt::store_failed)
-    }
-    /// The pending ``Release`` is done (or failed: the claim's lease runs out). Returns the next
-    /// step.
-    fn released(&self) -> PyResult<ReceiptStep> {
-        self.then(machine::WebhookReceipt::released)
-    }
-    /// The handler stored its effect. Returns the next step.
-    fn handler_succeeded(&self) -> PyResult<ReceiptStep> {
-        self.then(machine::WebhookReceipt::handler_succeeded)
-    }
-    /// The handler raised. Returns the next step.
-    fn handler_failed(&self) -> PyResult<ReceiptStep> {
-        self.then(machine::WebhookReceipt::handler_failed)
-    }
-    /// The pending ``Commit`` is done. Returns the next step.
-    fn committed(&self) -> PyResult<ReceiptStep> {
-        self.then(machine::WebhookReceipt::committed)
-    }
-    /// The pending ``Wait`` is over. Returns the next step.
-    fn waited(&self) -> PyResult<ReceiptStep> {
-        self.then(machine::WebhookReceipt::waited)
-    }
-    /// (Transactional.) The pending ``Commit`` (mark) changed no row: the claim's lease ran out
-    /// and another worker took the key. Returns the next step (``Rollback``).
-    fn claim_lost(&self) -> PyResult<ReceiptStep> {
-        self.then(machine::WebhookReceipt::claim_lost)
-    }
-    /// (Transactional.) The transaction is open. Returns the next step.
-    fn began(&self) -> PyResult<ReceiptStep> {
-        self.then(machine::WebhookReceipt::began)
-    }
-    /// (Transactional.) The transaction committed. Returns the next step (``Reply``).
-    fn transaction_committed(&self) -> PyResult<ReceiptStep> {
-        self.then(machine::WebhookReceipt::transaction_committed)
-    }
-    /// (Transactional.) The pending ``Rollback`` is done (or failed). Returns the next step.
-    fn rolled_back(&self) -> PyResult<ReceiptStep> {
-        self.then(machine::WebhookReceipt::rolled_back)
-    }
-    /// The host was cancelled while the pending step was in flight (a cancelled task, an
-    /// interrupt): report this instead of its outcome. Returns the next step; only
-    /// ``Rollback`` and ``Release`` follow, then ``Reply`` 503 (outcome ``cancelled``).
-    fn cancelled(&self) -> PyResult<ReceiptStep> {
-        self.then(machine::WebhookReceipt::cancelled)
-    }
-    /// (Inbox.) The pending ``Enqueue`` is done: ``new`` True when the delivery was added, False
-    /// when it was in the inbox already. Returns the next step (``Reply`` 200, ``queued`` or
-    /// ``duplicate``).
-    fn enqueued(&self, new: bool) -> PyResult<ReceiptStep> {
-        self.then(|r| r.enqueued(new))
     }
 }
 
@@ -1034,8 +973,36 @@ fn instant(obj: &Bound<'_, PyAny>, name: &'static str) -> crate::R<f64> {
 #[pyclass(frozen, module = "royaltykit")]
 pub struct Recovery(Mutex<machine::Recovery>);
 
-#[pymethods]
 impl Recovery {
+    /// The step `s` as Python's `RecoveryStep`.
+    fn step(py: Python<'_>, s: machine::RecoveryStep) -> PyResult<RecoveryStep> {
+        Ok(match s {
+            machine::RecoveryStep::Fetch { query } => RecoveryStep::Fetch { query },
+            machine::RecoveryStep::Check { keys } => RecoveryStep::Check { keys },
+            machine::RecoveryStep::Replay { delivery } => RecoveryStep::Replay { delivery },
+            machine::RecoveryStep::Done { report } => RecoveryStep::Done {
+                report: Py::new(py, report)?,
+            },
+            machine::RecoveryStep::Fail { error } => RecoveryStep::Fail {
+                error: crate::error_object(py, *error)?.unbind(),
+            },
+        })
+    }
+
+    /// Runs a generated input (`recovery_methods!`) under the lock; the next step.
+    fn then(
+        &self,
+        py: Python<'_>,
+        input: impl FnOnce(&mut machine::Recovery) -> crate::R<()>,
+    ) -> PyResult<RecoveryStep> {
+        let mut run = lock(&self.0);
+        guard(|| input(&mut run))?;
+        let step = guard(|| Ok(run.next()))?;
+        Self::step(py, step)
+    }
+}
+
+crate::generated::recovery_methods! {
     /// The operation a recovery lists a subscription's deliveries with.
     #[classattr]
     const LIST_DELIVERIES: &'static str = machine::LIST_DELIVERIES;
@@ -1093,49 +1060,7 @@ impl Recovery {
     /// ``.Fail``); the same until its outcome is reported.
     fn next(&self, py: Python<'_>) -> PyResult<RecoveryStep> {
         let step = guard(|| Ok(lock(&self.0).next()))?;
-        Ok(match step {
-            machine::RecoveryStep::Fetch { query } => RecoveryStep::Fetch { query },
-            machine::RecoveryStep::Check { keys } => RecoveryStep::Check { keys },
-            machine::RecoveryStep::Replay { delivery } => RecoveryStep::Replay { delivery },
-            machine::RecoveryStep::Done { report } => RecoveryStep::Done {
-                report: Py::new(py, report)?,
-            },
-            machine::RecoveryStep::Fail { error } => RecoveryStep::Fail {
-                error: crate::error_object(py, *error)?.unbind(),
-            },
-        })
-    }
-
-    /// The 2xx body of the log page fetched. ``InvalidArgumentError`` when no fetch is pending;
-    /// a page that cannot be read ends the run with ``Fail``.
-    fn page(&self, body: Body<'_>) -> PyResult<()> {
-        guard(|| Ok(lock(&self.0).page(&body)?))
-    }
-
-    /// The store's state of each key the pending ``Check`` named, in order: ``"new"``,
-    /// ``"in_progress"`` or ``"done"``. ``InvalidArgumentError`` when no check is pending, the
-    /// count differs from the keys', or a state is none of those.
-    fn checked(&self, states: Vec<Text>) -> PyResult<()> {
-        guard(|| {
-            let states = states
-                .iter()
-                .map(|s| ClaimState::parse(s))
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok(lock(&self.0).checked(&states)?)
-        })
-    }
-
-    /// The 2xx body of the pending replay's request: the service accepted the replay.
-    /// ``InvalidArgumentError`` when no replay is pending.
-    fn replayed(&self, body: Body<'_>) -> PyResult<()> {
-        guard(|| Ok(lock(&self.0).replayed(&body)?))
-    }
-
-    /// The pending replay's request failed with the library error of ``code`` (``call_failed``,
-    /// ``reconcile_required``, an ``ApiError``'s code, …): the delivery is ``replay_failed`` and
-    /// the next run looks again. ``InvalidArgumentError`` when no replay is pending.
-    fn replay_failed(&self, code: Text) -> PyResult<()> {
-        guard(|| Ok(lock(&self.0).replay_failed(&code)?))
+        Self::step(py, step)
     }
 
     fn __repr__(&self) -> String {
@@ -1282,16 +1207,19 @@ fn inbox_entry(row: &Bound<'_, PyAny>) -> crate::R<InboxEntry> {
 pub struct InboxWorker(Mutex<machine::InboxWorker>);
 
 impl InboxWorker {
-    fn input(
+    /// Runs an input under the lock; the next step.
+    fn then(
         &self,
-        f: impl FnOnce(&mut machine::InboxWorker) -> Result<(), royaltykit::ArgumentError>,
-    ) -> PyResult<()> {
-        guard(|| Ok(f(&mut lock(&self.0))?))
+        py: Python<'_>,
+        f: impl FnOnce(&mut machine::InboxWorker) -> crate::R<()>,
+    ) -> PyResult<InboxStep> {
+        let mut w = lock(&self.0);
+        guard(|| f(&mut w))?;
+        InboxStep::of(py, w.next())
     }
 }
 
-#[pymethods]
-impl InboxWorker {
+crate::generated::inbox_worker_methods! {
     /// Seconds between claims when nothing is due, when ``poll_seconds`` is not given.
     #[classattr]
     const DEFAULT_POLL_SECONDS: f64 = machine::DEFAULT_POLL_SECONDS;
@@ -1338,59 +1266,17 @@ impl InboxWorker {
     }
 
     /// What the claim returned at ``now`` (default: the clock): its row (the five columns, or
-    /// an ``InboxEntry``), or None when nothing is due. ``InvalidArgumentError`` when no claim is
-    /// pending.
+    /// an ``InboxEntry``), or None when nothing is due. Returns the next step.
+    /// ``InvalidArgumentError`` when no claim is pending.
     #[pyo3(signature = (entry, now=None))]
-    fn claimed(&self, entry: Option<&Bound<'_, PyAny>>, now: Option<f64>) -> PyResult<()> {
+    fn claimed(
+        &self,
+        py: Python<'_>,
+        entry: Option<&Bound<'_, PyAny>>,
+        now: Option<f64>,
+    ) -> PyResult<InboxStep> {
         let entry = guard(|| entry.filter(|e| !e.is_none()).map(inbox_entry).transpose())?;
-        self.input(|w| w.claimed(entry, clock(now)))
-    }
-
-    /// The idle wait is over.
-    fn waited(&self) -> PyResult<()> {
-        self.input(machine::InboxWorker::waited)
-    }
-
-    /// The transaction is open.
-    fn began(&self) -> PyResult<()> {
-        self.input(machine::InboxWorker::began)
-    }
-
-    /// The handler finished.
-    fn handler_succeeded(&self) -> PyResult<()> {
-        self.input(machine::InboxWorker::handler_succeeded)
-    }
-
-    /// The handler failed with ``error`` at ``now`` (default: the clock): a message for
-    /// operators, kept as the entry's ``last_error`` (never include a secret).
-    #[pyo3(signature = (error, now=None))]
-    fn handler_failed(&self, error: Text, now: Option<f64>) -> PyResult<()> {
-        self.input(|w| w.handler_failed(&error, clock(now)))
-    }
-
-    /// Whether the mark changed a row (False: another worker claimed the entry since).
-    fn marked(&self, changed: bool) -> PyResult<()> {
-        self.input(|w| w.marked(changed))
-    }
-
-    /// The transaction committed: the entry is done.
-    fn committed(&self) -> PyResult<()> {
-        self.input(machine::InboxWorker::committed)
-    }
-
-    /// The transaction was rolled back (or its connection is gone).
-    fn rolled_back(&self) -> PyResult<()> {
-        self.input(machine::InboxWorker::rolled_back)
-    }
-
-    /// The failed attempt is recorded.
-    fn settled(&self) -> PyResult<()> {
-        self.input(machine::InboxWorker::settled)
-    }
-
-    /// The store could not be reached at the pending store step.
-    fn store_failed(&self) -> PyResult<()> {
-        self.input(machine::InboxWorker::store_failed)
+        self.then(py, |w| Ok(w.claimed(entry, clock(now))?))
     }
 
     /// Entries processed (committed) so far.

@@ -340,6 +340,12 @@ def new_recovery(i):
                        max_replays_per_delivery=o.get("max_replays_per_delivery"), max_entries=o.get("max_entries"))
 
 
+def returns_next(run, step):
+    """An input returns the step that follows: the one ``next()`` gives."""
+    again = run.next()
+    assert type(step) is type(again) and repr(step) == repr(again)
+
+
 def recovery(i):
     """A recovery run fed the transcript's log pages, store states and replay answers, as
     core/tests/machines.rs `fn recovery` does: a key's state is ``input.states[key]`` ("new" when
@@ -355,19 +361,19 @@ def recovery(i):
                 body = next(bodies, None)
                 if body is None:
                     break  # a fetch the transcript did not script: the steps differ
-                run.page(body.encode())
+                returns_next(run, run.page(body.encode()))
             case rk.RecoveryStep.Check(keys=keys):
                 steps.append({"step": "check", "keys": keys})
-                run.checked([i["states"].get(k, "new") for k in keys])
+                returns_next(run, run.checked([i["states"].get(k, "new") for k in keys]))
             case rk.RecoveryStep.Replay(delivery=delivery):
                 steps.append({"step": "replay", "delivery": delivery})
                 answer = next(replays, None)
                 if answer is None:
                     break
                 if "failed" in answer:
-                    run.replay_failed(answer["failed"])
+                    returns_next(run, run.replay_failed(answer["failed"]))
                 else:
-                    run.replayed(answer["body"].encode())
+                    returns_next(run, run.replayed(answer["body"].encode()))
             case rk.RecoveryStep.Done(report=report):
                 assert isinstance(report, rk.RecoveryReport)
                 steps.append({"step": "done", "report": {
@@ -421,28 +427,30 @@ def inbox(i):
         if "claimed" in e:
             c = e["claimed"]
             row = None if c is None else (c["key"], c["delivery_id"], c["event"], c["body"], c["attempts"])
-            w.claimed(row, e["now"])
+            s = w.claimed(row, e["now"])
         elif "waited" in e:
-            w.waited()
+            s = w.waited()
         elif "began" in e:
-            w.began()
+            s = w.began()
         elif "handler" in e:
-            w.handler_succeeded()
+            s = w.handler_succeeded()
         elif isinstance(e.get("handler_failed"), str):
-            w.handler_failed(e["handler_failed"], e["now"])
+            s = w.handler_failed(e["handler_failed"], e["now"])
         elif isinstance(e.get("marked"), bool):
-            w.marked(e["marked"])
+            s = w.marked(e["marked"])
         elif "committed" in e:
-            w.committed()
+            s = w.committed()
         elif "rolled_back" in e:
-            w.rolled_back()
+            s = w.rolled_back()
         elif "settled" in e:
-            w.settled()
+            s = w.settled()
         elif "store_failed" in e:
-            w.store_failed()
+            s = w.store_failed()
         else:
             raise AssertionError(f"unknown event {e}")
-        steps.append(inbox_view(w.next()))
+        # Each input returns the step that follows, the one next() gives.
+        assert inbox_view(s) == inbox_view(w.next())
+        steps.append(inbox_view(s))
     return {"steps": steps, "counts": {"processed": w.processed, "retried": w.retried, "poisoned": w.poisoned}}
 
 

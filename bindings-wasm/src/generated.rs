@@ -305,3 +305,172 @@ pub fn decide_claims(states: Vec<String>) -> R<String> {
 fn js_result<T>(f: impl FnOnce() -> Result<T, royaltykit::Error>) -> R<T> {
     f().map_err(err)
 }
+
+/// `WebhookReceipt`: its inputs, in a block of their own. Each input reports the pending step's outcome and returns the step that follows.
+macro_rules! webhook_receipt_inputs {
+    () => {
+        #[wasm_bindgen]
+        impl WebhookReceipt {
+            /// The state the store gave the key of the pending claim: `new`, `in_progress` or `done`. Returns
+            /// the next step. `InvalidArgumentError` (`invalid_argument`) for another state.
+            pub fn claimed(&mut self, state: &str) -> crate::R<String> {
+                self.then(|m| Ok(m.claimed(royaltykit::dedup::ClaimState::parse(state)?)?))
+            }
+            /// The store could not be reached for the pending claim, commit, begin, transaction commit or
+            /// enqueue. Returns the next step.
+            #[wasm_bindgen(js_name = storeFailed)]
+            pub fn store_failed(&mut self) -> crate::R<String> {
+                self.then(|m| Ok(m.store_failed()?))
+            }
+            /// The pending release is done (or failed: the claim's lease runs out). Returns the next step.
+            pub fn released(&mut self) -> crate::R<String> {
+                self.then(|m| Ok(m.released()?))
+            }
+            /// The handler stored its effect. Returns the next step.
+            #[wasm_bindgen(js_name = handlerSucceeded)]
+            pub fn handler_succeeded(&mut self) -> crate::R<String> {
+                self.then(|m| Ok(m.handler_succeeded()?))
+            }
+            /// The handler threw. Returns the next step.
+            #[wasm_bindgen(js_name = handlerFailed)]
+            pub fn handler_failed(&mut self) -> crate::R<String> {
+                self.then(|m| Ok(m.handler_failed()?))
+            }
+            /// The pending commit is done. Returns the next step.
+            pub fn committed(&mut self) -> crate::R<String> {
+                self.then(|m| Ok(m.committed()?))
+            }
+            /// The pending wait is over. Returns the next step.
+            pub fn waited(&mut self) -> crate::R<String> {
+                self.then(|m| Ok(m.waited()?))
+            }
+            /// (Transactional.) The pending commit (the mark inside the transaction) changed no row: the
+            /// claim's lease ran out and another worker took the key. Returns the next step, a rollback.
+            #[wasm_bindgen(js_name = claimLost)]
+            pub fn claim_lost(&mut self) -> crate::R<String> {
+                self.then(|m| Ok(m.claim_lost()?))
+            }
+            /// (Transactional.) The transaction is open. Returns the next step.
+            pub fn began(&mut self) -> crate::R<String> {
+                self.then(|m| Ok(m.began()?))
+            }
+            /// (Transactional.) The transaction committed. Returns the next step, the reply.
+            #[wasm_bindgen(js_name = transactionCommitted)]
+            pub fn transaction_committed(&mut self) -> crate::R<String> {
+                self.then(|m| Ok(m.transaction_committed()?))
+            }
+            /// (Transactional.) The pending rollback is done (or failed). Returns the next step.
+            #[wasm_bindgen(js_name = rolledBack)]
+            pub fn rolled_back(&mut self) -> crate::R<String> {
+                self.then(|m| Ok(m.rolled_back()?))
+            }
+            /// The host was cancelled while the pending step was in flight (an aborted request): report this
+            /// instead of its outcome. Returns the next step: only rollbacks and releases follow, then the 503
+            /// reply (outcome `cancelled`).
+            pub fn cancelled(&mut self) -> crate::R<String> {
+                self.then(|m| Ok(m.cancelled()?))
+            }
+            /// (Inbox.) The pending enqueue is done: `isNew` true when the delivery was added, false when it
+            /// was in the inbox already. Returns the next step, the reply: 200, outcome `queued` or
+            /// `duplicate`.
+            pub fn enqueued(&mut self, new: bool) -> crate::R<String> {
+                self.then(|m| Ok(m.enqueued(new)?))
+            }
+        }
+    };
+}
+pub(crate) use webhook_receipt_inputs;
+
+/// `InboxWorker`: its inputs, in a block of their own. Each input reports the pending step's outcome and returns the step that follows.
+macro_rules! inbox_worker_inputs {
+    () => {
+        #[wasm_bindgen]
+        impl InboxWorker {
+            /// The idle wait is over. Returns the next step.
+            pub fn waited(&mut self) -> crate::R<js_sys::Array> {
+                self.then(|m| Ok(m.waited()?))
+            }
+            /// The transaction is open. Returns the next step.
+            pub fn began(&mut self) -> crate::R<js_sys::Array> {
+                self.then(|m| Ok(m.began()?))
+            }
+            /// The handler finished. Returns the next step.
+            #[wasm_bindgen(js_name = handlerSucceeded)]
+            pub fn handler_succeeded(&mut self) -> crate::R<js_sys::Array> {
+                self.then(|m| Ok(m.handler_succeeded()?))
+            }
+            /// The handler failed with `error` at `now` (null or left out: the host's clock): a message for
+            /// operators, kept as the entry's `last_error` (never include a secret). Returns the next step.
+            #[wasm_bindgen(js_name = handlerFailed)]
+            pub fn handler_failed(&mut self, error: &str, now: f64) -> crate::R<js_sys::Array> {
+                self.then(|m| Ok(m.handler_failed(error, now)?))
+            }
+            /// Whether the mark changed a row (`changed` false: another worker claimed the entry since).
+            /// Returns the next step.
+            pub fn marked(&mut self, changed: bool) -> crate::R<js_sys::Array> {
+                self.then(|m| Ok(m.marked(changed)?))
+            }
+            /// The transaction committed: the entry is done. Returns the next step.
+            pub fn committed(&mut self) -> crate::R<js_sys::Array> {
+                self.then(|m| Ok(m.committed()?))
+            }
+            /// The transaction was rolled back (or its connection is gone). Returns the next step.
+            #[wasm_bindgen(js_name = rolledBack)]
+            pub fn rolled_back(&mut self) -> crate::R<js_sys::Array> {
+                self.then(|m| Ok(m.rolled_back()?))
+            }
+            /// The failed attempt is recorded. Returns the next step.
+            pub fn settled(&mut self) -> crate::R<js_sys::Array> {
+                self.then(|m| Ok(m.settled()?))
+            }
+            /// The store could not be reached at the pending store step. Returns the next step: a rollback when
+            /// a transaction is open, then a wait.
+            #[wasm_bindgen(js_name = storeFailed)]
+            pub fn store_failed(&mut self) -> crate::R<js_sys::Array> {
+                self.then(|m| Ok(m.store_failed()?))
+            }
+        }
+    };
+}
+pub(crate) use inbox_worker_inputs;
+
+/// `Recovery`: its inputs, in a block of their own. Each input reports the pending step's outcome and returns the step that follows.
+macro_rules! recovery_inputs {
+    () => {
+        #[wasm_bindgen]
+        impl Recovery {
+            /// The 2xx body of the log page fetched. Returns the next step; a page that cannot be read makes it
+            /// the failure. `InvalidArgumentError` (`invalid_argument`) when no fetch is pending.
+            pub fn page(&mut self, body: &[u8]) -> crate::R<js_sys::Array> {
+                self.then(|m| Ok(m.page(body)?))
+            }
+            /// The store's state of each key the pending check named, in order: `new`, `in_progress` or `done`.
+            /// Returns the next step. `InvalidArgumentError` (`invalid_argument`) when no check is pending or
+            /// the count differs from the keys', or for a state that is none of those.
+            pub fn checked(&mut self, states: Vec<String>) -> crate::R<js_sys::Array> {
+                self.then(|m| {
+                    Ok(m.checked(
+                        &states
+                            .iter()
+                            .map(|s| royaltykit::dedup::ClaimState::parse(s))
+                            .collect::<Result<Vec<_>, _>>()?,
+                    )?)
+                })
+            }
+            /// The 2xx body of the pending replay's request: the service accepted the replay. Returns the next
+            /// step. `InvalidArgumentError` (`invalid_argument`) when no replay is pending.
+            pub fn replayed(&mut self, body: &[u8]) -> crate::R<js_sys::Array> {
+                self.then(|m| Ok(m.replayed(body)?))
+            }
+            /// The pending replay's request ended in the library's error of `code` (`call_failed`,
+            /// `reconcile_required`, an API error's code, …): the delivery is `replay_failed`, the run goes on
+            /// and the next run looks at it again. Returns the next step. `InvalidArgumentError`
+            /// (`invalid_argument`) when no replay is pending.
+            #[wasm_bindgen(js_name = replayFailed)]
+            pub fn replay_failed(&mut self, code: &str) -> crate::R<js_sys::Array> {
+                self.then(|m| Ok(m.replay_failed(code)?))
+            }
+        }
+    };
+}
+pub(crate) use recovery_inputs;

@@ -9,7 +9,7 @@ use crate::api::descriptor;
 use crate::retry::RateBudget;
 use crate::{err, json, parse, FlatHeaders, R};
 use royaltykit::catalog::Api;
-use royaltykit::dedup::{ClaimState, DedupWindow};
+use royaltykit::dedup::DedupWindow;
 use royaltykit::machine::{self, CallFailure, CallOptions};
 use royaltykit::request::RequestParams;
 use royaltykit::retry::TransportFailure;
@@ -78,9 +78,10 @@ impl WebhookReceipt {
 
     /// The step as the JS layer reads it: its JSON, then for a reply U+0001 and the outcome
     /// (the reply's outcome crosses with it, not in a call of its own).
+    /// Runs a generated input (`webhook_receipt_inputs!`); the next step.
     fn then(
         &mut self,
-        input: impl FnOnce(&mut machine::WebhookReceipt) -> Result<(), royaltykit::ArgumentError>,
+        input: impl FnOnce(&mut machine::WebhookReceipt) -> Result<(), royaltykit::Error>,
     ) -> R<String> {
         input(&mut self.receipt).map_err(err)?;
         let step = self.settled();
@@ -111,68 +112,9 @@ impl WebhookReceipt {
         }
         out
     }
-    /// The claim's state; returns the next step.
-    pub fn claimed(&mut self, state: &str) -> R<String> {
-        let state = parse(ClaimState::parse, state)?;
-        self.then(|r| r.claimed(state))
-    }
-    /// The store could not be reached; returns the next step.
-    #[wasm_bindgen(js_name = storeFailed)]
-    pub fn store_failed(&mut self) -> R<String> {
-        self.then(machine::WebhookReceipt::store_failed)
-    }
-    /// The release is done (or failed); returns the next step.
-    pub fn released(&mut self) -> R<String> {
-        self.then(machine::WebhookReceipt::released)
-    }
-    /// The handler succeeded; returns the next step.
-    #[wasm_bindgen(js_name = handlerSucceeded)]
-    pub fn handler_succeeded(&mut self) -> R<String> {
-        self.then(machine::WebhookReceipt::handler_succeeded)
-    }
-    /// The handler failed; returns the next step.
-    #[wasm_bindgen(js_name = handlerFailed)]
-    pub fn handler_failed(&mut self) -> R<String> {
-        self.then(machine::WebhookReceipt::handler_failed)
-    }
-    /// The commit is done; returns the next step.
-    pub fn committed(&mut self) -> R<String> {
-        self.then(machine::WebhookReceipt::committed)
-    }
-    /// The pause is over; returns the next step.
-    pub fn waited(&mut self) -> R<String> {
-        self.then(machine::WebhookReceipt::waited)
-    }
-    /// (Transactional.) The mark changed no row; returns the next step.
-    #[wasm_bindgen(js_name = claimLost)]
-    pub fn claim_lost(&mut self) -> R<String> {
-        self.then(machine::WebhookReceipt::claim_lost)
-    }
-    /// (Transactional.) The transaction is open; returns the next step.
-    pub fn began(&mut self) -> R<String> {
-        self.then(machine::WebhookReceipt::began)
-    }
-    /// (Transactional.) The transaction committed; returns the next step.
-    #[wasm_bindgen(js_name = transactionCommitted)]
-    pub fn transaction_committed(&mut self) -> R<String> {
-        self.then(machine::WebhookReceipt::transaction_committed)
-    }
-    /// (Transactional.) The rollback is done (or failed); returns the next step.
-    #[wasm_bindgen(js_name = rolledBack)]
-    pub fn rolled_back(&mut self) -> R<String> {
-        self.then(machine::WebhookReceipt::rolled_back)
-    }
-    /// The host was cancelled (an aborted request) while the pending step was in flight;
-    /// returns the next step: only rollbacks and releases follow, then the 503 reply.
-    pub fn cancelled(&mut self) -> R<String> {
-        self.then(machine::WebhookReceipt::cancelled)
-    }
-    /// (Inbox.) The delivery is persisted: `new` false for one already in the inbox; returns
-    /// the next step (the reply).
-    pub fn enqueued(&mut self, new: bool) -> R<String> {
-        self.then(|r| r.enqueued(new))
-    }
 }
+
+crate::generated::webhook_receipt_inputs!();
 
 fn events_json(events: Vec<machine::MachineEvent>) -> String {
     let list: Vec<serde_json::Value> = events
@@ -855,6 +797,17 @@ fn recovery_step(s: machine::RecoveryStep) -> js_sys::Array {
 #[wasm_bindgen]
 pub struct Recovery(machine::Recovery);
 
+impl Recovery {
+    /// Runs a generated input (`recovery_inputs!`); the next step.
+    fn then(
+        &mut self,
+        input: impl FnOnce(&mut machine::Recovery) -> Result<(), royaltykit::Error>,
+    ) -> R<js_sys::Array> {
+        input(&mut self.0).map_err(err)?;
+        Ok(recovery_step(self.0.next()))
+    }
+}
+
 #[wasm_bindgen]
 impl Recovery {
     /// `machine::Recovery::new`: `since` and `now` Unix seconds, the `RecoveryOptions` one by
@@ -884,31 +837,9 @@ impl Recovery {
     pub fn next(&self) -> js_sys::Array {
         recovery_step(self.0.next())
     }
-    /// The 2xx body of the log page fetched. Throws `invalid_argument` when no fetch is pending.
-    pub fn page(&mut self, body: &[u8]) -> R<()> {
-        self.0.page(body).map_err(err)
-    }
-    /// The store's state of each key the `check` step named, in order (`new`, `in_progress`,
-    /// `done`). Throws `invalid_argument` when no check is pending, for a count that differs
-    /// or an unknown state.
-    pub fn checked(&mut self, states: Vec<String>) -> R<()> {
-        let states = states
-            .iter()
-            .map(|s| parse(ClaimState::parse, s))
-            .collect::<R<Vec<_>>>()?;
-        self.0.checked(&states).map_err(err)
-    }
-    /// The 2xx body of the replay request. Throws `invalid_argument` when no replay is pending.
-    pub fn replayed(&mut self, body: &[u8]) -> R<()> {
-        self.0.replayed(body).map_err(err)
-    }
-    /// The replay request failed with the error `code`; the run goes on. Throws
-    /// `invalid_argument` when no replay is pending.
-    #[wasm_bindgen(js_name = replayFailed)]
-    pub fn replay_failed(&mut self, code: &str) -> R<()> {
-        self.0.replay_failed(code).map_err(err)
-    }
 }
+
+crate::generated::recovery_inputs!();
 
 /// A step of an inbox worker, as `[kind, json]`: `claim`, `idle` with `seconds`, `drained`,
 /// `begin`, `run_handler` with the core's `entry` (camelCase), `mark_done` with `key` and
@@ -946,9 +877,10 @@ fn inbox_step(s: machine::InboxStep) -> js_sys::Array {
 pub struct InboxWorker(machine::InboxWorker);
 
 impl InboxWorker {
+    /// Runs an input; the next step.
     fn then(
         &mut self,
-        input: impl FnOnce(&mut machine::InboxWorker) -> Result<(), royaltykit::ArgumentError>,
+        input: impl FnOnce(&mut machine::InboxWorker) -> Result<(), royaltykit::Error>,
     ) -> R<js_sys::Array> {
         input(&mut self.0).map_err(err)?;
         Ok(inbox_step(self.0.next()))
@@ -1012,52 +944,12 @@ impl InboxWorker {
             body,
             attempts,
         };
-        self.then(|w| w.claimed(Some(entry), now))
+        self.then(|w| Ok(w.claimed(Some(entry), now)?))
     }
     /// The claim at `now` returned no row (nothing is due); returns the next step.
     #[wasm_bindgen(js_name = claimedNone)]
     pub fn claimed_none(&mut self, now: f64) -> R<js_sys::Array> {
-        self.then(|w| w.claimed(None, now))
-    }
-    /// The idle wait is over; returns the next step.
-    pub fn waited(&mut self) -> R<js_sys::Array> {
-        self.then(machine::InboxWorker::waited)
-    }
-    /// The transaction is open; returns the next step.
-    pub fn began(&mut self) -> R<js_sys::Array> {
-        self.then(machine::InboxWorker::began)
-    }
-    /// The handler finished; returns the next step.
-    #[wasm_bindgen(js_name = handlerSucceeded)]
-    pub fn handler_succeeded(&mut self) -> R<js_sys::Array> {
-        self.then(machine::InboxWorker::handler_succeeded)
-    }
-    /// The handler failed with `error` at `now`; returns the next step.
-    #[wasm_bindgen(js_name = handlerFailed)]
-    pub fn handler_failed(&mut self, error: &str, now: f64) -> R<js_sys::Array> {
-        self.then(|w| w.handler_failed(error, now))
-    }
-    /// Whether the mark changed a row; returns the next step.
-    pub fn marked(&mut self, changed: bool) -> R<js_sys::Array> {
-        self.then(|w| w.marked(changed))
-    }
-    /// The transaction committed; returns the next step.
-    pub fn committed(&mut self) -> R<js_sys::Array> {
-        self.then(machine::InboxWorker::committed)
-    }
-    /// The transaction was rolled back (or its connection is gone); returns the next step.
-    #[wasm_bindgen(js_name = rolledBack)]
-    pub fn rolled_back(&mut self) -> R<js_sys::Array> {
-        self.then(machine::InboxWorker::rolled_back)
-    }
-    /// The failed attempt is recorded; returns the next step.
-    pub fn settled(&mut self) -> R<js_sys::Array> {
-        self.then(machine::InboxWorker::settled)
-    }
-    /// The store could not be reached at the pending store step; returns the next step.
-    #[wasm_bindgen(js_name = storeFailed)]
-    pub fn store_failed(&mut self) -> R<js_sys::Array> {
-        self.then(machine::InboxWorker::store_failed)
+        self.then(|w| Ok(w.claimed(None, now)?))
     }
     /// Entries processed (committed) so far.
     #[wasm_bindgen(getter)]
@@ -1075,3 +967,5 @@ impl InboxWorker {
         self.0.poisoned() as f64
     }
 }
+
+crate::generated::inbox_worker_inputs!();

@@ -57,6 +57,10 @@ const CASES = [
   ['a Date as a count', () => rk.callFailedMessage('op', 'https://api.example.com', 'attempts_exhausted', new Date()), TypeError],
   ['a Date as a status', () => rk.checkExportDownload(new Date(200000)), TypeError],
   ['a Date as a time', () => rk.webhookGivesUpAt(new Date(1795320306000)) === rk.webhookGivesUpAt(1795320306), true],
+  ['an inbox mark reported without whether it changed a row', () => new rk.InboxWorker({ seed: 1 }).marked(), TypeError],
+  ['an inbox mark reported as the string "false"', () => new rk.InboxWorker({ seed: 1 }).marked('false'), TypeError],
+  ['an enqueue reported as 1', () => new rk.WebhookVerifier(SECRET).receipt(signed, body, { namespace: 'h', now: NOW, inbox: true }).enqueued(1), TypeError],
+  ['an inbox mark with no mark pending', () => new rk.InboxWorker({ seed: 1 }).marked(true), 'invalid_argument'],
 ];
 
 test(`hostile host input: ${CASES.length} cases, then a valid call`, () => {

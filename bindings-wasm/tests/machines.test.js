@@ -311,6 +311,11 @@ function pages(i) {
  * core/tests/machines.rs): each key's state from `states` (`new` when absent), each replay
  * answered by the next of `replays` (`{ failed: code }` → replayFailed, else `{ body }` →
  * replayed); the report in the transcript's snake_case. */
+/** An input returns the step that follows: the one `next()` gives. */
+function returnsNext(run, step) {
+  assert.deepEqual(step, run.next(), 'an input returns the step next() gives');
+}
+
 function recovery(i) {
   const o = i.options;
   const run = new rk.Recovery(i.subscription, i.namespace, i.since, i.now,
@@ -326,19 +331,18 @@ function recovery(i) {
           assert.equal(s.operationId, 'listEnterpriseWebhookDeliveries');
           steps.push({ step: 'fetch', query: s.query });
           if (bodies.length === 0) return steps;
-          run.page(bodies.shift());
+          returnsNext(run, run.page(bodies.shift()));
           break;
         case 'check':
           steps.push({ step: 'check', keys: s.keys });
-          run.checked(s.keys.map((k) => i.states[k] ?? 'new'));
+          returnsNext(run, run.checked(s.keys.map((k) => i.states[k] ?? 'new')));
           break;
         case 'replay': {
           assert.equal(s.operationId, 'replayEnterpriseWebhookDelivery');
           steps.push({ step: 'replay', delivery: s.delivery });
           if (replays.length === 0) return steps;
           const answer = replays.shift();
-          if (typeof answer.failed === 'string') run.replayFailed(answer.failed);
-          else run.replayed(answer.body);
+          returnsNext(run, typeof answer.failed === 'string' ? run.replayFailed(answer.failed) : run.replayed(answer.body));
           break;
         }
         case 'done': {

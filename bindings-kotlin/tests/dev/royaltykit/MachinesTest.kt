@@ -395,6 +395,11 @@ class MachinesTest {
      * replay (answered from `replays`: `failed` → `replayFailed`, else `replayed` with `body`),
      * then the report with snake_case keys, or the failure.
      */
+    /** An input returns the step that follows: the one `next()` gives (compared as text: a
+     *  `Fail`'s exception is a new object each time). */
+    private fun returnsNext(run: Recovery, step: RecoveryStep) =
+        assertEquals("an input returns the step next() gives", run.next().toString(), step.toString())
+
     private fun recovery(i: JsonObject): Map<String, Any?> {
         val o = i["options"].asJsonObject
         val bodies = ArrayDeque(i["pages"].asJsonArray.map { it.asString })
@@ -411,18 +416,18 @@ class MachinesTest {
                             assertEquals("listEnterpriseWebhookDeliveries", s.operation)
                             steps.add(step("step" to "fetch", "query" to s.query.map { listOf(it.name, it.value) }))
                             val body = bodies.removeFirstOrNull() ?: break
-                            run.page(body.toByteArray())
+                            returnsNext(run, run.page(body.toByteArray()))
                         }
                         is RecoveryStep.Check -> {
                             steps.add(step("step" to "check", "keys" to s.keys))
-                            run.checked(s.keys.map { k -> ClaimState.valueOf((states.str(k) ?: "new").uppercase()) })
+                            returnsNext(run, run.checked(s.keys.map { k -> ClaimState.valueOf((states.str(k) ?: "new").uppercase()) }))
                         }
                         is RecoveryStep.Replay -> {
                             assertEquals("replayEnterpriseWebhookDelivery", s.operation)
                             steps.add(step("step" to "replay", "delivery" to s.delivery))
                             val answer = replays.removeFirstOrNull() ?: break
                             val failed = answer.str("failed")
-                            if (failed != null) run.replayFailed(failed) else run.replayed(answer.str("body")!!.toByteArray())
+                            returnsNext(run, if (failed != null) run.replayFailed(failed) else run.replayed(answer.str("body")!!.toByteArray()))
                         }
                         is RecoveryStep.Done -> {
                             val r = s.report
