@@ -39,6 +39,8 @@ TYPES = {
                      "strings({a}, '{n}')", "string[]"),
     "int": kind("i64", "{a}", "f64", "{a}", "i64", "{a}", "int", "toInteger({a}, '{n}')", "number", INT_LET),
     "time": kind("i64", "{a}", "f64", "{a}", "i64", "{a}", "int", "toNumber({a}, '{n}')", "Time", INT_LET),
+    "instant": kind("i64", "{a}", "f64", "{a}", "i64", "{a}", "int", "toNumber({a}, '{n}')", "Time",
+                    'royaltykit::seconds_from_f64("{a}", {a})?'),
     "opt_int": kind("Option<i64>", "{a}", "Option<f64>", "{a}", "Option<i64>", "{a}", "int | None",
                     "toInteger({a}, '{n}')", "number | null",
                     '{a}.map(|v| royaltykit::integer_from_f64("{a}", v)).transpose()?'),
@@ -183,7 +185,8 @@ def wrap(text, width, prefix):
 def call_expr(f, lang):
     """The core call with each argument as the binding `lang` (`py`, `wasm`, `kt`) passes it."""
     args = {a["name"]: a for a in f["args"]}
-    return re.sub(r"\{(\w+)\}", lambda m: args[m[1]]["type"][lang + "_pass"].format(a=m[1]), f["call"])
+    return re.sub(r"\{(\w+)\}", lambda m: "self.0" if m[1] == "self" else args[m[1]]["type"][lang + "_pass"].format(a=m[1]),
+                  f["call"])
 
 
 def fallible(f, lang):
@@ -197,14 +200,26 @@ def kt_default(a):
     return DEFAULTS[a["default"]][2] if a["default"] and a["type"]["kt"].startswith("Option<") else None
 
 
-def forwarder(f, fn, lang, fallible_ret, fallible_body):
+def forwarder(f, fn, lang, fallible_ret, fallible_body, receiver=""):
     """A pyo3 (`py`) or uniffi (`kt`) forwarder's signature and body: a fallible one returns
-    `fallible_ret` around its type `{t}`, its body `fallible_body` around the call `{b}`."""
-    params = ", ".join(f"{a['name']}: {a['type'][lang]}" for a in f["args"])
+    `fallible_ret` around its type `{t}`, its body `fallible_body` around the call `{b}`; a
+    method's parameters start with its `receiver` (`&self`)."""
+    params = ", ".join([receiver] * bool(receiver) + [f"{a['name']}: {a['type'][lang]}" for a in f["args"]])
     ret, body = f["ret"][lang], f["ret"][lang + "_conv"].format(v=call_expr(f, lang))
     if fallible(f, lang):
         ret, body = fallible_ret.format(t=ret), fallible_body.format(b=body)
     return [f"{fn} {f['name']}({params}) -> {ret} {{", f"    {body}", "}", ""]
+
+
+def py_signature(f):
+    """pyo3's `signature` of an entry: its defaults, and `*` before its options."""
+    sig, star = [], False
+    for a in f["args"]:
+        if a["option"] and not star:
+            sig.append("*")
+            star = True
+        sig.append(a["name"] + (f" = {DEFAULTS[a['default']][3]}" if a["default"] else ""))
+    return f"#[pyo3(signature = ({', '.join(sig)}))]"
 
 
 def rust_python(fns):
@@ -213,13 +228,7 @@ def rust_python(fns):
     for f in fns:
         out += wrap(doc(f, "py"), 100, "/// ")
         out.append("#[pyfunction]")
-        sig, star = [], False
-        for a in f["args"]:
-            if a["option"] and not star:
-                sig.append("*")
-                star = True
-            sig.append(a["name"] + (f" = {DEFAULTS[a['default']][3]}" if a["default"] else ""))
-        out.append(f"#[pyo3(signature = ({', '.join(sig)}))]")
+        out.append(py_signature(f))
         out += forwarder(f, "fn", "py", "PyResult<{t}>", "guard(|| Ok({b}))")
     out += ["/// Adds every generated function to the module.",
             "pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {",
@@ -232,6 +241,15 @@ def rust_python(fns):
     return "\n".join(out) + "\n"
 
 
+def wasm_forwarder(f, params, body, js_result):
+    """A wasm-bindgen forwarder: a fallible one converts its whole numbers, then runs under `js_result`."""
+    if fallible(f, "wasm"):
+        lets = [f"        let {a['name']} = {a['type']['wasm_let'].format(a=a['name'])};" for a in f["args"] if a["type"]["wasm_let"]]
+        return [f"pub fn {f['name']}({params}) -> crate::R<{f['ret']['wasm']}> {{", f"    {js_result}(|| {{", *lets,
+                f"        Ok({body})", "    })", "}", ""]
+    return [f"pub fn {f['name']}({params}) -> {f['ret']['wasm']} {{", f"    {body}", "}", ""]
+
+
 def rust_wasm(fns):
     out = [HEADER, "//! The functions of `surface/functions.toml`, forwarded to JavaScript (wrapped by the",
            "//! generated region of `js/lib.cjs`).", "use crate::{err, R};", "use wasm_bindgen::prelude::*;", ""]
@@ -241,16 +259,9 @@ def rust_wasm(fns):
         params = ", ".join(f"{a['name']}: {a['type']['wasm']}" for a in f["args"])
         conv = f["ret"]["wasm_conv"]
         body = conv.format(v=call_expr(f, "wasm")) if conv != "{v}" else call_expr(f, "wasm")
-        if fallible(f, "wasm"):
-            lets = [f"        let {a['name']} = {a['type']['wasm_let'].format(a=a['name'])};" for a in f["args"] if a["type"]["wasm_let"]]
-            out += [f"pub fn {f['name']}({params}) -> R<{f['ret']['wasm']}> {{", "    js_result(|| {", *lets, f"        Ok({body})", "    })", "}", ""]
-        else:
-            out += [f"pub fn {f['name']}({params}) -> {f['ret']['wasm']} {{", f"    {body}", "}", ""]
-    if any(fallible(f, "wasm") for f in fns):
-        out += ["/// Runs a forwarder's body, the core's refusal turned into the error JavaScript receives.",
-                "fn js_result<T>(f: impl FnOnce() -> Result<T, royaltykit::Error>) -> R<T> {", "    f().map_err(err)", "}"]
-    else:
-        out.pop(3)
+        out += wasm_forwarder(f, params, body, "js_result")
+    out += ["/// Runs a forwarder's body, the core's refusal turned into the error JavaScript receives.",
+            "pub(crate) fn js_result<T>(f: impl FnOnce() -> Result<T, royaltykit::Error>) -> R<T> {", "    f().map_err(err)", "}"]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -292,7 +303,7 @@ def dts_param(a):
     t = a["type"]["dts"]
     if not a["default"] and t.endswith("| null"):
         t += " | undefined"
-    return camel(a["name"]) + ("?" if a["default"] else "") + ": " + t
+    return a.get("js", camel(a["name"])) + ("?" if a["default"] else "") + ": " + t
 
 
 def dts(fns):
@@ -384,6 +395,54 @@ def jsdoc(text, indent):
     return [f"{indent}/**", *wrap(text, 100, indent + " * "), f"{indent} */"]
 
 
+def class_rust(c, lang):
+    """The macro of a class's methods in a Rust binding (`py`, `wasm`, `kt`): each forwards to the
+    core's value it wraps (`{self}`, the class's `.0`)."""
+    body = []
+    for f in c["method"]:
+        body += wrap(doc(f, {"py": "py", "wasm": "js", "kt": "kt"}[lang]), 100, "/// ")
+        if lang == "py":
+            if any(a["default"] or a["option"] for a in f["args"]):
+                body.append(py_signature(f))
+            body += forwarder(f, "fn", "py", "pyo3::PyResult<{t}>", "crate::guard(|| Ok({b}))", "&self")[:-1]
+        elif lang == "wasm":
+            if camel(f["name"]) != f["name"]:
+                body.append(f"#[wasm_bindgen(js_name = {camel(f['name'])})]")
+            params = ", ".join(["&self"] + [f"{a['name']}: {a['type']['wasm']}" for a in f["args"]])
+            conv = f["ret"]["wasm_conv"]
+            call = conv.format(v=call_expr(f, "wasm")) if conv != "{v}" else call_expr(f, "wasm")
+            body += wasm_forwarder(f, params, call, "crate::generated::js_result")[:-1]
+        else:
+            defaults = [f"{a['name']} = {kt_default(a)}" for a in f["args"] if kt_default(a)]
+            if defaults:
+                body.append(f"#[uniffi::method(default({', '.join(defaults)}))]")
+            body += forwarder(f, "pub fn", "kt", "crate::Result<{t}>", "Ok({b})", "&self")[:-1]
+    name = snake(c["name"]) + "_methods"
+    attr = {"py": "#[pyo3::pymethods]", "wasm": f"#[wasm_bindgen(js_class = {c['name']})]", "kt": "#[uniffi::export]"}[lang]
+    what = ("its methods written by hand (the macro's input), then those the table describes, in one `#[pymethods]` block"
+            if lang == "py" else "the methods the table describes, in a block of their own")
+    out = [f"/// `{c['name']}`: {what}.", f"macro_rules! {name} {{", f"    ({'$($hand:tt)*' if lang == 'py' else ''}) => {{",
+           f"        {attr}", f"        impl {c['name']} {{"]
+    if lang == "py":
+        out.append("            $($hand)*")
+    out += ["            " + l for l in body] + ["        }", "    };", "}", f"pub(crate) use {name};", ""]
+    return out
+
+
+def class_js(c):
+    """A class's methods in `lib.cjs`: each converts its arguments and calls the native method of the
+    class's `_inner`."""
+    out = []
+    for f in c["method"]:
+        out += jsdoc(doc(f, "js"), "  ")
+        params = [a["js"] + (f" = {DEFAULTS[a['default']][1]}" if a["default"] else "") for a in f["args"]]
+        conv = [a["type"]["js"].format(a=a["js"], n=a["js"]) for a in f["args"]]
+        inner = f"this._inner.{camel(f['name'])}({', '.join(conv)})"
+        expr = f"call(() => {inner})" if fallible(f, "wasm") else inner
+        out += [f"  {camel(f['name'])}({', '.join(params)}) {{", f"    return {f['ret']['js'].format(e=expr)};", "  }"]
+    return out
+
+
 def machine_js(m):
     """A machine's inputs in its `lib.cjs` class: each converts its arguments and runs the native
     input under the class's `#then`."""
@@ -397,23 +456,40 @@ def machine_js(m):
     return out
 
 
-def machine_dts(m):
+def dts_methods(entries, ret):
+    """The `.d.ts` declarations of a class's generated methods, answering `ret(entry)`."""
     out = []
-    for i in m["input"]:
-        params = [(a["js"] + ("?" if a["default"] else "") + ": " + a["type"]["dts"]) for a in i["args"]]
-        out += [*jsdoc(doc(i, "js"), "  "),
-                f"  {camel(i['name'])}({', '.join(params)}): {m['step']['hint']};"]
+    for f in entries:
+        params = [dts_param(a) for a in f["args"]]
+        out += [*jsdoc(doc(f, "js"), "  "), f"  {camel(f['name'])}({', '.join(params)}): {ret(f)};"]
     return out
+
+
+def pyi_methods(entries, ret):
+    """The `.pyi` declarations of a class's generated methods, answering `ret(entry)`."""
+    out = []
+    for f in entries:
+        params = "".join(f", {a['name']}: {a['type']['pyi']}" + (f" = {DEFAULTS[a['default']][0]}" if a["default"] else "")
+                         for a in f["args"])
+        out.append(f"    def {f['name']}(self{params}) -> {ret(f)}:")
+        out += docstring(doc(f, "py"), "        ")
+    return out
+
+
+def machine_dts(m):
+    return dts_methods(m["input"], lambda f: m["step"]["hint"])
 
 
 def machine_pyi(m):
-    out = []
-    for i in m["input"]:
-        params = "".join(f", {a['name']}: {a['type']['pyi']}" + (f" = {DEFAULTS[a['default']][0]}" if a["default"] else "")
-                         for a in i["args"])
-        out.append(f"    def {i['name']}(self{params}) -> {m['step']['hint']}:")
-        out += docstring(doc(i, "py"), "        ")
-    return out
+    return pyi_methods(m["input"], lambda f: m["step"]["hint"])
+
+
+def class_dts(c):
+    return dts_methods(c["method"], lambda f: f["ret"]["dts"])
+
+
+def class_pyi(c):
+    return pyi_methods(c["method"], lambda f: f["ret"]["pyi"])
 
 
 def region(path, text, comment, lines, tag=None):
@@ -482,8 +558,8 @@ def load():
         sys.exit(f"gen_surface: described twice: {sorted({n for n in names if names.count(n) > 1})}")
     types = dict(TYPES, **{f"enum:{n}": enum_kind(n, e) for n, e in enums.items()},
                  **{f"enum_list:{n}": enum_list_kind(n, e) for n, e in enums.items()})
-    for f in fns:
-        f["args"] = parse_args(f["name"], f["args"], types)
+    def entry(f, owner):
+        f["args"] = parse_args(owner, f.get("args", []), types)
         kind_, _, what = f["returns"].partition(":")
         if kind_ in ("record", "opt_record") and what:
             f["ret"] = record_result(what, optional=kind_ == "opt_record")
@@ -492,7 +568,10 @@ def load():
         elif f["returns"] in RETURNS:
             f["ret"] = RETURNS[f["returns"]]
         else:
-            sys.exit(f"gen_surface: {f['name']}: unknown return type {f['returns']}")
+            sys.exit(f"gen_surface: {owner}: unknown return type {f['returns']}")
+
+    for f in fns:
+        entry(f, f["name"])
         f["targets"] = set(f.get("targets", ["py", "node", "kt"]))
         if not f["targets"] or f["targets"] - TARGETS:
             sys.exit(f"gen_surface: {f['name']}: targets are some of {sorted(TARGETS)}, not {sorted(f['targets'])}")
@@ -517,7 +596,23 @@ def load():
                 a["js"] = renames.get(a["name"], camel(a["name"]))
                 if a["option"]:
                     sys.exit(f"gen_surface: {owner}: an input takes no options")
-    return fns, machines
+    classes = table.get("class", [])
+    for c in classes:
+        if c["name"] in {m["name"] for m in machines}:
+            sys.exit(f"gen_surface: {c['name']} is a machine and a class: describe it once")
+        methods = [m["name"] for m in c.get("method", [])]
+        if not methods or len(set(methods)) != len(methods):
+            sys.exit(f"gen_surface: class {c['name']}: give its methods, each once")
+        for m in c["method"]:
+            entry(m, f"{c['name']}.{m['name']}")
+            if "{self}" not in m["call"]:
+                sys.exit(f"gen_surface: {c['name']}.{m['name']}: a method's call uses {{self}}, the core's value it wraps")
+            for a in m["args"]:
+                a["js"] = camel(a["name"])
+    names = [c["name"] for c in classes]
+    if len(set(names)) != len(names):
+        sys.exit("gen_surface: a class described twice")
+    return fns, machines, classes
 
 
 def outside(path, comment):
@@ -526,11 +621,12 @@ def outside(path, comment):
     return re.sub(rf"{re.escape(comment)} {re.escape(BEGIN)}.*?{re.escape(comment)} {re.escape(END)}", "", text, flags=re.S)
 
 
-def regions(path, comment, fns, machines, functions, inputs):
-    """`path` with its functions' region (`functions`) and each machine's (`inputs`) written."""
+def regions(path, comment, fns, machines, functions, inputs, methods):
+    """`path` with its functions' region (`functions`), each machine's (`inputs`) and each class's
+    (`methods`) written."""
     text = region(path, (ROOT / path).read_text(encoding="utf-8"), comment, functions(fns))
     for m in machines:
-        text = region(path, text, comment, inputs(m), m["name"])
+        text = region(path, text, comment, (inputs if "input" in m else methods)(m), m["name"])
     return text
 
 
@@ -560,8 +656,8 @@ def written_by_hand(fns, machines):
     for m in machines:
         bodies = [class_body("bindings-wasm/js/lib.cjs", "//", m["name"], "class "),
                   class_body("bindings-wasm/js/index.d.ts", "//", m["name"], "export class ")]
-        hand |= {f"{m['name']}.{camel(i['name'])} (node)" for i in m["input"] for body in bodies
-                 if re.search(rf"^\s+{camel(i['name'])}\(", body, re.M)}
+        hand |= {f"{m['name']}.{camel(i['name'])} (node)" for i in m.get("input", m.get("method")) for body in bodies
+                 if re.search(rf"^\s+(?:static )?{camel(i['name'])}\(", body, re.M)}
     return sorted(hand)
 
 
@@ -569,22 +665,25 @@ def main():
     if sys.argv[1:] not in ([], ["--check"]):
         sys.exit("usage: gen_surface.py [--check]")
     check = sys.argv[1:] == ["--check"]
-    fns, machines = load()
-    twice = written_by_hand(fns, machines)
+    fns, machines, classes = load()
+    twice = written_by_hand(fns, machines + classes)
     if twice:
         sys.exit("gen_surface: generated, and written by hand too (remove the hand-written one): " + ", ".join(twice))
     def to(target):
         return [f for f in fns if target in f["targets"]]
     def rust(emit, lang):
-        return rustfmt(emit(to(lang)) + "\n" + "\n".join(l for m in machines for l in machine_rust(m, lang)))
+        return rustfmt(emit(to(lang)) + "\n" + "\n".join([l for m in machines for l in machine_rust(m, lang)]
+                                                         + [l for c in classes for l in class_rust(c, lang)]))
     outputs = {
         "bindings-python/src/generated.rs": rust(rust_python, "py"),
         "bindings-wasm/src/generated.rs": rust(rust_wasm, "wasm"),
         "bindings-kotlin/src/generated.rs": rust(rust_kotlin, "kt"),
-        "bindings-wasm/js/lib.cjs": regions("bindings-wasm/js/lib.cjs", "//", to("node"), machines, js, machine_js),
-        "bindings-wasm/js/index.d.ts": regions("bindings-wasm/js/index.d.ts", "//", to("node"), machines, dts, machine_dts),
+        "bindings-wasm/js/lib.cjs": regions("bindings-wasm/js/lib.cjs", "//", to("node"), machines + classes, js, machine_js,
+                                            class_js),
+        "bindings-wasm/js/index.d.ts": regions("bindings-wasm/js/index.d.ts", "//", to("node"), machines + classes, dts,
+                                               machine_dts, class_dts),
         "bindings-python/python/royaltykit/_native.pyi": regions("bindings-python/python/royaltykit/_native.pyi", "#", to("py"),
-                                                                 machines, pyi, machine_pyi),
+                                                                 machines + classes, pyi, machine_pyi, class_pyi),
     }
     stale = []
     for path, text in outputs.items():
@@ -595,7 +694,8 @@ def main():
                 target.write_text(text, encoding="utf-8")
     if check and stale:
         sys.exit("gen_surface: not what surface/functions.toml gives (run python3 scripts/gen_surface.py): " + ", ".join(stale))
-    print(f"gen_surface: {len(fns)} functions, {sum(len(m['input']) for m in machines)} machine inputs; " + (f"wrote {', '.join(stale)}" if stale and not check else "up to date"))
+    print(f"gen_surface: {len(fns)} functions, {sum(len(m['input']) for m in machines)} machine inputs, "
+          f"{sum(len(c['method']) for c in classes)} methods; " + (f"wrote {', '.join(stale)}" if stale and not check else "up to date"))
 
 
 if __name__ == "__main__":

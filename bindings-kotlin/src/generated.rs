@@ -451,3 +451,136 @@ macro_rules! recovery_inputs {
     };
 }
 pub(crate) use recovery_inputs;
+
+/// `SqlDedupProtocol`: the methods the table describes, in a block of their own.
+macro_rules! sql_dedup_protocol_methods {
+    () => {
+        #[uniffi::export]
+        impl SqlDedupProtocol {
+            /// The statements creating the table and its index when missing (idempotent).
+            pub fn schema(&self) -> Vec<String> {
+                self.0.schema()
+            }
+            /// The claim of `key` with `token` (autocommit) at `now` (Unix seconds); count the rows it returns.
+            pub fn claim(
+                &self,
+                key: String,
+                token: String,
+                now: i64,
+            ) -> crate::Result<royaltykit::dedup::SqlStatement> {
+                Ok(self.0.claim(&key, &token, now)?)
+            }
+            /// Reads a taken key's state (one column, one row or none).
+            pub fn state(&self, key: String) -> crate::Result<royaltykit::dedup::SqlStatement> {
+                Ok(self.0.state(&key)?)
+            }
+            /// The read-only lookup of `key`'s state at `now` (Unix seconds; delivery recovery, autocommit,
+            /// never a claim): a row only while the key is live. Read it with `lookupReply`.
+            pub fn lookup(
+                &self,
+                key: String,
+                now: i64,
+            ) -> crate::Result<royaltykit::dedup::SqlStatement> {
+                Ok(self.0.lookup(&key, now)?)
+            }
+            /// The statement opening the handler's transaction (`BEGIN`; `BEGIN IMMEDIATE` on SQLite).
+            pub fn begin(&self) -> String {
+                self.0.begin().to_owned()
+            }
+            /// The statement committing the handler's transaction (`COMMIT`).
+            pub fn commit(&self) -> String {
+                self.0.commit().to_owned()
+            }
+            /// The statement rolling the handler's transaction back (`ROLLBACK`).
+            pub fn rollback(&self) -> String {
+                self.0.rollback().to_owned()
+            }
+            /// Marks `key` done with its claim's `token` at `now` inside the handler's transaction; count the
+            /// changed rows.
+            pub fn mark_done(
+                &self,
+                key: String,
+                token: String,
+                now: i64,
+            ) -> crate::Result<royaltykit::dedup::SqlStatement> {
+                Ok(self.0.mark_done(&key, &token, now)?)
+            }
+            /// Gives up this worker's claim of `key` (autocommit, after a rollback).
+            pub fn release(
+                &self,
+                key: String,
+                token: String,
+            ) -> crate::Result<royaltykit::dedup::SqlStatement> {
+                Ok(self.0.release(&key, &token)?)
+            }
+            /// Deletes the rows expired at `now`; count the changed rows.
+            pub fn purge(&self, now: i64) -> royaltykit::dedup::SqlStatement {
+                self.0.purge(now)
+            }
+        }
+    };
+}
+pub(crate) use sql_dedup_protocol_methods;
+
+/// `SqlInboxProtocol`: the methods the table describes, in a block of their own.
+macro_rules! sql_inbox_protocol_methods {
+    () => {
+        #[uniffi::export]
+        impl SqlInboxProtocol {
+            /// The statements creating the table and its index when missing (idempotent).
+            pub fn schema(&self) -> Vec<String> {
+                self.0.schema()
+            }
+            /// The insert of a verified delivery at `now` (Unix seconds; autocommit): `key` its delivery key,
+            /// `deliveryId` its `Service-Webhook-Id`, `event` its event name, `body` its raw JSON body as text.
+            /// Read its count of inserted rows with `enqueueReply`. `RoyaltyKitException.InvalidArgument`
+            /// (`invalid_argument`) for a bad key, an empty delivery id or a body over the payload limit.
+            pub fn enqueue(
+                &self,
+                key: String,
+                delivery_id: String,
+                event: String,
+                body: String,
+                now: i64,
+            ) -> crate::Result<royaltykit::dedup::SqlStatement> {
+                Ok(self.0.enqueue(&key, &delivery_id, &event, &body, now)?)
+            }
+            /// The claim of the oldest due entry at `now` (autocommit): it counts an attempt and holds the
+            /// entry for the lease; one row of five columns (`inbox_key`, `delivery_id`, `event`, `body`,
+            /// `attempts`: report it to the worker's `claimed`) or none.
+            pub fn claim(&self, now: i64) -> royaltykit::dedup::SqlStatement {
+                self.0.claim(now)
+            }
+            /// The statement opening the handler's transaction (`BEGIN`; `BEGIN IMMEDIATE` on SQLite).
+            pub fn begin(&self) -> String {
+                self.0.begin().to_owned()
+            }
+            /// The statement committing the handler's transaction (`COMMIT`).
+            pub fn commit(&self) -> String {
+                self.0.commit().to_owned()
+            }
+            /// The statement rolling the handler's transaction back (`ROLLBACK`).
+            pub fn rollback(&self) -> String {
+                self.0.rollback().to_owned()
+            }
+            /// The statement putting a poison entry back to pending at `now` with no attempts counted: one row
+            /// changed means retried, none means `key` is not a poison entry.
+            pub fn retry(
+                &self,
+                key: String,
+                now: i64,
+            ) -> crate::Result<royaltykit::dedup::SqlStatement> {
+                Ok(self.0.retry(&key, now)?)
+            }
+            /// The count of entries by state: rows of two columns, `state` and its count.
+            pub fn counts(&self) -> royaltykit::dedup::SqlStatement {
+                self.0.counts()
+            }
+            /// The statement deleting done entries past their TTL at `now`.
+            pub fn purge(&self, now: i64) -> royaltykit::dedup::SqlStatement {
+                self.0.purge(now)
+            }
+        }
+    };
+}
+pub(crate) use sql_inbox_protocol_methods;

@@ -67,50 +67,9 @@ impl SqlInboxProtocol {
         self.0.lease_seconds()
     }
 
-    /// The statements creating the table and its index when missing (idempotent).
-    pub fn schema(&self) -> Vec<String> {
-        self.0.schema()
-    }
-
-    /// The insert of a verified delivery at `now` (autocommit): `key` its delivery key,
-    /// `deliveryId` its `Service-Webhook-Id`, `event` its event name, `body` its raw JSON body.
-    /// Count the inserted rows and read them with `enqueueReply`. `invalid_argument` for a bad
-    /// key, an empty delivery id or a body larger than a delivery holds.
-    pub fn enqueue(
-        &self,
-        key: String,
-        delivery_id: String,
-        event: String,
-        body: String,
-        now: i64,
-    ) -> Result<SqlStatement> {
-        Ok(self.0.enqueue(&key, &delivery_id, &event, &body, now)?)
-    }
-
     /// True for a new entry (1 row inserted), false for a delivery already in the inbox.
     pub fn enqueue_reply(&self, rows_inserted: i64) -> bool {
         SqlInbox::enqueue_reply(rows(rows_inserted))
-    }
-
-    /// The claim of the oldest due entry at `now` (autocommit): one row of five columns
-    /// (`inbox_key`, `delivery_id`, `event`, `body`, `attempts`) or none when nothing is due.
-    pub fn claim(&self, now: i64) -> SqlStatement {
-        self.0.claim(now)
-    }
-
-    /// The statement opening the handler's transaction (`BEGIN`; `BEGIN IMMEDIATE` on SQLite).
-    pub fn begin(&self) -> String {
-        self.0.begin().to_owned()
-    }
-
-    /// The statement committing the handler's transaction.
-    pub fn commit(&self) -> String {
-        self.0.commit().to_owned()
-    }
-
-    /// The statement rolling the handler's transaction back.
-    pub fn rollback(&self) -> String {
-        self.0.rollback().to_owned()
     }
 
     /// The mark of `key` done by the claim that counted `attempts`, run inside the handler's
@@ -147,12 +106,6 @@ impl SqlInboxProtocol {
         Ok(self.0.poisoned(limit)?)
     }
 
-    /// The statement putting a poison entry back to pending at `now` with no attempts counted:
-    /// one row changed means retried, none that it was not a poison entry.
-    pub fn retry(&self, key: String, now: i64) -> Result<SqlStatement> {
-        Ok(self.0.retry(&key, now)?)
-    }
-
     /// The read-only lookup of `key` (delivery recovery): one column `state`, or no row. Read it
     /// with `lookupReply`.
     pub fn lookup(&self, key: String) -> Result<SqlStatement> {
@@ -164,17 +117,9 @@ impl SqlInboxProtocol {
     pub fn lookup_reply(&self, state: Option<String>) -> ClaimState {
         SqlInbox::lookup_reply(state.as_deref())
     }
-
-    /// The count of entries by state: rows of two columns, `state` and its count.
-    pub fn counts(&self) -> SqlStatement {
-        self.0.counts()
-    }
-
-    /// The statement deleting done entries past their TTL at `now`.
-    pub fn purge(&self, now: i64) -> SqlStatement {
-        self.0.purge(now)
-    }
 }
+
+crate::generated::sql_inbox_protocol_methods!();
 
 /// How many poison entries an inbox's `poisoned()` lists when no limit is given (the core's).
 #[uniffi::export]

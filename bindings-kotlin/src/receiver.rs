@@ -1,7 +1,7 @@
 //! The receiver rules and the Redis and SQL dedup protocols for Kotlin: conversions only.
 
 use crate::Result;
-use royaltykit::dedup::{ClaimState, ParamStyle, RedisDedup, SqlDedup, SqlDialect, SqlStatement};
+use royaltykit::dedup::{ClaimState, ParamStyle, RedisDedup, SqlDedup, SqlDialect};
 use royaltykit::receiver::{self, ReceiverDecision};
 use royaltykit::webhook::VerifiedWebhook;
 use std::sync::Arc;
@@ -149,36 +149,14 @@ impl SqlDedupProtocol {
         self.0.table().to_owned()
     }
 
-    /// The statements creating the table and its index when missing (idempotent).
-    pub fn schema(&self) -> Vec<String> {
-        self.0.schema()
-    }
-
-    /// The claim (its own autocommit statement) at `now` (Unix seconds); count the rows it
-    /// returns.
-    pub fn claim(&self, key: String, token: String, now: i64) -> Result<SqlStatement> {
-        Ok(self.0.claim(&key, &token, now)?)
-    }
-
     /// `NEW` for a returned row; null for none (then run `state`).
     pub fn claim_reply(&self, rows_returned: i64) -> Option<ClaimState> {
         SqlDedup::claim_reply(rows(rows_returned))
     }
 
-    /// Reads a taken key's state (one column, one row or none).
-    pub fn state(&self, key: String) -> Result<SqlStatement> {
-        Ok(self.0.state(&key)?)
-    }
-
     /// `DONE` or `IN_PROGRESS` (the `state` column; null for no row).
     pub fn state_reply(&self, state: Option<String>) -> ClaimState {
         SqlDedup::state_reply(state.as_deref())
-    }
-
-    /// The read-only lookup of `key`'s state at `now` (Unix seconds; delivery recovery, run in
-    /// autocommit): one column, a row only while the key is live. Read it with `lookupReply`.
-    pub fn lookup(&self, key: String, now: i64) -> Result<SqlStatement> {
-        Ok(self.0.lookup(&key, now)?)
     }
 
     /// What a lookup returned (the `state` column; null for no row): `DONE` for a processed key,
@@ -187,38 +165,10 @@ impl SqlDedupProtocol {
         SqlDedup::lookup_reply(state.as_deref())
     }
 
-    /// The statement opening the handler's transaction (`BEGIN`, `BEGIN IMMEDIATE` on SQLite).
-    pub fn begin(&self) -> String {
-        self.0.begin().to_owned()
-    }
-
-    /// The statement committing the handler's transaction (`COMMIT`).
-    pub fn commit(&self) -> String {
-        self.0.commit().to_owned()
-    }
-
-    /// The statement rolling the handler's transaction back (`ROLLBACK`).
-    pub fn rollback(&self) -> String {
-        self.0.rollback().to_owned()
-    }
-
-    /// Marks `key` done inside the handler's transaction at `now`; count the changed rows.
-    pub fn mark_done(&self, key: String, token: String, now: i64) -> Result<SqlStatement> {
-        Ok(self.0.mark_done(&key, &token, now)?)
-    }
-
     /// True for one changed row (this claim), false for none (the claim was lost).
     pub fn guarded_reply(&self, rows_changed: i64) -> bool {
         SqlDedup::guarded_reply(rows(rows_changed))
     }
-
-    /// Gives up this worker's claim (autocommit, after a rollback).
-    pub fn release(&self, key: String, token: String) -> Result<SqlStatement> {
-        Ok(self.0.release(&key, &token)?)
-    }
-
-    /// Deletes the rows expired at `now`; count the changed rows.
-    pub fn purge(&self, now: i64) -> SqlStatement {
-        self.0.purge(now)
-    }
 }
+
+crate::generated::sql_dedup_protocol_methods!();

@@ -490,3 +490,111 @@ macro_rules! recovery_methods {
     };
 }
 pub(crate) use recovery_methods;
+
+/// `SqlDedupProtocol`: its methods written by hand (the macro's input), then those the table describes, in one `#[pymethods]` block.
+macro_rules! sql_dedup_protocol_methods {
+    ($($hand:tt)*) => {
+        #[pyo3::pymethods]
+        impl SqlDedupProtocol {
+            $($hand)*
+            /// The statements creating the table and its index when missing (idempotent).
+            fn schema(&self) -> Vec<String> {
+                self.0.schema()
+            }
+            /// The claim of ``key`` with ``token`` (autocommit) at ``now`` (Unix seconds); count the rows it
+            /// returns. ``InvalidArgumentError`` (``invalid_argument``) for a key or token the store cannot
+            /// hold.
+            fn claim(&self, key: Text, token: Text, now: i64) -> pyo3::PyResult<royaltykit::dedup::SqlStatement> {
+                crate::guard(|| Ok(self.0.claim(&key, &token, now)?))
+            }
+            /// Reads a taken key's state (one column, one row or none).
+            fn state(&self, key: Text) -> pyo3::PyResult<royaltykit::dedup::SqlStatement> {
+                crate::guard(|| Ok(self.0.state(&key)?))
+            }
+            /// The read-only lookup of ``key``'s state at ``now`` (Unix seconds; delivery recovery, autocommit,
+            /// never a claim): a row only while the key is live. Read it with ``lookup_reply``.
+            fn lookup(&self, key: Text, now: i64) -> pyo3::PyResult<royaltykit::dedup::SqlStatement> {
+                crate::guard(|| Ok(self.0.lookup(&key, now)?))
+            }
+            /// The statement opening the handler's transaction (``BEGIN``; ``BEGIN IMMEDIATE`` on SQLite).
+            fn begin(&self) -> String {
+                self.0.begin().to_owned()
+            }
+            /// The statement committing the handler's transaction (``COMMIT``).
+            fn commit(&self) -> String {
+                self.0.commit().to_owned()
+            }
+            /// The statement rolling the handler's transaction back (``ROLLBACK``).
+            fn rollback(&self) -> String {
+                self.0.rollback().to_owned()
+            }
+            /// Marks ``key`` done with its claim's ``token`` at ``now`` inside the handler's transaction; count
+            /// the changed rows.
+            fn mark_done(&self, key: Text, token: Text, now: i64) -> pyo3::PyResult<royaltykit::dedup::SqlStatement> {
+                crate::guard(|| Ok(self.0.mark_done(&key, &token, now)?))
+            }
+            /// Gives up this worker's claim of ``key`` (autocommit, after a rollback).
+            fn release(&self, key: Text, token: Text) -> pyo3::PyResult<royaltykit::dedup::SqlStatement> {
+                crate::guard(|| Ok(self.0.release(&key, &token)?))
+            }
+            /// Deletes the rows expired at ``now``; count the changed rows.
+            fn purge(&self, now: i64) -> royaltykit::dedup::SqlStatement {
+                self.0.purge(now)
+            }
+        }
+    };
+}
+pub(crate) use sql_dedup_protocol_methods;
+
+/// `SqlInboxProtocol`: its methods written by hand (the macro's input), then those the table describes, in one `#[pymethods]` block.
+macro_rules! sql_inbox_protocol_methods {
+    ($($hand:tt)*) => {
+        #[pyo3::pymethods]
+        impl SqlInboxProtocol {
+            $($hand)*
+            /// The statements creating the table and its index when missing (idempotent).
+            fn schema(&self) -> Vec<String> {
+                self.0.schema()
+            }
+            /// The insert of a verified delivery at ``now`` (Unix seconds; autocommit): ``key`` its delivery
+            /// key, ``delivery_id`` its ``Service-Webhook-Id``, ``event`` its event name, ``body`` its raw JSON
+            /// body as text. Read its count of inserted rows with ``enqueue_reply``. ``InvalidArgumentError``
+            /// (``invalid_argument``) for a bad key, an empty delivery id or a body over the payload limit.
+            fn enqueue(&self, key: Text, delivery_id: Text, event: Text, body: Text, now: i64) -> pyo3::PyResult<royaltykit::dedup::SqlStatement> {
+                crate::guard(|| Ok(self.0.enqueue(&key, &delivery_id, &event, &body, now)?))
+            }
+            /// The claim of the oldest due entry at ``now`` (autocommit): it counts an attempt and holds the
+            /// entry for the lease; one row of five columns (``inbox_key``, ``delivery_id``, ``event``,
+            /// ``body``, ``attempts``: report it to the worker's ``claimed``) or none.
+            fn claim(&self, now: i64) -> royaltykit::dedup::SqlStatement {
+                self.0.claim(now)
+            }
+            /// The statement opening the handler's transaction (``BEGIN``; ``BEGIN IMMEDIATE`` on SQLite).
+            fn begin(&self) -> String {
+                self.0.begin().to_owned()
+            }
+            /// The statement committing the handler's transaction (``COMMIT``).
+            fn commit(&self) -> String {
+                self.0.commit().to_owned()
+            }
+            /// The statement rolling the handler's transaction back (``ROLLBACK``).
+            fn rollback(&self) -> String {
+                self.0.rollback().to_owned()
+            }
+            /// The statement putting a poison entry back to pending at ``now`` with no attempts counted: one
+            /// row changed means retried, none means ``key`` is not a poison entry.
+            fn retry(&self, key: Text, now: i64) -> pyo3::PyResult<royaltykit::dedup::SqlStatement> {
+                crate::guard(|| Ok(self.0.retry(&key, now)?))
+            }
+            /// The count of entries by state: rows of two columns, ``state`` and its count.
+            fn counts(&self) -> royaltykit::dedup::SqlStatement {
+                self.0.counts()
+            }
+            /// The statement deleting done entries past their TTL at ``now``.
+            fn purge(&self, now: i64) -> royaltykit::dedup::SqlStatement {
+                self.0.purge(now)
+            }
+        }
+    };
+}
+pub(crate) use sql_inbox_protocol_methods;

@@ -119,8 +119,7 @@ impl RedisDedupProtocol {
 #[pyclass(frozen, module = "royaltykit")]
 struct SqlDedupProtocol(SqlDedup);
 
-#[pymethods]
-impl SqlDedupProtocol {
+crate::generated::sql_dedup_protocol_methods! {
     #[new]
     #[pyo3(signature = (dialect, *, param_style, table=None, ttl_seconds=None, lease_seconds=None))]
     fn new(
@@ -153,38 +152,16 @@ impl SqlDedupProtocol {
         self.0.table()
     }
 
-    /// The statements creating the table and its index when missing (idempotent).
-    fn schema(&self) -> Vec<String> {
-        self.0.schema()
-    }
-
-    /// The claim (autocommit) at ``now`` (Unix seconds); count the rows it returns.
-    fn claim(&self, key: Text, token: Text, now: i64) -> PyResult<SqlStatement> {
-        guard(|| Ok(self.0.claim(&key, &token, now)?))
-    }
-
     /// ``"new"`` for a returned row; None for none (then run ``state``).
     #[staticmethod]
     fn claim_reply(rows: u64) -> Option<ClaimState> {
         SqlDedup::claim_reply(rows)
     }
 
-    /// Reads a taken key's state.
-    fn state(&self, key: Text) -> PyResult<SqlStatement> {
-        guard(|| Ok(self.0.state(&key)?))
-    }
-
     /// ``"done"`` or ``"in_progress"`` (the ``state`` column, None for no row).
     #[staticmethod]
     fn state_reply(state: Option<Text>) -> ClaimState {
         SqlDedup::state_reply(state.as_deref())
-    }
-
-    /// The read-only lookup of ``key``'s state at ``now`` (Unix seconds; delivery recovery,
-    /// autocommit, never a claim): a row only while the key is live. Read it with
-    /// ``lookup_reply``.
-    fn lookup(&self, key: Text, now: i64) -> PyResult<SqlStatement> {
-        guard(|| Ok(self.0.lookup(&key, now)?))
     }
 
     /// What a lookup returned (the ``state`` column, None for no row): ``"done"`` for a
@@ -195,40 +172,10 @@ impl SqlDedupProtocol {
         SqlDedup::lookup_reply(state.as_deref())
     }
 
-    /// The statement opening the handler's transaction.
-    fn begin(&self) -> &'static str {
-        self.0.begin()
-    }
-
-    /// The statement committing the handler's transaction (``COMMIT``).
-    fn commit(&self) -> &'static str {
-        self.0.commit()
-    }
-
-    /// The statement rolling the handler's transaction back (``ROLLBACK``).
-    fn rollback(&self) -> &'static str {
-        self.0.rollback()
-    }
-
-    /// Marks the key done inside the handler's transaction; count the changed rows.
-    fn mark_done(&self, key: Text, token: Text, now: i64) -> PyResult<SqlStatement> {
-        guard(|| Ok(self.0.mark_done(&key, &token, now)?))
-    }
-
     /// True for one changed row (this claim), False for none (the claim was lost).
     #[staticmethod]
     fn guarded_reply(rows: u64) -> bool {
         SqlDedup::guarded_reply(rows)
-    }
-
-    /// Gives up this worker's claim (autocommit, after a rollback).
-    fn release(&self, key: Text, token: Text) -> PyResult<SqlStatement> {
-        guard(|| Ok(self.0.release(&key, &token)?))
-    }
-
-    /// Deletes the rows expired at ``now``.
-    fn purge(&self, now: i64) -> SqlStatement {
-        self.0.purge(now)
     }
 
     fn __repr__(&self) -> String {
@@ -246,8 +193,7 @@ impl SqlDedupProtocol {
 #[pyclass(frozen, module = "royaltykit")]
 struct SqlInboxProtocol(SqlInbox);
 
-#[pymethods]
-impl SqlInboxProtocol {
+crate::generated::sql_inbox_protocol_methods! {
     /// The table name when none is given.
     #[classattr]
     const DEFAULT_TABLE: &'static str = dedup::DEFAULT_INBOX_TABLE;
@@ -301,55 +247,11 @@ impl SqlInboxProtocol {
         self.0.lease_seconds()
     }
 
-    /// The statements creating the table and its index when missing (idempotent).
-    fn schema(&self) -> Vec<String> {
-        self.0.schema()
-    }
-
-    /// The insert of a verified delivery at ``now`` (Unix seconds; autocommit): ``key`` its
-    /// delivery key, ``delivery_id`` its ``Service-Webhook-Id``, ``event`` its event name,
-    /// ``body`` its raw JSON body as text. Read its count of inserted rows with
-    /// ``enqueue_reply``. ``InvalidArgumentError`` for a bad key, an empty delivery id or a
-    /// body over ``MAX_BODY_BYTES``.
-    fn enqueue(
-        &self,
-        key: Text,
-        delivery_id: Text,
-        event: Text,
-        body: Text,
-        now: i64,
-    ) -> PyResult<SqlStatement> {
-        guard(|| Ok(self.0.enqueue(&key, &delivery_id, &event, &body, now)?))
-    }
-
     /// True for one inserted row (a new entry), False for none (already in the inbox: a
     /// redelivery, answered 2xx all the same).
     #[staticmethod]
     fn enqueue_reply(rows: u64) -> bool {
         SqlInbox::enqueue_reply(rows)
-    }
-
-    /// The claim of the oldest due entry at ``now`` (autocommit): it counts an attempt and holds
-    /// the entry for the lease; one row of five columns (``inbox_key``, ``delivery_id``,
-    /// ``event``, ``body``, ``attempts``: report it to ``InboxWorker.claimed``) or none.
-    fn claim(&self, now: i64) -> SqlStatement {
-        self.0.claim(now)
-    }
-
-    /// The statement opening the handler's transaction (``BEGIN``; ``BEGIN IMMEDIATE`` on
-    /// SQLite).
-    fn begin(&self) -> &'static str {
-        self.0.begin()
-    }
-
-    /// The statement committing the handler's transaction.
-    fn commit(&self) -> &'static str {
-        self.0.commit()
-    }
-
-    /// The statement rolling the handler's transaction back.
-    fn rollback(&self) -> &'static str {
-        self.0.rollback()
     }
 
     /// The mark of ``key`` done by the claim that counted ``attempts``, at ``now``, **inside the
@@ -387,12 +289,6 @@ impl SqlInboxProtocol {
         guard(|| Ok(self.0.poisoned(limit)?))
     }
 
-    /// The statement putting a poison entry back to pending at ``now`` with no attempts counted:
-    /// one row changed means retried, none means ``key`` is not a poison entry.
-    fn retry(&self, key: Text, now: i64) -> PyResult<SqlStatement> {
-        guard(|| Ok(self.0.retry(&key, now)?))
-    }
-
     /// The read-only lookup of ``key`` (delivery recovery): one column ``state``, or no row;
     /// read it with ``lookup_reply``.
     fn lookup(&self, key: Text) -> PyResult<SqlStatement> {
@@ -404,16 +300,6 @@ impl SqlInboxProtocol {
     #[staticmethod]
     fn lookup_reply(state: Option<Text>) -> ClaimState {
         SqlInbox::lookup_reply(state.as_deref())
-    }
-
-    /// The count of entries by state: rows of two columns, ``state`` and its count.
-    fn counts(&self) -> SqlStatement {
-        self.0.counts()
-    }
-
-    /// The statement deleting done entries past their TTL at ``now``.
-    fn purge(&self, now: i64) -> SqlStatement {
-        self.0.purge(now)
     }
 
     fn __repr__(&self) -> String {

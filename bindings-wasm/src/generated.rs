@@ -17,7 +17,7 @@ pub fn parse_timestamp(text: &str) -> Option<f64> {
 /// client adds); otherwise `InvalidArgumentError` (`invalid_argument`), naming `base_url`, saying
 /// what is wrong and what is accepted. The clients call it when they are built.
 #[wasm_bindgen(js_name = checkBaseUrl)]
-pub fn check_base_url(base_url: &str, allow_insecure_http: bool) -> R<String> {
+pub fn check_base_url(base_url: &str, allow_insecure_http: bool) -> crate::R<String> {
     js_result(|| {
         Ok(royaltykit::request::check_base_url(
             base_url,
@@ -36,7 +36,7 @@ pub fn call_failed_message(
     reason: &str,
     attempts: f64,
     cause: Option<String>,
-) -> R<String> {
+) -> crate::R<String> {
     js_result(|| {
         let attempts = royaltykit::integer_from_f64("attempts", attempts)?;
         Ok(royaltykit::machine::call_failed_message(
@@ -59,7 +59,7 @@ pub fn export_interrupted_message(export_id: Option<String>) -> String {
 /// The namespaced dedup key of a delivery (its `Service-Webhook-Id`, `deliveryId`): what receivers
 /// claim; `InvalidArgumentError` (`invalid_argument`) for an empty or over-long namespace or id.
 #[wasm_bindgen(js_name = deliveryKey)]
-pub fn delivery_key(namespace: &str, delivery_id: &str) -> R<String> {
+pub fn delivery_key(namespace: &str, delivery_id: &str) -> crate::R<String> {
     js_result(|| Ok(royaltykit::dedup::delivery_key(namespace, delivery_id)?))
 }
 
@@ -68,7 +68,7 @@ pub fn delivery_key(namespace: &str, delivery_id: &str) -> R<String> {
 /// on what the signature covers, so a delivery resent under a new delivery id keeps it.
 /// `invalid_secret` for an unusable secret.
 #[wasm_bindgen(js_name = contentKey)]
-pub fn content_key(secret: &str, timestamp: &str, body: &[u8]) -> R<String> {
+pub fn content_key(secret: &str, timestamp: &str, body: &[u8]) -> crate::R<String> {
     js_result(|| Ok(royaltykit::dedup::content_key(secret, timestamp, body)?))
 }
 
@@ -76,7 +76,7 @@ pub fn content_key(secret: &str, timestamp: &str, body: &[u8]) -> R<String> {
 /// the id the caller gave it (`requestId`); `InvalidArgumentError` (`invalid_argument`) for an
 /// empty or over-long namespace, operation id or request id.
 #[wasm_bindgen(js_name = idempotencyKey)]
-pub fn idempotency_key(namespace: &str, operation_id: &str, request_id: &str) -> R<String> {
+pub fn idempotency_key(namespace: &str, operation_id: &str, request_id: &str) -> crate::R<String> {
     js_result(|| {
         Ok(royaltykit::dedup::idempotency_key(
             namespace,
@@ -108,7 +108,7 @@ pub fn webhook_retry_schedule() -> Vec<f64> {
 /// attempt made when it was due: the first attempt's time for 0, null once all eight are made;
 /// `InvalidArgumentError` (`invalid_argument`) for a negative count.
 #[wasm_bindgen(js_name = webhookNextAttemptAt)]
-pub fn webhook_next_attempt_at(first_attempt_at: f64, attempts_made: f64) -> R<Option<f64>> {
+pub fn webhook_next_attempt_at(first_attempt_at: f64, attempts_made: f64) -> crate::R<Option<f64>> {
     js_result(|| {
         let first_attempt_at = royaltykit::integer_from_f64("first_attempt_at", first_attempt_at)?;
         let attempts_made = royaltykit::integer_from_f64("attempts_made", attempts_made)?;
@@ -122,7 +122,7 @@ pub fn webhook_next_attempt_at(first_attempt_at: f64, attempts_made: f64) -> R<O
 /// The latest time (Unix seconds) the service gives a delivery up, from its first attempt
 /// (`firstAttemptAt`): the final attempt's due time plus its 10 s limit.
 #[wasm_bindgen(js_name = webhookGivesUpAt)]
-pub fn webhook_gives_up_at(first_attempt_at: f64) -> R<f64> {
+pub fn webhook_gives_up_at(first_attempt_at: f64) -> crate::R<f64> {
     js_result(|| {
         let first_attempt_at = royaltykit::integer_from_f64("first_attempt_at", first_attempt_at)?;
         Ok(royaltykit::retry::webhook_gives_up_at(first_attempt_at) as f64)
@@ -133,7 +133,7 @@ pub fn webhook_gives_up_at(first_attempt_at: f64) -> R<f64> {
 /// when it may be called); `InvalidArgumentError` (`invalid_argument`) for an operation the catalog
 /// does not know.
 #[wasm_bindgen(js_name = missingScopes)]
-pub fn missing_scopes(granted: Vec<String>, operation_id: &str) -> R<Vec<String>> {
+pub fn missing_scopes(granted: Vec<String>, operation_id: &str) -> crate::R<Vec<String>> {
     js_result(|| Ok(royaltykit::token::missing_scopes(&granted, operation_id)?))
 }
 
@@ -151,7 +151,7 @@ pub fn export_state(value: &str) -> String {
 /// not show. `InvalidArgumentError` (`invalid_argument`) for a command that is none of `get`,
 /// `cancel`, `revoke` and `download`.
 #[wasm_bindgen(js_name = validateExportCommand)]
-pub fn validate_export_command(state: &str, command: &str) -> R<String> {
+pub fn validate_export_command(state: &str, command: &str) -> crate::R<String> {
     js_result(|| {
         Ok(royaltykit::export::validate_export_command(
             &royaltykit::export::ExportState::parse(state),
@@ -175,7 +175,7 @@ pub fn export_poll_decision(
     attempt: f64,
     random: f64,
     max_polls: Option<f64>,
-) -> R<String> {
+) -> crate::R<String> {
     js_result(|| {
         let attempt = royaltykit::integer_from_f64("attempt", attempt)?;
         let max_polls = max_polls
@@ -197,7 +197,12 @@ pub fn export_poll_decision(
 /// its `Content-Length`; `ApiError` (`api_error`) for any other status (409 not ready, 422, …),
 /// parsed; `InvalidArgumentError` (`invalid_argument`) for a status outside 100 to 599.
 #[wasm_bindgen(js_name = checkExportDownload)]
-pub fn check_export_download(status: f64, headers: Vec<String>, body: &[u8], now: f64) -> R<()> {
+pub fn check_export_download(
+    status: f64,
+    headers: Vec<String>,
+    body: &[u8],
+    now: f64,
+) -> crate::R<()> {
     js_result(|| {
         let status = royaltykit::integer_from_f64("status", status)?;
         let now = royaltykit::seconds_from_f64("now", now)?;
@@ -223,7 +228,7 @@ pub fn step_up_satisfies(
     at: f64,
     max_age_seconds: f64,
     now: f64,
-) -> R<bool> {
+) -> crate::R<bool> {
     js_result(|| {
         let at = royaltykit::integer_from_f64("at", at)?;
         let max_age_seconds = royaltykit::integer_from_f64("max_age_seconds", max_age_seconds)?;
@@ -243,7 +248,7 @@ pub fn step_up_satisfies(
 /// HTTP-date, ISO 8601 accepted too), the whole wait, never shortened (0 for a date in the past);
 /// null when it is absent or garbage (empty, negative, fractional, an unreadable date).
 #[wasm_bindgen(js_name = parseRetryAfter)]
-pub fn parse_retry_after(value: Option<String>, now: f64) -> R<String> {
+pub fn parse_retry_after(value: Option<String>, now: f64) -> crate::R<String> {
     js_result(|| {
         let now = royaltykit::seconds_from_f64("now", now)?;
         Ok(crate::json(&value.as_deref().and_then(|v| {
@@ -256,7 +261,7 @@ pub fn parse_retry_after(value: Option<String>, now: f64) -> R<String> {
 /// the verifier parses one; checks no signature. `WebhookVerificationError` (`invalid_payload`),
 /// naming the member, for a body that is not UTF-8 JSON or lacks a required member.
 #[wasm_bindgen(js_name = parseWebhookEvent)]
-pub fn parse_webhook_event(body: &[u8]) -> R<String> {
+pub fn parse_webhook_event(body: &[u8]) -> crate::R<String> {
     js_result(|| {
         Ok(crate::json(&royaltykit::webhook::WebhookEvent::parse(
             body,
@@ -269,7 +274,7 @@ pub fn parse_webhook_event(body: &[u8]) -> R<String> {
 /// `InvalidArgumentError` (`invalid_argument`) for an SQLite older than 3.35 (no `RETURNING`) or
 /// another database.
 #[wasm_bindgen(js_name = detectSqlDialect)]
-pub fn detect_sql_dialect(product: &str, version: &str) -> R<String> {
+pub fn detect_sql_dialect(product: &str, version: &str) -> crate::R<String> {
     js_result(|| {
         Ok(royaltykit::dedup::SqlDialect::detect(product, version)?
             .as_str()
@@ -290,7 +295,7 @@ pub fn default_store_capacity() -> f64 {
 /// `in_progress`, else `acknowledge` with 200, and in both the positions of the `new` ones to
 /// release. `InvalidArgumentError` (`invalid_argument`) for a state the core does not know.
 #[wasm_bindgen(js_name = decideClaims)]
-pub fn decide_claims(states: Vec<String>) -> R<String> {
+pub fn decide_claims(states: Vec<String>) -> crate::R<String> {
     js_result(|| {
         Ok(crate::json(&royaltykit::receiver::decide_claims(
             &states
@@ -302,7 +307,7 @@ pub fn decide_claims(states: Vec<String>) -> R<String> {
 }
 
 /// Runs a forwarder's body, the core's refusal turned into the error JavaScript receives.
-fn js_result<T>(f: impl FnOnce() -> Result<T, royaltykit::Error>) -> R<T> {
+pub(crate) fn js_result<T>(f: impl FnOnce() -> Result<T, royaltykit::Error>) -> R<T> {
     f().map_err(err)
 }
 
@@ -474,3 +479,146 @@ macro_rules! recovery_inputs {
     };
 }
 pub(crate) use recovery_inputs;
+
+/// `SqlDedupProtocol`: the methods the table describes, in a block of their own.
+macro_rules! sql_dedup_protocol_methods {
+    () => {
+        #[wasm_bindgen(js_class = SqlDedupProtocol)]
+        impl SqlDedupProtocol {
+            /// The statements creating the table and its index when missing (idempotent).
+            pub fn schema(&self) -> Vec<String> {
+                self.0.schema()
+            }
+            /// The claim of `key` with `token` (autocommit) at `now` (Unix seconds); count the rows it returns.
+            /// `InvalidArgumentError` (`invalid_argument`) for a key or token the store cannot hold.
+            pub fn claim(&self, key: &str, token: &str, now: f64) -> crate::R<String> {
+                crate::generated::js_result(|| {
+                    let now = royaltykit::seconds_from_f64("now", now)?;
+                    Ok(crate::json(&self.0.claim(key, token, now)?))
+                })
+            }
+            /// Reads a taken key's state (one column, one row or none).
+            pub fn state(&self, key: &str) -> crate::R<String> {
+                crate::generated::js_result(|| Ok(crate::json(&self.0.state(key)?)))
+            }
+            /// The read-only lookup of `key`'s state at `now` (Unix seconds; delivery recovery, autocommit,
+            /// never a claim): a row only while the key is live. Read it with `lookupReply`.
+            pub fn lookup(&self, key: &str, now: f64) -> crate::R<String> {
+                crate::generated::js_result(|| {
+                    let now = royaltykit::seconds_from_f64("now", now)?;
+                    Ok(crate::json(&self.0.lookup(key, now)?))
+                })
+            }
+            /// The statement opening the handler's transaction (`BEGIN`; `BEGIN IMMEDIATE` on SQLite).
+            pub fn begin(&self) -> String {
+                self.0.begin().to_owned()
+            }
+            /// The statement committing the handler's transaction (`COMMIT`).
+            pub fn commit(&self) -> String {
+                self.0.commit().to_owned()
+            }
+            /// The statement rolling the handler's transaction back (`ROLLBACK`).
+            pub fn rollback(&self) -> String {
+                self.0.rollback().to_owned()
+            }
+            /// Marks `key` done with its claim's `token` at `now` inside the handler's transaction; count the
+            /// changed rows.
+            #[wasm_bindgen(js_name = markDone)]
+            pub fn mark_done(&self, key: &str, token: &str, now: f64) -> crate::R<String> {
+                crate::generated::js_result(|| {
+                    let now = royaltykit::seconds_from_f64("now", now)?;
+                    Ok(crate::json(&self.0.mark_done(key, token, now)?))
+                })
+            }
+            /// Gives up this worker's claim of `key` (autocommit, after a rollback).
+            pub fn release(&self, key: &str, token: &str) -> crate::R<String> {
+                crate::generated::js_result(|| Ok(crate::json(&self.0.release(key, token)?)))
+            }
+            /// Deletes the rows expired at `now`; count the changed rows.
+            pub fn purge(&self, now: f64) -> crate::R<String> {
+                crate::generated::js_result(|| {
+                    let now = royaltykit::seconds_from_f64("now", now)?;
+                    Ok(crate::json(&self.0.purge(now)))
+                })
+            }
+        }
+    };
+}
+pub(crate) use sql_dedup_protocol_methods;
+
+/// `SqlInboxProtocol`: the methods the table describes, in a block of their own.
+macro_rules! sql_inbox_protocol_methods {
+    () => {
+        #[wasm_bindgen(js_class = SqlInboxProtocol)]
+        impl SqlInboxProtocol {
+            /// The statements creating the table and its index when missing (idempotent).
+            pub fn schema(&self) -> Vec<String> {
+                self.0.schema()
+            }
+            /// The insert of a verified delivery at `now` (Unix seconds; autocommit): `key` its delivery key,
+            /// `deliveryId` its `Service-Webhook-Id`, `event` its event name, `body` its raw JSON body as text.
+            /// Read its count of inserted rows with `enqueueReply`. `InvalidArgumentError` (`invalid_argument`)
+            /// for a bad key, an empty delivery id or a body over the payload limit.
+            pub fn enqueue(
+                &self,
+                key: &str,
+                delivery_id: &str,
+                event: &str,
+                body: &str,
+                now: f64,
+            ) -> crate::R<String> {
+                crate::generated::js_result(|| {
+                    let now = royaltykit::seconds_from_f64("now", now)?;
+                    Ok(crate::json(&self.0.enqueue(
+                        key,
+                        delivery_id,
+                        event,
+                        body,
+                        now,
+                    )?))
+                })
+            }
+            /// The claim of the oldest due entry at `now` (autocommit): it counts an attempt and holds the
+            /// entry for the lease; one row of five columns (`inbox_key`, `delivery_id`, `event`, `body`,
+            /// `attempts`: report it to the worker's `claimed`) or none.
+            pub fn claim(&self, now: f64) -> crate::R<String> {
+                crate::generated::js_result(|| {
+                    let now = royaltykit::seconds_from_f64("now", now)?;
+                    Ok(crate::json(&self.0.claim(now)))
+                })
+            }
+            /// The statement opening the handler's transaction (`BEGIN`; `BEGIN IMMEDIATE` on SQLite).
+            pub fn begin(&self) -> String {
+                self.0.begin().to_owned()
+            }
+            /// The statement committing the handler's transaction (`COMMIT`).
+            pub fn commit(&self) -> String {
+                self.0.commit().to_owned()
+            }
+            /// The statement rolling the handler's transaction back (`ROLLBACK`).
+            pub fn rollback(&self) -> String {
+                self.0.rollback().to_owned()
+            }
+            /// The statement putting a poison entry back to pending at `now` with no attempts counted: one row
+            /// changed means retried, none means `key` is not a poison entry.
+            pub fn retry(&self, key: &str, now: f64) -> crate::R<String> {
+                crate::generated::js_result(|| {
+                    let now = royaltykit::seconds_from_f64("now", now)?;
+                    Ok(crate::json(&self.0.retry(key, now)?))
+                })
+            }
+            /// The count of entries by state: rows of two columns, `state` and its count.
+            pub fn counts(&self) -> String {
+                crate::json(&self.0.counts())
+            }
+            /// The statement deleting done entries past their TTL at `now`.
+            pub fn purge(&self, now: f64) -> crate::R<String> {
+                crate::generated::js_result(|| {
+                    let now = royaltykit::seconds_from_f64("now", now)?;
+                    Ok(crate::json(&self.0.purge(now)))
+                })
+            }
+        }
+    };
+}
+pub(crate) use sql_inbox_protocol_methods;

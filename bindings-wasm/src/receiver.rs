@@ -140,26 +140,10 @@ impl SqlDedupProtocol {
         self.0.table().to_owned()
     }
 
-    /// `SqlDedup::schema`.
-    pub fn schema(&self) -> Vec<String> {
-        self.0.schema()
-    }
-
-    /// `SqlDedup::claim`, as JSON.
-    pub fn claim(&self, key: &str, token: &str, now: f64) -> R<String> {
-        let now = crate::now_arg(now)?;
-        self.0.claim(key, token, now).map(|s| json(&s)).map_err(err)
-    }
-
     /// `SqlDedup::claim_reply`: `"new"`, or `undefined` (then run the state statement).
     #[wasm_bindgen(js_name = claimReply)]
     pub fn claim_reply(rows: u32) -> Option<String> {
         SqlDedup::claim_reply(u64::from(rows)).map(|s| s.as_str().to_owned())
-    }
-
-    /// `SqlDedup::state`, as JSON.
-    pub fn state(&self, key: &str) -> R<String> {
-        self.0.state(key).map(|s| json(&s)).map_err(err)
     }
 
     /// `SqlDedup::state_reply`: `"done"` or `"in_progress"`.
@@ -168,41 +152,10 @@ impl SqlDedupProtocol {
         SqlDedup::state_reply(state.as_deref()).as_str().to_owned()
     }
 
-    /// `SqlDedup::lookup` at `now`, as JSON: the read-only lookup of `key` (delivery recovery).
-    pub fn lookup(&self, key: &str, now: f64) -> R<String> {
-        let now = crate::now_arg(now)?;
-        self.0.lookup(key, now).map(|s| json(&s)).map_err(err)
-    }
-
     /// `SqlDedup::lookup_reply`: `"new"` for no row, `"done"`, else `"in_progress"`.
     #[wasm_bindgen(js_name = lookupReply)]
     pub fn lookup_reply(state: Option<String>) -> String {
         SqlDedup::lookup_reply(state.as_deref()).as_str().to_owned()
-    }
-
-    /// `SqlDedup::begin`.
-    pub fn begin(&self) -> String {
-        self.0.begin().to_owned()
-    }
-
-    /// `SqlDedup::commit`.
-    pub fn commit(&self) -> String {
-        self.0.commit().to_owned()
-    }
-
-    /// `SqlDedup::rollback`.
-    pub fn rollback(&self) -> String {
-        self.0.rollback().to_owned()
-    }
-
-    /// `SqlDedup::mark_done`, as JSON.
-    #[wasm_bindgen(js_name = markDone)]
-    pub fn mark_done(&self, key: &str, token: &str, now: f64) -> R<String> {
-        let now = crate::now_arg(now)?;
-        self.0
-            .mark_done(key, token, now)
-            .map(|s| json(&s))
-            .map_err(err)
     }
 
     /// `SqlDedup::guarded_reply`: true for one changed row.
@@ -210,17 +163,9 @@ impl SqlDedupProtocol {
     pub fn guarded_reply(rows: u32) -> bool {
         SqlDedup::guarded_reply(u64::from(rows))
     }
-
-    /// `SqlDedup::release`, as JSON.
-    pub fn release(&self, key: &str, token: &str) -> R<String> {
-        self.0.release(key, token).map(|s| json(&s)).map_err(err)
-    }
-
-    /// `SqlDedup::purge`, as JSON.
-    pub fn purge(&self, now: f64) -> R<String> {
-        Ok(json(&self.0.purge(crate::now_arg(now)?)))
-    }
 }
+
+crate::generated::sql_dedup_protocol_methods!();
 
 /// `dedup::SqlInbox`: the statements of the inbox table in the user's SQL database (persist a
 /// verified delivery, claim, mark done in the handler's transaction, settle, poison), as JSON
@@ -273,51 +218,10 @@ impl SqlInboxProtocol {
         self.0.lease_seconds() as f64
     }
 
-    /// `SqlInbox::schema`.
-    pub fn schema(&self) -> Vec<String> {
-        self.0.schema()
-    }
-
-    /// `SqlInbox::enqueue` at `now`, as JSON.
-    pub fn enqueue(
-        &self,
-        key: &str,
-        delivery_id: &str,
-        event: &str,
-        body: &str,
-        now: f64,
-    ) -> R<String> {
-        let now = crate::now_arg(now)?;
-        self.0
-            .enqueue(key, delivery_id, event, body, now)
-            .map(|s| json(&s))
-            .map_err(err)
-    }
-
     /// `SqlInbox::enqueue_reply`: true for a new entry, false for a duplicate.
     #[wasm_bindgen(js_name = enqueueReply)]
     pub fn enqueue_reply(rows: u32) -> bool {
         SqlInbox::enqueue_reply(u64::from(rows))
-    }
-
-    /// `SqlInbox::claim` at `now`, as JSON.
-    pub fn claim(&self, now: f64) -> R<String> {
-        Ok(json(&self.0.claim(crate::now_arg(now)?)))
-    }
-
-    /// `SqlInbox::begin`.
-    pub fn begin(&self) -> String {
-        self.0.begin().to_owned()
-    }
-
-    /// `SqlInbox::commit`.
-    pub fn commit(&self) -> String {
-        self.0.commit().to_owned()
-    }
-
-    /// `SqlInbox::rollback`.
-    pub fn rollback(&self) -> String {
-        self.0.rollback().to_owned()
     }
 
     /// `SqlInbox::mark_done` of the claim that counted `attempts`, at `now`, as JSON.
@@ -360,12 +264,6 @@ impl SqlInboxProtocol {
         self.0.poisoned(limit).map(|s| json(&s)).map_err(err)
     }
 
-    /// `SqlInbox::retry` at `now`, as JSON.
-    pub fn retry(&self, key: &str, now: f64) -> R<String> {
-        let now = crate::now_arg(now)?;
-        self.0.retry(key, now).map(|s| json(&s)).map_err(err)
-    }
-
     /// `SqlInbox::lookup`, as JSON.
     pub fn lookup(&self, key: &str) -> R<String> {
         self.0.lookup(key).map(|s| json(&s)).map_err(err)
@@ -376,17 +274,9 @@ impl SqlInboxProtocol {
     pub fn lookup_reply(state: Option<String>) -> String {
         SqlInbox::lookup_reply(state.as_deref()).as_str().to_owned()
     }
-
-    /// `SqlInbox::counts`, as JSON.
-    pub fn counts(&self) -> String {
-        json(&self.0.counts())
-    }
-
-    /// `SqlInbox::purge` at `now`, as JSON.
-    pub fn purge(&self, now: f64) -> R<String> {
-        Ok(json(&self.0.purge(crate::now_arg(now)?)))
-    }
 }
+
+crate::generated::sql_inbox_protocol_methods!();
 
 /// `dedup::RedisInbox`: the inbox on a Redis stream as commands (argument lists to send as
 /// they are) and what their replies mean (each one string, or `undefined` for nil).
