@@ -572,6 +572,11 @@ macro_rules! sql_inbox_protocol_methods {
             ) -> crate::Result<royaltykit::dedup::SqlStatement> {
                 Ok(self.0.retry(&key, now)?)
             }
+            /// The read-only lookup of `key` (delivery recovery): one column, `state`, or no row. Read it with
+            /// `lookupReply`.
+            pub fn lookup(&self, key: String) -> crate::Result<royaltykit::dedup::SqlStatement> {
+                Ok(self.0.lookup(&key)?)
+            }
             /// The count of entries by state: rows of two columns, `state` and its count.
             pub fn counts(&self) -> royaltykit::dedup::SqlStatement {
                 self.0.counts()
@@ -584,3 +589,40 @@ macro_rules! sql_inbox_protocol_methods {
     };
 }
 pub(crate) use sql_inbox_protocol_methods;
+
+/// `RedisDedupProtocol`: the methods the table describes, in a block of their own.
+macro_rules! redis_dedup_protocol_methods {
+    () => {
+        #[uniffi::export]
+        impl RedisDedupProtocol {
+            /// The claim of `key` with `token` (`SET NX` with the lease). Its reply goes to `claimReply`.
+            pub fn claim_command(&self, key: String, token: String) -> crate::Result<Vec<String>> {
+                Ok(self.0.claim_command(&key, &token)?)
+            }
+            /// Reads a taken key's state (`GET`). Its reply goes to `stateReply`.
+            pub fn state_command(&self, key: String) -> crate::Result<Vec<String>> {
+                Ok(self.0.state_command(&key)?)
+            }
+            /// The read-only lookup of `key`'s state (delivery recovery; never a claim). Its reply goes to
+            /// `lookupReply`.
+            pub fn lookup_command(&self, key: String) -> crate::Result<Vec<String>> {
+                Ok(self.0.lookup_command(&key)?)
+            }
+            /// The guarded commit of `key` by the claim holding `token` (`EVAL`): its reply is 1 when done.
+            /// Read it with `guardedReply`.
+            pub fn commit_command(&self, key: String, token: String) -> crate::Result<Vec<String>> {
+                Ok(self.0.commit_command(&key, &token)?)
+            }
+            /// The guarded release of `key` by the claim holding `token` (`EVAL`): its reply is 1 when
+            /// released. Read it with `guardedReply`.
+            pub fn release_command(
+                &self,
+                key: String,
+                token: String,
+            ) -> crate::Result<Vec<String>> {
+                Ok(self.0.release_command(&key, &token)?)
+            }
+        }
+    };
+}
+pub(crate) use redis_dedup_protocol_methods;

@@ -106,12 +106,6 @@ impl SqlInboxProtocol {
         Ok(self.0.poisoned(limit)?)
     }
 
-    /// The read-only lookup of `key` (delivery recovery): one column `state`, or no row. Read it
-    /// with `lookupReply`.
-    pub fn lookup(&self, key: String) -> Result<SqlStatement> {
-        Ok(self.0.lookup(&key)?)
-    }
-
     /// What a lookup returned (null for no row): `NEW` never received, `DONE` processed,
     /// `IN_PROGRESS` received and not processed (pending or poison).
     pub fn lookup_reply(&self, state: Option<String>) -> ClaimState {

@@ -52,30 +52,14 @@ impl RedisDedupProtocol {
         Ok(RedisDedup::claim_token(royaltykit_host::random_seed()?))
     }
 
-    /// `SET <k> claim:<token> NX PX <lease ms>`.
-    pub fn claim_command(&self, key: String, token: String) -> Result<Vec<String>> {
-        Ok(self.0.claim_command(&key, &token)?)
-    }
-
     /// `NEW` for `OK`; null for nil (then send `stateCommand`).
     pub fn claim_reply(&self, reply: Option<String>) -> Option<ClaimState> {
         RedisDedup::claim_reply(reply.as_deref())
     }
 
-    /// `GET <k>`.
-    pub fn state_command(&self, key: String) -> Result<Vec<String>> {
-        Ok(self.0.state_command(&key)?)
-    }
-
     /// `DONE` or `IN_PROGRESS`.
     pub fn state_reply(&self, reply: Option<String>) -> ClaimState {
         RedisDedup::state_reply(reply.as_deref())
-    }
-
-    /// The read-only lookup of a key's state (delivery recovery): `GET <k>`, read with
-    /// `lookupReply`.
-    pub fn lookup_command(&self, key: String) -> Result<Vec<String>> {
-        Ok(self.0.lookup_command(&key)?)
     }
 
     /// What a lookup's reply means: `DONE` once committed, `IN_PROGRESS` for a live claim, `NEW`
@@ -89,17 +73,9 @@ impl RedisDedupProtocol {
     pub fn guarded_reply(&self, reply: Option<String>) -> bool {
         RedisDedup::guarded_reply(reply.as_deref())
     }
-
-    /// The guarded commit (`EVAL`); its reply is 1 when done.
-    pub fn commit_command(&self, key: String, token: String) -> Result<Vec<String>> {
-        Ok(self.0.commit_command(&key, &token)?)
-    }
-
-    /// The guarded release (`EVAL`); its reply is 1 when released.
-    pub fn release_command(&self, key: String, token: String) -> Result<Vec<String>> {
-        Ok(self.0.release_command(&key, &token)?)
-    }
 }
+
+crate::generated::redis_dedup_protocol_methods!();
 
 /// The dedup contract in the handler's own SQL database (PostgreSQL, SQLite): the statements to
 /// run (text with the driver's placeholders, and the arguments) and what their results mean.

@@ -586,6 +586,11 @@ macro_rules! sql_inbox_protocol_methods {
             fn retry(&self, key: Text, now: i64) -> pyo3::PyResult<royaltykit::dedup::SqlStatement> {
                 crate::guard(|| Ok(self.0.retry(&key, now)?))
             }
+            /// The read-only lookup of ``key`` (delivery recovery): one column, ``state``, or no row. Read it
+            /// with ``lookup_reply``.
+            fn lookup(&self, key: Text) -> pyo3::PyResult<royaltykit::dedup::SqlStatement> {
+                crate::guard(|| Ok(self.0.lookup(&key)?))
+            }
             /// The count of entries by state: rows of two columns, ``state`` and its count.
             fn counts(&self) -> royaltykit::dedup::SqlStatement {
                 self.0.counts()
@@ -598,3 +603,39 @@ macro_rules! sql_inbox_protocol_methods {
     };
 }
 pub(crate) use sql_inbox_protocol_methods;
+
+/// `RedisDedupProtocol`: its methods written by hand (the macro's input), then those the table describes, in one `#[pymethods]` block.
+macro_rules! redis_dedup_protocol_methods {
+    ($($hand:tt)*) => {
+        #[pyo3::pymethods]
+        impl RedisDedupProtocol {
+            $($hand)*
+            /// The claim of ``key`` with ``token`` (``SET NX`` with the lease). Its reply goes to
+            /// ``claim_reply``. ``InvalidArgumentError`` (``invalid_argument``) for a key or token the store
+            /// cannot hold.
+            fn claim_command(&self, key: Text, token: Text) -> pyo3::PyResult<Vec<String>> {
+                crate::guard(|| Ok(self.0.claim_command(&key, &token)?))
+            }
+            /// Reads a taken key's state (``GET``). Its reply goes to ``state_reply``.
+            fn state_command(&self, key: Text) -> pyo3::PyResult<Vec<String>> {
+                crate::guard(|| Ok(self.0.state_command(&key)?))
+            }
+            /// The read-only lookup of ``key``'s state (delivery recovery; never a claim). Its reply goes to
+            /// ``lookup_reply``.
+            fn lookup_command(&self, key: Text) -> pyo3::PyResult<Vec<String>> {
+                crate::guard(|| Ok(self.0.lookup_command(&key)?))
+            }
+            /// The guarded commit of ``key`` by the claim holding ``token`` (``EVAL``): its reply is 1 when
+            /// done. Read it with ``guarded_reply``.
+            fn commit_command(&self, key: Text, token: Text) -> pyo3::PyResult<Vec<String>> {
+                crate::guard(|| Ok(self.0.commit_command(&key, &token)?))
+            }
+            /// The guarded release of ``key`` by the claim holding ``token`` (``EVAL``): its reply is 1 when
+            /// released. Read it with ``guarded_reply``.
+            fn release_command(&self, key: Text, token: Text) -> pyo3::PyResult<Vec<String>> {
+                crate::guard(|| Ok(self.0.release_command(&key, &token)?))
+            }
+        }
+    };
+}
+pub(crate) use redis_dedup_protocol_methods;

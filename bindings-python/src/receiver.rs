@@ -35,8 +35,7 @@ fn plan_receipt(
 #[pyclass(frozen, module = "royaltykit")]
 struct RedisDedupProtocol(Protocol);
 
-#[pymethods]
-impl RedisDedupProtocol {
+crate::generated::redis_dedup_protocol_methods! {
     #[new]
     #[pyo3(signature = (*, prefix=None, ttl_seconds=None, lease_seconds=None))]
     fn new(
@@ -59,30 +58,16 @@ impl RedisDedupProtocol {
         guard(|| Ok(Protocol::claim_token(royaltykit_host::random_seed()?)))
     }
 
-    fn claim_command(&self, key: Text, token: Text) -> PyResult<Vec<String>> {
-        guard(|| Ok(self.0.claim_command(&key, &token)?))
-    }
-
     /// ``"new"`` for ``OK``; None for nil (then send ``state_command``).
     #[staticmethod]
     fn claim_reply(reply: Option<Text>) -> Option<ClaimState> {
         Protocol::claim_reply(reply.as_deref())
     }
 
-    fn state_command(&self, key: Text) -> PyResult<Vec<String>> {
-        guard(|| Ok(self.0.state_command(&key)?))
-    }
-
     /// ``"done"`` or ``"in_progress"``.
     #[staticmethod]
     fn state_reply(reply: Option<Text>) -> ClaimState {
         Protocol::state_reply(reply.as_deref())
-    }
-
-    /// The read-only lookup of ``key``'s state (delivery recovery; never a claim): read its
-    /// reply with ``lookup_reply``.
-    fn lookup_command(&self, key: Text) -> PyResult<Vec<String>> {
-        guard(|| Ok(self.0.lookup_command(&key)?))
     }
 
     /// What a lookup's reply means: ``"done"`` once committed, ``"in_progress"`` for a live
@@ -97,14 +82,6 @@ impl RedisDedupProtocol {
     #[staticmethod]
     fn guarded_reply(reply: Option<Text>) -> bool {
         Protocol::guarded_reply(reply.as_deref())
-    }
-
-    fn commit_command(&self, key: Text, token: Text) -> PyResult<Vec<String>> {
-        guard(|| Ok(self.0.commit_command(&key, &token)?))
-    }
-
-    fn release_command(&self, key: Text, token: Text) -> PyResult<Vec<String>> {
-        guard(|| Ok(self.0.release_command(&key, &token)?))
     }
 
     fn __repr__(&self) -> String {
@@ -287,12 +264,6 @@ crate::generated::sql_inbox_protocol_methods! {
     fn poisoned(&self, limit: i64) -> PyResult<SqlStatement> {
         let limit = u32::try_from(limit.max(0)).unwrap_or(u32::MAX);
         guard(|| Ok(self.0.poisoned(limit)?))
-    }
-
-    /// The read-only lookup of ``key`` (delivery recovery): one column ``state``, or no row;
-    /// read it with ``lookup_reply``.
-    fn lookup(&self, key: Text) -> PyResult<SqlStatement> {
-        guard(|| Ok(self.0.lookup(&key)?))
     }
 
     /// What a lookup returned (the ``state`` column, None for no row): ``"new"`` (never

@@ -607,6 +607,11 @@ macro_rules! sql_inbox_protocol_methods {
                     Ok(crate::json(&self.0.retry(key, now)?))
                 })
             }
+            /// The read-only lookup of `key` (delivery recovery): one column, `state`, or no row. Read it with
+            /// `lookupReply`.
+            pub fn lookup(&self, key: &str) -> crate::R<String> {
+                crate::generated::js_result(|| Ok(crate::json(&self.0.lookup(key)?)))
+            }
             /// The count of entries by state: rows of two columns, `state` and its count.
             pub fn counts(&self) -> String {
                 crate::json(&self.0.counts())
@@ -622,3 +627,42 @@ macro_rules! sql_inbox_protocol_methods {
     };
 }
 pub(crate) use sql_inbox_protocol_methods;
+
+/// `RedisDedupProtocol`: the methods the table describes, in a block of their own.
+macro_rules! redis_dedup_protocol_methods {
+    () => {
+        #[wasm_bindgen(js_class = RedisDedupProtocol)]
+        impl RedisDedupProtocol {
+            /// The claim of `key` with `token` (`SET NX` with the lease). Its reply goes to `claimReply`.
+            /// `InvalidArgumentError` (`invalid_argument`) for a key or token the store cannot hold.
+            #[wasm_bindgen(js_name = claimCommand)]
+            pub fn claim_command(&self, key: &str, token: &str) -> crate::R<Vec<String>> {
+                crate::generated::js_result(|| Ok(self.0.claim_command(key, token)?))
+            }
+            /// Reads a taken key's state (`GET`). Its reply goes to `stateReply`.
+            #[wasm_bindgen(js_name = stateCommand)]
+            pub fn state_command(&self, key: &str) -> crate::R<Vec<String>> {
+                crate::generated::js_result(|| Ok(self.0.state_command(key)?))
+            }
+            /// The read-only lookup of `key`'s state (delivery recovery; never a claim). Its reply goes to
+            /// `lookupReply`.
+            #[wasm_bindgen(js_name = lookupCommand)]
+            pub fn lookup_command(&self, key: &str) -> crate::R<Vec<String>> {
+                crate::generated::js_result(|| Ok(self.0.lookup_command(key)?))
+            }
+            /// The guarded commit of `key` by the claim holding `token` (`EVAL`): its reply is 1 when done.
+            /// Read it with `guardedReply`.
+            #[wasm_bindgen(js_name = commitCommand)]
+            pub fn commit_command(&self, key: &str, token: &str) -> crate::R<Vec<String>> {
+                crate::generated::js_result(|| Ok(self.0.commit_command(key, token)?))
+            }
+            /// The guarded release of `key` by the claim holding `token` (`EVAL`): its reply is 1 when
+            /// released. Read it with `guardedReply`.
+            #[wasm_bindgen(js_name = releaseCommand)]
+            pub fn release_command(&self, key: &str, token: &str) -> crate::R<Vec<String>> {
+                crate::generated::js_result(|| Ok(self.0.release_command(key, token)?))
+            }
+        }
+    };
+}
+pub(crate) use redis_dedup_protocol_methods;

@@ -50,22 +50,10 @@ impl RedisDedupProtocol {
         Ok(RedisDedup::claim_token(random))
     }
 
-    /// `RedisDedup::claim_command`.
-    #[wasm_bindgen(js_name = claimCommand)]
-    pub fn claim_command(&self, key: &str, token: &str) -> R<Vec<String>> {
-        self.0.claim_command(key, token).map_err(err)
-    }
-
     /// `RedisDedup::claim_reply`: `"new"`, or `undefined` (then send the state command).
     #[wasm_bindgen(js_name = claimReply)]
     pub fn claim_reply(reply: Option<String>) -> Option<String> {
         RedisDedup::claim_reply(reply.as_deref()).map(|s| s.as_str().to_owned())
-    }
-
-    /// `RedisDedup::state_command`.
-    #[wasm_bindgen(js_name = stateCommand)]
-    pub fn state_command(&self, key: &str) -> R<Vec<String>> {
-        self.0.state_command(key).map_err(err)
     }
 
     /// `RedisDedup::state_reply`: `"done"` or `"in_progress"`.
@@ -74,12 +62,6 @@ impl RedisDedupProtocol {
         RedisDedup::state_reply(reply.as_deref())
             .as_str()
             .to_owned()
-    }
-
-    /// `RedisDedup::lookup_command`: the read-only lookup of `key` (delivery recovery).
-    #[wasm_bindgen(js_name = lookupCommand)]
-    pub fn lookup_command(&self, key: &str) -> R<Vec<String>> {
-        self.0.lookup_command(key).map_err(err)
     }
 
     /// `RedisDedup::lookup_reply`: `"new"` for nil, `"done"`, else `"in_progress"`.
@@ -95,19 +77,9 @@ impl RedisDedupProtocol {
     pub fn guarded_reply(reply: Option<String>) -> bool {
         RedisDedup::guarded_reply(reply.as_deref())
     }
-
-    /// `RedisDedup::commit_command`.
-    #[wasm_bindgen(js_name = commitCommand)]
-    pub fn commit_command(&self, key: &str, token: &str) -> R<Vec<String>> {
-        self.0.commit_command(key, token).map_err(err)
-    }
-
-    /// `RedisDedup::release_command`.
-    #[wasm_bindgen(js_name = releaseCommand)]
-    pub fn release_command(&self, key: &str, token: &str) -> R<Vec<String>> {
-        self.0.release_command(key, token).map_err(err)
-    }
 }
+
+crate::generated::redis_dedup_protocol_methods!();
 
 /// `dedup::SqlDedup`: the statements of the dedup contract in the user's SQL database (the
 /// mark inside the handler's transaction), as JSON `{"sql", "args"}`, and their results.
@@ -262,11 +234,6 @@ impl SqlInboxProtocol {
     pub fn poisoned(&self, limit: f64) -> R<String> {
         let limit = u32_arg("limit", limit)?;
         self.0.poisoned(limit).map(|s| json(&s)).map_err(err)
-    }
-
-    /// `SqlInbox::lookup`, as JSON.
-    pub fn lookup(&self, key: &str) -> R<String> {
-        self.0.lookup(key).map(|s| json(&s)).map_err(err)
     }
 
     /// `SqlInbox::lookup_reply`: `"new"` for no row, `"done"`, else `"in_progress"`.
