@@ -64,7 +64,9 @@ def test_the_consumer_workflow_with_a_rotation_on_a_live_receiver(fake: Fake, tm
         def deliver(lose: bool) -> str:
             answer = fake.control("deliver", {"reference": subscription, "event": EVENT, "lose": lose})
             assert answer["status"] == ("failed" if lose else "delivered"), answer
-            assert lose or answer["answer_ms"] < 50, answer
+            # A reply that waited for the 2 s handler takes 2 s or more; the reply's speed is not
+            # asserted (wall-clock: a loaded 2-core runner took 78 ms).
+            assert lose or answer["answer_ms"] < 1000, answer
             return str(answer["delivery"])
 
         lost = [False, True, False, False, True, False]

@@ -113,7 +113,8 @@ test('end to end: subscribe, receive into a PostgreSQL inbox while the worker sl
     const live = sent.filter((r) => r.answer_ms !== null);
     t.diagnostic(`answer_ms of the 6 live deliveries: ${live.map((r) => r.answer_ms).join(', ')}`);
     assert.equal(live.length, 6);
-    for (const r of live) assert.ok(r.answer_ms < 50, `a delivery was answered in ${r.answer_ms} ms`);
+    // A reply that waited for the 2 s handler takes 2 s or more (its speed is not asserted: wall-clock).
+    for (const r of live) assert.ok(r.answer_ms < 1000, `a delivery was answered in ${r.answer_ms} ms`);
 
     // 5. Recovery checks the inbox: the 2 lost ones are replayed (pending ones are in_progress, left alone).
     const since = new Date(Date.now() - 3600 * 1000);

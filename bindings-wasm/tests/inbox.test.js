@@ -151,7 +151,8 @@ test('PostgreSQL: an HTTP receiver in inbox mode answers at once while the worke
     assert.deepEqual(replies.map(([s, b]) => [s, b.result]), [[200, 'queued'], [200, 'queued'], [200, 'duplicate'], [200, 'duplicate']]);
     const times = [ms1, ...replies.map(([, , ms]) => ms)];
     t.diagnostic(`replies while the handler slept, ms: ${times.map((ms) => ms.toFixed(1)).join(', ')}`);
-    for (const ms of times) assert.ok(ms < 50, `a reply took ${ms.toFixed(1)} ms`);
+    // A reply that waited for the 2 s handler takes 2 s or more (its speed is not asserted: wall-clock).
+    for (const ms of times) assert.ok(ms < 1000, `a reply took ${ms.toFixed(1)} ms`);
     assert.deepEqual(events.slice(-5).map((e) => e.outcome), ['queued', 'queued', 'queued', 'duplicate', 'duplicate']);
     assert.equal(await inbox.state(rk.deliveryKey(NAMESPACE, d1.id)), 'in_progress', 'pending: received, not yet processed');
     // Stopped: the handler in flight finishes and commits; the worker returns its counters.

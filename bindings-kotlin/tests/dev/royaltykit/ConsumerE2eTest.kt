@@ -141,9 +141,9 @@ class ConsumerE2eTest {
         repeat(2) { answers += deliver(lose = false)["answer_ms"].asDouble }
         assertTrue("the worker is still busy (8 entries, 2 s each)", (inbox.counts()["pending"] ?: 0L) > 0L)
         System.err.println("ConsumerE2eTest: answers while the worker's handler slept, ms: $answers")
-        // A reply that waited for the 2 s handler could not come in 50 ms: each live one, the path warmed
-        // up and the connections pooled (above), as in a running app.
-        assertTrue("each answer in < 50 ms while the handler sleeps 2 s: $answers", answers.all { it < 50 })
+        // A reply that waited for the 2 s handler takes 2 s or more. The reply's speed is not asserted
+        // (wall-clock: a loaded 2-core runner took 78 ms).
+        assertTrue("each answer in < 1 s while the handler sleeps 2 s: $answers", answers.all { it < 1000 })
 
         // 5. recovery replays the two lost deliveries into the inbox
         val since = Instant.ofEpochMilli((fake.clock() * 1000).toLong()).minusSeconds(3600)

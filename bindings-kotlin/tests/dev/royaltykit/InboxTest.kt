@@ -402,9 +402,9 @@ class PostgresInboxTest : InboxCase("postgres") {
                         assertTrue("answered while the handler still sleeps", inHandler.get())
                     }
                     System.err.println("InboxTest: replies while the worker's handler slept, ms: $millis")
-                    // the handler sleeps 2 s: a reply that waited for it could not come in 50 ms
-                    assertTrue("replies in < 50 ms (the median; a scheduling hiccup aside, each < 500 ms): $millis",
-                        millis.sorted()[millis.size / 2] < 50 && millis.all { it < 500 })
+                    // The handler sleeps 2 s: a reply that waited for it takes 2 s or more. The reply's speed
+                    // is not asserted (wall-clock: a loaded 2-core runner took 78 ms).
+                    assertTrue("each reply in < 1 s while the handler sleeps 2 s: $millis", millis.all { it < 1000 })
                     stop.set(true)
                     worker.join(20_000)
                     assertFalse(worker.isAlive)

@@ -294,8 +294,9 @@ class RedisInboxTest {
                         assertTrue("answered while the handler still sleeps", inHandler.get())
                     }
                     System.err.println("RedisInboxTest: replies while the worker's handler slept, ms: $millis")
-                    // the handler sleeps 2 s: a reply that waited for it could not come in 50 ms
-                    assertTrue("each reply in < 50 ms while the handler sleeps 2 s: $millis", millis.all { it < 50 })
+                    // The handler sleeps 2 s: a reply that waited for it takes 2 s or more. The reply's speed
+                    // is not asserted (wall-clock: a loaded 2-core runner took 78 ms).
+                    assertTrue("each reply in < 1 s while the handler sleeps 2 s: $millis", millis.all { it < 1000 })
                     val deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30)
                     while (inbox.counts() != mapOf("done" to 4L)) {
                         if (System.nanoTime() > deadline) fail("the worker did not process the entries: ${inbox.counts()}")
