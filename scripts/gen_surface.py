@@ -53,7 +53,7 @@ TYPES = {
     "bool": kind("bool", "{a}", "bool", "{a}", "bool", "{a}", "bool", "{a} === true", "boolean"),
     "flag": kind("bool", "{a}", "bool", "{a}", "bool", "{a}", "bool", "toFlag({a}, '{n}')", "boolean"),
     "clock": kind("Option<f64>", "{a}.unwrap_or_else(royaltykit_host::now_unix_f64)", "f64", "{a}", "Option<f64>",
-                  "{a}.unwrap_or_else(royaltykit_host::now_unix_f64)", "float | None", "nowSeconds({a})", "Time"),
+                  "{a}.unwrap_or_else(royaltykit_host::now_unix_f64)", "float | None", "nowSeconds({a})", "Time | null"),
     "bytes": kind("Body<'_>", "&{a}", "&[u8]", "{a}", "Vec<u8>", "&{a}", "_Body", "toBytes({a})", "BodyLike"),
     "opt_bytes": kind("Option<Body<'_>>", "&crate::args::body_or_empty({a})", "&[u8]", "{a}", "Vec<u8>", "&{a}",
                       "_Body | None", "{a} == null ? new Uint8Array(0) : toBytes({a})", "BodyLike | null"),
@@ -167,6 +167,8 @@ def doc(f, lang):
         if not kind and name in ("null", "true", "false"):
             return {"null": "None", "true": "True", "false": "False"}[name] if lang == "py" else name
         sys.exit(f"gen_surface: {f['name']}: unknown placeholder {{{m[1]}}} in its doc")
+    if "*/" in text or '"""' in text or text.rstrip().endswith('"'):
+        sys.exit(f"gen_surface: {f['name']}: a doc may not hold */ or \"\"\" nor end in a quote (they end a comment)")
     return re.sub(r" +", " ", re.sub(r"\{([\w:]+)\}", placeholder, text)).strip()
 
 
@@ -517,6 +519,11 @@ def rustfmt(text):
 # Where a function is exported: Python, the wasm module, Node's public API (its wrapper and type; the
 # wasm module too), Kotlin.
 TARGETS = {"py", "wasm", "node", "kt"}
+# Words JavaScript reserves: no parameter may be one.
+JS_WORDS = {"new", "class", "function", "delete", "default", "in", "of", "var", "let", "const", "this", "return",
+            "typeof", "void", "with", "yield", "await", "enum", "export", "import", "super", "switch", "case", "do",
+            "if", "else", "for", "while", "break", "continue", "try", "catch", "finally", "throw", "instanceof",
+            "null", "true", "false"}
 # Names the generated code uses beside the arguments (the Rust helpers, the Node wrappers' own).
 RESERVED = {"py", "then", "err", "guard", "js_result", "R", "o", "opts", "options", "native", "call", "m", "self", "toStr", "optStr",
             "toNumber", "toInteger", "toFlag", "strings", "nowSeconds", "randomArg", "toBytes", "flattenHeaders", "RESPONSE_HEADERS", "JSON",
@@ -539,6 +546,8 @@ def parse_args(owner, raw, types):
             sys.exit(f"gen_surface: {owner}: the argument name {a[0]} is taken by the generated code")
         if a[1] not in types or (len(a) > 2 and a[2] not in DEFAULTS):
             sys.exit(f"gen_surface: {owner}: unknown type or default in {a}")
+        if len(a) > 2 and not (types[a[1]]["py"].startswith("Option<") if a[2] == "none" else types[a[1]]["py"] == "bool"):
+            sys.exit(f"gen_surface: {owner}: {a[0]} cannot default to {a[2]}: \"none\" is for a type that takes null, \"false\" for a boolean")
         if not option and args and args[-1]["default"] and len(a) < 3:
             sys.exit(f"gen_surface: {owner}: {a[0]} has no default but follows one that has")
         args.append(dict(name=a[0], type=types[a[1]], default=a[2] if len(a) > 2 else None, option=option))
@@ -596,6 +605,11 @@ def load():
                 a["js"] = renames.get(a["name"], camel(a["name"]))
                 if a["option"]:
                     sys.exit(f"gen_surface: {owner}: an input takes no options")
+                if a["type"]["wasm_let"]:
+                    sys.exit(f"gen_surface: {owner}: {a['name']}: an input's arguments pass to the core as they are in wasm; "
+                             "this type needs a conversion there (a whole number): not supported yet")
+                if a["js"] in RESERVED or a["js"] in JS_WORDS:
+                    sys.exit(f"gen_surface: {owner}: {a['name']} is {a['js']} in Node, which is taken: rename it in js_names")
     classes = table.get("class", [])
     for c in classes:
         if c["name"] in {m["name"] for m in machines}:
@@ -604,11 +618,17 @@ def load():
         if not methods or len(set(methods)) != len(methods):
             sys.exit(f"gen_surface: class {c['name']}: give its methods, each once")
         for m in c["method"]:
+            if "returns" not in m or "call" not in m or "doc" not in m:
+                sys.exit(f"gen_surface: {c['name']}.{m['name']}: a method gives its doc, returns and call")
+            if "*" in m.get("args", []):
+                sys.exit(f"gen_surface: {c['name']}.{m['name']}: a method takes no options (not supported yet)")
             entry(m, f"{c['name']}.{m['name']}")
             if "{self}" not in m["call"]:
                 sys.exit(f"gen_surface: {c['name']}.{m['name']}: a method's call uses {{self}}, the core's value it wraps")
             for a in m["args"]:
                 a["js"] = camel(a["name"])
+                if a["js"] in JS_WORDS:
+                    sys.exit(f"gen_surface: {c['name']}.{m['name']}: {a['name']} is a word JavaScript reserves")
     names = [c["name"] for c in classes]
     if len(set(names)) != len(names):
         sys.exit("gen_surface: a class described twice")
@@ -633,8 +653,11 @@ def regions(path, comment, fns, machines, functions, inputs, methods):
 def class_body(path, comment, name, opener):
     """The body of the class `name` in `path` outside its generated regions (up to the first line
     that is `}` alone)."""
-    found = re.search(rf"^{opener}{name} {{\n(.*?)^}}$", outside(path, comment), re.M | re.S)
-    return found[1] if found else ""
+    found = re.search(rf"^{opener}{name}{':' if opener == 'class ' and path.endswith('.pyi') else ' {'}\n(.*?)"
+                      + (r"(?=^\S|\Z)" if path.endswith(".pyi") else "^}$"), outside(path, comment), re.M | re.S)
+    if not found:
+        sys.exit(f"gen_surface: no class {name} in {path} (its methods are generated into it)")
+    return found[1]
 
 
 def written_by_hand(fns, machines):
@@ -656,8 +679,11 @@ def written_by_hand(fns, machines):
     for m in machines:
         bodies = [class_body("bindings-wasm/js/lib.cjs", "//", m["name"], "class "),
                   class_body("bindings-wasm/js/index.d.ts", "//", m["name"], "export class ")]
-        hand |= {f"{m['name']}.{camel(i['name'])} (node)" for i in m.get("input", m.get("method")) for body in bodies
-                 if re.search(rf"^\s+(?:static )?{camel(i['name'])}\(", body, re.M)}
+        entries = m.get("input", m.get("method"))
+        hand |= {f"{m['name']}.{camel(i['name'])} (node)" for i in entries for body in bodies
+                 if re.search(rf"^\s+(?:static |get |async |readonly )?{camel(i['name'])}\b", body, re.M)}
+        stub = class_body("bindings-python/python/royaltykit/_native.pyi", "#", m["name"], "class ")
+        hand |= {f"{m['name']}.{i['name']} (py)" for i in entries if re.search(rf"^    def {i['name']}\(", stub, re.M)}
     return sorted(hand)
 
 

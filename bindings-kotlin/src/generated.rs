@@ -340,12 +340,15 @@ macro_rules! webhook_receipt_inputs {
             }
             /// The host was cancelled while the pending step was in flight (a cancelled coroutine or thread):
             /// report this instead of its outcome. Returns the next step: only rollbacks and releases follow,
-            /// then the 503 reply (outcome `cancelled`).
+            /// then the 503 reply (outcome `cancelled`). During a pending rollback or release it counts as that
+            /// step done (a cancelled one is a failed one) and the reply stays what it was; once replied,
+            /// nothing changes.
             pub fn cancelled(&self) -> crate::Result<ReceiptStep> {
                 self.then(|m| Ok(m.cancelled()?))
             }
             /// (Inbox.) The pending enqueue is done: `new` true when the delivery was added, false when it was
-            /// in the inbox already. Returns the next step, the reply: 200, outcome `queued` or `duplicate`.
+            /// in the inbox already. Returns the next step, the reply: 200 `{"result":"queued"}` or
+            /// `{"result":"duplicate"}` (outcome `queued` or `duplicate`).
             pub fn enqueued(&self, new: bool) -> crate::Result<ReceiptStep> {
                 self.then(|m| Ok(m.enqueued(new)?))
             }
@@ -462,6 +465,8 @@ macro_rules! sql_dedup_protocol_methods {
                 self.0.schema()
             }
             /// The claim of `key` with `token` (autocommit) at `now` (Unix seconds); count the rows it returns.
+            /// `RoyaltyKitException.InvalidArgument` (`invalid_argument`) for a key or token the store cannot
+            /// hold.
             pub fn claim(
                 &self,
                 key: String,
@@ -470,12 +475,14 @@ macro_rules! sql_dedup_protocol_methods {
             ) -> crate::Result<royaltykit::dedup::SqlStatement> {
                 Ok(self.0.claim(&key, &token, now)?)
             }
-            /// Reads a taken key's state (one column, one row or none).
+            /// Reads a taken key's state (one column, one row or none). `RoyaltyKitException.InvalidArgument`
+            /// (`invalid_argument`) for a key the store cannot hold.
             pub fn state(&self, key: String) -> crate::Result<royaltykit::dedup::SqlStatement> {
                 Ok(self.0.state(&key)?)
             }
             /// The read-only lookup of `key`'s state at `now` (Unix seconds; delivery recovery, autocommit,
             /// never a claim): a row only while the key is live. Read it with `lookupReply`.
+            /// `RoyaltyKitException.InvalidArgument` (`invalid_argument`) for a key the store cannot hold.
             pub fn lookup(
                 &self,
                 key: String,
@@ -496,7 +503,8 @@ macro_rules! sql_dedup_protocol_methods {
                 self.0.rollback().to_owned()
             }
             /// Marks `key` done with its claim's `token` at `now` inside the handler's transaction; count the
-            /// changed rows.
+            /// changed rows. `RoyaltyKitException.InvalidArgument` (`invalid_argument`) for a key or token the
+            /// store cannot hold.
             pub fn mark_done(
                 &self,
                 key: String,
@@ -505,7 +513,9 @@ macro_rules! sql_dedup_protocol_methods {
             ) -> crate::Result<royaltykit::dedup::SqlStatement> {
                 Ok(self.0.mark_done(&key, &token, now)?)
             }
-            /// Gives up this worker's claim of `key` (autocommit, after a rollback).
+            /// Gives up this worker's claim of `key` with `token` (autocommit, after a rollback).
+            /// `RoyaltyKitException.InvalidArgument` (`invalid_argument`) for a key or token the store cannot
+            /// hold.
             pub fn release(
                 &self,
                 key: String,
@@ -534,7 +544,8 @@ macro_rules! sql_inbox_protocol_methods {
             /// The insert of a verified delivery at `now` (Unix seconds; autocommit): `key` its delivery key,
             /// `deliveryId` its `Service-Webhook-Id`, `event` its event name, `body` its raw JSON body as text.
             /// Read its count of inserted rows with `enqueueReply`. `RoyaltyKitException.InvalidArgument`
-            /// (`invalid_argument`) for a bad key, an empty delivery id or a body over the payload limit.
+            /// (`invalid_argument`) for a bad key, an empty delivery id or a body over 256 KiB (the spec's
+            /// payload limit).
             pub fn enqueue(
                 &self,
                 key: String,
@@ -565,6 +576,7 @@ macro_rules! sql_inbox_protocol_methods {
             }
             /// The statement putting a poison entry back to pending at `now` with no attempts counted: one row
             /// changed means retried, none means `key` is not a poison entry.
+            /// `RoyaltyKitException.InvalidArgument` (`invalid_argument`) for a key the store cannot hold.
             pub fn retry(
                 &self,
                 key: String,
@@ -573,7 +585,8 @@ macro_rules! sql_inbox_protocol_methods {
                 Ok(self.0.retry(&key, now)?)
             }
             /// The read-only lookup of `key` (delivery recovery): one column, `state`, or no row. Read it with
-            /// `lookupReply`.
+            /// `lookupReply`. `RoyaltyKitException.InvalidArgument` (`invalid_argument`) for a key the store
+            /// cannot hold.
             pub fn lookup(&self, key: String) -> crate::Result<royaltykit::dedup::SqlStatement> {
                 Ok(self.0.lookup(&key)?)
             }
@@ -595,26 +608,32 @@ macro_rules! redis_dedup_protocol_methods {
     () => {
         #[uniffi::export]
         impl RedisDedupProtocol {
-            /// The claim of `key` with `token` (`SET NX` with the lease). Its reply goes to `claimReply`.
+            /// The claim of `key` with `token`: `SET <prefix><key> claim:<token> NX PX <lease ms>`. Its reply
+            /// goes to `claimReply`. `RoyaltyKitException.InvalidArgument` (`invalid_argument`) for a key or
+            /// token the store cannot hold.
             pub fn claim_command(&self, key: String, token: String) -> crate::Result<Vec<String>> {
                 Ok(self.0.claim_command(&key, &token)?)
             }
-            /// Reads a taken key's state (`GET`). Its reply goes to `stateReply`.
+            /// Reads a taken key's state: `GET <prefix><key>`. Its reply goes to `stateReply`.
+            /// `RoyaltyKitException.InvalidArgument` (`invalid_argument`) for a key the store cannot hold.
             pub fn state_command(&self, key: String) -> crate::Result<Vec<String>> {
                 Ok(self.0.state_command(&key)?)
             }
-            /// The read-only lookup of `key`'s state (delivery recovery; never a claim). Its reply goes to
-            /// `lookupReply`.
+            /// The read-only lookup of `key`'s state (delivery recovery; never a claim): `GET <prefix><key>`.
+            /// Its reply goes to `lookupReply`. `RoyaltyKitException.InvalidArgument` (`invalid_argument`) for
+            /// a key the store cannot hold.
             pub fn lookup_command(&self, key: String) -> crate::Result<Vec<String>> {
                 Ok(self.0.lookup_command(&key)?)
             }
             /// The guarded commit of `key` by the claim holding `token` (`EVAL`): its reply is 1 when done.
-            /// Read it with `guardedReply`.
+            /// Read it with `guardedReply`. `RoyaltyKitException.InvalidArgument` (`invalid_argument`) for a
+            /// key or token the store cannot hold.
             pub fn commit_command(&self, key: String, token: String) -> crate::Result<Vec<String>> {
                 Ok(self.0.commit_command(&key, &token)?)
             }
             /// The guarded release of `key` by the claim holding `token` (`EVAL`): its reply is 1 when
-            /// released. Read it with `guardedReply`.
+            /// released. Read it with `guardedReply`. `RoyaltyKitException.InvalidArgument`
+            /// (`invalid_argument`) for a key or token the store cannot hold.
             pub fn release_command(
                 &self,
                 key: String,

@@ -391,13 +391,15 @@ macro_rules! webhook_receipt_methods {
             }
             /// The host was cancelled while the pending step was in flight (a cancelled task, an interrupt):
             /// report this instead of its outcome. Returns the next step: only rollbacks and releases follow,
-            /// then the 503 reply (outcome ``cancelled``).
+            /// then the 503 reply (outcome ``cancelled``). During a pending rollback or release it counts as
+            /// that step done (a cancelled one is a failed one) and the reply stays what it was; once replied,
+            /// nothing changes.
             fn cancelled(&self, py: pyo3::Python<'_>) -> pyo3::PyResult<ReceiptStep> {
                 self.then(py, |m| Ok(m.cancelled()?))
             }
             /// (Inbox.) The pending enqueue is done: ``new`` True when the delivery was added, False when it
-            /// was in the inbox already. Returns the next step, the reply: 200, outcome ``queued`` or
-            /// ``duplicate``.
+            /// was in the inbox already. Returns the next step, the reply: 200 ``{"result":"queued"}`` or
+            /// ``{"result":"duplicate"}`` (outcome ``queued`` or ``duplicate``).
             fn enqueued(&self, py: pyo3::Python<'_>, new: bool) -> pyo3::PyResult<ReceiptStep> {
                 self.then(py, |m| Ok(m.enqueued(new)?))
             }
@@ -507,12 +509,14 @@ macro_rules! sql_dedup_protocol_methods {
             fn claim(&self, key: Text, token: Text, now: i64) -> pyo3::PyResult<royaltykit::dedup::SqlStatement> {
                 crate::guard(|| Ok(self.0.claim(&key, &token, now)?))
             }
-            /// Reads a taken key's state (one column, one row or none).
+            /// Reads a taken key's state (one column, one row or none). ``InvalidArgumentError``
+            /// (``invalid_argument``) for a key the store cannot hold.
             fn state(&self, key: Text) -> pyo3::PyResult<royaltykit::dedup::SqlStatement> {
                 crate::guard(|| Ok(self.0.state(&key)?))
             }
             /// The read-only lookup of ``key``'s state at ``now`` (Unix seconds; delivery recovery, autocommit,
             /// never a claim): a row only while the key is live. Read it with ``lookup_reply``.
+            /// ``InvalidArgumentError`` (``invalid_argument``) for a key the store cannot hold.
             fn lookup(&self, key: Text, now: i64) -> pyo3::PyResult<royaltykit::dedup::SqlStatement> {
                 crate::guard(|| Ok(self.0.lookup(&key, now)?))
             }
@@ -529,11 +533,13 @@ macro_rules! sql_dedup_protocol_methods {
                 self.0.rollback().to_owned()
             }
             /// Marks ``key`` done with its claim's ``token`` at ``now`` inside the handler's transaction; count
-            /// the changed rows.
+            /// the changed rows. ``InvalidArgumentError`` (``invalid_argument``) for a key or token the store
+            /// cannot hold.
             fn mark_done(&self, key: Text, token: Text, now: i64) -> pyo3::PyResult<royaltykit::dedup::SqlStatement> {
                 crate::guard(|| Ok(self.0.mark_done(&key, &token, now)?))
             }
-            /// Gives up this worker's claim of ``key`` (autocommit, after a rollback).
+            /// Gives up this worker's claim of ``key`` with ``token`` (autocommit, after a rollback).
+            /// ``InvalidArgumentError`` (``invalid_argument``) for a key or token the store cannot hold.
             fn release(&self, key: Text, token: Text) -> pyo3::PyResult<royaltykit::dedup::SqlStatement> {
                 crate::guard(|| Ok(self.0.release(&key, &token)?))
             }
@@ -559,7 +565,8 @@ macro_rules! sql_inbox_protocol_methods {
             /// The insert of a verified delivery at ``now`` (Unix seconds; autocommit): ``key`` its delivery
             /// key, ``delivery_id`` its ``Service-Webhook-Id``, ``event`` its event name, ``body`` its raw JSON
             /// body as text. Read its count of inserted rows with ``enqueue_reply``. ``InvalidArgumentError``
-            /// (``invalid_argument``) for a bad key, an empty delivery id or a body over the payload limit.
+            /// (``invalid_argument``) for a bad key, an empty delivery id or a body over 256 KiB (the spec's
+            /// payload limit).
             fn enqueue(&self, key: Text, delivery_id: Text, event: Text, body: Text, now: i64) -> pyo3::PyResult<royaltykit::dedup::SqlStatement> {
                 crate::guard(|| Ok(self.0.enqueue(&key, &delivery_id, &event, &body, now)?))
             }
@@ -582,12 +589,14 @@ macro_rules! sql_inbox_protocol_methods {
                 self.0.rollback().to_owned()
             }
             /// The statement putting a poison entry back to pending at ``now`` with no attempts counted: one
-            /// row changed means retried, none means ``key`` is not a poison entry.
+            /// row changed means retried, none means ``key`` is not a poison entry. ``InvalidArgumentError``
+            /// (``invalid_argument``) for a key the store cannot hold.
             fn retry(&self, key: Text, now: i64) -> pyo3::PyResult<royaltykit::dedup::SqlStatement> {
                 crate::guard(|| Ok(self.0.retry(&key, now)?))
             }
             /// The read-only lookup of ``key`` (delivery recovery): one column, ``state``, or no row. Read it
-            /// with ``lookup_reply``.
+            /// with ``lookup_reply``. ``InvalidArgumentError`` (``invalid_argument``) for a key the store
+            /// cannot hold.
             fn lookup(&self, key: Text) -> pyo3::PyResult<royaltykit::dedup::SqlStatement> {
                 crate::guard(|| Ok(self.0.lookup(&key)?))
             }
@@ -610,28 +619,32 @@ macro_rules! redis_dedup_protocol_methods {
         #[pyo3::pymethods]
         impl RedisDedupProtocol {
             $($hand)*
-            /// The claim of ``key`` with ``token`` (``SET NX`` with the lease). Its reply goes to
-            /// ``claim_reply``. ``InvalidArgumentError`` (``invalid_argument``) for a key or token the store
-            /// cannot hold.
+            /// The claim of ``key`` with ``token``: ``SET <prefix><key> claim:<token> NX PX <lease ms>``. Its
+            /// reply goes to ``claim_reply``. ``InvalidArgumentError`` (``invalid_argument``) for a key or
+            /// token the store cannot hold.
             fn claim_command(&self, key: Text, token: Text) -> pyo3::PyResult<Vec<String>> {
                 crate::guard(|| Ok(self.0.claim_command(&key, &token)?))
             }
-            /// Reads a taken key's state (``GET``). Its reply goes to ``state_reply``.
+            /// Reads a taken key's state: ``GET <prefix><key>``. Its reply goes to ``state_reply``.
+            /// ``InvalidArgumentError`` (``invalid_argument``) for a key the store cannot hold.
             fn state_command(&self, key: Text) -> pyo3::PyResult<Vec<String>> {
                 crate::guard(|| Ok(self.0.state_command(&key)?))
             }
-            /// The read-only lookup of ``key``'s state (delivery recovery; never a claim). Its reply goes to
-            /// ``lookup_reply``.
+            /// The read-only lookup of ``key``'s state (delivery recovery; never a claim): ``GET
+            /// <prefix><key>``. Its reply goes to ``lookup_reply``. ``InvalidArgumentError``
+            /// (``invalid_argument``) for a key the store cannot hold.
             fn lookup_command(&self, key: Text) -> pyo3::PyResult<Vec<String>> {
                 crate::guard(|| Ok(self.0.lookup_command(&key)?))
             }
             /// The guarded commit of ``key`` by the claim holding ``token`` (``EVAL``): its reply is 1 when
-            /// done. Read it with ``guarded_reply``.
+            /// done. Read it with ``guarded_reply``. ``InvalidArgumentError`` (``invalid_argument``) for a key
+            /// or token the store cannot hold.
             fn commit_command(&self, key: Text, token: Text) -> pyo3::PyResult<Vec<String>> {
                 crate::guard(|| Ok(self.0.commit_command(&key, &token)?))
             }
             /// The guarded release of ``key`` by the claim holding ``token`` (``EVAL``): its reply is 1 when
-            /// released. Read it with ``guarded_reply``.
+            /// released. Read it with ``guarded_reply``. ``InvalidArgumentError`` (``invalid_argument``) for a
+            /// key or token the store cannot hold.
             fn release_command(&self, key: Text, token: Text) -> pyo3::PyResult<Vec<String>> {
                 crate::guard(|| Ok(self.0.release_command(&key, &token)?))
             }

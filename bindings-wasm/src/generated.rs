@@ -371,13 +371,14 @@ macro_rules! webhook_receipt_inputs {
             }
             /// The host was cancelled while the pending step was in flight (an aborted request): report this
             /// instead of its outcome. Returns the next step: only rollbacks and releases follow, then the 503
-            /// reply (outcome `cancelled`).
+            /// reply (outcome `cancelled`). During a pending rollback or release it counts as that step done (a
+            /// cancelled one is a failed one) and the reply stays what it was; once replied, nothing changes.
             pub fn cancelled(&mut self) -> crate::R<String> {
                 self.then(|m| Ok(m.cancelled()?))
             }
             /// (Inbox.) The pending enqueue is done: `isNew` true when the delivery was added, false when it
-            /// was in the inbox already. Returns the next step, the reply: 200, outcome `queued` or
-            /// `duplicate`.
+            /// was in the inbox already. Returns the next step, the reply: 200 `{"result":"queued"}` or
+            /// `{"result":"duplicate"}` (outcome `queued` or `duplicate`).
             pub fn enqueued(&mut self, new: bool) -> crate::R<String> {
                 self.then(|m| Ok(m.enqueued(new)?))
             }
@@ -497,12 +498,14 @@ macro_rules! sql_dedup_protocol_methods {
                     Ok(crate::json(&self.0.claim(key, token, now)?))
                 })
             }
-            /// Reads a taken key's state (one column, one row or none).
+            /// Reads a taken key's state (one column, one row or none). `InvalidArgumentError`
+            /// (`invalid_argument`) for a key the store cannot hold.
             pub fn state(&self, key: &str) -> crate::R<String> {
                 crate::generated::js_result(|| Ok(crate::json(&self.0.state(key)?)))
             }
             /// The read-only lookup of `key`'s state at `now` (Unix seconds; delivery recovery, autocommit,
             /// never a claim): a row only while the key is live. Read it with `lookupReply`.
+            /// `InvalidArgumentError` (`invalid_argument`) for a key the store cannot hold.
             pub fn lookup(&self, key: &str, now: f64) -> crate::R<String> {
                 crate::generated::js_result(|| {
                     let now = royaltykit::seconds_from_f64("now", now)?;
@@ -522,7 +525,8 @@ macro_rules! sql_dedup_protocol_methods {
                 self.0.rollback().to_owned()
             }
             /// Marks `key` done with its claim's `token` at `now` inside the handler's transaction; count the
-            /// changed rows.
+            /// changed rows. `InvalidArgumentError` (`invalid_argument`) for a key or token the store cannot
+            /// hold.
             #[wasm_bindgen(js_name = markDone)]
             pub fn mark_done(&self, key: &str, token: &str, now: f64) -> crate::R<String> {
                 crate::generated::js_result(|| {
@@ -530,7 +534,8 @@ macro_rules! sql_dedup_protocol_methods {
                     Ok(crate::json(&self.0.mark_done(key, token, now)?))
                 })
             }
-            /// Gives up this worker's claim of `key` (autocommit, after a rollback).
+            /// Gives up this worker's claim of `key` with `token` (autocommit, after a rollback).
+            /// `InvalidArgumentError` (`invalid_argument`) for a key or token the store cannot hold.
             pub fn release(&self, key: &str, token: &str) -> crate::R<String> {
                 crate::generated::js_result(|| Ok(crate::json(&self.0.release(key, token)?)))
             }
@@ -558,7 +563,7 @@ macro_rules! sql_inbox_protocol_methods {
             /// The insert of a verified delivery at `now` (Unix seconds; autocommit): `key` its delivery key,
             /// `deliveryId` its `Service-Webhook-Id`, `event` its event name, `body` its raw JSON body as text.
             /// Read its count of inserted rows with `enqueueReply`. `InvalidArgumentError` (`invalid_argument`)
-            /// for a bad key, an empty delivery id or a body over the payload limit.
+            /// for a bad key, an empty delivery id or a body over 256 KiB (the spec's payload limit).
             pub fn enqueue(
                 &self,
                 key: &str,
@@ -600,7 +605,8 @@ macro_rules! sql_inbox_protocol_methods {
                 self.0.rollback().to_owned()
             }
             /// The statement putting a poison entry back to pending at `now` with no attempts counted: one row
-            /// changed means retried, none means `key` is not a poison entry.
+            /// changed means retried, none means `key` is not a poison entry. `InvalidArgumentError`
+            /// (`invalid_argument`) for a key the store cannot hold.
             pub fn retry(&self, key: &str, now: f64) -> crate::R<String> {
                 crate::generated::js_result(|| {
                     let now = royaltykit::seconds_from_f64("now", now)?;
@@ -608,7 +614,7 @@ macro_rules! sql_inbox_protocol_methods {
                 })
             }
             /// The read-only lookup of `key` (delivery recovery): one column, `state`, or no row. Read it with
-            /// `lookupReply`.
+            /// `lookupReply`. `InvalidArgumentError` (`invalid_argument`) for a key the store cannot hold.
             pub fn lookup(&self, key: &str) -> crate::R<String> {
                 crate::generated::js_result(|| Ok(crate::json(&self.0.lookup(key)?)))
             }
@@ -633,31 +639,36 @@ macro_rules! redis_dedup_protocol_methods {
     () => {
         #[wasm_bindgen(js_class = RedisDedupProtocol)]
         impl RedisDedupProtocol {
-            /// The claim of `key` with `token` (`SET NX` with the lease). Its reply goes to `claimReply`.
-            /// `InvalidArgumentError` (`invalid_argument`) for a key or token the store cannot hold.
+            /// The claim of `key` with `token`: `SET <prefix><key> claim:<token> NX PX <lease ms>`. Its reply
+            /// goes to `claimReply`. `InvalidArgumentError` (`invalid_argument`) for a key or token the store
+            /// cannot hold.
             #[wasm_bindgen(js_name = claimCommand)]
             pub fn claim_command(&self, key: &str, token: &str) -> crate::R<Vec<String>> {
                 crate::generated::js_result(|| Ok(self.0.claim_command(key, token)?))
             }
-            /// Reads a taken key's state (`GET`). Its reply goes to `stateReply`.
+            /// Reads a taken key's state: `GET <prefix><key>`. Its reply goes to `stateReply`.
+            /// `InvalidArgumentError` (`invalid_argument`) for a key the store cannot hold.
             #[wasm_bindgen(js_name = stateCommand)]
             pub fn state_command(&self, key: &str) -> crate::R<Vec<String>> {
                 crate::generated::js_result(|| Ok(self.0.state_command(key)?))
             }
-            /// The read-only lookup of `key`'s state (delivery recovery; never a claim). Its reply goes to
-            /// `lookupReply`.
+            /// The read-only lookup of `key`'s state (delivery recovery; never a claim): `GET <prefix><key>`.
+            /// Its reply goes to `lookupReply`. `InvalidArgumentError` (`invalid_argument`) for a key the store
+            /// cannot hold.
             #[wasm_bindgen(js_name = lookupCommand)]
             pub fn lookup_command(&self, key: &str) -> crate::R<Vec<String>> {
                 crate::generated::js_result(|| Ok(self.0.lookup_command(key)?))
             }
             /// The guarded commit of `key` by the claim holding `token` (`EVAL`): its reply is 1 when done.
-            /// Read it with `guardedReply`.
+            /// Read it with `guardedReply`. `InvalidArgumentError` (`invalid_argument`) for a key or token the
+            /// store cannot hold.
             #[wasm_bindgen(js_name = commitCommand)]
             pub fn commit_command(&self, key: &str, token: &str) -> crate::R<Vec<String>> {
                 crate::generated::js_result(|| Ok(self.0.commit_command(key, token)?))
             }
             /// The guarded release of `key` by the claim holding `token` (`EVAL`): its reply is 1 when
-            /// released. Read it with `guardedReply`.
+            /// released. Read it with `guardedReply`. `InvalidArgumentError` (`invalid_argument`) for a key or
+            /// token the store cannot hold.
             #[wasm_bindgen(js_name = releaseCommand)]
             pub fn release_command(&self, key: &str, token: &str) -> crate::R<Vec<String>> {
                 crate::generated::js_result(|| Ok(self.0.release_command(key, token)?))

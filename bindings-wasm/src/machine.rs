@@ -76,9 +76,9 @@ impl WebhookReceipt {
         json(&step)
     }
 
-    /// The step as the JS layer reads it: its JSON, then for a reply U+0001 and the outcome
-    /// (the reply's outcome crosses with it, not in a call of its own).
-    /// Runs a generated input (`webhook_receipt_inputs!`); the next step.
+    /// Runs a generated input (`webhook_receipt_inputs!`); the next step as the JS layer reads
+    /// it: its JSON, then for a reply U+0001 and the outcome (the reply's outcome crosses with
+    /// it, not in a call of its own).
     fn then(
         &mut self,
         input: impl FnOnce(&mut machine::WebhookReceipt) -> Result<(), royaltykit::Error>,
