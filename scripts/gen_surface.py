@@ -52,8 +52,8 @@ TYPES = {
                    fails=("py", "kt")),
     "bool": kind("bool", "{a}", "bool", "{a}", "bool", "{a}", "bool", "{a} === true", "boolean"),
     "flag": kind("bool", "{a}", "bool", "{a}", "bool", "{a}", "bool", "toFlag({a}, '{n}')", "boolean"),
-    "clock": kind("Option<f64>", "{a}.unwrap_or_else(royaltykit_host::now_unix_f64)", "f64", "{a}", "Option<f64>",
-                  "{a}.unwrap_or_else(royaltykit_host::now_unix_f64)", "float | None", "nowSeconds({a})", "Time | null"),
+    "clock": kind("Option<f64>", "royaltykit_host::now_or_clock_f64({a})", "f64", "{a}", "Option<f64>",
+                  "royaltykit_host::now_or_clock_f64({a})", "float | None", "nowSeconds({a})", "Time | null"),
     "bytes": kind("Body<'_>", "&{a}", "&[u8]", "{a}", "Vec<u8>", "&{a}", "_Body", "toBytes({a})", "BodyLike"),
     "opt_bytes": kind("Option<Body<'_>>", "&crate::args::body_or_empty({a})", "&[u8]", "{a}", "Vec<u8>", "&{a}",
                       "_Body | None", "{a} == null ? new Uint8Array(0) : toBytes({a})", "BodyLike | null"),
@@ -354,19 +354,33 @@ def input_body(i, lang):
     return f"self.then({'py, ' if lang == 'py' else ''}|m| Ok({call}?))"
 
 
+def rust_macro(cls, lang, suffix, body, purpose):
+    """The macro `<cls>_<suffix>!` holding a class's generated methods (`body`) in a Rust binding:
+    Python's takes the class's hand-written methods as its input and writes the one `#[pymethods]`
+    block pyo3 takes; wasm's and Kotlin's write a block of their own."""
+    name = snake(cls) + suffix
+    attr = {"py": "#[pyo3::pymethods]", "wasm": f"#[wasm_bindgen(js_class = {cls})]", "kt": "#[uniffi::export]"}[lang]
+    what = ("its methods written by hand (the macro's input), then the generated ones, in one `#[pymethods]` block"
+            if lang == "py" else "its generated methods, in a block of their own")
+    out = [f"/// `{cls}`: {what}. {purpose}", f"macro_rules! {name} {{", f"    ({'$($hand:tt)*' if lang == 'py' else ''}) => {{",
+           f"        {attr}", f"        impl {cls} {{"]
+    if lang == "py":
+        out.append("            $($hand)*")
+    out += ["            " + l for l in body] + ["        }", "    };", "}", f"pub(crate) use {name};", ""]
+    return out
+
+
 def machine_rust(m, lang):
     """The macro of a machine's inputs in a Rust binding (`py`, `wasm`, `kt`); see the table's
     `[[machine]]`."""
     step, docs = m["step"][lang], {"py": "py", "wasm": "js", "kt": "kt"}[lang]
-    name = snake(m["name"]) + ("_methods" if lang == "py" else "_inputs")
     body = []
     for i in m["input"]:
         body += wrap(doc(i, docs), 100, "/// ")
         params = "".join(f", {a['name']}: {a['type'][lang]}" for a in i["args"])
         if lang == "py":
             if any(a["default"] for a in i["args"]):
-                sig = ", ".join(a["name"] + (f" = {DEFAULTS[a['default']][3]}" if a["default"] else "") for a in i["args"])
-                body.append(f"#[pyo3(signature = ({sig}))]")
+                body.append(py_signature(i))
             body.append(f"fn {i['name']}(&self, py: pyo3::Python<'_>{params}) -> pyo3::PyResult<{step}> {{")
         elif lang == "wasm":
             if camel(i["name"]) != i["name"]:
@@ -378,16 +392,8 @@ def machine_rust(m, lang):
                 body.append(f"#[uniffi::method(default({', '.join(defaults)}))]")
             body.append(f"pub fn {i['name']}(&self{params}) -> crate::Result<{step}> {{")
         body += [f"    {input_body(i, lang)}", "}"]
-    attr = {"py": "#[pyo3::pymethods]", "wasm": "#[wasm_bindgen]", "kt": "#[uniffi::export]"}[lang]
-    hand = "$($hand:tt)*" if lang == "py" else ""
-    what = ("its methods written by hand (the macro's input), then its inputs, in one `#[pymethods]` block (pyo3 takes one)"
-            if lang == "py" else "its inputs, in a block of their own")
-    out = [f"/// `{m['name']}`: {what}. Each input reports the pending step's outcome and returns the step that follows.",
-           f"macro_rules! {name} {{", f"    ({hand}) => {{", f"        {attr}", f"        impl {m['name']} {{"]
-    if lang == "py":
-        out.append("            $($hand)*")
-    out += ["            " + l for l in body] + ["        }", "    };", "}", f"pub(crate) use {name};", ""]
-    return out
+    return rust_macro(m["name"], lang, "_methods" if lang == "py" else "_inputs", body,
+                      "Each input reports the pending step's outcome and returns the step that follows.")
 
 
 def jsdoc(text, indent):
@@ -419,16 +425,7 @@ def class_rust(c, lang):
             if defaults:
                 body.append(f"#[uniffi::method(default({', '.join(defaults)}))]")
             body += forwarder(f, "pub fn", "kt", "crate::Result<{t}>", "Ok({b})", "&self")[:-1]
-    name = snake(c["name"]) + "_methods"
-    attr = {"py": "#[pyo3::pymethods]", "wasm": f"#[wasm_bindgen(js_class = {c['name']})]", "kt": "#[uniffi::export]"}[lang]
-    what = ("its methods written by hand (the macro's input), then those the table describes, in one `#[pymethods]` block"
-            if lang == "py" else "the methods the table describes, in a block of their own")
-    out = [f"/// `{c['name']}`: {what}.", f"macro_rules! {name} {{", f"    ({'$($hand:tt)*' if lang == 'py' else ''}) => {{",
-           f"        {attr}", f"        impl {c['name']} {{"]
-    if lang == "py":
-        out.append("            $($hand)*")
-    out += ["            " + l for l in body] + ["        }", "    };", "}", f"pub(crate) use {name};", ""]
-    return out
+    return rust_macro(c["name"], lang, "_methods", body, "Each forwards to the core's value the class wraps.")
 
 
 def class_js(c):

@@ -3,7 +3,7 @@
 //! its reply means is the core's (`machine::Fleet`); `RedisFleet` (RedisFleet.kt) sends them.
 
 use crate::api::BearerToken;
-use crate::machine::{clock, lock, Session};
+use crate::machine::{lock, Session};
 use crate::retry::RateBudget;
 use crate::Result;
 use royaltykit::catalog::Api;
@@ -139,8 +139,15 @@ impl FleetToken {
             Some(s) => s,
             None => royaltykit_host::random_u64()?,
         };
-        let token = session
-            .with(|s| machine::FleetToken::new(s, api, tenant_id.as_deref(), seed, clock(now)))?;
+        let token = session.with(|s| {
+            machine::FleetToken::new(
+                s,
+                api,
+                tenant_id.as_deref(),
+                seed,
+                royaltykit_host::now_or_clock_f64(now),
+            )
+        })?;
         Ok(Arc::new(Self(Mutex::new(token))))
     }
 
@@ -159,7 +166,9 @@ impl FleetToken {
         session: Arc<Session>,
         now: Option<f64>,
     ) -> Result<FleetTokenStep> {
-        self.then(|t| session.with(|s| t.replied(reply.as_deref(), s, clock(now))))
+        self.then(|t| {
+            session.with(|s| t.replied(reply.as_deref(), s, royaltykit_host::now_or_clock_f64(now)))
+        })
     }
 
     /// The fleet's Redis could not be reached for the pending `Command`: this process exchanges
@@ -185,7 +194,13 @@ impl FleetToken {
         refresh_at: Option<f64>,
         now: Option<f64>,
     ) -> Result<FleetTokenStep> {
-        self.then(|t| t.exchanged(token.0.clone(), refresh_at, clock(now)))
+        self.then(|t| {
+            t.exchanged(
+                token.0.clone(),
+                refresh_at,
+                royaltykit_host::now_or_clock_f64(now),
+            )
+        })
     }
 
     /// The exchange this process ran failed (`reason`, never a credential): the fleet's lock is
@@ -209,7 +224,7 @@ impl FleetToken {
     /// Seconds since this refresh started, at `now` (default: the system clock).
     #[uniffi::method(default(now = None))]
     pub fn elapsed(&self, now: Option<f64>) -> f64 {
-        lock(&self.0).elapsed(clock(now))
+        lock(&self.0).elapsed(royaltykit_host::now_or_clock_f64(now))
     }
 
     /// A description without the token (the publish command's arguments left out).

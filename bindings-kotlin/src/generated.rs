@@ -283,7 +283,7 @@ pub fn decide_claims(
     royaltykit::receiver::decide_claims(&states)
 }
 
-/// `WebhookReceipt`: its inputs, in a block of their own. Each input reports the pending step's outcome and returns the step that follows.
+/// `WebhookReceipt`: its generated methods, in a block of their own. Each input reports the pending step's outcome and returns the step that follows.
 macro_rules! webhook_receipt_inputs {
     () => {
         #[uniffi::export]
@@ -357,7 +357,7 @@ macro_rules! webhook_receipt_inputs {
 }
 pub(crate) use webhook_receipt_inputs;
 
-/// `InboxWorker`: its inputs, in a block of their own. Each input reports the pending step's outcome and returns the step that follows.
+/// `InboxWorker`: its generated methods, in a block of their own. Each input reports the pending step's outcome and returns the step that follows.
 macro_rules! inbox_worker_inputs {
     () => {
         #[uniffi::export]
@@ -382,14 +382,7 @@ macro_rules! inbox_worker_inputs {
                 error: String,
                 now: Option<f64>,
             ) -> crate::Result<InboxStep> {
-                self.then(|m| {
-                    Ok(
-                        m.handler_failed(
-                            &error,
-                            now.unwrap_or_else(royaltykit_host::now_unix_f64),
-                        )?,
-                    )
-                })
+                self.then(|m| Ok(m.handler_failed(&error, royaltykit_host::now_or_clock_f64(now))?))
             }
             /// Whether the mark changed a row (`changed` false: another worker claimed the entry since).
             /// Returns the next step.
@@ -418,7 +411,7 @@ macro_rules! inbox_worker_inputs {
 }
 pub(crate) use inbox_worker_inputs;
 
-/// `Recovery`: its inputs, in a block of their own. Each input reports the pending step's outcome and returns the step that follows.
+/// `Recovery`: its generated methods, in a block of their own. Each input reports the pending step's outcome and returns the step that follows.
 macro_rules! recovery_inputs {
     () => {
         #[uniffi::export]
@@ -455,7 +448,7 @@ macro_rules! recovery_inputs {
 }
 pub(crate) use recovery_inputs;
 
-/// `SqlDedupProtocol`: the methods the table describes, in a block of their own.
+/// `SqlDedupProtocol`: its generated methods, in a block of their own. Each forwards to the core's value the class wraps.
 macro_rules! sql_dedup_protocol_methods {
     () => {
         #[uniffi::export]
@@ -532,7 +525,7 @@ macro_rules! sql_dedup_protocol_methods {
 }
 pub(crate) use sql_dedup_protocol_methods;
 
-/// `SqlInboxProtocol`: the methods the table describes, in a block of their own.
+/// `SqlInboxProtocol`: its generated methods, in a block of their own. Each forwards to the core's value the class wraps.
 macro_rules! sql_inbox_protocol_methods {
     () => {
         #[uniffi::export]
@@ -603,7 +596,7 @@ macro_rules! sql_inbox_protocol_methods {
 }
 pub(crate) use sql_inbox_protocol_methods;
 
-/// `RedisDedupProtocol`: the methods the table describes, in a block of their own.
+/// `RedisDedupProtocol`: its generated methods, in a block of their own. Each forwards to the core's value the class wraps.
 macro_rules! redis_dedup_protocol_methods {
     () => {
         #[uniffi::export]

@@ -324,10 +324,6 @@ fn inbox_step(s: machine::InboxStep) -> InboxStep {
     }
 }
 
-fn clock(now: Option<f64>) -> f64 {
-    now.unwrap_or_else(royaltykit_host::now_unix_f64)
-}
-
 /// The worker of an inbox as a machine (the core's `machine::InboxWorker`: backoff, poison and
 /// the guards are all decided there). Ask `next()`, perform the step with the store and the
 /// handler, report the outcome (which returns the next step), until `Drained` or for as long as
@@ -393,7 +389,7 @@ impl InboxWorker {
     /// nothing is due. Returns the next step.
     #[uniffi::method(default(now = None))]
     pub fn claimed(&self, entry: Option<InboxEntry>, now: Option<f64>) -> Result<InboxStep> {
-        self.then(|w| Ok(w.claimed(entry, clock(now))?))
+        self.then(|w| Ok(w.claimed(entry, royaltykit_host::now_or_clock_f64(now))?))
     }
 
     /// Entries processed (committed) so far (a signed `Long`, callable from Java).

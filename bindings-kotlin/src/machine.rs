@@ -21,10 +21,6 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-pub(crate) fn clock(now: Option<f64>) -> f64 {
-    now.unwrap_or_else(royaltykit_host::now_unix_f64)
-}
-
 /// One webhook delivery as a machine (`WebhookVerifier.receipt`): ask `next()`, do what it says,
 /// report the outcome (which returns the next step), until it says `Reply`. On a `DedupWindow`
 /// (`receiptOn`) it claims, releases and commits there itself. Thread-safe.
@@ -311,7 +307,7 @@ macro_rules! api_machine {
             #[uniffi::method(default(now = None, budget = None))]
             pub fn next(&self, now: Option<f64>, budget: Option<Arc<RateBudget>>) -> Result<CallStep> {
                 let mut b = budget.as_ref().map(|b| lock(&b.0));
-                Ok($step(lock(&self.0).next(clock(now), b.as_deref_mut())?, 0))
+                Ok($step(lock(&self.0).next(royaltykit_host::now_or_clock_f64(now), b.as_deref_mut())?, 0))
             }
             /// The step at `now` (null: the system clock) for a machine on `session`: its
             /// token and rate budget are the session's, shared with the session's other calls.
@@ -321,7 +317,7 @@ macro_rules! api_machine {
             pub fn next_in(&self, now: Option<f64>, session: Arc<Session>) -> Result<CallStep> {
                 let mut machine = lock(&self.0);
                 session.with(|s| {
-                    let step = machine.next_in(clock(now), s)?;
+                    let step = machine.next_in(royaltykit_host::now_or_clock_f64(now), s)?;
                     Ok($step(step, s.version()))
                 })
             }
@@ -345,7 +341,7 @@ macro_rules! api_machine {
             /// The response to the request sent.
             #[uniffi::method(default(now = None))]
             pub fn response(&self, status: i64, headers: HashMap<String, String>, body: Vec<u8>, now: Option<f64>) -> Result<()> {
-                Ok(lock(&self.0).response(status, &headers, &body, clock(now))?)
+                Ok(lock(&self.0).response(status, &headers, &body, royaltykit_host::now_or_clock_f64(now))?)
             }
             /// Whether a response with `status` is streamed to your own sink (a file) and
             /// reported by `streamedResponse`: only a 2xx to a download.
@@ -367,12 +363,12 @@ macro_rules! api_machine {
             pub fn streamed_response(&self, status: i64, headers: HashMap<String, String>, length: i64, now: Option<f64>) -> Result<()> {
                 let length = u64::try_from(length)
                     .map_err(|_| royaltykit::ArgumentError::new("length", "must be 0 or more"))?;
-                Ok(lock(&self.0).streamed_response(status, &headers, length, clock(now))?)
+                Ok(lock(&self.0).streamed_response(status, &headers, length, royaltykit_host::now_or_clock_f64(now))?)
             }
             /// No response: `TIMEOUT`, `CONNECT_FAILED` (nothing was sent) or `CONNECTION_LOST`.
             #[uniffi::method(default(now = None))]
             pub fn transport_failure(&self, failure: TransportFailure, now: Option<f64>) -> Result<()> {
-                Ok(lock(&self.0).transport_failure(failure, clock(now))?)
+                Ok(lock(&self.0).transport_failure(failure, royaltykit_host::now_or_clock_f64(now))?)
             }
             /// A token for the requests to come; `refreshAt` (Unix seconds) is when to obtain
             /// the next.
@@ -386,14 +382,14 @@ macro_rules! api_machine {
             /// never sent uncounted). `InvalidArgument` when no reservation is pending.
             #[uniffi::method(default(now = None))]
             pub fn reserved(&self, reply: Option<String>, now: Option<f64>) -> Result<()> {
-                Ok(lock(&self.0).reserved(reply.as_deref(), clock(now))?)
+                Ok(lock(&self.0).reserved(reply.as_deref(), royaltykit_host::now_or_clock_f64(now))?)
             }
             /// (Fleet.) The fleet's Redis could not be reached for the pending `Reserve`: the
             /// machine waits a second and asks again (a `rate_limited` event; it never sends
             /// uncounted). `InvalidArgument` when no reservation is pending.
             #[uniffi::method(default(now = None))]
             pub fn reserve_failed(&self, now: Option<f64>) -> Result<()> {
-                Ok(lock(&self.0).reserve_failed(clock(now))?)
+                Ok(lock(&self.0).reserve_failed(royaltykit_host::now_or_clock_f64(now))?)
             }
             /// The state as JSON text (never the token).
             pub fn save(&self) -> String {

@@ -10,11 +10,6 @@ use royaltykit::catalog::Api;
 use royaltykit::machine;
 use std::sync::Mutex;
 
-/// `now` if given, else the system clock (with its fraction).
-fn clock(now: Option<f64>) -> f64 {
-    now.unwrap_or_else(royaltykit_host::now_unix_f64)
-}
-
 /// Where one API client's fleet keeps its shared state in Redis: the key ``prefix`` (default
 /// ``DEFAULT_FLEET_PREFIX``; give each API client its own, so two clients never share a
 /// budget). ``session(budget)`` is a ``Session`` whose token and rate budget are the fleet's:
@@ -145,7 +140,7 @@ impl FleetToken {
                 api,
                 tenant_id.as_deref(),
                 seed,
-                clock(now),
+                royaltykit_host::now_or_clock_f64(now),
             )?;
             Ok(Self(Mutex::new(token)))
         })
@@ -173,7 +168,13 @@ impl FleetToken {
         session: PyRef<'_, Session>,
         now: Option<f64>,
     ) -> PyResult<()> {
-        self.input(|t| t.replied(reply.as_deref(), &mut lock(&session.0), clock(now)))
+        self.input(|t| {
+            t.replied(
+                reply.as_deref(),
+                &mut lock(&session.0),
+                royaltykit_host::now_or_clock_f64(now),
+            )
+        })
     }
 
     /// Redis could not be reached for the pending ``Command``: this process goes on without it
@@ -201,7 +202,7 @@ impl FleetToken {
         now: Option<f64>,
     ) -> PyResult<()> {
         let (token, at) = token_of(token, refresh_at)?;
-        self.input(|t| t.exchanged(token, at, clock(now)))
+        self.input(|t| t.exchanged(token, at, royaltykit_host::now_or_clock_f64(now)))
     }
 
     /// The exchange this process ran failed (``reason``, never a credential): the fleet's lock
@@ -222,7 +223,7 @@ impl FleetToken {
     /// Seconds since this refresh started, at ``now`` (default: the clock).
     #[pyo3(signature = (now=None))]
     fn elapsed(&self, now: Option<f64>) -> f64 {
-        lock(&self.0).elapsed(clock(now))
+        lock(&self.0).elapsed(royaltykit_host::now_or_clock_f64(now))
     }
 
     fn __repr__(&self) -> String {

@@ -336,7 +336,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
-/// `WebhookReceipt`: its methods written by hand (the macro's input), then its inputs, in one `#[pymethods]` block (pyo3 takes one). Each input reports the pending step's outcome and returns the step that follows.
+/// `WebhookReceipt`: its methods written by hand (the macro's input), then the generated ones, in one `#[pymethods]` block. Each input reports the pending step's outcome and returns the step that follows.
 macro_rules! webhook_receipt_methods {
     ($($hand:tt)*) => {
         #[pyo3::pymethods]
@@ -408,7 +408,7 @@ macro_rules! webhook_receipt_methods {
 }
 pub(crate) use webhook_receipt_methods;
 
-/// `InboxWorker`: its methods written by hand (the macro's input), then its inputs, in one `#[pymethods]` block (pyo3 takes one). Each input reports the pending step's outcome and returns the step that follows.
+/// `InboxWorker`: its methods written by hand (the macro's input), then the generated ones, in one `#[pymethods]` block. Each input reports the pending step's outcome and returns the step that follows.
 macro_rules! inbox_worker_methods {
     ($($hand:tt)*) => {
         #[pyo3::pymethods]
@@ -430,7 +430,7 @@ macro_rules! inbox_worker_methods {
             /// operators, kept as the entry's ``last_error`` (never include a secret). Returns the next step.
             #[pyo3(signature = (error, now = None))]
             fn handler_failed(&self, py: pyo3::Python<'_>, error: Text, now: Option<f64>) -> pyo3::PyResult<InboxStep> {
-                self.then(py, |m| Ok(m.handler_failed(&error, now.unwrap_or_else(royaltykit_host::now_unix_f64))?))
+                self.then(py, |m| Ok(m.handler_failed(&error, royaltykit_host::now_or_clock_f64(now))?))
             }
             /// Whether the mark changed a row (``changed`` False: another worker claimed the entry since).
             /// Returns the next step.
@@ -459,7 +459,7 @@ macro_rules! inbox_worker_methods {
 }
 pub(crate) use inbox_worker_methods;
 
-/// `Recovery`: its methods written by hand (the macro's input), then its inputs, in one `#[pymethods]` block (pyo3 takes one). Each input reports the pending step's outcome and returns the step that follows.
+/// `Recovery`: its methods written by hand (the macro's input), then the generated ones, in one `#[pymethods]` block. Each input reports the pending step's outcome and returns the step that follows.
 macro_rules! recovery_methods {
     ($($hand:tt)*) => {
         #[pyo3::pymethods]
@@ -493,7 +493,7 @@ macro_rules! recovery_methods {
 }
 pub(crate) use recovery_methods;
 
-/// `SqlDedupProtocol`: its methods written by hand (the macro's input), then those the table describes, in one `#[pymethods]` block.
+/// `SqlDedupProtocol`: its methods written by hand (the macro's input), then the generated ones, in one `#[pymethods]` block. Each forwards to the core's value the class wraps.
 macro_rules! sql_dedup_protocol_methods {
     ($($hand:tt)*) => {
         #[pyo3::pymethods]
@@ -552,7 +552,7 @@ macro_rules! sql_dedup_protocol_methods {
 }
 pub(crate) use sql_dedup_protocol_methods;
 
-/// `SqlInboxProtocol`: its methods written by hand (the macro's input), then those the table describes, in one `#[pymethods]` block.
+/// `SqlInboxProtocol`: its methods written by hand (the macro's input), then the generated ones, in one `#[pymethods]` block. Each forwards to the core's value the class wraps.
 macro_rules! sql_inbox_protocol_methods {
     ($($hand:tt)*) => {
         #[pyo3::pymethods]
@@ -613,7 +613,7 @@ macro_rules! sql_inbox_protocol_methods {
 }
 pub(crate) use sql_inbox_protocol_methods;
 
-/// `RedisDedupProtocol`: its methods written by hand (the macro's input), then those the table describes, in one `#[pymethods]` block.
+/// `RedisDedupProtocol`: its methods written by hand (the macro's input), then the generated ones, in one `#[pymethods]` block. Each forwards to the core's value the class wraps.
 macro_rules! redis_dedup_protocol_methods {
     ($($hand:tt)*) => {
         #[pyo3::pymethods]

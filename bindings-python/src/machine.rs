@@ -14,11 +14,6 @@ use royaltykit::retry::TransportFailure;
 use royaltykit::webhook::VerifiedWebhook;
 use std::sync::{Mutex, MutexGuard};
 
-/// `now` if given, else the system clock (with its fraction).
-fn clock(now: Option<f64>) -> f64 {
-    now.unwrap_or_else(royaltykit_host::now_unix_f64)
-}
-
 pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -465,8 +460,8 @@ macro_rules! api_machine {
                         "a machine on a session takes the session's budget: give one or the other",
                     )
                     .into()),
-                    Some(s) => Ok(lock(&self.0).next_in(clock(now), &mut lock(&s.0))?),
-                    None => Ok(lock(&self.0).next(clock(now), budget_lock(&budget).as_deref_mut())?),
+                    Some(s) => Ok(lock(&self.0).next_in(royaltykit_host::now_or_clock_f64(now), &mut lock(&s.0))?),
+                    None => Ok(lock(&self.0).next(royaltykit_host::now_or_clock_f64(now), budget_lock(&budget).as_deref_mut())?),
                 })?;
                 $step(py, step)
             }
@@ -516,7 +511,7 @@ macro_rules! api_machine {
                 body: Body<'_>,
                 now: Option<f64>,
             ) -> PyResult<()> {
-                guard(|| Ok(lock(&self.0).response(status, &headers, &body, clock(now))?))
+                guard(|| Ok(lock(&self.0).response(status, &headers, &body, royaltykit_host::now_or_clock_f64(now))?))
             }
 
             /// Whether the body of a response with ``status`` is to be streamed to your own
@@ -543,7 +538,7 @@ macro_rules! api_machine {
                 length: u64,
                 now: Option<f64>,
             ) -> PyResult<()> {
-                guard(|| Ok(lock(&self.0).streamed_response(status, &headers, length, clock(now))?))
+                guard(|| Ok(lock(&self.0).streamed_response(status, &headers, length, royaltykit_host::now_or_clock_f64(now))?))
             }
 
             /// No response: "timeout", "connect_failed" (nothing was sent) or "connection_lost".
@@ -551,7 +546,7 @@ macro_rules! api_machine {
             fn transport_failure(&self, failure: Text, now: Option<f64>) -> PyResult<()> {
                 guard(|| {
                     let failure = TransportFailure::parse(&failure)?;
-                    Ok(lock(&self.0).transport_failure(failure, clock(now))?)
+                    Ok(lock(&self.0).transport_failure(failure, royaltykit_host::now_or_clock_f64(now))?)
                 })
             }
 
@@ -561,7 +556,7 @@ macro_rules! api_machine {
             /// ``rate_limited`` event). ``InvalidArgumentError`` when no reservation is pending.
             #[pyo3(signature = (reply, now=None))]
             fn reserved(&self, reply: Option<Text>, now: Option<f64>) -> PyResult<()> {
-                guard(|| Ok(lock(&self.0).reserved(reply.as_deref(), clock(now))?))
+                guard(|| Ok(lock(&self.0).reserved(reply.as_deref(), royaltykit_host::now_or_clock_f64(now))?))
             }
 
             /// (Fleet.) Redis could not be reached for the pending ``Reserve``: the machine waits
@@ -569,7 +564,7 @@ macro_rules! api_machine {
             /// when no reservation is pending.
             #[pyo3(signature = (now=None))]
             fn reserve_failed(&self, now: Option<f64>) -> PyResult<()> {
-                guard(|| Ok(lock(&self.0).reserve_failed(clock(now))?))
+                guard(|| Ok(lock(&self.0).reserve_failed(royaltykit_host::now_or_clock_f64(now))?))
             }
 
             /// A token (see ``RefreshToken``): a ``Token``, ``EnterpriseToken`` or
@@ -1044,7 +1039,7 @@ crate::generated::recovery_methods! {
             let since = instant(since, "since")?;
             let now = match now.filter(|n| !n.is_none()) {
                 Some(n) => instant(n, "now")?,
-                None => clock(None),
+                None => royaltykit_host::now_unix_f64(),
             };
             let options = machine::RecoveryOptions {
                 max_replays: max_replays.map(bound32),
@@ -1276,7 +1271,7 @@ crate::generated::inbox_worker_methods! {
         now: Option<f64>,
     ) -> PyResult<InboxStep> {
         let entry = guard(|| entry.filter(|e| !e.is_none()).map(inbox_entry).transpose())?;
-        self.then(py, |w| Ok(w.claimed(entry, clock(now))?))
+        self.then(py, |w| Ok(w.claimed(entry, royaltykit_host::now_or_clock_f64(now))?))
     }
 
     /// Entries processed (committed) so far.

@@ -234,10 +234,9 @@ function validUntilArg(value, what) {
   return call(() => native.validUntil(value, what));
 }
 
+/** A boolean argument that may be left out (false). */
 function toBool(value, what) {
-  if (value === undefined || value === null) return false;
-  if (typeof value !== 'boolean') throw new TypeError(`${what} must be a boolean`);
-  return value;
+  return value === undefined || value === null ? false : toFlag(value, what);
 }
 
 /** A boolean argument nothing may leave out: a `TypeError` for anything but `true` or `false`. */

@@ -311,10 +311,10 @@ pub(crate) fn js_result<T>(f: impl FnOnce() -> Result<T, royaltykit::Error>) -> 
     f().map_err(err)
 }
 
-/// `WebhookReceipt`: its inputs, in a block of their own. Each input reports the pending step's outcome and returns the step that follows.
+/// `WebhookReceipt`: its generated methods, in a block of their own. Each input reports the pending step's outcome and returns the step that follows.
 macro_rules! webhook_receipt_inputs {
     () => {
-        #[wasm_bindgen]
+        #[wasm_bindgen(js_class = WebhookReceipt)]
         impl WebhookReceipt {
             /// The state the store gave the key of the pending claim: `new`, `in_progress` or `done`. Returns
             /// the next step. `InvalidArgumentError` (`invalid_argument`) for another state.
@@ -387,10 +387,10 @@ macro_rules! webhook_receipt_inputs {
 }
 pub(crate) use webhook_receipt_inputs;
 
-/// `InboxWorker`: its inputs, in a block of their own. Each input reports the pending step's outcome and returns the step that follows.
+/// `InboxWorker`: its generated methods, in a block of their own. Each input reports the pending step's outcome and returns the step that follows.
 macro_rules! inbox_worker_inputs {
     () => {
-        #[wasm_bindgen]
+        #[wasm_bindgen(js_class = InboxWorker)]
         impl InboxWorker {
             /// The idle wait is over. Returns the next step.
             pub fn waited(&mut self) -> crate::R<js_sys::Array> {
@@ -440,10 +440,10 @@ macro_rules! inbox_worker_inputs {
 }
 pub(crate) use inbox_worker_inputs;
 
-/// `Recovery`: its inputs, in a block of their own. Each input reports the pending step's outcome and returns the step that follows.
+/// `Recovery`: its generated methods, in a block of their own. Each input reports the pending step's outcome and returns the step that follows.
 macro_rules! recovery_inputs {
     () => {
-        #[wasm_bindgen]
+        #[wasm_bindgen(js_class = Recovery)]
         impl Recovery {
             /// The 2xx body of the log page fetched. Returns the next step; a page that cannot be read makes it
             /// the failure. `InvalidArgumentError` (`invalid_argument`) when no fetch is pending.
@@ -481,7 +481,7 @@ macro_rules! recovery_inputs {
 }
 pub(crate) use recovery_inputs;
 
-/// `SqlDedupProtocol`: the methods the table describes, in a block of their own.
+/// `SqlDedupProtocol`: its generated methods, in a block of their own. Each forwards to the core's value the class wraps.
 macro_rules! sql_dedup_protocol_methods {
     () => {
         #[wasm_bindgen(js_class = SqlDedupProtocol)]
@@ -551,7 +551,7 @@ macro_rules! sql_dedup_protocol_methods {
 }
 pub(crate) use sql_dedup_protocol_methods;
 
-/// `SqlInboxProtocol`: the methods the table describes, in a block of their own.
+/// `SqlInboxProtocol`: its generated methods, in a block of their own. Each forwards to the core's value the class wraps.
 macro_rules! sql_inbox_protocol_methods {
     () => {
         #[wasm_bindgen(js_class = SqlInboxProtocol)]
@@ -634,7 +634,7 @@ macro_rules! sql_inbox_protocol_methods {
 }
 pub(crate) use sql_inbox_protocol_methods;
 
-/// `RedisDedupProtocol`: the methods the table describes, in a block of their own.
+/// `RedisDedupProtocol`: its generated methods, in a block of their own. Each forwards to the core's value the class wraps.
 macro_rules! redis_dedup_protocol_methods {
     () => {
         #[wasm_bindgen(js_class = RedisDedupProtocol)]

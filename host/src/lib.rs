@@ -49,6 +49,12 @@ pub fn now_unix_f64() -> f64 {
         .unwrap_or(0.0)
 }
 
+/// `now` (Unix seconds with a fraction) if given, else [`now_unix_f64`]: a protocol machine's
+/// input at the host's clock unless the caller fixes the time.
+pub fn now_or_clock_f64(now: Option<f64>) -> f64 {
+    now.unwrap_or_else(now_unix_f64)
+}
+
 /// 64 bits from the OS RNG: a protocol machine's seed (jitter, idempotency keys).
 pub fn random_u64() -> Result<u64, royaltykit::Error> {
     let mut b = [0u8; 8];
