@@ -356,7 +356,7 @@ pub(crate) fn budget_lock<'a>(
 /// not a budget, between the clients of one API key). Drive machines on it with
 /// ``next(now, session=...)``. A fleet's session (``Fleet.session``) shares the token and the
 /// budget with the fleet's other processes through Redis. Thread-safe.
-#[pyclass(frozen, module = "royaltykit")]
+#[pyclass(frozen, weakref, module = "royaltykit")]
 pub struct Session(pub(crate) Mutex<machine::Session>);
 
 #[pymethods]

@@ -14,6 +14,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -614,6 +615,53 @@ def test_a_session_shared_by_two_clients_exchanges_once(fake):
     assert fake.stats()["tokens_issued"] == 1 and session.exchanges == 1
     with pytest.raises(TypeError, match="budget or session"):
         EnterpriseClient(http, base_url=fake.url, api_key="k", api_secret="s", session=session, budget=rk.RateBudget.preset("enterprise"))
+
+
+@pytest.mark.parametrize("kind", ["httpx", "async"])
+def test_a_call_waiting_on_another_clients_exchange_goes_on_when_it_ends(kind, fake):
+    # Two clients on one session: the call that waits for the other client's exchange is woken
+    # when it ends, not when the exchange's lease (EXCHANGE_LEASE_SECONDS, 330 s) runs out. A
+    # wait that timed out would take minutes: both calls end well within 60 s.
+    fake.reset(token_delay=0.5)
+    session = rk.Session(rk.RateBudget.preset("enterprise"))
+    common = dict(base_url=fake.url, api_key="key-1", api_secret="secret-1", session=session, clock=fake.clock)
+    if kind == "async":
+        async def main():
+            async with httpx.AsyncClient() as http:
+                a, b = (AsyncEnterpriseClient(http, **common) for _ in range(2))
+                first = asyncio.ensure_future(a.request("listEnterpriseReleases"))
+                await asyncio.sleep(0.1)  # a's exchange is in flight
+                return await asyncio.wait_for(asyncio.gather(first, b.request("listEnterpriseReleases")), 60)
+        pages = asyncio.run(main())
+    else:
+        with httpx.Client() as http:
+            a, b = (EnterpriseClient(http, **common) for _ in range(2))
+            pages: list = []
+            threads = [threading.Thread(target=lambda c=c: pages.append(c.request("listEnterpriseReleases")))
+                       for c in (a, b)]
+            threads[0].start()
+            time.sleep(0.1)
+            threads[1].start()
+            for t in threads:
+                t.join(60)
+            assert not any(t.is_alive() for t in threads), "a call waited out the exchange's lease"
+    assert len(pages) == 2 and fake.stats()["tokens_issued"] == 1 and session.exchanges == 1
+
+
+def test_an_async_on_checkpoint_is_awaited_and_a_blocking_client_refuses_one(fake, tmp_path):
+    fake.reset(states=["queued", "ready"])
+    given: list[str] = []
+
+    async def save(text: str) -> None:
+        await asyncio.sleep(0)
+        given.append(text)
+
+    result = run_export("async", fake, tmp_path / "out.csv", on_checkpoint=save)
+    assert given and rk.ExportJob.resume(given[-1]).export_id == result.export_id
+    with httpx.Client() as http:
+        with pytest.raises(TypeError, match="async function"):
+            reports("httpx", http, fake).run_export(BODY, to=tmp_path / "x.csv", on_checkpoint=save)
+    assert not (tmp_path / "x.csv").exists()
 
 
 @pytest.mark.parametrize("kind", KINDS)

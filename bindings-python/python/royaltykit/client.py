@@ -35,6 +35,7 @@ import sys
 import tempfile
 import threading
 import time
+import weakref
 from dataclasses import dataclass
 from datetime import datetime
 from typing import IO, TYPE_CHECKING, Any, AsyncIterator, Callable, Generator, Iterator, Mapping, Sequence, TypeVar, cast
@@ -519,13 +520,16 @@ class _Op:
             except Exception:  # noqa: BLE001
                 _log.warning("telemetry failed at the end of an operation", exc_info=True)
 
-    def checkpoint(self, machine: Any) -> None:
+    def checkpoint(self, machine: Any) -> object:
         """Before the step just given is performed: the checkpoint the job gives, if any (the
-        core's rule: before each send and pause, when the state changed)."""
+        core's rule: before each send and pause, when the state changed), given to
+        ``on_checkpoint``; what it returned (an awaitable, from an ``async def``, is awaited by the
+        asyncio client before the step is performed)."""
         if self.on_checkpoint is not None and self.job is not None and machine is self.job:
             text = self.job.checkpoint()
             if text is not None:
-                self.on_checkpoint(text)
+                return self.on_checkpoint(text)
+        return None
 
     def failed(self, e: BaseException) -> BaseException:
         """Ends the operation on ``e`` and returns what to raise: for an export job, Ctrl-C
@@ -550,6 +554,58 @@ class _Op:
         """The export job's interruption error: its export id and checkpoint, as saved now."""
         job = cast(ExportJob, self.job)
         return cast(BaseException, cls(job.export_id, job.save()))
+
+
+class _Waker:
+    """Wakes the calls waiting for one session's token exchange, in every client on that session
+    (a session may be shared: ``session=``): threads through a condition, tasks through their
+    futures, each set on its own event loop."""
+
+    def __init__(self) -> None:
+        self.changed = threading.Condition()
+        self._waiters: set[asyncio.Future[None]] = set()
+
+    def wake(self) -> None:
+        with self.changed:
+            self.changed.notify_all()
+            waiters = list(self._waiters)
+        for f in waiters:
+            try:
+                f.get_loop().call_soon_threadsafe(_settle, f)
+            except RuntimeError:  # its loop is closed: nobody waits on it any more
+                pass
+
+    async def wait(self, session: Session, version: int, seconds: float) -> None:
+        """Until ``session.version`` differs from ``version``, or ``seconds`` pass."""
+        woken: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        with self.changed:
+            self._waiters.add(woken)
+        try:
+            if session.version == version:
+                await asyncio.wait_for(woken, seconds)
+        except asyncio.TimeoutError:
+            pass
+        finally:
+            with self.changed:
+                self._waiters.discard(woken)
+
+
+def _settle(f: asyncio.Future[None]) -> None:
+    if not f.done():
+        f.set_result(None)
+
+
+# Each session's waker, shared by the clients on it, gone with the session.
+_wakers: weakref.WeakKeyDictionary[Session, _Waker] = weakref.WeakKeyDictionary()
+_wakers_lock = threading.Lock()
+
+
+def _waker(session: Session) -> _Waker:
+    with _wakers_lock:
+        waker = _wakers.get(session)
+        if waker is None:
+            waker = _wakers[session] = _Waker()
+        return waker
 
 
 class _Base:
@@ -594,10 +650,8 @@ class _Base:
         self._clock = clock
         self._sleep: Callable[[float], Any] = sleep or (asyncio.sleep if asynchronous else time.sleep)
         self._seed = seed or (lambda: int.from_bytes(os.urandom(8), "little"))
-        # Wakes the calls waiting for the session's token exchange: a condition for threads, the
-        # waiting tasks' futures on an event loop.
-        self._changed = threading.Condition()
-        self._waiters: set[asyncio.Future[None]] = set()
+        # Wakes the calls waiting for the session's token exchange, in every client on it.
+        self._waker = _waker(self.session)
 
     @property
     def timeouts(self) -> tuple[float, float]:
@@ -684,12 +738,8 @@ class _Base:
                 self._on_event(e)
 
     def _wake(self) -> None:
-        """The session changed: every call waiting on it asks again."""
-        with self._changed:
-            self._changed.notify_all()
-        for f in self._waiters:
-            if not f.done():
-                f.set_result(None)
+        """The session changed: every call waiting on it asks again, in every client on it."""
+        self._waker.wake()
 
     def _token_request(self) -> RequestDescriptor:
         raise NotImplementedError
@@ -727,7 +777,9 @@ class _Base:
             else:
                 (step, events), given = given, None
             self._deliver(events, op)
-            op.checkpoint(machine)
+            saved = op.checkpoint(machine)
+            if inspect.isawaitable(saved):
+                yield ("checkpoint", saved)
             match step:
                 case CallStep.Send(request=request):
                     outcome = yield ("send", request, None if sink is None else stream)
@@ -894,7 +946,7 @@ class _Base:
     # Both close the steps on the way out, so an export's temporary file goes at once when a
     # send raises (a disk error, a progress callback's exception, an interruption).
     def _drive(self, steps: Generator[Any, Any, _T]) -> _T:
-        changed, session = self._changed, self.session
+        waker, session = self._waker, self.session
         try:
             action = next(steps)
             while True:
@@ -903,11 +955,16 @@ class _Base:
                         self._sleep(seconds)
                         result = None
                     case ("await", seconds, version):
-                        with changed:
-                            changed.wait_for(lambda: session.version != version, timeout=seconds)
+                        with waker.changed:
+                            waker.changed.wait_for(lambda: session.version != version, timeout=seconds)
                         result = None
                     case ("redis", command):
                         result = self._redis(command)
+                    case ("checkpoint", saved):
+                        if inspect.iscoroutine(saved):
+                            saved.close()
+                        raise TypeError("on_checkpoint returned an awaitable, which a blocking client cannot await: "
+                                        "give a plain function, or use the asyncio client")
                     case _:
                         result = self._transport.send(action[1], action[2])
                 action = steps.send(result)
@@ -926,18 +983,12 @@ class _Base:
                         await self._sleep(seconds)
                         result = None
                     case ("await", seconds, version):
-                        woken: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-                        self._waiters.add(woken)
-                        try:
-                            if session.version == version:
-                                await asyncio.wait_for(woken, seconds)
-                        except asyncio.TimeoutError:
-                            pass
-                        finally:
-                            self._waiters.discard(woken)
+                        await self._waker.wait(session, version, seconds)
                         result = None
                     case ("redis", command):
                         result = await self._aredis(command)
+                    case ("checkpoint", saved):
+                        result = await saved
                     case _:
                         result = await self._transport.send(action[1], action[2])
                 action = steps.send(result)
@@ -1116,6 +1167,9 @@ class _Reports(_Base):
                             "give body (the CreateExportRequest of a new export) or resume= (a checkpoint to finish)")
         if on_checkpoint is not None and not callable(on_checkpoint):
             raise TypeError("on_checkpoint must be callable: on_checkpoint(text)")
+        if not self._async and inspect.iscoroutinefunction(on_checkpoint):
+            raise TypeError("on_checkpoint is an async function, which a blocking client cannot await: give a plain "
+                            "function, or use the asyncio client")
         if resume is not None:
             given = sorted(name for name, value in options.items() if value is not None)
             if given:
@@ -1273,7 +1327,9 @@ class AsyncReportsClient(_Reports):
         it) removes the temporary file and lets the task's own ``CancelledError`` go on
         unchanged, so asyncio's timeouts and task groups behave as ever; it carries the job:
         ``royaltykit.export_interruption(e)`` (also on the ``TimeoutError`` raised from it) gives
-        the ``export_id`` and the ``checkpoint`` to resume from, and a note on it says so."""
+        the ``export_id`` and the ``checkpoint`` to resume from, and a note on it says so.
+        ``on_checkpoint`` may be an ``async def``: each checkpoint is awaited before the request
+        or pause it precedes."""
         return await self._arun(*self._export(body, resume, on_checkpoint, to, progress, request_id=request_id,
                                               max_polls=max_polls, max_poll_seconds=max_poll_seconds,
                                               min_poll_interval_seconds=min_poll_interval_seconds,
