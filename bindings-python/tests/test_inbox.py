@@ -252,6 +252,19 @@ def test_an_unreachable_inbox_answers_503_so_the_delivery_is_sent_again(caplog: 
     assert "Down failed on enqueue" in caplog.text
 
 
+@pytest.mark.parametrize("answer", [None, 1, "true"])
+def test_an_inbox_whose_enqueue_answers_no_boolean_is_a_failed_store_never_a_duplicate(answer: object) -> None:
+    # None is not "already in the inbox": the delivery would be answered 200 and never processed.
+    class Vague:
+        def enqueue(self, key: str, delivery_id: str, event: str, body: str) -> object:
+            return answer
+
+    receiver = rk.WebhookReceiver(SECRET, namespace=NAMESPACE, inbox=Vague())  # type: ignore[arg-type]
+    headers, body, _ = signed("vague")
+    r = receiver.receive(headers, body)
+    assert r.status == 503 and json.loads(r.body)["error"] == "store_unavailable"
+
+
 def test_an_async_receiver_and_worker_on_postgres(tmp_path: Path) -> None:
     db = Db("postgres", tmp_path)
 
@@ -352,6 +365,21 @@ def test_a_handler_failing_twice_is_processed_after_two_retries_on_the_core_s_ba
     assert (state, attempts, error) == ("done", 3, None)
     assert db.effects_rows() == [resource], "the failed runs' effects rolled back"
     assert inbox.state(key) == "done"
+    inbox.close()
+
+
+def test_an_on_error_that_raises_changes_nothing_the_attempt_is_rolled_back_and_settled(db: Db, caplog) -> None:
+    inbox = db.inbox(clock=lambda: float(NOW))
+    key, resource = enqueue_one(db, inbox, "hook")
+
+    def on_error(e: BaseException, entry: rk.InboxEntry) -> None:
+        raise ValueError("on_error itself failed")
+
+    with caplog.at_level("ERROR", logger="royaltykit"):
+        assert inbox.drain(Flaky(db, failures=1), on_error=on_error) == WorkerReport(processed=0, retried=1, poisoned=0)
+    state, attempts, _, error = db.row(key)
+    assert (state, attempts, error) == ("pending", 1, "RuntimeError: upstream 503 (run 1)")
+    assert db.effects_rows() == [] and any("on_error raised" in r.getMessage() for r in caplog.records)
     inbox.close()
 
 

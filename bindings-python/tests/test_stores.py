@@ -178,6 +178,31 @@ def test_a_failing_handler_rolls_its_effect_back_and_the_redelivery_applies_it_o
     assert db.effects_of(d["id"]) == 1
 
 
+def test_an_on_error_that_raises_still_rolls_back_releases_and_answers_500(db: Db, tmp_path: Path, caplog) -> None:
+    # on_error is told of the handler's failure; its own exception is logged and changes nothing:
+    # the transaction is not left open, the claim is released, the delivery answered 500.
+    _, d = delivery(tmp_path, db, "on_error")
+    told = []
+
+    def failing(delivery, connection):
+        db.handler(delivery, connection)
+        raise RuntimeError("the handler failed after writing")
+
+    def on_error(e, delivery):
+        told.append(str(e))
+        raise ValueError("on_error itself failed")
+
+    receiver = rk.WebhookReceiver(SECRET, namespace="org-7/stores", handler=failing, store=db.store(),
+                                  on_error=on_error)
+    with caplog.at_level("ERROR", logger="royaltykit"):
+        r = receiver.receive(d["headers"], d["body"].encode(), now=d["now"])
+    assert (r.status, json.loads(r.body)["error"]) == (500, "handler_failed")
+    assert told == ["the handler failed after writing"]
+    assert any("on_error raised" in m.getMessage() and m.exc_info for m in caplog.records)
+    assert db.effects_of(d["id"]) == 0 and db.rows() == []
+    assert redeliver(db, d)[0] == 200 and db.effects_of(d["id"]) == 1
+
+
 @pytest.mark.parametrize("interruption", [KeyboardInterrupt, SystemExit])
 def test_an_interrupted_handler_rolls_back_releases_and_the_interruption_goes_on(
         db: Db, tmp_path: Path, interruption: type[BaseException]) -> None:

@@ -2026,6 +2026,17 @@ function storeArg(store) {
   return store;
 }
 
+/** Calls the user's hook `f` (`onError`, `onStoreError`): what it throws is printed, never
+ * changes what the receiver or worker does (the transaction is still rolled back, the claims
+ * released, the attempt settled). */
+function hook(f, name) {
+  try {
+    f();
+  } catch (e) {
+    console.error(`royaltykit: ${name} threw:`, e);
+  }
+}
+
 /** `[true, value]` when `f` (sync or async) succeeded, `[false, error]` when it threw. */
 async function attempt(f) {
   try {
@@ -2245,7 +2256,7 @@ class WebhookReceiver {
     let delivery, tx, cancelled = false;
     const failed = (what, e) => {
       seen.error = e;
-      this.onStoreError(e, what);
+      hook(() => this.onStoreError(e, what), 'onStoreError');
       return r.storeFailed();
     };
     for (let s = r.next(), ok, v; ; ) {
@@ -2268,7 +2279,7 @@ class WebhookReceiver {
           [ok, v] = await attempt(() => (this.transactional ? this.handler(delivery, tx) : this.handler(delivery)));
           if (!ok) {
             seen.error = v;
-            this.onError(v, delivery);
+            hook(() => this.onError(v, delivery), 'onError');
           }
           s = ok ? r.handlerSucceeded() : r.handlerFailed();
           break;
@@ -3221,7 +3232,7 @@ async function runInbox(inbox, handler, opts, drain) {
   const worker = new InboxWorker({ maxAttempts: o.maxAttempts, pollSeconds: o.pollSeconds, transactional, drain, seed: o.seed });
   const report = () => ({ processed: worker.processed, retried: worker.retried, poisoned: worker.poisoned });
   const failed = (step, e) => {
-    onStoreError(e, step);
+    hook(() => onStoreError(e, step), 'onStoreError');
     return worker.storeFailed();
   };
   let tx;
@@ -3251,7 +3262,7 @@ async function runInbox(inbox, handler, opts, drain) {
             return run(delivery, transactional ? tx : inbox.client);
           });
           if (!ok && signal?.aborted) throw v; // cancelled: rolled back below, never settled
-          if (!ok) onError(v, delivery ?? s.entry);
+          if (!ok) hook(() => onError(v, delivery ?? s.entry), 'onError');
           s = ok ? worker.handlerSucceeded() : worker.handlerFailed(describeError(v), inbox.clock());
           break;
         }

@@ -221,6 +221,26 @@ for (const kind of ['sqlite', 'postgres']) {
       assert.equal((await db.applied()).includes(more.ref), false);
       const row = await db.row(rk.deliveryKey(NAMESPACE, more.id));
       assert.deepEqual([row.state, row.attempts, row.lastError], ['pending', 1, 'Error: after the write']);
+      // An onError that throws changes nothing: the attempt still rolls back and is settled.
+      const last = delivery();
+      assert.deepEqual(await send(last), [200, 'queued']);
+      const printed = [];
+      const original = console.error;
+      console.error = (...args) => printed.push(args.map(String).join(' '));
+      let thrown;
+      try {
+        thrown = await inbox.drain(async (d, c) => {
+          await db.effect(d, c);
+          if (d.deliveryId === last.id) throw new Error('after the write, again');
+        }, { onError: () => { throw new Error('onError itself failed'); } });
+      } finally {
+        console.error = original;
+      }
+      assert.equal(thrown.retried, 1, JSON.stringify(thrown));
+      assert.ok(printed.some((l) => l.includes('onError threw')), printed.join('\n'));
+      assert.equal((await db.applied()).includes(last.ref), false);
+      const settled = await db.row(rk.deliveryKey(NAMESPACE, last.id));
+      assert.deepEqual([settled.state, settled.attempts], ['pending', 1]);
     });
 
     test('a handler failing twice then succeeding: retried after the core\'s backoff (retry_at moves forward), processed once', async () => {

@@ -160,6 +160,32 @@ for (const kind of ['postgres', 'sqlite']) {
       assert.equal(await db.effectsOf(d.id), 1);
     });
 
+    test('an onError that throws still rolls back, releases and answers 500', async () => {
+      const [, d] = delivery('onerror');
+      const receiver = db.receiver(undefined, async (dl, c) => {
+        await db.handler(dl, c);
+        throw new Error('the handler failed after writing');
+      });
+      const told = [];
+      receiver.onError = (e) => { told.push(e.message); throw new Error('onError itself failed'); };
+      const printed = [];
+      const original = console.error;
+      console.error = (...args) => printed.push(args.map(String).join(' '));
+      let r;
+      try {
+        r = await receiver.receive(d.headers, Buffer.from(d.body), d.now);
+      } finally {
+        console.error = original;
+      }
+      assert.deepEqual([r.status, JSON.parse(r.body).error], [500, 'handler_failed']);
+      assert.deepEqual(told, ['the handler failed after writing']);
+      assert.ok(printed.some((l) => l.includes('onError threw') && l.includes('onError itself failed')), printed.join('\n'));
+      assert.equal(await db.effectsOf(d.id), 0); // the transaction was rolled back, not left open
+      assert.deepEqual(await db.states(), []); // released at once
+      assert.equal((await redeliver(db, d))[0], 200);
+      assert.equal(await db.effectsOf(d.id), 1);
+    });
+
     test('concurrent deliveries in one process each apply once', async () => {
       const ds = Array.from({ length: 10 }, (_, i) => delivery(`c${i}`)[1]);
       const receiver = db.receiver();

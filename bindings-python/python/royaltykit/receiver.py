@@ -100,7 +100,8 @@ class InboxStore(Protocol):
     :class:`~royaltykit.stores.AsyncRedisInbox`, or your own): a receiver given ``inbox=``
     persists each verified delivery with ``enqueue`` — its delivery key, ``Service-Webhook-Id``,
     event name and raw body as text — and answers 200 at once; True for a new entry, False for one
-    already in the inbox. It may be a coroutine (then receive with ``areceive``)."""
+    already in the inbox (anything else, None included, is a failed store: answered 503, so the
+    delivery is sent again). It may be a coroutine (then receive with ``areceive``)."""
 
     def enqueue(self, key: str, delivery_id: str, event: str, body: str) -> Any: ...
 
@@ -564,7 +565,13 @@ class WebhookReceiver:
                         continue
                     if not ok:
                         trace.error = value
-                        self.on_error(value, d)
+                        ok, value = yield lambda: self.on_error(value, d)
+                        if not ok and cancel(value):
+                            step = r.cancelled()
+                            continue
+                        if not ok:  # the delivery still ends as a handler failure: rolled back, released, 500
+                            _log.error("on_error raised for %s", d.delivery_id, exc_info=value)
+                        ok = False
                     step = r.handler_succeeded() if ok else r.handler_failed()
                 case ReceiptStep.Commit(key=key) if self.transactional:  # the mark, inside the transaction
                     ok, mine = yield lambda: store.mark_done(tx, key)
@@ -579,7 +586,10 @@ class WebhookReceiver:
                     d = cast(VerifiedWebhook, r.delivery)
                     text = body if isinstance(body, str) else bytes(body).decode("utf-8")  # verified: UTF-8 JSON
                     ok, new = yield lambda: inbox.enqueue(key, d.delivery_id, d.event.name, text)
-                    step = r.enqueued(bool(new)) if ok else store_failed("enqueue", new)
+                    if ok and not isinstance(new, bool):  # None is no answer: never taken for a duplicate
+                        ok, new = False, TypeError(f"inbox.enqueue must return a bool (True: a new entry, False: a "
+                                                   f"duplicate), not {type(new).__name__}")
+                    step = r.enqueued(new) if ok else store_failed("enqueue", new)
                 case ReceiptStep.Reply(status=status, body=reply):
                     if cancelled is not None:
                         raise cancelled

@@ -658,7 +658,10 @@ def _worker_steps(inbox: Any, worker: InboxWorker, run: _Run, handler: Callable[
                 if ok:
                     worker.handler_succeeded()
                 else:
-                    on_error(e, entry)
+                    try:
+                        on_error(e, entry)
+                    except Exception:  # noqa: BLE001 (the attempt still fails: rolled back, settled)
+                        _log.error("on_error raised for inbox entry %s", entry.key, exc_info=True)
                     worker.handler_failed(_entry_error(e), clock())
             case InboxStep.MarkDone(key=key, attempts=attempts):
                 connection = run.tx

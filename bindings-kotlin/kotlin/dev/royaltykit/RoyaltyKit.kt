@@ -914,9 +914,10 @@ class WebhookReceiver private constructor(
         return receipt
     }
 
-    /** A cancelled coroutine (kotlinx's CancellationException is this class) or an interrupted thread. */
+    /** A cancelled coroutine (kotlinx's CancellationException is this class) or an interrupted
+     * thread, also when a driver wrapped the interrupt (as the clients and the inbox worker read it). */
     private fun isCancellation(e: Exception) =
-        e is java.util.concurrent.CancellationException || e is InterruptedException
+        e is java.util.concurrent.CancellationException || dev.royaltykit.client.interruption(e)
 
     /**
      * The transaction open between `Begin` and `CommitTransaction` or `Rollback`, if any; the
@@ -931,6 +932,19 @@ class WebhookReceiver private constructor(
     ) {
         /** The pending step failed: `cancelled` when the failure was a cancellation, else `storeFailed`. */
         fun failed(r: ReceiptMachine): ReceiptStep = if (cancelled != null) r.cancelled() else r.storeFailed()
+    }
+
+    /**
+     * The handler's failure given to `onError`; an exception `onError` throws is logged and
+     * changes nothing (the delivery still ends as a handler failure: rolled back, released, 500),
+     * as in Python and Node.
+     */
+    private fun reportHandlerFailure(failure: Exception, d: VerifiedWebhook) {
+        try {
+            onError(failure, d)
+        } catch (e: Exception) {
+            storeLog.log(java.util.logging.Level.SEVERE, "onError threw for ${d.deliveryId}", e)
+        }
     }
 
     private fun drive(r: ReceiptMachine, open: Open, body: ByteArray): Receipt {
@@ -972,7 +986,7 @@ class WebhookReceiver private constructor(
                         d == null -> r.handlerFailed()
                         failure == null -> r.handlerSucceeded()
                         isCancellation(failure) -> { open.cancelled = failure; r.cancelled() }
-                        else -> { open.error = failure; onError(failure, d); r.handlerFailed() }
+                        else -> { open.error = failure; reportHandlerFailure(failure, d); r.handlerFailed() }
                     }
                 }
                 is ReceiptStep.Commit -> {

@@ -234,6 +234,31 @@ class StoresTest(kind: String) : StoreCase(kind) {
     }
 
     @Test
+    fun anOnErrorThatThrowsStillRollsBackReleasesAndAnswers500() {
+        // onError's own exception is logged and changes nothing, as in Python and Node.
+        val did = newDelivery("onerror")
+        val failing = { d: VerifiedWebhook, c: Connection ->
+            handler(d, c)
+            throw IllegalStateException("the handler failed after writing")
+        }
+        val told = ArrayList<String>()
+        val reply = store().use { s ->
+            WebhookReceiver(listOf(SECRET), NAMESPACE, s, onError = { e, _ ->
+                told.add(e.message!!)
+                throw IllegalArgumentException("onError itself failed")
+            }, handler = failing).use {
+                it.receive(StoreFixture.headers(did), StoreFixture.body(did), NOW)
+            }
+        }
+        assertEquals(500, reply.status)
+        assertEquals(listOf("the handler failed after writing"), told)
+        assertEquals(0, effectsOf(did))
+        assertEquals("released at once: the redelivery need not wait for the lease", emptyList<String>(), states())
+        assertEquals(200 to "processed", deliver(did))
+        assertEquals(1, effectsOf(did))
+    }
+
+    @Test
     fun theDialectComesFromTheCoreAndAnOldSqliteIsRefused() {
         assertEquals(SqlDialect.POSTGRES, detectSqlDialect("PostgreSQL", "16.2"))
         assertEquals(SqlDialect.SQLITE, detectSqlDialect("SQLite", "3.45.1"))
@@ -250,6 +275,11 @@ class StoresTest(kind: String) : StoreCase(kind) {
     @Test
     fun anInterruptedHandlerRollsBackReleasesAndTheInterruptionGoesOn() =
         cancelledMidDelivery(InterruptedException("the thread was interrupted"))
+
+    @Test
+    fun anInterruptionADriverWrappedIsACancellationToo() =
+        // JDBC drivers wrap the interrupt of a blocked query (as the client and the inbox worker see it)
+        cancelledMidDelivery(java.sql.SQLException("the query was interrupted", InterruptedException()))
 
     /** A handler that writes its effect, then is cancelled: the same exception goes on, nothing stays. */
     private fun cancelledMidDelivery(cancellation: Exception) {
