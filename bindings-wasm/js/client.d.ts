@@ -40,7 +40,9 @@ export interface ClientOptions {
    * Called with each of the machines' events, in order: each send and response, each retry with
    * its rule and wait, token refreshes, rate-budget waits, polls, a download's `progress` (at each
    * tenth of its body and when whole, as it arrives), a deprecated operation's `notice` (once per
-   * Session) and how each call ended. Never a token, a credential, a header or a body.
+   * Session) and how each call ended. Never a token, a credential, a header or a body. With
+   * neither `onEvent`, a diagnostics subscriber nor telemetry, a `notice` is still shown, as a
+   * process warning of type `RoyaltyKitNotice` (`console.warn` where there is no `process`).
    */
   onEvent?: (event: MachineEvent) => void;
   // Where the runtime has node:diagnostics_channel (Node, Bun, Deno), the same events are

@@ -131,6 +131,17 @@ function ownPath(e, target) {
   return err;
 }
 
+/** A notice nobody listens to, shown once per operation and session (the core gives it once):
+ * `process.emitWarning` (type `RoyaltyKitNotice`; `process.on('warning')` sees it), or
+ * `console.warn` where there is no `process` (Workers). */
+function warn(e) {
+  if (typeof globalThis.process?.emitWarning === 'function') {
+    globalThis.process.emitWarning(e.message, { type: 'RoyaltyKitNotice', code: e.rule ?? undefined });
+  } else {
+    console.warn(`royaltykit: ${e.message}`);
+  }
+}
+
 class Sink {
   constructor(path, onProgress) {
     this.path = path;
@@ -481,6 +492,10 @@ class Client {
           this._onEvent?.(e);
           scope?.event(e);
         }
+      } else {
+        // Nothing listens: a deprecated or sunset operation's notice is still shown (a process
+        // warning), as Python's logger and Kotlin's default onEvent show it; the rest is dropped.
+        for (const e of machine.takeEvents('warning')) if (e.kind === 'notice') warn(e);
       }
     };
     // A streamed body's progress, reported to the machine as it arrives; its `progress` events
@@ -625,11 +640,12 @@ class Client {
       }
     } catch (e) {
       if (signal?.aborted) {
-        // Cancelled while this process holds the fleet's exchange lock: release it (best effort),
-        // so the fleet's other processes need not wait out its lease.
+        // Cancelled: the session's exchange is abandoned first (this process's waiting calls go
+        // on at once, whatever Redis does), then the fleet's exchange lock this process holds is
+        // released (best effort), so the fleet's other processes need not wait out its lease.
         const unlock = refresh.abandonCommand();
-        if (unlock !== null) await fleet.command(unlock).catch(() => {});
         session.abandonExchange();
+        if (unlock !== null) await fleet.command(unlock).catch(() => {});
       } else if (session.exchanging) session.exchangeFailed(String(e?.message ?? e));
       throw e;
     } finally {

@@ -968,8 +968,9 @@ export interface SqlInbox<Tx> extends Inbox {
   runWorker(handler: InboxHandler<Tx>, options?: InboxWorkerOptions): Promise<InboxReport>;
   /** As `runWorker`, resolving once nothing is due (entries waiting for a retry stay pending). */
   drain(handler: InboxHandler<Tx>, options?: InboxWorkerOptions): Promise<InboxReport>;
-  /** (Worker steps, for a loop of your own over `InboxWorker`.) */
-  claim(): Promise<InboxEntry | null>;
+  /** (Worker steps, for a loop of your own over `InboxWorker`.) `claim(now)`: at `now` (default: the inbox's clock); give
+   * the worker's `claimed` the same `now`. */
+  claim(now?: Time): Promise<InboxEntry | null>;
   begin(): Promise<Tx>;
   markDone(tx: Tx, key: string, attempts: number): Promise<boolean>;
   commitTransaction(tx: Tx): Promise<void>;
@@ -1005,7 +1006,7 @@ export class PostgresInbox<Client = any> implements SqlInbox<Client> {
   purge(): Promise<number>;
   runWorker(handler: InboxHandler<Client>, options?: InboxWorkerOptions): Promise<InboxReport>;
   drain(handler: InboxHandler<Client>, options?: InboxWorkerOptions): Promise<InboxReport>;
-  claim(): Promise<InboxEntry | null>;
+  claim(now?: Time): Promise<InboxEntry | null>;
   begin(): Promise<Client>;
   markDone(tx: Client, key: string, attempts: number): Promise<boolean>;
   commitTransaction(tx: Client): Promise<void>;
@@ -1028,7 +1029,7 @@ export class SqliteInbox<Db = any> implements SqlInbox<Db> {
   purge(): Promise<number>;
   runWorker(handler: InboxHandler<Db>, options?: InboxWorkerOptions): Promise<InboxReport>;
   drain(handler: InboxHandler<Db>, options?: InboxWorkerOptions): Promise<InboxReport>;
-  claim(): Promise<InboxEntry | null>;
+  claim(now?: Time): Promise<InboxEntry | null>;
   begin(): Promise<Db>;
   markDone(tx: Db, key: string, attempts: number): Promise<boolean>;
   commitTransaction(tx: Db): Promise<void>;
@@ -1151,7 +1152,7 @@ export class RedisInbox<Client extends RedisClientLike = RedisClientLike> implem
   /** As `runWorker`, resolving once nothing is due (entries waiting for a retry stay pending). */
   drain(handler: InboxHandler<Client>, options?: InboxWorkerOptions): Promise<InboxReport>;
   /** (Worker steps, for a loop of your own over `new InboxWorker({ transactional: false })`.) */
-  claim(): Promise<InboxEntry | null>;
+  claim(now?: Time): Promise<InboxEntry | null>;
   /** False when another worker claimed the entry since (this claim's lease ran out). */
   markDone(tx: unknown, key: string, attempts: number): Promise<boolean>;
   settle(key: string, attempts: number, poison: boolean, retryAt: number, error: string): Promise<void>;

@@ -3235,14 +3235,15 @@ async function runInbox(inbox, handler, opts, drain) {
     hook(() => onStoreError(e, step), 'onStoreError');
     return worker.storeFailed();
   };
-  let tx;
+  let tx, now;
   try {
     for (let s = worker.next(), ok, v; ;) {
       switch (s.step) {
         case 'claim':
           if (signal?.aborted) return report();
-          [ok, v] = await attempt(() => inbox.claim());
-          s = ok ? worker.claimed(v, inbox.clock()) : failed('claim', v);
+          now = inbox.clock(); // one reading: the claim's lease and the worker's backoff start at the same instant
+          [ok, v] = await attempt(() => inbox.claim(now));
+          s = ok ? worker.claimed(v, now) : failed('claim', v);
           break;
         case 'idle':
           if (!(await idle(s.seconds, signal))) return report();
@@ -3351,11 +3352,12 @@ class SqlInboxBase {
     await this.ready();
     return this.driver.changes(this.protocol.purge(this.clock()));
   }
-  /** (Worker step.) Claims the oldest due entry now (autocommit; the attempt is counted):
-   * `{ key, deliveryId, event, body, attempts }`, or null when nothing is due. */
-  async claim() {
+  /** (Worker step.) Claims the oldest entry due at `now` (default: the inbox's clock; give the
+   * worker's `claimed` the same `now`) (autocommit; the attempt is counted): `{ key, deliveryId,
+   * event, body, attempts }`, or null when nothing is due. */
+  async claim(now) {
     await this.ready();
-    const [row] = await this.driver.rows(this.protocol.claim(this.clock()));
+    const [row] = await this.driver.rows(this.protocol.claim(now ?? this.clock()));
     return row ? { key: row[0], deliveryId: row[1], event: row[2], body: row[3], attempts: Number(row[4]) } : null;
   }
   /** (Worker step.) Opens the handler's transaction; resolves to its connection. */
@@ -3514,10 +3516,11 @@ class RedisInbox {
   async purge() {
     return Number(await this.#command(this.protocol.purgeCommand(this.clock())));
   }
-  /** (Worker step.) Claims one due entry now (the attempt is counted): `{ key, deliveryId, event,
-   * body, attempts }`, or null when nothing is due. */
-  async claim() {
-    return RedisInboxProtocol.claimReply(await this.#command(this.protocol.claimCommand(this.clock())));
+  /** (Worker step.) Claims one entry due at `now` (default: the inbox's clock; give the worker's
+   * `claimed` the same `now`) (the attempt is counted): `{ key, deliveryId, event, body,
+   * attempts }`, or null when nothing is due. */
+  async claim(now) {
+    return RedisInboxProtocol.claimReply(await this.#command(this.protocol.claimCommand(now ?? this.clock())));
   }
   /** (Worker step.) Marks `key` done for the claim that counted `attempts` (`_tx`: unused, none);
    * false when another worker claimed the entry since (its lease ran out). */

@@ -707,6 +707,24 @@ test('a deprecated operation: one notice (warning, naming the sunset) per client
   assert.equal(notices('a').length, 1);
 });
 
+test('a deprecated operation nobody listens for is still shown: one process warning per session', async () => {
+  await reset({ deprecated: ['listPlatformExports'] });
+  const warnings = [];
+  const listen = (w) => warnings.push(w);
+  process.on('warning', listen);
+  try {
+    const quiet = reports({});
+    for (let i = 0; i < 3; i++) await quiet.request('listPlatformExports');
+    await quiet.request('getPlatformExport', { path: { export: '7c9e6679-7425-40de-944b-e07072fc6b14' } }).catch(() => {});
+    await new Promise((resolve) => setImmediate(resolve)); // warnings are emitted on the next tick
+  } finally {
+    process.off('warning', listen);
+  }
+  const notices = warnings.filter((w) => w.name === 'RoyaltyKitNotice');
+  assert.equal(notices.length, 1, notices.map((w) => w.message).join('\n'));
+  assert.ok(notices[0].message.startsWith('notice listPlatformExports #1: ') && notices[0].message.includes('01 Sep 2027'), notices[0].message);
+});
+
 // ---- paginate: every item of a list, page after page (the core's Pages) ----------------------------
 
 const enterpriseClient = (extra = {}) => createEnterpriseClient({ baseUrl: url, credentials: { apiKey: 'key-1', apiSecret: 'secret-1' }, clock, sleep, ...extra });

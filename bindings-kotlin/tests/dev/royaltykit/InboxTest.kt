@@ -256,6 +256,10 @@ class InboxTest(kind: String) : InboxCase(kind) {
             assertEquals(3, runs.get())
             assertEquals(listOf("r1"), effectRows())
             assertEquals(Row("done", 3, row(key)!!.dueAt, null), row(key))
+            // A negative seed is refused before anything runs, never wrapped into another seed.
+            val refused = runCatching { inbox.drain(seed = -1, handler = flaky) }.exceptionOrNull()
+            assertTrue(refused.toString(), refused is IllegalArgumentException && "non-negative" in refused.message!!)
+            assertEquals(3, runs.get())
         }
     }
 

@@ -179,6 +179,27 @@ class InterruptTest {
     }
 
     @Test
+    fun aResponseThatArrivedAsTheThreadWasInterruptedIsKept() {
+        // The create's answer came, then the interrupt: the job knows its export (as in Python and
+        // Node), so the interruption and its checkpoint name it.
+        FakeReports().use { fake ->
+            val java = JavaHttpTransport()
+            val interrupting = HttpTransport { request, timeout, target ->
+                val o = java.send(request, timeout, target)
+                if (request.method == "POST" && request.url.endsWith("/exports")) Thread.currentThread().interrupt()
+                o
+            }
+            val dir = Files.createTempDirectory("rk-answered")
+            val e = runCatching { client(fake, false, interrupting).runExport(body, to = dir.resolve("out.csv")) }.exceptionOrNull()
+            Thread.interrupted()
+            val interrupted = e as? ExportInterruptedException ?: throw AssertionError("$e", e)
+            assertEquals(fake.exportIds().single(), interrupted.exportId)
+            assertEquals(emptyList<String>(), temps(dir))
+            finish("answered, then interrupted", fake, false, interrupted.checkpoint, dir)
+        }
+    }
+
+    @Test
     fun cancellingTheSuspendRunExportGivesTheCheckpointAndResumes() = runBlocking {
         val ops = wholeRun(false)
         FakeReports().use { fake ->

@@ -713,7 +713,8 @@ abstract class ApiClient internal constructor(
         try {
             when {
                 thrown == null -> Unit
-                cancelled(thrown) -> session.abandonExchange()
+                // (a fleet's refresh abandoned it before releasing the fleet's lock)
+                cancelled(thrown) -> if (fleet == null) session.abandonExchange()
                 // a fleet's refresh reported its failure to the session already (FleetTokenStep.Failed)
                 fleet != null && thrown is FleetExchangeFailed -> Unit
                 else -> session.exchangeFailed(thrown.message ?: thrown.javaClass.simpleName)
@@ -735,14 +736,19 @@ abstract class ApiClient internal constructor(
      * waits. Returns once the session holds the token; throws the exchange's own error (wrapped in
      * [FleetExchangeFailed]) when it failed, and whatever interrupted it. Interrupted (or ended by
      * any other throwable) while this process holds the fleet's exchange lock, it releases the
-     * lock first ([releaseLock]), so the fleet's other processes need not wait out its lease; the
-     * caller then abandons the session's exchange.
+     * lock ([releaseLock]), so the fleet's other processes need not wait out its lease; when
+     * cancelled, it abandons the session's exchange before that (this process's waiting calls go
+     * on at once, however long Redis takes), as Python and Node do.
      */
     private fun fleetToken(f: RedisFleet, scope: OperationScope?) {
         FleetToken(session, tokenApi, tokenTenant, nextSeed(), clock()).use { ft ->
             try {
                 fleetSteps(f, ft, scope)
             } catch (e: Throwable) {
+                if (cancelled(e)) {
+                    session.abandonExchange()
+                    session.wakeWaiters()
+                }
                 releaseLock(f, ft, e)
                 throw e
             }
@@ -904,11 +910,11 @@ abstract class ApiClient internal constructor(
                     val r = advanced.wire ?: (s as CallStep.Send).request.wire(base)
                     val request = HttpRequest(r.method, r.url, r.headers.map { it.name to it.value }, r.body)
                     val o = sender.send(request, readTimeout, target)
-                    // Interrupted during the send: the outcome is not given to the machine, whose
-                    // request stays in flight (a lost connection, if the job is resumed).
-                    if (Thread.interrupted()) {
-                        throw InterruptedException("the call was interrupted").apply { (o as? HttpOutcome.Failed)?.cause?.let(::initCause) }
-                    }
+                    // Interrupted during the send: a response that arrived is given to the machine
+                    // (a create that was answered is known, as in Python and Node); a failure is
+                    // the interrupt's own and is not, so the request stays in flight (a lost
+                    // connection, if the job is resumed).
+                    val interrupted = Thread.interrupted()
                     failed = o as? HttpOutcome.Failed
                     when (o) {
                         is HttpOutcome.Response -> {
@@ -917,8 +923,9 @@ abstract class ApiClient internal constructor(
                             if (length != null) m.streamed(o.status.toLong(), headers, length, clock())
                             else given = m.respond(o.status.toLong(), headers, o.body, clock(), eventLevel(scope))
                         }
-                        is HttpOutcome.Failed -> m.failed(o.failure, clock())
+                        is HttpOutcome.Failed -> if (!interrupted) m.failed(o.failure, clock())
                     }
+                    if (interrupted) throw InterruptedException("the call was interrupted").apply { failed?.cause?.let(::initCause) }
                 }
                 is CallStep.Wait -> sleep(s.seconds)
                 is CallStep.Reserve -> reserve(m, s.command)
