@@ -214,44 +214,36 @@ class StoresTest(kind: String) : StoreCase(kind) {
 
     @Test
     fun aFailingHandlerRollsItsEffectBackAndTheRedeliveryAppliesItOnce() {
-        val did = newDelivery("fails")
-        val failing = { d: VerifiedWebhook, c: Connection ->
-            handler(d, c)
-            throw IllegalStateException("the handler failed after writing")
-        }
         val errors = ArrayList<Exception>()
-        val reply = store().use { s ->
-            WebhookReceiver(listOf(SECRET), NAMESPACE, s, onError = { e, _ -> errors.add(e) }, handler = failing).use {
-                it.receive(StoreFixture.headers(did), StoreFixture.body(did), NOW)
-            }
-        }
-        assertEquals(500, reply.status)
+        failingHandler("fails") { e, _ -> errors.add(e) }
         assertEquals("the handler failed after writing", errors.single().message)
-        assertEquals(0, effectsOf(did))
-        assertEquals("released at once: the redelivery need not wait for the lease", emptyList<String>(), states())
-        assertEquals(200 to "processed", deliver(did))
-        assertEquals(1, effectsOf(did))
     }
 
     @Test
     fun anOnErrorThatThrowsStillRollsBackReleasesAndAnswers500() {
         // onError's own exception is logged and changes nothing, as in Python and Node.
-        val did = newDelivery("onerror")
+        val told = ArrayList<String>()
+        failingHandler("onerror") { e, _ ->
+            told.add(e.message!!)
+            throw IllegalArgumentException("onError itself failed")
+        }
+        assertEquals(listOf("the handler failed after writing"), told)
+    }
+
+    /** A handler that writes its effect, then fails, told to [onError]: a 500, the effect rolled
+     * back, the key released at once, and the redelivery processed once. */
+    private fun failingHandler(name: String, onError: (Exception, VerifiedWebhook) -> Unit) {
+        val did = newDelivery(name)
         val failing = { d: VerifiedWebhook, c: Connection ->
             handler(d, c)
             throw IllegalStateException("the handler failed after writing")
         }
-        val told = ArrayList<String>()
         val reply = store().use { s ->
-            WebhookReceiver(listOf(SECRET), NAMESPACE, s, onError = { e, _ ->
-                told.add(e.message!!)
-                throw IllegalArgumentException("onError itself failed")
-            }, handler = failing).use {
+            WebhookReceiver(listOf(SECRET), NAMESPACE, s, onError = onError, handler = failing).use {
                 it.receive(StoreFixture.headers(did), StoreFixture.body(did), NOW)
             }
         }
         assertEquals(500, reply.status)
-        assertEquals(listOf("the handler failed after writing"), told)
         assertEquals(0, effectsOf(did))
         assertEquals("released at once: the redelivery need not wait for the lease", emptyList<String>(), states())
         assertEquals(200 to "processed", deliver(did))
