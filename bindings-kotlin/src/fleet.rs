@@ -212,9 +212,10 @@ impl FleetToken {
 
     /// The command releasing the fleet's exchange lock while this refresh holds it (from the lock
     /// taken until its exchange ends: its one more look for a published token, then its
-    /// `Exchange`; null otherwise), for a host whose call is cancelled meanwhile: send it to the
-    /// fleet's Redis best effort (ignore its failure), then `session.abandonExchange()`, so the
-    /// fleet's other processes need not wait out the lock's lease (330 s).
+    /// `Exchange`; null otherwise), for a host whose call is cancelled meanwhile: take it, call
+    /// `session.abandonExchange()` (the process's waiting calls go on at once), then send it to
+    /// the fleet's Redis best effort (ignore its failure), so the fleet's other processes need not
+    /// wait out the lock's lease (330 s).
     pub fn abandon_command(&self) -> Option<Arc<FleetCommand>> {
         lock(&self.0)
             .abandon_command()

@@ -213,9 +213,10 @@ impl FleetToken {
     }
 
     /// The command releasing the fleet's exchange lock while this refresh holds it (its
-    /// exchange is running), for a host whose call was cancelled mid-exchange: send it (best
-    /// effort), then ``session.abandon_exchange()``, so the fleet's other processes need not wait
-    /// out the lease. None when this refresh holds no lock. Never log it.
+    /// exchange is running), for a host whose call was cancelled mid-exchange: take it, call
+    /// ``session.abandon_exchange()`` (the process's waiting calls go on at once), then send it
+    /// (best effort), so the fleet's other processes need not wait out the lease. None when this
+    /// refresh holds no lock. Never log it.
     fn abandon_command(&self) -> Option<Vec<String>> {
         lock(&self.0).abandon_command()
     }

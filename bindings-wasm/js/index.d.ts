@@ -1567,8 +1567,9 @@ export class FleetToken {
   exchangeFailed(reason: string): FleetTokenStep;
   /** The command (an EVAL of UNLOCK_SCRIPT) releasing the fleet's exchange lock while this
    * refresh holds it (its exchange is running), else null. For a call cancelled mid-exchange:
-   * send it to Redis best effort (ignore its failure), then `session.abandonExchange()`, so the
-   * fleet's other processes need not wait out the lock's lease. */
+   * take it, call `session.abandonExchange()` (the process's waiting calls go on at once), then
+   * send it to Redis best effort (ignore its failure), so the fleet's other processes need not
+   * wait out the lock's lease. */
   abandonCommand(): string[] | null;
   /** Seconds since the refresh started. */
   elapsed(now?: Time): number;

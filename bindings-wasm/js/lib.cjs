@@ -1521,9 +1521,10 @@ class FleetToken {
     return this.#then(() => this.#inner.exchangeFailed(r));
   }
   /** The command releasing the fleet's exchange lock while this refresh holds it (its exchange
-   * is running), else null. For a call cancelled mid-exchange: send it to Redis (best effort:
-   * ignore its failure), then `session.abandonExchange()`, so the fleet's other processes need
-   * not wait out the lock's lease. It changes nothing here: the refresh is over once cancelled. */
+   * is running), else null. For a call cancelled mid-exchange: take it, call
+   * `session.abandonExchange()` (the process's waiting calls go on at once), then send it to
+   * Redis (best effort: ignore its failure), so the fleet's other processes need not wait out
+   * the lock's lease. It changes nothing here: the refresh is over once cancelled. */
   abandonCommand() {
     return this.#inner.abandonCommand() ?? null;
   }
@@ -2026,14 +2027,16 @@ function storeArg(store) {
   return store;
 }
 
-/** Calls the user's hook `f` (`onError`, `onStoreError`): what it throws is printed, never
- * changes what the receiver or worker does (the transaction is still rolled back, the claims
- * released, the attempt settled). */
+/** Calls the user's hook `f` (`onError`, `onStoreError`): what it throws, or the promise it
+ * returns rejects with, is printed and never changes what the receiver or worker does (the
+ * transaction is still rolled back, the claims released, the attempt settled). */
 function hook(f, name) {
+  const failed = (e) => console.error(`royaltykit: ${name} threw:`, e);
   try {
-    f();
+    const r = f();
+    if (r !== null && typeof r === 'object' && typeof r.then === 'function') r.then(undefined, failed);
   } catch (e) {
-    console.error(`royaltykit: ${name} threw:`, e);
+    failed(e);
   }
 }
 

@@ -596,8 +596,8 @@ impl FleetToken {
         self.then(|t| t.exchange_failed(reason))
     }
     /// `FleetToken::abandon_command`: the command releasing the fleet's exchange lock when this
-    /// refresh holds it (its exchange is running), for a call cancelled mid-exchange — send it
-    /// (best effort), then `session.abandonExchange()`; undefined when it holds no lock.
+    /// refresh holds it (its exchange is running), for a call cancelled mid-exchange — take it,
+    /// `session.abandonExchange()`, then send it (best effort); undefined when it holds no lock.
     #[wasm_bindgen(js_name = abandonCommand)]
     pub fn abandon_command(&self) -> Option<Vec<String>> {
         self.0.abandon_command()

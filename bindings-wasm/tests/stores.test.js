@@ -23,6 +23,21 @@ const dsn = process.env.ROYALTYKIT_PG_DSN;
 if (!dsn) throw new Error('ROYALTYKIT_PG_DSN is not set: run the suite with scripts/test-node.sh, which starts PostgreSQL');
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'royaltykit-stores-'));
 
+/** What `f` resolves to, and the lines it printed with console.error meanwhile (until the
+ * next turn of the event loop: a hook's rejection is printed then). */
+async function printing(f) {
+  const printed = [];
+  const original = console.error;
+  console.error = (...args) => printed.push(args.map(String).join(' '));
+  try {
+    const value = await f();
+    await new Promise((resolve) => setImmediate(resolve));
+    return [value, printed];
+  } finally {
+    console.error = original;
+  }
+}
+
 class Db {
   constructor(kind) {
     this.kind = kind;
@@ -168,15 +183,7 @@ for (const kind of ['postgres', 'sqlite']) {
       });
       const told = [];
       receiver.onError = (e) => { told.push(e.message); throw new Error('onError itself failed'); };
-      const printed = [];
-      const original = console.error;
-      console.error = (...args) => printed.push(args.map(String).join(' '));
-      let r;
-      try {
-        r = await receiver.receive(d.headers, Buffer.from(d.body), d.now);
-      } finally {
-        console.error = original;
-      }
+      const [r, printed] = await printing(() => receiver.receive(d.headers, Buffer.from(d.body), d.now));
       assert.deepEqual([r.status, JSON.parse(r.body).error], [500, 'handler_failed']);
       assert.deepEqual(told, ['the handler failed after writing']);
       assert.ok(printed.some((l) => l.includes('onError threw') && l.includes('onError itself failed')), printed.join('\n'));
@@ -184,6 +191,16 @@ for (const kind of ['postgres', 'sqlite']) {
       assert.deepEqual(await db.states(), []); // released at once
       assert.equal((await redeliver(db, d))[0], 200);
       assert.equal(await db.effectsOf(d.id), 1);
+    });
+
+    test('an async onError that rejects changes nothing either (no unhandled rejection)', async () => {
+      const [, d] = delivery('onerror-async');
+      const receiver = db.receiver(undefined, async () => { throw new Error('the handler failed'); });
+      receiver.onError = async () => { throw new Error('onError rejected'); };
+      const [r, printed] = await printing(() => receiver.receive(d.headers, Buffer.from(d.body), d.now));
+      assert.equal(r.status, 500);
+      assert.ok(printed.some((l) => l.includes('onError threw') && l.includes('onError rejected')), printed.join('\n'));
+      assert.deepEqual(await db.states(), []);
     });
 
     test('concurrent deliveries in one process each apply once', async () => {

@@ -473,9 +473,10 @@ impl FleetToken {
     }
 
     /// The command releasing the fleet's exchange lock when this refresh holds it (its exchange
-    /// is running), for a host whose call was cancelled mid-exchange: send it (best effort),
-    /// then [`Session::abandon_exchange`], so the fleet's other processes need not wait out the
-    /// lease. `None` when this refresh holds no lock.
+    /// is running), for a host whose call was cancelled mid-exchange: take it, call
+    /// [`Session::abandon_exchange`] (the process's waiting calls go on at once), then send it
+    /// (best effort), so the fleet's other processes need not wait out the lease. `None` when
+    /// this refresh holds no lock.
     pub fn abandon_command(&self) -> Option<Vec<String>> {
         matches!(self.phase, Phase::Recheck | Phase::Exchanging).then(|| {
             vec![

@@ -935,16 +935,23 @@ class WebhookReceiver private constructor(
     }
 
     /**
-     * The handler's failure given to `onError`; an exception `onError` throws is logged and
-     * changes nothing (the delivery still ends as a handler failure: rolled back, released, 500),
-     * as in Python and Node.
+     * The handler's failure given to `onError`, then the step that follows: an exception
+     * `onError` throws is logged and changes nothing (the delivery still ends as a handler
+     * failure: rolled back, released, 500), as in Python and Node; a cancellation it throws
+     * cancels the delivery, as one the handler throws does.
      */
-    private fun reportHandlerFailure(failure: Exception, d: VerifiedWebhook) {
+    private fun reportHandlerFailure(r: ReceiptMachine, open: Open, failure: Exception, d: VerifiedWebhook): ReceiptStep {
+        open.error = failure
         try {
             onError(failure, d)
         } catch (e: Exception) {
+            if (isCancellation(e)) {
+                open.cancelled = e
+                return r.cancelled()
+            }
             storeLog.log(java.util.logging.Level.SEVERE, "onError threw for ${d.deliveryId}", e)
         }
+        return r.handlerFailed()
     }
 
     private fun drive(r: ReceiptMachine, open: Open, body: ByteArray): Receipt {
@@ -986,7 +993,7 @@ class WebhookReceiver private constructor(
                         d == null -> r.handlerFailed()
                         failure == null -> r.handlerSucceeded()
                         isCancellation(failure) -> { open.cancelled = failure; r.cancelled() }
-                        else -> { open.error = failure; reportHandlerFailure(failure, d); r.handlerFailed() }
+                        else -> reportHandlerFailure(r, open, failure, d)
                     }
                 }
                 is ReceiptStep.Commit -> {

@@ -230,6 +230,24 @@ class StoresTest(kind: String) : StoreCase(kind) {
         assertEquals(listOf("the handler failed after writing"), told)
     }
 
+    @Test
+    fun aCancellationOnErrorThrowsCancelsTheDelivery() {
+        // An interrupted onError (blocked on its own I/O) cancels the delivery, as a handler's does.
+        val did = newDelivery("onerror-cancelled")
+        val cancellation = java.util.concurrent.CancellationException("cancelled in onError")
+        val thrown = runCatching {
+            store().use { s ->
+                WebhookReceiver(listOf(SECRET), NAMESPACE, s, onError = { _, _ -> throw cancellation }, handler = { d: VerifiedWebhook, c: Connection ->
+                    handler(d, c)
+                    throw IllegalStateException("the handler failed after writing")
+                }).use { it.receive(StoreFixture.headers(did), StoreFixture.body(did), NOW) }
+            }
+        }.exceptionOrNull()
+        assertSame(cancellation, thrown)
+        assertEquals(0, effectsOf(did))
+        assertEquals("released at once", emptyList<String>(), states())
+    }
+
     /** A handler that writes its effect, then fails, told to [onError]: a 500, the effect rolled
      * back, the key released at once, and the redelivery processed once. */
     private fun failingHandler(name: String, onError: (Exception, VerifiedWebhook) -> Unit) {

@@ -699,9 +699,27 @@ abstract class ApiClient internal constructor(
      * leads a new one), and wakes the calls waiting on the session.
      */
     private fun exchangeToken(scope: OperationScope?) {
+        var settled = false
+        // The session's exchange ended (decided once): [thrown] null when the token is stored;
+        // abandoned when cancelled; failed otherwise, unless a fleet's refresh reported its
+        // exchange's failure already (FleetTokenStep.Failed). The waiting calls are woken.
+        fun settle(thrown: Throwable?) {
+            if (settled) return
+            settled = true
+            try {
+                when {
+                    thrown == null -> Unit
+                    cancelled(thrown) -> session.abandonExchange()
+                    thrown is FleetExchangeFailed -> Unit
+                    else -> session.exchangeFailed(thrown.message ?: thrown.javaClass.simpleName)
+                }
+            } finally {
+                session.wakeWaiters()
+            }
+        }
         val thrown = try {
             if (fleet != null) {
-                fleetToken(fleet, scope)
+                fleetToken(fleet, scope, ::settle)
             } else {
                 val (token, refreshAt) = exchange(scope)
                 token.use { session.storeToken(it, refreshAt) }
@@ -710,18 +728,7 @@ abstract class ApiClient internal constructor(
         } catch (e: Throwable) {
             e
         }
-        try {
-            when {
-                thrown == null -> Unit
-                // (a fleet's refresh abandoned it before releasing the fleet's lock)
-                cancelled(thrown) -> if (fleet == null) session.abandonExchange()
-                // a fleet's refresh reported its failure to the session already (FleetTokenStep.Failed)
-                fleet != null && thrown is FleetExchangeFailed -> Unit
-                else -> session.exchangeFailed(thrown.message ?: thrown.javaClass.simpleName)
-            }
-        } finally {
-            session.wakeWaiters()
-        }
+        settle(thrown)
         if (thrown is FleetExchangeFailed) throw thrown.cause!!
         if (thrown != null) throw thrown
     }
@@ -736,22 +743,22 @@ abstract class ApiClient internal constructor(
      * waits. Returns once the session holds the token; throws the exchange's own error (wrapped in
      * [FleetExchangeFailed]) when it failed, and whatever interrupted it. Interrupted (or ended by
      * any other throwable) while this process holds the fleet's exchange lock, it releases the
-     * lock ([releaseLock]), so the fleet's other processes need not wait out its lease; when
-     * cancelled, it abandons the session's exchange before that (this process's waiting calls go
-     * on at once, however long Redis takes), as Python and Node do.
+     * lock ([releaseLock]), so the fleet's other processes need not wait out its lease; it
+     * [settle]s the session's exchange before that (this process's waiting calls go on at once,
+     * however long Redis takes), as Python and Node do.
      */
-    private fun fleetToken(f: RedisFleet, scope: OperationScope?) {
-        FleetToken(session, tokenApi, tokenTenant, nextSeed(), clock()).use { ft ->
-            try {
-                fleetSteps(f, ft, scope)
-            } catch (e: Throwable) {
-                if (cancelled(e)) {
-                    session.abandonExchange()
-                    session.wakeWaiters()
-                }
-                releaseLock(f, ft, e)
-                throw e
-            }
+    private fun fleetToken(f: RedisFleet, scope: OperationScope?, settle: (Throwable) -> Unit) {
+        var refresh: FleetToken? = null
+        try {
+            val ft = FleetToken(session, tokenApi, tokenTenant, nextSeed(), clock())
+            refresh = ft
+            fleetSteps(f, ft, scope)
+        } catch (e: Throwable) {
+            settle(e)
+            refresh?.let { releaseLock(f, it, e) }
+            throw e
+        } finally {
+            refresh?.close()
         }
     }
 
@@ -925,7 +932,10 @@ abstract class ApiClient internal constructor(
                         }
                         is HttpOutcome.Failed -> if (!interrupted) m.failed(o.failure, clock())
                     }
-                    if (interrupted) throw InterruptedException("the call was interrupted").apply { failed?.cause?.let(::initCause) }
+                    if (interrupted) {
+                        given?.let { emit(it.events, scope) } // the response's own events (a notice comes once)
+                        throw InterruptedException("the call was interrupted").apply { failed?.cause?.let(::initCause) }
+                    }
                 }
                 is CallStep.Wait -> sleep(s.seconds)
                 is CallStep.Reserve -> reserve(m, s.command)
