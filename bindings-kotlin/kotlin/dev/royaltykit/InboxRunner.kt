@@ -3,6 +3,7 @@
 package dev.royaltykit
 
 import dev.royaltykit.client.interruption
+import dev.royaltykit.client.seedOf
 import dev.royaltykit.types.InboxEntry
 import dev.royaltykit.types.WebhookEvent
 import java.time.Clock
@@ -71,15 +72,9 @@ internal abstract class InboxRunner<T : Any>(private val transactional: Boolean,
         return false
     }
 
-    /** [seed] as the core's: a negative one is refused (`IllegalArgumentException`), never wrapped, as the clients do. */
-    private fun seedOf(seed: Long): ULong {
-        require(seed >= 0) { "seed must be a non-negative Long (0 to 2^63-1), not $seed" }
-        return seed.toULong()
-    }
-
     /** Performs the steps of the core's worker until [stop], drained or an interruption; every decision is the core's. */
     fun work(stop: AtomicBoolean, maxAttempts: Int?, pollSeconds: Double?, seed: Long?, drain: Boolean): InboxReport =
-        InboxWorker(maxAttempts?.toLong(), pollSeconds, transactional, drain, seed?.let { seedOf(it) }).use { w ->
+        InboxWorker(maxAttempts?.toLong(), pollSeconds, transactional, drain, seed?.let(::seedOf)).use { w ->
             var tx: T? = null
             fun report() = InboxReport(w.processed(), w.retried(), w.poisoned())
             try {

@@ -500,6 +500,15 @@ class ExportInterruptedException(
     override fun toString(): String = "ExportInterruptedException: $message"
 }
 
+/**
+ * A seed given as a Long, as the core's u64: a negative one is refused
+ * (`IllegalArgumentException`), never wrapped into another seed, as Python and Node refuse it.
+ */
+internal fun seedOf(seed: Long): ULong {
+    require(seed >= 0) { "seed must be a non-negative Long (0 to 2^63-1), not $seed" }
+    return seed.toULong()
+}
+
 /** Whether [e] (or what caused it) is a thread interrupt, not a timeout. */
 internal fun interruption(e: Throwable): Boolean = generateSequence(e) { it.cause }.take(8).any {
     it is InterruptedException || it is java.nio.channels.ClosedByInterruptException ||
@@ -603,10 +612,7 @@ abstract class ApiClient internal constructor(
      * The next machine's seed: [seed]'s, or null (the OS RNG). A negative one is refused
      * (`IllegalArgumentException`), as Python and Node refuse a seed below 0.
      */
-    internal fun nextSeed(): ULong? = seed?.invoke()?.let {
-        require(it >= 0) { "seed must give a non-negative Long (0 to 2^63-1), not $it" }
-        it.toULong()
-    }
+    internal fun nextSeed(): ULong? = seed?.invoke()?.let(::seedOf)
 
     // A wrong base URL fails here, before any request, not after a minute of retries.
     internal val base = checkBaseUrl(baseUrl, allowInsecureHttp)
