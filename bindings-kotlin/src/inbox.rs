@@ -9,7 +9,7 @@ use royaltykit::dedup::{
     self, ClaimState, InboxCounts, InboxPoisonEntry, ParamStyle, RedisInbox, SqlDialect, SqlInbox,
     SqlStatement,
 };
-use royaltykit::machine::{self, InboxEntry, InboxOptions};
+use royaltykit::machine::{self, InboxEntry, InboxOptions, InboxStep};
 use royaltykit::ArgumentError;
 use std::sync::{Arc, Mutex};
 
@@ -263,67 +263,6 @@ impl RedisInboxProtocol {
     }
 }
 
-/// What the host does next for an inbox worker (`InboxWorker`).
-#[derive(uniffi::Enum)]
-pub enum InboxStep {
-    /// Run the store's claim at the current time, then report `claimed` (or `storeFailed`).
-    Claim,
-    /// Nothing is due: wait `seconds` (or until told to stop), then report `waited`.
-    Idle { seconds: f64 },
-    /// (Drain mode.) Nothing is due: the worker is done.
-    Drained,
-    /// Open the transaction, then report `began` (or `storeFailed`).
-    Begin,
-    /// Run the handler with `entry` (inside the transaction), then report `handlerSucceeded` or
-    /// `handlerFailed`.
-    RunHandler { entry: InboxEntry },
-    /// Mark the entry `key` done with the claim's `attempts` (inside the transaction), then
-    /// report `marked` with whether it changed a row (or `storeFailed`).
-    MarkDone { key: String, attempts: i64 },
-    /// Commit the transaction, then report `committed` (or `storeFailed`).
-    Commit,
-    /// Roll the transaction back, then report `rolledBack` (a failed rollback too).
-    Rollback,
-    /// Record the failed attempt of `key` (autocommit): pending again at `retryAt` (Unix
-    /// seconds) or `poison`, with `error`; then report `settled` (or `storeFailed`).
-    Settle {
-        key: String,
-        attempts: i64,
-        poison: bool,
-        retry_at: i64,
-        error: String,
-    },
-}
-
-fn inbox_step(s: machine::InboxStep) -> InboxStep {
-    match s {
-        machine::InboxStep::Claim {} => InboxStep::Claim,
-        machine::InboxStep::Idle { seconds } => InboxStep::Idle { seconds },
-        machine::InboxStep::Drained {} => InboxStep::Drained,
-        machine::InboxStep::Begin {} => InboxStep::Begin,
-        machine::InboxStep::RunHandler { entry } => InboxStep::RunHandler { entry },
-        machine::InboxStep::MarkDone { key, attempts } => InboxStep::MarkDone {
-            key,
-            attempts: i64::from(attempts),
-        },
-        machine::InboxStep::Commit {} => InboxStep::Commit,
-        machine::InboxStep::Rollback {} => InboxStep::Rollback,
-        machine::InboxStep::Settle {
-            key,
-            attempts,
-            poison,
-            retry_at,
-            error,
-        } => InboxStep::Settle {
-            key,
-            attempts: i64::from(attempts),
-            poison,
-            retry_at,
-            error,
-        },
-    }
-}
-
 /// The worker of an inbox as a machine (the core's `machine::InboxWorker`: backoff, poison and
 /// the guards are all decided there). Ask `next()`, perform the step with the store and the
 /// handler, report the outcome (which returns the next step), until `Drained` or for as long as
@@ -338,7 +277,7 @@ impl InboxWorker {
     ) -> Result<InboxStep> {
         let mut w = lock(&self.0);
         input(&mut w)?;
-        Ok(inbox_step(w.next()))
+        Ok(w.next())
     }
 }
 
@@ -382,7 +321,7 @@ impl InboxWorker {
 
     /// The step pending; the same until its outcome is reported.
     pub fn next(&self) -> InboxStep {
-        inbox_step(lock(&self.0).next())
+        lock(&self.0).next()
     }
 
     /// What the claim returned at `now` (null: the system clock): the entry, or null when

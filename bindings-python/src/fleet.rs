@@ -7,7 +7,7 @@ use crate::guard;
 use crate::machine::{budget_lock, lock, token_of, Session};
 use pyo3::prelude::*;
 use royaltykit::catalog::Api;
-use royaltykit::machine;
+use royaltykit::machine::{self, FleetTokenStep};
 use std::sync::Mutex;
 
 /// Where one API client's fleet keeps its shared state in Redis: the key ``prefix`` (default
@@ -47,52 +47,6 @@ impl Fleet {
 
     fn __repr__(&self) -> String {
         format!("Fleet(prefix={:?})", self.0.prefix())
-    }
-}
-
-/// What a ``FleetToken`` says to do next. Match on the variant: ``Command(command)``,
-/// ``Exchange()``, ``Wait(seconds)``, ``Done()`` and ``Failed(reason)``.
-#[pyclass(frozen, eq, module = "royaltykit")]
-#[derive(PartialEq)]
-pub enum FleetTokenStep {
-    /// Send ``command`` to the fleet's Redis as it is, then report its reply as text to
-    /// ``replied`` (None for nil), or ``redis_failed`` when Redis cannot be reached. The publish
-    /// carries the token: never log a command.
-    Command { command: Vec<String> },
-    /// This process exchanges: run the token exchange, then report ``exchanged`` with the token,
-    /// or ``exchange_failed`` with why.
-    Exchange {},
-    /// Another process is exchanging: wait ``seconds``, then report ``waited``.
-    Wait { seconds: f64 },
-    /// The session holds the fleet's token: wake the calls waiting on it.
-    Done {},
-    /// The exchange failed (the session's waiting calls fail with it): wake them; the call that
-    /// ran this refresh fails as its exchange did.
-    Failed { reason: String },
-}
-
-#[pymethods]
-impl FleetTokenStep {
-    fn __repr__(&self) -> String {
-        match self {
-            // The command's name and first key only: the publish carries the token.
-            Self::Command { command } => {
-                let name = command.first().map_or("", String::as_str);
-                let key = if name.eq_ignore_ascii_case("EVAL") {
-                    command.get(3)
-                } else {
-                    command.get(1)
-                };
-                format!(
-                    "FleetTokenStep.Command({name} {})",
-                    key.map_or("", String::as_str)
-                )
-            }
-            Self::Exchange {} => "FleetTokenStep.Exchange()".to_owned(),
-            Self::Wait { seconds } => format!("FleetTokenStep.Wait(seconds={seconds})"),
-            Self::Done {} => "FleetTokenStep.Done()".to_owned(),
-            Self::Failed { reason } => format!("FleetTokenStep.Failed({reason:?})"),
-        }
     }
 }
 
@@ -149,13 +103,7 @@ impl FleetToken {
     /// The step pending (``FleetTokenStep.Command``, ``.Exchange``, ``.Wait``, ``.Done``,
     /// ``.Failed``); the same until its outcome is reported.
     fn next(&self) -> FleetTokenStep {
-        match lock(&self.0).next() {
-            machine::FleetTokenStep::Command { command } => FleetTokenStep::Command { command },
-            machine::FleetTokenStep::Exchange {} => FleetTokenStep::Exchange {},
-            machine::FleetTokenStep::Wait { seconds } => FleetTokenStep::Wait { seconds },
-            machine::FleetTokenStep::Done {} => FleetTokenStep::Done {},
-            machine::FleetTokenStep::Failed { reason } => FleetTokenStep::Failed { reason },
-        }
+        lock(&self.0).next()
     }
 
     /// The reply of the pending ``Command`` as text (None for nil; redis-py's True for ``OK``

@@ -8,7 +8,8 @@ use crate::{guard, DedupWindow};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 use royaltykit::machine::{
-    self, CallFailure, InboxEntry, PageItems, ReceiptStep, RecoveredDelivery, RecoveryReport,
+    self, CallFailure, InboxEntry, InboxStep, PageItems, ReceiptStep, RecoveredDelivery,
+    RecoveryReport,
 };
 use royaltykit::retry::TransportFailure;
 use royaltykit::webhook::VerifiedWebhook;
@@ -1063,108 +1064,6 @@ crate::generated::recovery_methods! {
     }
 }
 
-/// What an ``InboxWorker`` says to do next. Match on the variant: ``Claim()``,
-/// ``Idle(seconds)``, ``Drained()``, ``Begin()``, ``RunHandler(entry)``, ``MarkDone(key,
-/// attempts)``, ``Commit()``, ``Rollback()`` and ``Settle(key, attempts, poison, retry_at,
-/// error)``.
-#[pyclass(frozen, module = "royaltykit")]
-pub enum InboxStep {
-    /// Run the inbox's claim at the current time, then report its row (or None) to
-    /// ``claimed``, or ``store_failed``. The worker may stop here.
-    Claim {},
-    /// Nothing is due: wait ``seconds`` (or until told to stop), then report ``waited``. The
-    /// worker may stop here.
-    Idle { seconds: f64 },
-    /// (``drain=True``) Nothing is due: the worker is done.
-    Drained {},
-    /// Open the handler's transaction, then report ``began`` (or ``store_failed``).
-    Begin {},
-    /// Run the handler with ``entry`` (inside the transaction), then report
-    /// ``handler_succeeded`` or ``handler_failed``.
-    RunHandler { entry: Py<InboxEntry> },
-    /// Mark ``key`` done for the claim that counted ``attempts``, inside the transaction, then
-    /// report ``marked`` with whether it changed a row (or ``store_failed``).
-    MarkDone { key: String, attempts: u32 },
-    /// Commit the transaction, then report ``committed`` (or ``store_failed``).
-    Commit {},
-    /// Roll the transaction back, then report ``rolled_back`` (a failed rollback too).
-    Rollback {},
-    /// Record the failed attempt of ``key`` (autocommit): pending again at ``retry_at`` (Unix
-    /// seconds), or ``poison``, with ``error``; then report ``settled`` (or ``store_failed``).
-    Settle {
-        key: String,
-        attempts: u32,
-        poison: bool,
-        retry_at: i64,
-        error: String,
-    },
-}
-
-#[pymethods]
-impl InboxStep {
-    fn __repr__(&self) -> String {
-        match self {
-            Self::Claim {} => "InboxStep.Claim()".to_owned(),
-            Self::Idle { seconds } => format!("InboxStep.Idle(seconds={seconds})"),
-            Self::Drained {} => "InboxStep.Drained()".to_owned(),
-            Self::Begin {} => "InboxStep.Begin()".to_owned(),
-            Self::RunHandler { entry } => {
-                let entry = entry.get();
-                format!(
-                    "InboxStep.RunHandler(key={:?}, delivery_id={:?}, attempts={})",
-                    entry.key, entry.delivery_id, entry.attempts
-                )
-            }
-            Self::MarkDone { key, attempts } => {
-                format!("InboxStep.MarkDone(key={key:?}, attempts={attempts})")
-            }
-            Self::Commit {} => "InboxStep.Commit()".to_owned(),
-            Self::Rollback {} => "InboxStep.Rollback()".to_owned(),
-            Self::Settle {
-                key,
-                attempts,
-                poison,
-                retry_at,
-                error,
-            } => format!(
-                "InboxStep.Settle(key={key:?}, attempts={attempts}, poison={}, retry_at={retry_at}, error={error:?})",
-                if *poison { "True" } else { "False" }
-            ),
-        }
-    }
-}
-
-impl InboxStep {
-    fn of(py: Python<'_>, step: machine::InboxStep) -> PyResult<Self> {
-        use machine::InboxStep as S;
-        Ok(match step {
-            S::Claim {} => Self::Claim {},
-            S::Idle { seconds } => Self::Idle { seconds },
-            S::Drained {} => Self::Drained {},
-            S::Begin {} => Self::Begin {},
-            S::RunHandler { entry } => Self::RunHandler {
-                entry: Py::new(py, entry)?,
-            },
-            S::MarkDone { key, attempts } => Self::MarkDone { key, attempts },
-            S::Commit {} => Self::Commit {},
-            S::Rollback {} => Self::Rollback {},
-            S::Settle {
-                key,
-                attempts,
-                poison,
-                retry_at,
-                error,
-            } => Self::Settle {
-                key,
-                attempts,
-                poison,
-                retry_at,
-                error,
-            },
-        })
-    }
-}
-
 /// A claim's row as the core's entry: an ``InboxEntry`` as is, or the five columns the claim
 /// returns (``inbox_key``, ``delivery_id``, ``event``, ``body``, ``attempts``).
 fn inbox_entry(row: &Bound<'_, PyAny>) -> crate::R<InboxEntry> {
@@ -1205,12 +1104,12 @@ impl InboxWorker {
     /// Runs an input under the lock; the next step.
     fn then(
         &self,
-        py: Python<'_>,
+        _py: Python<'_>,
         f: impl FnOnce(&mut machine::InboxWorker) -> crate::R<()>,
     ) -> PyResult<InboxStep> {
         let mut w = lock(&self.0);
         guard(|| f(&mut w))?;
-        InboxStep::of(py, w.next())
+        Ok(w.next())
     }
 }
 
@@ -1255,9 +1154,8 @@ crate::generated::inbox_worker_methods! {
     /// The step pending (``InboxStep.Claim``, ``.Idle``, ``.Drained``, ``.Begin``,
     /// ``.RunHandler``, ``.MarkDone``, ``.Commit``, ``.Rollback``, ``.Settle``); the same until
     /// its outcome is reported.
-    fn next(&self, py: Python<'_>) -> PyResult<InboxStep> {
-        let step = lock(&self.0).next();
-        InboxStep::of(py, step)
+    fn next(&self) -> InboxStep {
+        lock(&self.0).next()
     }
 
     /// What the claim returned at ``now`` (default: the clock): its row (the five columns, or

@@ -173,6 +173,26 @@ def actions(report: rk.RecoveryReport) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("kind", KINDS)
+def test_now_decides_when_a_delivery_in_an_unknown_state_has_ended(kind: str, fake: Fake,
+                                                                   endpoint: Endpoint) -> None:
+    """A status the spec does not name may still be attempted within the redelivery schedule: the
+    run at the real time leaves it alone; the same log read at ``now`` thirty days on replays it
+    (Node's ``now`` and Kotlin's ``now`` are tested the same way)."""
+    fake.reset()
+    window = rk.DedupWindow(1000)
+    subscription = subscribe(kind, fake, endpoint, window)
+    answer = fake.control("deliver", {"reference": subscription, "event": EVENT, "lose": True, "status": "abandoned"})
+    assert answer["status"] == "abandoned", answer
+    today = recover(kind, fake, subscription, window)
+    assert actions(today) == {answer["delivery"]: "in_flight"} and today.replayed == 0
+    assert [d.status for d in today.deliveries] == ["abandoned"], "an unknown status is kept as sent"
+    later = recover(kind, fake, subscription, window, now=fake.clock() + 30 * 86_400)
+    assert actions(later) == {answer["delivery"]: "replayed"} and later.replayed == 1
+    delivered_replays(fake, 1)
+    assert len(endpoint.handled) == 1
+
+
+@pytest.mark.parametrize("kind", KINDS)
 def test_lost_deliveries_are_replayed_and_every_event_is_handled_once(kind: str, fake: Fake,
                                                                       endpoint: Endpoint) -> None:
     fake.reset()

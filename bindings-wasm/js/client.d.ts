@@ -319,6 +319,9 @@ export interface RecoverDeliveriesOptions {
   namespace: string;
   /** Deliveries created from then on are considered (a Date or Unix seconds). */
   since: Date | number;
+  /** The time of the run (a Date or Unix seconds; default: the client's clock): a delivery in a
+   * state the spec does not name counts as ended once the redelivery schedule has passed. */
+  now?: Date | number | null;
   /** Most replays the run sends (from 1; default 100). */
   maxReplays?: number | null;
   /** Most replays of one delivery, all failed, before it is left alone (from 1; default 3). */

@@ -242,7 +242,7 @@ const PAGINATE_OPTIONS = new Set(['maxPages', 'maxItems', 'pageSize', 'signal'])
 const SUBSCRIPTION_FIELDS = new Set(['name', 'endpointUrl', 'events']);
 const SUBSCRIPTION_OPTIONS = new Set(['requestId', 'signal']);
 // What `recoverDeliveries` takes besides the subscription.
-const RECOVER_OPTIONS = new Set(['store', 'namespace', 'since', 'maxReplays', 'maxReplaysPerDelivery', 'maxEntries', 'signal']);
+const RECOVER_OPTIONS = new Set(['store', 'namespace', 'since', 'now', 'maxReplays', 'maxReplaysPerDelivery', 'maxEntries', 'signal']);
 // The runExport options that shape a new job: a resumed job has them from its checkpoint.
 const JOB_OPTIONS = ['requestId', 'maxPolls', 'maxPollSeconds', 'reconcileGraceSeconds', 'minPollIntervalSeconds', 'maxPollIntervalSeconds'];
 
@@ -942,8 +942,10 @@ class EnterpriseClient extends Client {
    * retries, rate budget, events and telemetry). A replay is an unsafe create: one whose answer was lost is never sent again; a
    * replay that ends in this library's error (CallFailedError, ReconcileRequired, ApiError such
    * as a 404, …) is reported `replay_failed` with that error's `code` and the run goes on.
-   * `maxReplays` (default 100), `maxReplaysPerDelivery` (3) and `maxEntries` (10000) bound the
-   * run. Throws TypeError or InvalidArgumentError for bad arguments before any request; what a
+   * `now` (a Date or Unix seconds; default: the client's clock) is the time of the run: a
+   * delivery in a state the spec does not name counts as ended once the redelivery schedule has
+   * passed. `maxReplays` (default 100), `maxReplaysPerDelivery` (3) and `maxEntries` (10000)
+   * bound the run. Throws TypeError or InvalidArgumentError for bad arguments before any request; what a
    * log request throws; PaginationError when the log cannot be read on (nothing was replayed);
    * an error `store.state` throws; the signal's reason when `signal` aborts (the request in
    * flight is aborted).
@@ -951,7 +953,7 @@ class EnterpriseClient extends Client {
   async recoverDeliveries(reference, opts) {
     if (typeof reference !== 'string') throw new TypeError('reference must be the subscription\'s reference (a string)');
     if (opts === undefined || opts === null || typeof opts !== 'object') {
-      throw new TypeError('recoverDeliveries takes the subscription\'s reference and options ({ store, namespace, since, maxReplays, maxReplaysPerDelivery, maxEntries, signal })');
+      throw new TypeError('recoverDeliveries takes the subscription\'s reference and options ({ store, namespace, since, now, maxReplays, maxReplaysPerDelivery, maxEntries, signal })');
     }
     known(opts, RECOVER_OPTIONS, 'recoverDeliveries');
     const { store, signal } = opts;
@@ -960,7 +962,8 @@ class EnterpriseClient extends Client {
     }
     if (typeof opts.namespace !== 'string') throw new TypeError('namespace must be the receiver\'s namespace (a string)');
     if (!(opts.since instanceof Date) && typeof opts.since !== 'number') throw new TypeError('since must be a Date or Unix seconds');
-    const run = new Recovery(reference, opts.namespace, opts.since, this._clock(),
+    if (given(opts.now) && !(opts.now instanceof Date) && typeof opts.now !== 'number') throw new TypeError('now must be a Date or Unix seconds');
+    const run = new Recovery(reference, opts.namespace, opts.since, given(opts.now) ? opts.now : this._clock(),
       { maxReplays: opts.maxReplays, maxReplaysPerDelivery: opts.maxReplaysPerDelivery, maxEntries: opts.maxEntries });
     try {
       for (;;) {

@@ -11,9 +11,11 @@ import type {
   EventLevel,
   ExportCommand,
   ExportStateInfo,
+  FleetTokenStep,
   InboxCounts,
   InboxEntry,
   InboxPoisonEntry,
+  InboxStep,
   Jitter,
   Operation,
   PageItems,
@@ -53,10 +55,12 @@ export type {
   EventLevel,
   ExportCommand,
   ExportStateInfo,
+  FleetTokenStep,
   Idempotency,
   InboxCounts,
   InboxEntry,
   InboxPoisonEntry,
+  InboxStep,
   Jitter,
   Operation,
   PageItems,
@@ -1188,27 +1192,6 @@ export class RedisInboxProtocol {
   purgeCommand(now: number): string[];
 }
 
-/** What a host does next for an inbox worker (`InboxWorker.next()`). */
-export type InboxStep =
-  /** Run the inbox's claim now; report `claimed(entry | null, now)` or `storeFailed()`. */
-  | { step: 'claim' }
-  /** Nothing is due: wait (or stop), then `waited()`. */
-  | { step: 'idle'; seconds: number }
-  /** (Drain mode) nothing is due: stop. */
-  | { step: 'drained' }
-  /** Open the transaction: `began()` or `storeFailed()`. */
-  | { step: 'begin' }
-  /** Run the handler in it: `handlerSucceeded()` or `handlerFailed(error, now)`. */
-  | { step: 'run_handler'; entry: InboxEntry }
-  /** The guarded mark in the transaction: `marked(changed)` or `storeFailed()`. */
-  | { step: 'mark_done'; key: string; attempts: number }
-  /** `committed()` or `storeFailed()`. */
-  | { step: 'commit' }
-  /** `rolledBack()` (a failed rollback too). */
-  | { step: 'rollback' }
-  /** Record the failed attempt (autocommit): `settled()` or `storeFailed()`. */
-  | { step: 'settle'; key: string; attempts: number; poison: boolean; retryAt: number; error: string };
-
 /** The worker of an inbox as a machine: ask `next()`, perform the step with your store and
  * handler, report the outcome (each input returns the next step). Every decision (backoff, poison,
  * guards) is the machine's. (`PostgresInbox.runWorker`, `SqliteInbox.drain`, `RedisInbox.runWorker`
@@ -1531,20 +1514,6 @@ export class RedisFleet extends Fleet {
    * rejects when Redis cannot be reached or answers an error. Never log a command. */
   command(args: string[]): Promise<string | null>;
 }
-
-/** What a host does next for a fleet token refresh (`FleetToken.next()`). */
-export type FleetTokenStep =
-  /** Send `command` to Redis (never log it: a publish carries the token), then report
-   * `replied(reply, session)` or `redisFailed(session)`. */
-  | { step: 'command'; command: string[] }
-  /** This process exchanges: run the token exchange, then report `exchanged(token)` or `exchangeFailed(reason)`. */
-  | { step: 'exchange' }
-  /** Another process is exchanging: wait `seconds`, then report `waited()`. */
-  | { step: 'wait'; seconds: number }
-  /** The session holds the fleet's token (the waiting calls were woken). */
-  | { step: 'done' }
-  /** The exchange failed; the session recorded it (its waiting calls fail). */
-  | { step: 'failed'; reason: string };
 
 /**
  * One token refresh of a fleet session (the core's FleetToken), run instead of the exchange when

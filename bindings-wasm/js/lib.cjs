@@ -1444,13 +1444,13 @@ class RedisFleet extends Fleet {
   }
 }
 
-/** A step of a fleet token refresh from the native `[kind, json]`. Printed (util.inspect), a
- * command shows its name and first key only, as the core's Debug does: a publish carries the
- * token. */
-function fleetTokenStep([kind, text]) {
-  const s = { step: kind, ...JSON.parse(text) };
-  if (kind === 'command') {
-    Object.defineProperty(s, INSPECT, { value: () => `FleetTokenStep ${JSON.stringify({ step: 'command', command: s.command[0], key: s.command[3] ?? s.command[1] })}` });
+/** A step of a fleet token refresh from the JSON of the core's FleetTokenStep. Printed
+ * (util.inspect), a command shows its name and first key only, as the core's Debug does: a
+ * publish carries the token. */
+function fleetTokenStep(text) {
+  const s = JSON.parse(text);
+  if (s.step === 'command') {
+    Object.defineProperty(s, INSPECT, { value: () => `FleetTokenStep ${JSON.stringify({ step: 'command', command: s.command[0], key: /^eval$/i.test(s.command[0] ?? '') ? s.command[3] : s.command[1] })}` });
   }
   return s;
 }
@@ -1833,9 +1833,9 @@ class Recovery {
   }
 }
 
-/** A step of an InboxWorker from the native `[kind, json]`. */
-function inboxStep([kind, text]) {
-  return { step: kind, ...JSON.parse(text) };
+/** A step of the core's InboxWorker, from its JSON (tagged by `step`, camelCase fields). */
+function inboxStep(text) {
+  return JSON.parse(text);
 }
 
 /**

@@ -393,46 +393,46 @@ macro_rules! inbox_worker_inputs {
         #[wasm_bindgen(js_class = InboxWorker)]
         impl InboxWorker {
             /// The idle wait is over. Returns the next step.
-            pub fn waited(&mut self) -> crate::R<js_sys::Array> {
+            pub fn waited(&mut self) -> crate::R<String> {
                 self.then(|m| Ok(m.waited()?))
             }
             /// The transaction is open. Returns the next step.
-            pub fn began(&mut self) -> crate::R<js_sys::Array> {
+            pub fn began(&mut self) -> crate::R<String> {
                 self.then(|m| Ok(m.began()?))
             }
             /// The handler finished. Returns the next step.
             #[wasm_bindgen(js_name = handlerSucceeded)]
-            pub fn handler_succeeded(&mut self) -> crate::R<js_sys::Array> {
+            pub fn handler_succeeded(&mut self) -> crate::R<String> {
                 self.then(|m| Ok(m.handler_succeeded()?))
             }
             /// The handler failed with `error` at `now` (null or left out: the host's clock): a message for
             /// operators, kept as the entry's `last_error` (never include a secret). Returns the next step.
             #[wasm_bindgen(js_name = handlerFailed)]
-            pub fn handler_failed(&mut self, error: &str, now: f64) -> crate::R<js_sys::Array> {
+            pub fn handler_failed(&mut self, error: &str, now: f64) -> crate::R<String> {
                 self.then(|m| Ok(m.handler_failed(error, now)?))
             }
             /// Whether the mark changed a row (`changed` false: another worker claimed the entry since).
             /// Returns the next step.
-            pub fn marked(&mut self, changed: bool) -> crate::R<js_sys::Array> {
+            pub fn marked(&mut self, changed: bool) -> crate::R<String> {
                 self.then(|m| Ok(m.marked(changed)?))
             }
             /// The transaction committed: the entry is done. Returns the next step.
-            pub fn committed(&mut self) -> crate::R<js_sys::Array> {
+            pub fn committed(&mut self) -> crate::R<String> {
                 self.then(|m| Ok(m.committed()?))
             }
             /// The transaction was rolled back (or its connection is gone). Returns the next step.
             #[wasm_bindgen(js_name = rolledBack)]
-            pub fn rolled_back(&mut self) -> crate::R<js_sys::Array> {
+            pub fn rolled_back(&mut self) -> crate::R<String> {
                 self.then(|m| Ok(m.rolled_back()?))
             }
             /// The failed attempt is recorded. Returns the next step.
-            pub fn settled(&mut self) -> crate::R<js_sys::Array> {
+            pub fn settled(&mut self) -> crate::R<String> {
                 self.then(|m| Ok(m.settled()?))
             }
             /// The store could not be reached at the pending store step. Returns the next step: a rollback when
             /// a transaction is open, then a wait.
             #[wasm_bindgen(js_name = storeFailed)]
-            pub fn store_failed(&mut self) -> crate::R<js_sys::Array> {
+            pub fn store_failed(&mut self) -> crate::R<String> {
                 self.then(|m| Ok(m.store_failed()?))
             }
         }

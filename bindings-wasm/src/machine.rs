@@ -492,21 +492,6 @@ pub fn fleet_constants() -> String {
     .to_string()
 }
 
-/// A step of a fleet token refresh, as `[kind, json]`: `command` with `command` (the Redis
-/// command's arguments; a publish carries the token), `exchange`, `wait` with `seconds`, `done`,
-/// `failed` with `reason`.
-fn fleet_token_step(s: machine::FleetTokenStep) -> js_sys::Array {
-    match s {
-        machine::FleetTokenStep::Command { command } => {
-            step("command", json!({ "command": command }))
-        }
-        machine::FleetTokenStep::Exchange {} => step("exchange", json!({})),
-        machine::FleetTokenStep::Wait { seconds } => step("wait", json!({ "seconds": seconds })),
-        machine::FleetTokenStep::Done {} => step("done", json!({})),
-        machine::FleetTokenStep::Failed { reason } => step("failed", json!({ "reason": reason })),
-    }
-}
-
 /// One token refresh of a fleet session (`machine::FleetToken`): adopt the token another process
 /// published, or take the fleet's exchange lock, exchange and publish. Every input returns the
 /// step that follows.
@@ -517,9 +502,9 @@ impl FleetToken {
     fn then(
         &mut self,
         input: impl FnOnce(&mut machine::FleetToken) -> Result<(), royaltykit::ArgumentError>,
-    ) -> R<js_sys::Array> {
+    ) -> R<String> {
         input(&mut self.0).map_err(err)?;
-        Ok(fleet_token_step(self.0.next()))
+        Ok(crate::json(&self.0.next()))
     }
 }
 
@@ -548,30 +533,26 @@ impl FleetToken {
             .map(FleetToken)
             .map_err(err)
     }
-    /// The step pending (the same until its outcome is reported), as `[kind, json]`.
-    pub fn next(&self) -> js_sys::Array {
-        fleet_token_step(self.0.next())
+    /// The step pending (the same until its outcome is reported), as the JSON of the core's
+    /// `FleetTokenStep` (tagged by `step`).
+    pub fn next(&self) -> String {
+        crate::json(&self.0.next())
     }
     /// The reply of the pending `command` as text (undefined for nil), at `now`; an adopted or
     /// published token is stored in `session`. Returns the next step. Throws `invalid_argument`
     /// when no command is pending.
-    pub fn replied(
-        &mut self,
-        reply: Option<String>,
-        session: &mut Session,
-        now: f64,
-    ) -> R<js_sys::Array> {
+    pub fn replied(&mut self, reply: Option<String>, session: &mut Session, now: f64) -> R<String> {
         self.then(|t| t.replied(reply.as_deref(), &mut session.0, now))
     }
     /// Redis could not be reached for the pending `command`: this process exchanges on its own.
     /// Returns the next step. Throws `invalid_argument` when no command is pending.
     #[wasm_bindgen(js_name = redisFailed)]
-    pub fn redis_failed(&mut self, session: &mut Session) -> R<js_sys::Array> {
+    pub fn redis_failed(&mut self, session: &mut Session) -> R<String> {
         self.then(|t| t.redis_failed(&mut session.0))
     }
     /// The wait is over; returns the next step. Throws `invalid_argument` when no wait is
     /// pending.
-    pub fn waited(&mut self) -> R<js_sys::Array> {
+    pub fn waited(&mut self) -> R<String> {
         self.then(machine::FleetToken::waited)
     }
     /// The exchange this process ran succeeded: the token (value, issuing API, tenant), due at
@@ -584,7 +565,7 @@ impl FleetToken {
         tenant: Option<String>,
         refresh_at: f64,
         now: f64,
-    ) -> R<js_sys::Array> {
+    ) -> R<String> {
         let token = bearer(value, api, tenant)?;
         let refresh_at = Some(refresh_at).filter(|r| !r.is_nan());
         self.then(|t| t.exchanged(token, refresh_at, now))
@@ -592,7 +573,7 @@ impl FleetToken {
     /// The exchange this process ran failed (`reason`, never a credential); returns the next
     /// step (the lock's release). Throws `invalid_argument` when no exchange is pending.
     #[wasm_bindgen(js_name = exchangeFailed)]
-    pub fn exchange_failed(&mut self, reason: &str) -> R<js_sys::Array> {
+    pub fn exchange_failed(&mut self, reason: &str) -> R<String> {
         self.then(|t| t.exchange_failed(reason))
     }
     /// `FleetToken::abandon_command`: the command releasing the fleet's exchange lock when this
@@ -841,35 +822,6 @@ impl Recovery {
 
 crate::generated::recovery_inputs!();
 
-/// A step of an inbox worker, as `[kind, json]`: `claim`, `idle` with `seconds`, `drained`,
-/// `begin`, `run_handler` with the core's `entry` (camelCase), `mark_done` with `key` and
-/// `attempts`, `commit`, `rollback`, `settle` with `key`, `attempts`, `poison`, `retryAt` and
-/// `error`.
-fn inbox_step(s: machine::InboxStep) -> js_sys::Array {
-    match s {
-        machine::InboxStep::Claim {} => step("claim", json!({})),
-        machine::InboxStep::Idle { seconds } => step("idle", json!({ "seconds": seconds })),
-        machine::InboxStep::Drained {} => step("drained", json!({})),
-        machine::InboxStep::Begin {} => step("begin", json!({})),
-        machine::InboxStep::RunHandler { entry } => step("run_handler", json!({ "entry": entry })),
-        machine::InboxStep::MarkDone { key, attempts } => {
-            step("mark_done", json!({ "key": key, "attempts": attempts }))
-        }
-        machine::InboxStep::Commit {} => step("commit", json!({})),
-        machine::InboxStep::Rollback {} => step("rollback", json!({})),
-        machine::InboxStep::Settle {
-            key,
-            attempts,
-            poison,
-            retry_at,
-            error,
-        } => step(
-            "settle",
-            json!({ "key": key, "attempts": attempts, "poison": poison, "retryAt": retry_at, "error": error }),
-        ),
-    }
-}
-
 /// The worker of an inbox (`machine::InboxWorker`): claim a due entry, run the handler, mark it
 /// done in the handler's transaction; backoff and poison are the core's. Every input returns the
 /// step that follows.
@@ -881,9 +833,9 @@ impl InboxWorker {
     fn then(
         &mut self,
         input: impl FnOnce(&mut machine::InboxWorker) -> Result<(), royaltykit::Error>,
-    ) -> R<js_sys::Array> {
+    ) -> R<String> {
         input(&mut self.0).map_err(err)?;
-        Ok(inbox_step(self.0.next()))
+        Ok(crate::json(&self.0.next()))
     }
 }
 
@@ -917,9 +869,10 @@ impl InboxWorker {
             .map(InboxWorker)
             .map_err(err)
     }
-    /// The step pending (the same until its outcome is reported), as `[kind, json]`.
-    pub fn next(&self) -> js_sys::Array {
-        inbox_step(self.0.next())
+    /// The step pending (the same until its outcome is reported), as the JSON of the core's
+    /// `InboxStep` (tagged by `step`, camelCase fields).
+    pub fn next(&self) -> String {
+        crate::json(&self.0.next())
     }
     /// The claim at `now` returned this entry (its five columns); returns the next step.
     pub fn claimed(
@@ -930,7 +883,7 @@ impl InboxWorker {
         body: String,
         attempts: f64,
         now: f64,
-    ) -> R<js_sys::Array> {
+    ) -> R<String> {
         let attempts = u32::try_from(crate::int("attempts", attempts)?).map_err(|_| {
             err(royaltykit::ArgumentError::new(
                 "attempts",
@@ -948,7 +901,7 @@ impl InboxWorker {
     }
     /// The claim at `now` returned no row (nothing is due); returns the next step.
     #[wasm_bindgen(js_name = claimedNone)]
-    pub fn claimed_none(&mut self, now: f64) -> R<js_sys::Array> {
+    pub fn claimed_none(&mut self, now: f64) -> R<String> {
         self.then(|w| Ok(w.claimed(None, now)?))
     }
     /// Entries processed (committed) so far.

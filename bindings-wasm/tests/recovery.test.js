@@ -196,6 +196,29 @@ for (const kind of ['memory', 'sqlite']) {
   });
 }
 
+test('now decides when a delivery in an unknown state has ended: left alone today, replayed thirty days on', async () => {
+  await reset();
+  const sub = await subscribed('memory');
+  try {
+    const lost = await control('deliver', { reference: sub.reference, event: 'ddex.delivery.failed', lose: true, status: 'abandoned' });
+    assert.equal(lost.status, 'abandoned', JSON.stringify(lost));
+    const today = await sub.org.recoverDeliveries(sub.reference, { store: sub.store, namespace: NAMESPACE, since: anHourAgo() });
+    assert.deepEqual(actions(today), ['in_flight'], JSON.stringify(today));
+    assert.equal(today.deliveries[0].status, 'abandoned', 'an unknown status is kept as sent');
+    const later = new Date(Date.now() + 30 * 86_400_000);
+    const run = await sub.org.recoverDeliveries(sub.reference, { store: sub.store, namespace: NAMESPACE, since: anHourAgo(), now: later });
+    assert.deepEqual(actions(run), ['replayed'], JSON.stringify(run));
+    await until((x) => replaysDelivered(x) === 1, 'the replay');
+    assert.deepEqual(sub.handled().length, 1);
+    await assert.rejects(sub.org.recoverDeliveries(sub.reference, { store: sub.store, namespace: NAMESPACE, since: anHourAgo(), now: 'tomorrow' }),
+      /now must be a Date or Unix seconds/);
+    await assert.rejects(sub.org.recoverDeliveries(sub.reference, { store: sub.store, namespace: NAMESPACE, since: anHourAgo(), now: Number.NaN }),
+      rk.InvalidArgumentError);
+  } finally {
+    await sub.close();
+  }
+});
+
 test('replays held pending: the first run replays 2, the second reports replay_pending and sends no replay', async () => {
   await reset({ replays: 'hold' });
   const sub = await subscribed('memory');

@@ -80,18 +80,26 @@ macro_rules! string_enum {
 
 /// Derives for a result record: serde (camelCase for JS), and behind the binding features a
 /// uniffi record (Kotlin data class), a TypeScript interface (tsify) and a frozen Python class
-/// with read-only attributes (pyo3).
+/// with read-only attributes (pyo3). `record! { from_py; … }` also takes the record from Python
+/// (a copy; it must be `Clone`), for a record that a step type derived in the core carries (pyo3
+/// builds each variant's constructor from its fields).
 macro_rules! record {
-    ($(#[$meta:meta])* pub struct $name:ident { $($body:tt)* }) => {
+    (@py [$($py:tt)*] $(#[$meta:meta])* pub struct $name:ident { $($body:tt)* }) => {
         $(#[$meta])*
         #[derive(serde::Serialize)]
         #[serde(rename_all = "camelCase")]
         #[cfg_attr(feature = "uniffi", derive(uniffi::Record))]
         #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
-        #[cfg_attr(feature = "python", pyo3::pyclass(get_all, frozen, eq, module = "royaltykit"))]
+        #[cfg_attr(feature = "python", pyo3::pyclass(get_all, frozen, eq, $($py)* module = "royaltykit"))]
         pub struct $name { $($body)* }
 
         py_repr!($name);
+    };
+    (from_py; $($rest:tt)*) => {
+        record!(@py [from_py_object,] $($rest)*);
+    };
+    ($($rest:tt)*) => {
+        record!(@py [] $($rest)*);
     };
 }
 

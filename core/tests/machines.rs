@@ -922,3 +922,68 @@ fn the_old_names_of_the_receipt_and_the_receiver_still_work() {
         assert_eq!(r.outcome(), Some("duplicate"));
     }
 }
+
+/// The steps the bindings derive from the core cross to JavaScript as this JSON (lib.cjs reads
+/// these members; index.d.ts is tsify's type of them): tagged by `step`, variants snake_case,
+/// fields camelCase.
+#[test]
+fn derived_steps_cross_to_javascript_tagged_with_camel_case_fields() {
+    let settle = InboxStep::Settle {
+        key: "k".into(),
+        attempts: 2,
+        poison: false,
+        retry_at: 1_700_000_060,
+        error: "E: no".into(),
+    };
+    assert_eq!(
+        serde_json::to_value(&settle).expect("json"),
+        json!({"step": "settle", "key": "k", "attempts": 2, "poison": false, "retryAt": 1_700_000_060_i64, "error": "E: no"})
+    );
+    let run = InboxStep::RunHandler {
+        entry: InboxEntry {
+            key: "k".into(),
+            delivery_id: "msg_1".into(),
+            event: "ping".into(),
+            body: "{}".into(),
+            attempts: 1,
+        },
+    };
+    assert_eq!(
+        serde_json::to_value(&run).expect("json"),
+        json!({"step": "run_handler", "entry": {"key": "k", "deliveryId": "msg_1", "event": "ping", "body": "{}", "attempts": 1}})
+    );
+    assert_eq!(
+        serde_json::to_value(InboxStep::Claim {}).expect("json"),
+        json!({"step": "claim"})
+    );
+    let wait = FleetTokenStep::Wait { seconds: 0.25 };
+    assert_eq!(
+        serde_json::to_value(&wait).expect("json"),
+        json!({"step": "wait", "seconds": 0.25})
+    );
+    // Printed, a command shows its name and first key only (a publish carries the token).
+    let set = FleetTokenStep::Command {
+        command: vec!["SET".into(), "p:lock".into(), "owner-1".into(), "NX".into()],
+    };
+    let eval = FleetTokenStep::Command {
+        command: ["EVAL", "script", "2", "p:token", "p:lock", "the-token"]
+            .map(String::from)
+            .to_vec(),
+    };
+    let (set, eval) = (format!("{set:?}"), format!("{eval:?}"));
+    assert!(
+        set.contains("\"p:lock\"") && !set.contains("owner-1") && !set.contains("NX"),
+        "{set}"
+    );
+    assert!(
+        eval.contains("\"p:token\"") && !eval.contains("the-token") && !eval.contains("script"),
+        "{eval}"
+    );
+    let failed = FleetTokenStep::Failed {
+        reason: "no".into(),
+    };
+    assert_eq!(
+        serde_json::to_value(&failed).expect("json"),
+        json!({"step": "failed", "reason": "no"})
+    );
+}

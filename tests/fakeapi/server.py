@@ -75,7 +75,8 @@ server still checks every wait. Control (JSON):
   ``https://hooks.example/…`` and routes it to its loopback receiver.
 - ``POST /_fake/deliver`` (``{"reference": <webhook>, "event": "ddex.delivery.failed", "lose": false}``):
   logs a delivery to that subscription and sends it now → ``delivery``, ``status``, ``answer_ms``;
-  ``lose``: never sent, failed at once (the receiver unreachable for the whole retry schedule).
+  ``lose``: never sent, failed at once (the receiver unreachable for the whole retry schedule);
+  with ``"status"``, the log gives that status instead of ``failed`` (say, one the spec does not name).
 - ``GET /_fake/artifact``: the artifact a complete download serves.
 - ``GET /_fake/stats``: what it applied and saw: ``exports_created``, ``tokens_issued``,
   ``requests`` by operation, ``retry_after_violations`` (a request of an operation earlier than
@@ -375,8 +376,10 @@ class Handler(BaseHTTPRequestHandler):
             event = request.get("event") or "ddex.delivery.failed"
             entry = log_delivery(reference, event, event_payload(event))
             if request.get("lose"):
-                entry.update(status="failed", attempts=8)  # the first attempt and the spec's 7 retries, all unanswered
-                return self.send(200, {"delivery": entry["reference"], "status": "failed", "answer_ms": None})
+                # the first attempt and the spec's 7 retries, all unanswered; ``status`` logs another
+                # value instead of ``failed`` (one the clients do not know, kept as sent)
+                entry.update(status=request.get("status") or "failed", attempts=8)
+                return self.send(200, {"delivery": entry["reference"], "status": entry["status"], "answer_ms": None})
         send_delivery(entry)
         with w.lock:
             answer = {"delivery": entry["reference"], "status": entry["status"], "answer_ms": entry["_answer_ms"]}

@@ -59,7 +59,7 @@ pub fn handler_error_text(kind: &str, message: &str) -> String {
     cut(&text, MAX_ERROR_BYTES).to_owned()
 }
 
-record! {
+record! { from_py;
 /// An entry a claim returned (SQL or Redis), what the worker ([`crate::machine::InboxWorker`]) runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InboxEntry {

@@ -177,8 +177,17 @@ pub(crate) fn reserve_reply(
     }
 }
 
-/// What the host does next for a fleet token.
-#[derive(Clone, PartialEq)]
+/// What the host does next for a fleet token. Python's and Node's step types are derived from it
+/// (a Python class per variant whose `repr` is the redacting `Debug` below; a TypeScript union
+/// tagged by `step`); Kotlin wraps the command in a redacting class of its own.
+#[derive(Clone, PartialEq, serde::Serialize)]
+#[serde(
+    tag = "step",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, module = "royaltykit"))]
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
 pub enum FleetTokenStep {
     /// Send `command` to Redis, then report [`FleetToken::replied`] with its reply as text (nil:
     /// none), or [`FleetToken::redis_failed`].
@@ -206,17 +215,33 @@ pub enum FleetTokenStep {
 impl std::fmt::Debug for FleetTokenStep {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            // The command's name and first key only: the publish carries the token.
-            Self::Command { command } => f
-                .debug_struct("Command")
-                .field("command", &command.first())
-                .field("key", &command.get(3).or(command.get(1)))
-                .finish_non_exhaustive(),
+            // The command's name and first key only: the publish carries the token. An `EVAL`'s
+            // first key follows its script and key count; any other command's is its first argument.
+            Self::Command { command } => {
+                let name = command.first();
+                let key = if name.is_some_and(|n| n.eq_ignore_ascii_case("EVAL")) {
+                    command.get(3)
+                } else {
+                    command.get(1)
+                };
+                f.debug_struct("Command")
+                    .field("command", &name)
+                    .field("key", &key)
+                    .finish_non_exhaustive()
+            }
             Self::Exchange {} => f.write_str("Exchange"),
             Self::Wait { seconds } => f.debug_struct("Wait").field("seconds", seconds).finish(),
             Self::Done {} => f.write_str("Done"),
             Self::Failed { reason } => f.debug_struct("Failed").field("reason", reason).finish(),
         }
+    }
+}
+
+#[cfg(feature = "python")]
+#[pyo3::pymethods]
+impl FleetTokenStep {
+    fn __repr__(&self) -> String {
+        format!("FleetTokenStep.{self:?}")
     }
 }
 

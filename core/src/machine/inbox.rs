@@ -42,8 +42,18 @@ pub struct InboxOptions {
 }
 }
 
-/// What the host does next for an inbox worker.
-#[derive(Debug, Clone, PartialEq)]
+/// What the host does next for an inbox worker. Declared once here: the bindings' step types are
+/// derived from it (a Python class per variant, a Kotlin sealed class, a TypeScript union tagged
+/// by `step`, whose fields are camelCase).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(
+    tag = "step",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, module = "royaltykit"))]
+#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Enum))]
 pub enum InboxStep {
     /// Run the store's claim at the current time, then report [`InboxWorker::claimed`] (or
     /// [`InboxWorker::store_failed`]).
@@ -91,6 +101,14 @@ pub enum InboxStep {
         /// Why the attempt failed.
         error: String,
     },
+}
+
+#[cfg(feature = "python")]
+#[pyo3::pymethods]
+impl InboxStep {
+    fn __repr__(&self) -> String {
+        format!("InboxStep.{self:?}")
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

@@ -5,6 +5,7 @@ package dev.royaltykit
 import dev.royaltykit.client.interruption
 import dev.royaltykit.client.seedOf
 import dev.royaltykit.types.InboxEntry
+import dev.royaltykit.types.InboxStep
 import dev.royaltykit.types.WebhookEvent
 import java.time.Clock
 import java.time.Instant
@@ -18,7 +19,11 @@ import java.util.logging.Level
  * [transactional] is never asked to [begin], [commit] or [rollBackAndClose], and its [handle] and
  * [markDone] get null.
  */
-internal abstract class InboxRunner<T : Any>(private val transactional: Boolean, private val clock: Clock) {
+internal abstract class InboxRunner<T : Any>(
+    private val transactional: Boolean,
+    private val clock: Clock,
+    private val onError: ((Exception, InboxEntry) -> Unit)?,
+) {
     /** The store as logs name it (`inbox <table>`, `Redis inbox <prefix>`). */
     abstract val description: String
 
@@ -72,6 +77,25 @@ internal abstract class InboxRunner<T : Any>(private val transactional: Boolean,
         return false
     }
 
+    /**
+     * Gives the handler's [failure] to `onError` (none: logged, WARNING). An exception `onError`
+     * throws is logged and changes nothing (the attempt still fails: rolled back, settled), as in
+     * Python and Node; an interruption it throws stops the worker, as one the handler throws does.
+     */
+    private fun reportHandlerFailure(failure: Exception, entry: InboxEntry) {
+        val hook = onError
+        if (hook == null) {
+            log.log(Level.WARNING, "royaltykit: inbox handler failed for ${entry.deliveryId} (attempt ${entry.attempts})", failure)
+            return
+        }
+        try {
+            hook(failure, entry)
+        } catch (e: Exception) {
+            if (interrupting(e)) throw e
+            log.log(Level.SEVERE, "royaltykit: onError threw for inbox entry ${entry.deliveryId}", e)
+        }
+    }
+
     /** Performs the steps of the core's worker until [stop], drained or an interruption; every decision is the core's. */
     fun work(stop: AtomicBoolean, maxAttempts: Int?, pollSeconds: Double?, seed: Long?, drain: Boolean): InboxReport =
         InboxWorker(maxAttempts?.toLong(), pollSeconds, transactional, drain, seed?.let(::seedOf)).use { w ->
@@ -108,7 +132,7 @@ internal abstract class InboxRunner<T : Any>(private val transactional: Boolean,
                             if (failure == null) {
                                 w.handlerSucceeded()
                             } else {
-                                log.log(Level.WARNING, "royaltykit: inbox handler failed for ${entry.deliveryId} (attempt ${entry.attempts})", failure)
+                                reportHandlerFailure(failure, entry)
                                 w.handlerFailed(errorText(failure), seconds(clock.instant()))
                             }
                         }
@@ -116,7 +140,7 @@ internal abstract class InboxRunner<T : Any>(private val transactional: Boolean,
                             check(!transactional || tx != null) { "the worker marks inside a transaction" }
                             val s = step
                             val open = tx
-                            val changed = store("markDone") { markDone(open, s.key, s.attempts, clock.instant().epochSecond) }
+                            val changed = store("markDone") { markDone(open, s.key, s.attempts.toLong(), clock.instant().epochSecond) }
                             if (changed == null) w.storeFailed() else w.marked(changed.value)
                         }
                         is InboxStep.Commit -> {
@@ -137,7 +161,7 @@ internal abstract class InboxRunner<T : Any>(private val transactional: Boolean,
                         }
                         is InboxStep.Settle -> {
                             val s = step
-                            val settled = store("settle") { settle(s.key, s.attempts, s.poison, s.retryAt, s.error) }
+                            val settled = store("settle") { settle(s.key, s.attempts.toLong(), s.poison, s.retryAt, s.error) }
                             if (settled == null) w.storeFailed() else w.settled()
                         }
                     }

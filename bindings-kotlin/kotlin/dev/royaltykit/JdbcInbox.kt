@@ -106,6 +106,17 @@ class JdbcInbox @JvmOverloads constructor(
         }
     }
 
+    /**
+     * Where this inbox's workers ([runWorker], [drain]) report a handler that threw, with the entry
+     * it ran: the attempt fails either way (rolled back; the entry is tried again after the core's
+     * backoff, or set aside as poison after its last attempt). Null (the default): logged, logger
+     * `dev.royaltykit`, WARNING. An exception it throws is logged and changes nothing, as in Python
+     * (`on_error`) and Node (`onError`); an interruption it throws stops the worker as one the
+     * handler throws does. Set it before starting a worker.
+     */
+    @Volatile
+    var onError: ((Exception, InboxEntry) -> Unit)? = null
+
     /** The inbox table's name. */
     val table: String get() = protocol.table()
 
@@ -267,7 +278,7 @@ class JdbcInbox @JvmOverloads constructor(
     }
 
     /** The worker loop this binding's inboxes share ([InboxRunner]), on this table: transactional. */
-    private inner class Runner(private val handler: InboxHandler) : InboxRunner<Connection>(true, clock) {
+    private inner class Runner(private val handler: InboxHandler) : InboxRunner<Connection>(true, clock, this@JdbcInbox.onError) {
         override val description: String get() = "inbox $table"
         override fun claim(now: Long): InboxEntry? = this@JdbcInbox.claim(now)
         override fun begin(): Connection = this@JdbcInbox.begin()

@@ -66,6 +66,17 @@ class RedisInbox @JvmOverloads constructor(
 ) : Inbox, DeliveryStates, AutoCloseable {
     private val protocol = RedisInboxProtocol(prefix, ttlSeconds, leaseSeconds)
 
+    /**
+     * Where this inbox's workers ([runWorker], [drain]) report a handler that threw, with the entry
+     * it ran: the attempt fails either way (the entry is tried again after the core's
+     * backoff, or set aside as poison after its last attempt). Null (the default): logged, logger
+     * `dev.royaltykit`, WARNING. An exception it throws is logged and changes nothing, as in Python
+     * (`on_error`) and Node (`onError`); an interruption it throws stops the worker as one the
+     * handler throws does. Set it before starting a worker.
+     */
+    @Volatile
+    var onError: ((Exception, InboxEntry) -> Unit)? = null
+
     /** The key prefix. */
     val prefix: String = protocol.prefix()
 
@@ -155,7 +166,7 @@ class RedisInbox @JvmOverloads constructor(
         Runner(handler).work(AtomicBoolean(false), maxAttempts, null, seed, drain = true)
 
     /** The worker loop this binding's inboxes share ([InboxRunner]), on this inbox: not transactional. */
-    private inner class Runner(private val handler: RedisInboxHandler) : InboxRunner<Unit>(false, clock) {
+    private inner class Runner(private val handler: RedisInboxHandler) : InboxRunner<Unit>(false, clock, this@RedisInbox.onError) {
         override val description: String get() = "Redis inbox $prefix"
         override fun claim(now: Long): InboxEntry? = protocol.claimReply(redis.execute(protocol.claimCommand(now)))
         override fun handle(event: WebhookEvent, tx: Unit?) = handler.handle(event, redis)

@@ -264,6 +264,38 @@ class InboxTest(kind: String) : InboxCase(kind) {
     }
 
     @Test
+    fun onErrorGetsTheHandlersFailureAndWhatItThrowsChangesNothingButAnInterruption() {
+        inbox().use { inbox ->
+            val key = enqueue(inbox, "r1")
+            val failing = InboxHandler { _, _ -> throw IllegalStateException("upstream 503") }
+            val seen = mutableListOf<Pair<String, String>>()
+            assertEquals(InboxReport(0, 1, 0), inbox.apply { onError = { e, entry -> seen += e.message!! to entry.deliveryId } }.drain(seed = 5, handler = failing))
+            assertEquals(listOf("upstream 503" to "dlv_r1"), seen)
+            val first = row(key)!!
+            assertEquals(Row("pending", 1, first.dueAt, "IllegalStateException: upstream 503"), first)
+
+            // A hook that throws: logged; the attempt is settled as the core says, nothing escapes.
+            clock.advanceTo(first.dueAt)
+            inbox.onError = { _, _ -> throw IllegalStateException("the hook is broken") }
+            val report = inbox.drain(seed = 5, handler = failing)
+            assertEquals(InboxReport(0, 1, 0), report)
+            assertEquals(2L, row(key)!!.attempts)
+            assertEquals("pending", row(key)!!.state)
+
+            // A hook that is interrupted stops the worker: rolled back, not settled (the lease runs out).
+            clock.advanceTo(row(key)!!.dueAt)
+            val before = row(key)!!
+            inbox.onError = { _, _ -> throw InterruptedException("shutting down") }
+            val thrown = runCatching { inbox.drain(seed = 5, handler = failing) }.exceptionOrNull()
+            assertTrue(thrown.toString(), thrown is InterruptedException)
+            val after = row(key)!!
+            assertEquals("claimed (attempt counted)", before.attempts + 1, after.attempts)
+            assertEquals("never settled: held for the claim's lease, not the backoff",
+                Row("pending", before.attempts + 1, clock.now.epochSecond + inbox.leaseSeconds, before.lastError), after)
+        }
+    }
+
+    @Test
     fun anEntryThatKeepsFailingIsPoisonAndARetryRunsItAgain() {
         inbox().use { inbox ->
             val t0 = clock.now.epochSecond

@@ -1,6 +1,7 @@
 package dev.royaltykit
 
 import dev.royaltykit.types.*
+import dev.royaltykit.types.InboxStep
 
 import com.google.gson.GsonBuilder
 import com.google.gson.JsonElement
@@ -463,10 +464,10 @@ class MachinesTest {
         is InboxStep.Drained -> step("step" to "drained")
         is InboxStep.Begin -> step("step" to "begin")
         is InboxStep.RunHandler -> step("step" to "run_handler", "key" to s.entry.key, "attempts" to s.entry.attempts.toLong())
-        is InboxStep.MarkDone -> step("step" to "mark_done", "key" to s.key, "attempts" to s.attempts)
+        is InboxStep.MarkDone -> step("step" to "mark_done", "key" to s.key, "attempts" to s.attempts.toLong())
         is InboxStep.Commit -> step("step" to "commit")
         is InboxStep.Rollback -> step("step" to "rollback")
-        is InboxStep.Settle -> step("step" to "settle", "key" to s.key, "attempts" to s.attempts, "poison" to s.poison,
+        is InboxStep.Settle -> step("step" to "settle", "key" to s.key, "attempts" to s.attempts.toLong(), "poison" to s.poison,
             "retry_at" to s.retryAt, "error" to s.error)
     }
 

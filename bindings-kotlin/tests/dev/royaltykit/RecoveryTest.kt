@@ -248,6 +248,29 @@ class RecoveryTest {
     }
 
     @Test
+    fun nowDecidesWhenADeliveryInAnUnknownStateHasEnded() {
+        handled.clear()
+        fake.reset()
+        InMemoryDedupStore().use { store ->
+            Endpoint().use { endpoint ->
+                val client = client(endpoint)
+                val hook = client.createSubscription("recovery", PUBLIC, listOf("ddex.delivery.failed"))
+                endpoint.receiver = WebhookReceiver(hook.secrets(), NAMESPACE, store, handler = ::handle)
+                val answer = fake.control("deliver", """{"reference":"${hook.reference}","event":"ddex.delivery.failed","lose":true,"status":"abandoned"}""")
+                assertEquals(answer.toString(), "abandoned", answer["status"].asString)
+                val delivery = answer["delivery"].asString
+                // A status the spec does not name may still be attempted within the redelivery schedule.
+                val today = client.recoverDeliveries(hook.reference!!, store, NAMESPACE, anHourAgo)
+                assertEquals(today.toString(), RecoveryAction.IN_FLIGHT, today.actions()[delivery])
+                assertEquals("an unknown status is kept as sent", "abandoned", today.deliveries.single().status)
+                val later = client.recoverDeliveries(hook.reference!!, store, NAMESPACE, anHourAgo, now = Instant.ofEpochMilli((fake.clock() * 1000).toLong()).plusSeconds(30 * 86_400L))
+                assertEquals(later.toString(), RecoveryAction.REPLAYED, later.actions()[delivery])
+                assertEquals(1, requests("replayEnterpriseWebhookDelivery"))
+            }
+        }
+    }
+
+    @Test
     fun aReplayStillPendingIsNotSentAgain() {
         handled.clear()
         fake.reset("""{"replays":"hold"}""")

@@ -139,8 +139,9 @@ suspend fun EnterpriseClient.recoverDeliveriesAsync(
     maxReplays: Int? = null,
     maxReplaysPerDelivery: Int? = null,
     maxEntries: Long? = null,
+    now: Instant? = null,
 ): RecoveryReport = runInterruptible(Dispatchers.IO) {
-    recoverDeliveries(subscription, store, namespace, since, maxReplays, maxReplaysPerDelivery, maxEntries)
+    recoverDeliveries(subscription, store, namespace, since, maxReplays, maxReplaysPerDelivery, maxEntries, now)
 }
 
 /**

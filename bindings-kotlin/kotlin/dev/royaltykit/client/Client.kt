@@ -1416,7 +1416,8 @@ class EnterpriseClient @JvmOverloads constructor(
      * not the receiver's). At most [maxReplays] replays are sent (null: the core's 100; the rest
      * are `DEFERRED` to the next run), a delivery whose [maxReplaysPerDelivery] replays all
      * failed is left alone (null: 3), and at most [maxEntries] log entries are read (null:
-     * 10000). `now` is the client's clock.
+     * 10000). [now] is the time of the run (null: the client's clock): a delivery in a state the
+     * spec does not name counts as ended once the redelivery schedule has passed.
      *
      * Each request is one [request] — the client's session (token, rate budget), retries, events
      * and telemetry — and blocking: call it off the main thread. A replay is never sent twice
@@ -1437,9 +1438,11 @@ class EnterpriseClient @JvmOverloads constructor(
         maxReplays: Int? = null,
         maxReplaysPerDelivery: Int? = null,
         maxEntries: Long? = null,
+        now: Instant? = null,
     ): RecoveryReport {
         val sinceSeconds = since.epochSecond + since.nano / 1e9
-        Recovery(subscription, namespace, sinceSeconds, clock(), maxReplays?.toLong(), maxReplaysPerDelivery?.toLong(), maxEntries).use { run ->
+        val at = now?.let { it.epochSecond + it.nano / 1e9 } ?: clock()
+        Recovery(subscription, namespace, sinceSeconds, at, maxReplays?.toLong(), maxReplaysPerDelivery?.toLong(), maxEntries).use { run ->
             while (true) {
                 when (val step = run.next()) {
                     is RecoveryStep.Fetch -> run.page(
