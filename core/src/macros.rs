@@ -128,3 +128,27 @@ macro_rules! py_repr {
         }
     };
 }
+
+/// Derives for a machine's step type, declared once here for every binding: serde JSON tagged by
+/// `step` (variants snake_case, fields camelCase), what crosses wasm to `lib.cjs`; a TypeScript
+/// union (tsify); a frozen Python class per variant (pyo3, comparing by value) whose `repr` is
+/// `Name.` and the type's `Debug`. The caller's attributes give `Debug`, `Clone`, `PartialEq` and,
+/// where Kotlin takes the type as generated, the uniffi enum.
+macro_rules! step_enum {
+    ($(#[$meta:meta])* pub enum $name:ident { $($body:tt)* }) => {
+        $(#[$meta])*
+        #[derive(serde::Serialize)]
+        #[serde(tag = "step", rename_all = "snake_case", rename_all_fields = "camelCase")]
+        #[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+        #[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, module = "royaltykit"))]
+        pub enum $name { $($body)* }
+
+        #[cfg(feature = "python")]
+        #[pyo3::pymethods]
+        impl $name {
+            fn __repr__(&self) -> String {
+                format!(concat!(stringify!($name), ".{:?}"), self)
+            }
+        }
+    };
+}

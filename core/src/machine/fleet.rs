@@ -177,17 +177,11 @@ pub(crate) fn reserve_reply(
     }
 }
 
+step_enum! {
 /// What the host does next for a fleet token. Python's and Node's step types are derived from it
 /// (a Python class per variant whose `repr` is the redacting `Debug` below; a TypeScript union
 /// tagged by `step`); Kotlin wraps the command in a redacting class of its own.
-#[derive(Clone, PartialEq, serde::Serialize)]
-#[serde(
-    tag = "step",
-    rename_all = "snake_case",
-    rename_all_fields = "camelCase"
-)]
-#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, module = "royaltykit"))]
-#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[derive(Clone, PartialEq)]
 pub enum FleetTokenStep {
     /// Send `command` to Redis, then report [`FleetToken::replied`] with its reply as text (nil:
     /// none), or [`FleetToken::redis_failed`].
@@ -210,6 +204,7 @@ pub enum FleetTokenStep {
         /// Why.
         reason: String,
     },
+}
 }
 
 impl std::fmt::Debug for FleetTokenStep {
@@ -234,14 +229,6 @@ impl std::fmt::Debug for FleetTokenStep {
             Self::Done {} => f.write_str("Done"),
             Self::Failed { reason } => f.debug_struct("Failed").field("reason", reason).finish(),
         }
-    }
-}
-
-#[cfg(feature = "python")]
-#[pyo3::pymethods]
-impl FleetTokenStep {
-    fn __repr__(&self) -> String {
-        format!("FleetTokenStep.{self:?}")
     }
 }
 

@@ -42,17 +42,11 @@ pub struct InboxOptions {
 }
 }
 
+step_enum! {
 /// What the host does next for an inbox worker. Declared once here: the bindings' step types are
 /// derived from it (a Python class per variant, a Kotlin sealed class, a TypeScript union tagged
 /// by `step`, whose fields are camelCase).
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-#[serde(
-    tag = "step",
-    rename_all = "snake_case",
-    rename_all_fields = "camelCase"
-)]
-#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, module = "royaltykit"))]
-#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+#[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "uniffi", derive(uniffi::Enum))]
 pub enum InboxStep {
     /// Run the store's claim at the current time, then report [`InboxWorker::claimed`] (or
@@ -102,13 +96,6 @@ pub enum InboxStep {
         error: String,
     },
 }
-
-#[cfg(feature = "python")]
-#[pyo3::pymethods]
-impl InboxStep {
-    fn __repr__(&self) -> String {
-        format!("InboxStep.{self:?}")
-    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

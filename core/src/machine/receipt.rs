@@ -55,11 +55,9 @@ use crate::webhook::{
 };
 use crate::{ArgumentError, HeaderMap};
 
-/// What the host does next for a delivery.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-#[serde(tag = "step", rename_all = "snake_case")]
-#[cfg_attr(feature = "python", pyo3::pyclass(frozen, eq, module = "royaltykit"))]
-#[cfg_attr(feature = "wasm", derive(tsify::Tsify))]
+step_enum! {
+/// What the host does next for a delivery (derived for every binding: see `step_enum!`).
+#[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "uniffi", derive(uniffi::Enum))]
 pub enum ReceiptStep {
     /// Claim `key` in the dedup store, then report [`WebhookReceipt::claimed`] with its state, or
@@ -116,13 +114,6 @@ pub enum ReceiptStep {
         body: String,
     },
 }
-
-#[cfg(feature = "python")]
-#[pyo3::pymethods]
-impl ReceiptStep {
-    fn __repr__(&self) -> String {
-        format!("ReceiptStep.{self:?}")
-    }
 }
 
 /// Where a receipt is.
