@@ -35,8 +35,9 @@ if [ -n "${ANDROID_NDK_HOME:-}" ]; then
 fi
 
 rm -rf "$OUT" && mkdir -p "$OUT/aar/jni" "$OUT/classes"
-for pair in $ABIS; do
-  abi=${pair%%:*} target=${pair#*:}
+# abi ABI:RUST_TARGET: one library into the AAR's jni/<abi>/, built in $CARGO_TARGET_DIR.
+abi() {
+  local abi=${1%%:*} target=${1#*:} var clang
   var=CARGO_TARGET_$(tr 'a-z-' 'A-Z_' <<<"$target")_LINKER
   if [ -n "${NDK_BIN:-}" ]; then
     clang=$NDK_BIN/${target/armv7-linux-androideabi/armv7a-linux-androideabi}$MIN_SDK-clang
@@ -46,14 +47,31 @@ for pair in $ABIS; do
   else
     export "$var=$A/bin/$abi-clang"
   fi
-  start=$SECONDS
+  local start=$SECONDS
   # Size over speed on phones (opt-level z: 10% smaller on arm64); stripped, exports kept.
   CARGO_PROFILE_RELEASE_OPT_LEVEL=z CARGO_PROFILE_RELEASE_STRIP=symbols \
     cargo build --quiet --release -p royaltykit-kotlin --target "$target"
   mkdir -p "$OUT/aar/jni/$abi"
-  cp "target/$target/release/libroyaltykit_kotlin.so" "$OUT/aar/jni/$abi/"
+  cp "$CARGO_TARGET_DIR/$target/release/libroyaltykit_kotlin.so" "$OUT/aar/jni/$abi/"
   echo "  $abi ($target): $(stat -c %s "$OUT/aar/jni/$abi/libroyaltykit_kotlin.so") B in $((SECONDS - start)) s" >&2
-done
+}
+# Two lanes of two ABIs, each in its own target directory (cargo locks one per build): a release
+# build ends in fat LTO on one core, so two lanes keep both cores busy. The second lane's
+# directory is make release-artifacts' second lane's, so the build tools both compile for the
+# host (proc-macros, build scripts) are compiled once. Each lane logs to target/aar-lane-<n>.log,
+# printed when both end.
+lane() { # target-dir abi...
+  export CARGO_TARGET_DIR=$1; shift
+  for pair in "$@"; do abi "$pair"; done
+}
+set -- $ABIS
+( set -euo pipefail; lane "$ROOT/target" "$1" "$2" ) > "$ROOT/target/aar-lane-1.log" 2>&1 & l1=$!
+( set -euo pipefail; lane "$ROOT/target/lane-b" "$3" "$4" ) > "$ROOT/target/aar-lane-2.log" 2>&1 & l2=$!
+status=0
+wait $l1 || { status=1; echo "make aar: lane 1 ($1 $2) failed" >&2; }
+wait $l2 || { status=1; echo "make aar: lane 2 ($3 $4) failed" >&2; }
+cat "$ROOT/target/aar-lane-1.log" "$ROOT/target/aar-lane-2.log" >&2
+[ $status -eq 0 ] || exit 1
 
 # classes.jar: the JVM jar's classes (the same generated Kotlin), without its desktop libraries.
 [ -d target/kotlin/classes/dev ] || { echo "make aar: run make jar first (the Kotlin classes)" >&2; exit 1; }
