@@ -7,10 +7,10 @@
 # Also builds target/kotlin-hooks/royaltykit-kotlin-test-hooks.jar, the same with the
 # `test-hooks` feature (a deliberate panic, FFI floors), for the panic test and `make bench`
 # only; the shipped jar exports none of them.
-# With JAR_PLATFORMS=all (make release-artifacts, after make jar) the jar the Kotlin suite ran
-# against gets the linux-aarch64, darwin-x86-64, darwin-aarch64 and win32-x86-64 libraries added,
-# its classes untouched (built once: scripts/test-platforms.sh compares their bytes), and dist/
-# gets its POM and sources jar.
+# With JAR_PLATFORMS=all (after make jar) the jar the Kotlin suite ran against gets the
+# linux-aarch64, darwin-x86-64, darwin-aarch64 and win32-x86-64 libraries added, its classes
+# untouched (built once: scripts/test-platforms.sh compares their bytes), and dist/ gets its POM
+# and sources jar; make release-artifacts runs the same in stages (prepare, native, assemble).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -63,19 +63,37 @@ jar_for() {
   (cd "$out/classes" && jar cf "$jar" .)
 }
 
-if [ "${JAR_PLATFORMS:-linux}" = all ]; then
-  # The tested jar's classes and Linux x86-64 library, built once by make jar, plus the other
-  # four platforms' libraries.
+# The four platforms added to the tested jar: Rust target, JNA resource folder, library file.
+OTHERS=("aarch64-unknown-linux-gnu.2.17 linux-aarch64 libroyaltykit_kotlin.so"
+  "x86_64-apple-darwin darwin-x86-64 libroyaltykit_kotlin.dylib"
+  "aarch64-apple-darwin darwin-aarch64 libroyaltykit_kotlin.dylib"
+  "x86_64-pc-windows-gnu win32-x86-64 royaltykit_kotlin.dll")
+ALL=$ROOT/target/kotlin-all
+# The multi-platform jar in stages: `prepare` copies the tested jar's classes and Linux x86-64
+# library, `native TARGET` adds one of the other platforms' libraries (make release-artifacts
+# builds each beside the same target's wheel, in one cargo target directory, so the dependencies
+# compile once per target), `assemble` writes the jar, its POM and its sources jar. `all` is the
+# three in order.
+all_prepare() {
   [ -f "$ROOT/target/kotlin/classes/dev/royaltykit/WebhookVerifier.class" ] \
     || { echo "build-jar: JAR_PLATFORMS=all adds platforms to the jar make jar built: run make jar first" >&2; exit 1; }
-  out=$ROOT/target/kotlin-all
-  rm -rf "$out" && mkdir -p "$out" && cp -a "$ROOT/target/kotlin/classes" "$out/classes"
-  native aarch64-unknown-linux-gnu.2.17 linux-aarch64 libroyaltykit_kotlin.so "$out/classes"
-  native x86_64-apple-darwin darwin-x86-64 libroyaltykit_kotlin.dylib "$out/classes"
-  native aarch64-apple-darwin darwin-aarch64 libroyaltykit_kotlin.dylib "$out/classes"
-  native x86_64-pc-windows-gnu win32-x86-64 royaltykit_kotlin.dll "$out/classes"
+  rm -rf "$ALL" && mkdir -p "$ALL" && cp -a "$ROOT/target/kotlin/classes" "$ALL/classes"
+}
+all_native() { # rust-target
+  local entry
+  for entry in "${OTHERS[@]}"; do
+    if [ "${entry%% *}" = "$1" ]; then native $entry "$ALL/classes"; return; fi
+  done
+  echo "build-jar: no jar platform for $1" >&2; exit 1
+}
+all_assemble() {
+  local entry dir file
+  for entry in "${OTHERS[@]}"; do
+    read -r _ dir file <<<"$entry"
+    [ -f "$ALL/classes/$dir/$file" ] || { echo "build-jar: $dir/$file was not built (JAR_PLATFORMS=native)" >&2; exit 1; }
+  done
   rm -f "$ROOT/dist/royaltykit-kotlin-$VERSION.jar"
-  (cd "$out/classes" && jar cf "$ROOT/dist/royaltykit-kotlin-$VERSION.jar" .)
+  (cd "$ALL/classes" && jar cf "$ROOT/dist/royaltykit-kotlin-$VERSION.jar" .)
   # Maven coordinates dev.royaltykit:royaltykit-jvm, JNA as a dependency; and the sources jar.
   sed "s/@VERSION@/$VERSION/" bindings-kotlin/pom.xml > "$ROOT/dist/royaltykit-jvm-$VERSION.pom"
   cp "$ROOT/dist/royaltykit-kotlin-$VERSION.jar" "$ROOT/dist/royaltykit-jvm-$VERSION.jar"
@@ -83,8 +101,19 @@ if [ "${JAR_PLATFORMS:-linux}" = all ]; then
   (cd "$ROOT/target/kotlin/gen" && jar cf "$ROOT/dist/royaltykit-jvm-$VERSION-sources.jar" .)
   (cd "$ROOT/bindings-kotlin/kotlin" && jar uf "$ROOT/dist/royaltykit-jvm-$VERSION-sources.jar" .)
   ls -l "$ROOT/dist/royaltykit-kotlin-$VERSION.jar" >&2
-  exit 0
-fi
+}
+case "${JAR_PLATFORMS:-linux}" in
+  all)
+    all_prepare
+    for entry in "${OTHERS[@]}"; do all_native "${entry%% *}"; done
+    all_assemble
+    exit 0 ;;
+  prepare) all_prepare; exit 0 ;;
+  native) all_native "$1"; exit 0 ;;
+  assemble) all_assemble; exit 0 ;;
+  linux) ;;
+  *) echo "build-jar: JAR_PLATFORMS is linux (default), all, prepare, native or assemble" >&2; exit 1 ;;
+esac
 cargo build --quiet -p uniffi-bindgen
 jar_for "$ROOT/target/kotlin-hooks" "$ROOT/target/kotlin-hooks/royaltykit-kotlin-test-hooks.jar" --features test-hooks
 jar_for "$ROOT/target/kotlin" "$ROOT/dist/royaltykit-kotlin-$VERSION.jar"

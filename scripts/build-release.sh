@@ -6,7 +6,7 @@
 #   wheels (abi3, CPython >= 3.10): manylinux2014 x86_64 and aarch64 (glibc >= 2.17),
 #     musllinux_1_2 x86_64 and aarch64, macOS x86_64 (10.12+) and arm64 (11+), win_amd64 (mingw-w64)
 #   sdist: royaltykit-<version>.tar.gz (pip builds it where Rust is installed)
-#   jar: scripts/build-jar.sh with JAR_PLATFORMS=all (five native libraries, Java 11 classes)
+#   jar: scripts/build-jar.sh's JAR_PLATFORMS=all in stages (five native libraries, Java 11 classes)
 # Built once: the manylinux2014 x86_64 wheel and the jar's classes and Linux x86-64 library are
 # the very ones make wheel and make jar built and the suites ran against (make release-artifacts
 # depends on both); this script adds the other platforms.
@@ -36,20 +36,33 @@ windows_wheel() {
 }
 # Two lanes side by side, each in its own cargo target directory (cargo locks one per build): a
 # release build ends in fat LTO with one codegen unit, which uses one core, so two lanes keep both
-# busy. Each lane logs to target/release-lane-<name>.log, printed when it ends.
+# busy. A target's wheel and jar library are built one after the other in the same lane, with the
+# same profile (stripped by the profile, as build-jar.sh does; maturin's --strip too), so the
+# dependencies they share compile once per target. Each lane logs to
+# target/release-lane-<name>.log, printed when it ends.
+export CARGO_PROFILE_RELEASE_STRIP=symbols
+jar_native() { # rust-target
+  local start=$SECONDS
+  (cd "$ROOT" && JAR_PLATFORMS=native bash scripts/build-jar.sh "$1")
+  echo "  jar library $1 ($((SECONDS - start)) s)" >&2
+}
 lane_a() {
   wheel aarch64-unknown-linux-gnu manylinux2014
+  jar_native aarch64-unknown-linux-gnu.2.17
   wheel x86_64-unknown-linux-musl musllinux_1_2
   wheel aarch64-unknown-linux-musl musllinux_1_2
-  wheel x86_64-apple-darwin
-  windows_wheel
   maturin sdist -o "$ROOT/dist" 2>&1 | grep -v '^📦\|^🍹\|^🐍\|^🔗' >&2 || true
 }
 lane_b() {
   export CARGO_TARGET_DIR=$ROOT/target/lane-b
+  wheel x86_64-apple-darwin
+  jar_native x86_64-apple-darwin
   wheel aarch64-apple-darwin
-  (cd "$ROOT" && JAR_PLATFORMS=all bash scripts/build-jar.sh)
+  jar_native aarch64-apple-darwin
+  windows_wheel
+  jar_native x86_64-pc-windows-gnu
 }
+(cd "$ROOT" && JAR_PLATFORMS=prepare bash scripts/build-jar.sh)
 ( set -euo pipefail; lane_a ) > "$ROOT/target/release-lane-a.log" 2>&1 & a=$!
 ( set -euo pipefail; lane_b ) > "$ROOT/target/release-lane-b.log" 2>&1 & b=$!
 status=0
@@ -57,5 +70,6 @@ wait $a || { status=1; echo "build-release: lane a failed" >&2; }
 wait $b || { status=1; echo "build-release: lane b failed" >&2; }
 cat "$ROOT/target/release-lane-a.log" "$ROOT/target/release-lane-b.log" >&2
 [ $status -eq 0 ] || exit 1
+(cd "$ROOT" && JAR_PLATFORMS=assemble bash scripts/build-jar.sh)
 cd "$ROOT"
 ls -l dist/ >&2

@@ -8,6 +8,10 @@ rm -f "$ROOT"/dist/royaltykit-"$VERSION"-*.whl
 rm -rf "$ROOT/target/wheel-hooks"
 quiet() { grep -v '^📦\|^🍹\|^🐍\|^🔗\|^🛠' || true; }
 cd "$ROOT/bindings-python"
+# Stripped by the profile as well as by maturin's --strip: the jar's libraries are (build-jar.sh),
+# and a profile setting is part of every crate's fingerprint, so with the same profile the jar's
+# Linux x86-64 library reuses the dependencies compiled here.
+export CARGO_PROFILE_RELEASE_STRIP=symbols
 # Both for the same target with the same linker, so the hooks build reuses every dependency the
 # shipped one compiled (measured: a separate quick profile would compile them all again, slower).
 maturin build --release --strip --quiet --zig --compatibility manylinux2014 --target x86_64-unknown-linux-gnu \
