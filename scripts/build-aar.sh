@@ -55,23 +55,17 @@ abi() {
   cp "$CARGO_TARGET_DIR/$target/release/libroyaltykit_kotlin.so" "$OUT/aar/jni/$abi/"
   echo "  $abi ($target): $(stat -c %s "$OUT/aar/jni/$abi/libroyaltykit_kotlin.so") B in $((SECONDS - start)) s" >&2
 }
-# Two lanes of two ABIs, each in its own target directory (cargo locks one per build): a release
-# build ends in fat LTO on one core, so two lanes keep both cores busy. The second lane's
-# directory is make release-artifacts' second lane's, so the build tools both compile for the
-# host (proc-macros, build scripts) are compiled once. Each lane logs to target/aar-lane-<n>.log,
-# printed when both end.
+# Two lanes of two ABIs (two_lanes, scripts/common.sh). The second lane's target directory is
+# make release-artifacts' second lane's, so the build tools both compile for the host
+# (proc-macros, build scripts) are compiled once.
 lane() { # target-dir abi...
   export CARGO_TARGET_DIR=$1; shift
   for pair in "$@"; do abi "$pair"; done
 }
-set -- $ABIS
-( set -euo pipefail; lane "$ROOT/target" "$1" "$2" ) > "$ROOT/target/aar-lane-1.log" 2>&1 & l1=$!
-( set -euo pipefail; lane "$ROOT/target/lane-b" "$3" "$4" ) > "$ROOT/target/aar-lane-2.log" 2>&1 & l2=$!
-status=0
-wait $l1 || { status=1; echo "make aar: lane 1 ($1 $2) failed" >&2; }
-wait $l2 || { status=1; echo "make aar: lane 2 ($3 $4) failed" >&2; }
-cat "$ROOT/target/aar-lane-1.log" "$ROOT/target/aar-lane-2.log" >&2
-[ $status -eq 0 ] || exit 1
+read -ra abis <<<"$ABIS"
+lane_a() { lane "$ROOT/target" "${abis[@]:0:2}"; }
+lane_b() { lane "$ROOT/target/lane-b" "${abis[@]:2}"; }
+two_lanes aar-lane lane_a lane_b
 
 # classes.jar: the JVM jar's classes (the same generated Kotlin), without its desktop libraries.
 [ -d target/kotlin/classes/dev ] || { echo "make aar: run make jar first (the Kotlin classes)" >&2; exit 1; }

@@ -34,12 +34,10 @@ windows_wheel() {
     --target x86_64-pc-windows-gnu -o "$ROOT/dist" 2>&1 | grep -v '^📦\|^🍹\|^🐍\|^🔗\|^⚠️\|python.exe' >&2 || true
   echo "  wheel x86_64-pc-windows-gnu ($((SECONDS - start)) s)" >&2
 }
-# Two lanes side by side, each in its own cargo target directory (cargo locks one per build): a
-# release build ends in fat LTO with one codegen unit, which uses one core, so two lanes keep both
-# busy. A target's wheel and jar library are built one after the other in the same lane, with the
-# same profile (stripped by the profile, as build-jar.sh does; maturin's --strip too), so the
-# dependencies they share compile once per target. Each lane logs to
-# target/release-lane-<name>.log, printed when it ends.
+# Two lanes side by side (two_lanes, scripts/common.sh). A target's wheel and jar library are built
+# one after the other in the same lane, with the same profile (stripped by the profile, as
+# build-jar.sh does; maturin's --strip too), so the dependencies they share compile once per
+# target.
 export CARGO_PROFILE_RELEASE_STRIP=symbols
 jar_native() { # rust-target
   local start=$SECONDS
@@ -63,13 +61,7 @@ lane_b() {
   jar_native x86_64-pc-windows-gnu
 }
 (cd "$ROOT" && JAR_PLATFORMS=prepare bash scripts/build-jar.sh)
-( set -euo pipefail; lane_a ) > "$ROOT/target/release-lane-a.log" 2>&1 & a=$!
-( set -euo pipefail; lane_b ) > "$ROOT/target/release-lane-b.log" 2>&1 & b=$!
-status=0
-wait $a || { status=1; echo "build-release: lane a failed" >&2; }
-wait $b || { status=1; echo "build-release: lane b failed" >&2; }
-cat "$ROOT/target/release-lane-a.log" "$ROOT/target/release-lane-b.log" >&2
-[ $status -eq 0 ] || exit 1
+two_lanes release-lane lane_a lane_b
 (cd "$ROOT" && JAR_PLATFORMS=assemble bash scripts/build-jar.sh)
 cd "$ROOT"
 ls -l dist/ >&2
