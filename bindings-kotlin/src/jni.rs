@@ -400,18 +400,14 @@ pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_callOpen(
 /// `callOpen`, on `session` (a handle the client cloned), both borrowed as in `verifyPacked`.
 /// `op` and its arguments (uniffi's serialisation), each the `Call` method of that name:
 ///
-/// - 0 `advanceIn(now: f64, minLevel: Option<EventLevel>, base: String)` and 1
-///   `respondIn(status: i64, headers: Map<String, String>, body: bytes, now: f64, minLevel:
-///   Option<EventLevel>, base: String)`: the next step, written as `[0]` + an `Advance`, or, for
-///   a `Send`, `[1]` + its `WireRequest` under `base` + the events (so the request's own object
-///   never crosses);
+/// - 0 `advanceIn(now: f64, minLevel: Option<EventLevel>, base: String)`: the next step,
+///   written as `[0]` + an `Advance`, or, for a `Send`, `[1]` + its `WireRequest` under `base`
+///   + the events (so the request's own object never crosses);
 /// - 2 `streams(status: i64)`: `bool`;
-/// - 3 `streamedResponse(status: i64, headers: Map<String, String>, length: i64, now: f64)`;
-/// - 4 `transportFailure(failure: TransportFailure, now: f64)`;
 /// - 5 `takeEvents(minLevel: Option<EventLevel>)`: the events;
 /// - 6 `progress(received: i64, total: Option<i64>)`;
-/// - 7 `reserved(reply: Option<String>, now: f64)`;
-/// - 8 `reserveFailed(now: f64)`.
+/// - 9 `reportIn(outcome: StepOutcome, now: f64, minLevel: Option<EventLevel>, base: String)`:
+///   the next step, as op 0 writes it.
 ///
 /// Answers `[0]` + the value (nothing for the inputs that return none) or `[1] +
 /// RoyaltyKitException`, or null for an unknown operation, arguments that do not read back, when
@@ -457,50 +453,30 @@ fn call_step(
             let (now, min_level) = (arg(buf)?, arg(buf)?);
             put_advance(answer, call.advance_in(now, session, min_level), arg(buf)?);
         }
-        1 => {
-            let (status, headers, body, now) = (arg(buf)?, arg(buf)?, arg(buf)?, arg(buf)?);
-            put_advance(
-                answer,
-                call.respond_in(status, headers, body, now, session, arg(buf)?),
-                arg(buf)?,
-            );
-        }
         2 => put(answer, Ok(call.streams(arg(buf)?))),
-        3 => {
-            let (status, headers, length, now) = (arg(buf)?, arg(buf)?, arg(buf)?, arg(buf)?);
-            put_unit(
-                answer,
-                call.streamed_response(status, headers, length, Some(now)),
-            );
-        }
-        4 => {
-            let failure = arg::<royaltykit::retry::TransportFailure>(buf)?;
-            put_unit(answer, call.transport_failure(failure, Some(arg(buf)?)));
-        }
         5 => put(answer, Ok(call.take_events(arg(buf)?))),
         6 => {
             call.progress(arg(buf)?, arg(buf)?);
             answer.push(OK);
         }
-        7 => {
-            let reply = arg(buf)?;
-            put_unit(answer, call.reserved(reply, Some(arg(buf)?)));
+        9 => {
+            let (outcome, now, min_level) = (
+                arg::<crate::machine::StepOutcome>(buf)?,
+                arg(buf)?,
+                arg(buf)?,
+            );
+            put_advance(
+                answer,
+                call.report_in(outcome, now, session, min_level),
+                arg(buf)?,
+            );
         }
-        8 => put_unit(answer, call.reserve_failed(Some(arg(buf)?))),
         _ => return None,
     }
     Some(())
 }
 
-/// Writes `[0]` or `[1] + RoyaltyKitException`.
-fn put_unit(answer: &mut Vec<u8>, result: crate::Result<()>) {
-    match result {
-        Ok(()) => answer.push(OK),
-        Err(error) => put::<bool>(answer, Err(error)),
-    }
-}
-
-/// Writes a step of `callStep` (ops 0 and 1): `[0, 0] + Advance`, `[0, 1] + WireRequest under
+/// Writes a step of `callStep` (ops 0 and 9): `[0, 0] + Advance`, `[0, 1] + WireRequest under
 /// `base` + the events` for a `Send`, or `[1] + RoyaltyKitException`.
 fn put_advance(answer: &mut Vec<u8>, result: crate::Result<Advance>, base: String) {
     match result {

@@ -154,6 +154,60 @@ pub enum CallStep {
     },
 }
 
+/// What became of a `Send` or a `Reserve` (`report`, `reportIn`): the core's `StepOutcome`, its
+/// headers and body owned as they cross.
+#[derive(uniffi::Enum)]
+pub enum StepOutcome {
+    /// The response to `Send`, its body read whole.
+    Response {
+        status: i64,
+        headers: HashMap<String, String>,
+        body: Vec<u8>,
+    },
+    /// The response to `Send` whose body went to your sink (`streams`), `length` bytes.
+    Streamed {
+        status: i64,
+        headers: HashMap<String, String>,
+        length: i64,
+    },
+    /// No response to `Send`; after a `Reserve`, the fleet's Redis could not be reached.
+    NoResponse { failure: TransportFailure },
+    /// The fleet's reply to `Reserve` (null for nil).
+    Reply { reply: Option<String> },
+}
+
+impl StepOutcome {
+    /// The core's outcome, given to `f`.
+    pub(crate) fn report<R>(
+        &self,
+        f: impl FnOnce(machine::StepOutcome<'_, HashMap<String, String>>) -> Result<R>,
+    ) -> Result<R> {
+        f(match self {
+            Self::Response {
+                status,
+                headers,
+                body,
+            } => machine::StepOutcome::Response {
+                status: *status,
+                headers,
+                body,
+            },
+            Self::Streamed {
+                status,
+                headers,
+                length,
+            } => machine::StepOutcome::Streamed {
+                status: *status,
+                headers,
+                length: u64::try_from(*length)
+                    .map_err(|_| ArgumentError::new("length", "must be 0 or more"))?,
+            },
+            Self::NoResponse { failure } => machine::StepOutcome::NoResponse(*failure),
+            Self::Reply { reply } => machine::StepOutcome::Reply(reply.as_deref()),
+        })
+    }
+}
+
 /// A step and the events of the machine up to it (`advanceIn`).
 #[derive(uniffi::Record)]
 pub struct Advance {
@@ -330,6 +384,21 @@ macro_rules! api_machine {
                     let (step, events) = machine.advance_in(now, s, min_level)?;
                     Ok(Advance { step: $step(step, s.version()), events })
                 })
+            }
+            /// What became of the step performed, at `now` (default: the system clock): the one
+            /// input after `Send` and `Reserve`. `InvalidArgument` for an outcome the pending
+            /// step cannot have.
+            #[uniffi::method(default(now = None))]
+            pub fn report(&self, outcome: StepOutcome, now: Option<f64>) -> Result<()> {
+                let now = royaltykit_host::now_or_clock_f64(now);
+                outcome.report(|o| Ok(lock(&self.0).report(o, now)?))
+            }
+            /// `report(outcome, now)` then `advanceIn(now, session, minLevel)`, in one call: what
+            /// the clients' loops give after each `Send` and `Reserve`.
+            #[uniffi::method(default(min_level = None))]
+            pub fn report_in(&self, outcome: StepOutcome, now: f64, session: Arc<Session>, min_level: Option<machine::EventLevel>) -> Result<Advance> {
+                self.report(outcome, Some(now))?;
+                self.advance_in(now, session, min_level)
             }
             /// `response(status, headers, body, now)` then `advanceIn(now, session, minLevel)`, in
             /// one call.

@@ -6,6 +6,8 @@ use pyo3::prelude::*;
 use pyo3::types::{
     PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyMemoryView, PyString, PyTuple,
 };
+use royaltykit::machine::StepOutcome;
+use royaltykit::retry::TransportFailure;
 use royaltykit::{seconds_from_f64, webhook, ArgumentError};
 use std::ops::Deref;
 
@@ -369,4 +371,52 @@ fn add(
 /// Optional headers: absent or None is none.
 pub fn headers_or_none(h: Option<Headers>) -> Headers {
     h.unwrap_or(Headers(Vec::new()))
+}
+
+/// What became of a `Send` or a `Reserve` (a machine's `report`), given to `f` as the core's
+/// outcome: `(status, headers, body)` a response read whole, `(status, headers, length)` one
+/// streamed to the host's sink (`length` an `int`), `("no_response", kind)` no response (a
+/// transport failure; after a `Reserve`, Redis unreachable), `("reply", text_or_None)` the
+/// fleet's reply to a `Reserve`. A `TypeError` for another shape; the body is read where it is.
+pub fn with_outcome<R>(
+    obj: &Bound<'_, PyAny>,
+    f: impl FnOnce(StepOutcome<'_, Headers>) -> Result<R, ArgumentError>,
+) -> PyResult<Result<R, ArgumentError>> {
+    const SHAPES: &str = "a (status, headers, body) or (status, headers, length) response, \
+                          ('no_response', kind) or ('reply', text)";
+    let wrong = || type_error(SHAPES, &obj.as_borrowed());
+    let t = obj.cast::<PyTuple>().map_err(|_| wrong())?;
+    let item = |i| t.get_item(i);
+    match t.len() {
+        3 => {
+            let (status, headers, third) = (item(0)?.extract()?, item(1)?.extract()?, item(2)?);
+            let headers: &Headers = &headers;
+            if third.is_instance_of::<PyInt>() && !third.is_instance_of::<pyo3::types::PyBool>() {
+                let length = third.extract()?;
+                return Ok(f(StepOutcome::Streamed {
+                    status,
+                    headers,
+                    length,
+                }));
+            }
+            let body = third.extract::<Body<'_>>()?;
+            Ok(f(StepOutcome::Response {
+                status,
+                headers,
+                body: &body,
+            }))
+        }
+        2 => match &*item(0)?.extract::<Text>()? {
+            "no_response" => {
+                let kind = item(1)?.extract::<Text>()?;
+                Ok(TransportFailure::parse(&kind).and_then(|k| f(StepOutcome::NoResponse(k))))
+            }
+            "reply" => {
+                let reply = item(1)?.extract::<Option<Text>>()?;
+                Ok(f(StepOutcome::Reply(reply.as_deref())))
+            }
+            _ => Err(wrong()),
+        },
+        _ => Err(wrong()),
+    }
 }

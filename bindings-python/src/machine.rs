@@ -503,6 +503,25 @@ macro_rules! api_machine {
                 self.advance(py, now, session, min_level)
             }
 
+            /// What became of the step performed, at ``now`` (default: the clock): the one
+            /// input after ``Send`` and ``Reserve``. ``(status, headers, body)`` a response read
+            /// whole; ``(status, headers, length)`` one whose body went to your sink (see
+            /// ``streams``); ``("no_response", kind)`` no response (``timeout``,
+            /// ``connect_failed``, ``connection_lost``; after a ``Reserve``: Redis could not be
+            /// reached); ``("reply", text)`` the fleet's reply to a ``Reserve`` (None for nil).
+            /// ``InvalidArgumentError`` for an outcome the pending step cannot have.
+            #[pyo3(signature = (outcome, now=None))]
+            fn report(&self, outcome: &Bound<'_, PyAny>, now: Option<f64>) -> PyResult<()> {
+                let now = royaltykit_host::now_or_clock_f64(now);
+                let reported = |o: royaltykit::machine::StepOutcome<'_, _>| {
+                    Ok(guard(|| Ok(lock(&self.0).report(o, now)?)))
+                };
+                match crate::args::with_outcome(outcome, reported)? {
+                    Ok(done) => done,
+                    Err(refused) => guard(|| Err(refused.into())),
+                }
+            }
+
             /// The response to the request sent.
             #[pyo3(signature = (status, headers, body, now=None))]
             fn response(

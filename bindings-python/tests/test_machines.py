@@ -97,18 +97,18 @@ def request_view(req):
 
 
 def report(machine, e, now):
-    """A send's outcome event: a response (maybe streamed into the host's sink) or a transport failure."""
+    """A send's outcome event, reported: a response (maybe streamed into the host's sink) or a transport failure."""
     if "transport" in e:
-        machine.transport_failure(e["transport"], now)
+        machine.report(("no_response", e["transport"]), now)
         return
     r = e["response"]
     headers = [tuple(h) for h in r["headers"]]
     if "streamed" in e:
         assert machine.streams(r["status"]) is e["streamed"]
     if e.get("streamed"):
-        machine.streamed_response(r["status"], headers, len(r["body"].encode()), now)
+        machine.report((r["status"], headers, len(r["body"].encode())), now)
     else:
-        machine.response(r["status"], headers, r["body"].encode(), now)
+        machine.report((r["status"], headers, r["body"].encode()), now)
 
 
 def bearer(value, api, tenant):
@@ -240,9 +240,9 @@ def session(i):
         elif "advance" in a:
             now += a["advance"]
         elif "reserved" in a:
-            machines[a["machine"]].reserved(a["reserved"], now)
+            machines[a["machine"]].report(("reply", a["reserved"]), now)
         elif "reserve_failed" in a:
-            machines[a["reserve_failed"]].reserve_failed(now)
+            machines[a["reserve_failed"]].report(("no_response", "connect_failed"), now)
         else:
             raise AssertionError(f"unknown script action {a}")
     return {"steps": steps, "exchanges": s.exchanges}
@@ -702,3 +702,31 @@ def test_advance_and_respond_answer_as_next_response_and_take_events():
             case rk.CallStep.Done():
                 break
     assert answers == [] and isinstance(one.next(now, session=s1), rk.CallStep.Done)
+
+
+def test_report_takes_each_outcome_of_the_pending_step_and_refuses_the_rest():
+    """``report`` is the one input after ``Send`` and ``Reserve``: a response (whole or streamed),
+    no response, or a reservation's reply; a shape it cannot read is a ``TypeError``, an outcome
+    the pending step cannot have an ``InvalidArgumentError`` (the machine unchanged)."""
+    tenant = "0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e"
+    call = rk.Call("listPlatformExports", seed=3, max_attempts=3, tenant_id=tenant)
+    session = rk.Session()
+    session.store_token(rk.BearerToken.reports("tok_report", tenant))
+    for shape in [b"200", (200, []), ("reply",), ("sent", "ok"), (200, [], 1.5), ("no_response", 3)]:
+        with pytest.raises(TypeError):
+            call.report(shape, 1_000.0)  # type: ignore[arg-type]
+    assert isinstance(call.next(1_000.0, session=session), rk.CallStep.Send)
+    with pytest.raises(rk.InvalidArgumentError, match="transport"):
+        call.report(("no_response", "dns"), 1_000.0)  # type: ignore[arg-type]
+    with pytest.raises(rk.InvalidArgumentError):
+        call.report(("reply", "ok"), 1_000.0)
+    call.report(("no_response", "connect_failed"), 1_000.0)
+    assert isinstance(call.next(1_000.0, session=session), rk.CallStep.Wait)
+    events = [e["kind"] for e in call.take_events()]
+    assert "transport_failure" in events and "retry" in events, events
+    assert isinstance(call.next(1_100.0, session=session), rk.CallStep.Send)
+    call.report((200, {"Content-Type": "application/json"}, '{"data":[]}'), 1_100.0)
+    done = call.next(1_100.0, session=session)
+    assert isinstance(done, rk.CallStep.Done) and (done.status, bytes(done.body)) == (200, b'{"data":[]}')
+    with pytest.raises(rk.InvalidArgumentError):
+        call.report((200, [], b"{}"), 1_100.0)

@@ -481,83 +481,75 @@ class Client {
    * or backoff the job holds survives the process).
    */
   async _drive(machine, operationId, { signal, sink, scope, onCheckpoint } = {}) {
-    const stream = sink ? (status) => (machine.streams(status) ? sink : null) : null;
     const session = this.session;
-    // The machine's events so far, to the diagnostics channel, onEvent and the telemetry scope.
-    const deliver = () => {
-      const channel = diagnostics?.client.hasSubscribers ? diagnostics.client : null;
-      if (this._onEvent !== null || channel !== null || scope) {
-        for (const e of machine.takeEvents()) {
-          channel?.publish(e);
-          this._onEvent?.(e);
-          scope?.event(e);
-        }
-      } else {
-        // Nothing listens: a deprecated or sunset operation's notice is still shown (a process
-        // warning), as Python's logger and Kotlin's default onEvent show it; the rest is dropped.
-        for (const e of machine.takeEvents('warning')) if (e.kind === 'notice') warn(e);
-      }
-    };
-    // A streamed body's progress, reported to the machine as it arrives; its `progress` events
-    // (at each tenth of the body, and when whole) are delivered at once, not at the next step.
-    const progress = sink ? (received, total) => {
-      machine.progress(received, total);
-      deliver();
-    } : undefined;
-    // The last send's rejection when it got no response: the cause of the error the call ends in.
-    let failed = null;
+    const { stream, progress } = this._target(machine, sink, scope);
+    let failed = null; // the last send's rejection when it got no response: the cause of the error the call ends in
     for (;;) {
       signal?.throwIfAborted();
       const version = session.version;
       const s = machine.next(this._clock(), session);
-      deliver();
-      if (onCheckpoint) {
-        const text = machine.checkpoint();
-        if (text !== null) await onCheckpoint(text);
-      }
+      this._deliver(machine, scope);
+      const text = onCheckpoint ? machine.checkpoint() : null;
+      if (text !== null) await onCheckpoint(text);
       switch (s.step) {
         case 'send': {
           const r = await this._send(s.request, signal, stream, progress);
           failed = r.failure ? r : null;
-          if (r.failure) machine.transportFailure(r.failure, this._clock());
-          else if (r.length !== undefined) machine.streamedResponse(r.status, r.headers, r.length, this._clock());
-          else machine.response(r.status, r.headers, r.body, this._clock());
+          machine.report(r, this._clock());
           break;
         }
-        case 'wait':
-          await this._sleep(s.seconds, signal);
-          break;
-        case 'reserve': { // a fleet's session: this request reserved in the fleet's budget in Redis
-          let reply;
-          try {
-            reply = await session.fleet.command(s.command);
-          } catch (e) {
-            if (signal?.aborted) throw signal.reason ?? e;
-            machine.reserveFailed(this._clock()); // waits a second and asks again, never sends uncounted
-            break;
-          }
-          machine.reserved(reply, this._clock());
-          break;
-        }
-        case 'refresh_token': // this call leads the session's one exchange (a fleet's: through Redis)
-          if (session.fleet !== null) await this._fleetToken(signal, scope);
-          else await this._exchange(signal, scope);
-          break;
-        case 'await_token': // another call of the session is obtaining the token
-          await session.waitForChange(version, s.seconds, signal);
-          break;
-        case 'done':
-          return s;
-        case 'reconcile':
-        case 'fail': { // the core's error: ReconcileRequired, CallFailedError, … (the fetch's last rejection, if the last send ended in one, its cause)
-          const e = rk.callStepError(s, operationId, this._base, failed?.text ?? null);
-          if (failed) e.cause = failed.error;
-          throw e;
-        }
-        default:
-          throw new Error(`unknown step ${s.step}`);
+        case 'reserve': machine.report(await this._command(s.command, signal), this._clock()); break; // a fleet's: counted in its budget first
+        case 'wait': await this._sleep(s.seconds, signal); break;
+        case 'await_token': await session.waitForChange(version, s.seconds, signal); break;
+        case 'refresh_token': await (session.fleet !== null ? this._fleetToken(signal, scope) : this._exchange(signal, scope)); break;
+        case 'done': return s;
+        default: throw this._failure(s, operationId, failed); // reconcile, fail: the core's error
       }
     }
+  }
+
+  /** Where the body of a response to `machine` goes: `stream(status)` gives `sink` when the machine
+   * streams it, and `progress` reports its pieces as they arrive (their events delivered at once). */
+  _target(machine, sink, scope) {
+    if (!sink) return { stream: null, progress: undefined };
+    const progress = (received, total) => { machine.progress(received, total); this._deliver(machine, scope); };
+    return { stream: (status) => (machine.streams(status) ? sink : null), progress };
+  }
+
+  /** The machine's events so far, to the diagnostics channel, onEvent and the telemetry scope;
+   * with nothing listening, a deprecated or sunset operation's notice is still shown (a process
+   * warning, as Python's logger and Kotlin's default onEvent show it) and the rest dropped. */
+  _deliver(machine, scope) {
+    const channel = diagnostics?.client.hasSubscribers ? diagnostics.client : null;
+    if (this._onEvent !== null || channel !== null || scope) {
+      for (const e of machine.takeEvents()) {
+        channel?.publish(e);
+        this._onEvent?.(e);
+        scope?.event(e);
+      }
+    } else {
+      for (const e of machine.takeEvents('warning')) if (e.kind === 'notice') warn(e);
+    }
+  }
+
+  /** A reservation's command sent to the fleet's Redis: `{ reply }`, or `{ failure }` when Redis
+   * cannot be reached (the machine waits a second and asks again, never sends uncounted). */
+  async _command(command, signal) {
+    try {
+      return { reply: await this.session.fleet.command(command) };
+    } catch (e) {
+      if (signal?.aborted) throw signal.reason ?? e;
+      return { failure: 'connect_failed' };
+    }
+  }
+
+  /** The error a `reconcile` or `fail` step ends the call in: the core's (ReconcileRequired,
+   * CallFailedError, …), the fetch's last rejection its cause when the last send ended in one. */
+  _failure(s, operationId, failed) {
+    if (s.step !== 'reconcile' && s.step !== 'fail') return new Error(`unknown step ${s.step}`);
+    const e = rk.callStepError(s, operationId, this._base, failed?.text ?? null);
+    if (failed) e.cause = failed.error;
+    return e;
   }
 
   /** The token exchange (its own call, on the session's budget), its outcome reported to the

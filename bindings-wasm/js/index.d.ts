@@ -1609,10 +1609,22 @@ export interface ReceiptScope {
   end(result: { outcome: WebhookReceipt['outcome'] | null; status: number; deliveryId: string | null; error: unknown }): void;
 }
 
+/** What became of a `send` or a `reserve` (`Call.report`, `ExportJob.report`): a response read
+ * whole, one whose body went to your sink (its length), no response (after a `reserve`: Redis
+ * could not be reached), or the fleet's reply to a `reserve` (null for nil). */
+export type StepOutcome =
+  | { status: number; headers?: HeadersLike | null; body?: BodyLike | null }
+  | { status: number; headers?: HeadersLike | null; length: number }
+  | { failure: TransportFailure }
+  | { reply: string | null };
+
 declare class Machine {
   /** The step at `now` on a Session (its token and budget, shared with its other machines), or
    * standing alone, taking one request from `budget` before a send. */
   next(now?: Time, on?: RateBudget | Session): CallStep;
+  /** What became of the step performed: the one input after `send` and `reserve`. Throws
+   * InvalidArgumentError for an outcome the pending step cannot have. */
+  report(outcome: StepOutcome, now?: Time): void;
   response(status: number, headers: HeadersLike | null | undefined, body: BodyLike | null | undefined, now?: Time): void;
   /** Whether a response with `status` is streamed to your own sink (a file): only a 2xx to a download. */
   streams(status: number): boolean;

@@ -1563,6 +1563,31 @@ class Machine {
     if (on !== undefined && on !== null && !(on instanceof RateBudget)) throw new TypeError('the second argument must be a RateBudget or a Session');
     return machineStep(call(() => (on ? this._inner.nextWithBudget(t, on._inner) : this._inner.next(t))));
   }
+  /**
+   * What became of the step performed, at `now` (default: the clock): the one input after `send`
+   * and `reserve`. `{ status, headers, body }` a response read whole; `{ status, headers, length }`
+   * one whose body went to your sink (see `streams`); `{ failure }` no response (`timeout`,
+   * `connect_failed`, `connection_lost`; after a `reserve`: Redis could not be reached);
+   * `{ reply }` the fleet's reply to a `reserve` (null for nil). Throws `invalid_argument` for an
+   * outcome the pending step cannot have.
+   */
+  report(outcome, now) {
+    if (outcome === null || typeof outcome !== 'object') {
+      throw new TypeError('outcome must be { status, headers, body }, { status, headers, length }, { failure } or { reply }');
+    }
+    const t = nowSeconds(now);
+    const none = new Uint8Array(0);
+    if ('failure' in outcome) return call(() => this._inner.report('no_response', NaN, [], none, NaN, toStr(outcome.failure, 'failure'), t));
+    if ('reply' in outcome) {
+      const reply = outcome.reply === undefined || outcome.reply === null ? undefined : String(outcome.reply);
+      return call(() => this._inner.report('reply', NaN, [], none, NaN, reply, t));
+    }
+    const status = toNumber(outcome.status, 'status');
+    const flat = outcome.headers === undefined || outcome.headers === null ? [] : flattenHeaders(outcome.headers, RESPONSE_HEADERS);
+    if (outcome.length !== undefined) return call(() => this._inner.report('streamed', status, flat, none, toNumber(outcome.length, 'length'), undefined, t));
+    const body = outcome.body === undefined || outcome.body === null ? none : toBytes(outcome.body);
+    return call(() => this._inner.report('response', status, flat, body, NaN, undefined, t));
+  }
   /** The response to the request sent: its status, headers and body. */
   response(status, headers, body, now) {
     const flat = headers === undefined || headers === null ? [] : flattenHeaders(headers, RESPONSE_HEADERS);

@@ -305,6 +305,29 @@ macro_rules! api_machine {
             pub fn next_in(&mut self, now: f64, session: &mut Session) -> R<js_sys::Array> {
                 self.0.next_in(now, &mut session.0).map($step).map_err(err)
             }
+            /// What became of the step performed, at `now`: the one input after `send` and
+            /// `reserve` (see the core's `report`). `kind` is `response` (`status`, flat
+            /// `headers`, `body`), `streamed` (`status`, `headers`, `length`), `no_response`
+            /// (`text`, the transport failure; after a `reserve`: Redis could not be reached)
+            /// or `reply` (`text`, undefined for nil: the fleet's reply to a `reserve`).
+            #[allow(clippy::too_many_arguments)]
+            pub fn report(&mut self, kind: &str, status: f64, headers: Vec<String>, body: &[u8], length: f64, text: Option<String>, now: f64) -> R<()> {
+                use royaltykit::machine::StepOutcome;
+                let headers = &FlatHeaders(headers);
+                let outcome = match kind {
+                    "response" => StepOutcome::Response { status: crate::int("status", status)?, headers, body },
+                    "streamed" => StepOutcome::Streamed {
+                        status: crate::int("status", status)?,
+                        headers,
+                        length: u64::try_from(crate::int("length", length)?)
+                            .map_err(|_| err(royaltykit::ArgumentError::new("length", "must be 0 or more")))?,
+                    },
+                    "no_response" => StepOutcome::NoResponse(parse(TransportFailure::parse, text.as_deref().unwrap_or_default())?),
+                    "reply" => StepOutcome::Reply(text.as_deref()),
+                    _ => return Err(err(royaltykit::ArgumentError::new("kind", "must be response, streamed, no_response or reply"))),
+                };
+                self.0.report(outcome, now).map_err(err)
+            }
             /// The response to the request sent (flat headers).
             pub fn response(&mut self, status: f64, headers: Vec<String>, body: &[u8], now: f64) -> R<()> {
                 let status = crate::int("status", status)?;

@@ -126,13 +126,13 @@ function view(s) {
   }
 }
 
-/** Reports a send's outcome event (a response, maybe streamed, or a transport failure). */
+/** Reports a send's outcome event through `report` (a response, maybe streamed, or a transport failure). */
 function report(machine, e, now) {
-  if (e.transport) return machine.transportFailure(e.transport, now);
+  if (e.transport) return machine.report({ failure: e.transport }, now);
   const r = e.response;
   if (e.streamed !== undefined) assert.equal(machine.streams(r.status), e.streamed, `streams(${r.status})`);
-  if (e.streamed) machine.streamedResponse(r.status, r.headers, Buffer.byteLength(r.body), now);
-  else machine.response(r.status, r.headers, r.body, now);
+  if (e.streamed) machine.report({ status: r.status, headers: r.headers, length: Buffer.byteLength(r.body) }, now);
+  else machine.report({ status: r.status, headers: r.headers, body: r.body }, now);
 }
 
 function drive(machine, i, api, tenant) {
@@ -214,9 +214,9 @@ function session(i) {
     } else if (a.advance !== undefined) {
       now += a.advance;
     } else if ('reserved' in a) {
-      machines[a.machine].reserved(a.reserved, now);
+      machines[a.machine].report({ reply: a.reserved }, now);
     } else if (a.reserve_failed !== undefined) {
-      machines[a.reserve_failed].reserveFailed(now);
+      machines[a.reserve_failed].report({ failure: 'connect_failed' }, now);
     } else {
       throw new Error(`unknown script action ${JSON.stringify(a)}`);
     }
@@ -665,4 +665,23 @@ test('a fail or reconcile step gives the core error of its family (callStepError
   const api = new rk.ApiError('api_error', '404', {});
   assert.equal(rk.callStepError({ ...fail, error: api }, 'op', 'https://h'), api);
   assert.throws(() => rk.callStepError({ step: 'wait', seconds: 1 }, 'op', 'https://h'), rk.InvalidArgumentError);
+});
+
+test('report takes each outcome of the pending step and refuses the rest', () => {
+  const tenant = '0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e';
+  const call = new rk.Call('listPlatformExports', { tenantId: tenant, seed: 3, maxAttempts: 3 });
+  const session = new rk.Session();
+  session.storeToken(rk.BearerToken.reports('tok_report', tenant));
+  for (const shape of [null, 'ok', 200]) assert.throws(() => call.report(shape, 1000), TypeError);
+  assert.equal(call.next(1000, session).step, 'send');
+  assert.throws(() => call.report({ failure: 'dns' }, 1000), rk.InvalidArgumentError);
+  assert.throws(() => call.report({ reply: 'ok' }, 1000), rk.InvalidArgumentError);
+  call.report({ failure: 'connect_failed' }, 1000);
+  assert.equal(call.next(1000, session).step, 'wait');
+  assert.ok(call.takeEvents().some((e) => e.kind === 'transport_failure'));
+  assert.equal(call.next(1100, session).step, 'send');
+  call.report({ status: 200, headers: { 'Content-Type': 'application/json' }, body: '{"data":[]}' }, 1100);
+  const done = call.next(1100, session);
+  assert.deepEqual([done.step, done.status, Buffer.from(done.body).toString()], ['done', 200, '{"data":[]}']);
+  assert.throws(() => call.report({ status: 200, headers: [], body: '{}' }, 1100), rk.InvalidArgumentError);
 });

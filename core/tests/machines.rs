@@ -14,8 +14,8 @@ use royaltykit::dedup::ClaimState;
 use royaltykit::machine::{
     Call, CallFailure, CallOptions, ExportJob, ExportJobOptions, Fleet, FleetToken, FleetTokenStep,
     InboxEntry, InboxOptions, InboxStep, InboxWorker, Pages, PagesOptions, PagesStep, ReceiptStep,
-    Recovery, RecoveryOptions, RecoveryStep, Session, Step, WebhookReceiver, PUBLISH_SCRIPT,
-    RESERVE_SCRIPT, UNLOCK_SCRIPT,
+    Recovery, RecoveryOptions, RecoveryStep, Session, Step, StepOutcome, WebhookReceiver,
+    PUBLISH_SCRIPT, RESERVE_SCRIPT, UNLOCK_SCRIPT,
 };
 use royaltykit::request::{RequestDescriptor, RequestParams};
 use royaltykit::retry::{RateBudget, TransportFailure};
@@ -190,26 +190,17 @@ fn failure_view(f: &CallFailure) -> Value {
 
 /// What a host does for a step that needs an outcome: the next event of the script.
 trait Driven {
-    fn response(&mut self, status: i64, headers: &[(String, String)], body: &[u8], now: f64);
-    fn streamed(&mut self, status: i64, headers: &[(String, String)], length: u64, now: f64);
+    fn report(&mut self, outcome: StepOutcome<'_, [(String, String)]>, now: f64);
     fn streams(&self, status: i64) -> bool;
-    fn transport(&mut self, failure: TransportFailure, now: f64);
     fn token(&mut self, value: &str, refresh_at: Option<f64>, tenant: Option<&str>);
 }
 
 impl Driven for Call {
-    fn response(&mut self, status: i64, headers: &[(String, String)], body: &[u8], now: f64) {
-        Call::response(self, status, headers, body, now).unwrap()
-    }
-    fn streamed(&mut self, status: i64, headers: &[(String, String)], length: u64, now: f64) {
-        self.streamed_response(status, headers, length, now)
-            .unwrap()
+    fn report(&mut self, outcome: StepOutcome<'_, [(String, String)]>, now: f64) {
+        Call::report(self, outcome, now).unwrap()
     }
     fn streams(&self, status: i64) -> bool {
         Call::streams(self, status)
-    }
-    fn transport(&mut self, failure: TransportFailure, now: f64) {
-        self.transport_failure(failure, now).unwrap()
     }
     fn token(&mut self, value: &str, refresh_at: Option<f64>, tenant: Option<&str>) {
         let api = catalog::operation(self.operation_id()).unwrap().api;
@@ -218,18 +209,11 @@ impl Driven for Call {
 }
 
 impl Driven for ExportJob {
-    fn response(&mut self, status: i64, headers: &[(String, String)], body: &[u8], now: f64) {
-        ExportJob::response(self, status, headers, body, now).unwrap()
-    }
-    fn streamed(&mut self, status: i64, headers: &[(String, String)], length: u64, now: f64) {
-        self.streamed_response(status, headers, length, now)
-            .unwrap()
+    fn report(&mut self, outcome: StepOutcome<'_, [(String, String)]>, now: f64) {
+        ExportJob::report(self, outcome, now).unwrap()
     }
     fn streams(&self, status: i64) -> bool {
         ExportJob::streams(self, status)
-    }
-    fn transport(&mut self, failure: TransportFailure, now: f64) {
-        self.transport_failure(failure, now).unwrap()
     }
     fn token(&mut self, value: &str, refresh_at: Option<f64>, tenant: Option<&str>) {
         ExportJob::token(
@@ -282,7 +266,7 @@ fn drive<M: Driven>(
 /// Reports a send's outcome event (a response, maybe streamed, or a transport failure).
 fn report<M: Driven>(machine: &mut M, e: &Value, now: f64) -> Result<(), royaltykit::Error> {
     if let Some(kind) = e["transport"].as_str() {
-        machine.transport(TransportFailure::parse(kind)?, now);
+        machine.report(StepOutcome::NoResponse(TransportFailure::parse(kind)?), now);
     } else {
         let r = &e["response"];
         let body = r["body"].as_str().unwrap().as_bytes();
@@ -291,11 +275,25 @@ fn report<M: Driven>(machine: &mut M, e: &Value, now: f64) -> Result<(), royalty
         if let Some(flag) = streamed {
             assert_eq!(machine.streams(status), flag, "streams({status})");
         }
-        if streamed == Some(true) {
-            machine.streamed(status, &pairs(&r["headers"]), body.len() as u64, now);
-        } else {
-            machine.response(status, &pairs(&r["headers"]), body, now);
-        }
+        let headers = pairs(&r["headers"]);
+        let headers = headers.as_slice();
+        machine.report(
+            if streamed == Some(true) {
+                let length = body.len() as u64;
+                StepOutcome::Streamed {
+                    status,
+                    headers,
+                    length,
+                }
+            } else {
+                StepOutcome::Response {
+                    status,
+                    headers,
+                    body,
+                }
+            },
+            now,
+        );
     }
     Ok(())
 }
@@ -502,13 +500,13 @@ fn session(i: &Value) -> Outcome {
         } else if let Some(reply) = action.get("reserved") {
             let m = action["machine"].as_u64().unwrap() as usize;
             match &mut machines[m] {
-                OnSession::Call(c) => c.reserved(reply.as_str(), now)?,
-                OnSession::Job(j) => j.reserved(reply.as_str(), now)?,
+                OnSession::Call(c) => c.report(reply_of(reply.as_str()), now)?,
+                OnSession::Job(j) => j.report(reply_of(reply.as_str()), now)?,
             }
         } else if let Some(m) = action["reserve_failed"].as_u64() {
             match &mut machines[m as usize] {
-                OnSession::Call(c) => c.reserve_failed(now)?,
-                OnSession::Job(j) => j.reserve_failed(now)?,
+                OnSession::Call(c) => c.report(UNREACHABLE, now)?,
+                OnSession::Job(j) => j.report(UNREACHABLE, now)?,
             }
         } else {
             panic!("unknown script action {action}");
@@ -516,6 +514,15 @@ fn session(i: &Value) -> Outcome {
     }
     Ok(json!({ "steps": steps, "exchanges": session.exchanges() }))
 }
+
+/// The fleet's reply to a `Reserve`, as a call's outcome.
+fn reply_of(reply: Option<&str>) -> StepOutcome<'_, [(String, String)]> {
+    StepOutcome::Reply(reply)
+}
+
+/// The fleet's Redis unreachable for a `Reserve` (a transport failure of any kind).
+const UNREACHABLE: StepOutcome<'static, [(String, String)]> =
+    StepOutcome::NoResponse(TransportFailure::ConnectFailed);
 
 /// A fleet token step as a transcript records it (a script's text as its name).
 fn fleet_token_view(step: FleetTokenStep) -> Value {
@@ -986,4 +993,48 @@ fn derived_steps_cross_to_javascript_tagged_with_camel_case_fields() {
         serde_json::to_value(&failed).expect("json"),
         json!({"step": "failed", "reason": "no"})
     );
+}
+
+/// `report` takes what the pending step can have become, nothing else: a reply to a `Send`,
+/// a response to a `Reserve`, or any outcome with nothing pending is `invalid_argument`, and
+/// the machine goes on as if it had not been given.
+#[test]
+fn report_takes_only_the_pending_steps_outcome() {
+    let now = 1_763_900_000.0;
+    let budget = RateBudget::new(&[("api_client", 2, Some(60))]).unwrap();
+    let mut session = Fleet::new(Some("rk:t:")).unwrap().session(Some(budget));
+    session.store_token(BearerToken::enterprise("tok-1"), None);
+    let mut call = Call::new(
+        "listEnterpriseCountries",
+        RequestParams::default(),
+        CallOptions::default(),
+    )
+    .unwrap();
+    let none: &[(String, String)] = &[];
+    let response = StepOutcome::Response {
+        status: 200,
+        headers: none,
+        body: b"[]",
+    };
+    let invalid = |r: Result<(), royaltykit::ArgumentError>| {
+        let e = royaltykit::Error::from(r.expect_err("refused"));
+        assert_eq!(e.code(), "invalid_argument", "{e}");
+    };
+    invalid(call.report(response, now)); // nothing pending yet
+    assert!(matches!(
+        call.next_in(now, &mut session).unwrap(),
+        Step::Reserve { .. }
+    ));
+    invalid(call.report(response, now));
+    call.report(reply_of(Some("ok")), now).unwrap();
+    assert!(matches!(
+        call.next_in(now, &mut session).unwrap(),
+        Step::Send { .. }
+    ));
+    invalid(call.report(reply_of(Some("ok")), now));
+    call.report(response, now).unwrap();
+    assert!(matches!(
+        call.next_in(now, &mut session).unwrap(),
+        Step::Done { .. }
+    ));
 }

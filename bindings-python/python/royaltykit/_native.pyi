@@ -834,6 +834,11 @@ class RedisInboxProtocol:
 # ---- protocol machines --------------------------------------------------------------------------
 
 _Transport = Literal["timeout", "connect_failed", "connection_lost"]
+# What became of a ``Send`` or a ``Reserve`` (``Call.report``, ``ExportJob.report``): a response
+# read whole, one streamed to your sink (its length), no response (after a ``Reserve``: Redis
+# could not be reached), or the fleet's reply to a ``Reserve``.
+_StepOutcome = (tuple[int, _Headers, _Body] | tuple[int, _Headers, int]
+               | tuple[Literal["no_response"], _Transport] | tuple[Literal["reply"], str | None])
 
 @disjoint_base
 class ReceiptStep:
@@ -1131,6 +1136,8 @@ class Call:
     def respond(self, status: int, headers: _Headers, body: _Body, now: float, *, session: Session,
                 min_level: Literal["debug", "info", "warning"] | None = None) -> tuple[CallStep, list[dict[str, Any]]]:
         """``response(status, headers, body, now)`` then ``advance(now, session=session, min_level=min_level)``."""
+    def report(self, outcome: _StepOutcome, now: float | None = None) -> None:
+        """What became of the ``Send`` or ``Reserve`` performed: the one input after them."""
     def response(self, status: int, headers: _Headers, body: _Body, now: float | None = None) -> None: ...
     def streams(self, status: int) -> bool:
         """Whether a response with ``status`` is streamed to your sink: only a 2xx to a download."""
@@ -1288,6 +1295,8 @@ class ExportJob:
     def respond(self, status: int, headers: _Headers, body: _Body, now: float, *, session: Session,
                 min_level: Literal["debug", "info", "warning"] | None = None) -> tuple[CallStep, list[dict[str, Any]]]:
         """``response(status, headers, body, now)`` then ``advance(now, session=session, min_level=min_level)``."""
+    def report(self, outcome: _StepOutcome, now: float | None = None) -> None:
+        """What became of the ``Send`` or ``Reserve`` performed: the one input after them."""
     def response(self, status: int, headers: _Headers, body: _Body, now: float | None = None) -> None: ...
     def streams(self, status: int) -> bool:
         """Whether a response with ``status`` is streamed to your sink: only a 2xx to a download."""

@@ -219,13 +219,16 @@ class _Sink:
 Stream = Callable[[int], "_Sink | None"]
 
 
-class _Failed:
-    """A send that got no response: the core's transport failure and the HTTP library's error."""
+class _Failed(tuple[str, str]):
+    """A send (or a fleet command) that got no response: the machines' outcome
+    ``("no_response", kind)`` with the core's transport failure, and the library's error."""
 
-    __slots__ = ("kind", "error")
+    error: BaseException
 
-    def __init__(self, kind: str, error: BaseException) -> None:
-        self.kind, self.error = kind, error
+    def __new__(cls, kind: str, error: BaseException) -> _Failed:
+        failed = super().__new__(cls, ("no_response", kind))
+        failed.error = error
+        return failed
 
 
 def _describe(e: BaseException) -> str:
@@ -750,82 +753,72 @@ class _Base:
     def _steps(self, machine: Any, op: _Op, operation_id: str | None = None,
                sink: _Sink | None = None) -> Generator[Any, Any, Any]:
         """Drives ``machine`` to its end: returns the ``Done`` step, raises for the others. A body
-        the machine says to stream goes into ``sink``."""
-
-        def report(received: int, total: int | None) -> None:
-            # The core gives a progress event at each tenth of the body (each MiB when its length
-            # is unknown) and when it is whole; delivered at once, as after each step.
-            machine.progress(received, total)
-            self._emit(machine, op)
-
-        def stream(status: int) -> _Sink | None:
-            if sink is None or not machine.streams(status):
-                return None
-            sink.report = report
-            return sink
-
-        session = self.session
-        # The HTTP library's error of the last send when it got no response: the cause of a
-        # CallFailedError.
-        cause: BaseException | None = None
-        # The step and its events a response's report gave (one call into the library).
-        given: tuple[Any, list[dict[str, Any]]] | None = None
+        the machine says to stream goes into ``sink``; every outcome is the machine's ``report``."""
+        session, stream = self.session, None if sink is None else self._stream(machine, op, sink)
+        cause: BaseException | None = None  # the HTTP library's error when the last send got no response
         while True:
-            if given is None:
-                version = session.version
-                step, events = machine.advance(self._clock(), session=session, min_level=self._level(op))
-            else:
-                (step, events), given = given, None
+            version = session.version
+            step, events = machine.advance(self._clock(), session=session, min_level=self._level(op))
             self._deliver(events, op)
-            saved = op.checkpoint(machine)
-            if inspect.isawaitable(saved):
+            if inspect.isawaitable(saved := op.checkpoint(machine)):
                 yield ("checkpoint", saved)
             match step:
                 case CallStep.Send(request=request):
-                    outcome = yield ("send", request, None if sink is None else stream)
+                    outcome = yield ("send", request, stream)
                     cause = outcome.error if isinstance(outcome, _Failed) else None
-                    if cause is not None:
-                        machine.transport_failure(outcome.kind, self._clock())
-                    elif isinstance(outcome[2], int):
-                        machine.streamed_response(*outcome, self._clock())
-                    else:
-                        version = session.version
-                        given = machine.respond(*outcome, self._clock(), session=session, min_level=self._level(op))
+                    machine.report(outcome, self._clock())
+                case CallStep.Reserve(command=command):  # a fleet's: counted in its budget first
+                    machine.report((yield ("redis", command)), self._clock())
                 case CallStep.Wait(seconds=seconds):
                     yield ("sleep", seconds)
                 case CallStep.AwaitToken(seconds=seconds):
                     yield ("await", seconds, version)
-                case CallStep.Reserve(command=command):
-                    # A fleet's session: the request is counted in the fleet's budget first.
-                    reply = yield ("redis", command)
-                    if isinstance(reply, _Failed):
-                        machine.reserve_failed(self._clock())
-                    else:
-                        machine.reserved(reply, self._clock())
                 case CallStep.RefreshToken():
-                    # This call leads the session's one exchange (a fleet's: the fleet's one
-                    # exchange, through Redis); the others wait for it.
-                    try:
-                        if session.fleet is None:
-                            try:
-                                session.store_token((yield from self._exchange(op)))
-                            except Exception as e:
-                                session.exchange_failed(str(e))
-                                raise
-                        else:
-                            yield from self._fleet_token(op)
-                    except Exception:
-                        raise
-                    except BaseException:  # cancelled, interrupted, or the steps closed
-                        session.abandon_exchange()
-                        raise
-                    finally:
-                        self._wake()
+                    yield from self._refresh(op)
                 case CallStep.Done():
                     return step
                 case CallStep.Reconcile() | CallStep.Fail():  # the core's error: ReconcileRequired, CallFailedError, …
                     raise step.exception(operation_id or "call", self._transport.base,
                                          None if cause is None else _describe(cause)) from cause
+
+    def _stream(self, machine: Any, op: _Op, sink: _Sink) -> Callable[[int], _Sink | None]:
+        """What the transport asks of a response's status: ``sink`` when the machine streams its
+        body, its progress reported to the machine as it arrives (the core's ``progress`` events,
+        at each tenth of the body and when whole, delivered at once)."""
+
+        def report(received: int, total: int | None) -> None:
+            machine.progress(received, total)
+            self._emit(machine, op)
+
+        def stream(status: int) -> _Sink | None:
+            if not machine.streams(status):
+                return None
+            sink.report = report
+            return sink
+
+        return stream
+
+    def _refresh(self, op: _Op) -> Generator[Any, Any, None]:
+        """This call leads the session's one token exchange (a fleet's: the fleet's one exchange,
+        through Redis); the others wait for it. Its outcome reaches the session: the token, the
+        failure (raised), or an abandoned exchange when cancelled, interrupted or closed."""
+        session = self.session
+        try:
+            if session.fleet is None:
+                try:
+                    session.store_token((yield from self._exchange(op)))
+                except Exception as e:
+                    session.exchange_failed(str(e))
+                    raise
+            else:
+                yield from self._fleet_token(op)
+        except Exception:
+            raise
+        except BaseException:
+            session.abandon_exchange()
+            raise
+        finally:
+            self._wake()
 
     def _exchange(self, op: _Op) -> Generator[Any, Any, Any]:
         """The client's token exchange (a ``Call.exchange`` driven to its end): the token parsed."""
@@ -850,7 +843,7 @@ class _Base:
                         if isinstance(reply, _Failed):
                             refresh.redis_failed(session)
                         else:
-                            refresh.replied(reply, session, self._clock())
+                            refresh.replied(reply[1], session, self._clock())
                     case FleetTokenStep.Exchange():
                         try:
                             token = yield from self._exchange(op)
@@ -881,17 +874,18 @@ class _Base:
             raise
 
     def _redis(self, command: list[str]) -> Any:
-        """One of the fleet's commands sent: its reply as text, or a ``_Failed`` when Redis cannot
-        be reached (logged with its cause, never with the command: a publish carries the token)."""
+        """One of the fleet's commands sent: the machines' outcome ``("reply", text)``, or a
+        ``_Failed`` when Redis cannot be reached (logged with its cause, never with the command: a
+        publish carries the token)."""
         try:
-            return cast(RedisFleet, self._fleet).send(command)
+            return ("reply", cast(RedisFleet, self._fleet).send(command))
         except Exception as e:  # noqa: BLE001 (any failure of the Redis client: unreachable)
             return self._redis_failed(e)
 
     async def _aredis(self, command: list[str]) -> Any:
         """``_redis`` with the fleet's asyncio client."""
         try:
-            return await cast(AsyncRedisFleet, self._fleet).send(command)
+            return ("reply", await cast(AsyncRedisFleet, self._fleet).send(command))
         except Exception as e:  # noqa: BLE001
             return self._redis_failed(e)
 
@@ -912,7 +906,7 @@ class _Base:
     @staticmethod
     def _redis_failed(e: Exception) -> _Failed:
         _log.warning("the fleet's Redis could not be reached: %s", _describe(e))
-        return _Failed("redis", e)
+        return _Failed("connect_failed", e)
 
     # An operation's end, blocking or on an event loop: its telemetry scope ended with the error
     # raised; an export job interrupted by KeyboardInterrupt raises ExportInterrupted with its

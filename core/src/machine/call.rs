@@ -382,6 +382,45 @@ fn three_digits(x: f64) -> String {
     crate::text::Num((x * factor).round() / factor).to_string()
 }
 
+/// What became of a `Send` or a `Reserve` the host performed: the one input of a [`Call`] and
+/// an [`ExportJob`](super::ExportJob) after a step ([`Call::report`]). Borrowed: the host's
+/// headers and body are read where they are.
+#[derive(Debug)]
+pub enum StepOutcome<'a, H: ?Sized> {
+    /// The response to `Send`, its body read whole.
+    Response {
+        /// The HTTP status.
+        status: i64,
+        /// The response's headers.
+        headers: &'a H,
+        /// The whole body.
+        body: &'a [u8],
+    },
+    /// The response to `Send` whose body went to the host's sink ([`Call::streams`]).
+    Streamed {
+        /// The HTTP status.
+        status: i64,
+        /// The response's headers.
+        headers: &'a H,
+        /// The bytes written to the sink.
+        length: u64,
+    },
+    /// No response to `Send` (the failure below HTTP); after a `Reserve`, the fleet's Redis
+    /// could not be reached.
+    NoResponse(TransportFailure),
+    /// The fleet's reply to `Reserve` (its text; `None` for nil).
+    Reply(Option<&'a str>),
+}
+
+// Copied whatever the headers' type (a derive would ask `H: Copy`): only references inside.
+impl<H: ?Sized> Clone for StepOutcome<'_, H> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<H: ?Sized> Copy for StepOutcome<'_, H> {}
+
 /// The one message of a failed call (`call_failed`), the same in every language: the operation,
 /// the host of `base_url`, the machine's reason, the attempts made and, when the host's HTTP
 /// library raised one, the last transport error (`cause`: its class and text, kept to 300
@@ -1165,6 +1204,37 @@ impl Call {
                 stage: None,
                 export_id: None,
             },
+        }
+    }
+
+    /// What became of the step the host performed, at `now`: the one input a call takes after
+    /// `Send` and `Reserve` (the other inputs are kept for one release as its parts). Promises
+    /// what the part it stands for promises: [`Call::response`], [`Call::streamed_response`],
+    /// [`Call::transport_failure`] after a `Send`; [`Call::reserved`] after a `Reserve`, where
+    /// [`StepOutcome::NoResponse`] (of any kind) is [`Call::reserve_failed`]. A response or a
+    /// reply the pending step does not take is `invalid_argument`.
+    pub fn report<H: crate::HeaderMap + ?Sized>(
+        &mut self,
+        outcome: StepOutcome<'_, H>,
+        now: f64,
+    ) -> Result<(), ArgumentError> {
+        match outcome {
+            StepOutcome::NoResponse(_) if self.reserving.is_some() => self.reserve_failed(now),
+            StepOutcome::NoResponse(failure) => self.transport_failure(failure, now),
+            StepOutcome::Reply(reply) => self.reserved(reply, now),
+            _ if self.reserving.is_some() => {
+                Err(super::unexpected("the reservation's reply", "a response"))
+            }
+            StepOutcome::Response {
+                status,
+                headers,
+                body,
+            } => self.response(status, headers, body, now),
+            StepOutcome::Streamed {
+                status,
+                headers,
+                length,
+            } => self.streamed_response(status, headers, length, now),
         }
     }
 

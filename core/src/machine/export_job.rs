@@ -39,6 +39,7 @@ use super::pages::{items_of, After, PageCursor, PagesEnd, PagesOptions, Paging};
 use super::session::TokenSlot;
 use super::{
     Call, CallFailure, CallOptions, EventLevel, Jitter, MachineEvent, Response, Session, Step,
+    StepOutcome,
 };
 use crate::bearer::BearerToken;
 use crate::export::{export_poll_decision, ExportState, PollAction};
@@ -789,6 +790,16 @@ impl ExportJob {
             }
         }
         Ok(None)
+    }
+
+    /// What became of the step the host performed (see [`Call::report`]): the one input a job
+    /// takes after `Send` and `Reserve`.
+    pub fn report<H: crate::HeaderMap + ?Sized>(
+        &mut self,
+        outcome: StepOutcome<'_, H>,
+        now: f64,
+    ) -> Result<(), ArgumentError> {
+        self.call.report(outcome, now)
     }
 
     /// (Fleet.) The reply of the pending `Reserve` (see [`Call::reserved`]).

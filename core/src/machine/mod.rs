@@ -33,7 +33,7 @@ mod session;
 pub use call::CallStep;
 pub use call::{
     call_failed_message, reconcile_required, Call, CallFailure, CallOptions, EventLevel,
-    MachineEvent, Response, Step,
+    MachineEvent, Response, Step, StepOutcome,
 };
 #[allow(deprecated)]
 pub use export_job::JobStep;

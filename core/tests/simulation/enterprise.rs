@@ -9,7 +9,7 @@ use crate::transcript::{bearer_of, call_view, check_request, report, Outcome, Re
 use crate::{ServiceCount, Violation};
 use royaltykit::machine::{Call, CallOptions, Session, Step};
 use royaltykit::request::RequestParams;
-use royaltykit::retry::{RateBudget, TransportFailure};
+use royaltykit::retry::RateBudget;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -228,13 +228,11 @@ pub fn run(seed: u64) -> Result<(), Violation> {
             Task::InFlight(_, outcome) => {
                 rec.respond(i, now, &outcome, false);
                 match &outcome {
-                    Outcome::Transport(kind) => calls[i]
-                        .transport_failure(TransportFailure::parse(kind).unwrap(), now)
-                        .unwrap(),
+                    Outcome::Transport(_) => report(&mut calls[i], &outcome, now),
                     Outcome::Response {
                         status,
                         headers,
-                        body,
+                        body: _,
                     } => {
                         if *status == 429 {
                             let secs: f64 = headers
@@ -243,9 +241,7 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                                 .map_or(0.0, |(_, v)| v.parse().unwrap_or(0.0));
                             not_before[i] = now + secs;
                         }
-                        calls[i]
-                            .response(i64::from(*status), headers, body, now)
-                            .unwrap();
+                        report(&mut calls[i], &outcome, now);
                     }
                 }
                 continue;

@@ -13,11 +13,11 @@ use crate::rng::Rng;
 use crate::{seen, ServiceCount, Violation};
 use royaltykit::catalog::Api;
 use royaltykit::machine::{
-    Call, CallOptions, Fleet, FleetToken, FleetTokenStep, Session, Step, PUBLISH_SCRIPT,
-    RESERVE_SCRIPT, UNLOCK_SCRIPT,
+    Call, CallOptions, Fleet, FleetToken, FleetTokenStep, Session, Step, StepOutcome,
+    PUBLISH_SCRIPT, RESERVE_SCRIPT, UNLOCK_SCRIPT,
 };
 use royaltykit::request::RequestParams;
-use royaltykit::retry::RateBudget;
+use royaltykit::retry::{RateBudget, TransportFailure};
 use serde_json::json;
 use std::collections::HashMap;
 
@@ -219,7 +219,11 @@ pub fn run(seed: u64) -> Result<(), Violation> {
         match step {
             Step::Reserve { command } => {
                 if rng.chance(redis_down_p) {
-                    calls[i].1.reserve_failed(now).unwrap();
+                    let down = TransportFailure::ConnectFailed;
+                    calls[i]
+                        .1
+                        .report(StepOutcome::<[(String, String)]>::NoResponse(down), now)
+                        .unwrap();
                 } else {
                     let reply = redis.run(&command, now);
                     // The reply comes back a little later, sometimes seconds later (a slow
@@ -229,7 +233,13 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                     } else {
                         now + rng.between(0.0005, 0.01)
                     };
-                    calls[i].1.reserved(reply.as_deref(), back).unwrap();
+                    calls[i]
+                        .1
+                        .report(
+                            StepOutcome::<[(String, String)]>::Reply(reply.as_deref()),
+                            back,
+                        )
+                        .unwrap();
                     tasks[i] = Task::Ready(back);
                     continue;
                 }
@@ -249,12 +259,17 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                     )
                 };
                 let back = there + rng.between(0.001, 0.1);
+                let headers = &[("Content-Type".to_owned(), "application/json".to_owned())][..];
+                let body = body.to_string();
+                let body = body.as_bytes();
                 calls[i]
                     .1
-                    .response(
-                        status,
-                        &[("Content-Type".to_owned(), "application/json".to_owned())],
-                        body.to_string().as_bytes(),
+                    .report(
+                        StepOutcome::Response {
+                            status,
+                            headers,
+                            body,
+                        },
                         back,
                     )
                     .unwrap();

@@ -3,7 +3,7 @@
 //! group, so a failing seed replays in every language.
 
 use crate::Violation;
-use royaltykit::machine::{CallFailure, Step};
+use royaltykit::machine::{CallFailure, Step, StepOutcome};
 use royaltykit::request::RequestDescriptor;
 use royaltykit::retry::TransportFailure;
 use serde_json::{json, Value};
@@ -48,39 +48,42 @@ pub fn bearer_of(r: &RequestDescriptor) -> String {
         .unwrap_or_default()
 }
 
-/// The machines a send's outcome is reported to.
+/// The machines a send's outcome is reported to (their one input after a step).
 pub trait Reported {
-    fn transport(&mut self, kind: TransportFailure, now: f64);
-    fn respond(&mut self, status: i64, headers: &[(String, String)], body: &[u8], now: f64);
+    fn report(&mut self, outcome: StepOutcome<'_, [(String, String)]>, now: f64);
 }
 
 impl Reported for royaltykit::machine::Call {
-    fn transport(&mut self, kind: TransportFailure, now: f64) {
-        self.transport_failure(kind, now).unwrap();
-    }
-    fn respond(&mut self, status: i64, headers: &[(String, String)], body: &[u8], now: f64) {
-        self.response(status, headers, body, now).unwrap();
+    fn report(&mut self, outcome: StepOutcome<'_, [(String, String)]>, now: f64) {
+        royaltykit::machine::Call::report(self, outcome, now).unwrap();
     }
 }
 
 impl Reported for royaltykit::machine::ExportJob {
-    fn transport(&mut self, kind: TransportFailure, now: f64) {
-        self.transport_failure(kind, now).unwrap();
-    }
-    fn respond(&mut self, status: i64, headers: &[(String, String)], body: &[u8], now: f64) {
-        self.response(status, headers, body, now).unwrap();
+    fn report(&mut self, outcome: StepOutcome<'_, [(String, String)]>, now: f64) {
+        royaltykit::machine::ExportJob::report(self, outcome, now).unwrap();
     }
 }
 
 /// Reports a send's outcome to `machine`.
 pub fn report<M: Reported>(machine: &mut M, outcome: &Outcome, now: f64) {
     match outcome {
-        Outcome::Transport(kind) => machine.transport(TransportFailure::parse(kind).unwrap(), now),
+        Outcome::Transport(kind) => machine.report(
+            StepOutcome::NoResponse(TransportFailure::parse(kind).unwrap()),
+            now,
+        ),
         Outcome::Response {
             status,
             headers,
             body,
-        } => machine.respond(i64::from(*status), headers, body, now),
+        } => machine.report(
+            StepOutcome::Response {
+                status: i64::from(*status),
+                headers,
+                body,
+            },
+            now,
+        ),
     }
 }
 

@@ -138,24 +138,16 @@ class MachinesTest {
             "transport" to s.transport?.name?.lowercase(), "retry_after_seconds" to s.retryAfterSeconds, "stage" to s.stage, "export_id" to s.exportId)
     }
 
-    /** The inputs of a Call or an ExportJob, so one loop reports to both. */
+    /** The inputs of a Call or an ExportJob, so one loop reports to both: every outcome through `report`. */
     private class Inputs(
-        val response: (Long, Map<String, String>, ByteArray, Double) -> Unit,
+        val report: (StepOutcome, Double) -> Unit,
         val streams: (Long) -> Boolean,
-        val streamed: (Long, Map<String, String>, Long, Double) -> Unit,
-        val transport: (TransportFailure, Double) -> Unit,
         val token: (BearerToken, Double?) -> Unit,
-        val reserved: (String?, Double) -> Unit,
-        val reserveFailed: (Double) -> Unit,
     )
 
-    private fun Call.inputs() = Inputs({ st, h, b, now -> response(st, h, b, now) }, { streams(it) },
-        { st, h, n, now -> streamedResponse(st, h, n, now) }, { f, now -> transportFailure(f, now) }, { t, at -> token(t, at) },
-        { r, now -> reserved(r, now) }, { now -> reserveFailed(now) })
+    private fun Call.inputs() = Inputs({ o, now -> report(o, now) }, { streams(it) }, { t, at -> token(t, at) })
 
-    private fun ExportJob.inputs() = Inputs({ st, h, b, now -> response(st, h, b, now) }, { streams(it) },
-        { st, h, n, now -> streamedResponse(st, h, n, now) }, { f, now -> transportFailure(f, now) }, { t, at -> token(t, at) },
-        { r, now -> reserved(r, now) }, { now -> reserveFailed(now) })
+    private fun ExportJob.inputs() = Inputs({ o, now -> report(o, now) }, { streams(it) }, { t, at -> token(t, at) })
 
     /** A token as the transcript gives it: a reporting one bound to the transcript's tenant. */
     private fun bearer(api: Api, value: String, tenant: String?): BearerToken =
@@ -164,14 +156,14 @@ class MachinesTest {
     /** Reports a send's outcome event (a response, maybe streamed, or a transport failure). */
     private fun report(m: Inputs, e: JsonObject, now: Double) {
         val kind = e.str("transport")
-        if (kind != null) return m.transport(TransportFailure.valueOf(kind.uppercase()), now)
+        if (kind != null) return m.report(StepOutcome.NoResponse(TransportFailure.valueOf(kind.uppercase())), now)
         val resp = e["response"].asJsonObject
         val status = resp["status"].asLong
         val body = resp.str("body")!!.toByteArray()
         val flag = e["streamed"]?.asBoolean
         if (flag != null) assertEquals("streams($status)", flag, m.streams(status))
-        if (flag == true) m.streamed(status, pairs(resp["headers"]).toMap(), body.size.toLong(), now)
-        else m.response(status, pairs(resp["headers"]).toMap(), body, now)
+        val headers = pairs(resp["headers"]).toMap()
+        m.report(if (flag == true) StepOutcome.Streamed(status, headers, body.size.toLong()) else StepOutcome.Response(status, headers, body), now)
     }
 
     private fun budget(b: JsonElement?): RateBudget? = b?.takeUnless { it.isJsonNull }?.asJsonArray?.let { w ->
@@ -288,11 +280,11 @@ class MachinesTest {
                     a.has("advance") -> now += a["advance"].asDouble
                     a.has("reserved") -> {
                         val m = machines[a["machine"].asInt]
-                        (if (m is Call) m.inputs() else (m as ExportJob).inputs()).reserved(a.str("reserved"), now)
+                        (if (m is Call) m.inputs() else (m as ExportJob).inputs()).report(StepOutcome.Reply(a.str("reserved")), now)
                     }
                     a.has("reserve_failed") -> {
                         val m = machines[a["reserve_failed"].asInt]
-                        (if (m is Call) m.inputs() else (m as ExportJob).inputs()).reserveFailed(now)
+                        (if (m is Call) m.inputs() else (m as ExportJob).inputs()).report(StepOutcome.NoResponse(TransportFailure.CONNECT_FAILED), now)
                     }
                     else -> fail("unknown script action $a")
                 }

@@ -111,19 +111,18 @@ class NativePathTest {
             val (info, warning) = dev.royaltykit.types.EventLevel.INFO to dev.royaltykit.types.EventLevel.WARNING
             note(m.next(now, null))
             seen += "streams ${m.streams(200)}"
-            val wait = note(m.respond(503, mapOf("Retry-After" to "7"), "{}".toByteArray(), now, info)) as CallStep.Wait
+            val wait = note(m.report(StepOutcome.Response(503, mapOf("Retry-After" to "7"), "{}".toByteArray()), now, info)) as CallStep.Wait
             now += wait.seconds
             note(m.next(now, warning))
-            m.failed(dev.royaltykit.types.TransportFailure.TIMEOUT, now)
-            seen += m.events(info).map { "event $it" }
-            val wait2 = note(m.next(now, null)) as CallStep.Wait
+            val wait2 = note(m.report(StepOutcome.NoResponse(dev.royaltykit.types.TransportFailure.TIMEOUT), now, null)) as CallStep.Wait
             now += wait2.seconds
             note(m.next(now, null))
-            note(m.respond(200, mapOf("content-type" to "application/json"), """{"data":[]}""".toByteArray(), now, null))
-            // inputs the machine refuses once over, the same way
-            seen += try { m.reserved("ok", now); "accepted" } catch (e: RoyaltyKitException) { "refused ${e.javaClass.simpleName}: ${e.message}" }
-            seen += try { m.reserveFailed(now); "accepted" } catch (e: RoyaltyKitException) { "refused ${e.javaClass.simpleName}: ${e.message}" }
-            seen += try { m.streamed(200, mapOf("content-length" to "3"), 3, now); "accepted" } catch (e: RoyaltyKitException) { "refused ${e.javaClass.simpleName}: ${e.message}" }
+            note(m.report(StepOutcome.Response(200, mapOf("content-type" to "application/json"), """{"data":[]}""".toByteArray()), now, null))
+            // outcomes the machine refuses once over, the same way
+            for (o in listOf(StepOutcome.Reply("ok"), StepOutcome.NoResponse(dev.royaltykit.types.TransportFailure.CONNECT_FAILED),
+                             StepOutcome.Streamed(200, mapOf("content-length" to "3"), 3), StepOutcome.Streamed(200, emptyMap(), -1))) {
+                seen += try { note(m.report(o, now, null)); "accepted" } catch (e: RoyaltyKitException) { "refused ${e.javaClass.simpleName}: ${e.message}" }
+            }
             // a download's progress, given to a call that is not one: the same events either way
             m.progress(3, 10)
             m.progress(10, null)
@@ -147,7 +146,7 @@ class NativePathTest {
                 assertFalse(NativeFast.available)
             }
             assertTrue(jna.toString(), jna.count { it.startsWith("send GET https://api.example.com/v1/") } == 3 && jna.any { it.startsWith("Done") })
-            assertEquals(jna.toString(), 3, jna.count { it.startsWith("refused ") })
+            assertEquals(jna.toString(), 4, jna.count { it.startsWith("refused ") })
             // the 503's `response` (debug) was asked from `info`: only the 200's is there
             assertEquals(jna.toString(), 1, jna.count { it.startsWith("event MachineEvent(kind=response") })
         }

@@ -316,18 +316,12 @@ private class ArtifactSink(private val to: Path?, private val onProgress: ((Long
 internal class Driven(
     /** The next step and the events up to it, in one call (each call into the library costs). */
     val next: (Double, EventLevel?) -> Advanced,
-    /** The response, then the next step and the events up to it, in one call. */
-    val respond: (Long, Map<String, String>, ByteArray, Double, EventLevel?) -> Advanced,
+    /** What became of the `Send` or `Reserve` performed, then the next step and the events up to it, in one call. */
+    val report: (StepOutcome, Double, EventLevel?) -> Advanced,
     val streams: (Long) -> Boolean,
-    val streamed: (Long, Map<String, String>, Long, Double) -> Unit,
-    val failed: (TransportFailure, Double) -> Unit,
     val events: (EventLevel?) -> List<MachineEvent>,
     /** The streamed body's bytes so far, of its announced length (a `progress` event now and then). */
     val progress: (Long, Long?) -> Unit,
-    /** (Fleet.) The reply of the pending `Reserve` (nil: null). */
-    val reserved: (String?, Double) -> Unit,
-    /** (Fleet.) The fleet's Redis could not be reached for the pending `Reserve`. */
-    val reserveFailed: (Double) -> Unit,
 )
 
 /**
@@ -340,14 +334,19 @@ internal class Advanced(val step: CallStep?, val wire: WireRequest?, val events:
 }
 
 internal fun Call.driven(session: Session) = Driven({ now, level -> Advanced(advanceIn(now, session, level)) },
-    { st, h, b, now, level -> Advanced(respondIn(st, h, b, now, session, level)) },
-    { streams(it) }, { st, h, n, now -> streamedResponse(st, h, n, now) }, { f, now -> transportFailure(f, now) }, { takeEvents(it) },
-    { got, total -> progress(got, total) }, { reply, now -> reserved(reply, now) }, { now -> reserveFailed(now) })
+    { o, now, level -> Advanced(reportIn(o, now, session, level)) }, { streams(it) }, { takeEvents(it) }, { got, total -> progress(got, total) })
 
 internal fun ExportJob.driven(session: Session) = Driven({ now, level -> Advanced(advanceIn(now, session, level)) },
-    { st, h, b, now, level -> Advanced(respondIn(st, h, b, now, session, level)) },
-    { streams(it) }, { st, h, n, now -> streamedResponse(st, h, n, now) }, { f, now -> transportFailure(f, now) }, { takeEvents(it) },
-    { got, total -> progress(got, total) }, { reply, now -> reserved(reply, now) }, { now -> reserveFailed(now) })
+    { o, now, level -> Advanced(reportIn(o, now, session, level)) }, { streams(it) }, { takeEvents(it) }, { got, total -> progress(got, total) })
+
+/** The machines' outcome of what the transport gave: a response (its body whole or streamed) or none. */
+internal fun HttpOutcome.outcome(): StepOutcome = when (this) {
+    is HttpOutcome.Response -> {
+        val length = streamedLength
+        if (length != null) StepOutcome.Streamed(status.toLong(), headers.toMap(), length) else StepOutcome.Response(status.toLong(), headers.toMap(), body)
+    }
+    is HttpOutcome.Failed -> StepOutcome.NoResponse(failure)
+}
 
 /**
  * A [Call] through JNI (src/jni.rs, `callOpen` and `callStep`): the same machine, made by the same
@@ -380,26 +379,15 @@ internal class JniCall private constructor(private val handle: Long, private val
 
     val driven = Driven(
         { now, level -> advanced(step(0, 17uL + base.size.toULong()) { it.putDouble(now).putLevel(level).putBase() }) },
-        { status, headers, body, now, level ->
-            advanced(step(1, 29uL + FfiConverterMapStringString.allocationSize(headers) + body.size.toULong() + base.size.toULong()) {
-                it.putLong(status)
-                FfiConverterMapStringString.write(headers, it)
-                it.putInt(body.size).put(body).putDouble(now).putLevel(level).putBase()
+        { outcome, now, level ->
+            advanced(step(9, FfiConverterTypeStepOutcome.allocationSize(outcome) + 17uL + base.size.toULong()) {
+                FfiConverterTypeStepOutcome.write(outcome, it)
+                it.putDouble(now).putLevel(level).putBase()
             })
         },
         { status -> step(2, 8uL) { it.putLong(status) }.get() != 0.toByte() },
-        { status, headers, length, now ->
-            step(3, 24uL + FfiConverterMapStringString.allocationSize(headers)) {
-                it.putLong(status)
-                FfiConverterMapStringString.write(headers, it)
-                it.putLong(length).putDouble(now)
-            }
-        },
-        { failure, now -> step(4, 12uL) { FfiConverterTypeTransportFailure.write(failure, it); it.putDouble(now) } },
         { level -> FfiConverterSequenceTypeMachineEvent.read(step(5, 5uL) { it.putLevel(level) }) },
         { received, total -> step(6, 17uL) { it.putLong(received); FfiConverterOptionalLong.write(total, it) } },
-        { reply, now -> step(7, FfiConverterOptionalString.allocationSize(reply) + 8uL) { FfiConverterOptionalString.write(reply, it); it.putDouble(now) } },
-        { now -> step(8, 8uL) { it.putDouble(now) } },
     )
 
     override fun close() {
@@ -835,21 +823,18 @@ abstract class ApiClient internal constructor(
     }
 
     /**
-     * (Fleet.) Reserves the request of [m] in the fleet's budget: [command] sent through the
-     * fleet's Redis and its reply reported; a Redis that cannot be reached is reported too (the
-     * machine waits a second and asks again). An interrupt propagates.
+     * (Fleet.) A request's reservation in the fleet's budget: [command] sent through the fleet's
+     * Redis, its reply, or no response when Redis cannot be reached (the machine waits a second
+     * and asks again). An interrupt propagates.
      */
-    private fun reserve(m: Driven, command: List<String>) {
+    private fun reserve(command: List<String>): StepOutcome {
         val f = fleet ?: throw IllegalStateException("a fleet's session needs its RedisFleet (give the client fleet = ...)")
-        var reached = true
-        val reply = try {
-            f.execute(command)
+        return try {
+            StepOutcome.Reply(f.execute(command))
         } catch (e: Exception) {
             if (cancelled(e)) throw e
-            reached = false
-            null
+            StepOutcome.NoResponse(TransportFailure.CONNECT_FAILED)
         }
-        if (reached) m.reserved(reply, clock()) else m.reserveFailed(clock())
     }
 
     private fun cancelled(e: Throwable): Boolean =
@@ -896,55 +881,27 @@ abstract class ApiClient internal constructor(
      * checkpoint the job has: the core's rule, before each request and each pause, so a
      * Retry-After or backoff the job holds survives the process).
      */
-    private fun drive(
-        m: Driven,
-        operationId: String,
-        sink: ArtifactSink?,
-        scope: OperationScope?,
-        checkpoint: (() -> Unit)? = null,
-    ): CallStep.Done {
-        // A streamed body's progress events are delivered as the pieces arrive, not after the body.
-        // The events asked at each step are those anyone listens to then ([eventLevel]).
-        val target: BodyTarget = if (sink == null) Whole else Streamed(m, sink) { emit(m.events(eventLevel(scope)), scope) }
-        // The last send's failure when it got no response: the cause of the exception the call ends in.
-        var failed: HttpOutcome.Failed? = null
-        // The next step when the response's report already gave it (one call into the library).
-        var given: Advanced? = null
+    private fun drive(m: Driven, operationId: String, sink: ArtifactSink?, scope: OperationScope?,
+                      checkpoint: (() -> Unit)? = null): CallStep.Done {
+        val target = target(m, sink, scope)
+        var failed: HttpOutcome.Failed? = null // the last send's when it got no response: the cause of the exception the call ends in
+        var given: Advanced? = null // the next step when the outcome's report gave it (one call into the library)
         while (true) {
-            // An interrupted thread (a cancelled coroutine) ends its call, whatever its transport
-            // made of the interrupt.
-            if (Thread.interrupted()) throw InterruptedException("the call was interrupted")
+            if (Thread.interrupted()) throw InterruptedException("the call was interrupted") // a cancelled coroutine, whatever its transport made of it
             val advanced = given ?: m.next(clock(), eventLevel(scope))
             given = null
             emit(advanced.events, scope)
             checkpoint?.invoke()
             when (val s = advanced.step) {
                 null, is CallStep.Send -> {
-                    val r = advanced.wire ?: (s as CallStep.Send).request.wire(base)
-                    val request = HttpRequest(r.method, r.url, r.headers.map { it.name to it.value }, r.body)
-                    val o = sender.send(request, readTimeout, target)
-                    // Interrupted during the send: a response that arrived is given to the machine
-                    // (a create that was answered is known, as in Python and Node); a failure is
-                    // the interrupt's own and is not, so the request stays in flight (a lost
-                    // connection, if the job is resumed).
-                    val interrupted = Thread.interrupted()
+                    val o = send(advanced.wire ?: (s as CallStep.Send).request.wire(base), target)
                     failed = o as? HttpOutcome.Failed
-                    when (o) {
-                        is HttpOutcome.Response -> {
-                            val headers = o.headers.toMap()
-                            val length = o.streamedLength
-                            if (length != null) m.streamed(o.status.toLong(), headers, length, clock())
-                            else given = m.respond(o.status.toLong(), headers, o.body, clock(), eventLevel(scope))
-                        }
-                        is HttpOutcome.Failed -> if (!interrupted) m.failed(o.failure, clock())
-                    }
-                    if (interrupted) {
-                        given?.let { emit(it.events, scope) } // the response's own events (a notice comes once)
-                        throw InterruptedException("the call was interrupted").apply { failed?.cause?.let(::initCause) }
-                    }
+                    val interrupted = Thread.interrupted() // a failure then is the interrupt's own, never reported ([interrupted])
+                    if (!interrupted || failed == null) given = m.report(o.outcome(), clock(), eventLevel(scope))
+                    if (interrupted) throw interrupted(given, scope, failed)
                 }
+                is CallStep.Reserve -> given = m.report(reserve(s.command), clock(), eventLevel(scope))
                 is CallStep.Wait -> sleep(s.seconds)
-                is CallStep.Reserve -> reserve(m, s.command)
                 is CallStep.RefreshToken -> exchangeToken(scope)
                 is CallStep.AwaitToken -> session.awaitToken(s.version, s.seconds)
                 is CallStep.Done -> return s
@@ -953,6 +910,28 @@ abstract class ApiClient internal constructor(
                     .apply { failed?.cause?.let(::initCause) }
             }
         }
+    }
+
+    /**
+     * Where a response's body goes: read whole, or into [sink] when the machine streams it, its
+     * progress events delivered as the pieces arrive (those anyone listens to then, [eventLevel]).
+     */
+    private fun target(m: Driven, sink: ArtifactSink?, scope: OperationScope?): BodyTarget =
+        if (sink == null) Whole else Streamed(m, sink) { emit(m.events(eventLevel(scope)), scope) }
+
+    /** [r] sent through the client's transport, its body to [target]. */
+    private fun send(r: WireRequest, target: BodyTarget): HttpOutcome =
+        sender.send(HttpRequest(r.method, r.url, r.headers.map { it.name to it.value }, r.body), readTimeout, target)
+
+    /**
+     * The interrupt of a call during its send. A response that arrived was given to the machine
+     * (a create that was answered is known, as in Python and Node) and its own events are
+     * delivered first (a notice comes once); a failure is the interrupt's own and was not, so the
+     * request stays in flight (a lost connection, if the job is resumed).
+     */
+    private fun interrupted(given: Advanced?, scope: OperationScope?, failed: HttpOutcome.Failed?): InterruptedException {
+        given?.let { emit(it.events, scope) }
+        return InterruptedException("the call was interrupted").apply { failed?.cause?.let(::initCause) }
     }
 
     /**
