@@ -401,13 +401,14 @@ macro_rules! api_machine {
                 self.advance_in(now, session, min_level)
             }
             /// `response(status, headers, body, now)` then `advanceIn(now, session, minLevel)`, in
-            /// one call.
+            /// one call. Deprecated (kept for one release): `reportIn(StepOutcome.Response(…), …)`.
             #[uniffi::method(default(min_level = None))]
             pub fn respond_in(&self, status: i64, headers: HashMap<String, String>, body: Vec<u8>, now: f64, session: Arc<Session>, min_level: Option<machine::EventLevel>) -> Result<Advance> {
                 lock(&self.0).response(status, &headers, &body, now)?;
                 self.advance_in(now, session, min_level)
             }
-            /// The response to the request sent.
+            /// The response to the request sent. Deprecated (kept for one release):
+            /// `report(StepOutcome.Response(status, headers, body), now)`.
             #[uniffi::method(default(now = None))]
             pub fn response(&self, status: i64, headers: HashMap<String, String>, body: Vec<u8>, now: Option<f64>) -> Result<()> {
                 Ok(lock(&self.0).response(status, &headers, &body, royaltykit_host::now_or_clock_f64(now))?)
@@ -427,7 +428,8 @@ macro_rules! api_machine {
                 }
             }
             /// A download body you streamed to your sink, `length` bytes: a partial one is read
-            /// again (start the sink afresh); `Done` then has an empty body.
+            /// again (start the sink afresh); `Done` then has an empty body. Deprecated (kept for
+            /// one release): `report(StepOutcome.Streamed(status, headers, length), now)`.
             #[uniffi::method(default(now = None))]
             pub fn streamed_response(&self, status: i64, headers: HashMap<String, String>, length: i64, now: Option<f64>) -> Result<()> {
                 let length = u64::try_from(length)
@@ -435,6 +437,7 @@ macro_rules! api_machine {
                 Ok(lock(&self.0).streamed_response(status, &headers, length, royaltykit_host::now_or_clock_f64(now))?)
             }
             /// No response: `TIMEOUT`, `CONNECT_FAILED` (nothing was sent) or `CONNECTION_LOST`.
+            /// Deprecated (kept for one release): `report(StepOutcome.NoResponse(failure), now)`.
             #[uniffi::method(default(now = None))]
             pub fn transport_failure(&self, failure: TransportFailure, now: Option<f64>) -> Result<()> {
                 Ok(lock(&self.0).transport_failure(failure, royaltykit_host::now_or_clock_f64(now))?)
@@ -449,13 +452,15 @@ macro_rules! api_machine {
             /// its text, null for nil. `ok` lets the next step send (in the same second); `wait
             /// <second> <window>` holds the machine until that second (a `rate_limited` event;
             /// never sent uncounted). `InvalidArgument` when no reservation is pending.
+            /// Deprecated (kept for one release): `report(StepOutcome.Reply(reply), now)`.
             #[uniffi::method(default(now = None))]
             pub fn reserved(&self, reply: Option<String>, now: Option<f64>) -> Result<()> {
                 Ok(lock(&self.0).reserved(reply.as_deref(), royaltykit_host::now_or_clock_f64(now))?)
             }
             /// (Fleet.) The fleet's Redis could not be reached for the pending `Reserve`: the
             /// machine waits a second and asks again (a `rate_limited` event; it never sends
-            /// uncounted). `InvalidArgument` when no reservation is pending.
+            /// uncounted). `InvalidArgument` when no reservation is pending. Deprecated (kept for
+            /// one release): `report(StepOutcome.NoResponse(TransportFailure.CONNECT_FAILED), now)`.
             #[uniffi::method(default(now = None))]
             pub fn reserve_failed(&self, now: Option<f64>) -> Result<()> {
                 Ok(lock(&self.0).reserve_failed(royaltykit_host::now_or_clock_f64(now))?)

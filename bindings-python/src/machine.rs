@@ -438,6 +438,12 @@ impl Session {
 
 /// The `#[pymethods]` of a `Call` or an `ExportJob`: its own items, then the inputs both take
 /// (the core gives both types the same input methods).
+/// A `DeprecationWarning` for one of the inputs `report` replaces, pointing at the caller's line.
+fn deprecated(py: Python<'_>, text: &std::ffi::CStr) -> PyResult<()> {
+    let category = py.get_type::<pyo3::exceptions::PyDeprecationWarning>();
+    PyErr::warn(py, &category, text, 1)
+}
+
 macro_rules! api_machine {
     ($ty:ident, $core:ty, $step:ident, { $($own:tt)* }) => {
         #[pymethods]
@@ -499,6 +505,7 @@ macro_rules! api_machine {
                 session: PyRef<'_, Session>,
                 min_level: Option<&str>,
             ) -> PyResult<(CallStep, Vec<Bound<'py, PyDict>>)> {
+                deprecated(py, c"respond() is deprecated (kept for one release): report((status, headers, body), now), then advance()")?;
                 guard(|| Ok(lock(&self.0).response(status, &headers, &body, now)?))?;
                 self.advance(py, now, session, min_level)
             }
@@ -526,11 +533,13 @@ macro_rules! api_machine {
             #[pyo3(signature = (status, headers, body, now=None))]
             fn response(
                 &self,
+                py: Python<'_>,
                 status: i64,
                 headers: Headers,
                 body: Body<'_>,
                 now: Option<f64>,
             ) -> PyResult<()> {
+                deprecated(py, c"response() is deprecated (kept for one release): use report((status, headers, body), now)")?;
                 guard(|| Ok(lock(&self.0).response(status, &headers, &body, royaltykit_host::now_or_clock_f64(now))?))
             }
 
@@ -553,17 +562,20 @@ macro_rules! api_machine {
             #[pyo3(signature = (status, headers, length, now=None))]
             fn streamed_response(
                 &self,
+                py: Python<'_>,
                 status: i64,
                 headers: Headers,
                 length: u64,
                 now: Option<f64>,
             ) -> PyResult<()> {
+                deprecated(py, c"streamed_response() is deprecated (kept for one release): use report((status, headers, length), now)")?;
                 guard(|| Ok(lock(&self.0).streamed_response(status, &headers, length, royaltykit_host::now_or_clock_f64(now))?))
             }
 
             /// No response: "timeout", "connect_failed" (nothing was sent) or "connection_lost".
             #[pyo3(signature = (failure, now=None))]
-            fn transport_failure(&self, failure: Text, now: Option<f64>) -> PyResult<()> {
+            fn transport_failure(&self, py: Python<'_>, failure: Text, now: Option<f64>) -> PyResult<()> {
+                deprecated(py, c"transport_failure() is deprecated (kept for one release): use report((\"no_response\", kind), now)")?;
                 guard(|| {
                     let failure = TransportFailure::parse(&failure)?;
                     Ok(lock(&self.0).transport_failure(failure, royaltykit_host::now_or_clock_f64(now))?)
@@ -575,7 +587,8 @@ macro_rules! api_machine {
             /// ``wait <second> <window>`` holds the machine until that second (a
             /// ``rate_limited`` event). ``InvalidArgumentError`` when no reservation is pending.
             #[pyo3(signature = (reply, now=None))]
-            fn reserved(&self, reply: Option<Text>, now: Option<f64>) -> PyResult<()> {
+            fn reserved(&self, py: Python<'_>, reply: Option<Text>, now: Option<f64>) -> PyResult<()> {
+                deprecated(py, c"reserved() is deprecated (kept for one release): use report((\"reply\", text), now)")?;
                 guard(|| Ok(lock(&self.0).reserved(reply.as_deref(), royaltykit_host::now_or_clock_f64(now))?))
             }
 
@@ -583,7 +596,8 @@ macro_rules! api_machine {
             /// a second and reserves again (it never sends uncounted). ``InvalidArgumentError``
             /// when no reservation is pending.
             #[pyo3(signature = (now=None))]
-            fn reserve_failed(&self, now: Option<f64>) -> PyResult<()> {
+            fn reserve_failed(&self, py: Python<'_>, now: Option<f64>) -> PyResult<()> {
+                deprecated(py, c"reserve_failed() is deprecated (kept for one release): use report((\"no_response\", \"connect_failed\"), now)")?;
                 guard(|| Ok(lock(&self.0).reserve_failed(royaltykit_host::now_or_clock_f64(now))?))
             }
 

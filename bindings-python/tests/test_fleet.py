@@ -340,8 +340,8 @@ def test_the_fleet_machines_forwarded() -> None:
     assert isinstance(step, rk.CallStep.Reserve) and step.command[:3] == ["EVAL", rk.RESERVE_SCRIPT, "1"]
     assert "p:rate:api_client" in repr(step) and rk.RESERVE_SCRIPT not in repr(step)
     with pytest.raises(rk.InvalidArgumentError, match="reservation"):
-        rk.Call("listEnterpriseCountries", seed=4).reserved("ok")  # none pending
-    c.reserved("ok", 1_763_900_000.6)
+        rk.Call("listEnterpriseCountries", seed=4).report(("reply", "ok"))  # none pending
+    c.report(("reply", "ok"), 1_763_900_000.6)
     assert isinstance(c.next(1_763_900_000.7, session=s), rk.CallStep.Send)
 
 

@@ -479,7 +479,7 @@ def test_a_saved_job_resumes_without_a_second_create():
     tenant = "0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e"
     job = rk.ExportJob(tenant_id=tenant, body={"format": "csv"}, token=rk.BearerToken.reports("secret-bearer-9", tenant), seed=1)
     assert isinstance(job.next(0), rk.CallStep.Send)
-    job.response(200, {}, b"[]", 0)
+    job.report((200, {}, b"[]"), 0)
     step = job.next(0)
     assert isinstance(step, rk.CallStep.Send) and step.request.method == "POST"
     saved = job.save()  # the create is in flight when the process dies
@@ -493,7 +493,7 @@ def test_a_saved_job_resumes_without_a_second_create():
 def test_inputs_out_of_turn_are_refused_with_a_reason():
     c = rk.Call("listEnterpriseCountries", seed=1)
     with pytest.raises(rk.InvalidArgumentError, match="no request is in flight"):
-        c.response(200, {}, b"{}")
+        c.report((200, {}, b"{}"))
 
 
 def signed(delivery_id, secret="whsec_window", now=1_763_784_000):
@@ -655,7 +655,7 @@ def _failing_call():
     for _ in range(10):
         match call.next(now, session=session):
             case rk.CallStep.Send():
-                call.response(503, [("Retry-After", "1")], b"", now)
+                call.report((503, [("Retry-After", "1")], b""), now)
             case rk.CallStep.Wait(seconds=seconds):
                 now += seconds
             case rk.CallStep.Fail():
@@ -676,8 +676,8 @@ def test_events_below_the_hosts_level_are_dropped_and_the_rest_kept_in_order():
 
 
 def test_advance_and_respond_answer_as_next_response_and_take_events():
-    """The clients' one-call inputs: ``advance`` is ``next`` + ``take_events``, ``respond`` is
-    ``response`` + ``advance``, step for step and event for event, on twin calls."""
+    """The one-call inputs: ``advance`` is ``next`` + ``take_events``, ``respond`` (deprecated,
+    warns) is ``report`` + ``advance``, step for step and event for event, on twin calls."""
     tenant = "0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e"
 
     def twins():
@@ -694,8 +694,9 @@ def test_advance_and_respond_answer_as_next_response_and_take_events():
         match step:
             case rk.CallStep.Send():
                 status, headers = answers.pop(0)
-                one.response(status, headers, b'{"data":[]}', now)
-                given = other.respond(status, headers, b'{"data":[]}', now, session=s2, min_level=min_level)
+                one.report((status, headers, b'{"data":[]}'), now)
+                with pytest.warns(DeprecationWarning, match="respond\\(\\) is deprecated"):  # kept for one release
+                    given = other.respond(status, headers, b'{"data":[]}', now, session=s2, min_level=min_level)
                 assert (repr(given[0]), given[1]) == (repr(one.next(now, session=s1)), one.take_events(min_level))
                 if isinstance(given[0], rk.CallStep.Wait):
                     now += given[0].seconds
@@ -730,3 +731,12 @@ def test_report_takes_each_outcome_of_the_pending_step_and_refuses_the_rest():
     assert isinstance(done, rk.CallStep.Done) and (done.status, bytes(done.body)) == (200, b'{"data":[]}')
     with pytest.raises(rk.InvalidArgumentError):
         call.report((200, [], b"{}"), 1_100.0)
+
+
+@pytest.mark.parametrize("old, args", [("response", (200, [], b"{}")), ("streamed_response", (200, [], 2)),
+                                       ("transport_failure", ("timeout",)), ("reserved", ("ok",)),
+                                       ("reserve_failed", ())])
+def test_the_inputs_report_replaced_still_work_for_one_release_and_warn(old, args):
+    call = rk.Call("listEnterpriseCountries", seed=1)
+    with pytest.warns(DeprecationWarning, match=f"{old}\\(\\) is deprecated .*report"), pytest.raises(rk.InvalidArgumentError):
+        getattr(call, old)(*args, 1_000.0)  # nothing pending: refused as report refuses it

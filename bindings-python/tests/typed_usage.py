@@ -531,7 +531,7 @@ fleet_session = rk.Fleet(rk.DEFAULT_FLEET_PREFIX).session(rk.RateBudget.preset("
 fleet_call = rk.Call("listEnterpriseCountries", seed=1)
 match fleet_call.next(session=fleet_session):
     case rk.CallStep.Reserve(command=reserve_command):
-        fleet_call.reserved("ok") if reserve_command[1] == rk.RESERVE_SCRIPT else fleet_call.reserve_failed()
+        fleet_call.report(("reply", "ok") if reserve_command[1] == rk.RESERVE_SCRIPT else ("no_response", "connect_failed"))
     case _:
         pass
 poll_seconds: float = rk.FLEET_POLL_SECONDS + rk.MAX_FLEET_PREFIX_BYTES

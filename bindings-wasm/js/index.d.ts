@@ -1625,20 +1625,25 @@ declare class Machine {
   /** What became of the step performed: the one input after `send` and `reserve`. Throws
    * InvalidArgumentError for an outcome the pending step cannot have. */
   report(outcome: StepOutcome, now?: Time): void;
+  /** @deprecated kept for one release: use `report({ status, headers, body }, now)`. */
   response(status: number, headers: HeadersLike | null | undefined, body: BodyLike | null | undefined, now?: Time): void;
   /** Whether a response with `status` is streamed to your own sink (a file): only a 2xx to a download. */
   streams(status: number): boolean;
   /** The download's body is arriving: `received` bytes of `total` (null: unknown); a `progress` event at each tenth of it and when it is whole. */
   progress(received: number, total?: number | null): void;
-  /** A download body you streamed to your sink, by its length; a partial one is read again, `done` then has no body. */
+  /** A download body you streamed to your sink, by its length; a partial one is read again, `done` then has no body.
+   * @deprecated kept for one release: use `report({ status, headers, length }, now)`. */
   streamedResponse(status: number, headers: HeadersLike | null | undefined, length: number, now?: Time): void;
+  /** @deprecated kept for one release: use `report({ failure }, now)`. */
   transportFailure(failure: TransportFailure, now?: Time): void;
   /** (A fleet's Session.) The reply of the pending `reserve` step (its text; null for nil):
    * `ok` sends at the next step, in the same second; `wait <second> <window>` waits until that
-   * second (a `rate_limited` event). Throws InvalidArgumentError when no reservation is pending. */
+   * second (a `rate_limited` event). Throws InvalidArgumentError when no reservation is pending.
+   * @deprecated kept for one release: use `report({ reply }, now)`. */
   reserved(reply: string | null, now?: Time): void;
   /** (A fleet's Session.) Redis could not be reached for the pending `reserve` step: the machine
-   * waits a second and asks again (it never sends uncounted). */
+   * waits a second and asks again (it never sends uncounted).
+   * @deprecated kept for one release: use `report({ failure: 'connect_failed' }, now)`. */
   reserveFailed(now?: Time): void;
   token(token: Token | EnterpriseToken | BearerToken, refreshAt?: Time): void;
   /** The state as JSON text, to resume after a crash (never the token). */

@@ -80,7 +80,9 @@ const job = new rk.ExportJob({ tenantId: '0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e',
 const jobStep = job.next(0);
 if (jobStep.step === 'send') {
   const method: string = jobStep.request.method;
-  job.response(200, {}, '[]', 0);
+  job.report({ status: 200, headers: {}, body: '[]' }, 0);
+  const outcomes: rk.StepOutcome[] = [{ status: 200, headers: [['Content-Length', '3']], length: 3 }, { failure: 'timeout' }, { reply: null }];
+  void outcomes;
   void method;
 } else if (jobStep.step === 'fail' || jobStep.step === 'reconcile') {
   const error: rk.RoyaltyKitError = rk.callStepError(jobStep, 'createPlatformExport', 'https://reports.example');
@@ -466,7 +468,7 @@ const onFleet = new rk.Call('listEnterpriseCountries', { seed: 1 });
 const fleetStep: rk.CallStep = onFleet.next(1_800_000_000, fleetSession);
 if (fleetStep.step === 'reserve') {
   const command: string[] = fleetStep.command;
-  void redisFleet.command(command).then((reply: string | null) => onFleet.reserved(reply, 1_800_000_000), () => onFleet.reserveFailed());
+  void redisFleet.command(command).then((reply: string | null) => onFleet.report({ reply }, 1_800_000_000), () => onFleet.report({ failure: 'connect_failed' }));
 }
 const fleetToken = new rk.FleetToken(fleetSession, 'enterprise', { seed: 7, now: 1_800_000_000 });
 const tokenStep: rk.FleetTokenStep = fleetToken.next();

@@ -36,6 +36,7 @@ or use a SQL inbox for exactly once.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import logging
 import sqlite3
@@ -738,10 +739,8 @@ async def _adrive(inbox: Any, handler: Callable[..., object], stop: asyncio.Even
                 if stop is None:
                     await asyncio.sleep(action.seconds)
                 else:
-                    try:
+                    with contextlib.suppress(asyncio.TimeoutError):  # the idle wait is over, unstopped
                         await asyncio.wait_for(stop.wait(), action.seconds)
-                    except asyncio.TimeoutError:
-                        pass
                 outcome = (True, None)
                 continue
             try:
