@@ -1600,9 +1600,7 @@ class Machine {
   /** The response to the request sent: its status, headers and body. */
   response(status, headers, body, now) {
     deprecatedInput('response', 'report({ status, headers, body }, now)');
-    const flat = headers === undefined || headers === null ? [] : flattenHeaders(headers, RESPONSE_HEADERS);
-    const bytes = body === undefined || body === null ? new Uint8Array(0) : toBytes(body);
-    call(() => this._inner.response(toNumber(status, 'status'), flat, bytes, nowSeconds(now)));
+    this.report({ status, headers, body }, now);
   }
   /** Whether a response with `status` is streamed to your own sink (a file) and reported by `streamedResponse`: only a 2xx to a download. */
   streams(status) {
@@ -1615,26 +1613,25 @@ class Machine {
   /** A download body you streamed to your sink, by its length: a partial one is read again (start the sink afresh); `done` then has no body. */
   streamedResponse(status, headers, length, now) {
     deprecatedInput('streamedResponse', 'report({ status, headers, length }, now)');
-    const flat = headers === undefined || headers === null ? [] : flattenHeaders(headers, RESPONSE_HEADERS);
-    call(() => this._inner.streamedResponse(toNumber(status, 'status'), flat, toNumber(length, 'length'), nowSeconds(now)));
+    this.report({ status, headers, length: length ?? NaN }, now);
   }
   /** No response: `timeout`, `connect_failed` (nothing was sent) or `connection_lost`. */
   transportFailure(failure, now) {
     deprecatedInput('transportFailure', 'report({ failure }, now)');
-    call(() => this._inner.transportFailure(toStr(failure, 'failure'), nowSeconds(now)));
+    this.report({ failure }, now);
   }
   /** (A fleet's session.) The reply of the pending `reserve` step (its text; null for nil) at
    * `now`: `ok` sends at the next step, in the same second; `wait <second> <window>` waits until
    * that second (a `rate_limited` event). */
   reserved(reply, now) {
     deprecatedInput('reserved', 'report({ reply }, now)');
-    call(() => this._inner.reserved(reply === undefined || reply === null ? undefined : String(reply), nowSeconds(now)));
+    this.report({ reply }, now);
   }
   /** (A fleet's session.) Redis could not be reached for the pending `reserve` step: the machine
    * waits a second and asks again (never sends uncounted). */
   reserveFailed(now) {
     deprecatedInput('reserveFailed', "report({ failure: 'connect_failed' }, now)");
-    call(() => this._inner.reserveFailed(nowSeconds(now)));
+    this.report({ failure: 'connect_failed' }, now);
   }
   /** A token (Token, EnterpriseToken or BearerToken), refreshed at its `refreshAt` unless `refreshAt` is given. */
   token(token, refreshAt) {

@@ -328,11 +328,6 @@ macro_rules! api_machine {
                 };
                 self.0.report(outcome, now).map_err(err)
             }
-            /// The response to the request sent (flat headers).
-            pub fn response(&mut self, status: f64, headers: Vec<String>, body: &[u8], now: f64) -> R<()> {
-                let status = crate::int("status", status)?;
-                self.0.response(status, &FlatHeaders(headers), body, now).map_err(err)
-            }
             /// Whether a response with `status` is streamed to the host's sink (a 2xx download).
             pub fn streams(&self, status: f64) -> bool {
                 crate::int("status", status).is_ok_and(|s| self.0.streams(s))
@@ -343,33 +338,6 @@ macro_rules! api_machine {
                 if let Some(received) = bytes(received) {
                     self.0.progress(received, if total.is_nan() { None } else { bytes(total) });
                 }
-            }
-            /// A download body the host streamed to its sink, by its length (flat headers).
-            #[wasm_bindgen(js_name = streamedResponse)]
-            pub fn streamed_response(&mut self, status: f64, headers: Vec<String>, length: f64, now: f64) -> R<()> {
-                let status = crate::int("status", status)?;
-                let length = u64::try_from(crate::int("length", length)?)
-                    .map_err(|_| err(royaltykit::ArgumentError::new("length", "must be 0 or more")))?;
-                self.0.streamed_response(status, &FlatHeaders(headers), length, now).map_err(err)
-            }
-            /// No response: `timeout`, `connect_failed` or `connection_lost`.
-            #[wasm_bindgen(js_name = transportFailure)]
-            pub fn transport_failure(&mut self, failure: &str, now: f64) -> R<()> {
-                let failure = parse(TransportFailure::parse, failure)?;
-                self.0.transport_failure(failure, now).map_err(err)
-            }
-            /// (A fleet's session.) The reply of the pending `reserve` step as text (undefined for
-            /// nil): `ok` sends at the next step, `wait <second> <window>` waits. Throws
-            /// `invalid_argument` when no reservation is pending.
-            pub fn reserved(&mut self, reply: Option<String>, now: f64) -> R<()> {
-                self.0.reserved(reply.as_deref(), now).map_err(err)
-            }
-            /// (A fleet's session.) Redis could not be reached for the pending `reserve` step:
-            /// the machine waits a second and asks again (it never sends uncounted). Throws
-            /// `invalid_argument` when no reservation is pending.
-            #[wasm_bindgen(js_name = reserveFailed)]
-            pub fn reserve_failed(&mut self, now: f64) -> R<()> {
-                self.0.reserve_failed(now).map_err(err)
             }
             /// A token: value, issuing API, tenant; `refresh_at` NaN for none.
             pub fn token(&mut self, value: String, api: &str, tenant: Option<String>, refresh_at: f64) -> R<()> {
