@@ -532,8 +532,9 @@ class Client {
     }
   }
 
-  /** A reservation's command sent to the fleet's Redis: `{ reply }`, or `{ failure }` when Redis
-   * cannot be reached (the machine waits a second and asks again, never sends uncounted). */
+  /** A command sent to the fleet's Redis: the machines' outcome `{ reply }`, or `{ failure }` when
+   * Redis cannot be reached (a reservation waits a second and asks again, never sends uncounted;
+   * a token refresh goes on without the fleet). */
   async _command(command, signal) {
     try {
       return { reply: await this.session.fleet.command(command) };
@@ -585,51 +586,9 @@ class Client {
    * abandoned and the signal's reason thrown. */
   async _fleetToken(signal, scope) {
     const session = this.session;
-    const fleet = session.fleet;
     const refresh = new FleetToken(session, this._api, { tenantId: this.tenantId, seed: this._seed?.(), now: this._clock() });
-    let failure = null; // what the exchange threw
     try {
-      for (;;) {
-        signal?.throwIfAborted();
-        const s = refresh.next();
-        switch (s.step) {
-          case 'command': {
-            let reply;
-            try {
-              reply = await fleet.command(s.command);
-            } catch (e) {
-              if (signal?.aborted) throw signal.reason ?? e;
-              refresh.redisFailed(session);
-              break;
-            }
-            refresh.replied(reply, session, this._clock());
-            break;
-          }
-          case 'exchange': {
-            let token;
-            try {
-              token = await this._obtainToken(signal, scope);
-            } catch (e) {
-              if (signal?.aborted) throw e;
-              failure = e;
-              refresh.exchangeFailed(String(e?.message ?? e));
-              break;
-            }
-            refresh.exchanged(token, undefined, this._clock());
-            break;
-          }
-          case 'wait':
-            await this._sleep(s.seconds, signal);
-            refresh.waited();
-            break;
-          case 'done':
-            return;
-          case 'failed':
-            throw failure ?? new rk.RoyaltyKitError('token_exchange_failed', s.reason);
-          default:
-            throw new Error(`unknown step ${s.step}`);
-        }
-      }
+      await this._fleetSteps(refresh, signal, scope);
     } catch (e) {
       if (signal?.aborted) {
         // Cancelled: the session's exchange is abandoned first (this process's waiting calls go
@@ -637,13 +596,43 @@ class Client {
         // released (best effort), so the fleet's other processes need not wait out its lease.
         const unlock = refresh.abandonCommand();
         session.abandonExchange();
-        if (unlock !== null) await fleet.command(unlock).catch(() => {});
+        if (unlock !== null) await session.fleet.command(unlock).catch(() => {});
       } else if (session.exchanging) session.exchangeFailed(String(e?.message ?? e));
       throw e;
     } finally {
       refresh.free();
     }
   }
+
+  /** `refresh`'s steps: the token another process published adopted, or this process's exchange
+   * run (`_obtainToken`) and published; throws the exchange's error when it failed. */
+  async _fleetSteps(refresh, signal, scope) {
+    const session = this.session;
+    let failure = null; // what the exchange threw
+    for (;;) {
+      signal?.throwIfAborted();
+      const s = refresh.next();
+      switch (s.step) {
+        case 'command': {
+          const r = await this._command(s.command, signal);
+          if ('failure' in r) refresh.redisFailed(session);
+          else refresh.replied(r.reply, session, this._clock());
+          break;
+        }
+        case 'exchange': {
+          const token = await this._obtainToken(signal, scope).catch((e) => { if (signal?.aborted) throw e; failure = e; return null; });
+          if (token === null) refresh.exchangeFailed(String(failure?.message ?? failure));
+          else refresh.exchanged(token, undefined, this._clock());
+          break;
+        }
+        case 'wait': await this._sleep(s.seconds, signal); refresh.waited(); break;
+        case 'done': return;
+        case 'failed': throw failure ?? new rk.RoyaltyKitError('token_exchange_failed', s.reason);
+        default: throw new Error(`unknown step ${s.step}`);
+      }
+    }
+  }
+
 
   /**
    * This client with other bounds for the calls made through the copy (`maxAttempts`,

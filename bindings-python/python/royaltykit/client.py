@@ -827,51 +827,51 @@ class _Base:
         return self._parse_token(done.status, done.headers, done.body)
 
     def _fleet_token(self, op: _Op) -> Generator[Any, Any, None]:
-        """A fleet session's token refresh: the ``FleetToken`` driven to its end — the token
-        another process published adopted, or this process's exchange run and published. Every
-        outcome reaches the session (a failure the core did not record is recorded here); raises
-        the exchange's error when it failed."""
-        session = self.session
-        error: Exception | None = None
-        refresh: FleetToken | None = None
+        """A fleet session's token refresh: the ``FleetToken`` driven to its end (``_fleet_steps``).
+        Every outcome reaches the session (a failure the core did not record is recorded here).
+        Cancelled, interrupted or closed mid-refresh: the fleet's lock this process holds is
+        released by the driver (best effort), so the other processes need not wait out its
+        lease; the caller abandons the session's exchange."""
+        session, refresh = self.session, None
         try:
             refresh = FleetToken(session, self._api, tenant_id=self._tenant, seed=self._seed(), now=self._clock())
-            while True:
-                match refresh.next():
-                    case FleetTokenStep.Command(command=command):
-                        reply = yield ("redis", command)
-                        if isinstance(reply, _Failed):
-                            refresh.redis_failed(session)
-                        else:
-                            refresh.replied(reply[1], session, self._clock())
-                    case FleetTokenStep.Exchange():
-                        try:
-                            token = yield from self._exchange(op)
-                        except Exception as e:
-                            error = e
-                            refresh.exchange_failed(str(e))
-                        else:
-                            refresh.exchanged(token, now=self._clock())
-                    case FleetTokenStep.Wait(seconds=seconds):
-                        yield ("sleep", seconds)
-                        refresh.waited()
-                    case FleetTokenStep.Done():
-                        return
-                    case FleetTokenStep.Failed(reason=reason):
-                        # Recorded by the core (the session's waiting calls fail with it).
-                        raise error if error is not None else RoyaltyKitError("token_exchange_failed", reason)
+            yield from self._fleet_steps(refresh, op)
         except Exception as e:
-            if e is not error:
+            if session.exchanging:
                 session.exchange_failed(str(e))
             raise
         except BaseException:
-            # Cancelled, interrupted or closed mid-refresh: the fleet's lock this process holds is
-            # released by the driver (best effort), so the other processes need not wait out its
-            # lease; the caller abandons the session's exchange.
-            unlock = refresh.abandon_command() if refresh is not None else None
-            if unlock is not None:
+            if refresh is not None and (unlock := refresh.abandon_command()) is not None:
                 op.abandoned.append(unlock)
             raise
+
+    def _fleet_steps(self, refresh: FleetToken, op: _Op) -> Generator[Any, Any, None]:
+        """``refresh``'s steps: the token another process published adopted, or this process's
+        exchange run and published; raises the exchange's error when it failed."""
+        session, error = self.session, cast(Exception | None, None)
+        while True:
+            match refresh.next():
+                case FleetTokenStep.Command(command=command):
+                    reply = yield ("redis", command)
+                    if isinstance(reply, _Failed):
+                        refresh.redis_failed(session)
+                    else:
+                        refresh.replied(reply[1], session, self._clock())
+                case FleetTokenStep.Exchange():
+                    try:
+                        token = yield from self._exchange(op)
+                    except Exception as e:
+                        error = e
+                        refresh.exchange_failed(str(e))
+                    else:
+                        refresh.exchanged(token, now=self._clock())
+                case FleetTokenStep.Wait(seconds=seconds):
+                    yield ("sleep", seconds)
+                    refresh.waited()
+                case FleetTokenStep.Done():
+                    return
+                case FleetTokenStep.Failed(reason=reason):  # recorded by the core: the session's waiting calls fail with it
+                    raise error if error is not None else RoyaltyKitError("token_exchange_failed", reason)
 
     def _redis(self, command: list[str]) -> Any:
         """One of the fleet's commands sent: the machines' outcome ``("reply", text)``, or a

@@ -786,31 +786,14 @@ abstract class ApiClient internal constructor(
         while (true) {
             if (Thread.interrupted()) throw InterruptedException("the token refresh was interrupted")
             step = when (step) {
-                is FleetTokenStep.Command -> {
-                    var reached = true
-                    val reply = try {
-                        step.command.use { f.execute(it.args()) }
-                    } catch (e: Exception) {
-                        if (cancelled(e)) throw e
-                        reached = false
-                        null
-                    }
-                    if (reached) ft.replied(reply, session, clock()) else ft.redisFailed(session)
+                is FleetTokenStep.Command -> when (val o = redis { step.command.use { f.execute(it.args()) } }) {
+                    is StepOutcome.Reply -> ft.replied(o.reply, session, clock())
+                    else -> ft.redisFailed(session)
                 }
                 is FleetTokenStep.Exchange -> {
-                    val obtained = try {
-                        exchange(scope)
-                    } catch (e: Throwable) {
-                        if (cancelled(e)) throw e
-                        failure = e
-                        null
-                    }
-                    if (obtained == null) {
-                        val e = failure!!
-                        ft.exchangeFailed(e.message ?: e.javaClass.simpleName)
-                    } else {
-                        obtained.first.use { ft.exchanged(it, obtained.second, clock()) }
-                    }
+                    val obtained = runCatching { exchange(scope) }.onFailure { if (cancelled(it)) throw it; failure = it }.getOrNull()
+                    if (obtained == null) ft.exchangeFailed(failure!!.let { it.message ?: it.javaClass.simpleName })
+                    else obtained.first.use { ft.exchanged(it, obtained.second, clock()) }
                 }
                 is FleetTokenStep.Wait -> {
                     sleep(step.seconds)
@@ -829,12 +812,15 @@ abstract class ApiClient internal constructor(
      */
     private fun reserve(command: List<String>): StepOutcome {
         val f = fleet ?: throw IllegalStateException("a fleet's session needs its RedisFleet (give the client fleet = ...)")
-        return try {
-            StepOutcome.Reply(f.execute(command))
-        } catch (e: Exception) {
-            if (cancelled(e)) throw e
-            StepOutcome.NoResponse(TransportFailure.CONNECT_FAILED)
-        }
+        return redis { f.execute(command) }
+    }
+
+    /** A command to the fleet's Redis ([send]): its reply, or no response when Redis cannot be reached. An interrupt propagates. */
+    private fun redis(send: () -> String?): StepOutcome = try {
+        StepOutcome.Reply(send())
+    } catch (e: Exception) {
+        if (cancelled(e)) throw e
+        StepOutcome.NoResponse(TransportFailure.CONNECT_FAILED)
     }
 
     private fun cancelled(e: Throwable): Boolean =
