@@ -61,6 +61,25 @@ def functions(lang, lines):
                 break  # a signature without a body (an abstract member, a declaration)
 
 
+QUOTES = chr(34) * 3
+
+
+def code_lines(lang, body):
+    """The lines of `body` (a function) that are code."""
+    skip = set()
+    if lang == "py":
+        # the signature ends at the first line ending with ':'; a docstring is the statement after it
+        end = next((k for k, line in enumerate(body) if line.rstrip().endswith(":")), 0)
+        first = end + 1
+        if first < len(body) and body[first].strip().startswith(QUOTES):
+            last = first
+            while last < len(body) and (body[last].count(QUOTES) < 2 if last == first else QUOTES not in body[last]):
+                last += 1
+            skip = set(range(first, last + 1))
+    return sum(1 for k, line in enumerate(body) if k not in skip and line.strip()
+               and not line.strip().startswith(("#", "//", "/*", "* ", "*/")) and line.strip() != "*")
+
+
 def loops():
     for lang, pattern in SOURCES:
         for path in sorted(ROOT.glob(pattern)):
@@ -76,7 +95,7 @@ def loops():
                 name, a, b = max(around, key=lambda s: s[1])
                 if not DRIVES.search("\n".join(lines[a:b + 1])):
                     continue  # an I/O loop (reading a body, a file), not a machine's
-                yield path.relative_to(ROOT), name, a + 1, sum(1 for x in lines[a:b + 1] if x.strip())
+                yield path.relative_to(ROOT), name, a + 1, code_lines(lang, lines[a:b + 1])
 
 
 def main():

@@ -947,44 +947,42 @@ class EnterpriseClient extends Client {
     const run = new Recovery(reference, opts.namespace, opts.since, given(opts.now) ? opts.now : this._clock(),
       { maxReplays: opts.maxReplays, maxReplaysPerDelivery: opts.maxReplaysPerDelivery, maxEntries: opts.maxEntries });
     try {
-      for (;;) {
-        signal?.throwIfAborted();
-        const s = run.next();
-        switch (s.step) {
-          case 'fetch': {
-            const done = await this._done(s.operationId, { path: { reference }, query: s.query }, { signal });
-            run.page(done.body ?? new Uint8Array(0));
-            break;
-          }
-          case 'check': {
-            const states = [];
-            for (const key of s.keys) states.push(await store.state(key));
-            run.checked(states);
-            break;
-          }
-          case 'replay': {
-            let done;
-            try {
-              done = await this._done(s.operationId, { path: { reference, deliveryReference: s.delivery } }, { signal });
-            } catch (e) {
-              // Cancellation and anything not this library's own propagate.
-              if (signal?.aborted || !(e instanceof rk.RoyaltyKitError)) throw e;
-              run.replayFailed(e.code);
-              break;
-            }
-            run.replayed(done.body ?? new Uint8Array(0));
-            break;
-          }
-          case 'done':
-            return s.report;
-          case 'fail':
-            throw s.error;
-          default:
-            throw new Error(`unknown step ${s.step}`);
-        }
-      }
+      return await this._recoverySteps(run, reference, store, signal);
     } finally {
       run.free();
+    }
+  }
+
+  /** The Recovery `run`'s steps to its report: each page read and each replay sent through
+   * `request`'s own path, each key looked up in `store`; a replay that threw the library's own
+   * error is `replay_failed` with its code, cancellation and any other error propagate. */
+  async _recoverySteps(run, reference, store, signal) {
+    for (;;) {
+      signal?.throwIfAborted();
+      const s = run.next();
+      switch (s.step) {
+        case 'fetch': {
+          const done = await this._done(s.operationId, { path: { reference }, query: s.query }, { signal });
+          run.page(done.body ?? new Uint8Array(0));
+          break;
+        }
+        case 'check': {
+          const states = [];
+          for (const key of s.keys) states.push(await store.state(key));
+          run.checked(states);
+          break;
+        }
+        case 'replay': {
+          const done = await this._done(s.operationId, { path: { reference, deliveryReference: s.delivery } }, { signal })
+            .catch((e) => { if (signal?.aborted || !(e instanceof rk.RoyaltyKitError)) throw e; return e; });
+          if (done instanceof rk.RoyaltyKitError) run.replayFailed(done.code);
+          else run.replayed(done.body ?? new Uint8Array(0));
+          break;
+        }
+        case 'done': return s.report;
+        case 'fail': throw s.error;
+        default: throw new Error(`unknown step ${s.step}`);
+      }
     }
   }
 
