@@ -5,20 +5,19 @@ package dev.royaltykit.client
 
 import dev.royaltykit.Advance
 import dev.royaltykit.ClonedHandle
-import dev.royaltykit.FfiConverterMapStringString
 import dev.royaltykit.FfiConverterOptionalDouble
 import dev.royaltykit.FfiConverterOptionalLong
-import dev.royaltykit.FfiConverterOptionalString
 import dev.royaltykit.FfiConverterOptionalULong
 import dev.royaltykit.FfiConverterSequenceTypeMachineEvent
 import dev.royaltykit.FfiConverterString
 import dev.royaltykit.FfiConverterTypeAdvance
+import dev.royaltykit.FfiConverterTypeStepOutcome
+import dev.royaltykit.StepOutcome
 import dev.royaltykit.FfiConverterTypeRequestParams
 import dev.royaltykit.FfiConverterTypeWireRequest
 import dev.royaltykit.NativeFast
 import dev.royaltykit.WireRequest
 import dev.royaltykit.jniAnswer
-import dev.royaltykit.types.FfiConverterTypeTransportFailure
 import dev.royaltykit.types.EventLevel
 import dev.royaltykit.FfiConverterOptionalTypeEventLevel
 import dev.royaltykit.BearerToken
