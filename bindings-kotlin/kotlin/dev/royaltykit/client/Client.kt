@@ -785,7 +785,7 @@ abstract class ApiClient internal constructor(
         while (true) {
             if (Thread.interrupted()) throw InterruptedException("the token refresh was interrupted")
             step = when (step) {
-                is FleetTokenStep.Command -> when (val o = redis { step.command.use { f.execute(it.args()) } }) {
+                is FleetTokenStep.Command -> when (val o = step.command.let { c -> redis { c.use { f.execute(it.args()) } } }) {
                     is StepOutcome.Reply -> ft.replied(o.reply, session, clock())
                     else -> ft.redisFailed(session)
                 }
