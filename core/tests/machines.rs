@@ -1038,3 +1038,30 @@ fn report_takes_only_the_pending_steps_outcome() {
         Step::Done { .. }
     ));
 }
+
+/// An outcome's `Debug` shows what it is, never the body or the headers (a token exchange's
+/// response carries the token).
+#[test]
+fn an_outcome_prints_no_body_and_no_header() {
+    let headers = [("Set-Cookie".to_owned(), "s=secret".to_owned())];
+    let body = br#"{"access_token":"tok_x"}"#;
+    let shown = |o: StepOutcome<'_, [(String, String)]>| format!("{o:?}");
+    assert_eq!(
+        shown(StepOutcome::Response {
+            status: 200,
+            headers: &headers,
+            body
+        }),
+        "Response { status: 200, body_bytes: 24, .. }"
+    );
+    assert_eq!(
+        shown(StepOutcome::Streamed {
+            status: 200,
+            headers: &headers,
+            length: 7
+        }),
+        "Streamed { status: 200, length: 7, .. }"
+    );
+    assert_eq!(shown(UNREACHABLE), "NoResponse(ConnectFailed)");
+    assert_eq!(shown(reply_of(None)), "Reply(None)");
+}

@@ -56,6 +56,13 @@ fn nothing_prints_a_secret() {
         .unwrap()
         .unwrap(),
     );
+    // a token exchange's response, as a host reports it to the machine
+    let none: &[(String, String)] = &[];
+    show(&royaltykit::machine::StepOutcome::Response {
+        status: 200,
+        headers: none,
+        body: ok.as_bytes(),
+    });
     let ent = format!(r#"{{"token":"{TOKEN}","expires_at":null}}"#);
     show(
         &token::parse_enterprise_token_response(200, &[("X", "y")], ent.as_bytes(), 0)

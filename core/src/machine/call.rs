@@ -385,7 +385,6 @@ fn three_digits(x: f64) -> String {
 /// What became of a `Send` or a `Reserve` the host performed: the one input of a [`Call`] and
 /// an [`ExportJob`](super::ExportJob) after a step ([`Call::report`]). Borrowed: the host's
 /// headers and body are read where they are.
-#[derive(Debug)]
 pub enum StepOutcome<'a, H: ?Sized> {
     /// The response to `Send`, its body read whole.
     Response {
@@ -420,6 +419,26 @@ impl<H: ?Sized> Clone for StepOutcome<'_, H> {
 }
 
 impl<H: ?Sized> Copy for StepOutcome<'_, H> {}
+
+// Never the body or the headers: a token exchange's response carries the token.
+impl<H: ?Sized> std::fmt::Debug for StepOutcome<'_, H> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Response { status, body, .. } => f
+                .debug_struct("Response")
+                .field("status", status)
+                .field("body_bytes", &body.len())
+                .finish_non_exhaustive(),
+            Self::Streamed { status, length, .. } => f
+                .debug_struct("Streamed")
+                .field("status", status)
+                .field("length", length)
+                .finish_non_exhaustive(),
+            Self::NoResponse(failure) => f.debug_tuple("NoResponse").field(failure).finish(),
+            Self::Reply(reply) => f.debug_tuple("Reply").field(reply).finish(),
+        }
+    }
+}
 
 /// The one message of a failed call (`call_failed`), the same in every language: the operation,
 /// the host of `base_url`, the machine's reason, the attempts made and, when the host's HTTP
