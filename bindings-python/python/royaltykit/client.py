@@ -832,7 +832,7 @@ class _Base:
         Cancelled, interrupted or closed mid-refresh: the fleet's lock this process holds is
         released by the driver (best effort), so the other processes need not wait out its
         lease; the caller abandons the session's exchange."""
-        session, refresh = self.session, None
+        session, refresh = self.session, cast(FleetToken | None, None)
         try:
             refresh = FleetToken(session, self._api, tenant_id=self._tenant, seed=self._seed(), now=self._clock())
             yield from self._fleet_steps(refresh, op)
