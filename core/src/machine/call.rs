@@ -8,7 +8,7 @@
 //! sends with its own HTTP client and sleeps for real):
 //!
 //! ```
-//! use royaltykit::machine::{Call, CallOptions, Step};
+//! use royaltykit::machine::{Call, CallOptions, Step, StepOutcome};
 //! use royaltykit::request::RequestParams;
 //! use royaltykit::retry::TransportFailure;
 //! use royaltykit::token::BearerToken;
@@ -31,13 +31,15 @@
 //! let response = loop {
 //!     match call.next(now, None)? {
 //!         Step::Send { request } => match send(&request) {
+//!             // what became of the send: one input, `report`
 //!             Ok((status, headers, body)) => {
 //!                 cause = None;
-//!                 call.response(status, &headers, &body, now)?
+//!                 let headers = headers.as_slice();
+//!                 call.report(StepOutcome::Response { status, headers, body: &body }, now)?
 //!             }
 //!             Err((failure, words)) => {
 //!                 cause = Some(words);
-//!                 call.transport_failure(failure, now)?
+//!                 call.report(StepOutcome::<[(String, String)]>::NoResponse(failure), now)?
 //!             }
 //!         },
 //!         Step::Wait { seconds } => now += seconds, // sleep
