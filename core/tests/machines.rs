@@ -13,9 +13,9 @@ use royaltykit::catalog;
 use royaltykit::dedup::ClaimState;
 use royaltykit::machine::{
     Call, CallFailure, CallOptions, ExportJob, ExportJobOptions, Fleet, FleetToken, FleetTokenStep,
-    InboxEntry, InboxOptions, InboxStep, InboxWorker, Pages, PagesOptions, PagesStep, ReceiptStep,
-    Recovery, RecoveryOptions, RecoveryStep, Session, Step, StepOutcome, WebhookReceiver,
-    PUBLISH_SCRIPT, RESERVE_SCRIPT, UNLOCK_SCRIPT,
+    InboxEntry, InboxOptions, InboxStep, InboxWorker, Pages, PagesOptions, PagesStep,
+    ReceiptOutcome, ReceiptStep, Recovery, RecoveryOptions, RecoveryStep, Session, Step,
+    StepOutcome, WebhookReceiver, PUBLISH_SCRIPT, RESERVE_SCRIPT, UNLOCK_SCRIPT,
 };
 use royaltykit::request::{RequestDescriptor, RequestParams};
 use royaltykit::retry::{RateBudget, TransportFailure};
@@ -83,44 +83,26 @@ fn receipt(i: &Value) -> Outcome {
             r.cancelled()?;
             continue;
         }
-        match step {
+        // every answer through the receipt's one input, `report`
+        let answer = match step {
             ReceiptStep::Reply { .. } => return Ok(json!({ "steps": steps })),
-            ReceiptStep::Wait { .. } => r.waited()?,
-            ReceiptStep::Enqueue { .. } => match answers.next().unwrap() {
-                "new" => r.enqueued(true)?,
-                "dup" => r.enqueued(false)?,
-                _ => r.store_failed()?,
-            },
-            ReceiptStep::Claim { .. } => match answers.next().unwrap() {
-                "store_down" => r.store_failed()?,
-                state => r.claimed(ClaimState::parse(state)?)?,
-            },
-            ReceiptStep::Release { .. } => {
-                answers.next().unwrap();
-                r.released()?
+            ReceiptStep::Wait { .. } => "ok",
+            _ => answers.next().unwrap(),
+        };
+        r.report(match (step, answer) {
+            (ReceiptStep::Claim { .. }, "store_down") => ReceiptOutcome::Failed,
+            (ReceiptStep::Claim { .. }, state) => {
+                ReceiptOutcome::Claimed(ClaimState::parse(state)?)
             }
-            ReceiptStep::RunHandler {} => match answers.next().unwrap() {
-                "ok" => r.handler_succeeded()?,
-                _ => r.handler_failed()?,
-            },
-            ReceiptStep::Commit { .. } => match answers.next().unwrap() {
-                "ok" => r.committed()?,
-                "lost" => r.claim_lost()?,
-                _ => r.store_failed()?,
-            },
-            ReceiptStep::Begin {} => match answers.next().unwrap() {
-                "ok" => r.began()?,
-                _ => r.store_failed()?,
-            },
-            ReceiptStep::CommitTransaction {} => match answers.next().unwrap() {
-                "ok" => r.transaction_committed()?,
-                _ => r.store_failed()?,
-            },
-            ReceiptStep::Rollback {} => {
-                answers.next().unwrap();
-                r.rolled_back()?
+            (ReceiptStep::Enqueue { .. }, "new") => ReceiptOutcome::Enqueued(true),
+            (ReceiptStep::Enqueue { .. }, "dup") => ReceiptOutcome::Enqueued(false),
+            (ReceiptStep::Commit { .. }, "ok") if r.is_transactional() => {
+                ReceiptOutcome::Marked(true)
             }
-        }
+            (ReceiptStep::Commit { .. }, "lost") => ReceiptOutcome::Marked(false),
+            (_, "ok") => ReceiptOutcome::Done,
+            _ => ReceiptOutcome::Failed,
+        })?;
     }
     panic!("no reply after 100 steps: {steps:?}")
 }
@@ -1064,4 +1046,67 @@ fn an_outcome_prints_no_body_and_no_header() {
     );
     assert_eq!(shown(UNREACHABLE), "NoResponse(ConnectFailed)");
     assert_eq!(shown(reply_of(None)), "Reply(None)");
+}
+
+/// A receipt's `report` takes what the pending step can have become and refuses the rest (the
+/// receipt unchanged): a `Done` for a claim, a mark in a plain receipt, a failed wait.
+#[test]
+fn a_receipt_reports_only_the_pending_steps_outcome() {
+    let body = br#"{"event":"ddex.import.completed","resource":{"type":"ddex_message","reference":"m1","url":"/api/v1/ddex/messages/m1"},"occurred_at":"2026-11-22T04:00:00Z"}"#;
+    let signed =
+        royaltykit::webhook::sign(&["whsec_report"], body, 1_763_784_000, "dlv_r").unwrap();
+    let delivery = WebhookReceiver::new(
+        &[WebhookSecret::new("whsec_report", None)],
+        VerifyOptions::default(),
+        "ns",
+    )
+    .unwrap()
+    .receive(&signed.pairs(), body, 1_763_784_000)
+    .delivery()
+    .unwrap()
+    .clone();
+    let refused = |r: Result<(), royaltykit::ArgumentError>| {
+        assert_eq!(
+            royaltykit::Error::from(r.expect_err("refused")).code(),
+            "invalid_argument"
+        );
+    };
+    let mut plain =
+        royaltykit::machine::WebhookReceipt::new("ns", Ok(delivery.clone()), false).unwrap();
+    refused(plain.report(ReceiptOutcome::Done)); // a claim is answered with its state
+    plain
+        .report(ReceiptOutcome::Claimed(ClaimState::New))
+        .unwrap();
+    assert!(matches!(plain.next(), ReceiptStep::RunHandler {}));
+    plain.report(ReceiptOutcome::Done).unwrap();
+    refused(plain.report(ReceiptOutcome::Marked(true))); // a plain receipt's commit is no mark
+    plain.report(ReceiptOutcome::Failed).unwrap(); // the store is down: wait, then again
+    assert!(matches!(plain.next(), ReceiptStep::Wait { .. }));
+    refused(plain.report(ReceiptOutcome::Failed));
+    plain.report(ReceiptOutcome::Done).unwrap();
+    plain.report(ReceiptOutcome::Done).unwrap();
+    assert!(matches!(
+        plain.next(),
+        ReceiptStep::Reply { status: 200, .. }
+    ));
+    assert_eq!(plain.outcome(), Some("processed"));
+
+    let mut tx = royaltykit::machine::WebhookReceipt::new("ns", Ok(delivery), false)
+        .unwrap()
+        .transactional();
+    for (outcome, step) in [
+        (ReceiptOutcome::Claimed(ClaimState::New), "begin"),
+        (ReceiptOutcome::Done, "run_handler"),
+        (ReceiptOutcome::Done, "commit"),
+    ] {
+        tx.report(outcome).unwrap();
+        assert_eq!(serde_json::to_value(tx.next()).unwrap()["step"], step);
+    }
+    refused(tx.report(ReceiptOutcome::Done)); // the mark says whether it changed a row
+    tx.report(ReceiptOutcome::Marked(false)).unwrap(); // the claim was lost: roll back, release
+    tx.report(ReceiptOutcome::Failed).unwrap(); // a failed rollback is as good as done
+    assert!(matches!(tx.next(), ReceiptStep::Release { .. }));
+    tx.report(ReceiptOutcome::Failed).unwrap();
+    assert!(matches!(tx.next(), ReceiptStep::Reply { status: 503, .. }));
+    assert_eq!(tx.outcome(), Some("claim_lost"));
 }

@@ -46,7 +46,7 @@ pub use inbox::{
     InboxEntry, InboxOptions, InboxStep, InboxWorker, DEFAULT_POLL_SECONDS, MAX_INBOX_ATTEMPTS,
 };
 pub use pages::{PageItems, Pages, PagesEnd, PagesOptions, PagesStep};
-pub use receipt::{ReceiptStep, WebhookReceipt, WebhookReceiver};
+pub use receipt::{ReceiptOutcome, ReceiptStep, WebhookReceipt, WebhookReceiver};
 
 /// Deprecated name of [`WebhookReceipt`], the name it has in Python, Node and Kotlin; kept for
 /// one release.

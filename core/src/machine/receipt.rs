@@ -4,33 +4,28 @@
 //! in which order, what a claim's state means, how often a commit is tried, which status to
 //! answer) is the receiver module's ([`crate::receiver`]).
 //!
-//! A host's loop, whatever its framework:
+//! A host's loop, whatever its framework: each step performed, what became of it reported
+//! with the receipt's one input, [`WebhookReceipt::report`] (what a failure means at each step,
+//! such as a failed release being as good as done, is the receipt's to decide):
 //!
 //! ```text
 //! let mut receipt = receiver.receive(&headers, &body, now);
 //! loop {
-//!     match receipt.next() {
-//!         ReceiptStep::Claim { key } => match store.claim(&key) {
-//!             Ok(state) => receipt.claimed(state)?,
-//!             Err(_) => receipt.store_failed()?,
-//!         },
-//!         ReceiptStep::Release { key } => { let _ = store.release(&key); receipt.released()? }
-//!         ReceiptStep::RunHandler {} => match handler(receipt.delivery()) {
-//!             Ok(()) => receipt.handler_succeeded()?,
-//!             Err(_) => receipt.handler_failed()?,
-//!         },
-//!         ReceiptStep::Commit { key, .. } => match store.commit(&key) {
-//!             Ok(_) => receipt.committed()?,
-//!             Err(_) => receipt.store_failed()?,
-//!         },
-//!         ReceiptStep::Wait { seconds } => { sleep(seconds); receipt.waited()? }
+//!     let outcome = match receipt.next() {
+//!         ReceiptStep::Claim { key } => store.claim(&key).map_or(Failed, Claimed),
+//!         ReceiptStep::Release { key } => store.release(&key).map_or(Failed, |_| Done),
+//!         ReceiptStep::RunHandler {} => handler(receipt.delivery()).map_or(Failed, |_| Done),
+//!         ReceiptStep::Commit { key, .. } => store.commit(&key).map_or(Failed, |_| Done),
+//!         ReceiptStep::Wait { seconds } => { sleep(seconds); Done }
 //!         ReceiptStep::Reply { status, body } => return (status, body),
-//!     }
+//!         // a transactional or inbox receipt: Begin, CommitTransaction, Rollback, Enqueue
+//!     };
+//!     receipt.report(outcome)?;
 //! }
 //! ```
 //!
 //! **Cancellation.** A host whose work is cancelled while a step is in flight (a cancelled task,
-//! an interrupt, an aborted request) reports [`WebhookReceipt::cancelled`] instead of the step's
+//! an interrupt, an aborted request) reports [`ReceiptOutcome::Cancelled`] instead of the step's
 //! outcome, then performs what follows — only `Rollback` and `Release` steps, never new work —
 //! up to the `Reply`, and lets the cancellation go on. The claims taken are released and an open
 //! transaction is rolled back, so the service's redelivery is processed (a claim in flight, if
@@ -114,6 +109,29 @@ pub enum ReceiptStep {
         body: String,
     },
 }
+}
+
+/// What became of the step a [`WebhookReceipt`] gave the host: its one input
+/// ([`WebhookReceipt::report`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReceiptOutcome {
+    /// The step was performed: a `Release`, `Begin`, `CommitTransaction`, `Rollback` or `Wait`,
+    /// the handler (`RunHandler`), or a plain receipt's `Commit`.
+    Done,
+    /// A `Claim`'s answer: the state the store gave the key.
+    Claimed(ClaimState),
+    /// A transactional receipt's `Commit` (the mark inside the transaction): whether it changed
+    /// a row (`false`: the claim's lease ran out and another worker took the key).
+    Marked(bool),
+    /// An `Enqueue`'s answer: whether the delivery was new to the inbox.
+    Enqueued(bool),
+    /// The step failed: the store could not be reached, or the handler failed. A failed
+    /// `Release` or `Rollback` is as good as done (a claim's lease runs out; the database rolls
+    /// back a transaction whose connection is gone).
+    Failed,
+    /// The host was cancelled while the step was in flight (see
+    /// [`WebhookReceipt::cancelled`]).
+    Cancelled,
 }
 
 /// Where a receipt is.
@@ -589,6 +607,39 @@ impl WebhookReceipt {
         }
         self.outcome = "cancelled";
         Ok(())
+    }
+
+    /// What became of the pending step: the one input of a receipt (the other inputs are its
+    /// parts). Promises what the part it stands for promises: [`WebhookReceipt::claimed`],
+    /// [`WebhookReceipt::enqueued`], [`WebhookReceipt::cancelled`]; for `Marked`,
+    /// [`WebhookReceipt::committed`] or [`WebhookReceipt::claim_lost`]; for `Done`, the
+    /// pending step's own (`released`, `rolled_back`, `handler_succeeded`, `committed`,
+    /// `began`, `transaction_committed`, `waited`); for `Failed`, `released` or `rolled_back`
+    /// during a release or a rollback, `handler_failed` for the handler, otherwise
+    /// [`WebhookReceipt::store_failed`]. An outcome the pending step cannot have (a `Done` for a
+    /// claim, a `Marked` in a plain receipt, a failed wait) is `invalid_argument`, the receipt
+    /// unchanged.
+    pub fn report(&mut self, outcome: ReceiptOutcome) -> Result<(), ArgumentError> {
+        use ReceiptOutcome as O;
+        match (outcome, &self.phase) {
+            (O::Cancelled, _) => self.cancelled(),
+            (O::Claimed(state), _) => self.claimed(state),
+            (O::Enqueued(new), _) => self.enqueued(new),
+            (O::Marked(true), Phase::Committing { .. }) if self.transactional => self.committed(),
+            (O::Marked(false), _) => self.claim_lost(),
+            (O::Done | O::Failed, Phase::Releasing { .. }) => self.released(),
+            (O::Done | O::Failed, Phase::RollingBack { .. }) => self.rolled_back(),
+            (O::Done, Phase::Handling) => self.handler_succeeded(),
+            (O::Failed, Phase::Handling) => self.handler_failed(),
+            (O::Done, Phase::Committing { .. }) if !self.transactional => self.committed(),
+            (O::Done, Phase::Beginning) => self.began(),
+            (O::Done, Phase::CommittingTransaction) => self.transaction_committed(),
+            (O::Done, Phase::Pausing { .. }) => self.waited(),
+            (O::Failed, Phase::Pausing { .. }) | (O::Done | O::Marked(true), _) => {
+                Err(unexpected(&format!("{outcome:?}"), self.expecting()))
+            }
+            (O::Failed, _) => self.store_failed(),
+        }
     }
 
     /// The pending `Wait` is over. Promises the commit's next attempt.
