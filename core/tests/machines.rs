@@ -13,7 +13,7 @@ use royaltykit::catalog;
 use royaltykit::dedup::ClaimState;
 use royaltykit::machine::{
     Call, CallFailure, CallOptions, ExportJob, ExportJobOptions, Fleet, FleetToken, FleetTokenStep,
-    InboxEntry, InboxOptions, InboxStep, InboxWorker, Pages, PagesOptions, PagesStep,
+    InboxEntry, InboxOptions, InboxOutcome, InboxStep, InboxWorker, Pages, PagesOptions, PagesStep,
     ReceiptOutcome, ReceiptStep, Recovery, RecoveryOptions, RecoveryStep, Session, Step,
     StepOutcome, WebhookReceiver, PUBLISH_SCRIPT, RESERVE_SCRIPT, UNLOCK_SCRIPT,
 };
@@ -656,25 +656,26 @@ fn inbox(i: &Value) -> Outcome {
                 body: c["body"].as_str().unwrap().to_owned(),
                 attempts: u32::try_from(c["attempts"].as_u64().unwrap()).unwrap(),
             });
-            w.claimed(entry, e["now"].as_f64().unwrap())?;
-        } else if e.get("waited").is_some() {
-            w.waited()?;
-        } else if e.get("began").is_some() {
-            w.began()?;
-        } else if e.get("handler").is_some() {
-            w.handler_succeeded()?;
+            w.report(InboxOutcome::Claimed(entry), e["now"].as_f64().unwrap())?;
         } else if let Some(m) = e["handler_failed"].as_str() {
-            w.handler_failed(m, e["now"].as_f64().unwrap())?;
+            w.report(InboxOutcome::Failed(m), e["now"].as_f64().unwrap())?;
         } else if let Some(b) = e["marked"].as_bool() {
-            w.marked(b)?;
-        } else if e.get("committed").is_some() {
-            w.committed()?;
-        } else if e.get("rolled_back").is_some() {
-            w.rolled_back()?;
-        } else if e.get("settled").is_some() {
-            w.settled()?;
+            w.report(InboxOutcome::Marked(b), 0.0)?;
         } else if e.get("store_failed").is_some() {
-            w.store_failed()?;
+            w.report(InboxOutcome::Failed("the store could not be reached"), 0.0)?;
+        } else if [
+            "waited",
+            "began",
+            "handler",
+            "committed",
+            "rolled_back",
+            "settled",
+        ]
+        .iter()
+        .any(|k| e.get(*k).is_some())
+        {
+            // every other answer is the pending step done, through the worker's one input
+            w.report(InboxOutcome::Done, 0.0)?;
         } else {
             panic!("unknown event {e}");
         }
@@ -1109,4 +1110,51 @@ fn a_receipt_reports_only_the_pending_steps_outcome() {
     tx.report(ReceiptOutcome::Failed).unwrap();
     assert!(matches!(tx.next(), ReceiptStep::Reply { status: 503, .. }));
     assert_eq!(tx.outcome(), Some("claim_lost"));
+}
+
+/// An inbox worker's `report` takes what the pending step can have become and refuses the
+/// rest (the worker unchanged): a `Done` for a claim, a failed idle wait.
+#[test]
+fn an_inbox_worker_reports_only_the_pending_steps_outcome() {
+    let options = InboxOptions {
+        max_attempts: Some(2),
+        poll_seconds: Some(5.0),
+        transactional: Some(true),
+        drain: Some(false),
+    };
+    let mut w = InboxWorker::new(&options, 7).unwrap();
+    let refused = |r: Result<(), royaltykit::ArgumentError>| {
+        assert_eq!(
+            royaltykit::Error::from(r.expect_err("refused")).code(),
+            "invalid_argument"
+        );
+    };
+    refused(w.report(InboxOutcome::Done, 100.0)); // a claim is answered with what it claimed
+    w.report(InboxOutcome::Claimed(None), 100.0).unwrap();
+    assert!(matches!(w.next(), InboxStep::Idle { .. }));
+    refused(w.report(InboxOutcome::Failed("no"), 100.0)); // a wait cannot fail
+    w.report(InboxOutcome::Done, 105.0).unwrap();
+    let entry = InboxEntry {
+        key: "k".into(),
+        delivery_id: "d".into(),
+        event: "ping".into(),
+        body: "{}".into(),
+        attempts: 1,
+    };
+    w.report(InboxOutcome::Claimed(Some(entry)), 105.0).unwrap();
+    w.report(InboxOutcome::Done, 105.0).unwrap(); // the transaction is open
+    w.report(InboxOutcome::Failed("E: the handler failed"), 105.0)
+        .unwrap();
+    assert!(matches!(w.next(), InboxStep::Rollback {}));
+    w.report(InboxOutcome::Failed("the connection is gone"), 105.0)
+        .unwrap(); // as good as rolled back
+    match w.next() {
+        InboxStep::Settle { poison, error, .. } => {
+            assert!(!poison);
+            assert_eq!(error, "E: the handler failed");
+        }
+        other => panic!("{other:?}"),
+    }
+    w.report(InboxOutcome::Done, 105.0).unwrap();
+    assert_eq!((w.processed(), w.retried(), w.poisoned()), (0, 1, 0));
 }

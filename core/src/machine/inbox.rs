@@ -98,6 +98,24 @@ pub enum InboxStep {
 }
 }
 
+/// What became of the step an [`InboxWorker`] gave the host: its one input
+/// ([`InboxWorker::report`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum InboxOutcome<'a> {
+    /// The step was performed: the idle wait is over, the transaction is open, the handler
+    /// finished, the transaction committed or was rolled back, the failed attempt is settled.
+    Done,
+    /// A `Claim`'s answer: the entry claimed, or none when nothing is due.
+    Claimed(Option<InboxEntry>),
+    /// A `MarkDone`'s answer: whether the mark changed a row (`false`: another worker claimed
+    /// the entry since).
+    Marked(bool),
+    /// The step failed with this message (for operators; never a secret): the handler's
+    /// failure during `RunHandler`, as good as done for a `Rollback` (the database rolls back
+    /// a transaction whose connection is gone), the store's otherwise.
+    Failed(&'a str),
+}
+
 #[derive(Debug, Clone, PartialEq)]
 enum Phase {
     Claiming,
@@ -371,6 +389,34 @@ impl InboxWorker {
             self.phase = Phase::Idle(wait);
         }
         Ok(())
+    }
+
+    /// What became of the pending step, at `now`: the one input of a worker (the other inputs
+    /// are its parts). Promises what the part it stands for promises: [`InboxWorker::claimed`],
+    /// [`InboxWorker::marked`]; for `Done`, the pending step's own (`waited`, `began`,
+    /// `handler_succeeded`, `committed`, `rolled_back`, `settled`); for `Failed`,
+    /// [`InboxWorker::handler_failed`] during the handler, `rolled_back` during a rollback,
+    /// otherwise [`InboxWorker::store_failed`]. An outcome the pending step cannot have (a
+    /// `Done` for a claim, a failed wait) is `invalid_argument`, the worker unchanged.
+    pub fn report(&mut self, outcome: InboxOutcome<'_>, now: f64) -> Result<(), ArgumentError> {
+        use InboxOutcome as O;
+        match (outcome, &self.phase) {
+            (O::Claimed(entry), _) => self.claimed(entry, now),
+            (O::Marked(changed), _) => self.marked(changed),
+            (O::Done | O::Failed(_), Phase::RollingBack(_) | Phase::RollingBackIdle(_)) => {
+                self.rolled_back()
+            }
+            (O::Done, Phase::Idle(_)) => self.waited(),
+            (O::Done, Phase::Beginning) => self.began(),
+            (O::Done, Phase::Handling) => self.handler_succeeded(),
+            (O::Done, Phase::Committing) => self.committed(),
+            (O::Done, Phase::Settling(_)) => self.settled(),
+            (O::Failed(error), Phase::Handling) => self.handler_failed(error, now),
+            (O::Failed(_), Phase::Idle(_) | Phase::Drained) | (O::Done, _) => {
+                Err(super::unexpected("this outcome", "another input"))
+            }
+            (O::Failed(_), _) => self.store_failed(),
+        }
     }
 
     /// Entries processed (committed) so far.

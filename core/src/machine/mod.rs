@@ -43,7 +43,8 @@ pub use fleet::{
     MAX_FLEET_PREFIX_BYTES, PUBLISH_SCRIPT, RESERVE_SCRIPT, UNLOCK_SCRIPT,
 };
 pub use inbox::{
-    InboxEntry, InboxOptions, InboxStep, InboxWorker, DEFAULT_POLL_SECONDS, MAX_INBOX_ATTEMPTS,
+    InboxEntry, InboxOptions, InboxOutcome, InboxStep, InboxWorker, DEFAULT_POLL_SECONDS,
+    MAX_INBOX_ATTEMPTS,
 };
 pub use pages::{PageItems, Pages, PagesEnd, PagesOptions, PagesStep};
 pub use receipt::{ReceiptOutcome, ReceiptStep, WebhookReceipt, WebhookReceiver};
