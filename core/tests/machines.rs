@@ -12,10 +12,10 @@
 use royaltykit::catalog;
 use royaltykit::dedup::ClaimState;
 use royaltykit::machine::{
-    Call, CallFailure, CallOptions, ExportJob, ExportJobOptions, Fleet, FleetToken, FleetTokenStep,
-    InboxEntry, InboxOptions, InboxOutcome, InboxStep, InboxWorker, Pages, PagesOptions, PagesStep,
-    ReceiptOutcome, ReceiptStep, Recovery, RecoveryOptions, RecoveryStep, Session, Step,
-    StepOutcome, WebhookReceiver, PUBLISH_SCRIPT, RESERVE_SCRIPT, UNLOCK_SCRIPT,
+    Call, CallFailure, CallOptions, ExportJob, ExportJobOptions, Fleet, FleetOutcome, FleetToken,
+    FleetTokenStep, InboxEntry, InboxOptions, InboxOutcome, InboxStep, InboxWorker, Pages,
+    PagesOptions, PagesStep, ReceiptOutcome, ReceiptStep, Recovery, RecoveryOptions, RecoveryStep,
+    Session, Step, StepOutcome, WebhookReceiver, PUBLISH_SCRIPT, RESERVE_SCRIPT, UNLOCK_SCRIPT,
 };
 use royaltykit::request::{RequestDescriptor, RequestParams};
 use royaltykit::retry::{RateBudget, TransportFailure};
@@ -544,20 +544,24 @@ fn fleet_token(i: &Value) -> Outcome {
             now += s;
             continue;
         }
-        if let Some(reply) = e.get("reply") {
-            ft.replied(reply.as_str(), &mut session, now)?;
+        // every answer through the refresh's one input, `report`
+        let outcome = if let Some(reply) = e.get("reply") {
+            FleetOutcome::Reply(reply.as_str())
         } else if e.get("redis_failed").is_some() {
-            ft.redis_failed(&mut session)?;
+            FleetOutcome::NoResponse
         } else if let Some(value) = e["exchanged"].as_str() {
-            let token = bearer_token_for(api, value, tenant);
-            ft.exchanged(token, e["refresh_at"].as_f64(), now)?;
+            FleetOutcome::Token(
+                bearer_token_for(api, value, tenant),
+                e["refresh_at"].as_f64(),
+            )
         } else if let Some(reason) = e["exchange_failed"].as_str() {
-            ft.exchange_failed(reason)?;
+            FleetOutcome::Failed(reason)
         } else if e.get("waited").is_some() {
-            ft.waited()?;
+            FleetOutcome::Done
         } else {
             panic!("unknown event {e}");
-        }
+        };
+        ft.report(outcome, &mut session, now)?;
         steps.push(fleet_token_view(ft.next()));
     }
     Ok(json!({"steps": steps, "has_token": session.has_token()}))
@@ -1157,4 +1161,25 @@ fn an_inbox_worker_reports_only_the_pending_steps_outcome() {
     }
     w.report(InboxOutcome::Done, 105.0).unwrap();
     assert_eq!((w.processed(), w.retried(), w.poisoned()), (0, 1, 0));
+}
+
+/// A fleet token refresh's `report` refuses what the pending step cannot have become (the
+/// refresh unchanged): a wait over or a token while a command is pending.
+#[test]
+fn a_fleet_refresh_reports_only_the_pending_steps_outcome() {
+    let mut session = Fleet::new(Some("rk:r:")).unwrap().session(None);
+    let mut ft = FleetToken::new(&session, catalog::Api::Enterprise, None, 9, 1_000.0).unwrap();
+    assert!(matches!(ft.next(), FleetTokenStep::Command { .. }));
+    let refused = |r: Result<(), royaltykit::ArgumentError>| {
+        assert_eq!(
+            royaltykit::Error::from(r.expect_err("refused")).code(),
+            "invalid_argument"
+        );
+    };
+    refused(ft.report(FleetOutcome::Done, &mut session, 1_000.0));
+    let token = BearerToken::enterprise("t");
+    refused(ft.report(FleetOutcome::Token(token, None), &mut session, 1_000.0));
+    ft.report(FleetOutcome::NoResponse, &mut session, 1_000.0)
+        .unwrap(); // on its own, then
+    assert!(matches!(ft.next(), FleetTokenStep::Exchange {}));
 }

@@ -56,6 +56,13 @@ fn nothing_prints_a_secret() {
         .unwrap()
         .unwrap(),
     );
+    // the fleet's token record, as Redis replies it to a refresh, and the token exchanged
+    let record = format!(r#"{{"v":"{TOKEN}","r":null,"a":"reports","t":"{TENANT}"}}"#);
+    show(&royaltykit::machine::FleetOutcome::Reply(Some(&record)));
+    show(&royaltykit::machine::FleetOutcome::Token(
+        token::BearerToken::reports(TOKEN, TENANT),
+        None,
+    ));
     // a token exchange's response, as a host reports it to the machine
     let none: &[(String, String)] = &[];
     show(&royaltykit::machine::StepOutcome::Response {

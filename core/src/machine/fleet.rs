@@ -274,6 +274,42 @@ impl std::fmt::Debug for FleetToken {
     }
 }
 
+/// What became of the step a [`FleetToken`] gave the host: its one input
+/// ([`FleetToken::report`]).
+pub enum FleetOutcome<'a> {
+    /// A `Command`'s reply (its text; `None` for nil).
+    Reply(Option<&'a str>),
+    /// A `Command`: the fleet's Redis could not be reached.
+    NoResponse,
+    /// The `Exchange` this process ran obtained `token`, due at the Unix second given (`None`:
+    /// never due).
+    Token(BearerToken, Option<f64>),
+    /// The `Exchange` this process ran failed, for this reason (never a credential).
+    Failed(&'a str),
+    /// The `Wait` is over.
+    Done,
+}
+
+// Never a reply's text: the token record the fleet publishes is one.
+impl std::fmt::Debug for FleetOutcome<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Reply(reply) => f
+                .debug_struct("Reply")
+                .field("bytes", &reply.map(str::len))
+                .finish(),
+            Self::NoResponse => f.write_str("NoResponse"),
+            Self::Token(token, refresh_at) => f
+                .debug_tuple("Token")
+                .field(token)
+                .field(refresh_at)
+                .finish(),
+            Self::Failed(reason) => f.debug_tuple("Failed").field(reason).finish(),
+            Self::Done => f.write_str("Done"),
+        }
+    }
+}
+
 impl FleetToken {
     /// A refresh for `session` (a fleet session) of a token of `api` (`tenant` for a reporting
     /// token), at `now`, by the process named by `seed` (the host's RNG). Promises
@@ -482,6 +518,26 @@ impl FleetToken {
         }
         self.phase = Phase::Unlock(reason.chars().take(1024).collect());
         Ok(())
+    }
+
+    /// What became of the pending step, at `now`: the one input of a refresh (the other inputs
+    /// are its parts, which say what each promises: [`FleetToken::replied`],
+    /// [`FleetToken::redis_failed`], [`FleetToken::exchanged`], [`FleetToken::exchange_failed`],
+    /// [`FleetToken::waited`]). An outcome the pending step cannot have is `invalid_argument`,
+    /// the refresh unchanged.
+    pub fn report(
+        &mut self,
+        outcome: FleetOutcome<'_>,
+        session: &mut Session,
+        now: f64,
+    ) -> Result<(), ArgumentError> {
+        match outcome {
+            FleetOutcome::Reply(reply) => self.replied(reply, session, now),
+            FleetOutcome::NoResponse => self.redis_failed(session),
+            FleetOutcome::Token(token, refresh_at) => self.exchanged(token, refresh_at, now),
+            FleetOutcome::Failed(reason) => self.exchange_failed(reason),
+            FleetOutcome::Done => self.waited(),
+        }
     }
 
     /// The command releasing the fleet's exchange lock when this refresh holds it (its exchange

@@ -39,7 +39,7 @@ pub use call::{
 pub use export_job::JobStep;
 pub use export_job::{export_interrupted_message, ExportJob, ExportJobOptions, MAX_CREATES};
 pub use fleet::{
-    Fleet, FleetToken, FleetTokenStep, DEFAULT_FLEET_PREFIX, FLEET_POLL_SECONDS,
+    Fleet, FleetOutcome, FleetToken, FleetTokenStep, DEFAULT_FLEET_PREFIX, FLEET_POLL_SECONDS,
     MAX_FLEET_PREFIX_BYTES, PUBLISH_SCRIPT, RESERVE_SCRIPT, UNLOCK_SCRIPT,
 };
 pub use inbox::{
