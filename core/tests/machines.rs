@@ -14,8 +14,9 @@ use royaltykit::dedup::ClaimState;
 use royaltykit::machine::{
     Call, CallFailure, CallOptions, ExportJob, ExportJobOptions, Fleet, FleetOutcome, FleetToken,
     FleetTokenStep, InboxEntry, InboxOptions, InboxOutcome, InboxStep, InboxWorker, Pages,
-    PagesOptions, PagesStep, ReceiptOutcome, ReceiptStep, Recovery, RecoveryOptions, RecoveryStep,
-    Session, Step, StepOutcome, WebhookReceiver, PUBLISH_SCRIPT, RESERVE_SCRIPT, UNLOCK_SCRIPT,
+    PagesOptions, PagesStep, ReceiptOutcome, ReceiptStep, Recovery, RecoveryOptions,
+    RecoveryOutcome, RecoveryStep, Session, Step, StepOutcome, WebhookReceiver, PUBLISH_SCRIPT,
+    RESERVE_SCRIPT, UNLOCK_SCRIPT,
 };
 use royaltykit::request::{RequestDescriptor, RequestParams};
 use royaltykit::retry::{RateBudget, TransportFailure};
@@ -718,7 +719,7 @@ fn recovery(i: &Value) -> Outcome {
                 let Some(body) = bodies.next().and_then(Value::as_str) else {
                     break;
                 };
-                run.page(body.as_bytes())?;
+                run.report(RecoveryOutcome::Page(body.as_bytes()))?;
             }
             RecoveryStep::Check { keys } => {
                 let states: Vec<ClaimState> = keys
@@ -726,15 +727,15 @@ fn recovery(i: &Value) -> Outcome {
                     .map(|k| ClaimState::parse(i["states"][k].as_str().unwrap_or("new")).unwrap())
                     .collect();
                 steps.push(json!({"step": "check", "keys": keys}));
-                run.checked(&states)?;
+                run.report(RecoveryOutcome::Checked(&states))?;
             }
             RecoveryStep::Replay { delivery } => {
                 steps.push(json!({"step": "replay", "delivery": delivery}));
                 let Some(answer) = replays.next() else { break };
-                match answer["failed"].as_str() {
-                    Some(code) => run.replay_failed(code)?,
-                    None => run.replayed(answer["body"].as_str().unwrap().as_bytes())?,
-                }
+                run.report(match answer["failed"].as_str() {
+                    Some(code) => RecoveryOutcome::ReplayFailed(code),
+                    None => RecoveryOutcome::Replayed(answer["body"].as_str().unwrap().as_bytes()),
+                })?;
             }
             RecoveryStep::Done { report } => {
                 let deliveries: Vec<Value> = report
@@ -1182,4 +1183,30 @@ fn a_fleet_refresh_reports_only_the_pending_steps_outcome() {
     ft.report(FleetOutcome::NoResponse, &mut session, 1_000.0)
         .unwrap(); // on its own, then
     assert!(matches!(ft.next(), FleetTokenStep::Exchange {}));
+}
+
+/// A recovery run's `report` refuses what the pending step cannot have become (the run
+/// unchanged): a check's states or a replay's answer while a page is fetched.
+#[test]
+fn a_recovery_run_reports_only_the_pending_steps_outcome() {
+    let mut run =
+        Recovery::new("sub_1", "ns", 1_000.0, 2_000.0, RecoveryOptions::default()).unwrap();
+    assert!(matches!(run.next(), RecoveryStep::Fetch { .. }));
+    let refused = |r: Result<(), royaltykit::ArgumentError>| {
+        assert_eq!(
+            royaltykit::Error::from(r.expect_err("refused")).code(),
+            "invalid_argument"
+        );
+    };
+    refused(run.report(RecoveryOutcome::Checked(&[ClaimState::New])));
+    refused(run.report(RecoveryOutcome::Replayed(b"{}")));
+    refused(run.report(RecoveryOutcome::ReplayFailed("call_failed")));
+    run.report(RecoveryOutcome::Page(
+        br#"{"data":[],"meta":{"current_page":1,"last_page":1}}"#,
+    ))
+    .unwrap();
+    assert!(matches!(run.next(), RecoveryStep::Check { keys } if keys.is_empty()));
+    refused(run.report(RecoveryOutcome::Page(b"{}"))); // a page while the check is pending
+    run.report(RecoveryOutcome::Checked(&[])).unwrap();
+    assert!(matches!(run.next(), RecoveryStep::Done { .. }));
 }

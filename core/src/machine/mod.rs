@@ -62,9 +62,9 @@ pub type Receipt = WebhookReceipt;
 #[deprecated(since = "0.1.0", note = "renamed `WebhookReceiver`")]
 pub type Receiver = WebhookReceiver;
 pub use recovery::{
-    RecoveredDelivery, Recovery, RecoveryAction, RecoveryOptions, RecoveryReport, RecoveryStep,
-    DEFAULT_MAX_ENTRIES, DEFAULT_MAX_REPLAYS, DEFAULT_MAX_REPLAYS_PER_DELIVERY, LIST_DELIVERIES,
-    REPLAY_DELIVERY,
+    RecoveredDelivery, Recovery, RecoveryAction, RecoveryOptions, RecoveryOutcome, RecoveryReport,
+    RecoveryStep, DEFAULT_MAX_ENTRIES, DEFAULT_MAX_REPLAYS, DEFAULT_MAX_REPLAYS_PER_DELIVERY,
+    LIST_DELIVERIES, REPLAY_DELIVERY,
 };
 pub use session::{Session, EXCHANGE_LEASE_SECONDS};
 

@@ -226,6 +226,19 @@ enum Phase {
     Fail(Box<RoyaltyKitError>),
 }
 
+/// What became of the step a [`Recovery`] gave the host: its one input ([`Recovery::report`]).
+#[derive(Debug, Clone, Copy)]
+pub enum RecoveryOutcome<'a> {
+    /// The 2xx body of the log page fetched.
+    Page(&'a [u8]),
+    /// The store's state of each key the check named, in order.
+    Checked(&'a [ClaimState]),
+    /// The 2xx body of the replay's request: the service accepted it.
+    Replayed(&'a [u8]),
+    /// The replay's request ended in the library's error of this code.
+    ReplayFailed(&'a str),
+}
+
 /// One recovery run for one subscription (see the module documentation): ask
 /// [`Recovery::next`], perform the step with the caller's client and store, report the
 /// outcome, and ask again, until `Done` or `Fail`.
@@ -344,15 +357,28 @@ impl Recovery {
                     delivery: p.original.reference.clone(),
                 },
                 None => RecoveryStep::Done {
-                    report: self.report(),
+                    report: self.report_so_far(),
                 },
             },
             Phase::Done => RecoveryStep::Done {
-                report: self.report(),
+                report: self.report_so_far(),
             },
             Phase::Fail(error) => RecoveryStep::Fail {
                 error: error.clone(),
             },
+        }
+    }
+
+    /// What became of the pending step: the one input of a run (the other inputs are its
+    /// parts, which say what each promises: [`Recovery::page`], [`Recovery::checked`],
+    /// [`Recovery::replayed`], [`Recovery::replay_failed`]). An outcome the pending step cannot
+    /// have is `invalid_argument`, the run unchanged.
+    pub fn report(&mut self, outcome: RecoveryOutcome<'_>) -> Result<(), ArgumentError> {
+        match outcome {
+            RecoveryOutcome::Page(body) => self.page(body),
+            RecoveryOutcome::Checked(states) => self.checked(states),
+            RecoveryOutcome::Replayed(body) => self.replayed(body),
+            RecoveryOutcome::ReplayFailed(code) => self.replay_failed(code),
         }
     }
 
@@ -607,7 +633,7 @@ impl Recovery {
         Ok(())
     }
 
-    fn report(&self) -> RecoveryReport {
+    fn report_so_far(&self) -> RecoveryReport {
         let deliveries: Vec<RecoveredDelivery> = self
             .plan
             .iter()
