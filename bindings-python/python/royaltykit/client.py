@@ -219,16 +219,20 @@ class _Sink:
 Stream = Callable[[int], "_Sink | None"]
 
 
-class _Failed(tuple[str, str]):
-    """A send (or a fleet command) that got no response: the machines' outcome
-    ``("no_response", kind)`` with the core's transport failure, and the library's error."""
+class _Failed:
+    """A send (or a fleet command) that got no response: the core's transport failure and the
+    HTTP library's error."""
 
-    error: BaseException
+    __slots__ = ("kind", "error")
 
-    def __new__(cls, kind: str, error: BaseException) -> _Failed:
-        failed = super().__new__(cls, ("no_response", kind))
-        failed.error = error
-        return failed
+    def __init__(self, kind: str, error: BaseException) -> None:
+        self.kind, self.error = kind, error
+
+
+def _outcome(result: Any) -> Any:
+    """What the machines' ``report`` is told of a send's or a fleet command's result: the result
+    itself, or ``("no_response", kind)`` for a ``_Failed``."""
+    return ("no_response", result.kind) if isinstance(result, _Failed) else result
 
 
 def _describe(e: BaseException) -> str:
@@ -766,9 +770,9 @@ class _Base:
                 case CallStep.Send(request=request):
                     outcome = yield ("send", request, stream)
                     cause = outcome.error if isinstance(outcome, _Failed) else None
-                    machine.report(outcome, self._clock())
+                    machine.report(_outcome(outcome), self._clock())
                 case CallStep.Reserve(command=command):  # a fleet's: counted in its budget first
-                    machine.report((yield ("redis", command)), self._clock())
+                    machine.report(_outcome((yield ("redis", command))), self._clock())
                 case CallStep.Wait(seconds=seconds):
                     yield ("sleep", seconds)
                 case CallStep.AwaitToken(seconds=seconds):
