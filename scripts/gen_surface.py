@@ -57,6 +57,12 @@ TYPES = {
     "bytes": kind("Body<'_>", "&{a}", "&[u8]", "{a}", "Vec<u8>", "&{a}", "_Body", "toBytes({a})", "BodyLike"),
     "opt_bytes": kind("Option<Body<'_>>", "&crate::args::body_or_empty({a})", "&[u8]", "{a}", "Vec<u8>", "&{a}",
                       "_Body | None", "{a} == null ? new Uint8Array(0) : toBytes({a})", "BodyLike | null"),
+    # A receipt's outcome (`WebhookReceipt.report`): Python's name or (name, value) pair and
+    # Node's name or one-key object, each read by the core (`ReceiptOutcome::from_parts`);
+    # Kotlin's the core's own sealed class.
+    "receipt_outcome": kind("crate::args::ReceiptOutcomeArg", "{a}.0?", "wasm_bindgen::JsValue",
+                            "crate::receipt_outcome(&{a})?", "royaltykit::machine::ReceiptOutcome", "{a}",
+                            "_ReceiptOutcome", "toOutcome({a}, '{n}')", "ReceiptOutcome", fails=("py", "wasm")),
     "opt_headers": kind("Option<Headers>", "&crate::args::headers_or_none({a})", "Vec<String>",
                         "&crate::FlatHeaders({a})", "std::collections::HashMap<String, String>", "&{a}",
                         "_Headers | None", "flattenHeaders({a} ?? [], RESPONSE_HEADERS)",

@@ -288,6 +288,21 @@ macro_rules! webhook_receipt_inputs {
     () => {
         #[uniffi::export]
         impl WebhookReceipt {
+            /// What became of the pending step, the receipt's one input: `Done`, `Failed`, `Cancelled`,
+            /// `Claimed(state)`, `Marked(changed)` or `Enqueued(new)`. `done`: the release, begin, transaction
+            /// commit, rollback, wait, handler or (plain) commit was performed; `claimed`: the claim's state;
+            /// `marked`: whether the transactional commit's mark changed a row; `enqueued`: whether the
+            /// delivery was new to the inbox; `failed`: the step failed, which the pending step gives its
+            /// meaning (a failed release or rollback counts as done, a failed handler is the handler's, any
+            /// other failure the store's); `cancelled`: the host was cancelled during the step (see
+            /// `cancelled`). Returns the next step. `RoyaltyKitException.InvalidArgument` (`invalid_argument`)
+            /// for an outcome the pending step cannot have (the receipt unchanged).
+            pub fn report(
+                &self,
+                outcome: royaltykit::machine::ReceiptOutcome,
+            ) -> crate::Result<ReceiptStep> {
+                self.then(|m| Ok(m.report(outcome)?))
+            }
             /// The state the store gave the key of the pending claim: `new`, `in_progress` or `done`. Returns
             /// the next step.
             pub fn claimed(

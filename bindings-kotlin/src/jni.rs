@@ -167,14 +167,13 @@ pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_receiptOpen(
     outcome.ok().flatten().unwrap_or(std::ptr::null_mut())
 }
 
-/// `dev.royaltykit.NativeFast.receiptReport(receipt, input, arg)`: reports one outcome to the
-/// receipt `receipt` (borrowed, alive until `receiptFree`) and answers the next step, as the
-/// `WebhookReceipt` method of the same name does. `input`: 1 `claimed` (`arg`: 0 new, 1
-/// in progress, 2 done), 2 `storeFailed`, 3 `released`, 4 `handlerSucceeded`, 5 `handlerFailed`,
-/// 6 `committed`, 7 `waited`, 8 `claimLost`, 9 `began`, 10 `transactionCommitted`,
-/// 11 `rolledBack`, 12 `enqueued` (`arg` != 0: new), 13 `cancelled`. Answers `[0] + ReceiptStep` or
-/// `[1] + RoyaltyKitException` (an input the pending step does not take), or null for an unknown
-/// input, when the JVM could not take the array, or on a panic.
+/// `dev.royaltykit.NativeFast.receiptReport(receipt, outcome, arg)`: reports the pending step's
+/// outcome to the receipt `receipt` (borrowed, alive until `receiptFree`) and answers the next
+/// step, as `WebhookReceipt.report` does. `outcome`: 1 `Done`, 2 `Failed`, 3 `Cancelled`,
+/// 4 `Claimed` (`arg`: 0 new, 1 in progress, 2 done), 5 `Marked` and 6 `Enqueued` (`arg` != 0:
+/// true). Answers `[0] + ReceiptStep` or `[1] + RoyaltyKitException` (an outcome the pending step
+/// cannot have), or null for an unknown outcome, when the JVM could not take the array, or on a
+/// panic.
 ///
 /// # Safety
 /// Called by the JVM only, with the handle of a receipt made by `receiptOpen` and not yet freed.
@@ -183,35 +182,29 @@ pub unsafe extern "system" fn Java_dev_royaltykit_NativeFast_receiptReport(
     env: *mut JNIEnv,
     _class: jclass,
     receipt: jlong,
-    input: jint,
+    outcome: jint,
     arg: jint,
 ) -> jbyteArray {
+    use royaltykit::machine::ReceiptOutcome as O;
     // SAFETY: the caller's contract above.
     let Some(r) = (unsafe { borrow::<WebhookReceipt>(receipt) }) else {
         return std::ptr::null_mut();
     };
     let outcome = catch_unwind(AssertUnwindSafe(|| {
-        let next = match input {
-            1 => r.claimed(match arg {
+        let next = r.report(match outcome {
+            1 => O::Done,
+            2 => O::Failed,
+            3 => O::Cancelled,
+            4 => O::Claimed(match arg {
                 0 => ClaimState::New,
                 1 => ClaimState::InProgress,
                 2 => ClaimState::Done,
                 _ => return None,
             }),
-            2 => r.store_failed(),
-            3 => r.released(),
-            4 => r.handler_succeeded(),
-            5 => r.handler_failed(),
-            6 => r.committed(),
-            7 => r.waited(),
-            8 => r.claim_lost(),
-            9 => r.began(),
-            10 => r.transaction_committed(),
-            11 => r.rolled_back(),
-            12 => r.enqueued(arg != 0),
-            13 => r.cancelled(),
+            5 => O::Marked(arg != 0),
+            6 => O::Enqueued(arg != 0),
             _ => return None,
-        };
+        });
         // SAFETY: `env` comes from the JVM for this call.
         unsafe { result_answer(env, next) }
     }));

@@ -420,3 +420,35 @@ pub fn with_outcome<R>(
         _ => Err(wrong()),
     }
 }
+
+/// A receipt's outcome (`WebhookReceipt.report`): `"done"`, `"failed"` or `"cancelled"`, or a
+/// pair `("claimed", state)`, `("marked", changed)` or `("enqueued", new)`. Another shape is a
+/// `TypeError`; a name or state the core does not know is its `invalid_argument`, kept here
+/// until the input runs.
+pub struct ReceiptOutcomeArg(pub Result<royaltykit::machine::ReceiptOutcome, ArgumentError>);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for ReceiptOutcomeArg {
+    type Error = PyErr;
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        use royaltykit::machine::ReceiptOutcome as O;
+        const SHAPES: &str = "'done', 'failed', 'cancelled', ('claimed', state), ('marked', bool) \
+                              or ('enqueued', bool)";
+        if obj.is_instance_of::<PyString>() {
+            return Ok(Self(O::from_parts(&obj.extract::<Text>()?, None, None)));
+        }
+        let t = obj
+            .cast::<PyTuple>()
+            .map_err(|_| type_error(SHAPES, &obj))?;
+        if t.len() != 2 {
+            return Err(type_error(SHAPES, &obj));
+        }
+        let (kind, value) = (t.get_item(0)?.extract::<Text>()?, t.get_item(1)?);
+        if value.is_instance_of::<pyo3::types::PyBool>() {
+            return Ok(Self(O::from_parts(&kind, None, Some(value.extract()?))));
+        }
+        let state = value
+            .extract::<Text>()
+            .map_err(|_| type_error(SHAPES, &obj))?;
+        Ok(Self(O::from_parts(&kind, Some(&state), None)))
+    }
+}

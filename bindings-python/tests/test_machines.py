@@ -48,45 +48,27 @@ def receipt(i):
                          inbox=i.get("inbox", False))
     answers = collections.deque(i["answers"])
     steps = []
+    transactional = i.get("transactional", False)
     while True:
         step = r.next()
-        # "cancel": the host was cancelled while the step was in flight (a Wait takes an answer only then)
-        if not isinstance(step, rk.ReceiptStep.Reply):
-            steps.append(receipt_view(step))
-        if answers and answers[0] == "cancel" and not isinstance(step, rk.ReceiptStep.Reply):
-            answers.popleft()
-            r.cancelled()
-            continue
-        match step:
-            case rk.ReceiptStep.Claim(key=key):
-                a = answers.popleft()
-                r.store_failed() if a == "store_down" else r.claimed(a)
-            case rk.ReceiptStep.Release(key=key):
-                answers.popleft()
-                r.released()
-            case rk.ReceiptStep.RunHandler():
-                assert r.delivery is not None
-                r.handler_succeeded() if answers.popleft() == "ok" else r.handler_failed()
-            case rk.ReceiptStep.Commit(key=key, attempt=attempt):
-                a = answers.popleft()
-                r.committed() if a == "ok" else r.claim_lost() if a == "lost" else r.store_failed()
-            case rk.ReceiptStep.Begin():
-                r.began() if answers.popleft() == "ok" else r.store_failed()
-            case rk.ReceiptStep.CommitTransaction():
-                r.transaction_committed() if answers.popleft() == "ok" else r.store_failed()
-            case rk.ReceiptStep.Rollback():
-                answers.popleft()
-                r.rolled_back()
-            case rk.ReceiptStep.Wait(seconds=seconds):
-                r.waited()
-            case rk.ReceiptStep.Enqueue(key=key):
-                a = answers.popleft()
-                r.enqueued(True) if a == "new" else r.enqueued(False) if a == "dup" else r.store_failed()
-            case rk.ReceiptStep.Reply(status=status, body=body):
-                reply = {k: v for k, v in json.loads(body).items() if k != "message"}
-                steps.append({"step": "reply", "status": status, **reply})
-                assert r.finished
-                return {"steps": steps}
+        if isinstance(step, rk.ReceiptStep.Reply):
+            reply = {k: v for k, v in json.loads(step.body).items() if k != "message"}
+            steps.append({"step": "reply", "status": step.status, **reply})
+            assert r.finished
+            return {"steps": steps}
+        steps.append(receipt_view(step))
+        if isinstance(step, rk.ReceiptStep.RunHandler):
+            assert r.delivery is not None
+        # every answer through the receipt's one input, report; "cancel": the host was cancelled
+        # while the step was in flight (a Wait takes an answer only then)
+        cancel = bool(answers) and answers[0] == "cancel"
+        a = "ok" if isinstance(step, rk.ReceiptStep.Wait) and not cancel else answers.popleft()
+        commit = isinstance(step, rk.ReceiptStep.Commit)
+        r.report("cancelled" if a == "cancel" else
+                 ("claimed", a) if isinstance(step, rk.ReceiptStep.Claim) and a != "store_down" else
+                 ("enqueued", a == "new") if isinstance(step, rk.ReceiptStep.Enqueue) and a in ("new", "dup") else
+                 ("marked", a == "ok") if commit and (a == "lost" or a == "ok" and transactional) else
+                 "done" if a == "ok" else "failed")
 
 
 def request_view(req):
@@ -740,3 +722,30 @@ def test_the_inputs_report_replaced_still_work_for_one_release_and_warn(old, arg
     call = rk.Call("listEnterpriseCountries", seed=1)
     with pytest.warns(DeprecationWarning, match=f"{old}\\(\\) is deprecated .*report"), pytest.raises(rk.InvalidArgumentError):
         getattr(call, old)(*args, 1_000.0)  # nothing pending: refused as report refuses it
+
+
+def test_a_receipts_report_takes_each_outcome_of_the_pending_step_and_refuses_the_rest():
+    """A receipt's one input, ``report``: a name, or a (name, value) pair; a shape it cannot
+    read is a ``TypeError``, a name or state the core does not know or an outcome the pending
+    step cannot have an ``InvalidArgumentError`` (the receipt unchanged)."""
+    verifier, now = rk.WebhookVerifier("whsec_window"), 1_763_784_000
+    headers, body = signed("dlv_r1")
+    r = verifier.receipt(headers, body, namespace="org_1", now=now, transactional=True)
+    assert isinstance(r.next(), rk.ReceiptStep.Claim)
+    for shape in [None, 1, b"done", ("claimed",), ("claimed", "new", 1), ("claimed", 1), ["claimed", "new"]]:
+        with pytest.raises(TypeError):
+            r.report(shape)  # type: ignore[arg-type]
+    for wrong in ["Done", "claimed", ("claimed", "gone"), ("claimed", True), ("marked", "yes"), ("done", True)]:
+        with pytest.raises(rk.InvalidArgumentError, match="outcome|claim"):
+            r.report(wrong)  # type: ignore[arg-type]
+    with pytest.raises(rk.InvalidArgumentError, match="waiting"):
+        r.report("done")  # a claim is answered with the key's state
+    assert isinstance(r.report(("claimed", "new")), rk.ReceiptStep.Begin)
+    assert isinstance(r.report("done"), rk.ReceiptStep.RunHandler)
+    assert isinstance(r.report("done"), rk.ReceiptStep.Commit)
+    with pytest.raises(rk.InvalidArgumentError):
+        r.report(("enqueued", True))  # no enqueue is pending
+    assert isinstance(r.report(("marked", False)), rk.ReceiptStep.Rollback), "the claim was lost"
+    assert isinstance(r.report("failed"), rk.ReceiptStep.Release), "a failed rollback counts as done"
+    assert isinstance(r.report("failed"), rk.ReceiptStep.Reply), "a failed release counts as done"
+    assert r.outcome == "claim_lost" and r.next().status == 503

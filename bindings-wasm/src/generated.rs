@@ -316,6 +316,19 @@ macro_rules! webhook_receipt_inputs {
     () => {
         #[wasm_bindgen(js_class = WebhookReceipt)]
         impl WebhookReceipt {
+            /// What became of the pending step, the receipt's one input: `'done'`, `'failed'` or `'cancelled'`,
+            /// or `{ claimed: state }`, `{ marked: changed }` or `{ enqueued: isNew }`. `done`: the release,
+            /// begin, transaction commit, rollback, wait, handler or (plain) commit was performed; `claimed`:
+            /// the claim's state; `marked`: whether the transactional commit's mark changed a row; `enqueued`:
+            /// whether the delivery was new to the inbox; `failed`: the step failed, which the pending step
+            /// gives its meaning (a failed release or rollback counts as done, a failed handler is the
+            /// handler's, any other failure the store's); `cancelled`: the host was cancelled during the step
+            /// (see `cancelled`). Returns the next step. `InvalidArgumentError` (`invalid_argument`) for an
+            /// outcome the pending step cannot have (the receipt unchanged), or a name or state the core does
+            /// not know. A shape none of those is a `TypeError`.
+            pub fn report(&mut self, outcome: wasm_bindgen::JsValue) -> crate::R<String> {
+                self.then(|m| Ok(m.report(crate::receipt_outcome(&outcome)?)?))
+            }
             /// The state the store gave the key of the pending claim: `new`, `in_progress` or `done`. Returns
             /// the next step. `InvalidArgumentError` (`invalid_argument`) for another state.
             pub fn claimed(&mut self, state: &str) -> crate::R<String> {

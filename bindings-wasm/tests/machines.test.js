@@ -22,70 +22,22 @@ function receipt(i) {
   const answers = [...i.answers];
   const steps = [];
   for (let s = r.next(); ; ) {
-    // "cancel": the host was cancelled while the step was in flight (a wait takes an answer only then)
-    if (s.step !== 'reply' && answers[0] === 'cancel') {
-      answers.shift();
-      steps.push({ ...s });
-      s = r.cancelled();
-      continue;
+    if (s.step === 'reply') {
+      const { message, ...reply } = JSON.parse(s.body);
+      assert.ok(r.finished);
+      steps.push({ step: 'reply', status: s.status, ...reply });
+      return steps;
     }
-    switch (s.step) {
-      case 'claim': {
-        steps.push({ step: 'claim', key: s.key });
-        const a = answers.shift();
-        s = a === 'store_down' ? r.storeFailed() : r.claimed(a);
-        break;
-      }
-      case 'release':
-        steps.push({ step: 'release', key: s.key });
-        answers.shift();
-        s = r.released();
-        break;
-      case 'run_handler':
-        steps.push({ step: 'run_handler' });
-        assert.ok(r.delivery.deliveryId);
-        s = answers.shift() === 'ok' ? r.handlerSucceeded() : r.handlerFailed();
-        break;
-      case 'commit':
-        steps.push({ step: 'commit', key: s.key, attempt: s.attempt });
-      {
-        const a = answers.shift();
-        s = a === 'ok' ? r.committed() : a === 'lost' ? r.claimLost() : r.storeFailed();
-        break;
-      }
-      case 'begin':
-        steps.push({ step: 'begin' });
-        s = answers.shift() === 'ok' ? r.began() : r.storeFailed();
-        break;
-      case 'commit_transaction':
-        steps.push({ step: 'commit_transaction' });
-        s = answers.shift() === 'ok' ? r.transactionCommitted() : r.storeFailed();
-        break;
-      case 'rollback':
-        steps.push({ step: 'rollback' });
-        answers.shift();
-        s = r.rolledBack();
-        break;
-      case 'wait':
-        steps.push({ step: 'wait', seconds: s.seconds });
-        s = r.waited();
-        break;
-      case 'enqueue': {
-        steps.push({ step: 'enqueue', key: s.key });
-        assert.ok(r.delivery.deliveryId);
-        const a = answers.shift();
-        s = a === 'new' ? r.enqueued(true) : a === 'dup' ? r.enqueued(false) : r.storeFailed();
-        break;
-      }
-      case 'reply': {
-        const { message, ...reply } = JSON.parse(s.body);
-        assert.ok(r.finished);
-        steps.push({ step: 'reply', status: s.status, ...reply });
-        return steps;
-      }
-      default:
-        throw new Error(`unknown step ${s.step}`);
-    }
+    steps.push({ ...s });
+    if (s.step === 'run_handler' || s.step === 'enqueue') assert.ok(r.delivery.deliveryId);
+    // every answer through the receipt's one input, report; "cancel": the host was cancelled
+    // while the step was in flight (a wait takes an answer only then)
+    const a = s.step === 'wait' && answers[0] !== 'cancel' ? 'ok' : answers.shift();
+    if (a === 'cancel') s = r.report('cancelled');
+    else if (s.step === 'claim' && a !== 'store_down') s = r.report({ claimed: a });
+    else if (s.step === 'enqueue' && (a === 'new' || a === 'dup')) s = r.report({ enqueued: a === 'new' });
+    else if (s.step === 'commit' && (a === 'lost' || (a === 'ok' && i.transactional === true))) s = r.report({ marked: a === 'ok' });
+    else s = r.report(a === 'ok' ? 'done' : 'failed');
   }
 }
 
@@ -684,4 +636,26 @@ test('report takes each outcome of the pending step and refuses the rest', () =>
   const done = call.next(1100, session);
   assert.deepEqual([done.step, done.status, Buffer.from(done.body).toString()], ['done', 200, '{"data":[]}']);
   assert.throws(() => call.report({ status: 200, headers: [], body: '{}' }, 1100), rk.InvalidArgumentError);
+});
+
+test("a receipt's report takes each outcome of the pending step and refuses the rest", () => {
+  const verifier = new rk.WebhookVerifier('whsec_window');
+  const [headers, body] = signedDelivery('dlv_r1');
+  const r = verifier.receipt(headers, body, { namespace: 'org_1', now: NOW, transactional: true });
+  assert.equal(r.next().step, 'claim');
+  for (const shape of [null, undefined, 1, true, ['claimed', 'new']]) assert.throws(() => r.report(shape), TypeError);
+  for (const wrong of ['Done', 'claimed', { claimed: 'gone' }, { claimed: true }, { marked: 'yes' }, {}]) {
+    assert.throws(() => r.report(wrong), rk.InvalidArgumentError);
+  }
+  assert.throws(() => r.report('done'), (e) => e instanceof rk.InvalidArgumentError && /waiting/.test(e.message));
+  assert.equal(r.report({ claimed: 'new' }).step, 'begin');
+  assert.equal(r.report('done').step, 'run_handler');
+  assert.equal(r.report('done').step, 'commit');
+  assert.throws(() => r.report({ enqueued: true }), rk.InvalidArgumentError); // no enqueue is pending
+  assert.equal(r.report({ marked: false }).step, 'rollback'); // the claim was lost
+  assert.equal(r.report('failed').step, 'release'); // a failed rollback counts as done
+  const reply = r.report('failed'); // so does a failed release
+  assert.deepEqual([reply.step, reply.status, r.outcome], ['reply', 503, 'claim_lost']);
+  r.free();
+  verifier.free();
 });

@@ -1071,12 +1071,6 @@ fn a_receipt_reports_only_the_pending_steps_outcome() {
     .delivery()
     .unwrap()
     .clone();
-    let refused = |r: Result<(), royaltykit::ArgumentError>| {
-        assert_eq!(
-            royaltykit::Error::from(r.expect_err("refused")).code(),
-            "invalid_argument"
-        );
-    };
     let mut plain =
         royaltykit::machine::WebhookReceipt::new("ns", Ok(delivery.clone()), false).unwrap();
     refused(plain.report(ReceiptOutcome::Done)); // a claim is answered with its state
@@ -1117,6 +1111,45 @@ fn a_receipt_reports_only_the_pending_steps_outcome() {
     assert_eq!(tx.outcome(), Some("claim_lost"));
 }
 
+/// That an input was refused as `invalid_argument`.
+fn refused<T: std::fmt::Debug>(r: Result<T, royaltykit::ArgumentError>) {
+    assert_eq!(
+        royaltykit::Error::from(r.expect_err("refused")).code(),
+        "invalid_argument"
+    );
+}
+
+/// A receipt's outcome as Python and Node name it: each form the core reads, and the rest
+/// refused (an unknown name, a value its name does not take or lacks, an unknown state).
+#[test]
+fn a_receipt_outcome_is_read_from_its_parts() {
+    use ReceiptOutcome as O;
+    let read = |kind, state, flag| O::from_parts(kind, state, flag).ok();
+    assert_eq!(read("done", None, None), Some(O::Done));
+    assert_eq!(read("failed", None, None), Some(O::Failed));
+    assert_eq!(read("cancelled", None, None), Some(O::Cancelled));
+    assert_eq!(
+        read("claimed", Some("in_progress"), None),
+        Some(O::Claimed(ClaimState::InProgress))
+    );
+    assert_eq!(read("marked", None, Some(false)), Some(O::Marked(false)));
+    assert_eq!(read("enqueued", None, Some(true)), Some(O::Enqueued(true)));
+    for (kind, state, flag) in [
+        ("Done", None, None),
+        ("", None, None),
+        ("done", Some("new"), None),
+        ("failed", None, Some(true)),
+        ("claimed", None, None),
+        ("claimed", Some("gone"), None),
+        ("claimed", None, Some(true)),
+        ("marked", None, None),
+        ("marked", Some("true"), None),
+        ("enqueued", Some("new"), Some(true)),
+    ] {
+        refused(O::from_parts(kind, state, flag));
+    }
+}
+
 /// An inbox worker's `report` takes what the pending step can have become and refuses the
 /// rest (the worker unchanged): a `Done` for a claim, a failed idle wait.
 #[test]
@@ -1128,12 +1161,6 @@ fn an_inbox_worker_reports_only_the_pending_steps_outcome() {
         drain: Some(false),
     };
     let mut w = InboxWorker::new(&options, 7).unwrap();
-    let refused = |r: Result<(), royaltykit::ArgumentError>| {
-        assert_eq!(
-            royaltykit::Error::from(r.expect_err("refused")).code(),
-            "invalid_argument"
-        );
-    };
     refused(w.report(InboxOutcome::Done, 100.0)); // a claim is answered with what it claimed
     w.report(InboxOutcome::Claimed(None), 100.0).unwrap();
     assert!(matches!(w.next(), InboxStep::Idle { .. }));
@@ -1171,12 +1198,6 @@ fn a_fleet_refresh_reports_only_the_pending_steps_outcome() {
     let mut session = Fleet::new(Some("rk:r:")).unwrap().session(None);
     let mut ft = FleetToken::new(&session, catalog::Api::Enterprise, None, 9, 1_000.0).unwrap();
     assert!(matches!(ft.next(), FleetTokenStep::Command { .. }));
-    let refused = |r: Result<(), royaltykit::ArgumentError>| {
-        assert_eq!(
-            royaltykit::Error::from(r.expect_err("refused")).code(),
-            "invalid_argument"
-        );
-    };
     refused(ft.report(FleetOutcome::Done, &mut session, 1_000.0));
     let token = BearerToken::enterprise("t");
     refused(ft.report(FleetOutcome::Token(token, None), &mut session, 1_000.0));
@@ -1192,12 +1213,6 @@ fn a_recovery_run_reports_only_the_pending_steps_outcome() {
     let mut run =
         Recovery::new("sub_1", "ns", 1_000.0, 2_000.0, RecoveryOptions::default()).unwrap();
     assert!(matches!(run.next(), RecoveryStep::Fetch { .. }));
-    let refused = |r: Result<(), royaltykit::ArgumentError>| {
-        assert_eq!(
-            royaltykit::Error::from(r.expect_err("refused")).code(),
-            "invalid_argument"
-        );
-    };
     refused(run.report(RecoveryOutcome::Checked(&[ClaimState::New])));
     refused(run.report(RecoveryOutcome::Replayed(b"{}")));
     refused(run.report(RecoveryOutcome::ReplayFailed("call_failed")));

@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable, Generator, Iterable
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar, cast, overload
 
 from ._native import (
     DEFAULT_STORE_CAPACITY,
@@ -36,6 +36,9 @@ from ._native import (
 )
 from ._ops import Command, Ops, aperform, perform
 from .telemetry import ReceiptScope, ReceiverTelemetry
+
+if TYPE_CHECKING:
+    from ._native import _ReceiptOutcome
 
 __all__ = ["AsyncDedupStore", "AsyncDeliveryStates", "AsyncRedisDedupStore", "DedupStore", "DeliveryStates", "EventName",
            "EventRouter", "InboxStore", "Receipt", "RedisDedupStore", "TransactionalDedupStore", "WebhookReceiver"]
@@ -511,93 +514,102 @@ class WebhookReceiver:
     def _steps(self, headers: Any, body: bytes, now: float | None,
                trace: _Trace) -> Generator[Any, tuple[bool, Any], Receipt]:
         """The receipt's loop, once for both drivers: yields each action to perform (a callable,
-        or a :class:`_Pause`) and is sent back ``(True, result)`` or ``(False, exception)``.
+        or a :class:`_Pause`) and is sent back ``(True, result)`` or ``(False, exception)``; the
+        core is told what became of it (``report``), and decides what a failure means.
 
         A ``BaseException`` that is not an ``Exception`` (``asyncio.CancelledError``,
         ``KeyboardInterrupt``, ``SystemExit``) cancels the delivery: it is reported to the core
         (``cancelled``), which then asks only for the rollback of the open transaction and the
         releases of the claims; they are performed, and the cancellation is raised, unchanged."""
-        r, store, d, tx = self._receipt(headers, body, now), self.store, None, cast(Any, None)
-        cancelled: BaseException | None = None
-        inbox, handler = self.inbox, cast(Callable[..., object], self.handler)
-
-        def store_failed(what: str, e: Any) -> Any:
-            # The delivery is answered 503 (the sender retries it); the outage is logged with its
-            # cause, never silently (a cancellation is not an outage).
-            if cancel(e):
-                return r.cancelled()
-            _log.error("webhook store %s failed on %s: answering 503 so that the delivery is sent again",
-                       type(store if inbox is None else inbox).__name__, what, exc_info=e)
-            trace.error = e
-            return r.store_failed()
-
-        def cancel(value: Any) -> bool:
-            """Whether `value` (a failed action's exception) cancels the delivery; keeps the first."""
-            nonlocal cancelled
-            if isinstance(value, BaseException) and not isinstance(value, Exception):
-                cancelled = cancelled or value
-                return True
-            return False
-
+        r, tx, cancelled = self._receipt(headers, body, now), cast(Any, None), cast("BaseException | None", None)
         step = r.next()
         while True:
-            match step:
-                case ReceiptStep.Claim(key=key):
-                    ok, value = yield lambda: store.claim(key)
-                    step = r.claimed(value) if ok else store_failed("claim", value)
-                case ReceiptStep.Release(key=key):  # a failed release is fine: the claim's lease runs out
-                    ok, value = yield lambda: store.release(key)
-                    step = r.cancelled() if not ok and cancel(value) else r.released()
-                case ReceiptStep.Begin():
-                    ok, tx = yield lambda: store.begin()
-                    step = r.began() if ok else store_failed("begin", tx)
-                case ReceiptStep.CommitTransaction():
-                    ok, e = yield lambda: store.commit_transaction(tx)
-                    step = r.transaction_committed() if ok else store_failed("commit", e)
-                case ReceiptStep.Rollback():  # a failed rollback is fine: the database rolls back
-                    ok, value = yield lambda: store.rollback(tx)
-                    step = r.cancelled() if not ok and cancel(value) else r.rolled_back()
-                case ReceiptStep.RunHandler():
-                    d = cast(VerifiedWebhook, r.delivery)
-                    ok, value = yield (lambda: handler(d, tx)) if self.transactional else (lambda: handler(d))
-                    if not ok and cancel(value):
-                        step = r.cancelled()
-                        continue
-                    if not ok:
-                        trace.error = value
-                        ok, value = yield lambda: self.on_error(value, d)
-                        if not ok and cancel(value):
-                            step = r.cancelled()
-                            continue
-                        if not ok:  # the delivery still ends as a handler failure: rolled back, released, 500
-                            _log.error("on_error raised for %s", d.delivery_id, exc_info=value)
-                        ok = False
-                    step = r.handler_succeeded() if ok else r.handler_failed()
-                case ReceiptStep.Commit(key=key) if self.transactional:  # the mark, inside the transaction
-                    ok, mine = yield lambda: store.mark_done(tx, key)
-                    step = (r.committed() if mine else r.claim_lost()) if ok else store_failed("mark_done", mine)
-                case ReceiptStep.Commit(key=key):
-                    ok, e = yield lambda: store.commit(key)
-                    step = r.committed() if ok else store_failed("commit", e)
-                case ReceiptStep.Wait(seconds=seconds):
-                    ok, value = yield _Pause(seconds)
-                    step = r.cancelled() if not ok and cancel(value) else r.waited()
-                case ReceiptStep.Enqueue(key=key):  # the verified delivery, persisted as received
-                    d = cast(VerifiedWebhook, r.delivery)
-                    text = body if isinstance(body, str) else bytes(body).decode("utf-8")  # verified: UTF-8 JSON
-                    ok, new = yield lambda: inbox.enqueue(key, d.delivery_id, d.event.name, text)
-                    if ok and not isinstance(new, bool):  # None is no answer: never taken for a duplicate
-                        ok, new = False, TypeError(f"inbox.enqueue must return a bool (True: a new entry, False: a "
-                                                   f"duplicate), not {type(new).__name__}")
-                    step = r.enqueued(new) if ok else store_failed("enqueue", new)
-                case ReceiptStep.Reply(status=status, body=reply):
-                    if cancelled is not None:
-                        raise cancelled
-                    d = d or r.delivery
-                    if self.on_event is not None or _log.isEnabledFor(logging.DEBUG):
-                        self._event(r.outcome, status, d)
-                    trace.end(r.outcome, status, d.delivery_id if d is not None else None)
-                    return Receipt(status, reply.encode(), d)
+            if isinstance(step, ReceiptStep.Reply):
+                if cancelled is not None:
+                    raise cancelled
+                return self._replied(r, step, trace)
+            ok, value = yield self._action(step, r, tx, body)
+            if not ok and isinstance(step, ReceiptStep.RunHandler) and not _cancels(value):
+                value = yield from self._handler_failed(value, cast(VerifiedWebhook, r.delivery), trace)
+            if not ok and _cancels(value):
+                cancelled = cancelled or value
+            tx = value if ok and isinstance(step, ReceiptStep.Begin) else tx
+            step = r.report(self._outcome(step, ok, value, trace))
+
+    def _action(self, step: Any, r: WebhookReceipt, tx: Any, body: Any) -> Any:
+        """What performs `step` (a callable, or a :class:`_Pause`): the store's, the inbox's or
+        the handler's call."""
+        store, inbox, handler = self.store, self.inbox, cast(Callable[..., object], self.handler)
+        match step:
+            case ReceiptStep.Claim(key=key):
+                return lambda: store.claim(key)
+            case ReceiptStep.Release(key=key):
+                return lambda: store.release(key)
+            case ReceiptStep.Begin():
+                return store.begin
+            case ReceiptStep.CommitTransaction():
+                return lambda: store.commit_transaction(tx)
+            case ReceiptStep.Rollback():
+                return lambda: store.rollback(tx)
+            case ReceiptStep.RunHandler():
+                d = cast(VerifiedWebhook, r.delivery)
+                return (lambda: handler(d, tx)) if self.transactional else (lambda: handler(d))
+            case ReceiptStep.Commit(key=key) if self.transactional:  # the mark, inside the transaction
+                return lambda: store.mark_done(tx, key)
+            case ReceiptStep.Commit(key=key):
+                return lambda: store.commit(key)
+            case ReceiptStep.Wait(seconds=seconds):
+                return _Pause(seconds)
+            case ReceiptStep.Enqueue(key=key):  # the verified delivery, persisted as received
+                d, text = cast(VerifiedWebhook, r.delivery), body if isinstance(body, str) else bytes(body).decode("utf-8")
+                return lambda: inbox.enqueue(key, d.delivery_id, d.event.name, text)  # verified: UTF-8 JSON
+        raise AssertionError(f"a receipt step this receiver does not know: {step!r}")
+
+    def _handler_failed(self, failure: BaseException, d: VerifiedWebhook,
+                        trace: _Trace) -> Generator[Any, tuple[bool, Any], BaseException]:
+        """The handler's `failure` given to ``on_error``; what the receipt is told of: the
+        failure, or a cancellation ``on_error`` raised (an exception it raises is logged and
+        changes nothing: the delivery still ends as a handler failure, rolled back, released,
+        500)."""
+        trace.error = failure
+        ok, value = yield lambda: self.on_error(failure, d)
+        if not ok and not _cancels(value):
+            _log.error("on_error raised for %s", d.delivery_id, exc_info=value)
+        return value if not ok and _cancels(value) else failure
+
+    def _outcome(self, step: Any, ok: bool, value: Any, trace: _Trace) -> _ReceiptOutcome:
+        """The outcome of the performed `step` as the receipt takes it. A store's failure is
+        logged with its cause, never silently: the delivery is answered 503 and sent again."""
+        if not ok and _cancels(value):
+            return "cancelled"
+        if ok and isinstance(step, ReceiptStep.Enqueue) and not isinstance(value, bool):
+            # None is no answer: never taken for a duplicate
+            ok, value = False, TypeError(f"inbox.enqueue must return a bool (True: a new entry, False: a "
+                                         f"duplicate), not {type(value).__name__}")
+        if not ok:
+            what = _STORE_STEPS.get(type(step).__name__)
+            if what is not None:  # a failed release or rollback is fine: the lease runs out, the database rolls back
+                what = "mark_done" if what == "commit" and self.transactional else what
+                _log.error("webhook store %s failed on %s: answering 503 so that the delivery is sent again",
+                           type(self.store if self.inbox is None else self.inbox).__name__, what, exc_info=value)
+                trace.error = value
+            return "failed"
+        match step:
+            case ReceiptStep.Claim():
+                return ("claimed", value)
+            case ReceiptStep.Enqueue():
+                return ("enqueued", value)
+            case ReceiptStep.Commit() if self.transactional:
+                return ("marked", bool(value))
+        return "done"
+
+    def _replied(self, r: WebhookReceipt, step: Any, trace: _Trace) -> Receipt:
+        """The receipt of the reply `step`; its event, when one is wanted."""
+        d = r.delivery
+        if self.on_event is not None or _log.isEnabledFor(logging.DEBUG):
+            self._event(r.outcome, step.status, d)
+        trace.end(r.outcome, step.status, d.delivery_id if d is not None else None)
+        return Receipt(step.status, step.body.encode(), d)
 
     def _event(self, outcome: str | None, status: int, d: VerifiedWebhook | None) -> None:
         """The delivery's event: what happened (the core's receipt outcome), never its body."""
@@ -711,6 +723,18 @@ class _Trace:
 
 
 @dataclass(frozen=True)
+def _cancels(value: Any) -> bool:
+    """Whether a failed action's `value` cancels the delivery: a ``BaseException`` that is not an
+    ``Exception`` (``asyncio.CancelledError``, ``KeyboardInterrupt``, ``SystemExit``)."""
+    return isinstance(value, BaseException) and not isinstance(value, Exception)
+
+
+# The steps whose failure is the store's (logged), by the name of their class; "commit" is the
+# mark of a transactional receipt.
+_STORE_STEPS = {"Claim": "claim", "Begin": "begin", "CommitTransaction": "commit", "Commit": "commit",
+                "Enqueue": "enqueue"}
+
+
 class _Pause:
     """A ``Wait`` step: ``time.sleep`` or ``asyncio.sleep`` it, whichever the driver is."""
 

@@ -112,8 +112,10 @@ pub enum ReceiptStep {
 }
 
 /// What became of the step a [`WebhookReceipt`] gave the host: its one input
-/// ([`WebhookReceipt::report`]).
+/// ([`WebhookReceipt::report`]). Kotlin takes it as it is (a sealed class); Python and Node
+/// name it ([`ReceiptOutcome::from_parts`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Enum))]
 pub enum ReceiptOutcome {
     /// The step was performed: a `Release`, `Begin`, `CommitTransaction`, `Rollback` or `Wait`,
     /// the handler (`RunHandler`), or a plain receipt's `Commit`.
@@ -132,6 +134,35 @@ pub enum ReceiptOutcome {
     /// The host was cancelled while the step was in flight (see
     /// [`WebhookReceipt::cancelled`]).
     Cancelled,
+}
+
+impl ReceiptOutcome {
+    /// The forms [`ReceiptOutcome::from_parts`] accepts, as its refusal names them.
+    const FORMS: &'static str = "`done`, `failed` or `cancelled` alone, `claimed` with the \
+        claim's state (`new`, `in_progress`, `done`), or `marked` or `enqueued` with true or false";
+
+    /// The outcome a binding names: `done`, `failed` and `cancelled` alone (no `state`, no
+    /// `flag`); `claimed` with the claim's `state` (`new`, `in_progress`, `done`); `marked` and
+    /// `enqueued` with their `flag`. Anything else is `invalid_argument` on `outcome`, naming
+    /// the accepted forms (an unknown state: the states).
+    pub fn from_parts(
+        kind: &str,
+        state: Option<&str>,
+        flag: Option<bool>,
+    ) -> Result<Self, ArgumentError> {
+        match (kind, state, flag) {
+            ("done", None, None) => Ok(Self::Done),
+            ("failed", None, None) => Ok(Self::Failed),
+            ("cancelled", None, None) => Ok(Self::Cancelled),
+            ("claimed", Some(state), None) => ClaimState::parse(state).map(Self::Claimed),
+            ("marked", None, Some(changed)) => Ok(Self::Marked(changed)),
+            ("enqueued", None, Some(new)) => Ok(Self::Enqueued(new)),
+            _ => Err(ArgumentError::new(
+                "outcome",
+                format!("a receipt's outcome is {}", Self::FORMS),
+            )),
+        }
+    }
 }
 
 /// Where a receipt is.

@@ -168,9 +168,9 @@ internal object NativeFast {
     @JvmStatic
     external fun receiptOpen(verifier: Long, window: Long, delivery: ByteArray, namespace: ByteArray, flags: Int): ByteArray?
 
-    /** One outcome reported to a receipt ([JniReceipt]'s codes): `[0] + ReceiptStep` or `[1] + RoyaltyKitException`, or null. */
+    /** The pending step's outcome reported to a receipt ([JniReceipt.report]'s codes): `[0] + ReceiptStep` or `[1] + RoyaltyKitException`, or null. */
     @JvmStatic
-    external fun receiptReport(receipt: Long, input: Int, arg: Int): ByteArray?
+    external fun receiptReport(receipt: Long, outcome: Int, arg: Int): ByteArray?
 
     /** A receipt's `Option<VerifiedWebhook>` then `Option<String>` (its outcome), or null. */
     @JvmStatic

@@ -344,19 +344,7 @@ internal fun WebhookVerifier.receiptOf(
  */
 internal interface ReceiptMachine : AutoCloseable {
     fun next(): ReceiptStep
-    fun claimed(state: ClaimState): ReceiptStep
-    fun storeFailed(): ReceiptStep
-    fun released(): ReceiptStep
-    fun handlerSucceeded(): ReceiptStep
-    fun handlerFailed(): ReceiptStep
-    fun committed(): ReceiptStep
-    fun waited(): ReceiptStep
-    fun claimLost(): ReceiptStep
-    fun began(): ReceiptStep
-    fun transactionCommitted(): ReceiptStep
-    fun rolledBack(): ReceiptStep
-    fun enqueued(new: Boolean): ReceiptStep
-    fun cancelled(): ReceiptStep
+    fun report(outcome: ReceiptOutcome): ReceiptStep
     fun delivery(): VerifiedWebhook?
     fun outcome(): String?
     fun isFinished(): Boolean
@@ -365,19 +353,7 @@ internal interface ReceiptMachine : AutoCloseable {
 /** The generated [WebhookReceipt] (JNA) as a [ReceiptMachine]. */
 internal class JnaReceipt(private val r: WebhookReceipt) : ReceiptMachine {
     override fun next() = r.next()
-    override fun claimed(state: ClaimState) = r.claimed(state)
-    override fun storeFailed() = r.storeFailed()
-    override fun released() = r.released()
-    override fun handlerSucceeded() = r.handlerSucceeded()
-    override fun handlerFailed() = r.handlerFailed()
-    override fun committed() = r.committed()
-    override fun waited() = r.waited()
-    override fun claimLost() = r.claimLost()
-    override fun began() = r.began()
-    override fun transactionCommitted() = r.transactionCommitted()
-    override fun rolledBack() = r.rolledBack()
-    override fun enqueued(new: Boolean) = r.enqueued(new)
-    override fun cancelled() = r.cancelled()
+    override fun report(outcome: ReceiptOutcome) = r.report(outcome)
     override fun delivery() = r.delivery()
     override fun outcome() = r.outcome()
     override fun isFinished() = r.isFinished()
@@ -392,9 +368,9 @@ internal class JnaReceipt(private val r: WebhookReceipt) : ReceiptMachine {
 internal class JniReceipt private constructor(private val handle: Long, private var pending: ReceiptStep) : ReceiptMachine {
     private var closed = false
 
-    private fun report(input: Int, arg: Int = 0): ReceiptStep {
+    private fun report(outcome: Int, arg: Int = 0): ReceiptStep {
         check(!closed) { "royaltykit: the receipt is closed" }
-        val answer = NativeFast.receiptReport(handle, input, arg)
+        val answer = NativeFast.receiptReport(handle, outcome, arg)
             ?: throw IllegalStateException("royaltykit: the receipt's native call did not complete (see the log for a panic)")
         return FfiConverterTypeReceiptStep.read(jniAnswer(answer)).also { pending = it }
     }
@@ -408,19 +384,14 @@ internal class JniReceipt private constructor(private val handle: Long, private 
     }
 
     override fun next() = pending
-    override fun claimed(state: ClaimState) = report(1, state.ordinal)
-    override fun storeFailed() = report(2)
-    override fun released() = report(3)
-    override fun handlerSucceeded() = report(4)
-    override fun handlerFailed() = report(5)
-    override fun committed() = report(6)
-    override fun waited() = report(7)
-    override fun claimLost() = report(8)
-    override fun began() = report(9)
-    override fun transactionCommitted() = report(10)
-    override fun rolledBack() = report(11)
-    override fun enqueued(new: Boolean) = report(12, if (new) 1 else 0)
-    override fun cancelled() = report(13)
+    override fun report(outcome: ReceiptOutcome) = when (outcome) {
+        is ReceiptOutcome.Done -> report(1)
+        is ReceiptOutcome.Failed -> report(2)
+        is ReceiptOutcome.Cancelled -> report(3)
+        is ReceiptOutcome.Claimed -> report(4, outcome.v1.ordinal)
+        is ReceiptOutcome.Marked -> report(5, if (outcome.v1) 1 else 0)
+        is ReceiptOutcome.Enqueued -> report(6, if (outcome.v1) 1 else 0)
+    }
     override fun delivery(): VerifiedWebhook? = FfiConverterOptionalTypeVerifiedWebhook.read(state())
     override fun outcome(): String? = state().let { FfiConverterOptionalTypeVerifiedWebhook.read(it); dev.royaltykit.FfiConverterOptionalString.read(it) }
     override fun isFinished() = pending is ReceiptStep.Reply
@@ -930,28 +901,29 @@ class WebhookReceiver private constructor(
         /** The cancellation (a cancelled coroutine, an interrupted thread) that stopped the delivery. */
         var cancelled: Exception? = null,
     ) {
-        /** The pending step failed: `cancelled` when the failure was a cancellation, else `storeFailed`. */
-        fun failed(r: ReceiptMachine): ReceiptStep = if (cancelled != null) r.cancelled() else r.storeFailed()
+        /** What a store call's `value` (null: it failed) tells the receipt: `of(value)`, else `Cancelled` when the failure was a cancellation, else `Failed`. */
+        inline fun <T : Any> answer(value: T?, of: (T) -> ReceiptOutcome): ReceiptOutcome =
+            if (value != null) of(value) else if (cancelled != null) ReceiptOutcome.Cancelled else ReceiptOutcome.Failed
     }
 
     /**
-     * The handler's failure given to `onError`, then the step that follows: an exception
+     * The handler's failure given to `onError`, then what the receipt is told: an exception
      * `onError` throws is logged and changes nothing (the delivery still ends as a handler
      * failure: rolled back, released, 500), as in Python and Node; a cancellation it throws
      * cancels the delivery, as one the handler throws does.
      */
-    private fun reportHandlerFailure(r: ReceiptMachine, open: Open, failure: Exception, d: VerifiedWebhook): ReceiptStep {
+    private fun reportHandlerFailure(open: Open, failure: Exception, d: VerifiedWebhook): ReceiptOutcome {
         open.error = failure
         try {
             onError(failure, d)
         } catch (e: Exception) {
             if (isCancellation(e)) {
                 open.cancelled = e
-                return r.cancelled()
+                return ReceiptOutcome.Cancelled
             }
             storeLog.log(java.util.logging.Level.SEVERE, "onError threw for ${d.deliveryId}", e)
         }
-        return r.handlerFailed()
+        return ReceiptOutcome.Failed
     }
 
     private fun drive(r: ReceiptMachine, open: Open, body: ByteArray): Receipt {
@@ -966,92 +938,82 @@ class WebhookReceiver private constructor(
 
     private fun steps(r: ReceiptMachine, open: Open, body: ByteArray): Receipt {
         var step = r.next()
-        var delivery: VerifiedWebhook? = null
-        val tx = transactionalStore
         while (true) {
-            step = when (step) {
-                is ReceiptStep.Claim -> {
-                    val key = step.key
-                    outcome("claim", open) { tx?.claim(key) ?: store!!.claim(key) }.let { if (it == null) open.failed(r) else r.claimed(it) }
-                }
-                is ReceiptStep.Release -> {
-                    val key = step.key
-                    outcome("release", open) { if (tx != null) tx.release(key) else store!!.release(key) } // a failed release: the lease runs out
-                    r.released()
-                }
-                is ReceiptStep.RunHandler -> {
-                    // The core asks for the handler only with a verified delivery; were it absent, the
-                    // machine answers as for a failed handler (no reply is written here).
-                    val d = r.delivery().also { delivery = it }
-                    val failure = if (d == null) null else try {
-                        if (tx != null) transactionalHandler!!(d, open.connection!!) else handler!!(d)
-                        null
-                    } catch (e: Exception) {
-                        e
-                    }
-                    when {
-                        d == null -> r.handlerFailed()
-                        failure == null -> r.handlerSucceeded()
-                        isCancellation(failure) -> { open.cancelled = failure; r.cancelled() }
-                        else -> reportHandlerFailure(r, open, failure, d)
-                    }
-                }
-                is ReceiptStep.Commit -> {
-                    val key = step.key
-                    if (tx != null) {
-                        // The mark, inside the open transaction: false when the claim was lost.
-                        when (outcome("markDone", open) { tx.markDone(open.connection!!, key) }) {
-                            null -> open.failed(r)
-                            true -> r.committed()
-                            false -> r.claimLost()
-                        }
-                    } else if (outcome("commit", open) { store!!.commit(key) } == null) open.failed(r) else r.committed()
-                }
-                is ReceiptStep.Wait -> try {
-                    Thread.sleep((step.seconds * 1000).toLong())
-                    r.waited()
-                } catch (e: InterruptedException) {
-                    open.cancelled = e
-                    r.cancelled()
-                }
-                is ReceiptStep.Begin -> {
-                    val c = outcome("begin", open) { tx!!.begin() }
-                    open.connection = c
-                    if (c == null) open.failed(r) else r.began()
-                }
-                is ReceiptStep.CommitTransaction -> {
-                    val c = open.connection
-                    open.connection = null // the store gives it back, committed or not
-                    if (outcome("commitTransaction", open) { tx!!.commitTransaction(c!!) } == null) open.failed(r) else r.transactionCommitted()
-                }
-                is ReceiptStep.Rollback -> {
-                    val c = open.connection
-                    open.connection = null
-                    // a failed rollback: the database rolls back a lost connection; none after a failed
-                    // commitTransaction, which rolled back and gave the connection back
-                    if (c != null) outcome("rollback", open) { tx!!.rollback(c) }
-                    r.rolledBack()
-                }
-                is ReceiptStep.Enqueue -> {
-                    // The core asks for it only with a verified delivery (its id and event name).
-                    val d = r.delivery().also { delivery = it }
-                    val key = step.key
-                    val added = if (d == null || inbox == null) null else outcome("enqueue", open) {
-                        inbox.enqueue(key, d.deliveryId, d.event.name, String(body, StandardCharsets.UTF_8))
-                    }
-                    if (added == null) open.failed(r) else r.enqueued(added)
-                }
-                is ReceiptStep.Reply -> {
-                    open.cancelled?.let { throw it } // after the rollback and the releases
-                    val d = delivery ?: r.delivery()
-                    open.outcome = r.outcome()
-                    val event = ReceiptEvent(open.outcome, step.status.toInt(), d?.deliveryId, d?.event?.name)
-                    onEvent?.invoke(event)
-                    if (storeLog.isLoggable(java.util.logging.Level.FINE)) storeLog.fine("royaltykit: $event")
-                    return Receipt(step.status.toInt(), step.body, d)
-                }
-            }
+            if (step is ReceiptStep.Reply) return replied(r, open, step)
+            step = r.report(perform(step, r, open, body))
         }
+    }
+
+    /** Performs the receipt's `step` (the store's, the inbox's or the handler's call); what became of it. */
+    private fun perform(step: ReceiptStep, r: ReceiptMachine, open: Open, body: ByteArray): ReceiptOutcome {
+        val tx = transactionalStore
+        val done = { _: Any -> ReceiptOutcome.Done }
+        return when (step) {
+            is ReceiptStep.Claim -> open.answer(outcome("claim", open) { tx?.claim(step.key) ?: store!!.claim(step.key) }) { ReceiptOutcome.Claimed(it) }
+            // a failed release: the lease runs out (the core counts it as done)
+            is ReceiptStep.Release -> open.answer(outcome("release", open) { if (tx != null) tx.release(step.key) else store!!.release(step.key) }, done)
+            is ReceiptStep.RunHandler -> handle(r, open)
+            // (transactional) the mark, inside the open transaction: false when the claim was lost
+            is ReceiptStep.Commit -> if (tx != null) {
+                open.answer(outcome("markDone", open) { tx.markDone(open.connection!!, step.key) }) { ReceiptOutcome.Marked(it) }
+            } else open.answer(outcome("commit", open) { store!!.commit(step.key) }, done)
+            is ReceiptStep.Wait -> try {
+                Thread.sleep((step.seconds * 1000).toLong())
+                ReceiptOutcome.Done
+            } catch (e: InterruptedException) {
+                open.cancelled = e
+                ReceiptOutcome.Cancelled
+            }
+            is ReceiptStep.Begin -> open.answer(outcome("begin", open) { tx!!.begin() }.also { open.connection = it }, done)
+            is ReceiptStep.CommitTransaction -> {
+                val c = open.connection
+                open.connection = null // the store gives it back, committed or not
+                open.answer(outcome("commitTransaction", open) { tx!!.commitTransaction(c!!) }, done)
+            }
+            is ReceiptStep.Rollback -> {
+                val c = open.connection
+                open.connection = null
+                // a failed rollback: the database rolls back a lost connection; none after a failed
+                // commitTransaction, which rolled back and gave the connection back
+                if (c != null) outcome("rollback", open) { tx!!.rollback(c) }
+                ReceiptOutcome.Done
+            }
+            is ReceiptStep.Enqueue -> {
+                // The core asks for it only with a verified delivery (its id and event name).
+                val d = r.delivery()
+                open.answer(if (d == null || inbox == null) null else outcome("enqueue", open) {
+                    inbox.enqueue(step.key, d.deliveryId, d.event.name, String(body, StandardCharsets.UTF_8))
+                }) { ReceiptOutcome.Enqueued(it) }
+            }
+            is ReceiptStep.Reply -> throw IllegalStateException("royaltykit: a reply is answered, not performed")
+        }
+    }
+
+    /** Runs the handler on the receipt's delivery; what became of it. */
+    private fun handle(r: ReceiptMachine, open: Open): ReceiptOutcome {
+        // The core asks for the handler only with a verified delivery; were it absent, the
+        // machine answers as for a failed handler (no reply is written here).
+        val d = r.delivery() ?: return ReceiptOutcome.Failed
+        val failure = try {
+            if (transactionalStore != null) transactionalHandler!!(d, open.connection!!) else handler!!(d)
+            return ReceiptOutcome.Done
+        } catch (e: Exception) {
+            e
+        }
+        if (!isCancellation(failure)) return reportHandlerFailure(open, failure, d)
+        open.cancelled = failure
+        return ReceiptOutcome.Cancelled
+    }
+
+    /** The delivery's receipt, after the rollback and the releases: its event; a cancelled delivery throws instead. */
+    private fun replied(r: ReceiptMachine, open: Open, step: ReceiptStep.Reply): Receipt {
+        open.cancelled?.let { throw it }
+        val d = r.delivery()
+        open.outcome = r.outcome()
+        val event = ReceiptEvent(open.outcome, step.status.toInt(), d?.deliveryId, d?.event?.name)
+        onEvent?.invoke(event)
+        if (storeLog.isLoggable(java.util.logging.Level.FINE)) storeLog.fine("royaltykit: $event")
+        return Receipt(step.status.toInt(), step.body, d)
     }
 
     /**

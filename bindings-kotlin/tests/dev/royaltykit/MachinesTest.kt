@@ -50,50 +50,27 @@ class MachinesTest {
             }
             machine.use { r ->
                 var s = r.next()
-                while (true) {
-                    // "cancel": the host was cancelled while the step was in flight (a Wait takes an answer only then)
-                    if (s !is ReceiptStep.Reply && answers.firstOrNull() == "cancel") {
-                        answers.removeFirst()
-                        steps.add(receiptView(s))
-                        s = r.cancelled()
-                        continue
-                    }
-                    s = when (s) {
-                        is ReceiptStep.Claim -> {
-                            steps.add(step("step" to "claim", "key" to s.key))
-                            val a = answers.removeFirst()
-                            if (a == "store_down") r.storeFailed() else r.claimed(ClaimState.valueOf(a.uppercase()))
-                        }
-                        is ReceiptStep.Release -> { steps.add(step("step" to "release", "key" to s.key)); answers.removeFirst(); r.released() }
-                        is ReceiptStep.RunHandler -> {
-                            steps.add(step("step" to "run_handler"))
-                            assertTrue(r.delivery() != null)
-                            if (answers.removeFirst() == "ok") r.handlerSucceeded() else r.handlerFailed()
-                        }
-                        is ReceiptStep.Commit -> {
-                            steps.add(step("step" to "commit", "key" to s.key, "attempt" to s.attempt.toLong()))
-                            when (answers.removeFirst()) { "ok" -> r.committed(); "lost" -> r.claimLost(); else -> r.storeFailed() }
-                        }
-                        is ReceiptStep.Begin -> { steps.add(step("step" to "begin")); if (answers.removeFirst() == "ok") r.began() else r.storeFailed() }
-                        is ReceiptStep.CommitTransaction -> {
-                            steps.add(step("step" to "commit_transaction"))
-                            if (answers.removeFirst() == "ok") r.transactionCommitted() else r.storeFailed()
-                        }
-                        is ReceiptStep.Rollback -> { steps.add(step("step" to "rollback")); answers.removeFirst(); r.rolledBack() }
-                        is ReceiptStep.Wait -> { steps.add(step("step" to "wait", "seconds" to s.seconds)); r.waited() }
-                        is ReceiptStep.Enqueue -> {
-                            steps.add(step("step" to "enqueue", "key" to s.key))
-                            assertTrue(r.delivery() != null)
-                            when (answers.removeFirst()) { "new" -> r.enqueued(true); "dup" -> r.enqueued(false); else -> r.storeFailed() }
-                        }
-                        is ReceiptStep.Reply -> {
-                            val reply = JsonParser.parseString(s.body).asJsonObject
-                            assertTrue(r.isFinished())
-                            steps.add(step("step" to "reply", "status" to s.status.toLong(), *reply.entrySet().filter { it.key != "message" }.map { it.key to it.value.asString }.toTypedArray()))
-                            return steps
-                        }
-                    }
+                while (s !is ReceiptStep.Reply) {
+                    steps.add(receiptView(s))
+                    if (s is ReceiptStep.RunHandler || s is ReceiptStep.Enqueue) assertTrue(r.delivery() != null)
+                    // every answer through the receipt's one input, report; "cancel": the host was
+                    // cancelled while the step was in flight (a Wait takes an answer only then)
+                    val a = if (s is ReceiptStep.Wait && answers.firstOrNull() != "cancel") "ok" else answers.removeFirst()
+                    s = r.report(
+                        when {
+                            a == "cancel" -> ReceiptOutcome.Cancelled
+                            s is ReceiptStep.Claim && a != "store_down" -> ReceiptOutcome.Claimed(ClaimState.valueOf(a.uppercase()))
+                            s is ReceiptStep.Enqueue && (a == "new" || a == "dup") -> ReceiptOutcome.Enqueued(a == "new")
+                            s is ReceiptStep.Commit && (a == "lost" || (a == "ok" && transactional)) -> ReceiptOutcome.Marked(a == "ok")
+                            a == "ok" -> ReceiptOutcome.Done
+                            else -> ReceiptOutcome.Failed
+                        },
+                    )
                 }
+                val reply = JsonParser.parseString(s.body).asJsonObject
+                assertTrue(r.isFinished())
+                steps.add(step("step" to "reply", "status" to s.status.toLong(), *reply.entrySet().filter { it.key != "message" }.map { it.key to it.value.asString }.toTypedArray()))
+                return steps
             }
         }
         @Suppress("UNREACHABLE_CODE") return steps
