@@ -63,6 +63,12 @@ TYPES = {
     "receipt_outcome": kind("crate::args::ReceiptOutcomeArg", "{a}.0?", "wasm_bindgen::JsValue",
                             "crate::receipt_outcome(&{a})?", "royaltykit::machine::ReceiptOutcome", "{a}",
                             "_ReceiptOutcome", "toOutcome({a}, '{n}')", "ReceiptOutcome", fails=("py", "wasm")),
+    # An inbox worker's outcome (`InboxWorker.report`): Python's name or (name, value) pair, read
+    # by the core (`InboxOutcome::from_parts`); Node's name or one-key object, as JSON the core
+    # reads (`InboxOutcome::from_json`); Kotlin's the core's own sealed class.
+    "inbox_outcome": kind("crate::args::InboxOutcomeArg", "{a}.0?", "&str", "royaltykit::machine::InboxOutcome::from_json({a})?",
+                          "royaltykit::machine::InboxOutcome", "{a}", "_InboxOutcome", "outcomeJson({a}, '{n}')",
+                          "InboxOutcome", fails=("py", "wasm")),
     "opt_headers": kind("Option<Headers>", "&crate::args::headers_or_none({a})", "Vec<String>",
                         "&crate::FlatHeaders({a})", "std::collections::HashMap<String, String>", "&{a}",
                         "_Headers | None", "flattenHeaders({a} ?? [], RESPONSE_HEADERS)",

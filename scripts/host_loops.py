@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Lists every host loop of the bindings with its length: each function of the Python, Node and
-Kotlin packages holding a `while True` / `for (;;)` / `while (true)` loop that asks a machine
-for its step (I/O loops, reading a body, are left out), counted in physical
+Kotlin packages holding a `while True` / `for (;;)` / `while (true)` loop, or one whose condition
+reads a step, that asks a machine for its step (I/O loops, reading a body, are left out), counted in physical
 lines from its signature to its end, blank lines left out (docs/ARCHITECTURE.md, "Protocol machines":
 issue 41's bound is 30). `--max N` exits 1 when one is longer, except the functions named by
 `--known NAME,...` (the loops not yet brought within it, a list that only shrinks: one of them
@@ -21,9 +21,10 @@ SOURCES = [
     ("js", "bindings-wasm/js/*.cjs"),
     ("kt", "bindings-kotlin/kotlin/dev/royaltykit/**/*.kt"),
 ]
-LOOP = re.compile(r"^\s*(while True:|for \(.*;\s*;\s*\)\s*\{|while \(true\) \{)")
+# an endless loop, or one whose condition reads a step (`while (step !is ...)`, `while not isinstance(step, ...)`)
+LOOP = re.compile(r"^\s*(while True:|for \(.*;\s*;\s*\)\s*\{|while \(true\) \{|(while|for)\b.*\b[Ss]tep\b)")
 # a loop drives a machine when its function asks one for its step
-DRIVES = re.compile(r"\b[Ss]teps?\b|\.next\(|advance")
+DRIVES = re.compile(r"\b[Ss]teps?\b|\.next\(|\.advance\(")
 START = {
     "py": re.compile(r"^(\s*)(async )?def (\w+)\("),
     "js": re.compile(r"^(\s*)(?:static )?(?:async )?(?:function\s*)?\*?\s*#?(\w+)\s*(?:=\s*(?:async )?)?\([^;]*$"),

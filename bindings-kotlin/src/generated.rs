@@ -377,6 +377,23 @@ macro_rules! inbox_worker_inputs {
     () => {
         #[uniffi::export]
         impl InboxWorker {
+            /// What became of the pending step at `now` (null or left out: the host's clock), the worker's one
+            /// input: `Done`, `Claimed(entry)`, `Marked(changed)` or `Failed(message)`. `done`: the wait,
+            /// begin, handler, commit, rollback or settle was performed; `claimed`: the claim's entry (an
+            /// `InboxEntry`), null when nothing is due; `marked`: whether the mark changed a row (false:
+            /// another worker claimed the entry since); `failed`: the step failed with a message for operators
+            /// (never include a secret), which the pending step gives its meaning (during the handler the
+            /// handler's, kept as the entry's `last_error`; as good as done for a rollback; the store's
+            /// otherwise). Returns the next step. `RoyaltyKitException.InvalidArgument` (`invalid_argument`)
+            /// for an outcome the pending step cannot have (the worker unchanged).
+            #[uniffi::method(default(now = None))]
+            pub fn report(
+                &self,
+                outcome: royaltykit::machine::InboxOutcome,
+                now: Option<f64>,
+            ) -> crate::Result<InboxStep> {
+                self.then(|m| Ok(m.report(outcome, royaltykit_host::now_or_clock_f64(now))?))
+            }
             /// The idle wait is over. Returns the next step.
             pub fn waited(&self) -> crate::Result<InboxStep> {
                 self.then(|m| Ok(m.waited()?))

@@ -452,3 +452,50 @@ impl<'a, 'py> FromPyObject<'a, 'py> for ReceiptOutcomeArg {
         Ok(Self(O::from_parts(&kind, Some(&state), None)))
     }
 }
+
+/// An inbox worker's outcome (`InboxWorker.report`): `"done"`, or a pair `("claimed", row)`
+/// (the claim's row of five columns or an `InboxEntry`, None when nothing is due),
+/// `("marked", changed)` or `("failed", message)`. Another shape is a `TypeError`; the value
+/// is read by its type and the core decides whether the name takes it (`invalid_argument`),
+/// kept here until the input runs.
+pub(crate) struct InboxOutcomeArg(pub(crate) crate::R<royaltykit::machine::InboxOutcome>);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for InboxOutcomeArg {
+    type Error = PyErr;
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        use royaltykit::machine::InboxOutcome as O;
+        const SHAPES: &str =
+            "'done', ('claimed', row or None), ('marked', bool) or ('failed', message)";
+        let read =
+            |r: Result<O, ArgumentError>| -> PyResult<Self> { Ok(Self(r.map_err(Into::into))) };
+        if obj.is_instance_of::<PyString>() {
+            return read(O::from_parts(&obj.extract::<Text>()?, None, None, None));
+        }
+        let t = obj
+            .cast::<PyTuple>()
+            .map_err(|_| type_error(SHAPES, &obj))?;
+        if t.len() != 2 {
+            return Err(type_error(SHAPES, &obj));
+        }
+        let (kind, value) = (t.get_item(0)?.extract::<Text>()?, t.get_item(1)?);
+        if value.is_instance_of::<pyo3::types::PyBool>() {
+            return read(O::from_parts(&kind, None, Some(value.extract()?), None));
+        }
+        if value.is_instance_of::<PyString>() {
+            return read(O::from_parts(
+                &kind,
+                None,
+                None,
+                Some(&value.extract::<Text>()?),
+            ));
+        }
+        let entry = match value.is_none() {
+            true => None,
+            false => match crate::machine::inbox_entry(&value) {
+                Ok(entry) => Some(entry),
+                Err(e) => return Ok(Self(Err(e))),
+            },
+        };
+        read(O::from_parts(&kind, Some(entry), None, None))
+    }
+}

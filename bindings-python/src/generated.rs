@@ -427,6 +427,20 @@ macro_rules! inbox_worker_methods {
         #[pyo3::pymethods]
         impl InboxWorker {
             $($hand)*
+            /// What became of the pending step at ``now`` (None or left out: the host's clock), the worker's
+            /// one input: ``"done"``, ``("claimed", row)``, ``("marked", changed)`` or ``("failed", message)``.
+            /// ``done``: the wait, begin, handler, commit, rollback or settle was performed; ``claimed``: the
+            /// claim's entry (the row of five columns or an ``InboxEntry``), None when nothing is due;
+            /// ``marked``: whether the mark changed a row (False: another worker claimed the entry since);
+            /// ``failed``: the step failed with a message for operators (never include a secret), which the
+            /// pending step gives its meaning (during the handler the handler's, kept as the entry's
+            /// ``last_error``; as good as done for a rollback; the store's otherwise). Returns the next step.
+            /// ``InvalidArgumentError`` (``invalid_argument``) for an outcome the pending step cannot have (the
+            /// worker unchanged), or one the core cannot read. A shape none of those is a ``TypeError``.
+            #[pyo3(signature = (outcome, now = None))]
+            fn report(&self, py: pyo3::Python<'_>, outcome: crate::args::InboxOutcomeArg, now: Option<f64>) -> pyo3::PyResult<InboxStep> {
+                self.then(py, |m| Ok(m.report(outcome.0?, royaltykit_host::now_or_clock_f64(now))?))
+            }
             /// The idle wait is over. Returns the next step.
             fn waited(&self, py: pyo3::Python<'_>) -> pyo3::PyResult<InboxStep> {
                 self.then(py, |m| Ok(m.waited()?))

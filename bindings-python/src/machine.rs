@@ -1099,7 +1099,7 @@ crate::generated::recovery_methods! {
 
 /// A claim's row as the core's entry: an ``InboxEntry`` as is, or the five columns the claim
 /// returns (``inbox_key``, ``delivery_id``, ``event``, ``body``, ``attempts``).
-fn inbox_entry(row: &Bound<'_, PyAny>) -> crate::R<InboxEntry> {
+pub(crate) fn inbox_entry(row: &Bound<'_, PyAny>) -> crate::R<InboxEntry> {
     if let Ok(entry) = row.cast::<InboxEntry>() {
         return Ok(entry.get().clone());
     }

@@ -405,29 +405,19 @@ def inbox(i):
     w = rk.InboxWorker(max_attempts=o.get("max_attempts"), poll_seconds=o.get("poll_seconds"),
                        transactional=o.get("transactional"), drain=o.get("drain"), seed=i["seed"])
     steps = [inbox_view(w.next())]
-    for e in i["events"]:
+    for e in i["events"]:  # every event through the worker's one input, report
         if "claimed" in e:
             c = e["claimed"]
             row = None if c is None else (c["key"], c["delivery_id"], c["event"], c["body"], c["attempts"])
-            s = w.claimed(row, e["now"])
-        elif "waited" in e:
-            s = w.waited()
-        elif "began" in e:
-            s = w.began()
-        elif "handler" in e:
-            s = w.handler_succeeded()
+            s = w.report(("claimed", row), e["now"])
         elif isinstance(e.get("handler_failed"), str):
-            s = w.handler_failed(e["handler_failed"], e["now"])
+            s = w.report(("failed", e["handler_failed"]), e["now"])
         elif isinstance(e.get("marked"), bool):
-            s = w.marked(e["marked"])
-        elif "committed" in e:
-            s = w.committed()
-        elif "rolled_back" in e:
-            s = w.rolled_back()
-        elif "settled" in e:
-            s = w.settled()
+            s = w.report(("marked", e["marked"]))
         elif "store_failed" in e:
-            s = w.store_failed()
+            s = w.report(("failed", "the store could not be reached"))
+        elif any(k in e for k in ("waited", "began", "handler", "committed", "rolled_back", "settled")):
+            s = w.report("done")
         else:
             raise AssertionError(f"unknown event {e}")
         # Each input returns the step that follows, the one next() gives.
@@ -749,3 +739,30 @@ def test_a_receipts_report_takes_each_outcome_of_the_pending_step_and_refuses_th
     assert isinstance(r.report("failed"), rk.ReceiptStep.Release), "a failed rollback counts as done"
     assert isinstance(r.report("failed"), rk.ReceiptStep.Reply), "a failed release counts as done"
     assert r.outcome == "claim_lost" and r.next().status == 503
+
+
+def test_an_inbox_workers_report_takes_each_outcome_of_the_pending_step_and_refuses_the_rest():
+    """An inbox worker's one input, ``report``: ``"done"`` or a (name, value) pair; a shape it
+    cannot read is a ``TypeError``, a name the value does not fit or an outcome the pending step
+    cannot have an ``InvalidArgumentError`` (the worker unchanged)."""
+    w = rk.InboxWorker(max_attempts=2, poll_seconds=5, transactional=True, drain=False, seed=7)
+    assert isinstance(w.next(), rk.InboxStep.Claim)
+    for shape in [None, 1, b"done", ("claimed",), ("claimed", None, 1), ["done"], ("claimed", 5), ("claimed", ("k",))]:
+        with pytest.raises(TypeError):
+            w.report(shape, 100.0)  # type: ignore[arg-type]
+    for wrong in ["claimed", "Done", ("done", True), ("marked", "yes"), ("failed", True), ("claimed", "row"), ("done", None)]:
+        with pytest.raises(rk.InvalidArgumentError):
+            w.report(wrong, 100.0)  # type: ignore[arg-type]
+    with pytest.raises(rk.InvalidArgumentError, match="waiting"):
+        w.report("done", 100.0)  # a claim is answered with what it claimed
+    assert isinstance(w.report(("claimed", None), 100.0), rk.InboxStep.Idle)
+    with pytest.raises(rk.InvalidArgumentError):
+        w.report(("failed", "no"), 100.0)  # a wait cannot fail
+    assert isinstance(w.report("done", 105.0), rk.InboxStep.Claim)
+    assert isinstance(w.report(("claimed", ("k", "d", "ping", "{}", 1)), 105.0), rk.InboxStep.Begin)
+    assert isinstance(w.report("done"), rk.InboxStep.RunHandler)
+    assert isinstance(w.report(("failed", "E: the handler failed"), 105.0), rk.InboxStep.Rollback)
+    settle = w.report(("failed", "the connection is gone"))  # as good as rolled back
+    assert isinstance(settle, rk.InboxStep.Settle) and settle.error == "E: the handler failed" and not settle.poison
+    w.report("done")
+    assert (w.processed, w.retried, w.poisoned) == (0, 1, 0)

@@ -405,6 +405,21 @@ macro_rules! inbox_worker_inputs {
     () => {
         #[wasm_bindgen(js_class = InboxWorker)]
         impl InboxWorker {
+            /// What became of the pending step at `now` (null or left out: the host's clock), the worker's one
+            /// input: `'done'`, `{ claimed: entry }`, `{ marked: changed }` or `{ failed: message }`. `done`:
+            /// the wait, begin, handler, commit, rollback or settle was performed; `claimed`: the claim's entry
+            /// (`{ key, deliveryId, event, body, attempts }`), null when nothing is due; `marked`: whether the
+            /// mark changed a row (false: another worker claimed the entry since); `failed`: the step failed
+            /// with a message for operators (never include a secret), which the pending step gives its meaning
+            /// (during the handler the handler's, kept as the entry's `last_error`; as good as done for a
+            /// rollback; the store's otherwise). Returns the next step. `InvalidArgumentError`
+            /// (`invalid_argument`) for an outcome the pending step cannot have (the worker unchanged), or one
+            /// the core cannot read. A shape none of those is a `TypeError`.
+            pub fn report(&mut self, outcome: &str, now: f64) -> crate::R<String> {
+                self.then(|m| {
+                    Ok(m.report(royaltykit::machine::InboxOutcome::from_json(outcome)?, now)?)
+                })
+            }
             /// The idle wait is over. Returns the next step.
             pub fn waited(&mut self) -> crate::R<String> {
                 self.then(|m| Ok(m.waited()?))

@@ -343,20 +343,15 @@ function inbox(i) {
     seed: i.seed });
   try {
     const steps = [inboxView(w.next())];
-    for (const e of i.events) {
+    for (const e of i.events) { // every event through the worker's one input, report
       let s;
       if ('claimed' in e) {
         const c = e.claimed;
-        s = w.claimed(c === null ? null : { key: c.key, deliveryId: c.delivery_id, event: c.event, body: c.body, attempts: c.attempts }, e.now);
-      } else if ('waited' in e) s = w.waited();
-      else if ('began' in e) s = w.began();
-      else if ('handler' in e) s = w.handlerSucceeded();
-      else if (typeof e.handler_failed === 'string') s = w.handlerFailed(e.handler_failed, e.now);
-      else if (typeof e.marked === 'boolean') s = w.marked(e.marked);
-      else if ('committed' in e) s = w.committed();
-      else if ('rolled_back' in e) s = w.rolledBack();
-      else if ('settled' in e) s = w.settled();
-      else if ('store_failed' in e) s = w.storeFailed();
+        s = w.report({ claimed: c === null ? null : { key: c.key, deliveryId: c.delivery_id, event: c.event, body: c.body, attempts: c.attempts } }, e.now);
+      } else if (typeof e.handler_failed === 'string') s = w.report({ failed: e.handler_failed }, e.now);
+      else if (typeof e.marked === 'boolean') s = w.report({ marked: e.marked });
+      else if ('store_failed' in e) s = w.report({ failed: 'the store could not be reached' });
+      else if (['waited', 'began', 'handler', 'committed', 'rolled_back', 'settled'].some((k) => k in e)) s = w.report('done');
       else throw new Error(`unknown event ${JSON.stringify(e)}`);
       assert.deepEqual(s, w.next(), 'an input returns the step next() gives');
       steps.push(inboxView(s));
@@ -658,4 +653,29 @@ test("a receipt's report takes each outcome of the pending step and refuses the 
   assert.deepEqual([reply.step, reply.status, r.outcome], ['reply', 503, 'claim_lost']);
   r.free();
   verifier.free();
+});
+
+test("an inbox worker's report takes each outcome of the pending step and refuses the rest", () => {
+  const w = new rk.InboxWorker({ maxAttempts: 2, pollSeconds: 5, transactional: true, drain: false, seed: 7 });
+  try {
+    assert.equal(w.next().step, 'claim');
+    for (const shape of [null, undefined, 1, ['done']]) assert.throws(() => w.report(shape, 100), TypeError);
+    for (const wrong of ['claimed', 'Done', {}, { done: true }, { marked: 'yes' }, { failed: true }, { claimed: 'row' },
+      { claimed: { key: 'k' } }, { claimed: { key: 'k', deliveryId: 'd', event: 'ping', body: '{}', attempts: -1 } }]) {
+      assert.throws(() => w.report(wrong, 100), rk.InvalidArgumentError);
+    }
+    assert.throws(() => w.report('done', 100), (e) => e instanceof rk.InvalidArgumentError && /waiting/.test(e.message));
+    assert.equal(w.report({ claimed: null }, 100).step, 'idle');
+    assert.throws(() => w.report({ failed: 'no' }, 100), rk.InvalidArgumentError); // a wait cannot fail
+    assert.equal(w.report('done', 105).step, 'claim');
+    assert.equal(w.report({ claimed: { key: 'k', deliveryId: 'd', event: 'ping', body: '{}', attempts: 1 } }, 105).step, 'begin');
+    assert.equal(w.report('done').step, 'run_handler');
+    assert.equal(w.report({ failed: 'E: the handler failed' }, 105).step, 'rollback');
+    const settle = w.report({ failed: 'the connection is gone' }); // as good as rolled back
+    assert.deepEqual([settle.step, settle.error, settle.poison], ['settle', 'E: the handler failed', false]);
+    w.report('done');
+    assert.deepEqual([w.processed, w.retried, w.poisoned], [0, 1, 0]);
+  } finally {
+    w.free();
+  }
 });

@@ -663,11 +663,14 @@ fn inbox(i: &Value) -> Outcome {
             });
             w.report(InboxOutcome::Claimed(entry), e["now"].as_f64().unwrap())?;
         } else if let Some(m) = e["handler_failed"].as_str() {
-            w.report(InboxOutcome::Failed(m), e["now"].as_f64().unwrap())?;
+            w.report(InboxOutcome::Failed(m.into()), e["now"].as_f64().unwrap())?;
         } else if let Some(b) = e["marked"].as_bool() {
             w.report(InboxOutcome::Marked(b), 0.0)?;
         } else if e.get("store_failed").is_some() {
-            w.report(InboxOutcome::Failed("the store could not be reached"), 0.0)?;
+            w.report(
+                InboxOutcome::Failed("the store could not be reached".into()),
+                0.0,
+            )?;
         } else if [
             "waited",
             "began",
@@ -1164,7 +1167,7 @@ fn an_inbox_worker_reports_only_the_pending_steps_outcome() {
     refused(w.report(InboxOutcome::Done, 100.0)); // a claim is answered with what it claimed
     w.report(InboxOutcome::Claimed(None), 100.0).unwrap();
     assert!(matches!(w.next(), InboxStep::Idle { .. }));
-    refused(w.report(InboxOutcome::Failed("no"), 100.0)); // a wait cannot fail
+    refused(w.report(InboxOutcome::Failed("no".into()), 100.0)); // a wait cannot fail
     w.report(InboxOutcome::Done, 105.0).unwrap();
     let entry = InboxEntry {
         key: "k".into(),
@@ -1175,10 +1178,10 @@ fn an_inbox_worker_reports_only_the_pending_steps_outcome() {
     };
     w.report(InboxOutcome::Claimed(Some(entry)), 105.0).unwrap();
     w.report(InboxOutcome::Done, 105.0).unwrap(); // the transaction is open
-    w.report(InboxOutcome::Failed("E: the handler failed"), 105.0)
+    w.report(InboxOutcome::Failed("E: the handler failed".into()), 105.0)
         .unwrap();
     assert!(matches!(w.next(), InboxStep::Rollback {}));
-    w.report(InboxOutcome::Failed("the connection is gone"), 105.0)
+    w.report(InboxOutcome::Failed("the connection is gone".into()), 105.0)
         .unwrap(); // as good as rolled back
     match w.next() {
         InboxStep::Settle { poison, error, .. } => {

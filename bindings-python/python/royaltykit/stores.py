@@ -45,7 +45,7 @@ import time
 from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass
 from os import PathLike
-from typing import Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from ._native import (
     DEFAULT_POISON_LISTED,
@@ -68,6 +68,9 @@ from ._ops import T as _T
 from ._ops import aperform as _aperform
 from ._ops import perform as _perform
 from .receiver import EventRouter, _close, _maybe, _text, _Tokens
+
+if TYPE_CHECKING:
+    from ._native import _InboxOutcome
 
 __all__ = ["AsyncPostgresDedupStore", "AsyncPostgresInbox", "AsyncRedisInbox", "PoisonedEntry", "PostgresDedupStore",
            "PostgresInbox", "RedisInbox", "SqliteDedupStore", "SqliteInbox", "StopSignal", "WorkerReport"]
@@ -615,82 +618,77 @@ def _worker_steps(inbox: Any, worker: InboxWorker, run: _Run, handler: Callable[
                   stopped: Callable[[], bool], context: Any = None) -> Generator[Any, tuple[bool, Any], WorkerReport]:
     """The worker's loop, once for both drivers and every inbox: yields each action to perform (a
     callable whose result may be awaitable, or an :class:`_Idle`) and is sent back ``(True,
-    result)`` or ``(False, exception)``. Every decision is the core's :class:`InboxWorker`; a
-    worker made ``transactional=False`` (the Redis inbox) never asks for ``Begin``, ``Commit`` or
-    ``Rollback``, and its handler gets ``context`` (the Redis client) where a transactional one
-    gets the transaction's connection."""
+    result)`` or ``(False, exception)``, which the core is told (``report``). Every decision is
+    the core's :class:`InboxWorker`; a worker made ``transactional=False`` (the Redis inbox)
+    never asks for ``Begin``, ``Commit`` or ``Rollback``, and its handler gets ``context`` (the
+    Redis client) where a transactional one gets the transaction's connection."""
     clock: Callable[[], float] = inbox._clock
-
-    def store_failed(what: str, e: Any) -> None:
-        _log.error("inbox %s failed on %s: the worker waits, then claims again", type(inbox).__name__, what,
-                   exc_info=e)
-        worker.store_failed()
-
     while True:
-        match worker.next():
-            case InboxStep.Claim():
-                if stopped():
-                    break
-                now = clock()
-                ok, row = yield lambda: inbox._run(inbox._claim(int(now)))
-                if ok:
-                    worker.claimed(row, now)
-                else:
-                    store_failed("claim", row)
-            case InboxStep.Idle(seconds=seconds):
-                if stopped():
-                    break
-                yield _Idle(seconds)
-                worker.waited()
-            case InboxStep.Drained():
-                break
-            case InboxStep.Begin():
-                ok, tx = yield lambda: inbox._run(inbox._begin())
-                if ok:
-                    run.tx = tx
-                    worker.began()
-                else:
-                    store_failed("begin", tx)
-            case InboxStep.RunHandler(entry=entry):
-                connection = run.tx if run.tx is not None else context
-                # The body was verified when it was received; a body that no longer parses fails
-                # the attempt like a handler's raise (and ends as poison).
-                ok, e = yield lambda: handler(parse_webhook_event(entry.body), connection)
-                if ok:
-                    worker.handler_succeeded()
-                else:
-                    try:
-                        on_error(e, entry)
-                    except Exception:  # noqa: BLE001 (the attempt still fails: rolled back, settled)
-                        _log.error("on_error raised for inbox entry %s", entry.key, exc_info=True)
-                    worker.handler_failed(_entry_error(e), clock())
-            case InboxStep.MarkDone(key=key, attempts=attempts):
-                connection = run.tx
-                ok, changed = yield lambda: inbox._run(inbox._mark(connection, key, attempts, int(clock())))
-                if ok:
-                    worker.marked(bool(changed))
-                else:
-                    store_failed("mark_done", changed)
-            case InboxStep.Commit():
-                connection = run.tx
-                ok, e = yield lambda: inbox._run(inbox._commit(connection))
-                run.tx = None  # committed, or its connection closed (the database rolled it back)
-                if ok:
-                    worker.committed()
-                else:
-                    store_failed("commit", e)
-            case InboxStep.Rollback():  # a failed rollback is fine: the database rolls back
-                connection, run.tx = run.tx, None
-                if connection is not None:
-                    yield lambda: inbox._run(inbox._rollback(connection))
-                worker.rolled_back()
-            case InboxStep.Settle(key=key, attempts=attempts, poison=poison, retry_at=retry_at, error=error):
-                ok, e = yield lambda: inbox._run(inbox._settle(key, attempts, poison, retry_at, error))
-                if ok:
-                    worker.settled()
-                else:
-                    store_failed("settle", e)
-    return WorkerReport(worker.processed, worker.retried, worker.poisoned)
+        step = worker.next()
+        if isinstance(step, InboxStep.Drained) or isinstance(step, (InboxStep.Claim, InboxStep.Idle)) and stopped():
+            return WorkerReport(worker.processed, worker.retried, worker.poisoned)
+        now = clock()  # a claim's one reading: its lease and the worker's backoff start at the same instant
+        ok, value = yield _worker_action(inbox, step, run.tx, handler, context, now)
+        if isinstance(step, (InboxStep.Commit, InboxStep.Rollback)) or ok and isinstance(step, InboxStep.Begin):
+            run.tx = value if isinstance(step, InboxStep.Begin) else None  # committed, or its connection closed
+        worker.report(_worker_outcome(inbox, step, ok, value, on_error),
+                      now if isinstance(step, InboxStep.Claim) else clock())
+
+
+def _worker_action(inbox: Any, step: Any, tx: Any, handler: Callable[..., object], context: Any,
+                   now: float) -> Any:
+    """What performs the worker's `step` at `now`: the inbox's statement on its connection (`tx`:
+    the open transaction's), the handler's call, or an :class:`_Idle`."""
+    match step:
+        case InboxStep.Claim():
+            return lambda: inbox._run(inbox._claim(int(now)))
+        case InboxStep.Idle(seconds=seconds):
+            return _Idle(seconds)
+        case InboxStep.Begin():
+            return lambda: inbox._run(inbox._begin())
+        case InboxStep.RunHandler(entry=entry):
+            # The body was verified when it was received; a body that no longer parses fails
+            # the attempt like a handler's raise (and ends as poison).
+            connection = tx if tx is not None else context
+            return lambda: handler(parse_webhook_event(entry.body), connection)
+        case InboxStep.MarkDone(key=key, attempts=attempts):
+            return lambda: inbox._run(inbox._mark(tx, key, attempts, int(now)))
+        case InboxStep.Commit():
+            return lambda: inbox._run(inbox._commit(tx))
+        case InboxStep.Rollback():  # none open: nothing to roll back
+            return (lambda: inbox._run(inbox._rollback(tx))) if tx is not None else (lambda: None)
+        case InboxStep.Settle(key=key, attempts=attempts, poison=poison, retry_at=retry_at, error=error):
+            return lambda: inbox._run(inbox._settle(key, attempts, poison, retry_at, error))
+    raise AssertionError(f"an inbox step this worker does not know: {step!r}")
+
+
+# The worker's steps whose failure is the store's, by the name of their class and as logged.
+_WORKER_STORE_STEPS = {"Claim": "claim", "Begin": "begin", "MarkDone": "mark_done", "Commit": "commit",
+                       "Settle": "settle"}
+
+
+def _worker_outcome(inbox: Any, step: Any, ok: bool, value: Any,
+                    on_error: Callable[[BaseException, InboxEntry], None]) -> _InboxOutcome:
+    """The outcome of the performed `step` as the worker takes it (the core decides what a
+    failure means). A handler's failure goes to `on_error`; a store's is logged, never silently
+    (the worker waits, then claims again); a failed rollback is fine (the database rolls back)."""
+    match ok, step:
+        case True, InboxStep.Claim():
+            return ("claimed", value)
+        case True, InboxStep.MarkDone():
+            return ("marked", bool(value))
+        case True, _:
+            return "done"
+        case False, InboxStep.RunHandler(entry=entry):
+            try:
+                on_error(value, entry)
+            except Exception:  # noqa: BLE001 (the attempt still fails: rolled back, settled)
+                _log.error("on_error raised for inbox entry %s", entry.key, exc_info=True)
+    what = _WORKER_STORE_STEPS.get(type(step).__name__)
+    if what is not None:
+        _log.error("inbox %s failed on %s: the worker waits, then claims again", type(inbox).__name__, what,
+                   exc_info=value)
+    return ("failed", _entry_error(value))
 
 
 def _drive(inbox: Any, handler: Callable[..., object], stop: StopSignal | None, worker: InboxWorker,

@@ -61,7 +61,8 @@ pub fn handler_error_text(kind: &str, message: &str) -> String {
 
 record! { from_py;
 /// An entry a claim returned (SQL or Redis), what the worker ([`crate::machine::InboxWorker`]) runs.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Read back from its JSON (camelCase) too: Node reports a claimed entry that way.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
 pub struct InboxEntry {
     /// Its delivery key.
     pub key: String,

@@ -99,9 +99,12 @@ pub enum InboxStep {
 }
 
 /// What became of the step an [`InboxWorker`] gave the host: its one input
-/// ([`InboxWorker::report`]).
-#[derive(Debug, Clone, PartialEq)]
-pub enum InboxOutcome<'a> {
+/// ([`InboxWorker::report`]). Kotlin takes it as it is (a sealed class); Python names it
+/// ([`InboxOutcome::from_parts`]) and Node gives its JSON ([`InboxOutcome::from_json`]).
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "uniffi", derive(uniffi::Enum))]
+pub enum InboxOutcome {
     /// The step was performed: the idle wait is over, the transaction is open, the handler
     /// finished, the transaction committed or was rolled back, the failed attempt is settled.
     Done,
@@ -113,7 +116,46 @@ pub enum InboxOutcome<'a> {
     /// The step failed with this message (for operators; never a secret): the handler's
     /// failure during `RunHandler`, as good as done for a `Rollback` (the database rolls back
     /// a transaction whose connection is gone), the store's otherwise.
-    Failed(&'a str),
+    Failed(String),
+}
+
+impl InboxOutcome {
+    /// The forms the outcome is read from, as its refusal names them.
+    const FORMS: &'static str = "`done` alone, `claimed` with the claimed entry or none, \
+        `marked` with true or false, or `failed` with a message";
+
+    /// The refusal of an outcome that is none of the forms.
+    fn unknown() -> ArgumentError {
+        ArgumentError::new(
+            "outcome",
+            format!("an inbox worker's outcome is {}", Self::FORMS),
+        )
+    }
+
+    /// The outcome a binding names: `done` alone; `claimed` with the claim's `entry` (none
+    /// when nothing is due); `marked` with its `flag`; `failed` with its `message`. Anything
+    /// else is `invalid_argument` on `outcome`, naming the accepted forms.
+    pub fn from_parts(
+        kind: &str,
+        entry: Option<Option<InboxEntry>>,
+        flag: Option<bool>,
+        message: Option<&str>,
+    ) -> Result<Self, ArgumentError> {
+        match (kind, entry, flag, message) {
+            ("done", None, None, None) => Ok(Self::Done),
+            ("claimed", Some(entry), None, None) => Ok(Self::Claimed(entry)),
+            ("marked", None, Some(changed), None) => Ok(Self::Marked(changed)),
+            ("failed", None, None, Some(message)) => Ok(Self::Failed(message.to_owned())),
+            _ => Err(Self::unknown()),
+        }
+    }
+
+    /// The outcome from its JSON: `"done"`, `{"claimed": entry}` (the entry's camelCase
+    /// fields, or null), `{"marked": bool}` or `{"failed": "message"}`. Anything else is
+    /// `invalid_argument` on `outcome`, naming the accepted forms (never echoing the text).
+    pub fn from_json(json: &str) -> Result<Self, ArgumentError> {
+        serde_json::from_str(json).map_err(|_| Self::unknown())
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -398,7 +440,7 @@ impl InboxWorker {
     /// [`InboxWorker::handler_failed`] during the handler, `rolled_back` during a rollback,
     /// otherwise [`InboxWorker::store_failed`]. An outcome the pending step cannot have (a
     /// `Done` for a claim, a failed wait) is `invalid_argument`, the worker unchanged.
-    pub fn report(&mut self, outcome: InboxOutcome<'_>, now: f64) -> Result<(), ArgumentError> {
+    pub fn report(&mut self, outcome: InboxOutcome, now: f64) -> Result<(), ArgumentError> {
         use InboxOutcome as O;
         match (outcome, &self.phase) {
             (O::Claimed(entry), _) => self.claimed(entry, now),
@@ -411,7 +453,7 @@ impl InboxWorker {
             (O::Done, Phase::Handling) => self.handler_succeeded(),
             (O::Done, Phase::Committing) => self.committed(),
             (O::Done, Phase::Settling(_)) => self.settled(),
-            (O::Failed(error), Phase::Handling) => self.handler_failed(error, now),
+            (O::Failed(error), Phase::Handling) => self.handler_failed(&error, now),
             (O::Failed(_), Phase::Idle(_) | Phase::Drained) | (O::Done, _) => {
                 Err(super::unexpected("this outcome", "another input"))
             }

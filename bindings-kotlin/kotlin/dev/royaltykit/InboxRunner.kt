@@ -5,6 +5,7 @@ package dev.royaltykit
 import dev.royaltykit.client.interruption
 import dev.royaltykit.client.seedOf
 import dev.royaltykit.types.InboxEntry
+import dev.royaltykit.types.InboxOutcome
 import dev.royaltykit.types.InboxStep
 import dev.royaltykit.types.WebhookEvent
 import java.time.Clock
@@ -99,80 +100,73 @@ internal abstract class InboxRunner<T : Any>(
     /** Performs the steps of the core's worker until [stop], drained or an interruption; every decision is the core's. */
     fun work(stop: AtomicBoolean, maxAttempts: Int?, pollSeconds: Double?, seed: Long?, drain: Boolean): InboxReport =
         InboxWorker(maxAttempts?.toLong(), pollSeconds, transactional, drain, seed?.let(::seedOf)).use { w ->
-            var tx: T? = null
-            fun report() = InboxReport(w.processed(), w.retried(), w.poisoned())
+            val held = Held<T>()
             try {
                 var step = w.next()
                 while (true) {
-                    step = when (step) {
-                        is InboxStep.Claim -> {
-                            if (Thread.interrupted()) throw InterruptedException("the inbox worker was interrupted")
-                            if (stop.get()) return@use report()
-                            val t = clock.instant()
-                            val claimed = store("claim") { claim(t.epochSecond) }
-                            if (claimed == null) w.storeFailed() else w.claimed(claimed.value, seconds(t))
-                        }
-                        is InboxStep.Idle -> if (pause(step.seconds, stop)) w.waited() else return@use report()
-                        is InboxStep.Drained -> return@use report()
-                        is InboxStep.Begin -> {
-                            val c = store("begin") { begin() }
-                            tx = c?.value
-                            if (c == null) w.storeFailed() else w.began()
-                        }
-                        is InboxStep.RunHandler -> {
-                            val entry = step.entry
-                            check(!transactional || tx != null) { "the worker runs the handler inside a transaction" }
-                            val failure = try {
-                                handle(parseWebhookEvent(entry.body.toByteArray(Charsets.UTF_8)), tx)
-                                null
-                            } catch (e: Exception) {
-                                if (interrupting(e)) throw e
-                                e
-                            }
-                            if (failure == null) {
-                                w.handlerSucceeded()
-                            } else {
-                                reportHandlerFailure(failure, entry)
-                                w.handlerFailed(errorText(failure), seconds(clock.instant()))
-                            }
-                        }
-                        is InboxStep.MarkDone -> {
-                            check(!transactional || tx != null) { "the worker marks inside a transaction" }
-                            val s = step
-                            val open = tx
-                            val changed = store("markDone") { markDone(open, s.key, s.attempts.toLong(), clock.instant().epochSecond) }
-                            if (changed == null) w.storeFailed() else w.marked(changed.value)
-                        }
-                        is InboxStep.Commit -> {
-                            val c = checkNotNull(tx) { "the worker commits a transaction" }
-                            // a failed commit: the machine asks for the rollback next, which closes it
-                            if (store("commit") { commit(c) } == null) {
-                                w.storeFailed()
-                            } else {
-                                tx = null
-                                release(c)
-                                w.committed()
-                            }
-                        }
-                        is InboxStep.Rollback -> {
-                            tx?.let { rollBackAndClose(it) }
-                            tx = null
-                            w.rolledBack()
-                        }
-                        is InboxStep.Settle -> {
-                            val s = step
-                            val settled = store("settle") { settle(s.key, s.attempts.toLong(), s.poison, s.retryAt, s.error) }
-                            if (settled == null) w.storeFailed() else w.settled()
-                        }
-                    }
+                    if (step is InboxStep.Claim && Thread.interrupted()) throw InterruptedException("the inbox worker was interrupted")
+                    if (step is InboxStep.Drained || (step is InboxStep.Claim || step is InboxStep.Idle) && stop.get()) break
+                    val outcome = perform(step, held, stop) ?: break
+                    step = w.report(outcome, seconds(held.now ?: clock.instant()))
                 }
-                @Suppress("UNREACHABLE_CODE")
-                report()
+                InboxReport(w.processed(), w.retried(), w.poisoned())
             } finally {
                 // an interruption or an Error thrown out of the loop: the transaction must not stay open
-                tx?.let { rollBackAndClose(it) }
+                held.tx?.let { rollBackAndClose(it) }
             }
         }
+
+    /** One run's open transaction, and the instant of the claim just performed (its lease and the backoff start there). */
+    private class Held<T : Any>(var tx: T? = null, var now: Instant? = null)
+
+    /** Performs [step] (the store's call or the handler's); what became of it, or null when [stop] ended the wait. */
+    private fun perform(step: InboxStep, held: Held<T>, stop: AtomicBoolean): InboxOutcome? {
+        held.now = null
+        return when (step) {
+            is InboxStep.Claim -> {
+                val t = clock.instant().also { held.now = it }
+                answer(store("claim") { claim(t.epochSecond) }) { InboxOutcome.Claimed(it) }
+            }
+            is InboxStep.Idle -> if (pause(step.seconds, stop)) InboxOutcome.Done else null
+            is InboxStep.Drained -> null
+            is InboxStep.Begin -> answer(store("begin") { begin() }) { held.tx = it; InboxOutcome.Done }
+            is InboxStep.RunHandler -> handled(step.entry, held.tx)
+            is InboxStep.MarkDone -> {
+                check(!transactional || held.tx != null) { "the worker marks inside a transaction" }
+                val open = held.tx
+                answer(store("markDone") { markDone(open, step.key, step.attempts.toLong(), clock.instant().epochSecond) }) { InboxOutcome.Marked(it) }
+            }
+            is InboxStep.Commit -> {
+                val c = checkNotNull(held.tx) { "the worker commits a transaction" }
+                // a failed commit: the machine asks for the rollback next, which closes it
+                answer(store("commit") { commit(c) }) { held.tx = null; release(c); InboxOutcome.Done }
+            }
+            is InboxStep.Rollback -> {
+                held.tx?.let { rollBackAndClose(it) }
+                held.tx = null
+                InboxOutcome.Done
+            }
+            is InboxStep.Settle -> answer(store("settle") { settle(step.key, step.attempts.toLong(), step.poison, step.retryAt, step.error) }) { InboxOutcome.Done }
+        }
+    }
+
+    /** A store call's answer ([store]'s, null when it failed) as the worker's outcome. */
+    private inline fun <V> answer(done: Done<V>?, of: (V) -> InboxOutcome): InboxOutcome =
+        if (done == null) InboxOutcome.Failed("the store could not be reached") else of(done.value)
+
+    /** Runs the handler on [entry] (inside [tx], if any); what became of it. An interruption is thrown as is. */
+    private fun handled(entry: InboxEntry, tx: T?): InboxOutcome {
+        check(!transactional || tx != null) { "the worker runs the handler inside a transaction" }
+        val failure = try {
+            handle(parseWebhookEvent(entry.body.toByteArray(Charsets.UTF_8)), tx)
+            return InboxOutcome.Done
+        } catch (e: Exception) {
+            if (interrupting(e)) throw e
+            e
+        }
+        reportHandlerFailure(failure, entry)
+        return InboxOutcome.Failed(errorText(failure))
+    }
 
     companion object {
         val log: java.util.logging.Logger = java.util.logging.Logger.getLogger("dev.royaltykit")

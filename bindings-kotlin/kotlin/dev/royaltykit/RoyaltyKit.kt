@@ -7,6 +7,7 @@ import dev.royaltykit.types.FfiConverterTypeRoyaltyKitError
 import dev.royaltykit.types.FfiConverterTypeVerifiedWebhook
 import dev.royaltykit.types.ClaimState
 import dev.royaltykit.types.ErrorFamily
+import dev.royaltykit.types.ReceiptOutcome
 import dev.royaltykit.types.ReceiptStep
 import dev.royaltykit.types.ResponseNotices
 import dev.royaltykit.types.RoyaltyKitException
