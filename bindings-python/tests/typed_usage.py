@@ -114,6 +114,12 @@ verifier_r = rk.WebhookVerifier("whsec_x")
 step_r: rk.ReceiptStep = verifier_r.receipt({}, b"{}", namespace="ns", now=0).next()
 if isinstance(step_r, rk.ReceiptStep.Reply):
     reply_status: int = step_r.status
+typed_receipt = verifier_r.receipt({}, b"{}", namespace="ns", now=0)
+if isinstance(typed_receipt.next(), rk.ReceiptStep.Claim):
+    step_r = typed_receipt.report(("claimed", "new"))
+    step_r = typed_receipt.report("done")
+    step_r = typed_receipt.report(("marked", False))
+    step_r = typed_receipt.report(("enqueued", True))
 
 # The clients: constructor keywords and results are typed.
 import httpx  # noqa: E402
@@ -478,6 +484,10 @@ match worker.next():
     case rk.InboxStep.Settle(key=settle_key, retry_at=retry_at, poison=poison_it):
         settle_sql: rk.SqlStatement = inbox_protocol.settle(settle_key, 1, poison_it, retry_at, "boom")
         worker.settled()
+after_report: rk.InboxStep = worker.report(("claimed", ("k", "dlv_1", "ddex.delivery.failed", "{}", 1)), 0.0)
+after_report = worker.report("done")
+after_report = worker.report(("failed", "E: boom"), 0.0)
+after_report = worker.report(("marked", True))
     case _:
         pass
 processed_count: int = worker.processed

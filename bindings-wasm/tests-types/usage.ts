@@ -88,10 +88,14 @@ if (jobStep.step === 'send') {
   const error: rk.RoyaltyKitError = rk.callStepError(jobStep, 'createPlatformExport', 'https://reports.example');
   void error;
 }
-const receiptStep = new rk.WebhookVerifier('whsec_x').receipt({}, '{}', { namespace: 'ns', now: 0 }).next();
+const typedReceipt = new rk.WebhookVerifier('whsec_x').receipt({}, '{}', { namespace: 'ns', now: 0 });
+const receiptStep = typedReceipt.next();
 if (receiptStep.step === 'claim') {
   const key: string = receiptStep.key;
   void key;
+  const outcomes: rk.ReceiptOutcome[] = ['done', 'failed', 'cancelled', { claimed: 'in_progress' }, { marked: false }, { enqueued: true }];
+  const next: rk.ReceiptStep = typedReceipt.report(outcomes[3]);
+  void next;
 }
 
 // royaltykit/client: operation ids and their parameter names come from the core's catalog.
@@ -418,6 +422,10 @@ if (inboxStep.step === 'run_handler') {
 }
 void inboxWorker.claimed({ key: 'k', deliveryId: 'd', event: 'e', body: '{}', attempts: 1 }, 1_800_000_000);
 void inboxWorker.claimed(null, 1_800_000_000);
+const inboxOutcomes: rk.InboxOutcome[] = ['done', { claimed: null }, { marked: true }, { failed: 'E: boom' },
+  { claimed: { key: 'k', deliveryId: 'd', event: 'e', body: '{}', attempts: 1 } }];
+const afterReport: rk.InboxStep = inboxWorker.report(inboxOutcomes[1], 1_800_000_000);
+void afterReport;
 const inboxSql: rk.SqlStatement = new rk.SqlInboxProtocol('postgres', { paramStyle: 'dollar' }).claim(1_800_000_000);
 const lookedUp: rk.ClaimState = rk.SqlDedupProtocol.lookupReply(null);
 const redisLookup: string[] = new rk.RedisDedupProtocol().lookupCommand('k');
