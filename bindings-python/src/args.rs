@@ -433,24 +433,34 @@ impl<'a, 'py> FromPyObject<'a, 'py> for ReceiptOutcomeArg {
         use royaltykit::machine::ReceiptOutcome as O;
         const SHAPES: &str = "'done', 'failed', 'cancelled', ('claimed', state), ('marked', bool) \
                               or ('enqueued', bool)";
-        if obj.is_instance_of::<PyString>() {
-            return Ok(Self(O::from_parts(&obj.extract::<Text>()?, None, None)));
-        }
-        let t = obj
-            .cast::<PyTuple>()
-            .map_err(|_| type_error(SHAPES, &obj))?;
-        if t.len() != 2 {
-            return Err(type_error(SHAPES, &obj));
-        }
-        let (kind, value) = (t.get_item(0)?.extract::<Text>()?, t.get_item(1)?);
-        if value.is_instance_of::<pyo3::types::PyBool>() {
-            return Ok(Self(O::from_parts(&kind, None, Some(value.extract()?))));
-        }
-        let state = value
-            .extract::<Text>()
-            .map_err(|_| type_error(SHAPES, &obj))?;
-        Ok(Self(O::from_parts(&kind, Some(&state), None)))
+        let (kind, value) = named(&obj, SHAPES)?;
+        Ok(Self(match value {
+            None => O::from_parts(&kind, None, None),
+            Some(v) if v.is_instance_of::<pyo3::types::PyBool>() => {
+                O::from_parts(&kind, None, Some(v.extract()?))
+            }
+            Some(v) => {
+                let state = v.extract::<Text>().map_err(|_| type_error(SHAPES, &obj))?;
+                O::from_parts(&kind, Some(&state), None)
+            }
+        }))
     }
+}
+
+/// A machine's outcome as Python names it: a name alone, or a (name, value) pair; another shape
+/// is a `TypeError` naming the accepted `shapes`.
+fn named<'py>(
+    obj: &Borrowed<'_, 'py, PyAny>,
+    shapes: &str,
+) -> PyResult<(Text, Option<Bound<'py, PyAny>>)> {
+    if obj.is_instance_of::<PyString>() {
+        return Ok((obj.extract::<Text>()?, None));
+    }
+    let t = obj.cast::<PyTuple>().map_err(|_| type_error(shapes, obj))?;
+    if t.len() != 2 {
+        return Err(type_error(shapes, obj));
+    }
+    Ok((t.get_item(0)?.extract::<Text>()?, Some(t.get_item(1)?)))
 }
 
 /// An inbox worker's outcome (`InboxWorker.report`): `"done"`, or a pair `("claimed", row)`
@@ -466,36 +476,21 @@ impl<'a, 'py> FromPyObject<'a, 'py> for InboxOutcomeArg {
         use royaltykit::machine::InboxOutcome as O;
         const SHAPES: &str =
             "'done', ('claimed', row or None), ('marked', bool) or ('failed', message)";
-        let read =
-            |r: Result<O, ArgumentError>| -> PyResult<Self> { Ok(Self(r.map_err(Into::into))) };
-        if obj.is_instance_of::<PyString>() {
-            return read(O::from_parts(&obj.extract::<Text>()?, None, None, None));
-        }
-        let t = obj
-            .cast::<PyTuple>()
-            .map_err(|_| type_error(SHAPES, &obj))?;
-        if t.len() != 2 {
-            return Err(type_error(SHAPES, &obj));
-        }
-        let (kind, value) = (t.get_item(0)?.extract::<Text>()?, t.get_item(1)?);
-        if value.is_instance_of::<pyo3::types::PyBool>() {
-            return read(O::from_parts(&kind, None, Some(value.extract()?), None));
-        }
-        if value.is_instance_of::<PyString>() {
-            return read(O::from_parts(
-                &kind,
-                None,
-                None,
-                Some(&value.extract::<Text>()?),
-            ));
-        }
-        let entry = match value.is_none() {
-            true => None,
-            false => match crate::machine::inbox_entry(&value) {
-                Ok(entry) => Some(entry),
+        let (kind, value) = named(&obj, SHAPES)?;
+        let read = match value {
+            None => O::from_parts(&kind, None, None, None),
+            Some(v) if v.is_instance_of::<pyo3::types::PyBool>() => {
+                O::from_parts(&kind, None, Some(v.extract()?), None)
+            }
+            Some(v) if v.is_instance_of::<PyString>() => {
+                O::from_parts(&kind, None, None, Some(&v.extract::<Text>()?))
+            }
+            Some(v) if v.is_none() => O::from_parts(&kind, Some(None), None, None),
+            Some(v) => match crate::machine::inbox_entry(&v) {
+                Ok(entry) => O::from_parts(&kind, Some(Some(entry)), None, None),
                 Err(e) => return Ok(Self(Err(e))),
             },
         };
-        read(O::from_parts(&kind, Some(entry), None, None))
+        Ok(Self(read.map_err(Into::into)))
     }
 }

@@ -722,7 +722,6 @@ class _Trace:
                 _log.warning("telemetry failed at the end of a receipt", exc_info=True)
 
 
-@dataclass(frozen=True)
 def _cancels(value: Any) -> bool:
     """Whether a failed action's `value` cancels the delivery: a ``BaseException`` that is not an
     ``Exception`` (``asyncio.CancelledError``, ``KeyboardInterrupt``, ``SystemExit``)."""
@@ -735,6 +734,7 @@ _STORE_STEPS = {"Claim": "claim", "Begin": "begin", "CommitTransaction": "commit
                 "Enqueue": "enqueue"}
 
 
+@dataclass(frozen=True)
 class _Pause:
     """A ``Wait`` step: ``time.sleep`` or ``asyncio.sleep`` it, whichever the driver is."""
 
