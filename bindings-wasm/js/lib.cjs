@@ -1644,7 +1644,8 @@ class Machine {
   /** A download body you streamed to your sink, by its length: a partial one is read again (start the sink afresh); `done` then has no body. */
   streamedResponse(status, headers, length, now) {
     deprecatedInput('streamedResponse', 'report({ status, headers, length }, now)');
-    this.report({ status, headers, length: length ?? NaN }, now);
+    if (typeof length !== 'number') throw new TypeError('length must be a number: the bytes of the body written to your sink');
+    this.report({ status, headers, length }, now);
   }
   /** No response: `timeout`, `connect_failed` (nothing was sent) or `connection_lost`. */
   transportFailure(failure, now) {

@@ -679,3 +679,36 @@ test("an inbox worker's report takes each outcome of the pending step and refuse
     w.free();
   }
 });
+
+test('the inputs report replaced still work for one release, each with one DeprecationWarning', async () => {
+  const warned = [];
+  const listener = (w) => { if (w.code === 'ROYALTYKIT_REPORT') warned.push(w.message); };
+  process.on('warning', listener);
+  try {
+    const tenant = '0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e';
+    const session = new rk.Session();
+    session.storeToken(rk.BearerToken.reports('tok_report', tenant));
+    const call = new rk.Call('listPlatformExports', { tenantId: tenant, seed: 3, maxAttempts: 3 });
+    let now = 1000;
+    const send = () => { // the next send, after any wait
+      for (let s = call.next(now, session); s.step !== 'send'; s = call.next(now, session)) {
+        assert.equal(s.step, 'wait');
+        now += s.seconds;
+      }
+    };
+    for (let i = 0; i < 2; i++) { // twice: one warning
+      send();
+      call.transportFailure('connect_failed', now);
+    }
+    send();
+    assert.throws(() => call.streamedResponse(200, []), TypeError); // no length: nothing reported
+    call.response(200, { 'Content-Type': 'application/json' }, '{"data":[]}', now);
+    const done = call.next(now, session);
+    assert.deepEqual([done.step, done.status], ['done', 200]);
+    await new Promise((resolve) => setImmediate(resolve)); // emitWarning reports on the next tick
+    assert.deepEqual(warned.map((m) => m.split('(')[0]), ['transportFailure', 'streamedResponse', 'response']);
+    assert.ok(warned.every((m) => /deprecated \(kept for one release\): use report\(/.test(m)), warned.join('\n'));
+  } finally {
+    process.off('warning', listener);
+  }
+});
