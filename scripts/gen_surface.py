@@ -76,6 +76,10 @@ TYPES = {
 }
 
 
+# The sentence a deprecated machine input's doc ends with (Node's is a `@deprecated` tag).
+DEPRECATED = "Deprecated (kept for one release): use {fn:report}, the machine's one input."
+
+
 def literal(e):
     """Python's `Literal` of an enum's wire names."""
     return "Literal[" + ", ".join(f'"{v}"' for v in e["values"]) + "]"
@@ -162,7 +166,8 @@ def doc(f, lang):
     cased = (lambda n: n) if lang == "py" else camel
     names = {a["name"]: a.get("js", camel(a["name"])) if lang == "js" else cased(a["name"]) for a in f["args"]}
     tick = "``" if lang == "py" else "`"
-    text = re.sub(r"`([^`]+)`", r"``\1``", f["doc"]) if lang == "py" else f["doc"]
+    source = f["doc"] + (f" {DEPRECATED}" if f.get("deprecated") and lang != "js" else "")
+    text = re.sub(r"`([^`]+)`", r"``\1``", source) if lang == "py" else source
 
     def section(m):
         return m[2] if lang in m[1].split(",") else ""
@@ -361,9 +366,14 @@ def snake(name):
 
 def input_body(i, lang):
     """The body of a machine's input in `lang`: the core's method of its name on the machine `m`,
-    under the class's `then` (Python's takes `py`)."""
+    under the class's `then` (Python's takes `py`); a deprecated input warns first in Python
+    (`deprecated`, a `DeprecationWarning`)."""
     call = f"m.{i['name']}({', '.join(a['type'][lang + '_pass'].format(a=a['name']) for a in i['args'])})"
-    return f"self.then({'py, ' if lang == 'py' else ''}|m| Ok({call}?))"
+    body = f"self.then({'py, ' if lang == 'py' else ''}|m| Ok({call}?))"
+    if lang == "py" and i.get("deprecated"):
+        text = f"{i['owner']}.{i['name']}() is deprecated (kept for one release): use report(outcome)"
+        return f'deprecated(py, c"{text}")?;\n{body}'
+    return body
 
 
 def rust_macro(cls, lang, suffix, body, purpose):
@@ -403,16 +413,18 @@ def machine_rust(m, lang):
             if defaults:
                 body.append(f"#[uniffi::method(default({', '.join(defaults)}))]")
             body.append(f"pub fn {i['name']}(&self{params}) -> crate::Result<{step}> {{")
-        body += [f"    {input_body(i, lang)}", "}"]
+        body += [f"    {line}" for line in input_body(i, lang).split("\n")] + ["}"]
     return rust_macro(m["name"], lang, "_methods" if lang == "py" else "_inputs", body,
                       "Each input reports the pending step's outcome and returns the step that follows.")
 
 
-def jsdoc(text, indent):
-    """A JSDoc comment of `text`, on one line when it fits in 100 columns."""
-    if len(indent) + len(text) + 7 <= 100:
+def jsdoc(text, indent, deprecated=False):
+    """A JSDoc comment of `text`, on one line when it fits in 100 columns; a deprecated input's
+    ends with its `@deprecated` tag."""
+    tag = [f"{indent} * @deprecated kept for one release: use `report(outcome)`."] if deprecated else []
+    if not tag and len(indent) + len(text) + 7 <= 100:
         return [f"{indent}/** {text} */"]
-    return [f"{indent}/**", *wrap(text, 100, indent + " * "), f"{indent} */"]
+    return [f"{indent}/**", *wrap(text, 100, indent + " * "), *tag, f"{indent} */"]
 
 
 def class_rust(c, lang):
@@ -459,10 +471,11 @@ def machine_js(m):
     input under the class's `#then`."""
     out = []
     for i in m["input"]:
-        out += jsdoc(doc(i, "js"), "  ")
+        out += jsdoc(doc(i, "js"), "  ", i["deprecated"])
         params = [a["js"] + (f" = {DEFAULTS[a['default']][1]}" if a["default"] else "") for a in i["args"]]
         conv = [a["type"]["js"].format(a=a["js"], n=a["js"]) for a in i["args"]]
-        out += [f"  {camel(i['name'])}({', '.join(params)}) {{",
+        warn = [f"    deprecatedInput('{m['name']}.{camel(i['name'])}', 'report(outcome)');"] if i["deprecated"] else []
+        out += [f"  {camel(i['name'])}({', '.join(params)}) {{", *warn,
                 f"    return this.#then(() => this.#inner.{camel(i['name'])}({', '.join(conv)}));", "  }"]
     return out
 
@@ -472,7 +485,7 @@ def dts_methods(entries, ret):
     out = []
     for f in entries:
         params = [dts_param(a) for a in f["args"]]
-        out += [*jsdoc(doc(f, "js"), "  "), f"  {camel(f['name'])}({', '.join(params)}): {ret(f)};"]
+        out += [*jsdoc(doc(f, "js"), "  ", f.get("deprecated", False)), f"  {camel(f['name'])}({', '.join(params)}): {ret(f)};"]
     return out
 
 
@@ -604,6 +617,11 @@ def load():
         inputs = [i["name"] for i in m["input"]]
         if len(set(inputs)) != len(inputs):
             sys.exit(f"gen_surface: machine {m['name']}: an input described twice")
+        if set(m.get("deprecated", [])) - set(inputs) or m.get("deprecated") and "report" not in inputs:
+            sys.exit(f"gen_surface: machine {m['name']}: deprecated names inputs it has, replaced by its report")
+        for i in m["input"]:
+            i["deprecated"] = i["name"] in m.get("deprecated", [])
+            i["owner"] = m["name"]
         for i in m["input"]:
             owner = f"{m['name']}.{i['name']}"
             i["args"] = parse_args(owner, i.get("args", []), types)

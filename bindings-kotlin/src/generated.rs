@@ -304,7 +304,7 @@ macro_rules! webhook_receipt_inputs {
                 self.then(|m| Ok(m.report(outcome)?))
             }
             /// The state the store gave the key of the pending claim: `new`, `in_progress` or `done`. Returns
-            /// the next step.
+            /// the next step. Deprecated (kept for one release): use `report`, the machine's one input.
             pub fn claimed(
                 &self,
                 state: royaltykit::dedup::ClaimState,
@@ -312,44 +312,54 @@ macro_rules! webhook_receipt_inputs {
                 self.then(|m| Ok(m.claimed(state)?))
             }
             /// The store could not be reached for the pending claim, commit, begin, transaction commit or
-            /// enqueue. Returns the next step.
+            /// enqueue. Returns the next step. Deprecated (kept for one release): use `report`, the machine's
+            /// one input.
             pub fn store_failed(&self) -> crate::Result<ReceiptStep> {
                 self.then(|m| Ok(m.store_failed()?))
             }
             /// The pending release is done (or failed: the claim's lease runs out). Returns the next step.
+            /// Deprecated (kept for one release): use `report`, the machine's one input.
             pub fn released(&self) -> crate::Result<ReceiptStep> {
                 self.then(|m| Ok(m.released()?))
             }
-            /// The handler stored its effect. Returns the next step.
+            /// The handler stored its effect. Returns the next step. Deprecated (kept for one release): use
+            /// `report`, the machine's one input.
             pub fn handler_succeeded(&self) -> crate::Result<ReceiptStep> {
                 self.then(|m| Ok(m.handler_succeeded()?))
             }
-            /// The handler threw. Returns the next step.
+            /// The handler threw. Returns the next step. Deprecated (kept for one release): use `report`, the
+            /// machine's one input.
             pub fn handler_failed(&self) -> crate::Result<ReceiptStep> {
                 self.then(|m| Ok(m.handler_failed()?))
             }
-            /// The pending commit is done. Returns the next step.
+            /// The pending commit is done. Returns the next step. Deprecated (kept for one release): use
+            /// `report`, the machine's one input.
             pub fn committed(&self) -> crate::Result<ReceiptStep> {
                 self.then(|m| Ok(m.committed()?))
             }
-            /// The pending wait is over. Returns the next step.
+            /// The pending wait is over. Returns the next step. Deprecated (kept for one release): use
+            /// `report`, the machine's one input.
             pub fn waited(&self) -> crate::Result<ReceiptStep> {
                 self.then(|m| Ok(m.waited()?))
             }
             /// (Transactional.) The pending commit (the mark inside the transaction) changed no row: the
             /// claim's lease ran out and another worker took the key. Returns the next step, a rollback.
+            /// Deprecated (kept for one release): use `report`, the machine's one input.
             pub fn claim_lost(&self) -> crate::Result<ReceiptStep> {
                 self.then(|m| Ok(m.claim_lost()?))
             }
-            /// (Transactional.) The transaction is open. Returns the next step.
+            /// (Transactional.) The transaction is open. Returns the next step. Deprecated (kept for one
+            /// release): use `report`, the machine's one input.
             pub fn began(&self) -> crate::Result<ReceiptStep> {
                 self.then(|m| Ok(m.began()?))
             }
-            /// (Transactional.) The transaction committed. Returns the next step, the reply.
+            /// (Transactional.) The transaction committed. Returns the next step, the reply. Deprecated (kept
+            /// for one release): use `report`, the machine's one input.
             pub fn transaction_committed(&self) -> crate::Result<ReceiptStep> {
                 self.then(|m| Ok(m.transaction_committed()?))
             }
-            /// (Transactional.) The pending rollback is done (or failed). Returns the next step.
+            /// (Transactional.) The pending rollback is done (or failed). Returns the next step. Deprecated
+            /// (kept for one release): use `report`, the machine's one input.
             pub fn rolled_back(&self) -> crate::Result<ReceiptStep> {
                 self.then(|m| Ok(m.rolled_back()?))
             }
@@ -357,13 +367,14 @@ macro_rules! webhook_receipt_inputs {
             /// report this instead of its outcome. Returns the next step: only rollbacks and releases follow,
             /// then the 503 reply (outcome `cancelled`). During a pending rollback or release it counts as that
             /// step done (a cancelled one is a failed one) and the reply stays what it was; once replied,
-            /// nothing changes.
+            /// nothing changes. Deprecated (kept for one release): use `report`, the machine's one input.
             pub fn cancelled(&self) -> crate::Result<ReceiptStep> {
                 self.then(|m| Ok(m.cancelled()?))
             }
             /// (Inbox.) The pending enqueue is done: `new` true when the delivery was added, false when it was
             /// in the inbox already. Returns the next step, the reply: 200 `{"result":"queued"}` or
-            /// `{"result":"duplicate"}` (outcome `queued` or `duplicate`).
+            /// `{"result":"duplicate"}` (outcome `queued` or `duplicate`). Deprecated (kept for one release):
+            /// use `report`, the machine's one input.
             pub fn enqueued(&self, new: bool) -> crate::Result<ReceiptStep> {
                 self.then(|m| Ok(m.enqueued(new)?))
             }
@@ -394,20 +405,24 @@ macro_rules! inbox_worker_inputs {
             ) -> crate::Result<InboxStep> {
                 self.then(|m| Ok(m.report(outcome, royaltykit_host::now_or_clock_f64(now))?))
             }
-            /// The idle wait is over. Returns the next step.
+            /// The idle wait is over. Returns the next step. Deprecated (kept for one release): use `report`,
+            /// the machine's one input.
             pub fn waited(&self) -> crate::Result<InboxStep> {
                 self.then(|m| Ok(m.waited()?))
             }
-            /// The transaction is open. Returns the next step.
+            /// The transaction is open. Returns the next step. Deprecated (kept for one release): use `report`,
+            /// the machine's one input.
             pub fn began(&self) -> crate::Result<InboxStep> {
                 self.then(|m| Ok(m.began()?))
             }
-            /// The handler finished. Returns the next step.
+            /// The handler finished. Returns the next step. Deprecated (kept for one release): use `report`,
+            /// the machine's one input.
             pub fn handler_succeeded(&self) -> crate::Result<InboxStep> {
                 self.then(|m| Ok(m.handler_succeeded()?))
             }
             /// The handler failed with `error` at `now` (null or left out: the host's clock): a message for
             /// operators, kept as the entry's `last_error` (never include a secret). Returns the next step.
+            /// Deprecated (kept for one release): use `report`, the machine's one input.
             #[uniffi::method(default(now = None))]
             pub fn handler_failed(
                 &self,
@@ -417,24 +432,28 @@ macro_rules! inbox_worker_inputs {
                 self.then(|m| Ok(m.handler_failed(&error, royaltykit_host::now_or_clock_f64(now))?))
             }
             /// Whether the mark changed a row (`changed` false: another worker claimed the entry since).
-            /// Returns the next step.
+            /// Returns the next step. Deprecated (kept for one release): use `report`, the machine's one input.
             pub fn marked(&self, changed: bool) -> crate::Result<InboxStep> {
                 self.then(|m| Ok(m.marked(changed)?))
             }
-            /// The transaction committed: the entry is done. Returns the next step.
+            /// The transaction committed: the entry is done. Returns the next step. Deprecated (kept for one
+            /// release): use `report`, the machine's one input.
             pub fn committed(&self) -> crate::Result<InboxStep> {
                 self.then(|m| Ok(m.committed()?))
             }
-            /// The transaction was rolled back (or its connection is gone). Returns the next step.
+            /// The transaction was rolled back (or its connection is gone). Returns the next step. Deprecated
+            /// (kept for one release): use `report`, the machine's one input.
             pub fn rolled_back(&self) -> crate::Result<InboxStep> {
                 self.then(|m| Ok(m.rolled_back()?))
             }
-            /// The failed attempt is recorded. Returns the next step.
+            /// The failed attempt is recorded. Returns the next step. Deprecated (kept for one release): use
+            /// `report`, the machine's one input.
             pub fn settled(&self) -> crate::Result<InboxStep> {
                 self.then(|m| Ok(m.settled()?))
             }
             /// The store could not be reached at the pending store step. Returns the next step: a rollback when
-            /// a transaction is open, then a wait.
+            /// a transaction is open, then a wait. Deprecated (kept for one release): use `report`, the
+            /// machine's one input.
             pub fn store_failed(&self) -> crate::Result<InboxStep> {
                 self.then(|m| Ok(m.store_failed()?))
             }

@@ -325,7 +325,8 @@ impl InboxWorker {
     }
 
     /// What the claim returned at `now` (null: the system clock): the entry, or null when
-    /// nothing is due. Returns the next step.
+    /// nothing is due. Returns the next step. Deprecated (kept for one release): use
+    /// `report(InboxOutcome.Claimed(entry), now)`, the worker's one input.
     #[uniffi::method(default(now = None))]
     pub fn claimed(&self, entry: Option<InboxEntry>, now: Option<f64>) -> Result<InboxStep> {
         self.then(|w| Ok(w.claimed(entry, royaltykit_host::now_or_clock_f64(now))?))

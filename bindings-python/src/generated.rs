@@ -357,63 +357,88 @@ macro_rules! webhook_receipt_methods {
             }
             /// The state the store gave the key of the pending claim: ``new``, ``in_progress`` or ``done``.
             /// Returns the next step. ``InvalidArgumentError`` (``invalid_argument``) for another state.
+            /// Deprecated (kept for one release): use ``report``, the machine's one input.
             fn claimed(&self, py: pyo3::Python<'_>, state: Text) -> pyo3::PyResult<ReceiptStep> {
+                deprecated(py, c"WebhookReceipt.claimed() is deprecated (kept for one release): use report(outcome)")?;
                 self.then(py, |m| Ok(m.claimed(royaltykit::dedup::ClaimState::parse(&state)?)?))
             }
             /// The store could not be reached for the pending claim, commit, begin, transaction commit or
-            /// enqueue. Returns the next step.
+            /// enqueue. Returns the next step. Deprecated (kept for one release): use ``report``, the machine's
+            /// one input.
             fn store_failed(&self, py: pyo3::Python<'_>) -> pyo3::PyResult<ReceiptStep> {
+                deprecated(py, c"WebhookReceipt.store_failed() is deprecated (kept for one release): use report(outcome)")?;
                 self.then(py, |m| Ok(m.store_failed()?))
             }
             /// The pending release is done (or failed: the claim's lease runs out). Returns the next step.
+            /// Deprecated (kept for one release): use ``report``, the machine's one input.
             fn released(&self, py: pyo3::Python<'_>) -> pyo3::PyResult<ReceiptStep> {
+                deprecated(py, c"WebhookReceipt.released() is deprecated (kept for one release): use report(outcome)")?;
                 self.then(py, |m| Ok(m.released()?))
             }
-            /// The handler stored its effect. Returns the next step.
+            /// The handler stored its effect. Returns the next step. Deprecated (kept for one release): use
+            /// ``report``, the machine's one input.
             fn handler_succeeded(&self, py: pyo3::Python<'_>) -> pyo3::PyResult<ReceiptStep> {
+                deprecated(py, c"WebhookReceipt.handler_succeeded() is deprecated (kept for one release): use report(outcome)")?;
                 self.then(py, |m| Ok(m.handler_succeeded()?))
             }
-            /// The handler raised. Returns the next step.
+            /// The handler raised. Returns the next step. Deprecated (kept for one release): use ``report``,
+            /// the machine's one input.
             fn handler_failed(&self, py: pyo3::Python<'_>) -> pyo3::PyResult<ReceiptStep> {
+                deprecated(py, c"WebhookReceipt.handler_failed() is deprecated (kept for one release): use report(outcome)")?;
                 self.then(py, |m| Ok(m.handler_failed()?))
             }
-            /// The pending commit is done. Returns the next step.
+            /// The pending commit is done. Returns the next step. Deprecated (kept for one release): use
+            /// ``report``, the machine's one input.
             fn committed(&self, py: pyo3::Python<'_>) -> pyo3::PyResult<ReceiptStep> {
+                deprecated(py, c"WebhookReceipt.committed() is deprecated (kept for one release): use report(outcome)")?;
                 self.then(py, |m| Ok(m.committed()?))
             }
-            /// The pending wait is over. Returns the next step.
+            /// The pending wait is over. Returns the next step. Deprecated (kept for one release): use
+            /// ``report``, the machine's one input.
             fn waited(&self, py: pyo3::Python<'_>) -> pyo3::PyResult<ReceiptStep> {
+                deprecated(py, c"WebhookReceipt.waited() is deprecated (kept for one release): use report(outcome)")?;
                 self.then(py, |m| Ok(m.waited()?))
             }
             /// (Transactional.) The pending commit (the mark inside the transaction) changed no row: the
             /// claim's lease ran out and another worker took the key. Returns the next step, a rollback.
+            /// Deprecated (kept for one release): use ``report``, the machine's one input.
             fn claim_lost(&self, py: pyo3::Python<'_>) -> pyo3::PyResult<ReceiptStep> {
+                deprecated(py, c"WebhookReceipt.claim_lost() is deprecated (kept for one release): use report(outcome)")?;
                 self.then(py, |m| Ok(m.claim_lost()?))
             }
-            /// (Transactional.) The transaction is open. Returns the next step.
+            /// (Transactional.) The transaction is open. Returns the next step. Deprecated (kept for one
+            /// release): use ``report``, the machine's one input.
             fn began(&self, py: pyo3::Python<'_>) -> pyo3::PyResult<ReceiptStep> {
+                deprecated(py, c"WebhookReceipt.began() is deprecated (kept for one release): use report(outcome)")?;
                 self.then(py, |m| Ok(m.began()?))
             }
-            /// (Transactional.) The transaction committed. Returns the next step, the reply.
+            /// (Transactional.) The transaction committed. Returns the next step, the reply. Deprecated (kept
+            /// for one release): use ``report``, the machine's one input.
             fn transaction_committed(&self, py: pyo3::Python<'_>) -> pyo3::PyResult<ReceiptStep> {
+                deprecated(py, c"WebhookReceipt.transaction_committed() is deprecated (kept for one release): use report(outcome)")?;
                 self.then(py, |m| Ok(m.transaction_committed()?))
             }
-            /// (Transactional.) The pending rollback is done (or failed). Returns the next step.
+            /// (Transactional.) The pending rollback is done (or failed). Returns the next step. Deprecated
+            /// (kept for one release): use ``report``, the machine's one input.
             fn rolled_back(&self, py: pyo3::Python<'_>) -> pyo3::PyResult<ReceiptStep> {
+                deprecated(py, c"WebhookReceipt.rolled_back() is deprecated (kept for one release): use report(outcome)")?;
                 self.then(py, |m| Ok(m.rolled_back()?))
             }
             /// The host was cancelled while the pending step was in flight (a cancelled task, an interrupt):
             /// report this instead of its outcome. Returns the next step: only rollbacks and releases follow,
             /// then the 503 reply (outcome ``cancelled``). During a pending rollback or release it counts as
             /// that step done (a cancelled one is a failed one) and the reply stays what it was; once replied,
-            /// nothing changes.
+            /// nothing changes. Deprecated (kept for one release): use ``report``, the machine's one input.
             fn cancelled(&self, py: pyo3::Python<'_>) -> pyo3::PyResult<ReceiptStep> {
+                deprecated(py, c"WebhookReceipt.cancelled() is deprecated (kept for one release): use report(outcome)")?;
                 self.then(py, |m| Ok(m.cancelled()?))
             }
             /// (Inbox.) The pending enqueue is done: ``new`` True when the delivery was added, False when it
             /// was in the inbox already. Returns the next step, the reply: 200 ``{"result":"queued"}`` or
-            /// ``{"result":"duplicate"}`` (outcome ``queued`` or ``duplicate``).
+            /// ``{"result":"duplicate"}`` (outcome ``queued`` or ``duplicate``). Deprecated (kept for one
+            /// release): use ``report``, the machine's one input.
             fn enqueued(&self, py: pyo3::Python<'_>, new: bool) -> pyo3::PyResult<ReceiptStep> {
+                deprecated(py, c"WebhookReceipt.enqueued() is deprecated (kept for one release): use report(outcome)")?;
                 self.then(py, |m| Ok(m.enqueued(new)?))
             }
         }
@@ -441,44 +466,62 @@ macro_rules! inbox_worker_methods {
             fn report(&self, py: pyo3::Python<'_>, outcome: crate::args::InboxOutcomeArg, now: Option<f64>) -> pyo3::PyResult<InboxStep> {
                 self.then(py, |m| Ok(m.report(outcome.0?, royaltykit_host::now_or_clock_f64(now))?))
             }
-            /// The idle wait is over. Returns the next step.
+            /// The idle wait is over. Returns the next step. Deprecated (kept for one release): use ``report``,
+            /// the machine's one input.
             fn waited(&self, py: pyo3::Python<'_>) -> pyo3::PyResult<InboxStep> {
+                deprecated(py, c"InboxWorker.waited() is deprecated (kept for one release): use report(outcome)")?;
                 self.then(py, |m| Ok(m.waited()?))
             }
-            /// The transaction is open. Returns the next step.
+            /// The transaction is open. Returns the next step. Deprecated (kept for one release): use
+            /// ``report``, the machine's one input.
             fn began(&self, py: pyo3::Python<'_>) -> pyo3::PyResult<InboxStep> {
+                deprecated(py, c"InboxWorker.began() is deprecated (kept for one release): use report(outcome)")?;
                 self.then(py, |m| Ok(m.began()?))
             }
-            /// The handler finished. Returns the next step.
+            /// The handler finished. Returns the next step. Deprecated (kept for one release): use ``report``,
+            /// the machine's one input.
             fn handler_succeeded(&self, py: pyo3::Python<'_>) -> pyo3::PyResult<InboxStep> {
+                deprecated(py, c"InboxWorker.handler_succeeded() is deprecated (kept for one release): use report(outcome)")?;
                 self.then(py, |m| Ok(m.handler_succeeded()?))
             }
             /// The handler failed with ``error`` at ``now`` (None or left out: the host's clock): a message for
             /// operators, kept as the entry's ``last_error`` (never include a secret). Returns the next step.
+            /// Deprecated (kept for one release): use ``report``, the machine's one input.
             #[pyo3(signature = (error, now = None))]
             fn handler_failed(&self, py: pyo3::Python<'_>, error: Text, now: Option<f64>) -> pyo3::PyResult<InboxStep> {
+                deprecated(py, c"InboxWorker.handler_failed() is deprecated (kept for one release): use report(outcome)")?;
                 self.then(py, |m| Ok(m.handler_failed(&error, royaltykit_host::now_or_clock_f64(now))?))
             }
             /// Whether the mark changed a row (``changed`` False: another worker claimed the entry since).
-            /// Returns the next step.
+            /// Returns the next step. Deprecated (kept for one release): use ``report``, the machine's one
+            /// input.
             fn marked(&self, py: pyo3::Python<'_>, changed: bool) -> pyo3::PyResult<InboxStep> {
+                deprecated(py, c"InboxWorker.marked() is deprecated (kept for one release): use report(outcome)")?;
                 self.then(py, |m| Ok(m.marked(changed)?))
             }
-            /// The transaction committed: the entry is done. Returns the next step.
+            /// The transaction committed: the entry is done. Returns the next step. Deprecated (kept for one
+            /// release): use ``report``, the machine's one input.
             fn committed(&self, py: pyo3::Python<'_>) -> pyo3::PyResult<InboxStep> {
+                deprecated(py, c"InboxWorker.committed() is deprecated (kept for one release): use report(outcome)")?;
                 self.then(py, |m| Ok(m.committed()?))
             }
-            /// The transaction was rolled back (or its connection is gone). Returns the next step.
+            /// The transaction was rolled back (or its connection is gone). Returns the next step. Deprecated
+            /// (kept for one release): use ``report``, the machine's one input.
             fn rolled_back(&self, py: pyo3::Python<'_>) -> pyo3::PyResult<InboxStep> {
+                deprecated(py, c"InboxWorker.rolled_back() is deprecated (kept for one release): use report(outcome)")?;
                 self.then(py, |m| Ok(m.rolled_back()?))
             }
-            /// The failed attempt is recorded. Returns the next step.
+            /// The failed attempt is recorded. Returns the next step. Deprecated (kept for one release): use
+            /// ``report``, the machine's one input.
             fn settled(&self, py: pyo3::Python<'_>) -> pyo3::PyResult<InboxStep> {
+                deprecated(py, c"InboxWorker.settled() is deprecated (kept for one release): use report(outcome)")?;
                 self.then(py, |m| Ok(m.settled()?))
             }
             /// The store could not be reached at the pending store step. Returns the next step: a rollback when
-            /// a transaction is open, then a wait.
+            /// a transaction is open, then a wait. Deprecated (kept for one release): use ``report``, the
+            /// machine's one input.
             fn store_failed(&self, py: pyo3::Python<'_>) -> pyo3::PyResult<InboxStep> {
+                deprecated(py, c"InboxWorker.store_failed() is deprecated (kept for one release): use report(outcome)")?;
                 self.then(py, |m| Ok(m.store_failed()?))
             }
         }

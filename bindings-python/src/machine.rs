@@ -1193,7 +1193,8 @@ crate::generated::inbox_worker_methods! {
 
     /// What the claim returned at ``now`` (default: the clock): its row (the five columns, or
     /// an ``InboxEntry``), or None when nothing is due. Returns the next step.
-    /// ``InvalidArgumentError`` when no claim is pending.
+    /// ``InvalidArgumentError`` when no claim is pending. Deprecated (kept for one release): use
+    /// ``report(("claimed", row), now)``, the worker's one input.
     #[pyo3(signature = (entry, now=None))]
     fn claimed(
         &self,
@@ -1201,6 +1202,7 @@ crate::generated::inbox_worker_methods! {
         entry: Option<&Bound<'_, PyAny>>,
         now: Option<f64>,
     ) -> PyResult<InboxStep> {
+        deprecated(py, c"InboxWorker.claimed() is deprecated (kept for one release): use report((\"claimed\", row), now)")?;
         let entry = guard(|| entry.filter(|e| !e.is_none()).map(inbox_entry).transpose())?;
         self.then(py, |w| Ok(w.claimed(entry, royaltykit_host::now_or_clock_f64(now))?))
     }

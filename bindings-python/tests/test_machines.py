@@ -486,7 +486,7 @@ def test_a_receipt_on_a_window_claims_and_commits_inside_the_core():
     twin = verifier.receipt(headers, body, namespace="org_1", now=now, window=window)
     assert isinstance(twin.next(), rk.ReceiptStep.Reply) and twin.next().status == 503
     assert window.claim(key, now=now) == "in_progress"
-    step = first.handler_succeeded()
+    step = first.report("done")
     assert isinstance(step, rk.ReceiptStep.Reply) and step.status == 200 and "processed" in step.body
     assert window.claim(key, now=now) == "done", "committed in the window"
     again = verifier.receipt(headers, body, namespace="org_1", now=now + 60, window=window)
@@ -499,7 +499,7 @@ def test_a_failed_handler_on_a_window_releases_so_the_redelivery_is_processed():
     headers, body = signed("dlv_w2")
     r = verifier.receipt(headers, body, namespace="org_1", now=now, window=window)
     assert r.next() == rk.ReceiptStep.RunHandler()
-    step = r.handler_failed()
+    step = r.report("failed")
     assert isinstance(step, rk.ReceiptStep.Reply) and step.status == 500
     redelivery = verifier.receipt(headers, body, namespace="org_1", now=now + 30, window=window)
     assert redelivery.next() == rk.ReceiptStep.RunHandler()
@@ -509,11 +509,11 @@ def test_inputs_return_the_next_step():
     headers, body = signed("dlv_w3")
     r = rk.WebhookVerifier("whsec_window").receipt(headers, body, namespace="org_1", now=1_763_784_000)
     assert isinstance(r.next(), rk.ReceiptStep.Claim)
-    step = r.claimed("new")
+    step = r.report(("claimed", "new"))
     assert step == r.next() and isinstance(step, rk.ReceiptStep.RunHandler), "only the delivery key, by default"
     opted = rk.WebhookVerifier("whsec_window").receipt(headers, body, namespace="org_1", now=1_763_784_000,
                                                        claim_content_key=True)
-    opted.claimed("new")
+    opted.report(("claimed", "new"))
     assert isinstance(opted.next(), rk.ReceiptStep.Claim), "the content key after the delivery key, when asked"
 
 
@@ -528,7 +528,7 @@ def test_same_second_twins_are_both_processed_unless_the_content_key_is_claimed(
                                  claim_content_key=claim_content_key)
             if r.next() == rk.ReceiptStep.RunHandler():
                 runs += 1
-                assert r.handler_succeeded().status == 200
+                assert r.report("done").status == 200
             else:
                 assert r.next().status == 200 and "acknowledge" in r.next().body
         assert runs == handled, (claim_content_key, runs)
@@ -766,3 +766,19 @@ def test_an_inbox_workers_report_takes_each_outcome_of_the_pending_step_and_refu
     assert isinstance(settle, rk.InboxStep.Settle) and settle.error == "E: the handler failed" and not settle.poison
     w.report("done")
     assert (w.processed, w.retried, w.poisoned) == (0, 1, 0)
+
+
+@pytest.mark.parametrize("machine, old, args", [("receipt", "claimed", ("new",)), ("receipt", "store_failed", ()),
+                                                ("worker", "claimed", (None, 0.0)), ("worker", "store_failed", ())])
+def test_the_inputs_a_receipts_and_a_workers_report_replaced_still_work_for_one_release_and_warn(machine, old, args):
+    if machine == "receipt":
+        headers, body = signed("dlv_old")
+        m = rk.WebhookVerifier("whsec_window").receipt(headers, body, namespace="org_1", now=1_763_784_000)
+        assert isinstance(m.next(), rk.ReceiptStep.Claim)
+    else:
+        m = rk.InboxWorker(transactional=True, drain=True, seed=1)
+        assert isinstance(m.next(), rk.InboxStep.Claim)
+    name = "WebhookReceipt" if machine == "receipt" else "InboxWorker"
+    with pytest.warns(DeprecationWarning, match=rf"{name}\.{old}\(\) is deprecated \(kept for one release\): use report"):
+        step = getattr(m, old)(*args)
+    assert step == m.next() and not isinstance(step, (rk.ReceiptStep.Claim, rk.InboxStep.Claim)), "it still works"

@@ -1172,54 +1172,92 @@ class WebhookReceipt {
   /**
    * The state the store gave the key of the pending claim: `new`, `in_progress` or `done`. Returns
    * the next step. `InvalidArgumentError` (`invalid_argument`) for another state.
+   * @deprecated kept for one release: use `report(outcome)`.
    */
   claimed(state) {
+    deprecatedInput('WebhookReceipt.claimed', 'report(outcome)');
     return this.#then(() => this.#inner.claimed(toStr(state, 'state')));
   }
   /**
    * The store could not be reached for the pending claim, commit, begin, transaction commit or
    * enqueue. Returns the next step.
+   * @deprecated kept for one release: use `report(outcome)`.
    */
   storeFailed() {
+    deprecatedInput('WebhookReceipt.storeFailed', 'report(outcome)');
     return this.#then(() => this.#inner.storeFailed());
   }
-  /** The pending release is done (or failed: the claim's lease runs out). Returns the next step. */
+  /**
+   * The pending release is done (or failed: the claim's lease runs out). Returns the next step.
+   * @deprecated kept for one release: use `report(outcome)`.
+   */
   released() {
+    deprecatedInput('WebhookReceipt.released', 'report(outcome)');
     return this.#then(() => this.#inner.released());
   }
-  /** The handler stored its effect. Returns the next step. */
+  /**
+   * The handler stored its effect. Returns the next step.
+   * @deprecated kept for one release: use `report(outcome)`.
+   */
   handlerSucceeded() {
+    deprecatedInput('WebhookReceipt.handlerSucceeded', 'report(outcome)');
     return this.#then(() => this.#inner.handlerSucceeded());
   }
-  /** The handler threw. Returns the next step. */
+  /**
+   * The handler threw. Returns the next step.
+   * @deprecated kept for one release: use `report(outcome)`.
+   */
   handlerFailed() {
+    deprecatedInput('WebhookReceipt.handlerFailed', 'report(outcome)');
     return this.#then(() => this.#inner.handlerFailed());
   }
-  /** The pending commit is done. Returns the next step. */
+  /**
+   * The pending commit is done. Returns the next step.
+   * @deprecated kept for one release: use `report(outcome)`.
+   */
   committed() {
+    deprecatedInput('WebhookReceipt.committed', 'report(outcome)');
     return this.#then(() => this.#inner.committed());
   }
-  /** The pending wait is over. Returns the next step. */
+  /**
+   * The pending wait is over. Returns the next step.
+   * @deprecated kept for one release: use `report(outcome)`.
+   */
   waited() {
+    deprecatedInput('WebhookReceipt.waited', 'report(outcome)');
     return this.#then(() => this.#inner.waited());
   }
   /**
    * (Transactional.) The pending commit (the mark inside the transaction) changed no row: the
    * claim's lease ran out and another worker took the key. Returns the next step, a rollback.
+   * @deprecated kept for one release: use `report(outcome)`.
    */
   claimLost() {
+    deprecatedInput('WebhookReceipt.claimLost', 'report(outcome)');
     return this.#then(() => this.#inner.claimLost());
   }
-  /** (Transactional.) The transaction is open. Returns the next step. */
+  /**
+   * (Transactional.) The transaction is open. Returns the next step.
+   * @deprecated kept for one release: use `report(outcome)`.
+   */
   began() {
+    deprecatedInput('WebhookReceipt.began', 'report(outcome)');
     return this.#then(() => this.#inner.began());
   }
-  /** (Transactional.) The transaction committed. Returns the next step, the reply. */
+  /**
+   * (Transactional.) The transaction committed. Returns the next step, the reply.
+   * @deprecated kept for one release: use `report(outcome)`.
+   */
   transactionCommitted() {
+    deprecatedInput('WebhookReceipt.transactionCommitted', 'report(outcome)');
     return this.#then(() => this.#inner.transactionCommitted());
   }
-  /** (Transactional.) The pending rollback is done (or failed). Returns the next step. */
+  /**
+   * (Transactional.) The pending rollback is done (or failed). Returns the next step.
+   * @deprecated kept for one release: use `report(outcome)`.
+   */
   rolledBack() {
+    deprecatedInput('WebhookReceipt.rolledBack', 'report(outcome)');
     return this.#then(() => this.#inner.rolledBack());
   }
   /**
@@ -1228,16 +1266,20 @@ class WebhookReceipt {
    * reply (outcome `cancelled`). During a pending rollback or release it counts as that step done
    * (a cancelled one is a failed one) and the reply stays what it was; once replied, nothing
    * changes.
+   * @deprecated kept for one release: use `report(outcome)`.
    */
   cancelled() {
+    deprecatedInput('WebhookReceipt.cancelled', 'report(outcome)');
     return this.#then(() => this.#inner.cancelled());
   }
   /**
    * (Inbox.) The pending enqueue is done: `isNew` true when the delivery was added, false when it
    * was in the inbox already. Returns the next step, the reply: 200 `{"result":"queued"}` or
    * `{"result":"duplicate"}` (outcome `queued` or `duplicate`).
+   * @deprecated kept for one release: use `report(outcome)`.
    */
   enqueued(isNew) {
+    deprecatedInput('WebhookReceipt.enqueued', 'report(outcome)');
     return this.#then(() => this.#inner.enqueued(toFlag(isNew, 'isNew')));
   }
   // generated: end (WebhookReceipt)
@@ -1946,8 +1988,10 @@ class InboxWorker {
     return this.#step;
   }
   /** What the claim returned at `now` (Unix seconds): the entry (`{ key, deliveryId, event,
-   * body, attempts }`, the claim's five columns) or null when nothing is due. */
+   * body, attempts }`, the claim's five columns) or null when nothing is due.
+   * @deprecated kept for one release: use `report({ claimed: entry }, now)`. */
   claimed(entry, now) {
+    deprecatedInput('InboxWorker.claimed', 'report({ claimed: entry }, now)');
     const t = toNumber(now, 'now', undefined);
     if (t === undefined) throw new TypeError('now must be Unix seconds or a Date');
     if (entry === null || entry === undefined) return this.#then(() => this.#inner.claimedNone(t));
@@ -1973,49 +2017,79 @@ class InboxWorker {
   report(outcome, now = null) {
     return this.#then(() => this.#inner.report(outcomeJson(outcome, 'outcome'), nowSeconds(now)));
   }
-  /** The idle wait is over. Returns the next step. */
+  /**
+   * The idle wait is over. Returns the next step.
+   * @deprecated kept for one release: use `report(outcome)`.
+   */
   waited() {
+    deprecatedInput('InboxWorker.waited', 'report(outcome)');
     return this.#then(() => this.#inner.waited());
   }
-  /** The transaction is open. Returns the next step. */
+  /**
+   * The transaction is open. Returns the next step.
+   * @deprecated kept for one release: use `report(outcome)`.
+   */
   began() {
+    deprecatedInput('InboxWorker.began', 'report(outcome)');
     return this.#then(() => this.#inner.began());
   }
-  /** The handler finished. Returns the next step. */
+  /**
+   * The handler finished. Returns the next step.
+   * @deprecated kept for one release: use `report(outcome)`.
+   */
   handlerSucceeded() {
+    deprecatedInput('InboxWorker.handlerSucceeded', 'report(outcome)');
     return this.#then(() => this.#inner.handlerSucceeded());
   }
   /**
    * The handler failed with `error` at `now` (null or left out: the host's clock): a message for
    * operators, kept as the entry's `last_error` (never include a secret). Returns the next step.
+   * @deprecated kept for one release: use `report(outcome)`.
    */
   handlerFailed(error, now = null) {
+    deprecatedInput('InboxWorker.handlerFailed', 'report(outcome)');
     return this.#then(() => this.#inner.handlerFailed(toStr(error, 'error'), nowSeconds(now)));
   }
   /**
    * Whether the mark changed a row (`changed` false: another worker claimed the entry since).
    * Returns the next step.
+   * @deprecated kept for one release: use `report(outcome)`.
    */
   marked(changed) {
+    deprecatedInput('InboxWorker.marked', 'report(outcome)');
     return this.#then(() => this.#inner.marked(toFlag(changed, 'changed')));
   }
-  /** The transaction committed: the entry is done. Returns the next step. */
+  /**
+   * The transaction committed: the entry is done. Returns the next step.
+   * @deprecated kept for one release: use `report(outcome)`.
+   */
   committed() {
+    deprecatedInput('InboxWorker.committed', 'report(outcome)');
     return this.#then(() => this.#inner.committed());
   }
-  /** The transaction was rolled back (or its connection is gone). Returns the next step. */
+  /**
+   * The transaction was rolled back (or its connection is gone). Returns the next step.
+   * @deprecated kept for one release: use `report(outcome)`.
+   */
   rolledBack() {
+    deprecatedInput('InboxWorker.rolledBack', 'report(outcome)');
     return this.#then(() => this.#inner.rolledBack());
   }
-  /** The failed attempt is recorded. Returns the next step. */
+  /**
+   * The failed attempt is recorded. Returns the next step.
+   * @deprecated kept for one release: use `report(outcome)`.
+   */
   settled() {
+    deprecatedInput('InboxWorker.settled', 'report(outcome)');
     return this.#then(() => this.#inner.settled());
   }
   /**
    * The store could not be reached at the pending store step. Returns the next step: a rollback
    * when a transaction is open, then a wait.
+   * @deprecated kept for one release: use `report(outcome)`.
    */
   storeFailed() {
+    deprecatedInput('InboxWorker.storeFailed', 'report(outcome)');
     return this.#then(() => this.#inner.storeFailed());
   }
   // generated: end (InboxWorker)

@@ -491,7 +491,7 @@ test('a receipt on a DedupWindow claims and commits inside the core: it asks onl
   const twin = verifier.receipt(headers, body, { namespace: 'org_1', now: NOW, window });
   assert.equal(twin.next().status, 503, 'another receipt holds it');
   assert.equal(window.claim(key, NOW), 'in_progress', 'and its claim was not released');
-  const reply = first.handlerSucceeded();
+  const reply = first.report('done');
   assert.equal(reply.step, 'reply');
   assert.equal(reply.status, 200);
   assert.match(reply.body, /processed/);
@@ -502,7 +502,7 @@ test('a receipt on a DedupWindow claims and commits inside the core: it asks onl
   // A failed handler releases its claims, so the redelivery is processed.
   const [h2, b2] = signedDelivery('dlv_w2', 'm2');
   const failing = verifier.receipt(h2, b2, { namespace: 'org_1', now: NOW, window });
-  assert.equal(failing.handlerFailed().status, 500);
+  assert.equal(failing.report('failed').status, 500);
   assert.deepEqual(verifier.receipt(h2, b2, { namespace: 'org_1', now: NOW + 30, window }).next(), { step: 'run_handler' });
   assert.throws(() => verifier.receipt(h2, b2, { namespace: 'org_1', window: {} }), TypeError);
 });
@@ -518,7 +518,7 @@ test('a receipt gives the delivery verify gives and, once replied, its outcome (
     assert.equal(r.outcome, null, 'no outcome before the reply');
     assert.deepEqual(r.delivery, verifier.verify(headers, body, NOW));
     assert.equal(r.delivery.event.resourceReference, ref);
-    assert.equal(r.handlerSucceeded().status, 200);
+    assert.equal(r.report('done').status, 200);
     assert.equal(r.outcome, 'processed');
     const twin = verifier.receipt(headers, body, { namespace: 'org_1', now: NOW, window });
     assert.equal(twin.next().step, 'reply', 'a duplicate replies at once');
@@ -534,7 +534,7 @@ test('a receipt gives the delivery verify gives and, once replied, its outcome (
   const busy = verifier.receipt(...held, { namespace: 'org_1', now: NOW, window });
   assert.deepEqual([busy.next().status, busy.outcome], [503, 'in_progress']);
   const failing = verifier.receipt(...signedDelivery('dlv_fails', 'm8'), { namespace: 'org_1', now: NOW, window });
-  assert.equal(failing.handlerFailed().status, 500);
+  assert.equal(failing.report('failed').status, 500);
   assert.equal(failing.outcome, 'handler_failed');
   const forged = verifier.receipt(held[0], Buffer.from('{}'), { namespace: 'org_1', now: NOW, window });
   assert.deepEqual([forged.next().step, forged.delivery, forged.outcome], ['reply', null, 'rejected']);
@@ -705,8 +705,15 @@ test('the inputs report replaced still work for one release, each with one Depre
     call.response(200, { 'Content-Type': 'application/json' }, '{"data":[]}', now);
     const done = call.next(now, session);
     assert.deepEqual([done.step, done.status], ['done', 200]);
+    const [headers, body] = signedDelivery('dlv_old');
+    const receipt = new rk.WebhookVerifier('whsec_window').receipt(headers, body, { namespace: 'org_1', now: NOW });
+    assert.equal(receipt.storeFailed().status, 503); // the claim's store is down
+    const worker = new rk.InboxWorker({ transactional: true, drain: true, seed: 1 });
+    assert.equal(worker.claimed(null, 1000).step, 'drained');
+    worker.free();
     await new Promise((resolve) => setImmediate(resolve)); // emitWarning reports on the next tick
-    assert.deepEqual(warned.map((m) => m.split('(')[0]), ['transportFailure', 'streamedResponse', 'response']);
+    assert.deepEqual(warned.map((m) => m.split('(')[0]),
+      ['transportFailure', 'streamedResponse', 'response', 'WebhookReceipt.storeFailed', 'InboxWorker.claimed']);
     assert.ok(warned.every((m) => /deprecated \(kept for one release\): use report\(/.test(m)), warned.join('\n'));
   } finally {
     process.off('warning', listener);

@@ -966,39 +966,52 @@ class WebhookReceipt:
         those is a ``TypeError``."""
     def claimed(self, state: Literal["new", "in_progress", "done"] | str) -> ReceiptStep:
         """The state the store gave the key of the pending claim: ``new``, ``in_progress`` or ``done``.
-        Returns the next step. ``InvalidArgumentError`` (``invalid_argument``) for another state."""
+        Returns the next step. ``InvalidArgumentError`` (``invalid_argument``) for another state.
+        Deprecated (kept for one release): use ``report``, the machine's one input."""
     def store_failed(self) -> ReceiptStep:
         """The store could not be reached for the pending claim, commit, begin, transaction commit or
-        enqueue. Returns the next step."""
+        enqueue. Returns the next step. Deprecated (kept for one release): use ``report``, the
+        machine's one input."""
     def released(self) -> ReceiptStep:
-        """The pending release is done (or failed: the claim's lease runs out). Returns the next step."""
+        """The pending release is done (or failed: the claim's lease runs out). Returns the next step.
+        Deprecated (kept for one release): use ``report``, the machine's one input."""
     def handler_succeeded(self) -> ReceiptStep:
-        """The handler stored its effect. Returns the next step."""
+        """The handler stored its effect. Returns the next step. Deprecated (kept for one release): use
+        ``report``, the machine's one input."""
     def handler_failed(self) -> ReceiptStep:
-        """The handler raised. Returns the next step."""
+        """The handler raised. Returns the next step. Deprecated (kept for one release): use
+        ``report``, the machine's one input."""
     def committed(self) -> ReceiptStep:
-        """The pending commit is done. Returns the next step."""
+        """The pending commit is done. Returns the next step. Deprecated (kept for one release): use
+        ``report``, the machine's one input."""
     def waited(self) -> ReceiptStep:
-        """The pending wait is over. Returns the next step."""
+        """The pending wait is over. Returns the next step. Deprecated (kept for one release): use
+        ``report``, the machine's one input."""
     def claim_lost(self) -> ReceiptStep:
         """(Transactional.) The pending commit (the mark inside the transaction) changed no row: the
-        claim's lease ran out and another worker took the key. Returns the next step, a rollback."""
+        claim's lease ran out and another worker took the key. Returns the next step, a rollback.
+        Deprecated (kept for one release): use ``report``, the machine's one input."""
     def began(self) -> ReceiptStep:
-        """(Transactional.) The transaction is open. Returns the next step."""
+        """(Transactional.) The transaction is open. Returns the next step. Deprecated (kept for one
+        release): use ``report``, the machine's one input."""
     def transaction_committed(self) -> ReceiptStep:
-        """(Transactional.) The transaction committed. Returns the next step, the reply."""
+        """(Transactional.) The transaction committed. Returns the next step, the reply. Deprecated
+        (kept for one release): use ``report``, the machine's one input."""
     def rolled_back(self) -> ReceiptStep:
-        """(Transactional.) The pending rollback is done (or failed). Returns the next step."""
+        """(Transactional.) The pending rollback is done (or failed). Returns the next step. Deprecated
+        (kept for one release): use ``report``, the machine's one input."""
     def cancelled(self) -> ReceiptStep:
         """The host was cancelled while the pending step was in flight (a cancelled task, an
         interrupt): report this instead of its outcome. Returns the next step: only rollbacks and
         releases follow, then the 503 reply (outcome ``cancelled``). During a pending rollback or
         release it counts as that step done (a cancelled one is a failed one) and the reply stays
-        what it was; once replied, nothing changes."""
+        what it was; once replied, nothing changes. Deprecated (kept for one release): use
+        ``report``, the machine's one input."""
     def enqueued(self, new: bool) -> ReceiptStep:
         """(Inbox.) The pending enqueue is done: ``new`` True when the delivery was added, False when
         it was in the inbox already. Returns the next step, the reply: 200 ``{"result":"queued"}``
-        or ``{"result":"duplicate"}`` (outcome ``queued`` or ``duplicate``)."""
+        or ``{"result":"duplicate"}`` (outcome ``queued`` or ``duplicate``). Deprecated (kept for
+        one release): use ``report``, the machine's one input."""
     # generated: end (WebhookReceipt)
 
 @disjoint_base
@@ -1666,7 +1679,7 @@ class InboxWorker:
     def next(self) -> InboxStep: ...
     def claimed(self, entry: _InboxRow | None, now: float | None = None) -> InboxStep:
         """The claim's row (five columns, or an ``InboxEntry``), or None when nothing is due.
-        Returns the next step."""
+        Returns the next step. Deprecated (kept for one release): use ``report(("claimed", row), now)``."""
     # generated by scripts/gen_surface.py from surface/functions.toml: begin (InboxWorker)
     def report(self, outcome: _InboxOutcome, now: float | None = None) -> InboxStep:
         """What became of the pending step at ``now`` (None or left out: the host's clock), the
@@ -1681,27 +1694,35 @@ class InboxWorker:
         outcome the pending step cannot have (the worker unchanged), or one the core cannot read. A
         shape none of those is a ``TypeError``."""
     def waited(self) -> InboxStep:
-        """The idle wait is over. Returns the next step."""
+        """The idle wait is over. Returns the next step. Deprecated (kept for one release): use
+        ``report``, the machine's one input."""
     def began(self) -> InboxStep:
-        """The transaction is open. Returns the next step."""
+        """The transaction is open. Returns the next step. Deprecated (kept for one release): use
+        ``report``, the machine's one input."""
     def handler_succeeded(self) -> InboxStep:
-        """The handler finished. Returns the next step."""
+        """The handler finished. Returns the next step. Deprecated (kept for one release): use
+        ``report``, the machine's one input."""
     def handler_failed(self, error: str, now: float | None = None) -> InboxStep:
         """The handler failed with ``error`` at ``now`` (None or left out: the host's clock): a message
         for operators, kept as the entry's ``last_error`` (never include a secret). Returns the next
-        step."""
+        step. Deprecated (kept for one release): use ``report``, the machine's one input."""
     def marked(self, changed: bool) -> InboxStep:
         """Whether the mark changed a row (``changed`` False: another worker claimed the entry since).
-        Returns the next step."""
+        Returns the next step. Deprecated (kept for one release): use ``report``, the machine's one
+        input."""
     def committed(self) -> InboxStep:
-        """The transaction committed: the entry is done. Returns the next step."""
+        """The transaction committed: the entry is done. Returns the next step. Deprecated (kept for
+        one release): use ``report``, the machine's one input."""
     def rolled_back(self) -> InboxStep:
-        """The transaction was rolled back (or its connection is gone). Returns the next step."""
+        """The transaction was rolled back (or its connection is gone). Returns the next step.
+        Deprecated (kept for one release): use ``report``, the machine's one input."""
     def settled(self) -> InboxStep:
-        """The failed attempt is recorded. Returns the next step."""
+        """The failed attempt is recorded. Returns the next step. Deprecated (kept for one release):
+        use ``report``, the machine's one input."""
     def store_failed(self) -> InboxStep:
         """The store could not be reached at the pending store step. Returns the next step: a rollback
-        when a transaction is open, then a wait."""
+        when a transaction is open, then a wait. Deprecated (kept for one release): use ``report``,
+        the machine's one input."""
     # generated: end (InboxWorker)
     @property
     def processed(self) -> int: ...
