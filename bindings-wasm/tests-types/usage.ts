@@ -415,7 +415,7 @@ const inboxWorker = new rk.InboxWorker({ maxAttempts: 3, drain: true, seed: 1 })
 const inboxStep: rk.InboxStep = inboxWorker.next();
 if (inboxStep.step === 'run_handler') {
   const entry: rk.InboxEntry = inboxStep.entry;
-  void inboxWorker.handlerFailed(`failed ${entry.key}`, 1_800_000_000);
+  void inboxWorker.report({ failed: `failed ${entry.key}` }, 1_800_000_000);
 } else if (inboxStep.step === 'settle') {
   const retryAt: number = inboxStep.retryAt;
   void retryAt;
