@@ -403,7 +403,7 @@ test('a saved export job resumes without a second create', () => {
   const tenantId = '0b9c8d7e-6f5a-4b3c-9d2e-1f0a9b8c7d6e';
   let job = new rk.ExportJob({ tenantId, body: { format: 'csv' }, token: rk.BearerToken.reports('secret-bearer-9', tenantId), seed: 1 });
   assert.equal(job.next(0).step, 'send');
-  job.response(200, {}, '[]', 0);
+  job.report({ status: 200, headers: {}, body: '[]' }, 0);
   assert.equal(job.next(0).request.method, 'POST');
   const saved = job.save(); // the create is in flight when the process dies
   assert.ok(!saved.includes('secret-bearer-9'));
@@ -445,7 +445,7 @@ function failingCall() {
   let now = 1763900000;
   for (let i = 0; i < 10; i++) {
     const s = c.next(now);
-    if (s.step === 'send') c.response(503, { 'Retry-After': '1' }, '', now);
+    if (s.step === 'send') c.report({ status: 503, headers: { 'Retry-After': '1' }, body: '' }, now);
     else if (s.step === 'wait') now += s.seconds;
     else if (s.step === 'fail') return c;
     else throw new Error(JSON.stringify(s));
@@ -467,7 +467,7 @@ test('events below the host\'s level are dropped and the rest kept in order', ()
 
 test('an input out of turn is refused with a reason', () => {
   const c = new rk.Call('listEnterpriseCountries', { seed: 1 });
-  assert.throws(() => c.response(200, {}, '{}'), (e) => e instanceof rk.InvalidArgumentError && /no request is in flight/.test(e.message));
+  assert.throws(() => c.report({ status: 200, headers: {}, body: '{}' }), (e) => e instanceof rk.InvalidArgumentError && /no request is in flight/.test(e.message));
 });
 
 const NOW = 1763784000;
