@@ -71,6 +71,7 @@ export type {
   QueryKind,
   QueryParam,
   RateDecision,
+  ReceiptStep,
   ReceiverDecision,
   ReceiverStep,
   Reconcile,
