@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Reintroduces the failures the simulator exists to catch (issue 39: 1, 2, 3 and 7; 8, the
-rate margin a CI run found; 9, the service's clock), one at a time, in a scratch copy of the workspace, and runs the
+rate margin a CI run found; 9, the service's clock; 10, `report`'s refusals of an outcome the
+pending step cannot have), one at a time, in a scratch copy of the workspace, and runs the
 simulator against each: every mutant must make it fail. Prints the seed and invariant that caught each; exits 1 if one was not caught.
 
 Usage: scripts/mutants.py [--seeds N] [--only TEXT]   (make mutants)
@@ -22,6 +23,7 @@ EJ = "core/src/machine/export_job.rs"
 SESSION = "core/src/machine/session.rs"
 RECEIPT = "core/src/machine/receipt.rs"
 RATE = "core/src/retry/rate.rs"
+INBOX = "core/src/machine/inbox.rs"
 
 MUTANTS = {
     "1a: adopt only an item that repeats every member of the body sent": [
@@ -47,6 +49,22 @@ MUTANTS = {
     ],
     "9: a Retry-After date counted from the host's clock alone (a clock ahead of the service's retries early)": [
         ("core/src/retry/retry_after.rs", "ra.seconds = ra.seconds.max(from_date.seconds);", "let _ = from_date;"),
+    ],
+    "10a: a plain receipt takes a mark (`marked`) as its commit": [
+        (RECEIPT, "(O::Marked(true), Phase::Committing { .. }) if self.transactional => self.committed(),",
+         "(O::Marked(true), Phase::Committing { .. }) => self.committed(),"),
+    ],
+    "10b: a transactional receipt takes `done` as its mark (a mark that changed no row counted as one)": [
+        (RECEIPT, "(O::Done, Phase::Committing { .. }) if !self.transactional => self.committed(),",
+         "(O::Done, Phase::Committing { .. }) => self.committed(),"),
+    ],
+    "10c: an inbox worker takes a mark reported twice (at its transaction's commit)": [
+        (INBOX, 'self.expect(self.phase == Phase::Marking, "a mark")?;',
+         'self.expect(matches!(self.phase, Phase::Marking | Phase::Committing), "a mark")?;'),
+    ],
+    "10d: an inbox worker's refused claim still resets its count of store failures": [
+        (INBOX, '        self.expect(self.phase == Phase::Claiming, "a claim")?;\n        let (_, now) = super::check_now(now)?;\n        self.store_failures = 0;\n',
+         '        self.store_failures = 0;\n        self.expect(self.phase == Phase::Claiming, "a claim")?;\n        let (_, now) = super::check_now(now)?;\n'),
     ],
     "7: the content key claimed by default (same-second twins merged)": [
         (RECEIPT, "            claim_content_key: false,\n", "            claim_content_key: true,\n"),

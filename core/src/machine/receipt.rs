@@ -166,7 +166,7 @@ impl ReceiptOutcome {
 }
 
 /// Where a receipt is.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 enum Phase {
     /// Claiming `keys[claimed]`.
     Claiming,
@@ -198,8 +198,9 @@ enum Phase {
 
 /// One webhook delivery in progress (see the module documentation). Built by
 /// [`WebhookReceiver::receive`] or [`WebhookReceipt::new`]; it is not serialisable (a delivery lasts one
-/// request: a crash is answered by the service's redelivery).
-#[derive(Debug, Clone)]
+/// request: a crash is answered by the service's redelivery). Two receipts are equal when they
+/// are at the same point of the same delivery.
+#[derive(Debug, Clone, PartialEq)]
 pub struct WebhookReceipt {
     delivery: Option<VerifiedWebhook>,
     keys: Vec<String>,

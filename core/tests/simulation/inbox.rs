@@ -19,7 +19,7 @@
 
 use crate::rng::Rng;
 use crate::{seen, Violation};
-use royaltykit::machine::{InboxEntry, InboxOptions, InboxStep, InboxWorker};
+use royaltykit::machine::{InboxEntry, InboxOptions, InboxOutcome as O, InboxStep, InboxWorker};
 use std::collections::HashMap;
 
 const LEASE: i64 = 60;
@@ -62,6 +62,8 @@ fn new_worker(rng: &mut Rng, options: &InboxOptions, drain: bool) -> Worker {
 
 pub fn run(seed: u64) -> Result<(), Violation> {
     let mut rng = Rng::new(seed);
+    // The probes of `report`'s refusals draw apart, so the runs are the same with or without them.
+    let mut prng = Rng::new(seed ^ 0x0BAD_0C0E);
     let count = rng.range(1, 30) as usize;
     let max_attempts = rng.range(1, 7) as u32;
     let mut table: HashMap<String, Row> = HashMap::new();
@@ -151,10 +153,14 @@ pub fn run(seed: u64) -> Result<(), Violation> {
             continue;
         }
         let store_down = !calm && rng.chance(0.02);
-        match w.machine.next() {
+        let step = w.machine.next();
+        refuses_the_impossible(&w.machine, &step, now, &mut prng)?;
+        match step {
             InboxStep::Claim {} => {
                 if store_down {
-                    w.machine.store_failed().unwrap();
+                    w.machine
+                        .report(O::Failed("store down".into()), now)
+                        .unwrap();
                     continue;
                 }
                 let t = now as i64;
@@ -185,7 +191,7 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                         attempts: r.attempts,
                     }
                 });
-                w.machine.claimed(entry, now).unwrap();
+                w.machine.report(O::Claimed(entry), now).unwrap();
             }
             InboxStep::Idle { seconds } => {
                 if seconds <= 0.0 || !seconds.is_finite() {
@@ -194,7 +200,7 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                         format!("{seconds}"),
                     ));
                 }
-                w.machine.waited().unwrap();
+                w.machine.report(O::Done, now).unwrap();
             }
             InboxStep::Drained {} => w.drained = true,
             InboxStep::Begin {} => {
@@ -205,11 +211,13 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                     ));
                 }
                 if store_down {
-                    w.machine.store_failed().unwrap();
+                    w.machine
+                        .report(O::Failed("store down".into()), now)
+                        .unwrap();
                     continue;
                 }
                 w.tx = Some((Vec::new(), None));
-                w.machine.began().unwrap();
+                w.machine.report(O::Done, now).unwrap();
             }
             InboxStep::RunHandler { entry } => {
                 if entry.attempts > max_attempts {
@@ -234,7 +242,9 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                 w.busy_until = 0.0;
                 let fails = pills.contains(&entry.key) || (!calm && rng.chance(0.2));
                 if fails {
-                    w.machine.handler_failed("handler failed", now).unwrap();
+                    w.machine
+                        .report(O::Failed("handler failed".into()), now)
+                        .unwrap();
                 } else {
                     if let Some((fx, _)) = &mut w.tx {
                         fx.push(entry.key.clone());
@@ -246,7 +256,7 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                         *effects.entry(entry.key.clone()).or_default() += 1;
                         w.unmarked = Some(entry.key.clone());
                     }
-                    w.machine.handler_succeeded().unwrap();
+                    w.machine.report(O::Done, now).unwrap();
                 }
             }
             InboxStep::MarkDone { key, attempts } => {
@@ -261,7 +271,9 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                         // The mark never reached the store: the entry is claimed again
                         // after its lease, and its effect repeats.
                         *repeatable.entry(key.clone()).or_default() += 1;
-                        w.machine.store_failed().unwrap();
+                        w.machine
+                            .report(O::Failed("store down".into()), now)
+                            .unwrap();
                         continue;
                     }
                     if ok {
@@ -269,7 +281,7 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                     } else {
                         *repeatable.entry(key.clone()).or_default() += 1;
                     }
-                    w.machine.marked(ok).unwrap();
+                    w.machine.report(O::Marked(ok), now).unwrap();
                     continue;
                 }
                 if ok {
@@ -278,11 +290,13 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                         *mark = Some((key, attempts));
                     }
                 }
-                w.machine.marked(ok).unwrap();
+                w.machine.report(O::Marked(ok), now).unwrap();
             }
             InboxStep::Commit {} => {
                 if store_down {
-                    w.machine.store_failed().unwrap();
+                    w.machine
+                        .report(O::Failed("store down".into()), now)
+                        .unwrap();
                     continue;
                 }
                 let (fx, mark) = w.tx.take().unwrap_or_default();
@@ -294,7 +308,7 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                     row.state = "done";
                     row.locked_by = None;
                 }
-                w.machine.committed().unwrap();
+                w.machine.report(O::Done, now).unwrap();
             }
             InboxStep::Rollback {} => {
                 w.tx = None;
@@ -303,7 +317,7 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                         row.locked_by = None;
                     }
                 }
-                w.machine.rolled_back().unwrap();
+                w.machine.report(O::Done, now).unwrap();
             }
             InboxStep::Settle {
                 key,
@@ -313,7 +327,9 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                 ..
             } => {
                 if store_down {
-                    w.machine.store_failed().unwrap();
+                    w.machine
+                        .report(O::Failed("store down".into()), now)
+                        .unwrap();
                     continue;
                 }
                 let row = table.get_mut(&key).unwrap();
@@ -327,7 +343,7 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                     row.state = if poison { "poison" } else { "pending" };
                     row.due_at = retry_at;
                 }
-                w.machine.settled().unwrap();
+                w.machine.report(O::Done, now).unwrap();
             }
         }
         for (k, n) in &effects {
@@ -364,4 +380,55 @@ pub fn run(seed: u64) -> Result<(), Violation> {
         }
     }
     Ok(())
+}
+
+/// Whether `step` can have `outcome`, from the steps' contracts (DESIGN, Protocol machines): a
+/// claim its entry or a failure; a mark whether it changed a row, or a failure; an idle wait is
+/// done; the drained worker takes nothing; any other step is done or failed.
+fn can_have(step: &InboxStep, outcome: &O) -> bool {
+    match (step, outcome) {
+        (InboxStep::Drained {}, _) => false,
+        (InboxStep::Claim {}, o) => matches!(o, O::Claimed(_) | O::Failed(_)),
+        (InboxStep::MarkDone { .. }, o) => matches!(o, O::Marked(_) | O::Failed(_)),
+        (InboxStep::Idle { .. }, o) => *o == O::Done,
+        (_, o) => matches!(o, O::Done | O::Failed(_)),
+    }
+}
+
+/// `report`'s refusal, probed at every step: an outcome the pending step cannot have is
+/// refused, and the worker is left exactly as it was.
+fn refuses_the_impossible(
+    worker: &InboxWorker,
+    step: &InboxStep,
+    now: f64,
+    prng: &mut Rng,
+) -> Result<(), Violation> {
+    let entry = InboxEntry {
+        key: "k".into(),
+        delivery_id: "k".into(),
+        event: "e".into(),
+        body: "{}".into(),
+        attempts: 1,
+    };
+    let outcomes = [
+        O::Done,
+        O::Failed("probe".into()),
+        O::Claimed(None),
+        O::Claimed(Some(entry)),
+        O::Marked(true),
+        O::Marked(false),
+    ];
+    let outcome = prng.pick(&outcomes).clone();
+    if can_have(step, &outcome) {
+        return Ok(());
+    }
+    seen::count("impossible inbox outcomes refused", 1);
+    crate::refused(
+        worker,
+        "inbox worker",
+        step,
+        &outcome,
+        |w, o| w.report(o, now),
+        InboxWorker::next,
+    )
 }

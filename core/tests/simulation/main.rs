@@ -39,7 +39,9 @@
 //! delivered but unrecorded, keeps its bounds, and after a calm phase every lost delivery is
 //! processed or at its replay bound; an inbox entry's effect commits at most once, and every entry
 //! ends done with one effect or poison (after `max_attempts`) with none; a fleet never exceeds a
-//! limit across its processes and makes one token exchange when nothing forces another.
+//! limit across its processes and makes one token exchange when nothing forces another; a
+//! receipt and an inbox worker refuse, at every step, an outcome the step cannot have (a `report`
+//! probed with one drawn at random), and a refusal leaves the machine exactly as it was.
 //!
 //! `cargo test --test simulation` runs `ROYALTYKIT_SIM_SEEDS` seeds (default 7000: 1000 of each kind) from
 //! `ROYALTYKIT_SIM_START` (default 0); `make simulate SEEDS=N` runs many more in release mode.
@@ -85,6 +87,34 @@ impl Violation {
             detail: detail.into(),
             transcript: None,
         }
+    }
+}
+
+/// `report`'s refusal of `outcome`, which the pending `step` cannot have: a copy of `machine`
+/// (a `what`) is told it through `report`, which must refuse it and leave the copy exactly as the
+/// machine is; `next` says what the copy asks for when it took the outcome instead.
+pub fn refused<M: Clone + PartialEq, O: std::fmt::Debug + Clone, S: std::fmt::Debug, E>(
+    machine: &M,
+    what: &str,
+    step: &S,
+    outcome: &O,
+    report: impl FnOnce(&mut M, O) -> Result<(), E>,
+    next: impl FnOnce(&M) -> S,
+) -> Result<(), Violation> {
+    let mut probe = machine.clone();
+    match report(&mut probe, outcome.clone()) {
+        Err(_) if probe == *machine => Ok(()),
+        Err(_) => Err(Violation::new(
+            &format!("a refused outcome leaves the {what} unchanged"),
+            format!("{outcome:?} at {step:?} changed the {what}"),
+        )),
+        Ok(()) => Err(Violation::new(
+            "an outcome the pending step cannot have is refused",
+            format!(
+                "{outcome:?} at {step:?} was taken; the {what} now asks for {:?}",
+                next(&probe)
+            ),
+        )),
     }
 }
 
@@ -137,7 +167,7 @@ pub mod seen {
     use std::sync::atomic::{AtomicU64, Ordering};
 
     /// Counters by name.
-    pub static COUNTERS: [(&str, AtomicU64); 26] = [
+    pub static COUNTERS: [(&str, AtomicU64); 28] = [
         ("jobs done", AtomicU64::new(0)),
         ("jobs reconcile", AtomicU64::new(0)),
         ("jobs failed", AtomicU64::new(0)),
@@ -164,6 +194,8 @@ pub mod seen {
         ("inbox entries done", AtomicU64::new(0)),
         ("inbox entries poison", AtomicU64::new(0)),
         ("fleet token exchanges", AtomicU64::new(0)),
+        ("impossible receipt outcomes refused", AtomicU64::new(0)),
+        ("impossible inbox outcomes refused", AtomicU64::new(0)),
     ];
 
     /// Counts one of `name`.

@@ -9,7 +9,7 @@
 use crate::rng::Rng;
 use crate::Violation;
 use royaltykit::dedup::{ClaimState, DedupWindow};
-use royaltykit::machine::{ReceiptStep, WebhookReceiver};
+use royaltykit::machine::{ReceiptOutcome as O, ReceiptStep, WebhookReceipt, WebhookReceiver};
 use royaltykit::webhook::{active_secrets, sign, VerifyOptions, WebhookSecret};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -59,6 +59,8 @@ pub fn run(seed: u64) -> Result<(), Violation> {
     let p_crash = *rng.pick(&[0.0, 0.0, 0.02, 0.05]);
     // Cancellations draw from a stream of their own, so the other faults of a seed are unchanged.
     let mut crng = Rng::new(seed ^ 0x00CA_9CE1);
+    // The probes of `report`'s refusals draw apart, so the runs are the same with or without them.
+    let mut prng = Rng::new(seed ^ 0x0BAD_0C0E);
     let p_cancel = *crng.pick(&[0.0, 0.0, 0.03, 0.08]);
     let outages: Vec<(f64, f64)> = (0..rng.range(0, 3))
         .map(|_| {
@@ -239,17 +241,18 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                     // and the database rolls back a transaction whose connection is gone.
                     tx_open &= !matches!(step, ReceiptStep::Rollback {});
                     answers.push("cancel");
-                    receipt.cancelled().unwrap();
+                    receipt.report(O::Cancelled).unwrap();
                     continue;
                 }
             }
             let real = &mut receipt;
             let receipt = scratch.as_mut().unwrap_or(real);
+            refuses_the_impossible(receipt, &step, transactional, &mut prng)?;
             match step {
                 ReceiptStep::Claim { key } => {
                     if down {
                         answers.push("store_down");
-                        receipt.store_failed().unwrap();
+                        receipt.report(O::Failed).unwrap();
                     } else if transactional {
                         let state = match store.rows.get(&key) {
                             Some(Row::Done) => ClaimState::Done,
@@ -267,14 +270,14 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                         if state == ClaimState::New && !cancel_now {
                             taken.push(key.clone());
                         }
-                        receipt.claimed(state).unwrap();
+                        receipt.report(O::Claimed(state)).unwrap();
                     } else {
                         let state = store.window.claim(&key, sec).unwrap();
                         answers.push(state.as_str());
                         if state == ClaimState::New && !cancel_now {
                             taken.push(key.clone());
                         }
-                        receipt.claimed(state).unwrap();
+                        receipt.report(O::Claimed(state)).unwrap();
                     }
                 }
                 ReceiptStep::Release { key } => {
@@ -291,12 +294,15 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                             store.window.release(&key, sec).unwrap();
                         }
                     }
-                    receipt.released().unwrap();
+                    // A failed release is as good as done: the claim's lease runs out.
+                    receipt
+                        .report(if down { O::Failed } else { O::Done })
+                        .unwrap();
                 }
                 ReceiptStep::RunHandler {} => {
                     if rng.chance(p_handler) {
                         answers.push("fail");
-                        receipt.handler_failed().unwrap();
+                        receipt.report(O::Failed).unwrap();
                     } else {
                         answers.push("ok");
                         if transactional {
@@ -304,38 +310,38 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                         } else {
                             *effects.entry(d.id.clone()).or_default() += 1;
                         }
-                        receipt.handler_succeeded().unwrap();
+                        receipt.report(O::Done).unwrap();
                     }
                 }
                 ReceiptStep::Begin {} => {
                     if down {
                         answers.push("store_down");
-                        receipt.store_failed().unwrap();
+                        receipt.report(O::Failed).unwrap();
                     } else {
                         answers.push("ok");
                         tx_open = true;
-                        receipt.began().unwrap();
+                        receipt.report(O::Done).unwrap();
                     }
                 }
                 ReceiptStep::Commit { key, .. } => {
                     if down || rng.chance(p_commit) {
                         answers.push("store_down");
-                        receipt.store_failed().unwrap();
+                        receipt.report(O::Failed).unwrap();
                     } else if transactional {
                         let mine = claimed.iter().find(|(k, _)| *k == key).map(|(_, tk)| *tk);
                         if matches!((store.rows.get(&key), mine), (Some(Row::Held(_, tk)), Some(m)) if *tk == m)
                         {
                             answers.push("ok");
                             staged_marks.push(key);
-                            receipt.committed().unwrap();
+                            receipt.report(O::Marked(true)).unwrap();
                         } else {
                             answers.push("lost");
-                            receipt.claim_lost().unwrap();
+                            receipt.report(O::Marked(false)).unwrap();
                         }
                     } else {
                         answers.push("ok");
                         store.window.commit(&key, sec).unwrap();
-                        receipt.committed().unwrap();
+                        receipt.report(O::Done).unwrap();
                     }
                 }
                 ReceiptStep::CommitTransaction {} => {
@@ -344,7 +350,7 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                         answers.push("store_down");
                         staged_effect = false;
                         staged_marks.clear();
-                        receipt.store_failed().unwrap();
+                        receipt.report(O::Failed).unwrap();
                     } else {
                         answers.push("ok");
                         if staged_effect {
@@ -354,7 +360,7 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                             store.rows.insert(k, Row::Done);
                         }
                         staged_effect = false;
-                        receipt.transaction_committed().unwrap();
+                        receipt.report(O::Done).unwrap();
                     }
                 }
                 ReceiptStep::Rollback {} => {
@@ -362,11 +368,11 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                     answers.push("ok");
                     staged_effect = false;
                     staged_marks.clear();
-                    receipt.rolled_back().unwrap();
+                    receipt.report(O::Done).unwrap();
                 }
                 ReceiptStep::Wait { seconds } => {
                     t += seconds;
-                    receipt.waited().unwrap();
+                    receipt.report(O::Done).unwrap();
                 }
                 ReceiptStep::Reply { status: s, .. } => {
                     status = Some(s);
@@ -382,7 +388,7 @@ pub fn run(seed: u64) -> Result<(), Violation> {
                 claimed.truncate(claims_before);
                 answers.truncate(answers_before);
                 answers.push("cancel");
-                real.cancelled().unwrap();
+                real.report(O::Cancelled).unwrap();
             }
         }
         let secrets_json: Vec<Value> = if std::ptr::eq(receiver, &old_receiver) {
@@ -519,6 +525,67 @@ pub fn run(seed: u64) -> Result<(), Violation> {
         }
     }
     Ok(())
+}
+
+/// Every outcome a host could report, right or wrong.
+const OUTCOMES: [O; 10] = [
+    O::Done,
+    O::Failed,
+    O::Cancelled,
+    O::Claimed(ClaimState::New),
+    O::Claimed(ClaimState::InProgress),
+    O::Claimed(ClaimState::Done),
+    O::Marked(true),
+    O::Marked(false),
+    O::Enqueued(true),
+    O::Enqueued(false),
+];
+
+/// Whether `step` can have `outcome`, from the steps' contracts (DESIGN, Protocol machines):
+/// a cancellation always; a claim its state; an enqueue whether it was new; a transactional
+/// commit (the mark) whether it changed a row; a wait is done; any other step done or failed.
+fn can_have(step: &ReceiptStep, transactional: bool, outcome: O) -> bool {
+    match (step, outcome) {
+        (ReceiptStep::Reply { .. }, _) => false,
+        (_, O::Cancelled) => true,
+        (ReceiptStep::Claim { .. }, o) => matches!(o, O::Claimed(_) | O::Failed),
+        (ReceiptStep::Enqueue { .. }, o) => matches!(o, O::Enqueued(_) | O::Failed),
+        (ReceiptStep::Commit { .. }, O::Marked(_)) => transactional,
+        (ReceiptStep::Commit { .. }, O::Done) => !transactional,
+        (ReceiptStep::Wait { .. }, o) => o == O::Done,
+        (_, o) => matches!(o, O::Done | O::Failed),
+    }
+}
+
+/// `report`'s refusal, probed at every step but the reply: an outcome the pending step cannot
+/// have is refused, and the receipt is left exactly as it was.
+fn refuses_the_impossible(
+    receipt: &WebhookReceipt,
+    step: &ReceiptStep,
+    transactional: bool,
+    prng: &mut Rng,
+) -> Result<(), Violation> {
+    if matches!(step, ReceiptStep::Reply { .. }) {
+        return Ok(());
+    }
+    let outcome = *prng.pick(&OUTCOMES);
+    if can_have(step, transactional, outcome) {
+        return Ok(());
+    }
+    crate::seen::count("impossible receipt outcomes refused", 1);
+    let what = if transactional {
+        "transactional receipt"
+    } else {
+        "receipt"
+    };
+    crate::refused(
+        receipt,
+        what,
+        step,
+        &outcome,
+        WebhookReceipt::report,
+        WebhookReceipt::next,
+    )
 }
 
 /// A step's name in the transcripts.
