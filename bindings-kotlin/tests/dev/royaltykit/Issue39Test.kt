@@ -171,9 +171,9 @@ class Issue39Test {
             val plain = v.receipt(h, body(), "org-1", now)
             val claim = plain.next() as ReceiptStep.Claim
             assertEquals(deliveryKey("org-1", "dlv_keys"), claim.key)
-            assertTrue(plain.claimed(ClaimState.NEW) is ReceiptStep.RunHandler)
+            assertTrue(plain.report(ReceiptOutcome.Claimed(ClaimState.NEW)) is ReceiptStep.RunHandler)
             val both = v.receipt(h, body(), "org-1", now, claimContentKey = true)
-            assertTrue(both.claimed(ClaimState.NEW) is ReceiptStep.Claim)
+            assertTrue(both.report(ReceiptOutcome.Claimed(ClaimState.NEW)) is ReceiptStep.Claim)
             val verified = v.verify(h, body(), now)
             assertEquals(listOf(deliveryKey("org-1", "dlv_keys")), planReceipt("org-1", verified).keys)
             assertEquals(listOf(deliveryKey("org-1", "dlv_keys"), verified.contentKey), planReceipt("org-1", verified, true).keys)

@@ -651,7 +651,7 @@ class MachinesTest {
                 val twin = verifier.receipt(headers, body, "org_1", now, window)
                 assertEquals(503.toUShort(), (twin.next() as ReceiptStep.Reply).status)
                 assertEquals("the twin released nothing", ClaimState.IN_PROGRESS, window.claim(key, now))
-                val reply = first.handlerSucceeded() as ReceiptStep.Reply
+                val reply = first.report(ReceiptOutcome.Done) as ReceiptStep.Reply
                 assertEquals(200.toUShort(), reply.status)
                 assertTrue(reply.body.contains("processed"))
                 assertEquals(ClaimState.DONE, window.claim(key, now))
@@ -659,7 +659,7 @@ class MachinesTest {
                 assertEquals(200.toUShort(), again.status)
                 assertFalse("a duplicate skips the handler", again.body.contains("processed"))
                 val (h2, b2) = signed("dlv_w2", "m2") // other content: the same content is a duplicate
-                assertEquals(500.toUShort(), (verifier.receipt(h2, b2, "org_1", now, window).handlerFailed() as ReceiptStep.Reply).status)
+                assertEquals(500.toUShort(), (verifier.receipt(h2, b2, "org_1", now, window).report(ReceiptOutcome.Failed) as ReceiptStep.Reply).status)
                 assertTrue("released for the redelivery", verifier.receipt(h2, b2, "org_1", now + 30, window).next() is ReceiptStep.RunHandler)
             }
         }
