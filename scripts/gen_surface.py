@@ -57,12 +57,13 @@ TYPES = {
     "bytes": kind("Body<'_>", "&{a}", "&[u8]", "{a}", "Vec<u8>", "&{a}", "_Body", "toBytes({a})", "BodyLike"),
     "opt_bytes": kind("Option<Body<'_>>", "&crate::args::body_or_empty({a})", "&[u8]", "{a}", "Vec<u8>", "&{a}",
                       "_Body | None", "{a} == null ? new Uint8Array(0) : toBytes({a})", "BodyLike | null"),
-    # A receipt's outcome (`WebhookReceipt.report`): Python's name or (name, value) pair and
-    # Node's name or one-key object, each read by the core (`ReceiptOutcome::from_parts`);
-    # Kotlin's the core's own sealed class.
-    "receipt_outcome": kind("crate::args::ReceiptOutcomeArg", "{a}.0?", "wasm_bindgen::JsValue",
-                            "crate::receipt_outcome(&{a})?", "royaltykit::machine::ReceiptOutcome", "{a}",
-                            "_ReceiptOutcome", "toOutcome({a}, '{n}')", "ReceiptOutcome", fails=("py", "wasm")),
+    # A receipt's outcome (`WebhookReceipt.report`): Python's name or (name, value) pair, read
+    # by the core (`ReceiptOutcome::from_parts`); Node's name or one-key object, as JSON the core
+    # reads (`ReceiptOutcome::from_json`); Kotlin's the core's own sealed class.
+    "receipt_outcome": kind("crate::args::ReceiptOutcomeArg", "{a}.0?", "&str",
+                            "royaltykit::machine::ReceiptOutcome::from_json({a})?",
+                            "royaltykit::machine::ReceiptOutcome", "{a}", "_ReceiptOutcome", "outcomeJson({a}, '{n}')",
+                            "ReceiptOutcome", fails=("py", "wasm")),
     # An inbox worker's outcome (`InboxWorker.report`): Python's name or (name, value) pair, read
     # by the core (`InboxOutcome::from_parts`); Node's name or one-key object, as JSON the core
     # reads (`InboxOutcome::from_json`); Kotlin's the core's own sealed class.

@@ -246,19 +246,14 @@ function toFlag(value, what) {
 }
 
 /**
- * A machine's outcome: a name or a plain object (the core reads which, `invalid_argument` for one
- * it does not know); a `TypeError` for anything else.
+ * A machine's outcome, a name or a plain object, as the JSON text the core reads
+ * (`invalid_argument` for one it does not know); a `TypeError` for anything else.
  */
-function toOutcome(value, what) {
+function outcomeJson(value, what) {
   if (typeof value !== 'string' && (value === null || typeof value !== 'object' || Array.isArray(value))) {
     throw new TypeError(`${what} must be an outcome's name or an object naming it`);
   }
-  return value;
-}
-
-/** A machine's outcome as the JSON text the core reads (`toOutcome`'s shapes). */
-function outcomeJson(value, what) {
-  return JSON.stringify(toOutcome(value, what));
+  return JSON.stringify(value);
 }
 
 function toStr(value, what) {
@@ -1167,7 +1162,7 @@ class WebhookReceipt {
    * name or state the core does not know. A shape none of those is a `TypeError`.
    */
   report(outcome) {
-    return this.#then(() => this.#inner.report(toOutcome(outcome, 'outcome')));
+    return this.#then(() => this.#inner.report(outcomeJson(outcome, 'outcome')));
   }
   /**
    * The state the store gave the key of the pending claim: `new`, `in_progress` or `done`. Returns

@@ -326,8 +326,10 @@ macro_rules! webhook_receipt_inputs {
             /// (see `cancelled`). Returns the next step. `InvalidArgumentError` (`invalid_argument`) for an
             /// outcome the pending step cannot have (the receipt unchanged), or a name or state the core does
             /// not know. A shape none of those is a `TypeError`.
-            pub fn report(&mut self, outcome: wasm_bindgen::JsValue) -> crate::R<String> {
-                self.then(|m| Ok(m.report(crate::receipt_outcome(&outcome)?)?))
+            pub fn report(&mut self, outcome: &str) -> crate::R<String> {
+                self.then(|m| {
+                    Ok(m.report(royaltykit::machine::ReceiptOutcome::from_json(outcome)?)?)
+                })
             }
             /// The state the store gave the key of the pending claim: `new`, `in_progress` or `done`. Returns
             /// the next step. `InvalidArgumentError` (`invalid_argument`) for another state.

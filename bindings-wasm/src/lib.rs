@@ -55,27 +55,6 @@ pub(crate) fn parse<T>(parse: fn(&str) -> Result<T, ArgumentError>, value: &str)
     parse(value).map_err(err)
 }
 
-/// A receipt's outcome as Node gives it (`WebhookReceipt.report`): `'done'`, `'failed'` or
-/// `'cancelled'`, or an object of one of `claimed` (the claim's state), `marked` or `enqueued`
-/// (booleans), read by the core (`invalid_argument` for another name or value).
-pub(crate) fn receipt_outcome(
-    outcome: &JsValue,
-) -> Result<royaltykit::machine::ReceiptOutcome, ArgumentError> {
-    use royaltykit::machine::ReceiptOutcome as O;
-    if let Some(kind) = outcome.as_string() {
-        return O::from_parts(&kind, None, None);
-    }
-    for kind in ["claimed", "marked", "enqueued"] {
-        // Reading a member of a non-object throws: none is there.
-        let value =
-            js_sys::Reflect::get(outcome, &JsValue::from_str(kind)).unwrap_or(JsValue::UNDEFINED);
-        if !value.is_undefined() {
-            return O::from_parts(kind, value.as_string().as_deref(), value.as_bool());
-        }
-    }
-    O::from_parts("", None, None)
-}
-
 /// Headers as a flat JS array `[name0, value0, name1, value1, ...]` of strings.
 pub(crate) struct FlatHeaders(pub(crate) Vec<String>);
 

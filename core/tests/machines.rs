@@ -1122,7 +1122,7 @@ fn refused<T: std::fmt::Debug>(r: Result<T, royaltykit::ArgumentError>) {
     );
 }
 
-/// A receipt's outcome as Python and Node name it: each form the core reads, and the rest
+/// A receipt's outcome as Python names it: each form the core reads, and the rest
 /// refused (an unknown name, a value its name does not take or lacks, an unknown state).
 #[test]
 fn a_receipt_outcome_is_read_from_its_parts() {
@@ -1150,6 +1150,43 @@ fn a_receipt_outcome_is_read_from_its_parts() {
         ("enqueued", Some("new"), Some(true)),
     ] {
         refused(O::from_parts(kind, state, flag));
+    }
+}
+
+/// A receipt's outcome as Node gives it, in JSON: each form the core reads, and the rest
+/// refused, with a refusal that never echoes the text.
+#[test]
+fn a_receipt_outcome_is_read_from_its_json() {
+    use ReceiptOutcome as O;
+    let read = |json| O::from_json(json).ok();
+    assert_eq!(read(r#""done""#), Some(O::Done));
+    assert_eq!(read(r#""failed""#), Some(O::Failed));
+    assert_eq!(read(r#""cancelled""#), Some(O::Cancelled));
+    assert_eq!(
+        read(r#"{"claimed":"new"}"#),
+        Some(O::Claimed(ClaimState::New))
+    );
+    assert_eq!(
+        read(r#"{"claimed":"in_progress"}"#),
+        Some(O::Claimed(ClaimState::InProgress))
+    );
+    assert_eq!(read(r#"{"marked":false}"#), Some(O::Marked(false)));
+    assert_eq!(read(r#"{"enqueued":true}"#), Some(O::Enqueued(true)));
+    for json in [
+        r#""Done""#,
+        "\"\"",
+        r#"{"claimed":"gone"}"#,
+        r#"{"claimed":null}"#,
+        r#"{"marked":"true"}"#,
+        r#"{"marked":true,"enqueued":true}"#,
+        r#"{"enqueued":1}"#,
+        r#"{}"#,
+        "[]",
+        "not json",
+    ] {
+        let e = O::from_json(json).expect_err(json);
+        assert!(!e.to_string().contains("gone"), "{e}");
+        refused(Err::<O, _>(e));
     }
 }
 

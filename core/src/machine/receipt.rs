@@ -112,9 +112,10 @@ pub enum ReceiptStep {
 }
 
 /// What became of the step a [`WebhookReceipt`] gave the host: its one input
-/// ([`WebhookReceipt::report`]). Kotlin takes it as it is (a sealed class); Python and Node
-/// name it ([`ReceiptOutcome::from_parts`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// ([`WebhookReceipt::report`]). Kotlin takes it as it is (a sealed class); Python names it
+/// ([`ReceiptOutcome::from_parts`]) and Node gives its JSON ([`ReceiptOutcome::from_json`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 #[cfg_attr(feature = "uniffi", derive(uniffi::Enum))]
 pub enum ReceiptOutcome {
     /// The step was performed: a `Release`, `Begin`, `CommitTransaction`, `Rollback` or `Wait`,
@@ -157,11 +158,20 @@ impl ReceiptOutcome {
             ("claimed", Some(state), None) => ClaimState::parse(state).map(Self::Claimed),
             ("marked", None, Some(changed)) => Ok(Self::Marked(changed)),
             ("enqueued", None, Some(new)) => Ok(Self::Enqueued(new)),
-            _ => Err(ArgumentError::new(
-                "outcome",
-                format!("a receipt's outcome is {}", Self::FORMS),
-            )),
+            _ => Err(Self::unknown()),
         }
+    }
+
+    /// The outcome from its JSON: `"done"`, `"failed"`, `"cancelled"`, `{"claimed": state}`,
+    /// `{"marked": bool}` or `{"enqueued": bool}`. Anything else is `invalid_argument` on
+    /// `outcome`, naming the accepted forms (never echoing the text).
+    pub fn from_json(json: &str) -> Result<Self, ArgumentError> {
+        serde_json::from_str(json).map_err(|_| Self::unknown())
+    }
+
+    /// The refusal of an outcome that is none of the forms.
+    fn unknown() -> ArgumentError {
+        ArgumentError::new("outcome", format!("a receipt's outcome is {}", Self::FORMS))
     }
 }
 
